@@ -1,0 +1,293 @@
+// Declarative YAML configuration: each daemon declares every key exactly once (key, type,
+// default, range, doc string) and gets a loader that fills a plain struct, refuses unknown keys
+// and reports every problem in the file at once with file:line:column.
+//
+// Usage:
+//   struct ServerConfig { std::string listen_address; uint16_t listen_port; };
+//   const auto schema = config::Schema<ServerConfig>("mdcast-server")
+//       .address("listen.address", &ServerConfig::listen_address, "0.0.0.0", "Address to bind.")
+//       .integer("listen.port", &ServerConfig::listen_port, 9000, 1, 65535, "TCP port.");
+//   ServerConfig config = schema.load_file(path);  // throws config::ConfigErrors
+//
+// A dotted key "listen.port" is written in YAML as a `listen:` mapping containing `port:`.
+// Declaring an invalid or duplicate key is a programming error and throws std::logic_error.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace mdcast::config {
+
+// One problem found in a config file. `line` and `column` are 1-based; 0 means "no position"
+// (e.g. the file could not be opened). `key` is the full dotted key, empty when not applicable.
+struct ConfigError {
+    std::string file;
+    int line = 0;
+    int column = 0;
+    std::string key;
+    std::string message;
+
+    // "file:line:col: key 'listen.port': message"; the position and key parts are left out
+    // when unknown.
+    std::string to_string() const;
+};
+
+// Thrown by Schema::load_* with every error found, never with an empty list. what() holds one
+// formatted error per line, ready to print.
+class ConfigErrors : public std::runtime_error {
+public:
+    explicit ConfigErrors(std::vector<ConfigError> errors);
+    const std::vector<ConfigError>& errors() const { return errors_; }
+
+private:
+    std::vector<ConfigError> errors_;
+};
+
+namespace detail {
+
+// Why a single value was rejected. `mark` points inside the value (e.g. at one bad element of
+// a list); when null, the error is reported at the value itself.
+struct ValueError {
+    std::string message;
+    YAML::Mark mark = YAML::Mark::null_mark();
+};
+
+// What the loader and describe() know about one key, independent of the target struct.
+struct KeyInfo {
+    std::string key;
+    std::string type;          // "integer", "real", "boolean", "string", ...
+    std::string default_text;  // default rendered for humans
+    std::string constraint;    // "range 1..65535", "one of: a, b", or empty
+    std::string doc;
+};
+
+// Applies the YAML value of the key with index `key_index` (order of declaration) to the
+// object being loaded; returns false and fills `error` when the value is rejected.
+using ApplyFn = std::function<bool(size_t key_index, const YAML::Node& value, ValueError& error)>;
+
+// Non-template half of Schema<T>: key registry, YAML walking and error reporting.
+class SchemaCore {
+public:
+    explicit SchemaCore(std::string daemon_name);
+
+    // Registers a key; throws std::logic_error for a malformed key (components must be
+    // [a-z0-9_]+ joined by '.'), a duplicate, or a key that clashes with a section.
+    void add(KeyInfo info);
+
+    // Parses `yaml_text` and applies every known key through `apply`; throws ConfigErrors
+    // listing every problem. Keys absent from the text are not touched.
+    void load(const std::string& yaml_text, const std::string& file_name,
+              const ApplyFn& apply) const;
+
+    // Reads a whole file; throws ConfigErrors when it cannot be read.
+    static std::string read_file(const std::string& path);
+
+    std::string describe() const;
+
+private:
+    struct WalkState;
+    void walk_mapping(const YAML::Node& mapping, const std::string& prefix, WalkState& state) const;
+    void walk_pair(const YAML::Node& key, const YAML::Node& value, const std::string& full_key,
+                   WalkState& state) const;
+    std::optional<size_t> find_key(const std::string& key) const;
+    bool is_section(const std::string& prefix) const;
+    std::string section_children(const std::string& prefix) const;
+    std::string suggest(const std::string& unknown_key) const;
+
+    std::string daemon_name_;
+    std::vector<KeyInfo> keys_;
+};
+
+// Result of reading an integer scalar before the range check, so that one parser serves
+// every integral member type.
+struct ParsedInteger {
+    bool negative = false;
+    bool overflow = false;  // does not fit in intmax_t / uintmax_t at all
+    intmax_t negative_value = 0;
+    uintmax_t positive_value = 0;
+};
+
+// Scalar converters: return false and fill `error` when the node is not an acceptable value.
+bool parse_integer(const YAML::Node& node, ParsedInteger& out, ValueError& error);
+std::string out_of_range_message(const YAML::Node& node, const std::string& min,
+                                 const std::string& max);
+bool convert_real(const YAML::Node& node, double min, double max, double& out, ValueError& error);
+bool convert_boolean(const YAML::Node& node, bool& out, ValueError& error);
+bool convert_string(const YAML::Node& node, std::string& out, ValueError& error);
+bool convert_address(const YAML::Node& node, std::string& out, ValueError& error);
+bool convert_choice(const YAML::Node& node, const std::vector<std::string>& allowed,
+                    std::string& out, ValueError& error);
+bool convert_string_list(const YAML::Node& node, std::vector<std::string>& out,
+                         ValueError& error);
+
+// Rendering of defaults and constraints for describe().
+std::string real_text(double value);
+std::string quoted(const std::string& value);
+std::string list_text(const std::vector<std::string>& values);
+
+template <class M>
+bool integer_in_range(const ParsedInteger& parsed, M min, M max) {
+    if (parsed.overflow) return false;
+    if (parsed.negative) {
+        return std::cmp_greater_equal(parsed.negative_value, min) &&
+               std::cmp_less_equal(parsed.negative_value, max);
+    }
+    return std::cmp_greater_equal(parsed.positive_value, min) &&
+           std::cmp_less_equal(parsed.positive_value, max);
+}
+
+// Any integral type except bool (which has its own converter) and character types.
+template <class M>
+bool convert_integer(const YAML::Node& node, M min, M max, M& out, ValueError& error) {
+    ParsedInteger parsed;
+    if (!parse_integer(node, parsed, error)) return false;
+    if (!integer_in_range(parsed, min, max)) {
+        error.message = out_of_range_message(node, std::to_string(min), std::to_string(max));
+        return false;
+    }
+    out = parsed.negative ? static_cast<M>(parsed.negative_value)
+                          : static_cast<M>(parsed.positive_value);
+    return true;
+}
+
+}  // namespace detail
+
+template <class T>
+class Schema {
+public:
+    explicit Schema(std::string daemon_name) : core_(std::move(daemon_name)) {}
+
+    // Integer of any integral member type, range inclusive.
+    // M is deduced from the member alone, so plain literals work for a uint16_t member.
+    template <class M>
+    Schema& integer(std::string key, M T::*member, std::type_identity_t<M> default_value,
+                    std::type_identity_t<M> min, std::type_identity_t<M> max, std::string doc) {
+        static_assert(std::is_integral_v<M> && !std::is_same_v<M, bool>,
+                      "integer() needs an integral member; use boolean() for bool");
+        std::string range = "range " + std::to_string(min) + ".." + std::to_string(max);
+        return add({std::move(key), "integer", std::to_string(default_value), std::move(range),
+                    std::move(doc)},
+                   member, default_value,
+                   [member, min, max](const YAML::Node& node, T& target, ValueError& error) {
+                       return detail::convert_integer(node, min, max, target.*member, error);
+                   });
+    }
+
+    Schema& real(std::string key, double T::*member, double default_value, double min,
+                 double max, std::string doc) {
+        std::string range = "range " + detail::real_text(min) + ".." + detail::real_text(max);
+        return add({std::move(key), "real", detail::real_text(default_value), std::move(range),
+                    std::move(doc)},
+                   member, default_value,
+                   [member, min, max](const YAML::Node& node, T& target, ValueError& error) {
+                       return detail::convert_real(node, min, max, target.*member, error);
+                   });
+    }
+
+    Schema& boolean(std::string key, bool T::*member, bool default_value, std::string doc) {
+        return add({std::move(key), "boolean", default_value ? "true" : "false", "",
+                    std::move(doc)},
+                   member, default_value,
+                   [member](const YAML::Node& node, T& target, ValueError& error) {
+                       return detail::convert_boolean(node, target.*member, error);
+                   });
+    }
+
+    Schema& string(std::string key, std::string T::*member, std::string default_value,
+                   std::string doc) {
+        std::string shown = detail::quoted(default_value);
+        return add({std::move(key), "string", std::move(shown), "", std::move(doc)}, member,
+                   std::move(default_value),
+                   [member](const YAML::Node& node, T& target, ValueError& error) {
+                       return detail::convert_string(node, target.*member, error);
+                   });
+    }
+
+    // String that must be an IPv4 or IPv6 address literal (as accepted by inet_pton).
+    Schema& address(std::string key, std::string T::*member, std::string default_value,
+                    std::string doc) {
+        std::string shown = detail::quoted(default_value);
+        return add({std::move(key), "address", std::move(shown), "IPv4 or IPv6 literal",
+                    std::move(doc)},
+                   member, std::move(default_value),
+                   [member](const YAML::Node& node, T& target, ValueError& error) {
+                       return detail::convert_address(node, target.*member, error);
+                   });
+    }
+
+    // String restricted to `allowed` (compared exactly, case-sensitive).
+    Schema& choice(std::string key, std::string T::*member, std::string default_value,
+                   std::vector<std::string> allowed, std::string doc) {
+        std::string shown = detail::quoted(default_value);
+        std::string constraint = "one of: " + detail::list_text(allowed);
+        return add({std::move(key), "choice", std::move(shown), std::move(constraint),
+                    std::move(doc)},
+                   member, std::move(default_value),
+                   [member, allowed = std::move(allowed)](const YAML::Node& node, T& target,
+                                                          ValueError& error) {
+                       return detail::convert_choice(node, allowed, target.*member, error);
+                   });
+    }
+
+    Schema& string_list(std::string key, std::vector<std::string> T::*member,
+                        std::vector<std::string> default_value, std::string doc) {
+        std::string shown = "[" + detail::list_text(default_value) + "]";
+        return add({std::move(key), "string list", std::move(shown), "", std::move(doc)}, member,
+                   std::move(default_value),
+                   [member](const YAML::Node& node, T& target, ValueError& error) {
+                       return detail::convert_string_list(node, target.*member, error);
+                   });
+    }
+
+    // A default-constructed T with every declared default applied.
+    T defaults() const {
+        T result{};
+        for (const auto& set_default : defaults_) set_default(result);
+        return result;
+    }
+
+    // Throws ConfigErrors when the file cannot be read or has any error.
+    T load_file(const std::string& path) const {
+        return load_string(detail::SchemaCore::read_file(path), path);
+    }
+
+    // `file_name` is only used in error messages.
+    T load_string(const std::string& yaml_text, const std::string& file_name) const {
+        T result = defaults();
+        core_.load(yaml_text, file_name,
+                   [this, &result](size_t index, const YAML::Node& value, ValueError& error) {
+                       return appliers_[index](value, result, error);
+                   });
+        return result;
+    }
+
+    // Reference of every key: type, default, range and doc (printed by `--help-config`).
+    std::string describe() const { return core_.describe(); }
+
+private:
+    using ValueError = detail::ValueError;
+    using Applier = std::function<bool(const YAML::Node&, T&, ValueError&)>;
+
+    template <class M>
+    Schema& add(detail::KeyInfo info, M T::*member, M default_value, Applier applier) {
+        core_.add(std::move(info));
+        defaults_.push_back(
+            [member, value = std::move(default_value)](T& target) { target.*member = value; });
+        appliers_.push_back(std::move(applier));
+        return *this;
+    }
+
+    detail::SchemaCore core_;
+    std::vector<std::function<void(T&)>> defaults_;
+    std::vector<Applier> appliers_;  // same order as the keys registered in core_
+};
+
+}  // namespace mdcast::config

@@ -1,0 +1,79 @@
+// The one event loop of a process (MISSION.md, design rule 1) and the small
+// RAII pieces that hang work on it: timers, triggers and signal handlers.
+// Nothing here is thread-safe; everything runs on the loop's thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <vector>
+
+struct event_base;
+struct event;
+
+namespace mdcast {
+
+class EventLoop {
+public:
+    EventLoop();
+    ~EventLoop();
+    EventLoop(const EventLoop&) = delete;
+    EventLoop& operator=(const EventLoop&) = delete;
+
+    event_base* base() const { return base_; }
+
+    // Runs until stop() is called or no events remain.
+    void run();
+    // Makes run() return after the current callback; safe to call from any callback.
+    void stop();
+
+    // Runs `handler` on the loop when `signo` arrives (not in signal context).
+    void on_signal(int signo, std::function<void()> handler);
+
+private:
+    struct SignalHandler;
+    event_base* base_;
+    std::vector<std::unique_ptr<SignalHandler>> signals_;
+};
+
+// A one-shot or periodic timer. Stops itself on destruction.
+class Timer {
+public:
+    Timer(EventLoop& loop, std::function<void()> callback);
+    ~Timer();
+    Timer(const Timer&) = delete;
+    Timer& operator=(const Timer&) = delete;
+
+    void start_once(std::chrono::microseconds delay);
+    void start_periodic(std::chrono::microseconds interval);
+    void stop();
+    bool pending() const;
+
+private:
+    static void on_fire(int, short, void* self);
+    void arm(std::chrono::microseconds delay, bool periodic);
+    EventLoop& loop_;
+    std::function<void()> callback_;
+    event* event_ = nullptr;
+};
+
+// Runs a callback later in the current loop iteration, after the I/O callbacks
+// already ready in this iteration. This is our "before sleep" hook: the flush
+// point of natural batching. Firing it again before it runs is a no-op.
+class Trigger {
+public:
+    Trigger(EventLoop& loop, std::function<void()> callback);
+    ~Trigger();
+    Trigger(const Trigger&) = delete;
+    Trigger& operator=(const Trigger&) = delete;
+
+    void fire();
+
+private:
+    static void on_fire(int, short, void* self);
+    std::function<void()> callback_;
+    event* event_;
+    bool armed_ = false;
+};
+
+}  // namespace mdcast

@@ -1,0 +1,62 @@
+#include "common/logging.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+
+#include <algorithm>
+
+#include "common/clock.h"
+
+namespace mdcast::log {
+
+namespace {
+
+spdlog::sink_ptr shared_sink() {
+    static spdlog::sink_ptr sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+    return sink;
+}
+
+std::string& process() {
+    static std::string name = "mdcast";
+    return name;
+}
+
+spdlog::level::level_enum& current_level() {
+    static spdlog::level::level_enum level = spdlog::level::info;
+    return level;
+}
+
+}  // namespace
+
+void init(const std::string& process_name, const std::string& level, int verbosity) {
+    process() = process_name;
+    int numeric = spdlog::level::from_str(level);
+    numeric = std::max(0, numeric - verbosity);
+    current_level() = static_cast<spdlog::level::level_enum>(numeric);
+    shared_sink()->set_pattern("%Y-%m-%dT%H:%M:%S.%f %^%-5l%$ [" + process_name + "] [%n] %v");
+    spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& logger) {
+        logger->set_level(current_level());
+    });
+}
+
+std::shared_ptr<spdlog::logger> get(const std::string& component) {
+    if (auto existing = spdlog::get(component)) return existing;
+    auto logger = std::make_shared<spdlog::logger>(component, shared_sink());
+    logger->set_level(current_level());
+    logger->flush_on(spdlog::level::info);
+    spdlog::register_logger(logger);
+    return logger;
+}
+
+bool RateLimiter::allow(uint64_t& suppressed) {
+    const int64_t now = monotonic_ns();
+    if (last_ns_ != 0 && now - last_ns_ < interval_ns_) {
+        ++skipped_;
+        return false;
+    }
+    last_ns_ = now;
+    suppressed = skipped_;
+    skipped_ = 0;
+    return true;
+}
+
+}  // namespace mdcast::log

@@ -1,0 +1,39 @@
+// Logging set-up: one spdlog logger per component, all sharing one sink.
+// Logs go to stderr (journald picks them up under systemd) with the process
+// name in every line, e.g. "[mdcast-server.1] [client] ...".
+#pragma once
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace mdcast::log {
+
+// Valid names for the `log.level` config key.
+inline const std::vector<std::string> kLevelNames{"trace", "debug", "info", "warn", "error", "off"};
+
+// `level` is a config level name; each -v makes it one step more verbose.
+void init(const std::string& process_name, const std::string& level, int verbosity);
+
+// The logger for one component ("client", "backbone", ...); created on first use.
+std::shared_ptr<spdlog::logger> get(const std::string& component);
+
+// Lets a repeated warning through at most once per `interval`, and says how many
+// were suppressed in between. Not thread-safe: one per event loop.
+class RateLimiter {
+public:
+    explicit RateLimiter(std::chrono::milliseconds interval = std::chrono::seconds(1))
+        : interval_ns_(interval.count() * 1'000'000) {}
+    // True when this occurrence should be logged; `suppressed` then holds the
+    // number skipped since the last logged one.
+    bool allow(uint64_t& suppressed);
+
+private:
+    int64_t interval_ns_;
+    int64_t last_ns_ = 0;
+    uint64_t skipped_ = 0;
+};
+
+}  // namespace mdcast::log

@@ -1,0 +1,270 @@
+#include "common/tcp_connection.h"
+
+#include <arpa/inet.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/clock.h"
+
+namespace mdcast {
+
+std::string_view close_reason_name(CloseReason reason) {
+    switch (reason) {
+        case CloseReason::kPeerClosed: return "peer_closed";
+        case CloseReason::kReadError: return "read_error";
+        case CloseReason::kWriteError: return "write_error";
+        case CloseReason::kProtocolError: return "protocol_error";
+        case CloseReason::kFrameTooLarge: return "frame_too_large";
+        case CloseReason::kAuthFailed: return "auth_failed";
+        case CloseReason::kNotLoggedIn: return "not_logged_in";
+        case CloseReason::kSlowConsumer: return "slow_consumer";
+        case CloseReason::kIdleTimeout: return "idle_timeout";
+        case CloseReason::kShutdown: return "shutdown";
+        case CloseReason::kLimitReached: return "limit_reached";
+    }
+    return "unknown";
+}
+
+wire::v1::CloseReason close_reason_wire(CloseReason reason) {
+    switch (reason) {
+        case CloseReason::kProtocolError: return wire::v1::CLOSE_PROTOCOL_ERROR;
+        case CloseReason::kFrameTooLarge: return wire::v1::CLOSE_FRAME_TOO_LARGE;
+        case CloseReason::kAuthFailed: return wire::v1::CLOSE_AUTH_FAILED;
+        case CloseReason::kNotLoggedIn: return wire::v1::CLOSE_NOT_LOGGED_IN;
+        case CloseReason::kSlowConsumer: return wire::v1::CLOSE_SLOW_CONSUMER;
+        case CloseReason::kIdleTimeout: return wire::v1::CLOSE_IDLE_TIMEOUT;
+        case CloseReason::kShutdown: return wire::v1::CLOSE_SHUTDOWN;
+        case CloseReason::kLimitReached: return wire::v1::CLOSE_LIMIT_REACHED;
+        default: return wire::v1::CLOSE_REASON_UNSPECIFIED;
+    }
+}
+
+CloseReason close_reason_from_wire(wire::v1::CloseReason reason) {
+    switch (reason) {
+        case wire::v1::CLOSE_PROTOCOL_ERROR: return CloseReason::kProtocolError;
+        case wire::v1::CLOSE_FRAME_TOO_LARGE: return CloseReason::kFrameTooLarge;
+        case wire::v1::CLOSE_AUTH_FAILED: return CloseReason::kAuthFailed;
+        case wire::v1::CLOSE_NOT_LOGGED_IN: return CloseReason::kNotLoggedIn;
+        case wire::v1::CLOSE_SLOW_CONSUMER: return CloseReason::kSlowConsumer;
+        case wire::v1::CLOSE_IDLE_TIMEOUT: return CloseReason::kIdleTimeout;
+        case wire::v1::CLOSE_SHUTDOWN: return CloseReason::kShutdown;
+        case wire::v1::CLOSE_LIMIT_REACHED: return CloseReason::kLimitReached;
+        default: return CloseReason::kPeerClosed;
+    }
+}
+
+TcpConnection::TcpConnection(EventLoop& loop, FlushScheduler& flusher, int fd, uint64_t id,
+                             std::string peer, proto::FrameTypeSet accepted, Limits limits,
+                             Handler& handler)
+    : flusher_(flusher),
+      fd_(fd),
+      id_(id),
+      peer_(std::move(peer)),
+      limits_(limits),
+      handler_(handler),
+      reader_(limits.max_frame_body_bytes, accepted),
+      output_(evbuffer_new()),
+      read_event_(event_new(loop.base(), fd, EV_READ | EV_PERSIST, &on_readable, this)),
+      write_event_(event_new(loop.base(), fd, EV_WRITE | EV_PERSIST, &on_writable, this)) {
+    evutil_make_socket_nonblocking(fd_);
+    const int one = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    last_input_ns_ = monotonic_ns();
+}
+
+TcpConnection::~TcpConnection() {
+    flusher_.cancel(*this);
+    event_free(read_event_);
+    event_free(write_event_);
+    evbuffer_free(output_);
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void TcpConnection::start() { event_add(read_event_, nullptr); }
+
+size_t TcpConnection::queued_bytes() const { return evbuffer_get_length(output_); }
+
+bool TcpConnection::send_frame(std::span<const uint8_t> frame) {
+    if (fd_ < 0) return false;
+    if (queued_bytes() + frame.size() > limits_.max_output_bytes) return false;
+    evbuffer_add(output_, frame.data(), frame.size());
+    flusher_.schedule(*this);
+    return true;
+}
+
+bool TcpConnection::send(proto::FrameType type, const google::protobuf::MessageLite& message) {
+    if (fd_ < 0) return false;
+    const size_t size = proto::frame_bytes(message);
+    if (queued_bytes() + size > limits_.max_output_bytes) return false;
+    evbuffer_iovec vec;
+    if (evbuffer_reserve_space(output_, static_cast<ev_ssize_t>(size), &vec, 1) < 1) return false;
+    proto::encode_frame(type, message, static_cast<uint8_t*>(vec.iov_base));
+    vec.iov_len = size;
+    evbuffer_commit_space(output_, &vec, 1);
+    flusher_.schedule(*this);
+    return true;
+}
+
+void TcpConnection::flush() {
+    if (fd_ < 0 || write_waiting_) return;  // the write event drains a backlog
+    write_some();
+}
+
+void TcpConnection::write_some() {
+    while (evbuffer_get_length(output_) > 0) {
+        const int written = evbuffer_write(output_, fd_);
+        if (written > 0) {
+            bytes_out_ += static_cast<uint64_t>(written);
+            ++writes_;
+            continue;
+        }
+        if (written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            if (!write_waiting_) {
+                write_waiting_ = true;
+                event_add(write_event_, nullptr);
+            }
+            return;
+        }
+        close(CloseReason::kWriteError, written < 0 ? std::strerror(errno) : "write returned 0");
+        return;
+    }
+    if (write_waiting_) {
+        write_waiting_ = false;
+        event_del(write_event_);
+    }
+}
+
+void TcpConnection::on_writable(int, short, void* self) {
+    static_cast<TcpConnection*>(self)->write_some();
+}
+
+void TcpConnection::on_readable(int, short, void* self) {
+    static_cast<TcpConnection*>(self)->read_some();
+}
+
+void TcpConnection::read_some() {
+    for (int round = 0; round < limits_.reads_per_wakeup && fd_ >= 0; ++round) {
+        auto space = reader_.prepare(limits_.read_chunk_bytes);
+        const ssize_t n = ::read(fd_, space.data(), space.size());
+        if (n > 0) {
+            reader_.commit(static_cast<size_t>(n));
+            bytes_in_ += static_cast<uint64_t>(n);
+            last_input_ns_ = monotonic_ns();
+            if (!deliver_frames()) return;
+            if (static_cast<size_t>(n) < space.size()) return;  // socket drained
+            continue;
+        }
+        if (n == 0) {
+            close(CloseReason::kPeerClosed, "peer closed the connection");
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            close(CloseReason::kReadError, std::strerror(errno));
+        }
+        return;
+    }
+}
+
+// Hands every complete frame to the handler. Returns false once the connection closed.
+bool TcpConnection::deliver_frames() {
+    proto::Frame frame;
+    while (fd_ >= 0) {
+        switch (reader_.next(frame)) {
+            case proto::FrameReader::Result::kFrame:
+                ++frames_in_;
+                handler_.on_frame(*this, frame);
+                break;
+            case proto::FrameReader::Result::kNeedMore: return true;
+            case proto::FrameReader::Result::kError:
+                close(reader_.error() == proto::FrameError::kTooLarge ? CloseReason::kFrameTooLarge
+                                                                      : CloseReason::kProtocolError,
+                      reader_.error_text());
+                return false;
+        }
+    }
+    return false;
+}
+
+void TcpConnection::close(CloseReason reason, const std::string& text) {
+    if (fd_ < 0) return;
+    const auto code = close_reason_wire(reason);
+    if (code != wire::v1::CLOSE_REASON_UNSPECIFIED) {
+        wire::v1::Close message;
+        message.set_reason(code);
+        message.set_text(text);
+        const std::string frame = proto::encode_frame_string(proto::FrameType::kClose, message);
+        evbuffer_add(output_, frame.data(), frame.size());
+        // One non-blocking attempt; a peer that does not read will not get it.
+        while (evbuffer_get_length(output_) > 0 && evbuffer_write(output_, fd_) > 0) {
+        }
+    }
+    event_del(read_event_);
+    event_del(write_event_);
+    flusher_.cancel(*this);
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    fd_ = -1;
+    handler_.on_closed(*this, reason, text);
+}
+
+std::string format_address(const sockaddr* address) {
+    char host[INET6_ADDRSTRLEN] = "?";
+    uint16_t port = 0;
+    if (address->sa_family == AF_INET) {
+        const auto* in = reinterpret_cast<const sockaddr_in*>(address);
+        inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+        port = ntohs(in->sin_port);
+        return std::string(host) + ":" + std::to_string(port);
+    }
+    if (address->sa_family == AF_INET6) {
+        const auto* in6 = reinterpret_cast<const sockaddr_in6*>(address);
+        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+        port = ntohs(in6->sin6_port);
+        return "[" + std::string(host) + "]:" + std::to_string(port);
+    }
+    return "unknown";
+}
+
+int connect_tcp(const std::string& host, uint16_t port, int timeout_ms, std::string& error) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+    if (rc != 0) {
+        error = "cannot resolve " + host + ": " + gai_strerror(rc);
+        return -1;
+    }
+    int fd = -1;
+    for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) continue;
+        int result = ::connect(fd, a->ai_addr, a->ai_addrlen);
+        if (result != 0 && errno == EINPROGRESS) {
+            pollfd p{fd, POLLOUT, 0};
+            int err = ETIMEDOUT;
+            if (poll(&p, 1, timeout_ms) == 1) {
+                socklen_t len = sizeof err;
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+            }
+            errno = err;
+            result = err == 0 ? 0 : -1;
+        }
+        if (result != 0) {
+            error = "cannot connect to " + host + ":" + std::to_string(port) + ": " +
+                    std::strerror(errno);
+            ::close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(found);
+    return fd;
+}
+
+}  // namespace mdcast

@@ -1,0 +1,131 @@
+// A framed TCP connection on the process's event loop.
+//
+// Input: bytes are read straight into a FrameReader and complete frames handed
+// to the Handler. Output: frames are appended to an output buffer and written
+// once per flush round (FlushScheduler), so many frames go out in one write.
+// A frame that breaks the rules closes this connection only, with a reason.
+//
+// Ownership: the owner creates and destroys the connection. close() calls
+// Handler::on_closed synchronously, possibly from inside on_frame, so the owner
+// must only mark the connection there and destroy it later (reap), never inside
+// its own callback.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/flush_scheduler.h"
+#include "proto/frame.h"
+#include "proto/frame_reader.h"
+#include "wire/common.pb.h"
+
+struct event;
+struct evbuffer;
+struct sockaddr;
+
+namespace mdcast {
+
+// Why a connection closed; logged, counted and (where possible) sent to the peer.
+enum class CloseReason {
+    kPeerClosed,
+    kReadError,
+    kWriteError,
+    kProtocolError,
+    kFrameTooLarge,
+    kAuthFailed,
+    kNotLoggedIn,
+    kSlowConsumer,
+    kIdleTimeout,
+    kShutdown,
+    kLimitReached,
+};
+
+std::string_view close_reason_name(CloseReason reason);
+// The wire code for a reason, or CLOSE_REASON_UNSPECIFIED when the peer is not told.
+wire::v1::CloseReason close_reason_wire(CloseReason reason);
+CloseReason close_reason_from_wire(wire::v1::CloseReason reason);
+
+class TcpConnection final : public Flushable {
+public:
+    class Handler {
+    public:
+        virtual void on_frame(TcpConnection& connection, const proto::Frame& frame) = 0;
+        virtual void on_closed(TcpConnection& connection, CloseReason reason,
+                               const std::string& text) = 0;
+
+    protected:
+        virtual ~Handler() = default;
+    };
+
+    struct Limits {
+        size_t max_frame_body_bytes = 1 << 20;
+        size_t max_output_bytes = 8 << 20;  // send() refuses beyond this
+        size_t read_chunk_bytes = 64 << 10;
+        int reads_per_wakeup = 4;  // fairness: then let other connections run
+    };
+
+    // Takes ownership of the connected socket `fd` (made non-blocking here).
+    TcpConnection(EventLoop& loop, FlushScheduler& flusher, int fd, uint64_t id, std::string peer,
+                  proto::FrameTypeSet accepted, Limits limits, Handler& handler);
+    ~TcpConnection();
+    TcpConnection(const TcpConnection&) = delete;
+    TcpConnection& operator=(const TcpConnection&) = delete;
+
+    void start();
+
+    // Queue one complete frame. Returns false (and queues nothing) when the queue
+    // would pass max_output_bytes; the caller applies its slow-consumer policy.
+    bool send_frame(std::span<const uint8_t> frame);
+    bool send(proto::FrameType type, const google::protobuf::MessageLite& message);
+
+    // Closes once: tells the peer with a Close frame when the reason has a wire
+    // code, writes what it can without blocking, and calls on_closed.
+    void close(CloseReason reason, const std::string& text);
+
+    void flush() override;
+
+    bool is_open() const { return fd_ >= 0; }
+    uint64_t id() const { return id_; }
+    const std::string& peer() const { return peer_; }
+    size_t queued_bytes() const;
+    uint64_t bytes_in() const { return bytes_in_; }
+    uint64_t bytes_out() const { return bytes_out_; }
+    uint64_t frames_in() const { return frames_in_; }
+    uint64_t writes() const { return writes_; }
+    int64_t last_input_ns() const { return last_input_ns_; }
+
+private:
+    static void on_readable(int, short, void* self);
+    static void on_writable(int, short, void* self);
+    void read_some();
+    bool deliver_frames();
+    void write_some();
+
+    FlushScheduler& flusher_;
+    int fd_;
+    uint64_t id_;
+    std::string peer_;
+    Limits limits_;
+    Handler& handler_;
+    proto::FrameReader reader_;
+    evbuffer* output_;
+    event* read_event_;
+    event* write_event_;
+    bool write_waiting_ = false;
+    uint64_t bytes_in_ = 0;
+    uint64_t bytes_out_ = 0;
+    uint64_t frames_in_ = 0;
+    uint64_t writes_ = 0;
+    int64_t last_input_ns_ = 0;
+};
+
+// Blocking connect with a timeout, for tools and tests. Returns the socket or -1
+// with `error` set.
+int connect_tcp(const std::string& host, uint16_t port, int timeout_ms, std::string& error);
+
+// "host:port" text for a socket address.
+std::string format_address(const ::sockaddr* address);
+
+}  // namespace mdcast

@@ -1,0 +1,55 @@
+// Receives control datagrams from servers (image requests, directory queries)
+// on the distributor's unicast control port. Malformed datagrams are dropped
+// and counted; they never affect other servers.
+#pragma once
+
+#include <event2/event.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "common/event_loop.h"
+#include "common/logging.h"
+#include "common/udp_socket.h"
+#include "wire/backbone.pb.h"
+
+namespace mdcast::distributor {
+
+struct ControlCounters {
+    uint64_t packets_received = 0;
+    uint64_t image_requests = 0;
+    uint64_t directory_queries = 0;
+    uint64_t malformed = 0;
+};
+
+class ControlReceiver {
+public:
+    class Handler {
+    public:
+        virtual void on_image_request(const wire::v1::ImageRequest& request) = 0;
+        virtual void on_directory_query() = 0;
+
+    protected:
+        virtual ~Handler() = default;
+    };
+
+    ControlReceiver(EventLoop& loop, const std::string& address, uint16_t port, Handler& handler);
+    ~ControlReceiver();
+
+    uint16_t port() const;
+    const ControlCounters& counters() const { return counters_; }
+
+private:
+    static void on_readable(int, short, void* self);
+    void handle(std::span<const uint8_t> datagram, const sockaddr_in& from);
+
+    UdpSocket socket_;
+    Handler& handler_;
+    event* event_;
+    DatagramBatch batch_;
+    ControlCounters counters_;
+    std::shared_ptr<spdlog::logger> log_;
+    log::RateLimiter malformed_log_limit_;
+};
+
+}  // namespace mdcast::distributor

@@ -1,0 +1,190 @@
+#include "distributor/distributor.h"
+
+#include <random>
+
+#include "common/clock.h"
+
+namespace mdcast::distributor {
+
+namespace {
+
+uint64_t new_epoch() {
+    std::random_device device;
+    uint64_t epoch = 0;
+    while (epoch == 0) epoch = (uint64_t{device()} << 32) | device();
+    return epoch;
+}
+
+BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16_t control_port) {
+    BackboneSender::Settings settings;
+    settings.endpoint = config.multicast_endpoint();
+    settings.max_datagram_bytes = config.backbone_max_datagram_bytes;
+    settings.flush_interval_us = config.backbone_flush_interval_us;
+    settings.heartbeat_interval_ms = config.backbone_heartbeat_interval_ms;
+    settings.send_buffer_bytes = config.backbone_send_buffer_bytes;
+    settings.control_port = control_port;
+    return settings;
+}
+
+}  // namespace
+
+Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
+    : loop_(loop),
+      config_(config),
+      log_(log::get("distributor")),
+      publisher_flusher_(loop, std::chrono::microseconds(0)),
+      registry_(config.max_services, config.max_items),
+      control_(loop, config.backbone_interface, config.backbone_control_port, *this),
+      backbone_(loop, sender_settings(config, control_.port()), new_epoch()),
+      listener_(loop, config.publishers_address, config.publishers_port, 128,
+                [this](int fd, std::string peer) { on_accept(fd, std::move(peer)); }),
+      reaper_(loop, [this] { reap_closed(); }),
+      housekeeping_(loop, [this] { on_housekeeping(); }),
+      started_ns_(monotonic_ns()) {
+    housekeeping_.start_periodic(std::chrono::seconds(1));
+    log_->info("publishers on {}:{}; backbone {}:{} via {} ttl {}; control port {}; epoch {:016x}",
+               config.publishers_address, listener_.port(), config.backbone_group,
+               config.backbone_port, config.backbone_interface, config.backbone_ttl,
+               control_.port(), backbone_.epoch());
+}
+
+Distributor::~Distributor() = default;
+
+void Distributor::on_accept(int fd, std::string peer) {
+    const uint64_t id = next_connection_id_++;
+    TcpConnection::Limits limits;
+    limits.max_frame_body_bytes = config_.publishers_max_frame_bytes;
+    limits.max_output_bytes = config_.publishers_max_output_bytes;
+    auto session =
+        std::make_unique<PublisherSession>(*this, registry_, backbone_, publisher_counters_);
+    auto connection = std::make_unique<TcpConnection>(loop_, publisher_flusher_, fd, id, peer,
+                                                      proto::kPublisherToDistributorTypes,
+                                                      limits, *session);
+    PublisherSession* raw = session.get();
+    sessions_[id] = std::move(session);
+    raw->attach(std::move(connection));
+    if (sessions_.size() > config_.publishers_max_connections) {
+        ++connections_refused_;
+        raw->connection().close(CloseReason::kLimitReached,
+                                "publishers.max_connections (" +
+                                    std::to_string(config_.publishers_max_connections) +
+                                    ") reached");
+        return;
+    }
+    log_->info("publisher connection {} from {}", id, peer);
+}
+
+void Distributor::on_publisher_closed(PublisherSession& session) {
+    const uint64_t id = session.connection().id();
+    const auto released = registry_.release(id);
+    for (uint32_t service_id : released) {
+        registry_.mark_service_items_suspect(service_id);
+        log_->warn("service {} is down: its publisher went away", registry_.service(service_id)->name);
+    }
+    if (!released.empty()) on_directory_changed();
+    closed_sessions_.push_back(id);
+    reaper_.fire();  // never destroy a session inside its own callback
+}
+
+void Distributor::reap_closed() {
+    for (uint64_t id : closed_sessions_) sessions_.erase(id);
+    closed_sessions_.clear();
+}
+
+void Distributor::on_directory_changed() { backbone_.send(proto::FrameType::kDirectory, registry_.directory()); }
+
+void Distributor::on_directory_query() { on_directory_changed(); }
+
+void Distributor::on_image_request(const wire::ImageRequest& request) {
+    const ServiceEntry* service = request.service_id() != 0 ? registry_.service(request.service_id())
+                                                            : registry_.service(request.service_name());
+    ItemEntry* item = nullptr;
+    if (request.item_id() != 0) {
+        item = registry_.item(request.item_id());
+    } else if (service) {
+        item = registry_.find_item(service->id, request.item_name());
+    }
+    if (item && item->has_image) {
+        service = registry_.service(item->service_id);
+        wire::Refresh refresh;
+        refresh.set_item_id(item->id);
+        refresh.set_item_seq(item->item_seq);
+        refresh.set_clear_cache(true);
+        refresh.set_solicited(true);
+        refresh.set_service_id(service->id);
+        refresh.set_service_name(service->name);
+        refresh.set_item_name(item->name);
+        refresh.mutable_status()->set_stream_state(wire::STREAM_OPEN);
+        refresh.mutable_status()->set_data_state(
+            service->state == wire::SERVICE_UP ? item->data_state : wire::DATA_SUSPECT);
+        *refresh.mutable_fields() = item->image;
+        if (backbone_.send(proto::FrameType::kRefresh, refresh)) return;
+    }
+    // No image to give: say why, with the names so servers can match it.
+    wire::ItemStatus status;
+    status.set_item_id(item ? item->id : 0);
+    status.set_service_id(service ? service->id : 0);
+    status.set_service_name(service ? service->name : request.service_name());
+    status.set_item_name(item ? item->name : request.item_name());
+    auto* s = status.mutable_status();
+    if (!item) {
+        s->set_stream_state(wire::STREAM_CLOSED);
+        s->set_data_state(wire::DATA_SUSPECT);
+        s->set_code(wire::STATUS_NOT_FOUND);
+        s->set_text(service ? "no such item" : "no such service");
+    } else {
+        s->set_stream_state(wire::STREAM_OPEN);
+        s->set_data_state(wire::DATA_SUSPECT);
+        s->set_code(wire::STATUS_RECOVERING);
+        s->set_text("waiting for an image from the source");
+    }
+    status.set_service_name(status.service_name().substr(0, 256));
+    status.set_item_name(status.item_name().substr(0, 1024));
+    backbone_.send(proto::FrameType::kItemStatus, status);
+}
+
+void Distributor::on_housekeeping() {
+    const int64_t now = monotonic_ns();
+    for (auto& [id, session] : sessions_) {
+        TcpConnection& connection = session->connection();
+        if (!connection.is_open()) continue;
+        const int64_t silent_ms = (now - connection.last_input_ns()) / 1'000'000;
+        if (!session->logged_in() && silent_ms >= config_.publishers_login_timeout_ms) {
+            connection.close(CloseReason::kAuthFailed, "no login within publishers.login_timeout_ms");
+        } else if (config_.publishers_idle_timeout_ms > 0 &&
+                   silent_ms >= config_.publishers_idle_timeout_ms) {
+            connection.close(CloseReason::kIdleTimeout, "silent for " + std::to_string(silent_ms) + " ms");
+        }
+    }
+    if ((now - started_ns_) / 1'000'000'000 % 10 == 0) log_counters(spdlog::level::debug);
+}
+
+void Distributor::log_counters(spdlog::level::level_enum level) {
+    const auto& b = backbone_.counters();
+    const auto& c = control_.counters();
+    log_->log(level,
+              "publishers={} services={} items={} refreshes={} updates={} statuses={} rejected={} "
+              "packets={} bytes={} messages={} heartbeats={} send_failures={} oversize={} "
+              "image_requests={} directory_queries={} malformed_control={} refused_connections={}",
+              sessions_.size(), registry_.service_count(), registry_.item_count(),
+              publisher_counters_.refreshes, publisher_counters_.updates,
+              publisher_counters_.statuses, publisher_counters_.rejected_messages, b.packets_sent,
+              b.bytes_sent, b.messages_sent, b.heartbeats_sent, b.send_failures,
+              b.oversize_messages, c.image_requests, c.directory_queries, c.malformed,
+              connections_refused_);
+}
+
+void Distributor::shutdown(const std::string& why) {
+    log_->info("shutting down: {}", why);
+    listener_.disable();
+    for (auto& [id, session] : sessions_) {
+        if (session->connection().is_open()) {
+            session->connection().close(CloseReason::kShutdown, "distributor shutting down");
+        }
+    }
+    backbone_.flush();
+    log_counters(spdlog::level::info);
+    loop_.stop();
+}
+
+}  // namespace mdcast::distributor

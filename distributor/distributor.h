@@ -1,0 +1,62 @@
+// The distributor process: owns the event loop, the publisher listener and
+// sessions, the item registry and the backbone (multicast out, control in).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "common/event_loop.h"
+#include "common/flush_scheduler.h"
+#include "common/tcp_listener.h"
+#include "distributor/backbone_sender.h"
+#include "distributor/control_receiver.h"
+#include "distributor/distributor_config.h"
+#include "distributor/item_registry.h"
+#include "distributor/publisher_session.h"
+
+namespace mdcast::distributor {
+
+class Distributor final : public PublisherSession::Owner, public ControlReceiver::Handler {
+public:
+    // Binds every socket; throws std::runtime_error naming what failed.
+    Distributor(EventLoop& loop, const DistributorConfig& config);
+    ~Distributor();
+
+    // Stops accepting, tells publishers, flushes and stops the loop.
+    void shutdown(const std::string& why);
+
+    uint16_t publisher_port() const { return listener_.port(); }
+    uint64_t epoch() const { return backbone_.epoch(); }
+
+    void on_directory_changed() override;
+    void on_publisher_closed(PublisherSession& session) override;
+    void on_image_request(const wire::ImageRequest& request) override;
+    void on_directory_query() override;
+
+private:
+    void on_accept(int fd, std::string peer);
+    void on_housekeeping();
+    void reap_closed();
+    void log_counters(spdlog::level::level_enum level);
+
+    EventLoop& loop_;
+    DistributorConfig config_;
+    std::shared_ptr<spdlog::logger> log_;
+    FlushScheduler publisher_flusher_;
+    ItemRegistry registry_;
+    ControlReceiver control_;
+    BackboneSender backbone_;
+    TcpListener listener_;
+    std::unordered_map<uint64_t, std::unique_ptr<PublisherSession>> sessions_;
+    std::vector<uint64_t> closed_sessions_;
+    Trigger reaper_;
+    Timer housekeeping_;
+    PublisherCounters publisher_counters_;
+    uint64_t next_connection_id_ = 1;
+    uint64_t connections_refused_ = 0;
+    int64_t started_ns_;
+};
+
+}  // namespace mdcast::distributor

@@ -1,0 +1,71 @@
+#include "distributor/distributor_config.h"
+
+#include "common/logging.h"
+
+namespace mdcast::distributor {
+
+namespace {
+
+config::Schema<DistributorConfig> build_schema() {
+    using C = DistributorConfig;
+    config::Schema<C> s("mdcast-distributor");
+    s.choice("log.level", &C::log_level, "info", log::kLevelNames,
+             "Log level; each -v on the command line makes it one step more verbose.");
+
+    s.address("publishers.address", &C::publishers_address, "127.0.0.1",
+              "Address the publisher listener binds to.");
+    s.integer<uint16_t>("publishers.port", &C::publishers_port, 14001, 0, 65535,
+                        "TCP port for publishers (0: pick a free port and log it).");
+    s.integer<uint32_t>("publishers.max_connections", &C::publishers_max_connections, 64, 1,
+                        100000, "Publisher connections accepted at once; more are refused.");
+    s.integer<uint32_t>("publishers.max_frame_bytes", &C::publishers_max_frame_bytes, 65536, 256,
+                        16 << 20, "Largest frame body a publisher may send.");
+    s.integer<uint64_t>("publishers.max_output_bytes", &C::publishers_max_output_bytes, 4 << 20,
+                        4096, 1ull << 32, "Output queued to one publisher before it is closed.");
+    s.integer<uint32_t>("publishers.login_timeout_ms", &C::publishers_login_timeout_ms, 5000, 100,
+                        600000, "A publisher must log in within this time.");
+    s.integer<uint32_t>("publishers.idle_timeout_ms", &C::publishers_idle_timeout_ms, 30000, 0,
+                        3600000, "Close a publisher silent for this long (0: never).");
+
+    s.address("backbone.group", &C::backbone_group, "239.192.10.1",
+              "IPv4 multicast group of the backbone.");
+    s.integer<uint16_t>("backbone.port", &C::backbone_port, 15001, 1, 65535,
+                        "UDP port of the backbone group.");
+    s.address("backbone.interface", &C::backbone_interface, "127.0.0.1",
+              "Local address of the interface to send on. 127.0.0.1 with ttl 0 keeps every "
+              "packet on this host (local mode).");
+    s.integer<int>("backbone.ttl", &C::backbone_ttl, 0, 0, 255,
+                   "Multicast TTL: 0 = this host only; 1 = this LAN segment.");
+    s.boolean("backbone.loopback", &C::backbone_loopback, true,
+              "Deliver multicast to receivers on this host (needed for local servers).");
+    s.integer<uint32_t>("backbone.max_datagram_bytes", &C::backbone_max_datagram_bytes, 1400, 256,
+                        65507,
+                        "Largest datagram: 1400 fits a 1500-byte MTU; 8972 for jumbo frames. "
+                        "Never above the path MTU.");
+    s.integer<uint32_t>("backbone.flush_interval_us", &C::backbone_flush_interval_us, 0, 0,
+                        1000000,
+                        "0: send at the end of each loop iteration (natural batching); > 0: "
+                        "coalesce for this long (the seed's rrmpFlushInterval).");
+    s.integer<uint32_t>("backbone.heartbeat_interval_ms", &C::backbone_heartbeat_interval_ms, 100,
+                        1, 60000, "Heartbeat period: next sequence and control port.");
+    s.integer<uint32_t>("backbone.send_buffer_bytes", &C::backbone_send_buffer_bytes, 4 << 20, 0,
+                        1 << 30, "SO_SNDBUF of the multicast socket (0: kernel default).");
+    s.integer<uint16_t>("backbone.control_port", &C::backbone_control_port, 0, 0, 65535,
+                        "UDP port on backbone.interface where servers send image requests "
+                        "(0: pick a free port; servers learn it from heartbeats).");
+
+    s.integer<uint32_t>("registry.max_services", &C::max_services, 256, 1, 65535,
+                        "Services that may be announced.");
+    s.integer<uint64_t>("registry.max_items", &C::max_items, 1000000, 1, 100000000,
+                        "Items that may be registered (each holds its cached image).");
+    return s;
+}
+
+}  // namespace
+
+const config::Schema<DistributorConfig>& distributor_schema() {
+    static const config::Schema<DistributorConfig> schema = build_schema();
+    return schema;
+}
+
+}  // namespace mdcast::distributor

@@ -1,0 +1,47 @@
+// mdcast-distributor configuration: the plain struct and its one schema.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/config_schema.h"
+#include "common/udp_socket.h"
+
+namespace mdcast::distributor {
+
+struct DistributorConfig {
+    std::string log_level;
+
+    // Publisher listener.
+    std::string publishers_address;
+    uint16_t publishers_port = 0;
+    uint32_t publishers_max_connections = 0;
+    uint32_t publishers_max_frame_bytes = 0;
+    uint64_t publishers_max_output_bytes = 0;
+    uint32_t publishers_login_timeout_ms = 0;
+    uint32_t publishers_idle_timeout_ms = 0;
+
+    // Backbone (multicast out, control in).
+    std::string backbone_group;
+    uint16_t backbone_port = 0;
+    std::string backbone_interface;
+    int backbone_ttl = 0;
+    bool backbone_loopback = true;
+    uint32_t backbone_max_datagram_bytes = 0;
+    uint32_t backbone_flush_interval_us = 0;
+    uint32_t backbone_heartbeat_interval_ms = 0;
+    uint32_t backbone_send_buffer_bytes = 0;
+    uint16_t backbone_control_port = 0;
+
+    // Item registry and image cache.
+    uint32_t max_services = 0;
+    uint64_t max_items = 0;
+
+    MulticastEndpoint multicast_endpoint() const {
+        return {backbone_group, backbone_port, backbone_interface, backbone_ttl, backbone_loopback};
+    }
+};
+
+const config::Schema<DistributorConfig>& distributor_schema();
+
+}  // namespace mdcast::distributor

@@ -1,0 +1,100 @@
+#include "distributor/item_registry.h"
+
+namespace mdcast::distributor {
+
+ItemRegistry::ItemRegistry(uint32_t max_services, uint64_t max_items)
+    : max_services_(max_services), max_items_(max_items) {}
+
+std::string ItemRegistry::name_key(uint32_t service_id, const std::string& name) {
+    return std::to_string(service_id) + '\0' + name;
+}
+
+ItemRegistry::AnnounceResult ItemRegistry::announce(const std::string& name,
+                                                    wire::ServiceMode mode, uint64_t session,
+                                                    ServiceEntry*& out) {
+    ServiceEntry* entry = service(name);
+    if (entry && entry->owner_session != 0 && entry->owner_session != session) {
+        return AnnounceResult::kOwnedByAnother;
+    }
+    if (!entry) {
+        if (services_.size() >= max_services_) return AnnounceResult::kLimitReached;
+        auto created = std::make_unique<ServiceEntry>();
+        created->id = static_cast<uint32_t>(services_.size() + 1);
+        created->name = name;
+        service_ids_[name] = created->id;
+        entry = created.get();
+        services_.push_back(std::move(created));
+    }
+    entry->mode = mode;
+    entry->owner_session = session;
+    entry->state = wire::SERVICE_UP;
+    out = entry;
+    return AnnounceResult::kAccepted;
+}
+
+std::vector<uint32_t> ItemRegistry::release(uint64_t session) {
+    std::vector<uint32_t> released;
+    for (auto& entry : services_) {
+        if (entry->owner_session != session) continue;
+        entry->owner_session = 0;
+        entry->state = wire::SERVICE_DOWN;
+        released.push_back(entry->id);
+    }
+    return released;
+}
+
+ServiceEntry* ItemRegistry::service(uint32_t id) {
+    return id >= 1 && id <= services_.size() ? services_[id - 1].get() : nullptr;
+}
+
+ServiceEntry* ItemRegistry::service(const std::string& name) {
+    const auto it = service_ids_.find(name);
+    return it == service_ids_.end() ? nullptr : service(it->second);
+}
+
+ItemEntry* ItemRegistry::register_item(uint32_t service_id, const std::string& name) {
+    ServiceEntry* owner = service(service_id);
+    if (!owner) return nullptr;
+    if (ItemEntry* existing = find_item(service_id, name)) return existing;
+    if (items_.size() >= max_items_) return nullptr;
+    auto entry = std::make_unique<ItemEntry>();
+    entry->id = next_item_id_++;
+    entry->service_id = service_id;
+    entry->name = name;
+    ItemEntry* raw = entry.get();
+    item_ids_[name_key(service_id, name)] = raw->id;
+    items_[raw->id] = std::move(entry);
+    ++owner->item_count;
+    return raw;
+}
+
+ItemEntry* ItemRegistry::item(uint64_t id) {
+    const auto it = items_.find(id);
+    return it == items_.end() ? nullptr : it->second.get();
+}
+
+ItemEntry* ItemRegistry::find_item(uint32_t service_id, const std::string& name) {
+    const auto it = item_ids_.find(name_key(service_id, name));
+    return it == item_ids_.end() ? nullptr : item(it->second);
+}
+
+void ItemRegistry::mark_service_items_suspect(uint32_t service_id) {
+    for (auto& [id, entry] : items_) {
+        if (entry->service_id == service_id) entry->data_state = wire::DATA_SUSPECT;
+    }
+}
+
+wire::Directory ItemRegistry::directory() const {
+    wire::Directory directory;
+    for (const auto& entry : services_) {
+        auto* info = directory.add_services();
+        info->set_service_id(entry->id);
+        info->set_name(entry->name);
+        info->set_state(entry->state);
+        info->set_mode(entry->mode);
+        info->set_item_count(entry->item_count);
+    }
+    return directory;
+}
+
+}  // namespace mdcast::distributor

@@ -1,0 +1,79 @@
+// Services and items known to the distributor: id assignment, ownership, and
+// the distributor's image cache (answers image requests from servers).
+//
+// Ids are assigned once per distributor run and never reused while it runs, so
+// a publisher that reconnects gets the same item ids back. A new run is a new
+// epoch on the backbone and servers drop every id they knew.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "wire/common.pb.h"
+
+namespace mdcast::distributor {
+
+namespace wire = mdcast::wire::v1;
+
+struct ServiceEntry {
+    uint32_t id = 0;
+    std::string name;
+    wire::ServiceMode mode = wire::SERVICE_BROADCAST;
+    wire::ServiceState state = wire::SERVICE_DOWN;
+    uint64_t owner_session = 0;  // 0: no publisher owns it now
+    uint64_t item_count = 0;
+};
+
+struct ItemEntry {
+    uint64_t id = 0;
+    uint32_t service_id = 0;
+    std::string name;
+    uint64_t item_seq = 0;    // last per-item sequence seen
+    bool has_image = false;   // a refresh arrived since the publisher (re)started the item
+    wire::FieldList image;    // refresh merged with every update since
+    wire::DataState data_state = wire::DATA_SUSPECT;
+    bool closed = false;
+};
+
+class ItemRegistry {
+public:
+    ItemRegistry(uint32_t max_services, uint64_t max_items);
+
+    enum class AnnounceResult { kAccepted, kOwnedByAnother, kLimitReached };
+    // Creates the service, or takes over one no publisher owns. Sets it up.
+    AnnounceResult announce(const std::string& name, wire::ServiceMode mode, uint64_t session,
+                            ServiceEntry*& out);
+    // Marks every service of `session` down and ownerless; returns their ids.
+    std::vector<uint32_t> release(uint64_t session);
+
+    ServiceEntry* service(uint32_t id);
+    ServiceEntry* service(const std::string& name);
+
+    // Existing or new item in an existing service; nullptr when max_items is reached.
+    ItemEntry* register_item(uint32_t service_id, const std::string& name);
+    ItemEntry* item(uint64_t id);
+    ItemEntry* find_item(uint32_t service_id, const std::string& name);
+
+    // Service items whose images are now stale because their source went away.
+    void mark_service_items_suspect(uint32_t service_id);
+
+    wire::Directory directory() const;
+    size_t item_count() const { return items_.size(); }
+    size_t service_count() const { return services_.size(); }
+
+private:
+    static std::string name_key(uint32_t service_id, const std::string& name);
+
+    uint32_t max_services_;
+    uint64_t max_items_;
+    std::vector<std::unique_ptr<ServiceEntry>> services_;  // index = id - 1
+    std::unordered_map<std::string, uint32_t> service_ids_;
+    std::unordered_map<uint64_t, std::unique_ptr<ItemEntry>> items_;
+    std::unordered_map<std::string, uint64_t> item_ids_;  // name_key -> id
+    uint64_t next_item_id_ = 1;
+};
+
+}  // namespace mdcast::distributor

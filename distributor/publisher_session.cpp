@@ -1,0 +1,239 @@
+#include "distributor/publisher_session.h"
+
+#include "proto/field_values.h"
+
+namespace mdcast::distributor {
+
+using proto::FrameType;
+
+PublisherSession::PublisherSession(Owner& owner, ItemRegistry& registry, BackboneSender& backbone,
+                                   PublisherCounters& counters)
+    : owner_(owner),
+      registry_(registry),
+      backbone_(backbone),
+      counters_(counters),
+      log_(log::get("publisher")) {}
+
+void PublisherSession::attach(std::unique_ptr<TcpConnection> connection) {
+    connection_ = std::move(connection);
+    connection_->start();
+}
+
+template <class Message>
+bool PublisherSession::parse(const proto::Frame& frame, Message& message) {
+    if (message.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) return true;
+    protocol_error("malformed " + std::string(proto::frame_type_name(frame.type)) + " body");
+    return false;
+}
+
+void PublisherSession::protocol_error(const std::string& text) {
+    connection_->close(CloseReason::kProtocolError, text);
+}
+
+void PublisherSession::on_frame(TcpConnection&, const proto::Frame& frame) {
+    if (!logged_in_ && frame.type != FrameType::kLoginRequest) {
+        connection_->close(CloseReason::kNotLoggedIn, "the first message must be a login");
+        return;
+    }
+    switch (frame.type) {
+        case FrameType::kLoginRequest: on_login(frame); break;
+        case FrameType::kServiceAnnounce: on_service_announce(frame); break;
+        case FrameType::kItemRegister: on_item_register(frame); break;
+        case FrameType::kRefresh: on_refresh(frame); break;
+        case FrameType::kUpdate: on_update(frame); break;
+        case FrameType::kItemStatus: on_item_status(frame); break;
+        case FrameType::kPing: on_ping(frame); break;
+        case FrameType::kPong: break;
+        case FrameType::kClose: connection_->close(CloseReason::kPeerClosed, "publisher said goodbye"); break;
+        default: protocol_error("unexpected frame type");
+    }
+}
+
+void PublisherSession::on_login(const proto::Frame& frame) {
+    wire::LoginRequest request;
+    if (!parse(frame, request)) return;
+    if (logged_in_) return protocol_error("second login on one connection");
+    if (request.user().empty() || request.user().size() > 256) {
+        return connection_->close(CloseReason::kAuthFailed, "user name missing or too long");
+    }
+    logged_in_ = true;
+    user_ = request.user();
+    application_id_ = request.application_id();
+    wire::LoginResponse response;
+    response.set_accepted(true);
+    response.set_server_id("mdcast-distributor");
+    response.set_max_frame_bytes(static_cast<uint32_t>(backbone_.max_frame_bytes()));
+    connection_->send(FrameType::kLoginResponse, response);
+    log_->info("publisher {} logged in: user={} application={} position={}",
+               connection_->peer(), user_, application_id_, request.position());
+}
+
+void PublisherSession::on_service_announce(const proto::Frame& frame) {
+    wire::ServiceAnnounce announce;
+    if (!parse(frame, announce)) return;
+    wire::ServiceAnnounceResponse response;
+    response.set_name(announce.name());
+    auto* status = response.mutable_status();
+    ServiceEntry* entry = nullptr;
+    const auto mode = announce.mode() == wire::SERVICE_INTERACTIVE ? wire::SERVICE_INTERACTIVE
+                                                                     : wire::SERVICE_BROADCAST;
+    const auto result = announce.name().empty() || announce.name().size() > 256
+                            ? ItemRegistry::AnnounceResult::kLimitReached
+                            : registry_.announce(announce.name(), mode, connection_->id(), entry);
+    if (result == ItemRegistry::AnnounceResult::kAccepted) {
+        response.set_service_id(entry->id);
+        status->set_stream_state(wire::STREAM_OPEN);
+        status->set_data_state(wire::DATA_OK);
+        log_->info("publisher {} (user {}) announced service {} as id {}", connection_->peer(),
+                   user_, entry->name, entry->id);
+    } else {
+        status->set_stream_state(wire::STREAM_CLOSED);
+        status->set_data_state(wire::DATA_SUSPECT);
+        status->set_code(wire::STATUS_LIMIT_REACHED);
+        status->set_text(result == ItemRegistry::AnnounceResult::kOwnedByAnother
+                             ? "service is owned by another publisher"
+                             : "service name invalid or registry.max_services reached");
+        log_->warn("publisher {} (user {}) refused service '{}': {}", connection_->peer(), user_,
+                   announce.name(), status->text());
+    }
+    connection_->send(FrameType::kServiceAnnounceResponse, response);
+    if (entry) owner_.on_directory_changed();
+}
+
+void PublisherSession::on_item_register(const proto::Frame& frame) {
+    wire::ItemRegister request;
+    if (!parse(frame, request)) return;
+    wire::ItemRegistered response;
+    response.set_service_id(request.service_id());
+    const ServiceEntry* service = registry_.service(request.service_id());
+    const bool owned = service && service->owner_session == connection_->id();
+    uint64_t refused = 0;
+    for (const auto& entry : request.items()) {
+        auto* out = response.add_items();
+        out->set_ref(entry.ref());
+        ItemEntry* item = owned && !entry.name().empty() && entry.name().size() <= 1024
+                              ? registry_.register_item(request.service_id(), entry.name())
+                              : nullptr;
+        if (item) {
+            out->set_item_id(item->id);
+            out->set_last_item_seq(item->item_seq);
+        } else {
+            ++refused;
+        }
+    }
+    if (refused > 0) {
+        auto* status = response.mutable_status();
+        status->set_code(owned ? wire::STATUS_LIMIT_REACHED : wire::STATUS_NOT_ENTITLED);
+        status->set_text(owned ? std::to_string(refused) +
+                                     " items refused: empty or long name, or registry.max_items"
+                               : "service is not owned by this publisher");
+        log_->warn("publisher {} (user {}): {}", connection_->peer(), user_, status->text());
+    }
+    connection_->send(FrameType::kItemRegistered, response);
+}
+
+ItemEntry* PublisherSession::owned_item(uint64_t item_id, const char* what) {
+    ItemEntry* item = registry_.item(item_id);
+    const ServiceEntry* service = item ? registry_.service(item->service_id) : nullptr;
+    if (service && service->owner_session == connection_->id()) return item;
+    reject(item_id, wire::STATUS_NOT_ENTITLED,
+           std::string(what) + " for an item that is unknown or not owned by this publisher");
+    return nullptr;
+}
+
+void PublisherSession::reject(uint64_t item_id, wire::StatusCode code, const std::string& text) {
+    ++counters_.rejected_messages;
+    uint64_t suppressed = 0;
+    if (reject_log_limit_.allow(suppressed)) {
+        log_->warn("publisher {} (user {}): item {}: {} ({} similar suppressed)",
+                   connection_->peer(), user_, item_id, text, suppressed);
+    }
+    wire::ItemStatus status;
+    status.set_item_id(item_id);
+    status.mutable_status()->set_stream_state(wire::STREAM_OPEN);
+    status.mutable_status()->set_data_state(wire::DATA_SUSPECT);
+    status.mutable_status()->set_code(code);
+    status.mutable_status()->set_text(text);
+    connection_->send(FrameType::kItemStatus, status);
+}
+
+void PublisherSession::on_refresh(const proto::Frame& frame) {
+    wire::Refresh refresh;
+    if (!parse(frame, refresh)) return;
+    ItemEntry* item = owned_item(refresh.item_id(), "refresh");
+    if (!item) return;
+    const ServiceEntry* service = registry_.service(item->service_id);
+    // Refreshes are re-encoded (not the hot path): names come from the registry,
+    // so servers can trust them.
+    refresh.set_service_id(service->id);
+    refresh.set_service_name(service->name);
+    refresh.set_item_name(item->name);
+    if (!refresh.has_status()) {
+        refresh.mutable_status()->set_stream_state(wire::STREAM_OPEN);
+        refresh.mutable_status()->set_data_state(wire::DATA_OK);
+    }
+    if (!backbone_.send(FrameType::kRefresh, refresh)) {
+        return reject(item->id, wire::STATUS_LIMIT_REACHED,
+                      "refresh larger than backbone.max_datagram_bytes");
+    }
+    item->image = refresh.fields();
+    item->item_seq = refresh.item_seq();
+    item->has_image = true;
+    item->data_state = refresh.status().data_state();
+    item->closed = refresh.status().stream_state() == wire::STREAM_CLOSED;
+    ++counters_.refreshes;
+}
+
+void PublisherSession::on_update(const proto::Frame& frame) {
+    if (!parse(frame, update_)) return;
+    ItemEntry* item = owned_item(update_.item_id(), "update");
+    if (!item) return;
+    if (!item->has_image) {
+        return reject(item->id, wire::STATUS_INVALID_REQUEST, "update before the item's refresh");
+    }
+    if (!backbone_.send_frame(frame.whole)) {
+        return reject(item->id, wire::STATUS_LIMIT_REACHED,
+                      "update larger than backbone.max_datagram_bytes");
+    }
+    proto::merge_fields(item->image, update_.fields());
+    item->item_seq = update_.item_seq();
+    ++counters_.updates;
+}
+
+void PublisherSession::on_item_status(const proto::Frame& frame) {
+    wire::ItemStatus status;
+    if (!parse(frame, status)) return;
+    ItemEntry* item = owned_item(status.item_id(), "status");
+    if (!item) return;
+    const ServiceEntry* service = registry_.service(item->service_id);
+    status.set_service_id(service->id);
+    status.set_service_name(service->name);
+    status.set_item_name(item->name);
+    if (!backbone_.send(FrameType::kItemStatus, status)) {
+        return reject(item->id, wire::STATUS_LIMIT_REACHED, "status text too long");
+    }
+    item->data_state = status.status().data_state();
+    item->closed = status.status().stream_state() == wire::STREAM_CLOSED;
+    if (item->closed) item->has_image = false;
+    ++counters_.statuses;
+}
+
+void PublisherSession::on_ping(const proto::Frame& frame) {
+    wire::Ping ping;
+    if (!parse(frame, ping)) return;
+    wire::Pong pong;
+    pong.set_ping_sent_time_ns(ping.sent_time_ns());
+    connection_->send(FrameType::kPong, pong);
+}
+
+void PublisherSession::on_closed(TcpConnection& connection, CloseReason reason,
+                                 const std::string& text) {
+    const auto level = reason == CloseReason::kPeerClosed || reason == CloseReason::kShutdown
+                           ? spdlog::level::info
+                           : spdlog::level::warn;
+    log_->log(level, "publisher {} (user {}) closed: {}: {}", connection.peer(),
+              user_.empty() ? "-" : user_, close_reason_name(reason), text);
+    owner_.on_publisher_closed(*this);
+}
+
+}  // namespace mdcast::distributor

@@ -1,0 +1,84 @@
+// One publisher connection: login, service announcement, item registration,
+// then refresh / update / status for its items.
+//
+// Updates are validated (the item must belong to a service this publisher
+// owns), merged into the distributor's image cache, and forwarded onto the
+// backbone as the exact bytes the publisher encoded. Anything malformed closes
+// this publisher with protocol_error; other publishers are unaffected.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "common/logging.h"
+#include "common/tcp_connection.h"
+#include "distributor/backbone_sender.h"
+#include "distributor/item_registry.h"
+#include "wire/publisher.pb.h"
+#include "wire/session.pb.h"
+
+namespace mdcast::distributor {
+
+struct PublisherCounters {
+    uint64_t refreshes = 0;
+    uint64_t updates = 0;
+    uint64_t statuses = 0;
+    uint64_t rejected_messages = 0;  // unknown item, not owned, too large for a datagram
+};
+
+class PublisherSession final : public TcpConnection::Handler {
+public:
+    class Owner {
+    public:
+        virtual void on_directory_changed() = 0;
+        virtual void on_publisher_closed(PublisherSession& session) = 0;
+
+    protected:
+        virtual ~Owner() = default;
+    };
+
+    PublisherSession(Owner& owner, ItemRegistry& registry, BackboneSender& backbone,
+                     PublisherCounters& counters);
+
+    void attach(std::unique_ptr<TcpConnection> connection);
+    TcpConnection& connection() { return *connection_; }
+    bool logged_in() const { return logged_in_; }
+    const std::string& user() const { return user_; }
+
+    void on_frame(TcpConnection& connection, const proto::Frame& frame) override;
+    void on_closed(TcpConnection& connection, CloseReason reason, const std::string& text) override;
+
+private:
+    void on_login(const proto::Frame& frame);
+    void on_service_announce(const proto::Frame& frame);
+    void on_item_register(const proto::Frame& frame);
+    void on_refresh(const proto::Frame& frame);
+    void on_update(const proto::Frame& frame);
+    void on_item_status(const proto::Frame& frame);
+    void on_ping(const proto::Frame& frame);
+
+    // The item if it exists and this publisher owns its service; else counts,
+    // logs and returns nullptr.
+    ItemEntry* owned_item(uint64_t item_id, const char* what);
+    void reject(uint64_t item_id, wire::StatusCode code, const std::string& text);
+    void protocol_error(const std::string& text);
+    template <class Message>
+    bool parse(const proto::Frame& frame, Message& message);
+
+    Owner& owner_;
+    ItemRegistry& registry_;
+    BackboneSender& backbone_;
+    PublisherCounters& counters_;
+    std::unique_ptr<TcpConnection> connection_;
+    bool logged_in_ = false;
+    std::string user_;
+    std::string application_id_;
+    std::shared_ptr<spdlog::logger> log_;
+    log::RateLimiter reject_log_limit_;
+    // Reused on the hot path to avoid allocation per message.
+    wire::Update update_;
+};
+
+}  // namespace mdcast::distributor

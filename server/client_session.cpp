@@ -1,0 +1,117 @@
+#include "server/client_session.h"
+
+namespace mdcast::server {
+
+using proto::FrameType;
+namespace wire = mdcast::wire::v1;
+
+ClientSession::ClientSession(Owner& owner, const ClientLimits& limits, std::string server_id)
+    : owner_(owner), limits_(limits), server_id_(std::move(server_id)), log_(log::get("client")) {}
+
+void ClientSession::attach(std::unique_ptr<TcpConnection> connection) {
+    connection_ = std::move(connection);
+    connection_->start();
+}
+
+std::string ClientSession::describe() const {
+    return "client " + std::to_string(connection_->id()) + " " + connection_->peer() + " user=" +
+           (user_.empty() ? "-" : user_);
+}
+
+void ClientSession::deliver(std::span<const uint8_t> frame) {
+    if (!connection_->is_open()) return;
+    if (!connection_->send_frame(frame)) {
+        connection_->close(CloseReason::kSlowConsumer,
+                           "output queue passed output.max_bytes (" +
+                               std::to_string(connection_->queued_bytes()) + " bytes queued)");
+    }
+}
+
+void ClientSession::deliver(FrameType type, const google::protobuf::MessageLite& message) {
+    if (!connection_->is_open()) return;
+    if (!connection_->send(type, message)) {
+        connection_->close(CloseReason::kSlowConsumer,
+                           "output queue passed output.max_bytes (" +
+                               std::to_string(connection_->queued_bytes()) + " bytes queued)");
+    }
+}
+
+template <class Message>
+bool ClientSession::parse(const proto::Frame& frame, Message& message) {
+    if (message.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) return true;
+    connection_->close(CloseReason::kProtocolError,
+                       "malformed " + std::string(proto::frame_type_name(frame.type)) + " body");
+    return false;
+}
+
+void ClientSession::on_frame(TcpConnection&, const proto::Frame& frame) {
+    if (!logged_in_ && frame.type != FrameType::kLoginRequest) {
+        connection_->close(CloseReason::kNotLoggedIn, "the first message must be a login");
+        return;
+    }
+    switch (frame.type) {
+        case FrameType::kLoginRequest: return on_login(frame);
+        case FrameType::kPing: return on_ping(frame);
+        case FrameType::kPong: return;
+        case FrameType::kClose:
+            return connection_->close(CloseReason::kPeerClosed, "client said goodbye");
+        case FrameType::kDirectoryRequest: return owner_.on_directory_request(*this);
+        case FrameType::kSubscribe: {
+            wire::Subscribe request;
+            if (parse(frame, request)) owner_.on_subscribe(*this, request);
+            return;
+        }
+        case FrameType::kUnsubscribe: {
+            wire::Unsubscribe request;
+            if (!parse(frame, request)) return;
+            for (uint64_t id : request.item_ids()) owner_.on_unsubscribe(*this, id);
+            return;
+        }
+        default:
+            return connection_->close(CloseReason::kProtocolError, "unexpected frame type");
+    }
+}
+
+void ClientSession::on_login(const proto::Frame& frame) {
+    wire::LoginRequest request;
+    if (!parse(frame, request)) return;
+    if (logged_in_) return connection_->close(CloseReason::kProtocolError, "second login");
+    if (request.user().empty() || request.user().size() > 256 ||
+        request.application_id().size() > 256 || request.position().size() > 256) {
+        return connection_->close(CloseReason::kAuthFailed, "user name missing or fields too long");
+    }
+    logged_in_ = true;
+    user_ = request.user();
+    application_id_ = request.application_id();
+    wire::LoginResponse response;
+    response.set_accepted(true);
+    response.mutable_status()->set_stream_state(wire::STREAM_OPEN);
+    response.mutable_status()->set_data_state(wire::DATA_OK);
+    response.set_server_id(server_id_);
+    response.set_heartbeat_interval_ms(limits_.heartbeat_interval_ms);
+    response.set_max_frame_bytes(limits_.max_frame_bytes);
+    response.set_max_items_per_request(limits_.max_items_per_request);
+    deliver(FrameType::kLoginResponse, response);
+    log_->info("{} logged in: application={} position={}", describe(), application_id_,
+               request.position());
+}
+
+void ClientSession::on_ping(const proto::Frame& frame) {
+    wire::Ping ping;
+    if (!parse(frame, ping)) return;
+    wire::Pong pong;
+    pong.set_ping_sent_time_ns(ping.sent_time_ns());
+    deliver(FrameType::kPong, pong);
+}
+
+void ClientSession::on_closed(TcpConnection&, CloseReason reason, const std::string& text) {
+    const auto level = reason == CloseReason::kPeerClosed || reason == CloseReason::kShutdown
+                           ? spdlog::level::info
+                           : spdlog::level::warn;
+    log_->log(level, "{} closed: {}: {} (in {} bytes, out {} bytes, {} subscriptions)", describe(),
+              close_reason_name(reason), text, connection_->bytes_in(), connection_->bytes_out(),
+              subscriptions_.size());
+    owner_.on_client_closed(*this, reason);
+}
+
+}  // namespace mdcast::server

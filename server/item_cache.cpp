@@ -1,0 +1,106 @@
+#include "server/item_cache.h"
+
+#include "proto/field_values.h"
+
+namespace mdcast::server {
+
+ItemCache::ItemCache(size_t hash_table_size, size_t max_items) : max_items_(max_items) {
+    by_id_.reserve(hash_table_size);
+    by_name_.reserve(hash_table_size);
+}
+
+std::string ItemCache::name_key(std::string_view service, std::string_view name) {
+    std::string key;
+    key.reserve(service.size() + name.size() + 1);
+    key.append(service).push_back('\0');
+    key.append(name);
+    return key;
+}
+
+ItemCache::Outcome ItemCache::apply_refresh(const wire::Refresh& refresh, CachedItem*& item) {
+    item = find(refresh.item_id());
+    if (!item) {
+        if (by_id_.size() >= max_items_) return Outcome::kLimitReached;
+        auto created = std::make_unique<CachedItem>();
+        created->id = refresh.item_id();
+        created->service_id = refresh.service_id();
+        created->service_name = refresh.service_name();
+        created->name = refresh.item_name();
+        item = created.get();
+        by_name_[name_key(item->service_name, item->name)] = item;
+        by_id_[item->id] = std::move(created);
+    } else if (item->has_image && refresh.item_seq() == item->item_seq &&
+               refresh.status().data_state() == item->status.data_state() &&
+               refresh.status().stream_state() == item->status.stream_state()) {
+        item->image_requested = false;
+        return Outcome::kRedundant;  // another server's answer, or a repeat
+    } else if (item->has_image && refresh.item_seq() < item->item_seq && !refresh.clear_cache()) {
+        return Outcome::kStale;
+    }
+    item->image = refresh.fields();
+    item->item_seq = refresh.item_seq();
+    item->status = refresh.status();
+    item->has_image = true;
+    item->image_requested = false;
+    return Outcome::kApplied;
+}
+
+ItemCache::Outcome ItemCache::apply_update(const wire::Update& update, CachedItem*& item) {
+    item = find(update.item_id());
+    if (!item) return Outcome::kUnknownItem;
+    if (!item->has_image) return Outcome::kNoImage;
+    if (update.item_seq() <= item->item_seq) return Outcome::kStale;
+    if (update.item_seq() != item->item_seq + 1) {
+        invalidate(*item, wire::STATUS_UNRECOVERABLE_LOSS,
+                   "updates " + std::to_string(item->item_seq + 1) + ".." +
+                       std::to_string(update.item_seq() - 1) + " were lost");
+        return Outcome::kItemGap;
+    }
+    proto::merge_fields(item->image, update.fields());
+    item->item_seq = update.item_seq();
+    return Outcome::kApplied;
+}
+
+ItemCache::Outcome ItemCache::apply_status(const wire::ItemStatus& status, CachedItem*& item) {
+    item = find(status.item_id());
+    if (!item) return Outcome::kUnknownItem;
+    item->status = status.status();
+    if (status.status().stream_state() == wire::STREAM_CLOSED) item->has_image = false;
+    return Outcome::kApplied;
+}
+
+CachedItem* ItemCache::find(uint64_t id) {
+    const auto it = by_id_.find(id);
+    return it == by_id_.end() ? nullptr : it->second.get();
+}
+
+CachedItem* ItemCache::find(std::string_view service, std::string_view name) {
+    const auto it = by_name_.find(name_key(service, name));
+    return it == by_name_.end() ? nullptr : it->second;
+}
+
+void ItemCache::invalidate(CachedItem& item, wire::StatusCode code, const std::string& text) {
+    item.has_image = false;
+    item.status.set_stream_state(wire::STREAM_OPEN);
+    item.status.set_data_state(wire::DATA_SUSPECT);
+    item.status.set_code(code);
+    item.status.set_text(text);
+}
+
+void ItemCache::for_each(const std::function<void(CachedItem&)>& visit) {
+    for (auto& [id, item] : by_id_) visit(*item);
+}
+
+void ItemCache::erase(uint64_t id) {
+    const auto it = by_id_.find(id);
+    if (it == by_id_.end()) return;
+    by_name_.erase(name_key(it->second->service_name, it->second->name));
+    by_id_.erase(it);
+}
+
+void ItemCache::clear() {
+    by_name_.clear();
+    by_id_.clear();
+}
+
+}  // namespace mdcast::server

@@ -1,0 +1,73 @@
+// The server's item cache: one entry per item of the current source epoch,
+// holding the image (refresh merged with every update since), the per-item
+// sequence number and data state, and an index by (service, item name).
+//
+// Pure logic over protobuf messages; the server decides what to tell clients
+// from the results.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "wire/common.pb.h"
+
+namespace mdcast::server {
+
+namespace wire = mdcast::wire::v1;
+
+struct CachedItem {
+    uint64_t id = 0;
+    uint32_t service_id = 0;
+    std::string service_name;
+    std::string name;
+    uint64_t item_seq = 0;
+    bool has_image = false;         // false: image unknown or invalid; ask upstream
+    bool image_requested = false;   // an image request is outstanding
+    wire::FieldList image;
+    wire::Status status;            // stream and data state, code, text
+};
+
+class ItemCache {
+public:
+    ItemCache(size_t hash_table_size, size_t max_items);
+
+    enum class Outcome {
+        kApplied,       // state changed; tell subscribers
+        kRedundant,     // a refresh identical in sequence to what is cached
+        kStale,         // sequence at or below the cached one: dropped
+        kItemGap,       // sequence jumped: the item missed updates; now suspect
+        kNoImage,       // update for an item without a valid image: dropped
+        kUnknownItem,   // update or status for an item not in the cache: ignored
+        kLimitReached,  // a new item beyond cache.max_items: refused
+    };
+
+    // Creates or replaces the item's image. `item` is set unless kLimitReached.
+    Outcome apply_refresh(const wire::Refresh& refresh, CachedItem*& item);
+    Outcome apply_update(const wire::Update& update, CachedItem*& item);
+    Outcome apply_status(const wire::ItemStatus& status, CachedItem*& item);
+
+    CachedItem* find(uint64_t id);
+    CachedItem* find(std::string_view service, std::string_view name);
+
+    // Marks the image invalid and suspect (loss, source down); next subscriber asks upstream.
+    static void invalidate(CachedItem& item, wire::StatusCode code, const std::string& text);
+
+    void for_each(const std::function<void(CachedItem&)>& visit);
+    void erase(uint64_t id);
+    void clear();
+    size_t size() const { return by_id_.size(); }
+    size_t max_items() const { return max_items_; }
+
+private:
+    static std::string name_key(std::string_view service, std::string_view name);
+
+    size_t max_items_;
+    std::unordered_map<uint64_t, std::unique_ptr<CachedItem>> by_id_;
+    std::unordered_map<std::string, CachedItem*> by_name_;
+};
+
+}  // namespace mdcast::server

@@ -1,0 +1,569 @@
+#include "server/server.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "common/clock.h"
+#include "proto/field_values.h"
+
+namespace mdcast::server {
+
+using proto::FrameType;
+
+namespace {
+
+constexpr size_t kMaxNameBytes = 1024;
+constexpr size_t kMaxViewFields = 1024;
+
+std::string make_server_id(uint32_t instance) {
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    return "mdcast-server/" + std::string(host) + "/" + std::to_string(instance);
+}
+
+BackboneReceiver::Settings receiver_settings(const ServerConfig& config) {
+    return {config.multicast_endpoint(), config.backbone_receive_buffer_bytes,
+            config.backbone_max_datagram_bytes};
+}
+
+wire::Status make_status(wire::StreamState stream, wire::DataState data, wire::StatusCode code,
+                         const std::string& text) {
+    wire::Status status;
+    status.set_stream_state(stream);
+    status.set_data_state(data);
+    status.set_code(code);
+    status.set_text(text);
+    return status;
+}
+
+std::chrono::microseconds flush_interval(const ServerConfig& config) {
+    return config.output_timed_writes ? std::chrono::milliseconds(config.output_flush_interval_ms)
+                                      : std::chrono::microseconds(0);
+}
+
+}  // namespace
+
+Server::Server(EventLoop& loop, const ServerConfig& config)
+    : loop_(loop),
+      config_(config),
+      server_id_(make_server_id(config.instance)),
+      log_(log::get("server")),
+      flusher_(loop, flush_interval(config)),
+      cache_(config.cache_hash_table_size, config.cache_max_items),
+      pending_(config.cache_max_pending_requests),
+      backbone_(loop, receiver_settings(config), *this),
+      listener_(loop, config.clients_address, config.instance_client_port(), 1024,
+                [this](int fd, std::string peer) { on_accept(fd, std::move(peer)); }),
+      reaper_(loop, [this] { reap_closed(); }),
+      housekeeping_(loop, [this] { on_housekeeping(); }) {
+    housekeeping_.start_periodic(std::chrono::milliseconds(100));
+    log_->info("{}: clients on {}:{}; {} writes{}", server_id_, config.clients_address,
+               listener_.port(), config.output_timed_writes ? "timed" : "natural-batching",
+               config.output_timed_writes
+                   ? " every " + std::to_string(config.output_flush_interval_ms) + " ms"
+                   : "");
+}
+
+Server::~Server() = default;
+
+// ---- clients -------------------------------------------------------------------------------
+
+void Server::on_accept(int fd, std::string peer) {
+    const uint64_t id = next_connection_id_++;
+    TcpConnection::Limits limits;
+    limits.max_frame_body_bytes = config_.clients_max_frame_bytes;
+    limits.max_output_bytes = config_.output_max_bytes;
+    const ClientLimits client_limits{config_.clients_max_items_per_request,
+                                     config_.clients_max_subscriptions,
+                                     config_.clients_heartbeat_interval_ms,
+                                     config_.clients_max_frame_bytes};
+    auto client = std::make_unique<ClientSession>(*this, client_limits, server_id_);
+    ClientSession* raw = client.get();
+    clients_[id] = std::move(client);
+    raw->attach(std::make_unique<TcpConnection>(loop_, flusher_, fd, id, peer,
+                                                proto::kClientToServerTypes, limits, *raw));
+    if (shutting_down_ || clients_.size() > config_.clients_max_connections) {
+        ++counters_.clients_refused;
+        raw->connection().close(shutting_down_ ? CloseReason::kShutdown : CloseReason::kLimitReached,
+                                shutting_down_ ? "server shutting down"
+                                               : "clients.max_connections reached");
+        return;
+    }
+    ++counters_.clients_accepted;
+    log_->debug("client {} connected from {}", id, peer);
+}
+
+void Server::on_client_closed(ClientSession& client, CloseReason reason) {
+    if (reason == CloseReason::kSlowConsumer) ++counters_.slow_consumers;
+    closed_clients_.push_back(client.connection().id());
+    reaper_.fire();  // the table is changed after the callbacks, never inside a fan-out
+}
+
+void Server::reap_closed() {
+    for (uint64_t id : closed_clients_) {
+        const auto it = clients_.find(id);
+        if (it == clients_.end()) continue;
+        ClientSession* client = it->second.get();
+        for (const auto& [item_id, view] : client->subscriptions()) subscriptions_.remove(item_id, client);
+        pending_.remove_client(client);
+        clients_.erase(it);
+    }
+    closed_clients_.clear();
+}
+
+void Server::on_directory_request(ClientSession& client) {
+    wire::Directory directory;
+    for (const auto& [id, info] : directory_) *directory.add_services() = info;
+    client.deliver(FrameType::kDirectory, directory);
+}
+
+void Server::on_subscribe(ClientSession& client, const wire::Subscribe& request) {
+    const auto& service = request.service_name();
+    if (service.empty() || service.size() > kMaxNameBytes ||
+        request.view_field_ids_size() > static_cast<int>(kMaxViewFields)) {
+        return send_status(client, service.substr(0, kMaxNameBytes), "", 0,
+                           make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
+                                       wire::STATUS_INVALID_REQUEST,
+                                       "service name missing or too long, or view too large"));
+    }
+    if (request.item_names_size() > static_cast<int>(client.limits().max_items_per_request)) {
+        return send_status(client, service, "", 0,
+                           make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
+                                       wire::STATUS_LIMIT_REACHED,
+                                       "more than clients.max_items_per_request (" +
+                                           std::to_string(client.limits().max_items_per_request) +
+                                           ") items in one request"));
+    }
+    std::vector<uint32_t> view(request.view_field_ids().begin(), request.view_field_ids().end());
+    std::sort(view.begin(), view.end());
+    view.erase(std::unique(view.begin(), view.end()), view.end());
+    for (const auto& name : request.item_names()) {
+        if (!client.is_open()) return;
+        subscribe_one(client, service, name, request.snapshot(), view);
+    }
+}
+
+void Server::subscribe_one(ClientSession& client, const std::string& service,
+                           const std::string& name, bool snapshot,
+                           const std::vector<uint32_t>& view) {
+    if (name.empty() || name.size() > kMaxNameBytes) {
+        return send_status(client, service, name.substr(0, kMaxNameBytes), 0,
+                           make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
+                                       wire::STATUS_INVALID_REQUEST, "item name missing or too long"));
+    }
+    if (!snapshot && client.subscriptions().size() >= client.limits().max_subscriptions) {
+        return send_status(client, service, name, 0,
+                           make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
+                                       wire::STATUS_LIMIT_REACHED,
+                                       "clients.max_subscriptions reached"));
+    }
+    CachedItem* item = cache_.find(service, name);
+    if (item && item->has_image) {
+        if (!snapshot) add_subscription(client, *item, view);
+        return send_image(client, *item, view, snapshot);
+    }
+    if (item && !snapshot && item->status.stream_state() != wire::STREAM_CLOSED) {
+        // Known item without a valid image: subscribe now, the image follows.
+        add_subscription(client, *item, view);
+        send_status(client, item->service_name, item->name, item->id, item->status);
+        return request_image_by_id(*item);
+    }
+    PendingImage* pending = nullptr;
+    switch (pending_.add(service, name, PendingSubscriber{&client, snapshot, view}, pending)) {
+        case PendingRequests::AddResult::kFirst: return request_image_by_name(*pending);
+        case PendingRequests::AddResult::kJoined: return;
+        case PendingRequests::AddResult::kLimitReached:
+            return send_status(client, service, name, 0,
+                               make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
+                                           wire::STATUS_LIMIT_REACHED,
+                                           "cache.max_pending_requests reached"));
+    }
+}
+
+bool Server::add_subscription(ClientSession& client, const CachedItem& item,
+                              const std::vector<uint32_t>& view) {
+    if (!subscriptions_.add(item.id, &client, view)) return false;  // already open: re-image only
+    client.subscriptions()[item.id] = view;
+    return true;
+}
+
+void Server::on_unsubscribe(ClientSession& client, uint64_t item_id) {
+    if (subscriptions_.remove(item_id, &client)) client.subscriptions().erase(item_id);
+}
+
+// ---- sending to clients --------------------------------------------------------------------
+
+void Server::send_image(ClientSession& client, const CachedItem& item,
+                        const std::vector<uint32_t>& view, bool snapshot) {
+    wire::Refresh refresh;
+    refresh.set_item_id(item.id);
+    refresh.set_item_seq(item.item_seq);
+    refresh.set_clear_cache(true);
+    refresh.set_solicited(true);
+    refresh.set_service_id(item.service_id);
+    refresh.set_service_name(item.service_name);
+    refresh.set_item_name(item.name);
+    *refresh.mutable_status() = item.status;
+    // A snapshot is one image and then the stream is finished.
+    if (snapshot) refresh.mutable_status()->set_stream_state(wire::STREAM_CLOSED);
+    if (view.empty()) {
+        *refresh.mutable_fields() = item.image;
+    } else {
+        proto::filter_fields(item.image, view, *refresh.mutable_fields());
+    }
+    client.deliver(FrameType::kRefresh, refresh);
+    ++counters_.refreshes_out;
+}
+
+void Server::fan_out_image(const CachedItem& item) {
+    const auto* groups = subscriptions_.find(item.id);
+    if (!groups) return;
+    for (const auto& group : *groups) {
+        wire::Refresh refresh;
+        refresh.set_item_id(item.id);
+        refresh.set_item_seq(item.item_seq);
+        refresh.set_clear_cache(true);
+        refresh.set_service_id(item.service_id);
+        refresh.set_service_name(item.service_name);
+        refresh.set_item_name(item.name);
+        *refresh.mutable_status() = item.status;
+        if (group.view.empty()) {
+            *refresh.mutable_fields() = item.image;
+        } else {
+            proto::filter_fields(item.image, group.view, *refresh.mutable_fields());
+        }
+        const std::string frame = proto::encode_frame_string(FrameType::kRefresh, refresh);
+        const auto bytes = std::span(reinterpret_cast<const uint8_t*>(frame.data()), frame.size());
+        for (ClientSession* client : group.clients) client->deliver(bytes);
+        counters_.refreshes_out += group.clients.size();
+    }
+}
+
+void Server::fan_out_status(const CachedItem& item) {
+    const auto* groups = subscriptions_.find(item.id);
+    if (!groups) return;
+    wire::ItemStatus status;
+    status.set_item_id(item.id);
+    status.set_service_id(item.service_id);
+    status.set_service_name(item.service_name);
+    status.set_item_name(item.name);
+    *status.mutable_status() = item.status;
+    const std::string frame = proto::encode_frame_string(FrameType::kItemStatus, status);
+    const auto bytes = std::span(reinterpret_cast<const uint8_t*>(frame.data()), frame.size());
+    for (const auto& group : *groups) {
+        for (ClientSession* client : group.clients) client->deliver(bytes);
+        counters_.statuses_out += group.clients.size();
+    }
+}
+
+void Server::send_status(ClientSession& client, const std::string& service,
+                         const std::string& name, uint64_t item_id, const wire::Status& status) {
+    wire::ItemStatus message;
+    message.set_item_id(item_id);
+    message.set_service_name(service);
+    message.set_item_name(name);
+    *message.mutable_status() = status;
+    client.deliver(FrameType::kItemStatus, message);
+    ++counters_.statuses_out;
+}
+
+// ---- backbone ------------------------------------------------------------------------------
+
+void Server::on_backbone_message(const proto::Frame& frame) {
+    switch (frame.type) {
+        case FrameType::kUpdate: return on_update(frame);
+        case FrameType::kRefresh: return on_refresh(frame);
+        case FrameType::kItemStatus: return on_item_status(frame);
+        case FrameType::kDirectory: return on_directory(frame);
+        default: ++counters_.malformed_messages;
+    }
+}
+
+// The hot path: parse once, merge once, then the same bytes to every subscriber.
+void Server::on_update(const proto::Frame& frame) {
+    if (!update_.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
+        ++counters_.malformed_messages;
+        return;
+    }
+    ++counters_.updates_in;
+    CachedItem* item = nullptr;
+    switch (cache_.apply_update(update_, item)) {
+        case ItemCache::Outcome::kApplied: break;
+        case ItemCache::Outcome::kItemGap:
+            ++counters_.item_gaps;
+            fan_out_status(*item);
+            request_image_by_id(*item);
+            return;
+        default: ++counters_.updates_dropped; return;
+    }
+    const auto* groups = subscriptions_.find(item->id);
+    if (!groups) return;
+    for (const auto& group : *groups) {
+        std::span<const uint8_t> bytes = frame.whole;
+        if (!group.view.empty()) {
+            // One encoding per distinct view. Updates touching none of its fields are skipped.
+            proto::filter_fields(update_.fields(), group.view, *view_update_.mutable_fields());
+            if (view_update_.fields().fields_size() == 0) continue;
+            view_update_.set_item_id(update_.item_id());
+            view_update_.set_item_seq(update_.item_seq());
+            view_update_.set_publish_time_ns(update_.publish_time_ns());
+            view_frame_.resize(proto::frame_bytes(view_update_));
+            proto::encode_frame(FrameType::kUpdate, view_update_,
+                                reinterpret_cast<uint8_t*>(view_frame_.data()));
+            bytes = std::span(reinterpret_cast<const uint8_t*>(view_frame_.data()), view_frame_.size());
+        }
+        for (ClientSession* client : group.clients) client->deliver(bytes);
+        counters_.updates_out += group.clients.size();
+    }
+}
+
+void Server::on_refresh(const proto::Frame& frame) {
+    wire::Refresh refresh;
+    if (!refresh.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) ||
+        refresh.item_id() == 0 || refresh.item_name().empty()) {
+        ++counters_.malformed_messages;
+        return;
+    }
+    ++counters_.refreshes_in;
+    CachedItem* item = nullptr;
+    const auto outcome = cache_.apply_refresh(refresh, item);
+    if (outcome == ItemCache::Outcome::kLimitReached) {
+        ++counters_.cache_full;
+        wire::ItemStatus refused;
+        refused.set_service_name(refresh.service_name());
+        refused.set_item_name(refresh.item_name());
+        *refused.mutable_status() = make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
+                                                wire::STATUS_LIMIT_REACHED,
+                                                "cache.max_items reached on this server");
+        return answer_pending(refused);
+    }
+    if (outcome == ItemCache::Outcome::kApplied) {
+        recovering_.erase(item->id);
+        fan_out_image(*item);
+    }
+    serve_pending(*item);
+}
+
+void Server::serve_pending(const CachedItem& item) {
+    auto pending = pending_.take(item.service_name, item.name);
+    if (!pending) return;
+    for (const auto& waiting : pending->waiting) {
+        if (!waiting.client->is_open()) continue;
+        if (!waiting.snapshot) add_subscription(*waiting.client, item, waiting.view);
+        send_image(*waiting.client, item, waiting.view, waiting.snapshot);
+    }
+}
+
+void Server::on_item_status(const proto::Frame& frame) {
+    wire::ItemStatus status;
+    if (!status.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
+        ++counters_.malformed_messages;
+        return;
+    }
+    ++counters_.statuses_in;
+    CachedItem* item = nullptr;
+    if (status.item_id() != 0 && cache_.apply_status(status, item) == ItemCache::Outcome::kApplied) {
+        fan_out_status(*item);
+        if (status.status().stream_state() == wire::STREAM_CLOSED) drop_subscriptions(item->id);
+    }
+    answer_pending(status);
+}
+
+// Tells clients waiting for an image by name what upstream said instead.
+void Server::answer_pending(const wire::ItemStatus& status) {
+    if (status.status().stream_state() != wire::STREAM_CLOSED) {
+        return;  // still open (e.g. recovering): keep waiting; retries tell them if it drags on
+    }
+    auto pending = pending_.take(status.service_name(), status.item_name());
+    if (!pending) return;
+    for (const auto& waiting : pending->waiting) {
+        send_status(*waiting.client, status.service_name(), status.item_name(), status.item_id(),
+                    status.status());
+    }
+}
+
+void Server::drop_subscriptions(uint64_t item_id) {
+    for (auto& group : subscriptions_.take(item_id)) {
+        for (ClientSession* client : group.clients) client->subscriptions().erase(item_id);
+    }
+    recovering_.erase(item_id);
+}
+
+void Server::on_directory(const proto::Frame& frame) {
+    wire::Directory directory;
+    if (!directory.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
+        ++counters_.malformed_messages;
+        return;
+    }
+    directory_known_ = true;
+    for (const auto& info : directory.services()) {
+        const auto previous = directory_.find(info.service_id());
+        const bool went_down = info.state() == wire::SERVICE_DOWN &&
+                               (previous == directory_.end() || previous->second.state() == wire::SERVICE_UP);
+        if (previous == directory_.end() || previous->second.state() != info.state()) {
+            log_->info("service {} ({}) is {}", info.name(), info.service_id(),
+                       info.state() == wire::SERVICE_UP ? "up" : "down");
+        }
+        directory_[info.service_id()] = info;
+        if (!went_down) continue;
+        cache_.for_each([&](CachedItem& item) {
+            if (item.service_id != info.service_id()) return;
+            ItemCache::invalidate(item, wire::STATUS_SOURCE_DOWN,
+                                  "service " + info.name() + " is down: its source went away");
+            fan_out_status(item);
+        });
+    }
+}
+
+void Server::mark_suspect_and_recover(CachedItem& item, wire::StatusCode code,
+                                      const std::string& text) {
+    ItemCache::invalidate(item, code, text);
+    if (!subscriptions_.find(item.id)) return;
+    fan_out_status(item);
+    request_image_by_id(item);
+}
+
+void Server::on_backbone_gap(uint64_t from, uint64_t to) {
+    // Without repair (see the reliability issue) any item may have missed
+    // updates: every item goes suspect, subscribed ones are re-imaged.
+    const std::string text = "backbone packets " + std::to_string(from) + ".." +
+                             std::to_string(to - 1) + " lost";
+    cache_.for_each([&](CachedItem& item) {
+        mark_suspect_and_recover(item, wire::STATUS_UNRECOVERABLE_LOSS, text);
+    });
+}
+
+void Server::on_source_reset(uint64_t previous_epoch, uint64_t epoch) {
+    directory_.clear();
+    directory_known_ = false;
+    recovering_.clear();
+    if (previous_epoch == 0) return;  // first join
+    // Item ids of the old epoch are void: tell subscribers, then wait for the
+    // new source's images by name.
+    const wire::Status reset = make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT,
+                                           wire::STATUS_SOURCE_RESET,
+                                           "the distributor restarted; waiting for a fresh image");
+    cache_.for_each([&](CachedItem& item) {
+        item.status = reset;
+        fan_out_status(item);
+        for (auto& group : subscriptions_.take(item.id)) {
+            for (ClientSession* client : group.clients) {
+                client->subscriptions().erase(item.id);
+                PendingImage* pending = nullptr;
+                pending_.add(item.service_name, item.name, PendingSubscriber{client, false, group.view},
+                             pending);
+            }
+        }
+    });
+    cache_.clear();
+    for (PendingImage* pending : pending_.all()) pending->last_request_ns = 0;
+    log_->warn("source reset: epoch {:016x} -> {:016x}; {} item names waiting for new images",
+               previous_epoch, epoch, pending_.size());
+}
+
+void Server::on_control_ready() {
+    backbone_.query_directory();
+    for (PendingImage* pending : pending_.all()) request_image_by_name(*pending);
+}
+
+void Server::request_image_by_id(CachedItem& item) {
+    recovering_.insert(item.id);
+    wire::ImageRequest request;
+    request.set_item_id(item.id);
+    request.set_service_id(item.service_id);
+    item.image_requested = backbone_.request_image(request);
+}
+
+void Server::request_image_by_name(PendingImage& pending) {
+    wire::ImageRequest request;
+    request.set_service_name(pending.service_name);
+    request.set_item_name(pending.item_name);
+    if (backbone_.request_image(request)) {
+        pending.last_request_ns = monotonic_ns();
+        ++pending.attempts;
+    }
+}
+
+// ---- housekeeping --------------------------------------------------------------------------
+
+void Server::on_housekeeping() {
+    const int64_t now = monotonic_ns();
+    check_client_timeouts(now);
+    retry_image_requests(now);
+    if (backbone_.control_ready() && !directory_known_) backbone_.query_directory();
+    if (now - last_counter_log_ns_ >= 10'000'000'000) {
+        last_counter_log_ns_ = now;
+        log_counters(spdlog::level::debug);
+    }
+}
+
+void Server::check_client_timeouts(int64_t now) {
+    for (auto& [id, client] : clients_) {
+        if (!client->is_open()) continue;
+        const int64_t silent_ms = (now - client->connection().last_input_ns()) / 1'000'000;
+        if (!client->logged_in() && silent_ms >= config_.clients_login_timeout_ms) {
+            client->connection().close(CloseReason::kAuthFailed,
+                                       "no login within clients.login_timeout_ms");
+        } else if (config_.clients_idle_timeout_ms > 0 && silent_ms >= config_.clients_idle_timeout_ms) {
+            client->connection().close(CloseReason::kIdleTimeout,
+                                       "silent for " + std::to_string(silent_ms) + " ms");
+        }
+    }
+}
+
+void Server::retry_image_requests(int64_t now) {
+    if (!backbone_.control_ready()) return;
+    const int64_t timeout = int64_t{config_.backbone_image_request_timeout_ms} * 1'000'000;
+    for (PendingImage* pending : pending_.overdue(now, timeout)) {
+        if (pending->attempts >= 2 && !pending->told_recovering) {
+            pending->told_recovering = true;
+            const auto status = make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT,
+                                            wire::STATUS_RECOVERING,
+                                            "no image from upstream yet; still asking");
+            for (const auto& waiting : pending->waiting) {
+                send_status(*waiting.client, pending->service_name, pending->item_name, 0, status);
+            }
+        }
+        request_image_by_name(*pending);
+    }
+    if (now - last_recovery_request_ns_ < timeout) return;
+    last_recovery_request_ns_ = now;
+    for (uint64_t id : recovering_) {
+        if (CachedItem* item = cache_.find(id)) {
+            wire::ImageRequest request;
+            request.set_item_id(item->id);
+            request.set_service_id(item->service_id);
+            backbone_.request_image(request);
+        }
+    }
+}
+
+void Server::log_counters(spdlog::level::level_enum level) {
+    const auto& b = backbone_.counters();
+    const auto& s = backbone_.sequence_counters();
+    const auto& c = counters_;
+    log_->log(level,
+              "clients={} items={} subscribed_items={} pending={} in: packets={} refreshes={} "
+              "updates={} statuses={} heartbeats={} gaps={} lost_packets={} duplicates={} "
+              "malformed_packets={} malformed_messages={} item_gaps={} dropped={} out: refreshes={} "
+              "updates={} statuses={} slow_consumers={} refused={} flush_rounds={}",
+              clients_.size(), cache_.size(), subscriptions_.item_count(), pending_.size(),
+              b.packets_received, c.refreshes_in, c.updates_in, c.statuses_in,
+              b.heartbeats_received, s.gaps, s.lost_packets, s.duplicates, b.malformed_packets,
+              c.malformed_messages, c.item_gaps, c.updates_dropped, c.refreshes_out, c.updates_out,
+              c.statuses_out, c.slow_consumers, c.clients_refused, flusher_.flush_rounds());
+}
+
+void Server::shutdown(const std::string& why) {
+    log_->info("shutting down: {}", why);
+    shutting_down_ = true;
+    listener_.disable();
+    for (auto& [id, client] : clients_) {
+        if (client->is_open()) client->connection().close(CloseReason::kShutdown, "server shutting down");
+    }
+    log_counters(spdlog::level::info);
+    loop_.stop();
+}
+
+}  // namespace mdcast::server

@@ -1,0 +1,126 @@
+// The fanout server process (one instance of possibly several on a host): owns
+// the event loop's components and implements the item side of the protocol.
+//
+//   backbone -> ItemCache (parse once, merge) -> SubscriptionTable -> clients
+//
+// An update is parsed once to apply it to the cache; subscribers without a view
+// get the exact bytes from the backbone, and each distinct view is encoded once.
+// Loss, a source going down, or a distributor restart reach every affected
+// subscriber as a suspect status, followed by a fresh image when one arrives.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "common/event_loop.h"
+#include "common/flush_scheduler.h"
+#include "common/tcp_listener.h"
+#include "server/backbone_receiver.h"
+#include "server/client_session.h"
+#include "server/item_cache.h"
+#include "server/pending_requests.h"
+#include "server/server_config.h"
+#include "server/subscription_table.h"
+
+namespace mdcast::server {
+
+struct ServerCounters {
+    uint64_t refreshes_in = 0;
+    uint64_t updates_in = 0;
+    uint64_t statuses_in = 0;
+    uint64_t malformed_messages = 0;
+    uint64_t updates_dropped = 0;  // stale, no image, unknown item
+    uint64_t item_gaps = 0;
+    uint64_t refreshes_out = 0;
+    uint64_t updates_out = 0;
+    uint64_t statuses_out = 0;
+    uint64_t slow_consumers = 0;
+    uint64_t clients_accepted = 0;
+    uint64_t clients_refused = 0;
+    uint64_t cache_full = 0;
+};
+
+class Server final : public BackboneReceiver::Handler, public ClientSession::Owner {
+public:
+    // Binds every socket; throws std::runtime_error naming what failed.
+    Server(EventLoop& loop, const ServerConfig& config);
+    ~Server();
+
+    // Stops accepting, tells every client (so the SDK fails over at once), stops the loop.
+    void shutdown(const std::string& why);
+    uint16_t client_port() const { return listener_.port(); }
+
+    void on_backbone_message(const proto::Frame& frame) override;
+    void on_backbone_gap(uint64_t from, uint64_t to) override;
+    void on_source_reset(uint64_t previous_epoch, uint64_t epoch) override;
+    void on_control_ready() override;
+
+    void on_subscribe(ClientSession& client, const wire::Subscribe& request) override;
+    void on_unsubscribe(ClientSession& client, uint64_t item_id) override;
+    void on_directory_request(ClientSession& client) override;
+    void on_client_closed(ClientSession& client, CloseReason reason) override;
+
+private:
+    using Subscriptions = SubscriptionTable<ClientSession>;
+
+    void on_accept(int fd, std::string peer);
+    void on_refresh(const proto::Frame& frame);
+    void on_update(const proto::Frame& frame);
+    void on_item_status(const proto::Frame& frame);
+    void on_directory(const proto::Frame& frame);
+
+    void subscribe_one(ClientSession& client, const std::string& service, const std::string& name,
+                       bool snapshot, const std::vector<uint32_t>& view);
+    bool add_subscription(ClientSession& client, const CachedItem& item,
+                          const std::vector<uint32_t>& view);
+    void drop_subscriptions(uint64_t item_id);
+    void send_image(ClientSession& client, const CachedItem& item, const std::vector<uint32_t>& view,
+                    bool snapshot);
+    void fan_out_image(const CachedItem& item);
+    void fan_out_status(const CachedItem& item);
+    void send_status(ClientSession& client, const std::string& service, const std::string& name,
+                     uint64_t item_id, const wire::Status& status);
+    void serve_pending(const CachedItem& item);
+    void answer_pending(const wire::ItemStatus& status);
+    void mark_suspect_and_recover(CachedItem& item, wire::StatusCode code, const std::string& text);
+    void request_image_by_id(CachedItem& item);
+    void request_image_by_name(PendingImage& pending);
+
+    void on_housekeeping();
+    void check_client_timeouts(int64_t now);
+    void retry_image_requests(int64_t now);
+    void reap_closed();
+    void log_counters(spdlog::level::level_enum level);
+
+    EventLoop& loop_;
+    ServerConfig config_;
+    std::string server_id_;
+    std::shared_ptr<spdlog::logger> log_;
+    FlushScheduler flusher_;
+    ItemCache cache_;
+    Subscriptions subscriptions_;
+    PendingRequests pending_;
+    std::unordered_set<uint64_t> recovering_;  // subscribed items waiting for an image
+    int64_t last_recovery_request_ns_ = 0;
+    std::unordered_map<uint32_t, wire::ServiceInfo> directory_;
+    bool directory_known_ = false;
+    BackboneReceiver backbone_;
+    TcpListener listener_;
+    std::unordered_map<uint64_t, std::unique_ptr<ClientSession>> clients_;
+    std::vector<uint64_t> closed_clients_;
+    Trigger reaper_;
+    Timer housekeeping_;
+    ServerCounters counters_;
+    uint64_t next_connection_id_ = 1;
+    int64_t last_counter_log_ns_ = 0;
+    bool shutting_down_ = false;
+    // Reused on the hot path to avoid an allocation per message.
+    wire::Update update_;
+    wire::Update view_update_;
+    std::string view_frame_;
+};
+
+}  // namespace mdcast::server

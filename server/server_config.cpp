@@ -1,0 +1,86 @@
+#include "server/server_config.h"
+
+#include "common/logging.h"
+
+namespace mdcast::server {
+
+namespace {
+
+void add_client_keys(config::Schema<ServerConfig>& s) {
+    using C = ServerConfig;
+    s.address("clients.address", &C::clients_address, "127.0.0.1",
+              "Address the client listener binds to.");
+    s.integer<uint16_t>("clients.port", &C::clients_port, 14002, 0, 65535,
+                        "TCP port for clients of instance 1; instance N uses port + N - 1 "
+                        "(0: pick a free port and log it).");
+    s.integer<uint32_t>("clients.max_connections", &C::clients_max_connections, 1000, 1, 1000000,
+                        "Client connections accepted at once; more are refused with a reason.");
+    s.integer<uint32_t>("clients.max_frame_bytes", &C::clients_max_frame_bytes, 65536, 256,
+                        16 << 20, "Largest frame body a client may send.");
+    s.integer<uint32_t>("clients.max_items_per_request", &C::clients_max_items_per_request, 10000,
+                        1, 1000000, "Item names in one (batch) subscribe request.");
+    s.integer<uint32_t>("clients.max_subscriptions", &C::clients_max_subscriptions, 100000, 1,
+                        10000000, "Open items per client connection.");
+    s.integer<uint32_t>("clients.heartbeat_interval_ms", &C::clients_heartbeat_interval_ms, 5000,
+                        100, 600000, "Clients are asked to ping at least this often.");
+    s.integer<uint32_t>("clients.idle_timeout_ms", &C::clients_idle_timeout_ms, 15000, 0, 3600000,
+                        "Close a client silent for this long (0: never).");
+    s.integer<uint32_t>("clients.login_timeout_ms", &C::clients_login_timeout_ms, 5000, 100,
+                        600000, "A client must log in within this time.");
+}
+
+void add_output_keys(config::Schema<ServerConfig>& s) {
+    using C = ServerConfig;
+    s.integer<uint64_t>("output.max_bytes", &C::output_max_bytes, 8 << 20, 4096, 1ull << 32,
+                        "Output queued to one client before it is a slow consumer and is "
+                        "disconnected (the seed's maxOutputBuffers, in bytes).");
+    s.boolean("output.timed_writes", &C::output_timed_writes, false,
+              "true: coalesce output and write every output.flush_interval_ms (throughput); "
+              "false: write at the end of each loop iteration (latency).");
+    s.integer<uint32_t>("output.flush_interval_ms", &C::output_flush_interval_ms, 10, 1, 10000,
+                        "Flush period when output.timed_writes is true (the seed's flushInterval).");
+}
+
+void add_backbone_keys(config::Schema<ServerConfig>& s) {
+    using C = ServerConfig;
+    s.address("backbone.group", &C::backbone_group, "239.192.10.1",
+              "IPv4 multicast group of the backbone to join.");
+    s.integer<uint16_t>("backbone.port", &C::backbone_port, 15001, 1, 65535,
+                        "UDP port of the backbone group.");
+    s.address("backbone.interface", &C::backbone_interface, "127.0.0.1",
+              "Local address of the interface to join on (127.0.0.1: local mode).");
+    s.integer<uint32_t>("backbone.receive_buffer_bytes", &C::backbone_receive_buffer_bytes,
+                        8 << 20, 0, 1 << 30,
+                        "SO_RCVBUF of the multicast socket; raise net.core.rmem_max to match.");
+    s.integer<uint32_t>("backbone.max_datagram_bytes", &C::backbone_max_datagram_bytes, 65507,
+                        256, 65507, "Largest datagram accepted.");
+    s.integer<uint32_t>("backbone.image_request_timeout_ms",
+                        &C::backbone_image_request_timeout_ms, 1000, 10, 60000,
+                        "Resend an unanswered image request after this long.");
+}
+
+config::Schema<ServerConfig> build_schema() {
+    using C = ServerConfig;
+    config::Schema<C> s("mdcast-server");
+    s.choice("log.level", &C::log_level, "info", log::kLevelNames,
+             "Log level; each -v on the command line makes it one step more verbose.");
+    add_client_keys(s);
+    add_output_keys(s);
+    add_backbone_keys(s);
+    s.integer<uint64_t>("cache.max_items", &C::cache_max_items, 1000000, 1, 100000000,
+                        "Items held in the cache; beyond it new items are refused.");
+    s.integer<uint64_t>("cache.hash_table_size", &C::cache_hash_table_size, 100003, 1, 100000000,
+                        "Initial buckets of the item table (the seed's hashTableSize).");
+    s.integer<uint32_t>("cache.max_pending_requests", &C::cache_max_pending_requests, 100000, 1,
+                        10000000, "Item names waiting for an image from upstream.");
+    return s;
+}
+
+}  // namespace
+
+const config::Schema<ServerConfig>& server_schema() {
+    static const config::Schema<ServerConfig> schema = build_schema();
+    return schema;
+}
+
+}  // namespace mdcast::server

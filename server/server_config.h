@@ -1,0 +1,56 @@
+// mdcast-server configuration: the plain struct and its one schema.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/config_schema.h"
+#include "common/udp_socket.h"
+
+namespace mdcast::server {
+
+struct ServerConfig {
+    std::string log_level;
+    uint32_t instance = 1;  // from --instance; not a config key
+
+    // Client listener. Instance N listens on clients.port + N - 1.
+    std::string clients_address;
+    uint16_t clients_port = 0;
+    uint32_t clients_max_connections = 0;
+    uint32_t clients_max_frame_bytes = 0;
+    uint32_t clients_max_items_per_request = 0;
+    uint32_t clients_max_subscriptions = 0;
+    uint32_t clients_heartbeat_interval_ms = 0;
+    uint32_t clients_idle_timeout_ms = 0;
+    uint32_t clients_login_timeout_ms = 0;
+
+    // Output to clients.
+    uint64_t output_max_bytes = 0;
+    bool output_timed_writes = false;
+    uint32_t output_flush_interval_ms = 0;
+
+    // Backbone (multicast in, control out).
+    std::string backbone_group;
+    uint16_t backbone_port = 0;
+    std::string backbone_interface;
+    uint32_t backbone_receive_buffer_bytes = 0;
+    uint32_t backbone_max_datagram_bytes = 0;
+    uint32_t backbone_image_request_timeout_ms = 0;
+
+    // Item cache.
+    uint64_t cache_max_items = 0;
+    uint64_t cache_hash_table_size = 0;
+    uint32_t cache_max_pending_requests = 0;
+
+    MulticastEndpoint multicast_endpoint() const {
+        return {backbone_group, backbone_port, backbone_interface, 0, true};
+    }
+    // Applies the documented instance rule; 0 stays 0 (pick a free port).
+    uint16_t instance_client_port() const {
+        return clients_port == 0 ? 0 : static_cast<uint16_t>(clients_port + instance - 1);
+    }
+};
+
+const config::Schema<ServerConfig>& server_schema();
+
+}  // namespace mdcast::server

@@ -1,0 +1,82 @@
+// Who is subscribed to which item, grouped by view (field subset).
+//
+// Each item keeps one group per distinct view, so an update is filtered and
+// encoded once per view, not once per client; the group with no view gets the
+// original bytes. Header-only so tests can use any client type.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace mdcast::server {
+
+template <class Client>
+class SubscriptionTable {
+public:
+    struct Group {
+        std::vector<uint32_t> view;  // sorted field ids; empty: all fields
+        std::vector<Client*> clients;
+    };
+
+    // False when the client already holds this item (in any view).
+    bool add(uint64_t item_id, Client* client, const std::vector<uint32_t>& view) {
+        auto& groups = items_[item_id];
+        for (const auto& group : groups) {
+            if (std::find(group.clients.begin(), group.clients.end(), client) != group.clients.end()) {
+                return false;
+            }
+        }
+        auto it = std::find_if(groups.begin(), groups.end(),
+                               [&](const Group& g) { return g.view == view; });
+        if (it == groups.end()) it = groups.insert(groups.end(), Group{view, {}});
+        it->clients.push_back(client);
+        return true;
+    }
+
+    bool remove(uint64_t item_id, Client* client) {
+        const auto found = items_.find(item_id);
+        if (found == items_.end()) return false;
+        auto& groups = found->second;
+        for (auto g = groups.begin(); g != groups.end(); ++g) {
+            const auto c = std::find(g->clients.begin(), g->clients.end(), client);
+            if (c == g->clients.end()) continue;
+            g->clients.erase(c);
+            if (g->clients.empty()) groups.erase(g);
+            if (groups.empty()) items_.erase(found);
+            return true;
+        }
+        return false;
+    }
+
+    const std::vector<Group>* find(uint64_t item_id) const {
+        const auto it = items_.find(item_id);
+        return it == items_.end() ? nullptr : &it->second;
+    }
+
+    std::vector<Group> take(uint64_t item_id) {
+        std::vector<Group> groups;
+        const auto it = items_.find(item_id);
+        if (it != items_.end()) {
+            groups = std::move(it->second);
+            items_.erase(it);
+        }
+        return groups;
+    }
+
+    std::vector<uint64_t> item_ids() const {
+        std::vector<uint64_t> ids;
+        ids.reserve(items_.size());
+        for (const auto& [id, groups] : items_) ids.push_back(id);
+        return ids;
+    }
+
+    void clear() { items_.clear(); }
+    size_t item_count() const { return items_.size(); }
+
+private:
+    std::unordered_map<uint64_t, std::vector<Group>> items_;
+};
+
+}  // namespace mdcast::server

@@ -1,0 +1,43 @@
+// Renders what mdcast-client receives as human-readable lines or JSON lines
+// (one object per line; the format is documented in docs/tools.md).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "proto/field_dictionary.h"
+#include "wire/common.pb.h"
+
+namespace mdcast::tools {
+
+enum class OutputFormat { kText, kJson, kNone };
+
+class ItemPrinter {
+public:
+    ItemPrinter(OutputFormat format, const proto::FieldDictionary& dictionary, std::FILE* out);
+
+    void refresh(int connection, const wire::v1::Refresh& refresh);
+    void update(int connection, const std::string& service, const std::string& item,
+                const wire::v1::Update& update, int64_t latency_ns);
+    void status(int connection, const std::string& service, const std::string& item,
+                const wire::v1::ItemStatus& status);
+    void closed(int connection, const std::string& reason, const std::string& text);
+    // Raw JSON object text (already formatted), e.g. the summary.
+    void json_line(const std::string& object);
+    bool enabled() const { return format_ != OutputFormat::kNone; }
+    OutputFormat format() const { return format_; }
+
+private:
+    std::string fields_json(const wire::v1::FieldList& fields) const;
+    std::string fields_text(const wire::v1::FieldList& fields) const;
+    std::string field_name(uint32_t id) const;
+    static std::string status_text(const wire::v1::Status& status);
+    static std::string status_json(const wire::v1::Status& status);
+
+    OutputFormat format_;
+    const proto::FieldDictionary& dictionary_;
+    std::FILE* out_;
+};
+
+}  // namespace mdcast::tools

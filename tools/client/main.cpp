@@ -1,0 +1,112 @@
+// mdcast-client: test client (see client_app.h).
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "client_app.h"
+#include "common/command_line.h"
+#include "common/host_port.h"
+#include "common/logging.h"
+#include "tools/sample_items.h"
+
+namespace {
+
+std::vector<std::string> split(const std::string& text) {
+    std::vector<std::string> parts;
+    std::stringstream in(text);
+    std::string part;
+    while (std::getline(in, part, ',')) {
+        if (!part.empty()) parts.push_back(part);
+    }
+    return parts;
+}
+
+// The dictionary: --dictionary, else $MDCAST_DICTIONARY, /etc/mdcast, then the source tree.
+std::string find_dictionary(const std::string& given) {
+    if (!given.empty()) return given;
+    if (const char* env = std::getenv("MDCAST_DICTIONARY")) return env;
+    for (const char* candidate : {"/etc/mdcast/fields.dict", MDCAST_SOURCE_ETC "/fields.dict"}) {
+        if (std::filesystem::exists(candidate)) return candidate;
+    }
+    return MDCAST_SOURCE_ETC "/fields.dict";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace mdcast;
+    tools::ClientOptions options;
+    std::string server = "127.0.0.1:14002", item_list, view_names, output = "text";
+    std::string dictionary_path, log_level = "info", prefix = "ITEM";
+    int64_t item_count = 0;
+    int verbosity = 0;
+    cli::CommandLine command_line(
+        "mdcast-client",
+        "Subscribes to items on an mdcast-server over one or more connections, prints what "
+        "arrives (text or JSON lines), checks per-item sequence numbers and measures latency "
+        "from the publish stamp. Prints a JSON summary at the end.");
+    command_line.option("server", &server, "HOST:PORT", "Server client port")
+        .option("connections", &options.connections, "N", "Connections, each subscribing every item", 1, 100000)
+        .option("service", &options.service, "NAME", "Service of the items")
+        .option("items", &item_list, "A,B,...", "Comma-separated item names")
+        .option("item-count", &item_count, "N", "Subscribe PREFIX000000 .. PREFIX(N-1)", 0, 10'000'000)
+        .option("item-prefix", &prefix, "TEXT", "Prefix for --item-count names")
+        .flag("snapshot", &options.snapshot, "One image per item, no updates")
+        .option("view", &view_names, "F1,F2,...", "Only these fields (dictionary names)")
+        .option("output", &output, "FORMAT", "text, json or none")
+        .option("duration", &options.duration_s, "SECONDS", "Run time (0: until SIGINT/--count)", 0, 1e7)
+        .option("count", &options.count, "N", "Stop after N updates in all", 0, INT64_MAX)
+        .option("stats-interval", &options.stats_interval_s, "SECONDS", "Periodic stats line on stderr (0: off)", 0, 3600)
+        .option("dictionary", &dictionary_path, "FILE", "Field dictionary (default: etc/fields.dict)")
+        .option("user", &options.session.user, "NAME", "User name for the login")
+        .option("log-level", &log_level, "LEVEL", "trace, debug, info, warn, error")
+        .counter('v', "verbose", &verbosity, "More logging");
+    const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
+    if (outcome != cli::CommandLine::Outcome::kRun) {
+        return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
+    }
+    const auto fail = [](const std::string& message) {
+        std::cerr << "mdcast-client: error: " << message << "\n";
+        return 2;
+    };
+    HostPort endpoint;
+    if (!parse_host_port(server, endpoint)) return fail("--server must be HOST:PORT, got '" + server + "'");
+    options.session.host = endpoint.host;
+    options.session.port = endpoint.port;
+    options.session.application_id = "mdcast-client";
+    options.items = split(item_list);
+    for (int64_t i = 0; i < item_count; ++i) options.items.push_back(tools::item_name(prefix, static_cast<uint64_t>(i)));
+    if (options.items.empty()) return fail("no items: use --items or --item-count");
+    tools::OutputFormat format;
+    if (output == "text") format = tools::OutputFormat::kText;
+    else if (output == "json") format = tools::OutputFormat::kJson;
+    else if (output == "none") format = tools::OutputFormat::kNone;
+    else return fail("--output must be text, json or none");
+    proto::FieldDictionary dictionary;
+    try {
+        dictionary = proto::FieldDictionary::load_file(find_dictionary(dictionary_path));
+    } catch (const std::exception& error) {
+        return fail(error.what());
+    }
+    for (const auto& name : split(view_names)) {
+        const auto* field = dictionary.find(name);
+        if (!field) return fail("--view: no field named '" + name + "' in the dictionary");
+        options.view.push_back(field->id);
+    }
+    log::init("mdcast-client", log_level, verbosity);
+    std::signal(SIGPIPE, SIG_IGN);
+    EventLoop loop;
+    tools::ItemPrinter printer(format, dictionary, stdout);
+    tools::ClientApp app(loop, options, printer);
+    std::string error;
+    if (!app.start(error)) {
+        log::get("client")->error("{}", error);
+        return 1;
+    }
+    loop.on_signal(SIGINT, [&] { app.stop("SIGINT"); });
+    loop.on_signal(SIGTERM, [&] { app.stop("SIGTERM"); });
+    loop.run();
+    return app.exit_code();
+}

@@ -1,0 +1,85 @@
+// mdcast-source: a publisher that drives load (the seed's sink_driven_src).
+//
+// Logs in to the distributor, announces one broadcast service, registers N
+// items, sends each a refresh, then publishes updates at a paced rate,
+// round-robin over the items, each stamped with its publish time.
+//
+// Names and values are the deterministic samples of tools/sample_items.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/event_loop.h"
+#include "common/flush_scheduler.h"
+#include "common/logging.h"
+#include "mdcast/session.h"
+#include "update_schedule.h"
+#include "wire/common.pb.h"
+
+namespace mdcast::tools {
+
+struct SourceOptions {
+    sdk::SessionOptions session;
+    std::string service = "MDCAST";
+    std::string item_prefix = "ITEM";
+    int64_t items = 100;
+    double rate = 1000;          // updates per second over all items
+    double duration_s = 10;      // 0: until SIGINT/SIGTERM
+    int64_t tick_us = 1000;
+    int64_t max_batch = 10000;   // per tick
+    bool stamp = true;           // embed the publish time
+};
+
+class SourceApp final : public sdk::Session::Listener {
+public:
+    SourceApp(EventLoop& loop, SourceOptions options);
+    // Connects; false with `error` set when the distributor cannot be reached.
+    bool start(std::string& error);
+    void stop(const std::string& why);
+    int exit_code() const { return exit_code_; }
+
+    void on_logged_in(sdk::Session& session, const wire::v1::LoginResponse& response) override;
+    void on_session_frame(sdk::Session& session, const proto::Frame& frame) override;
+    void on_session_closed(sdk::Session& session, CloseReason reason, const std::string& text) override;
+
+private:
+    struct Item {
+        std::string name;
+        uint64_t id = 0;
+        uint64_t seq = 0;
+    };
+
+    void on_announce_response(const proto::Frame& frame);
+    void on_items_registered(const proto::Frame& frame);
+    void on_item_status(const proto::Frame& frame);
+    void begin_publishing();
+    void on_tick();
+    void publish_one();
+    void report(spdlog::level::level_enum level);
+    void drain();
+
+    EventLoop& loop_;
+    SourceOptions options_;
+    FlushScheduler flusher_;
+    sdk::Session session_;
+    Timer tick_timer_;
+    Timer stop_timer_;
+    Timer drain_timer_;
+    int64_t drain_deadline_ns_ = 0;
+    UpdateSchedule schedule_;
+    std::vector<Item> items_;
+    uint32_t service_id_ = 0;
+    size_t registered_ = 0;
+    size_t next_item_ = 0;
+    int64_t started_ns_ = 0;
+    uint64_t rejected_ = 0;
+    int exit_code_ = 0;
+    bool stopping_ = false;
+    std::shared_ptr<spdlog::logger> log_;
+    wire::v1::Update update_;
+    std::string frame_;
+};
+
+}  // namespace mdcast::tools
