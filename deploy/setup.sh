@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# mdcast set-up: installs the Debian 12 packages the build needs (only those
+# missing), builds, then either runs a local stack or the whole test suite.
+#
+#   deploy/setup.sh run          install, build, run a local stack for a while, print its numbers
+#   deploy/setup.sh test         install, build, run every test (ctest)
+#   deploy/setup.sh test --sanitize   the same with AddressSanitizer + UBSan (build-asan/)
+#   deploy/setup.sh build        install and build only
+#
+# Run as root on a fresh machine (it calls apt-get), or as a user when the
+# packages are already there.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+mode=${1:-build}
+sanitize=0
+[[ "${2:-}" == "--sanitize" ]] && sanitize=1
+
+packages=(g++ cmake ninja-build pkg-config libevent-dev libssl-dev libprotobuf-dev
+          protobuf-compiler libspdlog-dev libyaml-cpp-dev catch2 python3 iproute2)
+
+install_missing() {
+    local missing=()
+    for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [[ ${#missing[@]} -eq 0 ]] && return 0
+    if [[ $(id -u) -ne 0 ]]; then
+        echo "setup: missing packages: ${missing[*]} (run as root to install them)" >&2
+        exit 1
+    fi
+    echo "setup: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q --no-install-recommends "${missing[@]}" ||
+        { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; }
+}
+
+build() {
+    local dir=$1; shift
+    cmake -S "$here" -B "$dir" -G Ninja "$@" >/dev/null
+    cmake --build "$dir" -j "$(nproc)"
+}
+
+install_missing
+if [[ $sanitize -eq 1 ]]; then
+    build_dir="$here/build-asan"
+    build "$build_dir" -DCMAKE_BUILD_TYPE=Debug -DMDCAST_SANITIZE=ON
+else
+    build_dir="$here/build"
+    build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+fi
+
+case "$mode" in
+    build) ;;
+    test)
+        cd "$build_dir"
+        ctest --output-on-failure -j "$(nproc)" --timeout 600
+        ;;
+    run)
+        "$here/tools/run-local-stack.sh" "$build_dir"
+        ;;
+    *)
+        echo "usage: $0 run|test|build [--sanitize]" >&2
+        exit 2
+        ;;
+esac

@@ -1,0 +1,231 @@
+"""Integration-test harness: starts the real mdcast binaries on loopback.
+
+Every test gets free TCP/UDP ports, its own multicast group (so tests running
+in parallel never hear each other), a temporary directory for configs and
+logs, and a deadline. Processes are stopped by PID at the end, even when the
+test fails; their logs are printed on failure.
+"""
+import json
+import os
+import random
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = {
+    "distributor": os.environ.get("MDCAST_DISTRIBUTOR", "mdcast-distributor"),
+    "server": os.environ.get("MDCAST_SERVER", "mdcast-server"),
+    "source": os.environ.get("MDCAST_SOURCE", "mdcast-source"),
+    "client": os.environ.get("MDCAST_CLIENT", "mdcast-client"),
+}
+ETC = os.environ.get("MDCAST_ETC", os.path.join(os.path.dirname(__file__), "../../etc"))
+
+
+def free_port(kind=socket.SOCK_STREAM):
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Process:
+    def __init__(self, name, argv, log_path, stdout_path=None):
+        self.name = name
+        self.log_path = log_path
+        self.stdout_path = stdout_path
+        self.log = open(log_path, "wb")
+        self.out = open(stdout_path, "wb") if stdout_path else self.log
+        self.popen = subprocess.Popen(argv, stdout=self.out, stderr=self.log)
+
+    def wait(self, timeout):
+        return self.popen.wait(timeout=timeout)
+
+    def stop(self):
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+        self.log.close()
+        if self.out is not self.log:
+            self.out.close()
+
+    def log_text(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def json_lines(self):
+        with open(self.stdout_path, "rb") as f:
+            return [json.loads(line) for line in f.read().decode().splitlines() if line.strip()]
+
+
+class Stack:
+    """A distributor and servers with test-private ports and multicast group."""
+
+    def __init__(self, name):
+        self.dir = tempfile.mkdtemp(prefix=f"mdcast-{name}-")
+        self.processes = []
+        self.group = f"239.255.{random.randint(1, 254)}.{random.randint(1, 254)}"
+        self.backbone_port = free_port(socket.SOCK_DGRAM)
+        self.publisher_port = free_port()
+        self.client_ports = {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, trace):
+        for p in reversed(self.processes):
+            p.stop()
+        if kind is not None:
+            for p in self.processes:
+                sys.stderr.write(f"---- {p.name} log ----\n{p.log_text()[-6000:]}\n")
+        return False
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def start(self, name, argv, stdout=False):
+        p = Process(name, argv, os.path.join(self.dir, name + ".log"),
+                    os.path.join(self.dir, name + ".out") if stdout else None)
+        self.processes.append(p)
+        return p
+
+    def distributor(self, extra=""):
+        cfg = self.write("distributor.yaml", f"""
+publishers:
+  port: {self.publisher_port}
+backbone:
+  group: {self.group}
+  port: {self.backbone_port}
+  heartbeat_interval_ms: 50
+{extra}""")
+        p = self.start("distributor", [BIN["distributor"], "--config", cfg])
+        wait_for_port(self.publisher_port, p)
+        return p
+
+    def server(self, instance=1, extra_clients="", extra=""):
+        port = free_port()
+        cfg = self.write(f"server{instance}.yaml", f"""
+clients:
+  port: {port}
+{extra_clients}
+backbone:
+  group: {self.group}
+  port: {self.backbone_port}
+{extra}""")
+        # Instance N listens on port + N - 1; the test wrote the port for this instance.
+        p = self.start(f"server{instance}", [BIN["server"], "--config", cfg])
+        wait_for_port(port, p)
+        self.client_ports[instance] = port
+        return p
+
+    def source(self, *args, name="source"):
+        return self.start(name, [BIN["source"], "--distributor", f"127.0.0.1:{self.publisher_port}", *args])
+
+    def client(self, instance, *args, name="client"):
+        return self.start(name, [BIN["client"], "--server", f"127.0.0.1:{self.client_ports[instance]}",
+                                 "--output", "json", *args], stdout=True)
+
+
+def wait_for_port(port, process, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.popen.poll() is not None:
+            raise AssertionError(f"{process.name} exited early:\n{process.log_text()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"{process.name} did not listen on {port}")
+
+
+def wait_for_log(process, text, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in process.log_text():
+            return
+        if process.popen.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise AssertionError(f"'{text}' not in {process.name} log:\n{process.log_text()}")
+
+
+# ---- the raw wire protocol, for tests that speak it directly ---------------------------
+
+FRAME = struct.Struct(">IHH")
+LOGIN_REQUEST, LOGIN_RESPONSE, PING, PONG, CLOSE = 1, 2, 3, 4, 5
+SUBSCRIBE = 31
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def pb_string(field, text):
+    data = text.encode()
+    return varint(field << 3 | 2) + varint(len(data)) + data
+
+
+def frame(kind, body=b""):
+    return FRAME.pack(len(body), kind, 0) + body
+
+
+def login_frame(user="tester"):
+    return frame(LOGIN_REQUEST, pb_string(1, user) + pb_string(2, "integration-test"))
+
+
+def read_frames_until_close(sock, timeout=5):
+    """Reads until the peer closes; returns the list of (type, body)."""
+    sock.settimeout(timeout)
+    data = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            chunk = sock.recv(65536)
+        except (ConnectionResetError, socket.timeout):
+            break
+        if not chunk:
+            break
+        data += chunk
+    frames = []
+    while len(data) >= FRAME.size:
+        length, kind, _ = FRAME.unpack_from(data)
+        if len(data) < FRAME.size + length:
+            break
+        frames.append((kind, data[FRAME.size:FRAME.size + length]))
+        data = data[FRAME.size + length:]
+    return frames
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def run(tests):
+    """Runs the test functions, prints a line for each, exits non-zero on failure."""
+    failed = 0
+    for test in tests:
+        start = time.monotonic()
+        try:
+            test()
+            print(f"PASS {test.__name__} ({time.monotonic() - start:.1f}s)", flush=True)
+        except Exception as error:  # noqa: BLE001 - report every failure kind
+            failed += 1
+            print(f"FAIL {test.__name__}: {error}", flush=True)
+    sys.exit(1 if failed else 0)

@@ -1,0 +1,54 @@
+"""Every binary: --help, --version, and for the daemons --check-config and
+--help-config; configuration errors name the key and file:line, all at once."""
+import os
+import subprocess
+import tempfile
+
+from harness import BIN, ETC, check, run
+
+
+def call(*argv):
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_help_and_version():
+    for name, path in BIN.items():
+        code, out, err = call(path, "--help")
+        check(code == 0 and "--help" in out and "mdcast" in out, f"{name} --help: {code} {out} {err}")
+        code, out, _ = call(path, "--version")
+        check(code == 0 and out.startswith(f"mdcast-{name} ") and out.strip()[-1].isdigit(), f"{name} --version: {out}")
+        code, _, err = call(path, "--no-such-option")
+        check(code == 2 and "--no-such-option" in err and "--help" in err, f"{name} bad option: {code} {err}")
+
+
+def test_example_configs_are_valid():
+    for daemon in ("distributor", "server"):
+        code, out, err = call(BIN[daemon], "--config", os.path.join(ETC, f"{daemon}.yaml"), "--check-config")
+        check(code == 0 and "configuration OK" in out, f"{daemon} example config: {out} {err}")
+        code, out, _ = call(BIN[daemon], "--help-config")
+        check(code == 0 and "backbone.group" in out and "log.level" in out, f"{daemon} --help-config: {out}")
+
+
+def test_config_errors_are_all_reported_with_file_and_line():
+    text = "clients:\n  port: 99999\n  max_conections: 5\noutput:\n  timed_writes: maybe\nbackbone:\n  group: not-an-ip\n"
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(text)
+    code, out, err = call(BIN["server"], "--config", f.name, "--check-config")
+    os.unlink(f.name)
+    check(code == 2, f"bad config accepted: {code} {out}")
+    for line, key in ((2, "clients.port"), (3, "clients.max_conections"), (5, "output.timed_writes"),
+                      (7, "backbone.group")):
+        check(f"{f.name}:{line}:" in err and key in err, f"error for {key} at line {line} missing:\n{err}")
+    check("did you mean 'clients.max_connections'" in err, f"no suggestion for the misspelt key:\n{err}")
+    check("4 configuration error(s)" in err, f"not all errors reported at once:\n{err}")
+
+
+def test_missing_config_file():
+    code, _, err = call(BIN["distributor"], "--config", "/nonexistent/mdcast.yaml", "--check-config")
+    check(code == 2 and "/nonexistent/mdcast.yaml" in err, f"missing file: {code} {err}")
+
+
+if __name__ == "__main__":
+    run([test_help_and_version, test_example_configs_are_valid,
+         test_config_errors_are_all_reported_with_file_and_line, test_missing_config_file])
