@@ -55,8 +55,10 @@ void Distributor::on_accept(int fd, std::string peer) {
     TcpConnection::Limits limits;
     limits.max_frame_body_bytes = config_.publishers_max_frame_bytes;
     limits.max_output_bytes = config_.publishers_max_output_bytes;
-    auto session =
-        std::make_unique<PublisherSession>(*this, registry_, backbone_, publisher_counters_);
+    // Publishers ping three times per idle timeout, so a quiet one is not closed.
+    auto session = std::make_unique<PublisherSession>(*this, registry_, backbone_,
+                                                      publisher_counters_,
+                                                      config_.publishers_idle_timeout_ms / 3);
     auto connection = std::make_unique<TcpConnection>(loop_, publisher_flusher_, fd, id, peer,
                                                       proto::kPublisherToDistributorTypes,
                                                       limits, *session);

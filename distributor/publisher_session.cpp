@@ -7,11 +7,12 @@ namespace mdcast::distributor {
 using proto::FrameType;
 
 PublisherSession::PublisherSession(Owner& owner, ItemRegistry& registry, BackboneSender& backbone,
-                                   PublisherCounters& counters)
+                                   PublisherCounters& counters, uint32_t heartbeat_interval_ms)
     : owner_(owner),
       registry_(registry),
       backbone_(backbone),
       counters_(counters),
+      heartbeat_interval_ms_(heartbeat_interval_ms),
       log_(log::get("publisher")) {}
 
 void PublisherSession::attach(std::unique_ptr<TcpConnection> connection) {
@@ -63,6 +64,7 @@ void PublisherSession::on_login(const proto::Frame& frame) {
     response.set_accepted(true);
     response.set_server_id("mdcast-distributor");
     response.set_max_frame_bytes(static_cast<uint32_t>(backbone_.max_frame_bytes()));
+    response.set_heartbeat_interval_ms(heartbeat_interval_ms_);
     connection_->send(FrameType::kLoginResponse, response);
     log_->info("publisher {} logged in: user={} application={} position={}",
                connection_->peer(), user_, application_id_, request.position());

@@ -39,8 +39,9 @@ public:
         virtual ~Owner() = default;
     };
 
+    // `heartbeat_interval_ms` is what publishers are asked to ping at (0: not asked).
     PublisherSession(Owner& owner, ItemRegistry& registry, BackboneSender& backbone,
-                     PublisherCounters& counters);
+                     PublisherCounters& counters, uint32_t heartbeat_interval_ms);
 
     void attach(std::unique_ptr<TcpConnection> connection);
     TcpConnection& connection() { return *connection_; }
@@ -71,6 +72,7 @@ private:
     ItemRegistry& registry_;
     BackboneSender& backbone_;
     PublisherCounters& counters_;
+    uint32_t heartbeat_interval_ms_;
     std::unique_ptr<TcpConnection> connection_;
     bool logged_in_ = false;
     std::string user_;

@@ -36,6 +36,17 @@ std::optional<PendingImage> PendingRequests::take(const std::string& service,
     return entry;
 }
 
+void PendingRequests::restore(PendingImage entry) {
+    std::string k = key(entry.service_name, entry.item_name);
+    auto [it, inserted] = entries_.try_emplace(std::move(k), std::move(entry));
+    if (!inserted) {
+        // Someone subscribed in between: merge the two waiting lists.
+        auto& waiting = it->second.waiting;
+        waiting.insert(waiting.end(), entry.waiting.begin(), entry.waiting.end());
+        it->second.recovering = it->second.recovering || entry.recovering;
+    }
+}
+
 void PendingRequests::remove_client(ClientSession* client) {
     for (auto it = entries_.begin(); it != entries_.end();) {
         std::erase_if(it->second.waiting, [&](const PendingSubscriber& s) { return s.client == client; });

@@ -25,6 +25,10 @@ struct PendingImage {
     int64_t last_request_ns = 0;
     uint32_t attempts = 0;
     bool told_recovering = false;  // subscribers already told "still waiting"
+    // Subscriptions being restored after a source reset: "not found" from a
+    // distributor whose source has not re-registered yet must not close them;
+    // they wait (suspect) for the source's refresh.
+    bool recovering = false;
 };
 
 class PendingRequests {
@@ -36,6 +40,8 @@ public:
     // for `entry`. `entry` is null on kLimitReached.
     AddResult add(const std::string& service, const std::string& item, PendingSubscriber subscriber,
                   PendingImage*& entry);
+    // Puts back an entry taken with take() (it keeps waiting).
+    void restore(PendingImage entry);
     std::optional<PendingImage> take(const std::string& service, const std::string& item);
     void remove_client(ClientSession* client);
     // Entries whose last request is older than `timeout_ns`.

@@ -377,6 +377,11 @@ void Server::answer_pending(const wire::ItemStatus& status) {
     }
     auto pending = pending_.take(status.service_name(), status.item_name());
     if (!pending) return;
+    if (pending->recovering && status.status().code() == wire::STATUS_NOT_FOUND) {
+        // The source has not re-registered since the reset: keep waiting (the
+        // subscribers already hold a suspect status) for its refresh.
+        return pending_.restore(std::move(*pending));
+    }
     for (const auto& waiting : pending->waiting) {
         send_status(*waiting.client, status.service_name(), status.item_name(), status.item_id(),
                     status.status());
@@ -453,6 +458,14 @@ void Server::on_source_reset(uint64_t previous_epoch, uint64_t epoch) {
                 PendingImage* pending = nullptr;
                 pending_.add(item.service_name, item.name, PendingSubscriber{client, false, group.view},
                              pending);
+                if (pending) {
+                    pending->recovering = true;
+                } else {
+                    send_status(*client, item.service_name, item.name, item.id,
+                                make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
+                                            wire::STATUS_LIMIT_REACHED,
+                                            "cache.max_pending_requests reached during recovery"));
+                }
             }
         }
     });

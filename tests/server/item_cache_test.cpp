@@ -1,0 +1,333 @@
+// Tests for server/item_cache.h: every ItemCache::Outcome, the name index,
+// invalidation and the max_items limit.
+#include "server/item_cache.h"
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+
+using mdcast::server::CachedItem;
+using mdcast::server::ItemCache;
+using Outcome = ItemCache::Outcome;
+namespace wire = mdcast::wire::v1;
+
+wire::Refresh make_refresh(uint64_t id, uint64_t seq, const std::string& name = "VOD.L",
+                           const std::string& service = "SVC") {
+    wire::Refresh r;
+    r.set_item_id(id);
+    r.set_item_seq(seq);
+    r.set_service_id(1);
+    r.set_service_name(service);
+    r.set_item_name(name);
+    r.mutable_status()->set_stream_state(wire::STREAM_OPEN);
+    r.mutable_status()->set_data_state(wire::DATA_OK);
+    auto* bid = r.mutable_fields()->add_fields();
+    bid->set_id(22);
+    bid->mutable_decimal_value()->set_mantissa(10000 + static_cast<int64_t>(seq));
+    bid->mutable_decimal_value()->set_exponent(-2);
+    auto* size = r.mutable_fields()->add_fields();
+    size->set_id(30);
+    size->set_int_value(100);
+    return r;
+}
+
+wire::Update make_update(uint64_t id, uint64_t seq) {
+    wire::Update u;
+    u.set_item_id(id);
+    u.set_item_seq(seq);
+    auto* size = u.mutable_fields()->add_fields();
+    size->set_id(30);
+    size->set_int_value(static_cast<int64_t>(seq) * 10);
+    auto* vol = u.mutable_fields()->add_fields();
+    vol->set_id(32);
+    vol->set_int_value(5);
+    return u;
+}
+
+wire::ItemStatus make_status(uint64_t id, wire::StreamState stream, wire::DataState data,
+                             wire::StatusCode code) {
+    wire::ItemStatus s;
+    s.set_item_id(id);
+    s.mutable_status()->set_stream_state(stream);
+    s.mutable_status()->set_data_state(data);
+    s.mutable_status()->set_code(code);
+    return s;
+}
+
+std::vector<uint32_t> ids_of(const wire::FieldList& list) {
+    std::vector<uint32_t> ids;
+    for (const auto& f : list.fields()) ids.push_back(f.id());
+    return ids;
+}
+
+}  // namespace
+
+TEST_CASE("a refresh creates the item with its name index", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 3, "VOD.L", "SVC"), item) == Outcome::kApplied);
+    REQUIRE(item != nullptr);
+    CHECK(item->id == 7);
+    CHECK(item->service_id == 1);
+    CHECK(item->service_name == "SVC");
+    CHECK(item->name == "VOD.L");
+    CHECK(item->item_seq == 3);
+    CHECK(item->has_image);
+    CHECK_FALSE(item->image_requested);
+    CHECK(item->status.data_state() == wire::DATA_OK);
+    CHECK(ids_of(item->image) == std::vector<uint32_t>{22, 30});
+    CHECK(cache.size() == 1);
+    CHECK(cache.find(7) == item);
+    CHECK(cache.find("SVC", "VOD.L") == item);
+    CHECK(cache.find("SVC", "BARC.L") == nullptr);
+    CHECK(cache.find("OTHER", "VOD.L") == nullptr);
+    CHECK(cache.find(8) == nullptr);
+}
+
+TEST_CASE("the name index does not confuse service and item boundaries", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* a = nullptr;
+    CachedItem* b = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(1, 1, "BC", "A"), a) == Outcome::kApplied);
+    REQUIRE(cache.apply_refresh(make_refresh(2, 1, "C", "AB"), b) == Outcome::kApplied);
+    CHECK(cache.find("A", "BC") == a);
+    CHECK(cache.find("AB", "C") == b);
+    CHECK(a != b);
+}
+
+TEST_CASE("a repeated refresh with the same sequence and state is redundant", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
+    item->image_requested = true;
+    CachedItem* again = nullptr;
+    CHECK(cache.apply_refresh(make_refresh(7, 3), again) == Outcome::kRedundant);
+    CHECK(again == item);
+    CHECK_FALSE(item->image_requested);  // the answer arrived, even if redundant
+    CHECK(cache.size() == 1);
+}
+
+TEST_CASE("same sequence but a different data state is applied", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
+    auto suspect = make_refresh(7, 3);
+    suspect.mutable_status()->set_data_state(wire::DATA_SUSPECT);
+    CHECK(cache.apply_refresh(suspect, item) == Outcome::kApplied);
+    CHECK(item->status.data_state() == wire::DATA_SUSPECT);
+}
+
+TEST_CASE("a refresh older than the cached image is stale", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 10), item) == Outcome::kApplied);
+    CHECK(cache.apply_refresh(make_refresh(7, 9), item) == Outcome::kStale);
+    CHECK(item->item_seq == 10);
+    CHECK(item->image.fields(0).decimal_value().mantissa() == 10010);
+}
+
+TEST_CASE("a clear_cache refresh with a lower sequence is accepted", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 10), item) == Outcome::kApplied);
+    auto restart = make_refresh(7, 1);  // the publisher restarted the item
+    restart.set_clear_cache(true);
+    restart.mutable_fields()->Clear();
+    auto* f = restart.mutable_fields()->add_fields();
+    f->set_id(25);
+    f->set_int_value(1);
+    CHECK(cache.apply_refresh(restart, item) == Outcome::kApplied);
+    CHECK(item->item_seq == 1);
+    CHECK(ids_of(item->image) == std::vector<uint32_t>{25});  // replaced, not merged
+}
+
+TEST_CASE("a refresh after invalidation is applied even with a lower sequence", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 10), item) == Outcome::kApplied);
+    ItemCache::invalidate(*item, wire::STATUS_SOURCE_DOWN, "gone");
+    CHECK(cache.apply_refresh(make_refresh(7, 10), item) == Outcome::kApplied);
+    CHECK(item->has_image);
+    CHECK(item->status.data_state() == wire::DATA_OK);
+}
+
+TEST_CASE("an in-sequence update merges its fields", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
+    CachedItem* updated = nullptr;
+    CHECK(cache.apply_update(make_update(7, 4), updated) == Outcome::kApplied);
+    CHECK(updated == item);
+    CHECK(item->item_seq == 4);
+    CHECK(ids_of(item->image) == std::vector<uint32_t>{22, 30, 32});
+    CHECK(item->image.fields(1).int_value() == 40);  // replaced
+    CHECK(item->image.fields(2).int_value() == 5);   // appended
+    CHECK(cache.apply_update(make_update(7, 5), updated) == Outcome::kApplied);
+    CHECK(item->image.fields(1).int_value() == 50);
+    CHECK(item->image.fields_size() == 3);
+}
+
+TEST_CASE("an old or repeated update is stale", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
+    CHECK(cache.apply_update(make_update(7, 3), item) == Outcome::kStale);
+    CHECK(cache.apply_update(make_update(7, 1), item) == Outcome::kStale);
+    REQUIRE(cache.apply_update(make_update(7, 4), item) == Outcome::kApplied);
+    CHECK(cache.apply_update(make_update(7, 4), item) == Outcome::kStale);
+    CHECK(item->item_seq == 4);
+    CHECK(item->has_image);
+}
+
+TEST_CASE("an item sequence gap makes the item suspect without an image", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
+    CHECK(cache.apply_update(make_update(7, 6), item) == Outcome::kItemGap);  // 4, 5 lost
+    REQUIRE(item != nullptr);
+    CHECK_FALSE(item->has_image);
+    CHECK(item->status.stream_state() == wire::STREAM_OPEN);
+    CHECK(item->status.data_state() == wire::DATA_SUSPECT);
+    CHECK(item->status.code() == wire::STATUS_UNRECOVERABLE_LOSS);
+    CHECK_THAT(item->status.text(), Catch::Contains("4..5"));
+    CHECK(item->item_seq == 3);  // not advanced past the gap
+
+    // Further updates are dropped until a fresh image arrives.
+    CHECK(cache.apply_update(make_update(7, 7), item) == Outcome::kNoImage);
+    CHECK(cache.apply_refresh(make_refresh(7, 7), item) == Outcome::kApplied);
+    CHECK(cache.apply_update(make_update(7, 8), item) == Outcome::kApplied);
+}
+
+TEST_CASE("an update for an item without an image is dropped", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
+    ItemCache::invalidate(*item, wire::STATUS_SOURCE_DOWN, "source down");
+    const std::string before = item->image.SerializeAsString();
+    CHECK(cache.apply_update(make_update(7, 4), item) == Outcome::kNoImage);
+    CHECK(item->item_seq == 3);
+    CHECK(item->image.SerializeAsString() == before);
+}
+
+TEST_CASE("updates and status for an unknown item are ignored", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = reinterpret_cast<CachedItem*>(0x1);  // must be overwritten
+    CHECK(cache.apply_update(make_update(99, 1), item) == Outcome::kUnknownItem);
+    CHECK(item == nullptr);
+    item = reinterpret_cast<CachedItem*>(0x1);
+    CHECK(cache.apply_status(make_status(99, wire::STREAM_CLOSED, wire::DATA_SUSPECT,
+                                         wire::STATUS_NOT_FOUND),
+                             item) == Outcome::kUnknownItem);
+    CHECK(item == nullptr);
+    CHECK(cache.size() == 0);  // neither creates an entry
+}
+
+TEST_CASE("a status updates the item's state", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
+    SECTION("open but suspect keeps the image") {
+        CHECK(cache.apply_status(make_status(7, wire::STREAM_OPEN, wire::DATA_SUSPECT,
+                                             wire::STATUS_SOURCE_DOWN),
+                                 item) == Outcome::kApplied);
+        CHECK(item->has_image);
+        CHECK(item->status.data_state() == wire::DATA_SUSPECT);
+        CHECK(item->status.code() == wire::STATUS_SOURCE_DOWN);
+    }
+    SECTION("closed drops the image") {
+        CHECK(cache.apply_status(make_status(7, wire::STREAM_CLOSED, wire::DATA_SUSPECT,
+                                             wire::STATUS_NOT_FOUND),
+                                 item) == Outcome::kApplied);
+        CHECK_FALSE(item->has_image);
+        CHECK(item->status.stream_state() == wire::STREAM_CLOSED);
+        CHECK(cache.apply_update(make_update(7, 4), item) == Outcome::kNoImage);
+        CHECK(cache.find(7) != nullptr);  // the entry stays; the server decides when to erase
+    }
+}
+
+TEST_CASE("max_items refuses new items beyond the limit", "[item_cache]") {
+    ItemCache cache(4, 3);
+    CHECK(cache.max_items() == 3);
+    CachedItem* item = nullptr;
+    for (uint64_t id = 1; id <= 3; ++id) {
+        REQUIRE(cache.apply_refresh(make_refresh(id, 1, "I" + std::to_string(id)), item) ==
+                Outcome::kApplied);
+    }
+    CHECK(cache.size() == 3);
+    item = reinterpret_cast<CachedItem*>(0x1);
+    CHECK(cache.apply_refresh(make_refresh(4, 1, "I4"), item) == Outcome::kLimitReached);
+    CHECK(item == nullptr);
+    CHECK(cache.size() == 3);
+    CHECK(cache.find(4) == nullptr);
+    CHECK(cache.find("SVC", "I4") == nullptr);
+
+    // Existing items still take refreshes at the limit.
+    CHECK(cache.apply_refresh(make_refresh(2, 2, "I2"), item) == Outcome::kApplied);
+    // After an erase there is room again.
+    cache.erase(1);
+    CHECK(cache.apply_refresh(make_refresh(4, 1, "I4"), item) == Outcome::kApplied);
+    CHECK(cache.size() == 3);
+}
+
+TEST_CASE("max_items of zero refuses everything", "[item_cache]") {
+    ItemCache cache(1, 0);
+    CachedItem* item = nullptr;
+    CHECK(cache.apply_refresh(make_refresh(1, 1), item) == Outcome::kLimitReached);
+    CHECK(cache.size() == 0);
+}
+
+TEST_CASE("invalidate marks the image invalid and suspect", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
+    ItemCache::invalidate(*item, wire::STATUS_SOURCE_RESET, "new epoch");
+    CHECK_FALSE(item->has_image);
+    CHECK(item->status.stream_state() == wire::STREAM_OPEN);
+    CHECK(item->status.data_state() == wire::DATA_SUSPECT);
+    CHECK(item->status.code() == wire::STATUS_SOURCE_RESET);
+    CHECK(item->status.text() == "new epoch");
+}
+
+TEST_CASE("erase removes the item and its name", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 3, "A"), item) == Outcome::kApplied);
+    REQUIRE(cache.apply_refresh(make_refresh(8, 3, "B"), item) == Outcome::kApplied);
+    cache.erase(7);
+    CHECK(cache.size() == 1);
+    CHECK(cache.find(7) == nullptr);
+    CHECK(cache.find("SVC", "A") == nullptr);
+    CHECK(cache.find("SVC", "B") != nullptr);
+    cache.erase(7);    // erasing twice is harmless
+    cache.erase(999);  // as is an unknown id
+    CHECK(cache.size() == 1);
+}
+
+TEST_CASE("clear empties the cache and for_each visits every item", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    for (uint64_t id = 1; id <= 5; ++id) {
+        REQUIRE(cache.apply_refresh(make_refresh(id, 1, "I" + std::to_string(id)), item) ==
+                Outcome::kApplied);
+    }
+    uint64_t sum = 0;
+    size_t visited = 0;
+    cache.for_each([&](CachedItem& i) {
+        sum += i.id;
+        ++visited;
+        ItemCache::invalidate(i, wire::STATUS_SOURCE_RESET, "reset");
+    });
+    CHECK(visited == 5);
+    CHECK(sum == 15);
+    CHECK_FALSE(cache.find(3)->has_image);
+
+    cache.clear();
+    CHECK(cache.size() == 0);
+    CHECK(cache.find(1) == nullptr);
+    CHECK(cache.find("SVC", "I1") == nullptr);
+    // Usable after clear.
+    CHECK(cache.apply_refresh(make_refresh(1, 1, "I1"), item) == Outcome::kApplied);
+}
