@@ -1,5 +1,4 @@
 // mdcast-client: test client (see client_app.h).
-#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -8,8 +7,8 @@
 #include "client_app.h"
 #include "common/command_line.h"
 #include "common/host_port.h"
-#include "common/logging.h"
 #include "tools/sample_items.h"
+#include "tools/tool_main.h"
 
 namespace {
 
@@ -95,18 +94,8 @@ int main(int argc, char** argv) {
         if (!field) return fail("--view: no field named '" + name + "' in the dictionary");
         options.view.push_back(field->id);
     }
-    log::init("mdcast-client", log_level, verbosity);
-    std::signal(SIGPIPE, SIG_IGN);
-    EventLoop loop;
     tools::ItemPrinter printer(format, dictionary, stdout);
-    tools::ClientApp app(loop, options, printer);
-    std::string error;
-    if (!app.start(error)) {
-        log::get("client")->error("{}", error);
-        return 1;
-    }
-    loop.on_signal(SIGINT, [&] { app.stop("SIGINT"); });
-    loop.on_signal(SIGTERM, [&] { app.stop("SIGTERM"); });
-    loop.run();
-    return app.exit_code();
+    return tools::run_tool<tools::ClientApp>("mdcast-client", log_level, verbosity, [&](EventLoop& loop) {
+        return std::make_unique<tools::ClientApp>(loop, options, printer);
+    });
 }

@@ -1,11 +1,10 @@
 // mdcast-source: paced load publisher (see source_app.h).
-#include <csignal>
 #include <iostream>
 
 #include "common/command_line.h"
 #include "common/host_port.h"
-#include "common/logging.h"
 #include "source_app.h"
+#include "tools/tool_main.h"
 
 int main(int argc, char** argv) {
     using namespace mdcast;
@@ -44,17 +43,7 @@ int main(int argc, char** argv) {
     options.session.port = endpoint.port;
     options.stamp = !no_stamp;
     options.session.application_id = "mdcast-source";
-    log::init("mdcast-source", log_level, verbosity);
-    std::signal(SIGPIPE, SIG_IGN);
-    EventLoop loop;
-    tools::SourceApp app(loop, options);
-    std::string error;
-    if (!app.start(error)) {
-        log::get("source")->error("{}", error);
-        return 1;
-    }
-    loop.on_signal(SIGINT, [&] { app.stop("SIGINT"); });
-    loop.on_signal(SIGTERM, [&] { app.stop("SIGTERM"); });
-    loop.run();
-    return app.exit_code();
+    return tools::run_tool<tools::SourceApp>("mdcast-source", log_level, verbosity, [&](EventLoop& loop) {
+        return std::make_unique<tools::SourceApp>(loop, options);
+    });
 }
