@@ -11,6 +11,8 @@ bool parse_host_port(const std::string& text, HostPort& out) {
     if (host.front() == '[') {
         if (host.back() != ']' || host.size() < 3) return false;
         host = host.substr(1, host.size() - 2);
+    } else if (host.find(':') != std::string::npos) {
+        return false;  // an IPv6 literal must be bracketed, or host and port are ambiguous
     }
     unsigned value = 0;
     const char* first = text.data() + colon + 1;

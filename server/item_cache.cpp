@@ -29,11 +29,13 @@ ItemCache::Outcome ItemCache::apply_refresh(const wire::Refresh& refresh, Cached
         item = created.get();
         by_name_[name_key(item->service_name, item->name)] = item;
         by_id_[item->id] = std::move(created);
-    } else if (item->has_image && refresh.item_seq() == item->item_seq &&
+    } else if (refresh.solicited() && item->has_image && refresh.item_seq() == item->item_seq &&
                refresh.status().data_state() == item->status.data_state() &&
                refresh.status().stream_state() == item->status.stream_state()) {
         item->image_requested = false;
-        return Outcome::kRedundant;  // another server's answer, or a repeat
+        // The distributor's answer to another server's request, from the same
+        // stream we applied: nothing new. A publisher's own refresh always counts.
+        return Outcome::kRedundant;
     } else if (item->has_image && refresh.item_seq() < item->item_seq && !refresh.clear_cache()) {
         return Outcome::kStale;
     }

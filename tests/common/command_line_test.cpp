@@ -88,7 +88,7 @@ TEST_CASE("counters count every -v and --verbose", "[cli]") {
     CHECK(f.verbosity == 4);
 }
 
-TEST_CASE("--help prints aligned usage with defaults and exits successfully", "[cli]") {
+TEST_CASE("help option prints aligned usage with defaults and exits successfully", "[cli]") {
     Fixture f;
     REQUIRE(f.parse({"--help"}) == Outcome::kExitSuccess);
     const std::string help = f.out.str();
@@ -126,14 +126,14 @@ TEST_CASE("help text columns line up and stay within 80 columns", "[cli]") {
     CHECK(help_column > 0);
 }
 
-TEST_CASE("-h is --help and stops parsing", "[cli]") {
+TEST_CASE("short h is help and stops parsing", "[cli]") {
     Fixture f;
     CHECK(f.parse({"-h", "--bogus"}) == Outcome::kExitSuccess);
     CHECK_THAT(f.out.str(), Catch::StartsWith("Usage: mdcast-test"));
     CHECK(f.err.str().empty());
 }
 
-TEST_CASE("--version prints the program and version", "[cli]") {
+TEST_CASE("version option prints the program and version", "[cli]") {
     Fixture f;
     REQUIRE(f.parse({"--version"}) == Outcome::kExitSuccess);
 #ifdef MDCAST_VERSION

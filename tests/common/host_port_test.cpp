@@ -126,3 +126,11 @@ TEST_CASE("list with a bad entry names it", "[host_port]") {
     CHECK_FALSE(parse_host_port_list("a:1,", out, error));  // trailing comma
     CHECK_FALSE(parse_host_port_list("", out, error));      // nothing at all
 }
+
+TEST_CASE("an IPv6 literal without brackets is refused", "[host_port]") {
+    HostPort out;
+    CHECK_FALSE(parse_host_port("fe80::1", out));
+    CHECK_FALSE(parse_host_port("::1", out));
+    CHECK_FALSE(parse_host_port("2001:db8::1:8080", out));
+    CHECK_FALSE(parse_host_port("a:b:80", out));
+}

@@ -64,6 +64,13 @@ TEST_CASE("comments, blank lines and extra whitespace are ignored", "[field_dict
     CHECK(dict.find(65535)->name == "LAST_ID");
 }
 
+TEST_CASE("a dictionary with CRLF line endings parses", "[field_dictionary]") {
+    const auto dict = FieldDictionary::parse("# c\r\n22 BID DECIMAL\r\n25 ASK DECIMAL\r\n", "x");
+    REQUIRE(dict.fields().size() == 2);
+    CHECK(dict.find(25)->type == FieldType::kDecimal);
+    CHECK(dict.find(std::string_view("ASK")) != nullptr);
+}
+
 TEST_CASE("an empty dictionary is valid", "[field_dictionary]") {
     CHECK(FieldDictionary::parse("", "x").fields().empty());
     CHECK(FieldDictionary::parse("# only a comment\n\n", "x").fields().empty());

@@ -98,16 +98,45 @@ TEST_CASE("the name index does not confuse service and item boundaries", "[item_
     CHECK(a != b);
 }
 
-TEST_CASE("a repeated refresh with the same sequence and state is redundant", "[item_cache]") {
+TEST_CASE("a solicited repeat with the same sequence and state is redundant", "[item_cache]") {
     ItemCache cache(64, 100);
     CachedItem* item = nullptr;
     REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
     item->image_requested = true;
     CachedItem* again = nullptr;
-    CHECK(cache.apply_refresh(make_refresh(7, 3), again) == Outcome::kRedundant);
+    auto answer = make_refresh(7, 3);
+    answer.set_solicited(true);
+    CHECK(cache.apply_refresh(answer, again) == Outcome::kRedundant);
     CHECK(again == item);
     CHECK_FALSE(item->image_requested);  // the answer arrived, even if redundant
     CHECK(cache.size() == 1);
+}
+
+TEST_CASE("a solicited clear_cache refresh at the cached sequence is redundant", "[item_cache]") {
+    // Several servers may ask the distributor for the same image; every answer is
+    // multicast with clear_cache set. One at the cached sequence adds nothing.
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
+    REQUIRE(cache.apply_update(make_update(7, 4), item) == Outcome::kApplied);
+    auto answer = make_refresh(7, 4);
+    answer.set_clear_cache(true);
+    answer.set_solicited(true);
+    CHECK(cache.apply_refresh(answer, item) == Outcome::kRedundant);
+    CHECK(item->item_seq == 4);
+}
+
+TEST_CASE("a publisher's own refresh at the cached sequence is applied", "[item_cache]") {
+    // A publisher that reconnects re-images its items; its fields may differ even
+    // when the sequence does not, so an unsolicited refresh always replaces the image.
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
+    auto reimage = make_refresh(7, 3);
+    reimage.set_clear_cache(true);
+    reimage.mutable_fields()->mutable_fields(0)->mutable_decimal_value()->set_mantissa(424242);
+    CHECK(cache.apply_refresh(reimage, item) == Outcome::kApplied);
+    CHECK(item->image.fields(0).decimal_value().mantissa() == 424242);
 }
 
 TEST_CASE("same sequence but a different data state is applied", "[item_cache]") {

@@ -5,8 +5,10 @@
 namespace mdcast::tools {
 
 uint64_t UpdateSchedule::due(int64_t now_ns) const {
-    const double elapsed_s = static_cast<double>(std::max<int64_t>(0, now_ns - start_ns_)) / 1e9;
-    return static_cast<uint64_t>(elapsed_s * rate_);
+    // Multiply before dividing: elapsed/1e9 first rounds 1.001 s to 1.0009999..., which
+    // would owe one update a tick late at whole milliseconds.
+    const double elapsed_ns = static_cast<double>(std::max<int64_t>(0, now_ns - start_ns_));
+    return static_cast<uint64_t>(elapsed_ns * rate_ / 1e9);
 }
 
 uint64_t UpdateSchedule::owed(int64_t now_ns) {
