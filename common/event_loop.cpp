@@ -24,7 +24,19 @@ struct EventLoop::SignalHandler {
     }
 };
 
-EventLoop::EventLoop() : base_(event_base_new()) {
+namespace {
+// Microsecond timers (NAK back-off, heartbeats, coalescing) need the precise
+// timer: without it epoll rounds every timeout up to a millisecond.
+event_base* new_precise_base() {
+    event_config* config = event_config_new();
+    event_config_set_flag(config, EVENT_BASE_FLAG_PRECISE_TIMER);
+    event_base* base = event_base_new_with_config(config);
+    event_config_free(config);
+    return base;
+}
+}  // namespace
+
+EventLoop::EventLoop() : base_(new_precise_base()) {
     if (!base_) throw std::runtime_error("event_base_new failed");
 }
 
@@ -48,17 +60,17 @@ void EventLoop::on_signal(int signo, std::function<void()> handler) {
 }
 
 Timer::Timer(EventLoop& loop, std::function<void()> callback)
-    : loop_(loop), callback_(std::move(callback)) {}
-
-Timer::~Timer() {
-    if (event_) event_free(event_);
+    : callback_(std::move(callback)), event_(event_new(loop.base(), -1, 0, &Timer::on_fire, this)) {
+    if (!event_) throw std::runtime_error("event_new failed");
 }
 
+Timer::~Timer() { event_free(event_); }
+
 void Timer::arm(std::chrono::microseconds delay, bool periodic) {
-    if (event_) event_free(event_);
-    event_ = event_new(loop_.base(), -1, periodic ? EV_PERSIST : 0, &Timer::on_fire, this);
+    periodic_ = periodic;
+    interval_ = delay;
     const timeval tv = to_timeval(delay);
-    event_add(event_, &tv);
+    event_add(event_, &tv);  // re-arming a pending timer moves its deadline
 }
 
 void Timer::start_once(std::chrono::microseconds delay) { arm(delay, false); }
@@ -66,12 +78,20 @@ void Timer::start_once(std::chrono::microseconds delay) { arm(delay, false); }
 void Timer::start_periodic(std::chrono::microseconds interval) { arm(interval, true); }
 
 void Timer::stop() {
-    if (event_) event_del(event_);
+    periodic_ = false;
+    event_del(event_);
 }
 
-bool Timer::pending() const { return event_ && event_pending(event_, EV_TIMEOUT, nullptr); }
+bool Timer::pending() const { return event_pending(event_, EV_TIMEOUT, nullptr) != 0; }
 
-void Timer::on_fire(int, short, void* self) { static_cast<Timer*>(self)->callback_(); }
+void Timer::on_fire(int, short, void* self) {
+    auto* timer = static_cast<Timer*>(self);
+    if (timer->periodic_) {
+        const timeval tv = to_timeval(timer->interval_);
+        event_add(timer->event_, &tv);
+    }
+    timer->callback_();
+}
 
 Trigger::Trigger(EventLoop& loop, std::function<void()> callback)
     : callback_(std::move(callback)),

@@ -52,9 +52,10 @@ public:
 private:
     static void on_fire(int, short, void* self);
     void arm(std::chrono::microseconds delay, bool periodic);
-    EventLoop& loop_;
     std::function<void()> callback_;
-    event* event_ = nullptr;
+    event* event_;
+    bool periodic_ = false;
+    std::chrono::microseconds interval_{0};
 };
 
 // Runs a callback later in the current loop iteration, after the I/O callbacks

@@ -89,7 +89,19 @@ TcpConnection::~TcpConnection() {
     if (fd_ >= 0) ::close(fd_);
 }
 
-void TcpConnection::start() { event_add(read_event_, nullptr); }
+void TcpConnection::start() {
+    if (!reading_paused_) event_add(read_event_, nullptr);
+}
+
+void TcpConnection::pause_reading() {
+    reading_paused_ = true;
+    if (fd_ >= 0) event_del(read_event_);
+}
+
+void TcpConnection::resume_reading() {
+    reading_paused_ = false;
+    if (fd_ >= 0) event_add(read_event_, nullptr);
+}
 
 size_t TcpConnection::queued_bytes() const { return evbuffer_get_length(output_); }
 

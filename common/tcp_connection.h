@@ -74,6 +74,9 @@ public:
     TcpConnection& operator=(const TcpConnection&) = delete;
 
     void start();
+    // Back-pressure: stop and resume reading from the peer (its TCP window fills).
+    void pause_reading();
+    void resume_reading();
 
     // Queue one complete frame. Returns false (and queues nothing) when the queue
     // would pass max_output_bytes; the caller applies its slow-consumer policy.
@@ -114,6 +117,7 @@ private:
     event* read_event_;
     event* write_event_;
     bool write_waiting_ = false;
+    bool reading_paused_ = false;
     uint64_t bytes_in_ = 0;
     uint64_t bytes_out_ = 0;
     uint64_t frames_in_ = 0;

@@ -12,6 +12,8 @@ namespace mdcast {
 
 namespace {
 
+constexpr size_t kControlBytes = CMSG_SPACE(sizeof(uint32_t));
+
 [[noreturn]] void fail(const std::string& what, const std::string& where) {
     throw std::runtime_error(what + " for " + where + ": " + std::strerror(errno));
 }
@@ -118,6 +120,7 @@ UdpSocket UdpSocket::multicast_receiver(const MulticastEndpoint& endpoint,
     if (setsockopt(sock.fd_, IPPROTO_IP, IP_ADD_MEMBERSHIP, &membership, sizeof membership) != 0) {
         fail("IP_ADD_MEMBERSHIP", where);
     }
+    set_option(sock.fd_, SOL_SOCKET, SO_RXQ_OVFL, 1, "SO_RXQ_OVFL", where);
     return sock;
 }
 
@@ -158,7 +161,8 @@ DatagramBatch::DatagramBatch(size_t capacity, size_t max_datagram_bytes)
       storage_(capacity * max_datagram_bytes),
       headers_(capacity),
       vectors_(capacity),
-      sources_(capacity) {}
+      sources_(capacity),
+      control_(capacity * kControlBytes) {}
 
 size_t DatagramBatch::receive(int fd) {
     for (size_t i = 0; i < headers_.size(); ++i) {
@@ -168,10 +172,21 @@ size_t DatagramBatch::receive(int fd) {
         headers_[i].msg_hdr.msg_iovlen = 1;
         headers_[i].msg_hdr.msg_name = &sources_[i];
         headers_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+        headers_[i].msg_hdr.msg_control = control_.data() + i * kControlBytes;
+        headers_[i].msg_hdr.msg_controllen = kControlBytes;
     }
     const int n = recvmmsg(fd, headers_.data(), static_cast<unsigned>(headers_.size()),
                            MSG_DONTWAIT, nullptr);
-    return n > 0 ? static_cast<size_t>(n) : 0;
+    if (n <= 0) return 0;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&headers_[n - 1].msg_hdr); c != nullptr;
+         c = CMSG_NXTHDR(&headers_[n - 1].msg_hdr, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+            uint32_t drops = 0;
+            std::memcpy(&drops, CMSG_DATA(c), sizeof drops);
+            kernel_drops_ = drops;
+        }
+    }
+    return static_cast<size_t>(n);
 }
 
 std::span<const uint8_t> DatagramBatch::datagram(size_t i) const {

@@ -35,6 +35,7 @@ public:
     // Each factory throws std::runtime_error naming the address and the failing call.
     // The sender is connected to the group, so send() needs no address.
     static UdpSocket multicast_sender(const MulticastEndpoint& endpoint, int send_buffer_bytes);
+    // Also asks the kernel to report its receive-queue drop count (SO_RXQ_OVFL).
     static UdpSocket multicast_receiver(const MulticastEndpoint& endpoint,
                                         int receive_buffer_bytes);
     static UdpSocket unicast(const std::string& address, uint16_t port, int buffer_bytes);
@@ -61,6 +62,9 @@ public:
     const sockaddr_in& source(size_t i) const { return sources_[i]; }
     // True when the datagram was cut to the buffer size (sender misconfigured).
     bool truncated(size_t i) const;
+    // Datagrams the kernel dropped on this socket since it opened, as of the last
+    // receive (SO_RXQ_OVFL; 0 when the socket does not report it).
+    uint64_t kernel_drops() const { return kernel_drops_; }
 
 private:
     size_t max_bytes_;
@@ -68,6 +72,8 @@ private:
     std::vector<struct mmsghdr> headers_;
     std::vector<struct iovec> vectors_;
     std::vector<sockaddr_in> sources_;
+    std::vector<uint8_t> control_;  // cmsg space per datagram
+    uint64_t kernel_drops_ = 0;
 };
 
 sockaddr_in make_ipv4_address(const std::string& address, uint16_t port);

@@ -1,23 +1,41 @@
 #include "distributor/backbone_sender.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "common/clock.h"
-#include "wire/backbone.pb.h"
 
 namespace mdcast::distributor {
 
-BackboneSender::BackboneSender(EventLoop& loop, const Settings& settings, uint64_t epoch)
+namespace {
+constexpr uint64_t kMaxSequencesPerNak = 4096;  // a hostile NAK cannot trigger a flood
+}
+
+BackboneSender::BackboneSender(EventLoop& loop, const Settings& settings, uint64_t epoch,
+                               std::function<void(bool)> on_congestion)
     : settings_(settings),
       epoch_(epoch),
       socket_(UdpSocket::multicast_sender(settings.endpoint,
                                           static_cast<int>(settings.send_buffer_bytes))),
       flusher_(loop, std::chrono::microseconds(settings.flush_interval_us)),
-      heartbeat_timer_(loop, [this] { send_heartbeat(); }),
+      heartbeat_timer_(loop, [this] { on_heartbeat_timer(); }),
+      backlog_timer_(loop, [this] { drain_backlog(); }),
       packet_(settings.max_datagram_bytes),
+      window_(settings.retransmit_window_bytes, int64_t{settings.retransmit_window_ms} * 1'000'000),
+      data_rate_(settings.data_rate_bytes_per_s, std::max<uint64_t>(settings.data_rate_bytes_per_s / 100,
+                                                                    settings.max_datagram_bytes)),
+      retransmit_rate_(settings.retransmit_rate_bytes_per_s,
+                       std::max<uint64_t>(settings.retransmit_rate_bytes_per_s / 100,
+                                          settings.max_datagram_bytes)),
+      send_loss_(settings.send_loss),
+      on_congestion_(std::move(on_congestion)),
+      heartbeat_interval_ns_(int64_t{settings.heartbeat_min_us} * 1000),
       log_(log::get("backbone")) {
-    heartbeat_timer_.start_periodic(std::chrono::milliseconds(settings.heartbeat_interval_ms));
+    if (send_loss_.active()) {
+        log_->warn("TESTING: dropping backbone packets on send ({})", settings.send_loss.describe());
+    }
+    send_heartbeat(monotonic_ns());
 }
 
 bool BackboneSender::send_frame(std::span<const uint8_t> frame) {
@@ -32,7 +50,7 @@ bool BackboneSender::send_frame(std::span<const uint8_t> frame) {
 }
 
 bool BackboneSender::send(proto::FrameType type, const google::protobuf::MessageLite& message) {
-    const size_t size = proto::frame_bytes(message);  // also caches the body size
+    const size_t size = proto::frame_bytes(message);
     if (size > max_frame_bytes()) {
         ++counters_.oversize_messages;
         return false;
@@ -47,35 +65,153 @@ void BackboneSender::flush() {
     if (!packet_.empty()) send_packet();
 }
 
+// Numbers the pending datagram, keeps it for repair, and sends it (or queues it
+// behind the data rate limit).
 void BackboneSender::send_packet() {
     const auto datagram = packet_.finish(proto::PacketType::kData, epoch_, next_sequence_);
-    // The sequence is consumed even when the kernel refuses the datagram, so the
-    // loss is visible to receivers as a gap rather than hidden.
+    const int64_t now = monotonic_ns();
+    window_.store(next_sequence_, datagram, now);
     ++next_sequence_;
-    if (socket_.send(datagram)) {
-        ++counters_.packets_sent;
-        counters_.bytes_sent += datagram.size();
-        counters_.messages_sent += packet_.message_count();
+    counters_.messages_sent += packet_.message_count();
+    if (backlog_.empty() && data_rate_.try_take(datagram.size(), now)) {
+        transmit(datagram);
     } else {
-        ++counters_.send_failures;
-        uint64_t suppressed = 0;
-        if (failure_log_limit_.allow(suppressed)) {
-            log_->warn("multicast send failed: {} (packet {}, {} similar failures suppressed)",
-                       std::strerror(errno), next_sequence_ - 1, suppressed);
+        ++counters_.data_rate_limited;
+        backlog_.emplace_back(datagram.begin(), datagram.end());
+        backlog_bytes_ += datagram.size();
+        if (!backlog_timer_.pending()) backlog_timer_.start_once(std::chrono::microseconds(100));
+        if (!congested_ && backlog_bytes_ >= settings_.max_backlog_bytes) {
+            congested_ = true;
+            log_->warn("backbone.data_rate_bytes_per_s backlog full ({} bytes): pausing publishers",
+                       backlog_bytes_);
+            if (on_congestion_) on_congestion_(true);
         }
     }
     packet_.reset();
+    note_data_sent(now);
 }
 
-void BackboneSender::send_heartbeat() {
+// The sequence is consumed even when the datagram does not leave (kernel
+// refusal, injected loss): receivers see a gap and repair it.
+void BackboneSender::transmit(std::span<const uint8_t> datagram) {
+    if (send_loss_.drop()) {
+        ++counters_.injected_drops;
+        return;
+    }
+    if (socket_.send(datagram)) {
+        ++counters_.packets_sent;
+        counters_.bytes_sent += datagram.size();
+        return;
+    }
+    ++counters_.send_failures;
+    uint64_t suppressed = 0;
+    if (failure_log_limit_.allow(suppressed)) {
+        log_->warn("multicast send failed: {} ({} similar failures suppressed)", std::strerror(errno),
+                   suppressed);
+    }
+}
+
+void BackboneSender::drain_backlog() {
+    const int64_t now = monotonic_ns();
+    while (!backlog_.empty() && data_rate_.try_take(backlog_.front().size(), now)) {
+        transmit(backlog_.front());
+        backlog_bytes_ -= backlog_.front().size();
+        backlog_.pop_front();
+    }
+    if (!backlog_.empty()) {
+        backlog_timer_.start_once(std::chrono::microseconds(100));
+    } else if (congested_) {
+        congested_ = false;
+        log_->info("backbone backlog drained: resuming publishers");
+        if (on_congestion_) on_congestion_(false);
+    }
+}
+
+void BackboneSender::on_nak(const wire::v1::Nak& nak) {
+    ++counters_.naks_received;
+    const int64_t now = monotonic_ns();
+    window_.expire(now);
+    bool advertise_edge = false;
+    uint64_t budget = kMaxSequencesPerNak;
+    for (const auto& range : nak.ranges()) {
+        if (range.to() <= range.from() || range.to() > next_sequence_) {
+            ++counters_.naks_invalid;
+            continue;
+        }
+        for (uint64_t sequence = range.from(); sequence < range.to(); ++sequence) {
+            if (budget-- == 0) {
+                ++counters_.naks_invalid;
+                break;
+            }
+            ++counters_.nak_sequences;
+            repair(sequence, now, advertise_edge);
+        }
+    }
+    // Tell everyone at once what is gone, rather than let each server ask again.
+    if (advertise_edge) send_heartbeat(now);
+}
+
+void BackboneSender::repair(uint64_t sequence, int64_t now, bool& advertise_edge) {
+    RetransmitWindow::Entry* entry = nullptr;
+    switch (window_.repair_verdict(sequence, now, int64_t{settings_.repair_linger_us} * 1000, entry)) {
+        case RetransmitWindow::RepairVerdict::kBeyondWindow:
+            ++counters_.naks_beyond_window;
+            advertise_edge = true;
+            return;
+        case RetransmitWindow::RepairVerdict::kLingering:
+            ++counters_.naks_lingering;  // the repair just sent heals this server too
+            return;
+        case RetransmitWindow::RepairVerdict::kSend: break;
+    }
+    if (!retransmit_rate_.try_take(entry->datagram.size(), now)) {
+        ++counters_.retransmit_rate_limited;  // the server asks again after its retry interval
+        return;
+    }
+    RetransmitWindow::mark_repaired(*entry, now);
+    proto::set_packet_retransmit_flag(entry->datagram, true);
+    if (socket_.send(entry->datagram)) {
+        ++counters_.repairs_sent;
+        counters_.repair_bytes += entry->datagram.size();
+    } else {
+        ++counters_.send_failures;
+    }
+    proto::set_packet_retransmit_flag(entry->datagram, false);
+}
+
+void BackboneSender::note_data_sent(int64_t now) {
+    last_data_ns_ = now;
+    heartbeat_interval_ns_ = int64_t{settings_.heartbeat_min_us} * 1000;
+    if (!heartbeat_timer_.pending()) {
+        heartbeat_timer_.start_once(std::chrono::microseconds(settings_.heartbeat_min_us));
+    }
+}
+
+void BackboneSender::on_heartbeat_timer() {
+    const int64_t now = monotonic_ns();
+    const int64_t max_ns = int64_t{settings_.heartbeat_max_ms} * 1'000'000;
+    const int64_t idle_ns = now - last_data_ns_;
+    if (idle_ns < heartbeat_interval_ns_ && now - last_heartbeat_ns_ < max_ns) {
+        // Data went out recently: the next heartbeat is due one interval after it.
+        return heartbeat_timer_.start_once(
+            std::chrono::microseconds((heartbeat_interval_ns_ - idle_ns) / 1000 + 1));
+    }
+    send_heartbeat(now);
+    heartbeat_interval_ns_ = std::min(heartbeat_interval_ns_ * 2, max_ns);
+    heartbeat_timer_.start_once(std::chrono::microseconds(heartbeat_interval_ns_ / 1000));
+}
+
+void BackboneSender::send_heartbeat(int64_t now) {
     flush();  // never advertise a sequence that is still sitting in the buffer
+    window_.expire(now);
     wire::v1::Heartbeat heartbeat;
     heartbeat.set_next_sequence(next_sequence_);
+    heartbeat.set_trailing_edge(window_.trailing_edge(next_sequence_));
     heartbeat.set_control_port(settings_.control_port);
     heartbeat.set_send_time_ns(static_cast<uint64_t>(realtime_ns()));
     proto::PacketBuilder packet(256);
     packet.add(proto::FrameType::kHeartbeat, heartbeat);
     const auto datagram = packet.finish(proto::PacketType::kHeartbeat, epoch_, next_sequence_);
+    last_heartbeat_ns_ = now;
     if (socket_.send(datagram)) {
         ++counters_.heartbeats_sent;
     } else {

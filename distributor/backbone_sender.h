@@ -1,20 +1,33 @@
 // The distributor's end of the backbone: packs framed messages into datagrams,
-// numbers them within this run's epoch and multicasts them; sends heartbeats.
+// numbers them within this run's epoch, multicasts them, keeps them in the
+// retransmit window and repairs what servers NAK.
 //
 // Messages queued during one loop iteration leave together at the flush point
-// (natural batching), or after backbone.flush_interval_us when configured. A
-// datagram that is full is sent at once. Reliability (retransmit window, NAKs)
-// builds on the sequence numbers assigned here.
+// (natural batching), or after backbone.flush_interval_us. Heartbeats follow
+// the last data at heartbeat_min_us and back off to heartbeat_max_ms while the
+// sender is idle, so tail loss is seen within about a millisecond; at least one
+// is sent every heartbeat_max_ms even under load, for servers that join late.
+// Repairs are multicast (one send heals every server missing the packet), not
+// repeated within repair_linger_us, and limited to a retransmit byte rate. A
+// data byte rate limit queues datagrams in a bounded backlog and asks the
+// distributor to stop reading publishers while it is full (back-pressure).
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <span>
+#include <vector>
 
 #include "common/event_loop.h"
 #include "common/flush_scheduler.h"
 #include "common/logging.h"
+#include "common/loss_injector.h"
+#include "common/token_bucket.h"
 #include "common/udp_socket.h"
+#include "distributor/retransmit_window.h"
 #include "proto/backbone_packet.h"
+#include "wire/backbone.pb.h"
 
 namespace mdcast::distributor {
 
@@ -23,8 +36,18 @@ struct BackboneSenderCounters {
     uint64_t bytes_sent = 0;
     uint64_t messages_sent = 0;
     uint64_t heartbeats_sent = 0;
-    uint64_t send_failures = 0;     // datagrams the kernel refused (socket buffer full)
-    uint64_t oversize_messages = 0; // messages larger than one datagram, refused
+    uint64_t send_failures = 0;      // datagrams the kernel refused (socket buffer full)
+    uint64_t oversize_messages = 0;  // messages larger than one datagram, refused
+    uint64_t naks_received = 0;
+    uint64_t nak_sequences = 0;      // sequences asked for
+    uint64_t repairs_sent = 0;
+    uint64_t repair_bytes = 0;
+    uint64_t naks_lingering = 0;     // asked again within repair_linger_us: not re-sent
+    uint64_t naks_beyond_window = 0; // older than the trailing edge: unrecoverable
+    uint64_t naks_invalid = 0;       // not sent yet, or over the per-NAK limit
+    uint64_t retransmit_rate_limited = 0;
+    uint64_t data_rate_limited = 0;  // datagrams that waited in the backlog
+    uint64_t injected_drops = 0;     // testing.loss on send
 };
 
 class BackboneSender final : public Flushable {
@@ -33,12 +56,22 @@ public:
         MulticastEndpoint endpoint;
         uint32_t max_datagram_bytes = 1400;
         uint32_t flush_interval_us = 0;
-        uint32_t heartbeat_interval_ms = 100;
+        uint32_t heartbeat_min_us = 1000;
+        uint32_t heartbeat_max_ms = 1000;
         uint32_t send_buffer_bytes = 0;
         uint16_t control_port = 0;  // advertised in heartbeats
+        uint64_t retransmit_window_bytes = 64 << 20;
+        uint32_t retransmit_window_ms = 10000;
+        uint32_t repair_linger_us = 500;
+        uint64_t retransmit_rate_bytes_per_s = 0;  // 0: unlimited
+        uint64_t data_rate_bytes_per_s = 0;        // 0: unlimited
+        uint64_t max_backlog_bytes = 16 << 20;
+        LossSettings send_loss;                    // testing only
     };
 
-    BackboneSender(EventLoop& loop, const Settings& settings, uint64_t epoch);
+    // `on_congestion(true)` when the data backlog is full, `(false)` when it drained.
+    BackboneSender(EventLoop& loop, const Settings& settings, uint64_t epoch,
+                   std::function<void(bool)> on_congestion = {});
 
     // Queue one framed message. Returns false when it can never fit a datagram.
     bool send_frame(std::span<const uint8_t> frame);
@@ -47,22 +80,43 @@ public:
     size_t max_frame_bytes() const { return settings_.max_datagram_bytes - proto::kPacketHeaderBytes; }
 
     void flush() override;
+    // Re-sends what a server asked for (see the class comment for the rules).
+    void on_nak(const wire::v1::Nak& nak);
 
     uint64_t epoch() const { return epoch_; }
     uint64_t next_sequence() const { return next_sequence_; }
+    bool congested() const { return congested_; }
     const BackboneSenderCounters& counters() const { return counters_; }
+    const RetransmitWindow& window() const { return window_; }
 
 private:
     void send_packet();
-    void send_heartbeat();
+    void transmit(std::span<const uint8_t> datagram);
+    void drain_backlog();
+    void repair(uint64_t sequence, int64_t now, bool& advertise_edge);
+    void on_heartbeat_timer();
+    void send_heartbeat(int64_t now);
+    void note_data_sent(int64_t now);
 
     Settings settings_;
     uint64_t epoch_;
     UdpSocket socket_;
     FlushScheduler flusher_;
     Timer heartbeat_timer_;
+    Timer backlog_timer_;
     proto::PacketBuilder packet_;
+    RetransmitWindow window_;
+    TokenBucket data_rate_;
+    TokenBucket retransmit_rate_;
+    LossInjector send_loss_;
+    std::deque<std::vector<uint8_t>> backlog_;
+    size_t backlog_bytes_ = 0;
+    bool congested_ = false;
+    std::function<void(bool)> on_congestion_;
     uint64_t next_sequence_ = 1;
+    int64_t last_data_ns_ = 0;
+    int64_t last_heartbeat_ns_ = 0;
+    int64_t heartbeat_interval_ns_;
     BackboneSenderCounters counters_;
     std::shared_ptr<spdlog::logger> log_;
     log::RateLimiter failure_log_limit_;

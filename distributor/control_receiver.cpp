@@ -7,13 +7,17 @@
 namespace mdcast::distributor {
 
 ControlReceiver::ControlReceiver(EventLoop& loop, const std::string& address, uint16_t port,
-                                 Handler& handler)
+                                 Handler& handler, const LossSettings& receive_loss)
     : socket_(UdpSocket::unicast(address, port, 1 << 20)),
       handler_(handler),
       event_(event_new(loop.base(), socket_.fd(), EV_READ | EV_PERSIST, &on_readable, this)),
       batch_(32, proto::kMaxDatagramBytes),
+      receive_loss_(receive_loss),
       log_(log::get("control")) {
     event_add(event_, nullptr);
+    if (receive_loss_.active()) {
+        log_->warn("TESTING: dropping control packets on receive ({})", receive_loss.describe());
+    }
 }
 
 ControlReceiver::~ControlReceiver() { event_free(event_); }
@@ -30,32 +34,24 @@ void ControlReceiver::on_readable(int, short, void* self) {
 
 void ControlReceiver::handle(std::span<const uint8_t> datagram, const sockaddr_in& from) {
     ++counters_.packets_received;
+    if (receive_loss_.drop()) {
+        ++counters_.injected_drops;
+        return;
+    }
     proto::PacketHeader header;
     proto::PacketError error = proto::decode_packet_header(datagram, header);
     if (error == proto::PacketError::kNone && header.type != proto::PacketType::kControl) {
         error = proto::PacketError::kBadType;
     }
-    proto::PacketMessageIterator messages(datagram, header, proto::kBackboneControlTypes);
-    proto::Frame frame;
-    while (error == proto::PacketError::kNone) {
-        const auto result = messages.next(frame);
-        if (result == proto::PacketMessageIterator::Result::kEnd) return;
-        if (result == proto::PacketMessageIterator::Result::kError) {
-            error = proto::PacketError::kBadMessage;
-            break;
+    if (error == proto::PacketError::kNone) {
+        proto::PacketMessageIterator messages(datagram, header, proto::kBackboneControlTypes);
+        proto::Frame frame;
+        for (;;) {
+            const auto result = messages.next(frame);
+            if (result == proto::PacketMessageIterator::Result::kEnd) return;
+            if (result == proto::PacketMessageIterator::Result::kError || !dispatch(frame, from)) break;
         }
-        if (frame.type == proto::FrameType::kDirectoryQuery) {
-            ++counters_.directory_queries;
-            handler_.on_directory_query();
-            continue;
-        }
-        wire::v1::ImageRequest request;
-        if (!request.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
-            error = proto::PacketError::kBadMessage;
-            break;
-        }
-        ++counters_.image_requests;
-        handler_.on_image_request(request);
+        error = proto::PacketError::kBadMessage;
     }
     ++counters_.malformed;
     uint64_t suppressed = 0;
@@ -63,6 +59,49 @@ void ControlReceiver::handle(std::span<const uint8_t> datagram, const sockaddr_i
         log_->warn("dropped malformed control packet from {}: {} ({} more suppressed)",
                    format_ipv4(from), proto::packet_error_name(error), suppressed);
     }
+}
+
+// One control message; false when its body is malformed.
+bool ControlReceiver::dispatch(const proto::Frame& frame, const sockaddr_in& from) {
+    const auto parse = [&](google::protobuf::MessageLite& message) {
+        return message.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()));
+    };
+    switch (frame.type) {
+        case proto::FrameType::kDirectoryQuery:
+            ++counters_.directory_queries;
+            handler_.on_directory_query();
+            return true;
+        case proto::FrameType::kImageRequest: {
+            wire::v1::ImageRequest request;
+            if (!parse(request)) return false;
+            ++counters_.image_requests;
+            handler_.on_image_request(request);
+            return true;
+        }
+        case proto::FrameType::kNak: {
+            wire::v1::Nak nak;
+            if (!parse(nak)) return false;
+            ++counters_.naks;
+            handler_.on_nak(nak);
+            return true;
+        }
+        case proto::FrameType::kRttProbe: {
+            wire::v1::RttProbe probe;
+            if (!parse(probe)) return false;
+            ++counters_.rtt_probes;
+            echo_rtt_probe(probe, from);
+            return true;
+        }
+        default: return false;
+    }
+}
+
+// Echoed at once by unicast to the prober's control socket: the round trip a
+// NAK and its repair take, without the multicast group in the way.
+void ControlReceiver::echo_rtt_probe(const wire::v1::RttProbe& probe, const sockaddr_in& to) {
+    proto::PacketBuilder packet(128);
+    packet.add(proto::FrameType::kRttEcho, probe);
+    socket_.send_to(packet.finish(proto::PacketType::kControlReply, 0, 0), to);
 }
 
 }  // namespace mdcast::distributor

@@ -10,6 +10,8 @@
 
 #include "common/event_loop.h"
 #include "common/logging.h"
+#include "common/loss_injector.h"
+#include "proto/frame.h"
 #include "common/udp_socket.h"
 #include "wire/backbone.pb.h"
 
@@ -19,7 +21,10 @@ struct ControlCounters {
     uint64_t packets_received = 0;
     uint64_t image_requests = 0;
     uint64_t directory_queries = 0;
+    uint64_t naks = 0;
+    uint64_t rtt_probes = 0;
     uint64_t malformed = 0;
+    uint64_t injected_drops = 0;  // testing.loss on control receive
 };
 
 class ControlReceiver {
@@ -28,12 +33,14 @@ public:
     public:
         virtual void on_image_request(const wire::v1::ImageRequest& request) = 0;
         virtual void on_directory_query() = 0;
+        virtual void on_nak(const wire::v1::Nak& nak) = 0;
 
     protected:
         virtual ~Handler() = default;
     };
 
-    ControlReceiver(EventLoop& loop, const std::string& address, uint16_t port, Handler& handler);
+    ControlReceiver(EventLoop& loop, const std::string& address, uint16_t port, Handler& handler,
+                    const LossSettings& receive_loss = {});
     ~ControlReceiver();
 
     uint16_t port() const;
@@ -42,11 +49,14 @@ public:
 private:
     static void on_readable(int, short, void* self);
     void handle(std::span<const uint8_t> datagram, const sockaddr_in& from);
+    bool dispatch(const proto::Frame& frame, const sockaddr_in& from);
+    void echo_rtt_probe(const wire::v1::RttProbe& probe, const sockaddr_in& to);
 
     UdpSocket socket_;
     Handler& handler_;
     event* event_;
     DatagramBatch batch_;
+    LossInjector receive_loss_;
     ControlCounters counters_;
     std::shared_ptr<spdlog::logger> log_;
     log::RateLimiter malformed_log_limit_;

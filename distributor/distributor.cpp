@@ -20,9 +20,18 @@ BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16
     settings.endpoint = config.multicast_endpoint();
     settings.max_datagram_bytes = config.backbone_max_datagram_bytes;
     settings.flush_interval_us = config.backbone_flush_interval_us;
-    settings.heartbeat_interval_ms = config.backbone_heartbeat_interval_ms;
+    settings.heartbeat_min_us = config.backbone_heartbeat_min_us;
+    settings.heartbeat_max_ms = config.backbone_heartbeat_max_ms;
     settings.send_buffer_bytes = config.backbone_send_buffer_bytes;
     settings.control_port = control_port;
+    settings.retransmit_window_bytes = config.backbone_retransmit_window_bytes;
+    settings.retransmit_window_ms = config.backbone_retransmit_window_ms;
+    settings.repair_linger_us = config.backbone_repair_linger_us;
+    settings.retransmit_rate_bytes_per_s = config.backbone_retransmit_rate_bytes_per_s;
+    settings.data_rate_bytes_per_s = config.backbone_data_rate_bytes_per_s;
+    settings.max_backlog_bytes = config.backbone_max_backlog_bytes;
+    settings.send_loss = {config.loss_send_rate, config.loss_send_burst_every,
+                          config.loss_send_burst_length, config.loss_seed};
     return settings;
 }
 
@@ -34,8 +43,10 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
       log_(log::get("distributor")),
       publisher_flusher_(loop, std::chrono::microseconds(0)),
       registry_(config.max_services, config.max_items),
-      control_(loop, config.backbone_interface, config.backbone_control_port, *this),
-      backbone_(loop, sender_settings(config, control_.port()), new_epoch()),
+      control_(loop, config.backbone_interface, config.backbone_control_port, *this,
+               LossSettings{config.loss_control_receive_rate, 0, 0, config.loss_seed + 1}),
+      backbone_(loop, sender_settings(config, control_.port()), new_epoch(),
+                [this](bool congested) { on_backbone_congestion(congested); }),
       listener_(loop, config.publishers_address, config.publishers_port, 128,
                 [this](int fd, std::string peer) { on_accept(fd, std::move(peer)); }),
       reaper_(loop, [this] { reap_closed(); }),
@@ -65,6 +76,7 @@ void Distributor::on_accept(int fd, std::string peer) {
     PublisherSession* raw = session.get();
     sessions_[id] = std::move(session);
     raw->attach(std::move(connection));
+    if (backbone_.congested()) raw->connection().pause_reading();
     if (sessions_.size() > config_.publishers_max_connections) {
         ++connections_refused_;
         raw->connection().close(CloseReason::kLimitReached,
@@ -96,6 +108,22 @@ void Distributor::reap_closed() {
 void Distributor::on_directory_changed() { backbone_.send(proto::FrameType::kDirectory, registry_.directory()); }
 
 void Distributor::on_directory_query() { on_directory_changed(); }
+
+void Distributor::on_nak(const wire::Nak& nak) { backbone_.on_nak(nak); }
+
+// Back-pressure: while the backbone backlog is full, publishers are not read,
+// so their TCP windows close instead of the distributor's memory growing.
+void Distributor::on_backbone_congestion(bool congested) {
+    for (auto& [id, session] : sessions_) {
+        TcpConnection& connection = session->connection();
+        if (!connection.is_open()) continue;
+        if (congested) {
+            connection.pause_reading();
+        } else {
+            connection.resume_reading();
+        }
+    }
+}
 
 void Distributor::on_image_request(const wire::ImageRequest& request) {
     const ServiceEntry* service = request.service_id() != 0 ? registry_.service(request.service_id())
@@ -167,12 +195,18 @@ void Distributor::log_counters(spdlog::level::level_enum level) {
     log_->log(level,
               "publishers={} services={} items={} refreshes={} updates={} statuses={} rejected={} "
               "packets={} bytes={} messages={} heartbeats={} send_failures={} oversize={} "
+              "naks={} nak_sequences={} repairs={} repair_bytes={} naks_lingering={} "
+              "naks_beyond_window={} naks_invalid={} retransmit_rate_limited={} "
+              "data_rate_limited={} injected_drops={} window_packets={} "
               "image_requests={} directory_queries={} malformed_control={} refused_connections={}",
               sessions_.size(), registry_.service_count(), registry_.item_count(),
               publisher_counters_.refreshes, publisher_counters_.updates,
               publisher_counters_.statuses, publisher_counters_.rejected_messages, b.packets_sent,
               b.bytes_sent, b.messages_sent, b.heartbeats_sent, b.send_failures,
-              b.oversize_messages, c.image_requests, c.directory_queries, c.malformed,
+              b.oversize_messages, b.naks_received, b.nak_sequences, b.repairs_sent, b.repair_bytes,
+              b.naks_lingering, b.naks_beyond_window, b.naks_invalid, b.retransmit_rate_limited,
+              b.data_rate_limited, b.injected_drops + c.injected_drops, backbone_.window().packets(),
+              c.image_requests, c.directory_queries, c.malformed,
               connections_refused_);
 }
 

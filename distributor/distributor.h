@@ -34,9 +34,11 @@ public:
     void on_publisher_closed(PublisherSession& session) override;
     void on_image_request(const wire::ImageRequest& request) override;
     void on_directory_query() override;
+    void on_nak(const wire::Nak& nak) override;
 
 private:
     void on_accept(int fd, std::string peer);
+    void on_backbone_congestion(bool congested);
     void on_housekeeping();
     void reap_closed();
     void log_counters(spdlog::level::level_enum level);

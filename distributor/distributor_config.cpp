@@ -46,8 +46,34 @@ config::Schema<DistributorConfig> build_schema() {
                         1000000,
                         "0: send at the end of each loop iteration (natural batching); > 0: "
                         "coalesce for this long (the seed's rrmpFlushInterval).");
-    s.integer<uint32_t>("backbone.heartbeat_interval_ms", &C::backbone_heartbeat_interval_ms, 100,
-                        1, 60000, "Heartbeat period: next sequence and control port.");
+    s.integer<uint32_t>("backbone.heartbeat_min_us", &C::backbone_heartbeat_min_us, 1000, 100,
+                        1000000,
+                        "First heartbeat after the last data: bounds how long tail loss stays "
+                        "unseen. Heartbeats then double up to heartbeat_max_ms while idle.");
+    s.integer<uint32_t>("backbone.heartbeat_max_ms", &C::backbone_heartbeat_max_ms, 1000, 1, 60000,
+                        "Longest gap between heartbeats, also under load (late joiners learn the "
+                        "control port from them).");
+    s.integer<uint64_t>("backbone.retransmit_window_bytes", &C::backbone_retransmit_window_bytes,
+                        64 << 20, 65536, 1ull << 34,
+                        "Sent datagrams kept for repair, in bytes.");
+    s.integer<uint32_t>("backbone.retransmit_window_ms", &C::backbone_retransmit_window_ms, 10000,
+                        10, 3600000, "Sent datagrams kept for repair at most this long.");
+    s.integer<uint32_t>("backbone.repair_linger_us", &C::backbone_repair_linger_us, 500, 0,
+                        1000000,
+                        "A packet just repaired is not re-sent for this long, however many "
+                        "servers ask (NAK storms cost one send).");
+    s.integer<uint64_t>("backbone.retransmit_rate_bytes_per_s",
+                        &C::backbone_retransmit_rate_bytes_per_s, 50000000, 0, 1ull << 40,
+                        "Byte rate limit for repairs (0: unlimited). NAKs over it are ignored; "
+                        "servers ask again.");
+    s.integer<uint64_t>("backbone.data_rate_bytes_per_s", &C::backbone_data_rate_bytes_per_s, 0, 0,
+                        1ull << 40,
+                        "Byte rate limit for new data (0: unlimited). Over it datagrams wait in "
+                        "a backlog.");
+    s.integer<uint64_t>("backbone.max_backlog_bytes", &C::backbone_max_backlog_bytes, 16 << 20,
+                        65536, 1ull << 34,
+                        "When the rate-limited backlog reaches this, publishers are not read "
+                        "until it drains (back-pressure).");
     s.integer<uint32_t>("backbone.send_buffer_bytes", &C::backbone_send_buffer_bytes, 4 << 20, 0,
                         1 << 30, "SO_SNDBUF of the multicast socket (0: kernel default).");
     s.integer<uint16_t>("backbone.control_port", &C::backbone_control_port, 0, 0, 65535,
@@ -58,6 +84,16 @@ config::Schema<DistributorConfig> build_schema() {
                         "Services that may be announced.");
     s.integer<uint64_t>("registry.max_items", &C::max_items, 1000000, 1, 100000000,
                         "Items that may be registered (each holds its cached image).");
+    s.real("testing.loss.send_rate", &C::loss_send_rate, 0, 0, 1,
+           "TESTING ONLY: drop this fraction of data packets on send.");
+    s.integer<uint64_t>("testing.loss.send_burst_every", &C::loss_send_burst_every, 0, 0,
+                        1ull << 40, "TESTING ONLY: every N data packets ...");
+    s.integer<uint64_t>("testing.loss.send_burst_length", &C::loss_send_burst_length, 0, 0,
+                        1ull << 20, "TESTING ONLY: ... drop this many in a row.");
+    s.real("testing.loss.control_receive_rate", &C::loss_control_receive_rate, 0, 0, 1,
+           "TESTING ONLY: drop this fraction of control packets (NAKs, requests) on receive.");
+    s.integer<uint64_t>("testing.loss.seed", &C::loss_seed, 1, 0, UINT64_MAX,
+                        "TESTING ONLY: seed of the loss generators.");
     return s;
 }
 

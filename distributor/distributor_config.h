@@ -29,13 +29,27 @@ struct DistributorConfig {
     bool backbone_loopback = true;
     uint32_t backbone_max_datagram_bytes = 0;
     uint32_t backbone_flush_interval_us = 0;
-    uint32_t backbone_heartbeat_interval_ms = 0;
+    uint32_t backbone_heartbeat_min_us = 0;
+    uint32_t backbone_heartbeat_max_ms = 0;
+    uint64_t backbone_retransmit_window_bytes = 0;
+    uint32_t backbone_retransmit_window_ms = 0;
+    uint32_t backbone_repair_linger_us = 0;
+    uint64_t backbone_retransmit_rate_bytes_per_s = 0;
+    uint64_t backbone_data_rate_bytes_per_s = 0;
+    uint64_t backbone_max_backlog_bytes = 0;
     uint32_t backbone_send_buffer_bytes = 0;
     uint16_t backbone_control_port = 0;
 
     // Item registry and image cache.
     uint32_t max_services = 0;
     uint64_t max_items = 0;
+
+    // Loss injection, for tests only.
+    double loss_send_rate = 0;
+    uint64_t loss_send_burst_every = 0;
+    uint64_t loss_send_burst_length = 0;
+    double loss_control_receive_rate = 0;
+    uint64_t loss_seed = 1;
 
     MulticastEndpoint multicast_endpoint() const {
         return {backbone_group, backbone_port, backbone_interface, backbone_ttl, backbone_loopback};

@@ -40,7 +40,7 @@ uint64_t get_u64(const uint8_t* in) {
 
 bool valid_type(uint8_t raw) {
     return raw >= static_cast<uint8_t>(PacketType::kData) &&
-           raw <= static_cast<uint8_t>(PacketType::kControl);
+           raw <= static_cast<uint8_t>(PacketType::kControlReply);
 }
 
 }  // namespace
@@ -71,6 +71,11 @@ void encode_packet_header(const PacketHeader& header, uint8_t* out) {
     put_u32(out + 28, header.payload_bytes);
 }
 
+void set_packet_retransmit_flag(std::span<uint8_t> datagram, bool retransmit) {
+    const uint16_t flags = retransmit ? kPacketFlagRetransmit : 0;
+    put_u16(datagram.data() + 6, flags);
+}
+
 PacketError decode_packet_header(std::span<const uint8_t> datagram, PacketHeader& out) {
     if (datagram.size() < kPacketHeaderBytes) return PacketError::kTooShort;
     const uint8_t* in = datagram.data();
@@ -79,7 +84,8 @@ PacketError decode_packet_header(std::span<const uint8_t> datagram, PacketHeader
     if (!valid_type(in[5])) return PacketError::kBadType;
     out.type = static_cast<PacketType>(in[5]);
     out.flags = get_u16(in + 6);
-    if (out.flags != 0 || get_u16(in + 26) != 0) return PacketError::kBadFlags;
+    if ((out.flags & ~kPacketKnownFlags) != 0 || get_u16(in + 26) != 0) return PacketError::kBadFlags;
+    if ((out.flags & kPacketFlagRetransmit) && out.type != PacketType::kData) return PacketError::kBadFlags;
     out.epoch = get_u64(in + 8);
     out.sequence = get_u64(in + 16);
     out.message_count = get_u16(in + 24);

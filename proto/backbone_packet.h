@@ -6,7 +6,7 @@
 //   offset  0  u32  magic 'MDCB' (0x4D444342)
 //   offset  4  u8   version (1)
 //   offset  5  u8   packet type (PacketType)
-//   offset  6  u16  flags (0 in version 1)
+//   offset  6  u16  flags: bit 0 = retransmission (a repair); other bits 0
 //   offset  8  u64  epoch: random per sender start; a new epoch is a new source
 //   offset 16  u64  sequence: per epoch, +1 per data packet; heartbeats carry the
 //                   next sequence to be sent and do not consume one
@@ -32,10 +32,14 @@ constexpr uint8_t kPacketVersion = 1;
 constexpr size_t kPacketHeaderBytes = 32;
 constexpr size_t kMaxDatagramBytes = 65507;  // largest UDP payload over IPv4
 
+constexpr uint16_t kPacketFlagRetransmit = 0x0001;
+constexpr uint16_t kPacketKnownFlags = kPacketFlagRetransmit;
+
 enum class PacketType : uint8_t {
     kData = 1,       // multicast: refresh / update / status / directory
     kHeartbeat = 2,  // multicast: sender idle; carries Heartbeat
-    kControl = 3,    // unicast server -> distributor: image requests, queries
+    kControl = 3,    // unicast server -> distributor: image requests, queries, NAKs
+    kControlReply = 4,  // unicast distributor -> server: RTT echoes
 };
 
 struct PacketHeader {
@@ -52,6 +56,8 @@ enum class PacketError { kNone, kTooShort, kBadMagic, kBadVersion, kBadType, kBa
 std::string_view packet_error_name(PacketError error);
 
 void encode_packet_header(const PacketHeader& header, uint8_t* out);
+// Sets or clears the retransmit flag of an encoded datagram in place.
+void set_packet_retransmit_flag(std::span<uint8_t> datagram, bool retransmit);
 // Validates the fixed header against the datagram size; does not look at messages.
 PacketError decode_packet_header(std::span<const uint8_t> datagram, PacketHeader& out);
 

@@ -18,7 +18,8 @@ const FrameTypeSet kPublisherToDistributorTypes{kLoginRequest, kPing,    kPong, 
 const FrameTypeSet kDistributorToPublisherTypes{kLoginResponse, kPing, kPong, kClose,
                                                 kServiceAnnounceResponse, kItemRegistered};
 const FrameTypeSet kBackboneDataTypes{kRefresh, kUpdate, kItemStatus, kDirectory, kHeartbeat};
-const FrameTypeSet kBackboneControlTypes{kImageRequest, kDirectoryQuery};
+const FrameTypeSet kBackboneControlTypes{kImageRequest, kDirectoryQuery, kNak, kRttProbe};
+const FrameTypeSet kBackboneControlReplyTypes{kRttEcho};
 
 std::string_view frame_type_name(FrameType type) {
     switch (type) {
@@ -41,6 +42,9 @@ std::string_view frame_type_name(FrameType type) {
         case kHeartbeat: return "Heartbeat";
         case kImageRequest: return "ImageRequest";
         case kDirectoryQuery: return "DirectoryQuery";
+        case kNak: return "Nak";
+        case kRttProbe: return "RttProbe";
+        case kRttEcho: return "RttEcho";
     }
     return "unknown";
 }

@@ -41,6 +41,9 @@ enum class FrameType : uint16_t {
     kHeartbeat = 40,
     kImageRequest = 41,
     kDirectoryQuery = 42,
+    kNak = 43,
+    kRttProbe = 44,
+    kRttEcho = 45,
 };
 
 std::string_view frame_type_name(FrameType type);
@@ -64,7 +67,8 @@ extern const FrameTypeSet kServerToClientTypes;
 extern const FrameTypeSet kPublisherToDistributorTypes;
 extern const FrameTypeSet kDistributorToPublisherTypes;
 extern const FrameTypeSet kBackboneDataTypes;
-extern const FrameTypeSet kBackboneControlTypes;
+extern const FrameTypeSet kBackboneControlTypes;  // server -> distributor
+extern const FrameTypeSet kBackboneControlReplyTypes;  // distributor -> server, unicast
 
 struct FrameHeader {
     uint32_t body_bytes = 0;

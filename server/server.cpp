@@ -23,8 +23,25 @@ std::string make_server_id(uint32_t instance) {
 }
 
 BackboneReceiver::Settings receiver_settings(const ServerConfig& config) {
-    return {config.multicast_endpoint(), config.backbone_receive_buffer_bytes,
-            config.backbone_max_datagram_bytes};
+    BackboneReceiver::Settings settings;
+    settings.endpoint = config.multicast_endpoint();
+    settings.receive_buffer_bytes = config.backbone_receive_buffer_bytes;
+    settings.max_datagram_bytes = config.backbone_max_datagram_bytes;
+    auto& r = settings.recovery;
+    r.nak_backoff_min_ns = int64_t{config.backbone_nak_backoff_min_us} * 1000;
+    r.nak_backoff_max_ns = int64_t{config.backbone_nak_backoff_max_us} * 1000;
+    r.nak_retry_ns = int64_t{config.backbone_nak_retry_us} * 1000;
+    r.nak_max_attempts = config.backbone_nak_max_attempts;
+    r.max_buffered_bytes = config.backbone_reorder_buffer_bytes;
+    r.max_gap_packets = config.backbone_max_gap_packets;
+    r.seed = config.loss_seed ^ (uint64_t{config.instance} << 32) ^ static_cast<uint64_t>(monotonic_ns());
+    settings.source_silent_ms = config.backbone_source_silent_ms;
+    settings.rtt_probe_interval_ms = config.backbone_rtt_probe_interval_ms;
+    settings.receive_loss = {config.loss_receive_rate, config.loss_receive_burst_every,
+                             config.loss_receive_burst_length, config.loss_seed + config.instance};
+    settings.control_send_loss = {config.loss_control_send_rate, 0, 0,
+                                  config.loss_seed + 1000 + config.instance};
+    return settings;
 }
 
 wire::Status make_status(wire::StreamState stream, wire::DataState data, wire::StatusCode code,
@@ -429,9 +446,9 @@ void Server::mark_suspect_and_recover(CachedItem& item, wire::StatusCode code,
     request_image_by_id(item);
 }
 
-void Server::on_backbone_gap(uint64_t from, uint64_t to) {
-    // Without repair (see the reliability issue) any item may have missed
-    // updates: every item goes suspect, subscribed ones are re-imaged.
+void Server::on_backbone_unrecoverable(uint64_t from, uint64_t to) {
+    // Any item may have missed updates in what could not be repaired: every
+    // item goes suspect, subscribed ones are re-imaged.
     const std::string text = "backbone packets " + std::to_string(from) + ".." +
                              std::to_string(to - 1) + " lost";
     cache_.for_each([&](CachedItem& item) {
@@ -473,6 +490,22 @@ void Server::on_source_reset(uint64_t previous_epoch, uint64_t epoch) {
     for (PendingImage* pending : pending_.all()) pending->last_request_ns = 0;
     log_->warn("source reset: epoch {:016x} -> {:016x}; {} item names waiting for new images",
                previous_epoch, epoch, pending_.size());
+}
+
+void Server::on_source_silent(bool silent) {
+    if (silent) {
+        cache_.for_each([&](CachedItem& item) {
+            ItemCache::invalidate(item, wire::STATUS_SOURCE_DOWN,
+                                  "no packets from the distributor for backbone.source_silent_ms");
+            fan_out_status(item);
+        });
+        return;
+    }
+    // Heard again: nothing says what was missed while silent, so subscribed items
+    // get fresh images.
+    for (uint64_t id : subscriptions_.item_ids()) {
+        if (CachedItem* item = cache_.find(id)) request_image_by_id(*item);
+    }
 }
 
 void Server::on_control_ready() {
@@ -554,18 +587,27 @@ void Server::retry_image_requests(int64_t now) {
 
 void Server::log_counters(spdlog::level::level_enum level) {
     const auto& b = backbone_.counters();
-    const auto& s = backbone_.sequence_counters();
+    const auto& r = backbone_.recovery_counters();
     const auto& c = counters_;
+    const auto& repair = backbone_.repair_times();
     log_->log(level,
-              "clients={} items={} subscribed_items={} pending={} in: packets={} refreshes={} "
-              "updates={} statuses={} heartbeats={} gaps={} lost_packets={} duplicates={} "
-              "malformed_packets={} malformed_messages={} item_gaps={} dropped={} out: refreshes={} "
-              "updates={} statuses={} slow_consumers={} refused={} flush_rounds={}",
+              "clients={} items={} subscribed_items={} pending={} in: packets={} messages={} "
+              "refreshes={} updates={} statuses={} heartbeats={} malformed_packets={} "
+              "malformed_messages={} item_gaps={} dropped={} kernel_drops={} injected_drops={} "
+              "backbone: gaps={} missing={} repaired={} repairs_received={} duplicates={} "
+              "out_of_order={} naks={} nak_sequences={} unrecoverable={} epoch_changes={} "
+              "repair_us_p50={:.1f} repair_us_p99={:.1f} rtt_us_p50={:.1f} "
+              "out: refreshes={} updates={} statuses={} slow_consumers={} refused={} flush_rounds={}",
               clients_.size(), cache_.size(), subscriptions_.item_count(), pending_.size(),
-              b.packets_received, c.refreshes_in, c.updates_in, c.statuses_in,
-              b.heartbeats_received, s.gaps, s.lost_packets, s.duplicates, b.malformed_packets,
-              c.malformed_messages, c.item_gaps, c.updates_dropped, c.refreshes_out, c.updates_out,
-              c.statuses_out, c.slow_consumers, c.clients_refused, flusher_.flush_rounds());
+              b.packets_received, b.messages_received, c.refreshes_in, c.updates_in, c.statuses_in,
+              b.heartbeats_received, b.malformed_packets, c.malformed_messages, c.item_gaps,
+              c.updates_dropped, backbone_.kernel_drops(), b.injected_drops, r.gaps,
+              r.missing_detected, r.repaired, b.repairs_received, r.duplicates, r.out_of_order,
+              r.naks_sent, r.nak_sequences, r.unrecoverable, r.epoch_changes,
+              static_cast<double>(repair.percentile_ns(0.5)) / 1e3,
+              static_cast<double>(repair.percentile_ns(0.99)) / 1e3,
+              static_cast<double>(backbone_.round_trips().percentile_ns(0.5)) / 1e3, c.refreshes_out,
+              c.updates_out, c.statuses_out, c.slow_consumers, c.clients_refused, flusher_.flush_rounds());
 }
 
 void Server::shutdown(const std::string& why) {

@@ -54,9 +54,10 @@ public:
     uint16_t client_port() const { return listener_.port(); }
 
     void on_backbone_message(const proto::Frame& frame) override;
-    void on_backbone_gap(uint64_t from, uint64_t to) override;
+    void on_backbone_unrecoverable(uint64_t from, uint64_t to) override;
     void on_source_reset(uint64_t previous_epoch, uint64_t epoch) override;
     void on_control_ready() override;
+    void on_source_silent(bool silent) override;
 
     void on_subscribe(ClientSession& client, const wire::Subscribe& request) override;
     void on_unsubscribe(ClientSession& client, uint64_t item_id) override;

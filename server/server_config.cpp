@@ -57,6 +57,31 @@ void add_backbone_keys(config::Schema<ServerConfig>& s) {
     s.integer<uint32_t>("backbone.image_request_timeout_ms",
                         &C::backbone_image_request_timeout_ms, 1000, 10, 60000,
                         "Resend an unanswered image request after this long.");
+    s.integer<uint32_t>("backbone.nak_backoff_min_us", &C::backbone_nak_backoff_min_us, 50, 0,
+                        1000000,
+                        "A missing packet is NAKed after a random wait in [min, max]: it covers "
+                        "reordering and lets a repair another server asked for arrive first. "
+                        "Size it to the one-way delay (see docs/backbone.md).");
+    s.integer<uint32_t>("backbone.nak_backoff_max_us", &C::backbone_nak_backoff_max_us, 300, 0,
+                        10000000, "Upper end of the NAK back-off.");
+    s.integer<uint32_t>("backbone.nak_retry_us", &C::backbone_nak_retry_us, 1000, 10, 10000000,
+                        "Ask again after this long when no repair came: at least one round trip "
+                        "plus the distributor's repair_linger_us.");
+    s.integer<uint32_t>("backbone.nak_max_attempts", &C::backbone_nak_max_attempts, 20, 1, 10000,
+                        "NAKs per missing packet before it is declared lost (items go suspect "
+                        "and are re-imaged).");
+    s.integer<uint64_t>("backbone.reorder_buffer_bytes", &C::backbone_reorder_buffer_bytes, 32 << 20,
+                        65536, 1ull << 34,
+                        "Packets held after a gap until it is repaired; when full the oldest gap "
+                        "is given up.");
+    s.integer<uint64_t>("backbone.max_gap_packets", &C::backbone_max_gap_packets, 100000, 16,
+                        100000000, "A jump in sequence larger than this is lost at once, not NAKed.");
+    s.integer<uint32_t>("backbone.source_silent_ms", &C::backbone_source_silent_ms, 3000, 10,
+                        3600000,
+                        "No packet or heartbeat for this long: every item goes suspect until the "
+                        "distributor is heard again and images are re-requested.");
+    s.integer<uint32_t>("backbone.rtt_probe_interval_ms", &C::backbone_rtt_probe_interval_ms, 1000,
+                        10, 3600000, "Round-trip probes to the distributor (for NAK sizing).");
 }
 
 config::Schema<ServerConfig> build_schema() {
@@ -73,6 +98,16 @@ config::Schema<ServerConfig> build_schema() {
                         "Initial buckets of the item table (the seed's hashTableSize).");
     s.integer<uint32_t>("cache.max_pending_requests", &C::cache_max_pending_requests, 100000, 1,
                         10000000, "Item names waiting for an image from upstream.");
+    s.real("testing.loss.receive_rate", &C::loss_receive_rate, 0, 0, 1,
+           "TESTING ONLY: drop this fraction of backbone packets on receive.");
+    s.integer<uint64_t>("testing.loss.receive_burst_every", &C::loss_receive_burst_every, 0, 0,
+                        1ull << 40, "TESTING ONLY: every N backbone packets ...");
+    s.integer<uint64_t>("testing.loss.receive_burst_length", &C::loss_receive_burst_length, 0, 0,
+                        1ull << 20, "TESTING ONLY: ... drop this many in a row.");
+    s.real("testing.loss.control_send_rate", &C::loss_control_send_rate, 0, 0, 1,
+           "TESTING ONLY: drop this fraction of control packets (NAKs, requests) on send.");
+    s.integer<uint64_t>("testing.loss.seed", &C::loss_seed, 1, 0, UINT64_MAX,
+                        "TESTING ONLY: seed of the loss generators.");
     return s;
 }
 

@@ -36,11 +36,26 @@ struct ServerConfig {
     uint32_t backbone_receive_buffer_bytes = 0;
     uint32_t backbone_max_datagram_bytes = 0;
     uint32_t backbone_image_request_timeout_ms = 0;
+    uint32_t backbone_nak_backoff_min_us = 0;
+    uint32_t backbone_nak_backoff_max_us = 0;
+    uint32_t backbone_nak_retry_us = 0;
+    uint32_t backbone_nak_max_attempts = 0;
+    uint64_t backbone_reorder_buffer_bytes = 0;
+    uint64_t backbone_max_gap_packets = 0;
+    uint32_t backbone_source_silent_ms = 0;
+    uint32_t backbone_rtt_probe_interval_ms = 0;
 
     // Item cache.
     uint64_t cache_max_items = 0;
     uint64_t cache_hash_table_size = 0;
     uint32_t cache_max_pending_requests = 0;
+
+    // Loss injection, for tests only.
+    double loss_receive_rate = 0;
+    uint64_t loss_receive_burst_every = 0;
+    uint64_t loss_receive_burst_length = 0;
+    double loss_control_send_rate = 0;
+    uint64_t loss_seed = 1;
 
     MulticastEndpoint multicast_endpoint() const {
         return {backbone_group, backbone_port, backbone_interface, 0, true};

@@ -105,7 +105,6 @@ publishers:
 backbone:
   group: {self.group}
   port: {self.backbone_port}
-  heartbeat_interval_ms: 50
 {extra}""")
         p = self.start("distributor", [BIN["distributor"], "--config", cfg])
         wait_for_port(self.publisher_port, p)

@@ -3,78 +3,10 @@ multicast -> server -> client. Checks that a client receives each item's image
 and then every update, in order, with the values the source published, and
 that failures (source gone, distributor restart, unknown item) reach it as
 status rather than silence."""
-import json
-import re
-from decimal import Decimal
-
 from harness import Stack, check, run, wait_for_log
+from streams import by_item, check_full_stream, messages, sent_updates
 
 ITEMS = 10
-
-
-def bid(index, seq):
-    return Decimal(10000 + 100 * index + seq % 1000).scaleb(-2)
-
-
-def expected_fields(index, seq):
-    return {"BID": bid(index, seq), "ASK": bid(index, seq) + Decimal("0.05"),
-            "BIDSIZE": 100 + seq % 50, "ASKSIZE": 200 + seq % 50, "ACVOL_1": 10 * seq}
-
-
-def messages(client):
-    with open(client.stdout_path) as f:
-        return [json.loads(line, parse_float=Decimal) for line in f if line.strip()]
-
-
-def by_item(lines):
-    items = {}
-    for m in lines:
-        if m["type"] in ("refresh", "update", "status"):
-            items.setdefault(m["item"], []).append(m)
-    return items
-
-
-def sent_updates(source):
-    match = re.search(r"sent (\d+) updates", source.log_text())
-    check(match, "source did not report what it sent")
-    return int(match.group(1))
-
-
-def final_seq(index, total):
-    return total // ITEMS + (1 if index < total % ITEMS else 0)
-
-
-def check_full_stream(lines, names, total, view=None):
-    items = by_item(lines)
-    for name in names:
-        index = int(name[4:])
-        got = items.get(name, [])
-        check(got and got[0]["type"] == "refresh", f"{name}: first message is not a refresh: {got[:1]}")
-        refresh = got[0]
-        check(refresh["data"] == "ok" and refresh["stream"] == "open", f"{name}: refresh state {refresh}")
-        want = expected_fields(index, refresh["seq"])
-        if view:
-            want = {k: v for k, v in want.items() if k in view}
-            check(set(refresh["fields"]) == set(view), f"{name}: view refresh fields {refresh['fields']}")
-        for key, value in want.items():
-            check(refresh["fields"][key] == value, f"{name}: refresh {key}={refresh['fields'][key]} want {value}")
-        seq = refresh["seq"]
-        updates = [m for m in got if m["type"] == "update"]
-        for u in updates:
-            check(u["seq"] == seq + 1, f"{name}: update seq {u['seq']} after {seq}")
-            seq = u["seq"]
-            want = expected_fields(index, seq)
-            if view:
-                want = {k: v for k, v in want.items() if k in view}
-            check(u["fields"] == want, f"{name}: update {seq} fields {u['fields']} want {want}")
-            check(u["latency_ns"] >= 0, f"{name}: update without publish stamp")
-        check(seq == final_seq(index, total), f"{name}: last seq {seq}, source sent up to {final_seq(index, total)}")
-        statuses = [m for m in got if m["type"] == "status"]
-        check(statuses and statuses[-1]["code"] == "SOURCE_DOWN" and statuses[-1]["data"] == "suspect",
-              f"{name}: no SOURCE_DOWN status after the source left: {statuses}")
-        check(got[-1]["type"] == "status", f"{name}: data after the final status")
-    summary = [m for m in lines if m["type"] == "summary"][-1]
-    check(summary["gaps"] == 0 and summary["duplicates"] == 0, f"summary {summary}")
 
 
 def test_image_then_every_update_in_order():
@@ -94,9 +26,9 @@ def test_image_then_every_update_in_order():
         total = sent_updates(source)
         for client in (full, view, snap, late):
             check(client.wait(15) == 0, f"{client.name} exit code")
-        check_full_stream(messages(full), names, total)
-        check_full_stream(messages(view), names, total, view={"BID", "ASK"})
-        check_full_stream(messages(late), names, total)
+        check_full_stream(messages(full), names, total, ITEMS)
+        check_full_stream(messages(view), names, total, ITEMS, view={"BID", "ASK"})
+        check_full_stream(messages(late), names, total, ITEMS)
         snapshot_lines = [m for m in messages(snap) if m["type"] in ("refresh", "update")]
         check(len(snapshot_lines) == len(names) and all(m["type"] == "refresh" and m["stream"] == "closed"
                                                         for m in snapshot_lines),

@@ -172,20 +172,34 @@ TEST_CASE("every packet error is detected", "[backbone_packet]") {
         }
     }
     SECTION("bad type") {
-        for (uint8_t t : {uint8_t{0}, uint8_t{4}, uint8_t{255}}) {
+        for (uint8_t t : {uint8_t{0}, uint8_t{5}, uint8_t{255}}) {
             auto bad = good;
             bad[5] = t;
             CHECK(decode_packet_header(bad, out) == PacketError::kBadType);
         }
-        for (uint8_t t : {uint8_t{1}, uint8_t{2}, uint8_t{3}}) {
+        for (uint8_t t : {uint8_t{1}, uint8_t{2}, uint8_t{3}, uint8_t{4}}) {
             auto ok = good;
             ok[5] = t;
             CHECK(decode_packet_header(ok, out) == PacketError::kNone);
         }
     }
+    SECTION("retransmit flag") {
+        auto repair = good;
+        repair[5] = static_cast<uint8_t>(PacketType::kData);
+        repair[7] = 1;
+        CHECK(decode_packet_header(repair, out) == PacketError::kNone);
+        CHECK(out.flags == mdcast::proto::kPacketFlagRetransmit);
+        repair[5] = static_cast<uint8_t>(PacketType::kHeartbeat);
+        CHECK(decode_packet_header(repair, out) == PacketError::kBadFlags);  // only data is repaired
+        std::vector<uint8_t> copy(good.begin(), good.end());
+        mdcast::proto::set_packet_retransmit_flag(copy, true);
+        CHECK(copy[7] == 1);
+        mdcast::proto::set_packet_retransmit_flag(copy, false);
+        CHECK(copy[7] == 0);
+    }
     SECTION("bad flags") {
         auto bad = good;
-        bad[7] = 1;
+        bad[7] = 2;
         CHECK(decode_packet_header(bad, out) == PacketError::kBadFlags);
         bad = good;
         bad[6] = 0x80;

@@ -1,0 +1,75 @@
+"""Checks on what mdcast-client printed (JSON lines) against what mdcast-source
+published: its values are a pure function of item index and sequence
+(tools/sample_items.h), so every field of every message can be verified."""
+import json
+import re
+from decimal import Decimal
+
+from harness import check
+
+
+def bid(index, seq):
+    return Decimal(10000 + 100 * index + seq % 1000).scaleb(-2)
+
+
+def expected_fields(index, seq):
+    return {"BID": bid(index, seq), "ASK": bid(index, seq) + Decimal("0.05"),
+            "BIDSIZE": 100 + seq % 50, "ASKSIZE": 200 + seq % 50, "ACVOL_1": 10 * seq}
+
+
+def messages(client):
+    with open(client.stdout_path) as f:
+        return [json.loads(line, parse_float=Decimal) for line in f if line.strip()]
+
+
+def by_item(lines):
+    items = {}
+    for m in lines:
+        if m["type"] in ("refresh", "update", "status"):
+            items.setdefault(m["item"], []).append(m)
+    return items
+
+
+def sent_updates(source):
+    match = re.search(r"sent (\d+) updates", source.log_text())
+    check(match, "source did not report what it sent")
+    return int(match.group(1))
+
+
+def final_seq(index, total, item_count):
+    return total // item_count + (1 if index < total % item_count else 0)
+
+
+def check_full_stream(lines, names, total, item_count, view=None, only_final_status=False):
+    items = by_item(lines)
+    for name in names:
+        index = int(name[4:])
+        got = items.get(name, [])
+        check(got and got[0]["type"] == "refresh", f"{name}: first message is not a refresh: {got[:1]}")
+        refresh = got[0]
+        check(refresh["data"] == "ok" and refresh["stream"] == "open", f"{name}: refresh state {refresh}")
+        want = expected_fields(index, refresh["seq"])
+        if view:
+            want = {k: v for k, v in want.items() if k in view}
+            check(set(refresh["fields"]) == set(view), f"{name}: view refresh fields {refresh['fields']}")
+        for key, value in want.items():
+            check(refresh["fields"][key] == value, f"{name}: refresh {key}={refresh['fields'][key]} want {value}")
+        seq = refresh["seq"]
+        updates = [m for m in got if m["type"] == "update"]
+        for u in updates:
+            check(u["seq"] == seq + 1, f"{name}: update seq {u['seq']} after {seq}")
+            seq = u["seq"]
+            want = expected_fields(index, seq)
+            if view:
+                want = {k: v for k, v in want.items() if k in view}
+            check(u["fields"] == want, f"{name}: update {seq} fields {u['fields']} want {want}")
+            check(u["latency_ns"] >= 0, f"{name}: update without publish stamp")
+        check(seq == final_seq(index, total, item_count), f"{name}: last seq {seq}, source sent up to {final_seq(index, total, item_count)}")
+        statuses = [m for m in got if m["type"] == "status"]
+        check(statuses and statuses[-1]["code"] == "SOURCE_DOWN" and statuses[-1]["data"] == "suspect",
+              f"{name}: no SOURCE_DOWN status after the source left: {statuses}")
+        check(got[-1]["type"] == "status", f"{name}: data after the final status")
+        if only_final_status:
+            check(len(statuses) == 1, f"{name}: loss reached the client as status: {statuses[:-1]}")
+    summary = [m for m in lines if m["type"] == "summary"][-1]
+    check(summary["gaps"] == 0 and summary["duplicates"] == 0, f"summary {summary}")
