@@ -4,9 +4,11 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <vector>
 
 namespace {
 
+using mdcast::tools::StampSelector;
 using mdcast::tools::UpdateSchedule;
 
 constexpr int64_t kMs = 1'000'000;
@@ -174,4 +176,73 @@ TEST_CASE("a long run at a steady rate sends exactly rate x duration", "[update_
     for (int64_t ms = 1; ms <= 60'000; ++ms) tick(schedule, kStart + ms * kMs);
     CHECK(schedule.total_sent() == 3'000'000);
     CHECK(schedule.capped_ticks() == 0);
+}
+
+// ---- StampSelector: --latency-rate ------------------------------------------
+
+namespace {
+
+// Runs `seconds` of 1 ms ticks at `rate` updates/s; returns the stamps per tick.
+std::vector<uint64_t> run_stamps(StampSelector& stamps, double rate, int seconds) {
+    UpdateSchedule schedule(rate, 1'000'000);
+    schedule.start(kStart);
+    stamps.start(kStart);
+    std::vector<uint64_t> per_tick;
+    for (int64_t ms = 1; ms <= seconds * 1000; ++ms) {
+        const uint64_t n = schedule.owed(kStart + ms * kMs);
+        stamps.begin_tick(kStart + ms * kMs, n);
+        uint64_t stamped = 0;
+        for (uint64_t i = 0; i < n; ++i) stamped += stamps.next() ? 1 : 0;
+        schedule.sent(n);
+        per_tick.push_back(stamped);
+    }
+    return per_tick;
+}
+
+}  // namespace
+
+TEST_CASE("without a latency rate every update is stamped", "[stamp_selector]") {
+    StampSelector stamps(-1, 1);
+    run_stamps(stamps, 10'000, 1);
+    CHECK(stamps.stamped() == 10'000);
+}
+
+TEST_CASE("a latency rate stamps exactly that many per second", "[stamp_selector]") {
+    StampSelector stamps(1000, 7);
+    const auto per_tick = run_stamps(stamps, 100'000, 5);
+    CHECK(stamps.stamped() == 5000);
+    for (uint64_t n : per_tick) REQUIRE(n == 1);  // 1 per 1 ms tick of 100 updates
+}
+
+TEST_CASE("stamps owed beyond a tick's updates carry over", "[stamp_selector]") {
+    StampSelector stamps(5000, 3);  // more stamps owed than updates sent
+    run_stamps(stamps, 1000, 2);
+    CHECK(stamps.stamped() == 2000);  // every update, never more
+}
+
+TEST_CASE("stamped positions within a tick are spread at random", "[stamp_selector]") {
+    // 10 stamps/s over 1 000 updates/s sent as one batch of 100 every 100 ms:
+    // the stamped position in each batch should cover the batch, not sit at its start.
+    StampSelector stamps(10, 11);
+    UpdateSchedule schedule(1000, 1'000'000);
+    schedule.start(kStart);
+    stamps.start(kStart);
+    std::vector<int> position_counts(10, 0);  // deciles of the batch
+    for (int64_t tick = 1; tick <= 2000; ++tick) {
+        const int64_t now = kStart + tick * 100 * kMs;
+        const uint64_t n = schedule.owed(now);
+        stamps.begin_tick(now, n);
+        for (uint64_t i = 0; i < n; ++i) {
+            if (stamps.next()) ++position_counts[static_cast<size_t>(i * 10 / n)];
+        }
+        schedule.sent(n);
+    }
+    CHECK(stamps.stamped() == 2000);
+    for (int count : position_counts) {
+        CHECK(count > 120);  // 200 expected per decile; a fixed position would leave nine at 0
+        CHECK(count < 280);
+    }
+    // More next() calls than announced stamp nothing.
+    stamps.begin_tick(kStart + 2001 * 100 * kMs, 0);
+    CHECK_FALSE(stamps.next());
 }

@@ -1,10 +1,7 @@
 #include "client_app.h"
 
-#include <sys/resource.h>
-
-#include <cinttypes>
-
 #include "common/clock.h"
+#include "update_header.h"
 #include "wire/client.pb.h"
 
 namespace mdcast::tools {
@@ -12,32 +9,56 @@ namespace mdcast::tools {
 using proto::FrameType;
 namespace wire = mdcast::wire::v1;
 
+namespace {
+
+std::chrono::microseconds seconds_us(double seconds) {
+    return std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
+}
+
+}  // namespace
+
 ClientApp::ClientApp(EventLoop& loop, ClientOptions options, ItemPrinter& printer)
     : loop_(loop),
       options_(std::move(options)),
       printer_(printer),
       flusher_(loop, std::chrono::microseconds(0)),
       stop_timer_(loop, [this] { stop("run time over"); }),
-      stats_timer_(loop, [this] { print_stats(); }),
+      stats_timer_(loop, [this] { on_stats_timer(); }),
+      warmup_timer_(loop, [this] { stats_.begin_steady(monotonic_ns()); }),
+      stats_(monotonic_ns()),
+      cpu_(monotonic_ns()),
       log_(log::get("client")) {}
 
-ClientApp::~ClientApp() = default;
+ClientApp::~ClientApp() {
+    if (csv_) std::fclose(csv_);
+}
 
 bool ClientApp::start(std::string& error) {
-    started_ns_ = monotonic_ns();
+    if (!options_.csv_path.empty()) {
+        csv_ = std::fopen(options_.csv_path.c_str(), "w");
+        if (!csv_) {
+            error = "cannot write --csv " + options_.csv_path;
+            return false;
+        }
+        std::fputs(stats_csv_header().c_str(), csv_);
+    }
     connections_.resize(static_cast<size_t>(options_.connections));
     for (size_t i = 0; i < connections_.size(); ++i) {
+        sdk::SessionOptions session = options_.session;
+        const auto& [host, port] = options_.servers[i % options_.servers.size()];
+        session.host = host;
+        session.port = port;
         connections_[i].session = std::make_unique<sdk::Session>(
-            loop_, flusher_, options_.session, proto::kServerToClientTypes, *this, i);
+            loop_, flusher_, session, proto::kServerToClientTypes, *this, i);
         if (!connections_[i].session->open(error)) return false;
         ++open_connections_;
     }
-    if (options_.duration_s > 0) {
-        stop_timer_.start_once(std::chrono::microseconds(static_cast<int64_t>(options_.duration_s * 1e6)));
-    }
-    if (options_.stats_interval_s > 0) {
-        stats_timer_.start_periodic(
-            std::chrono::microseconds(static_cast<int64_t>(options_.stats_interval_s * 1e6)));
+    if (options_.duration_s > 0) stop_timer_.start_once(seconds_us(options_.duration_s));
+    if (options_.stats_interval_s > 0) stats_timer_.start_periodic(seconds_us(options_.stats_interval_s));
+    if (options_.warmup_s > 0) {
+        warmup_timer_.start_once(seconds_us(options_.warmup_s));
+    } else {
+        stats_.begin_steady(monotonic_ns());
     }
     return true;
 }
@@ -74,47 +95,55 @@ void ClientApp::on_refresh(Connection& connection, int index, const proto::Frame
     if (!refresh.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
         return connection.session->close(CloseReason::kProtocolError, "malformed refresh");
     }
-    ++totals_.refreshes;
-    const int64_t now = monotonic_ns();
-    if (first_image_ns_ == 0) first_image_ns_ = now;
-    last_image_ns_ = now;
-    ItemState& item = connection.items[refresh.item_id()];
-    item.service = refresh.service_name();
-    item.name = refresh.item_name();
-    item.last_seq = refresh.item_seq();
+    stats_.on_image(monotonic_ns());
+    connection.items.on_image(refresh.item_id(), refresh.service_name(), refresh.item_name(),
+                              refresh.item_seq());
     if (refresh.status().stream_state() == wire::STREAM_CLOSED) connection.items.erase(refresh.item_id());
     printer_.refresh(index, refresh);
 }
 
+// The hot path: see the cost note in client_app.h.
 void ClientApp::on_update(Connection& connection, int index, const proto::Frame& frame) {
+    UpdateHeader header;
+    if (!decode_update_header(frame.body, header)) {
+        return connection.session->close(CloseReason::kProtocolError, "malformed update");
+    }
+    ClientTotals& totals = stats_.totals;
+    ++totals.updates;
+    int64_t latency = -1;
+    if (header.publish_time_ns != 0) {
+        latency = realtime_ns() - static_cast<int64_t>(header.publish_time_ns);
+        stats_.record_latency(latency);
+    }
+    ItemState* item = connection.items.find(header.item_id);
+    if (item == nullptr) {
+        ++totals.unknown_items;
+    } else {
+        uint64_t missing = 0;
+        switch (check_sequence(*item, header.item_seq, !options_.view.empty(), missing)) {
+            case SequenceOutcome::kInOrder: break;
+            case SequenceOutcome::kDuplicate: ++totals.duplicates; break;
+            case SequenceOutcome::kGap:
+                ++totals.gaps;
+                totals.missing += missing;
+                break;
+        }
+    }
+    if (printer_.enabled()) print_update(connection, index, frame, latency);
+    if (options_.count > 0 && totals.updates >= static_cast<uint64_t>(options_.count)) {
+        stop("--count reached");
+    }
+}
+
+void ClientApp::print_update(Connection& connection, int index, const proto::Frame& frame,
+                             int64_t latency_ns) {
     if (!update_.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
         return connection.session->close(CloseReason::kProtocolError, "malformed update");
     }
-    ++totals_.updates;
-    const int64_t latency = update_.publish_time_ns() != 0
-                                ? realtime_ns() - static_cast<int64_t>(update_.publish_time_ns())
-                                : -1;
-    if (latency >= 0 || update_.publish_time_ns() != 0) latency_.record(latency);
-    const auto found = connection.items.find(update_.item_id());
-    if (found == connection.items.end()) {
-        ++totals_.unknown_items;
-        printer_.update(index, "", "", update_, latency);
-    } else {
-        ItemState& item = found->second;
-        // With a view, updates that touch none of its fields are not sent, so
-        // sequence numbers may skip: only full subscriptions are gap-checked.
-        if (update_.item_seq() <= item.last_seq) {
-            ++totals_.duplicates;
-        } else if (update_.item_seq() != item.last_seq + 1 && options_.view.empty()) {
-            ++totals_.gaps;
-            totals_.missing += update_.item_seq() - item.last_seq - 1;
-        }
-        item.last_seq = std::max(item.last_seq, update_.item_seq());
-        printer_.update(index, item.service, item.name, update_, latency);
-    }
-    if (options_.count > 0 && totals_.updates >= static_cast<uint64_t>(options_.count)) {
-        stop("--count reached");
-    }
+    static const std::string kUnknown;
+    const ItemState* item = connection.items.find(update_.item_id());
+    printer_.update(index, item ? item->service : kUnknown, item ? item->name : kUnknown, update_,
+                    latency_ns);
 }
 
 void ClientApp::on_status(Connection& connection, int index, const proto::Frame& frame) {
@@ -122,13 +151,12 @@ void ClientApp::on_status(Connection& connection, int index, const proto::Frame&
     if (!status.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
         return connection.session->close(CloseReason::kProtocolError, "malformed status");
     }
-    ++totals_.statuses;
+    ++stats_.totals.statuses;
     std::string service = status.service_name(), name = status.item_name();
-    const auto found = connection.items.find(status.item_id());
-    if (found != connection.items.end()) {
-        service = found->second.service;
-        name = found->second.name;
-        if (status.status().stream_state() == wire::STREAM_CLOSED) connection.items.erase(found);
+    if (ItemState* item = connection.items.find(status.item_id())) {
+        service = item->service;
+        name = item->name;
+        if (status.status().stream_state() == wire::STREAM_CLOSED) connection.items.erase(status.item_id());
     }
     printer_.status(index, service, name, status);
 }
@@ -140,7 +168,9 @@ void ClientApp::on_session_closed(sdk::Session& session, CloseReason reason, con
     --open_connections_;
     printer_.closed(static_cast<int>(session.connection()->id()), std::string(close_reason_name(reason)), text);
     if (!stopping_) {
-        log_->warn("connection {} closed: {}: {}", session.connection()->id(), close_reason_name(reason), text);
+        ++stats_.totals.closed;
+        log_->warn("connection {} to {} closed: {}: {}", session.connection()->id(),
+                   session.connection()->peer(), close_reason_name(reason), text);
         if (open_connections_ == 0) {
             exit_code_ = reason == CloseReason::kPeerClosed ? 0 : 1;
             stop("every connection closed");
@@ -148,47 +178,31 @@ void ClientApp::on_session_closed(sdk::Session& session, CloseReason reason, con
     }
 }
 
-void ClientApp::print_stats() {
-    const ClientTotals now = totals_;
-    const double interval = options_.stats_interval_s;
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    log_->info("updates/s={:.0f} refreshes={} statuses={} gaps={} dups={} latency_us mean={:.1f} "
-               "p99={:.1f} max={:.1f} rss_mb={:.1f}",
-               static_cast<double>(now.updates - last_stats_.updates) / interval, now.refreshes,
-               now.statuses, now.gaps, now.duplicates, latency_.mean_ns() / 1e3,
-               static_cast<double>(latency_.percentile_ns(0.99)) / 1e3,
-               static_cast<double>(latency_.max_ns()) / 1e3, static_cast<double>(usage.ru_maxrss) / 1024);
-    last_stats_ = now;
+void ClientApp::on_stats_timer() {
+    const int64_t now = monotonic_ns();
+    const ProcessUsage usage = process_usage();
+    const StatsSample sample = stats_.take_sample(now, cpu_.sample(now), usage.rss_mb);
+    const ClientTotals& t = stats_.totals;
+    log_->info("updates/s={:.0f} refreshes={} statuses={} gaps={} dups={} closed={} latency_us "
+               "mean={:.1f} max={:.1f} (interval) p99={:.1f} ({}) cpu={:.0f}% rss_mb={:.1f}",
+               sample.updates_per_s, t.refreshes, t.statuses, t.gaps, t.duplicates, t.closed,
+               sample.latency.mean_ns() / 1e3, static_cast<double>(sample.latency.max_ns) / 1e3,
+               static_cast<double>((stats_.steady() ? stats_.steady_latency() : stats_.startup_latency())
+                                       .percentile_ns(0.99)) / 1e3,
+               stats_.steady() ? "steady" : "start-up", sample.cpu_percent, sample.rss_mb);
+    if (csv_) {
+        std::fputs(stats_csv_row(sample, t).c_str(), csv_);
+        std::fflush(csv_);
+    }
 }
 
 void ClientApp::print_summary() {
-    const double elapsed = static_cast<double>(monotonic_ns() - started_ns_) / 1e9;
-    const auto us = [](double ns) { return ns / 1e3; };
-    char text[1024];
-    std::snprintf(
-        text, sizeof text,
-        "{\"type\":\"summary\",\"elapsed_s\":%.3f,\"connections\":%lld,\"refreshes\":%" PRIu64
-        ",\"updates\":%" PRIu64 ",\"statuses\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"missing\":%" PRIu64
-        ",\"duplicates\":%" PRIu64 ",\"unknown_items\":%" PRIu64 ",\"updates_per_s\":%.1f,"
-        "\"image_time_s\":%.6f,\"latency_us\":{\"count\":%" PRIu64
-        ",\"mean\":%.2f,\"stddev\":%.2f,\"min\":%.2f,\"p50\":%.2f,\"p90\":%.2f,\"p99\":%.2f,"
-        "\"p99_9\":%.2f,\"p99_99\":%.2f,\"max\":%.2f,\"negative\":%" PRIu64 "}}",
-        elapsed, static_cast<long long>(options_.connections), totals_.refreshes, totals_.updates,
-        totals_.statuses, totals_.gaps, totals_.missing, totals_.duplicates, totals_.unknown_items,
-        elapsed > 0 ? static_cast<double>(totals_.updates) / elapsed : 0.0,
-        static_cast<double>(last_image_ns_ - first_image_ns_) / 1e9, latency_.count(),
-        us(latency_.mean_ns()), us(latency_.stddev_ns()), us(static_cast<double>(latency_.min_ns())),
-        us(static_cast<double>(latency_.percentile_ns(0.5))),
-        us(static_cast<double>(latency_.percentile_ns(0.9))),
-        us(static_cast<double>(latency_.percentile_ns(0.99))),
-        us(static_cast<double>(latency_.percentile_ns(0.999))),
-        us(static_cast<double>(latency_.percentile_ns(0.9999))),
-        us(static_cast<double>(latency_.max_ns())), latency_.negative_count());
+    const std::string text =
+        stats_.summary_json(monotonic_ns(), options_.connections, options_.warmup_s, process_usage());
     if (printer_.format() == OutputFormat::kJson) {
         printer_.json_line(text);
     } else {
-        std::fprintf(stderr, "%s\n", text);
+        std::fprintf(stderr, "%s\n", text.c_str());
     }
 }
 
@@ -196,6 +210,7 @@ void ClientApp::stop(const std::string& why) {
     if (stopping_) return;
     stopping_ = true;
     log_->info("stopping: {}", why);
+    if (csv_ && options_.stats_interval_s > 0) on_stats_timer();  // the last partial interval
     for (auto& connection : connections_) {
         if (connection.session && connection.session->is_open()) {
             connection.session->close(CloseReason::kShutdown, "client finished");

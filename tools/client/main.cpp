@@ -1,12 +1,12 @@
 // mdcast-client: test client (see client_app.h).
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <sstream>
 
 #include "client_app.h"
 #include "common/command_line.h"
 #include "common/host_port.h"
+#include "tools/sample_file.h"
 #include "tools/sample_items.h"
 #include "tools/tool_main.h"
 
@@ -22,42 +22,35 @@ std::vector<std::string> split(const std::string& text) {
     return parts;
 }
 
-// The dictionary: --dictionary, else $MDCAST_DICTIONARY, /etc/mdcast, then the source tree.
-std::string find_dictionary(const std::string& given) {
-    if (!given.empty()) return given;
-    if (const char* env = std::getenv("MDCAST_DICTIONARY")) return env;
-    for (const char* candidate : {"/etc/mdcast/fields.dict", MDCAST_SOURCE_ETC "/fields.dict"}) {
-        if (std::filesystem::exists(candidate)) return candidate;
-    }
-    return MDCAST_SOURCE_ETC "/fields.dict";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
     using namespace mdcast;
     tools::ClientOptions options;
-    std::string server = "127.0.0.1:14002", item_list, view_names, output = "text";
+    std::string servers = "127.0.0.1:14002", item_list, item_file, view_names, output = "text";
     std::string dictionary_path, log_level = "info", prefix = "ITEM";
     int64_t item_count = 0;
     int verbosity = 0;
     cli::CommandLine command_line(
         "mdcast-client",
-        "Subscribes to items on an mdcast-server over one or more connections, prints what "
+        "Subscribes to items on mdcast-server instances over one or more connections, prints what "
         "arrives (text or JSON lines), checks per-item sequence numbers and measures latency "
-        "from the publish stamp. Prints a JSON summary at the end.");
-    command_line.option("server", &server, "HOST:PORT", "Server client port")
+        "from the publish stamp (start-up and steady state apart). Prints a JSON summary at the end.");
+    command_line.option("server", &servers, "HOST:PORT,...", "Servers; connection i goes to server i mod count")
         .option("connections", &options.connections, "N", "Connections, each subscribing every item", 1, 100000)
         .option("service", &options.service, "NAME", "Service of the items")
         .option("items", &item_list, "A,B,...", "Comma-separated item names")
+        .option("item-file", &item_file, "FILE", "Item names from a file (one per line, or a sample .yaml)")
         .option("item-count", &item_count, "N", "Subscribe PREFIX000000 .. PREFIX(N-1)", 0, 10'000'000)
         .option("item-prefix", &prefix, "TEXT", "Prefix for --item-count names")
         .flag("snapshot", &options.snapshot, "One image per item, no updates")
         .option("view", &view_names, "F1,F2,...", "Only these fields (dictionary names)")
         .option("output", &output, "FORMAT", "text, json or none")
         .option("duration", &options.duration_s, "SECONDS", "Run time (0: until SIGINT/--count)", 0, 1e7)
+        .option("warmup", &options.warmup_s, "SECONDS", "Latency before this counts as start-up, not steady state", 0, 1e7)
         .option("count", &options.count, "N", "Stop after N updates in all", 0, INT64_MAX)
         .option("stats-interval", &options.stats_interval_s, "SECONDS", "Periodic stats line on stderr (0: off)", 0, 3600)
+        .option("csv", &options.csv_path, "FILE", "Write each stats interval as a CSV row to FILE")
         .option("dictionary", &dictionary_path, "FILE", "Field dictionary (default: etc/fields.dict)")
         .option("user", &options.session.user, "NAME", "User name for the login")
         .option("log-level", &log_level, "LEVEL", "trace, debug, info, warn, error")
@@ -70,14 +63,23 @@ int main(int argc, char** argv) {
         std::cerr << "mdcast-client: error: " << message << "\n";
         return 2;
     };
-    HostPort endpoint;
-    if (!parse_host_port(server, endpoint)) return fail("--server must be HOST:PORT, got '" + server + "'");
-    options.session.host = endpoint.host;
-    options.session.port = endpoint.port;
+    for (const auto& server : split(servers)) {
+        HostPort endpoint;
+        if (!parse_host_port(server, endpoint)) return fail("--server must be HOST:PORT[,HOST:PORT...], got '" + server + "'");
+        options.servers.emplace_back(endpoint.host, endpoint.port);
+    }
+    if (options.servers.empty()) return fail("--server: no server given");
     options.session.application_id = "mdcast-client";
     options.items = split(item_list);
+    if (!item_file.empty()) {
+        try {
+            for (const auto& item : tools::load_sample_file(item_file)) options.items.push_back(item.name);
+        } catch (const std::exception& error) {
+            return fail(error.what());
+        }
+    }
     for (int64_t i = 0; i < item_count; ++i) options.items.push_back(tools::item_name(prefix, static_cast<uint64_t>(i)));
-    if (options.items.empty()) return fail("no items: use --items or --item-count");
+    if (options.items.empty()) return fail("no items: use --items, --item-file or --item-count");
     tools::OutputFormat format;
     if (output == "text") format = tools::OutputFormat::kText;
     else if (output == "json") format = tools::OutputFormat::kJson;
@@ -85,7 +87,7 @@ int main(int argc, char** argv) {
     else return fail("--output must be text, json or none");
     proto::FieldDictionary dictionary;
     try {
-        dictionary = proto::FieldDictionary::load_file(find_dictionary(dictionary_path));
+        dictionary = proto::FieldDictionary::load_file(tools::find_dictionary(dictionary_path));
     } catch (const std::exception& error) {
         return fail(error.what());
     }

@@ -13,20 +13,28 @@ int main(int argc, char** argv) {
     std::string log_level = "info";
     int verbosity = 0;
     bool no_stamp = false;
+    std::string item_file, dictionary_path;
+    int64_t seed = 1;
     cli::CommandLine command_line(
         "mdcast-source",
-        "Publishes N items to mdcast-distributor at a paced update rate, each update stamped "
-        "with its publish time (CLOCK_REALTIME) for latency measurement. Values are a "
-        "deterministic function of item and sequence (see docs/tools.md).");
+        "Publishes N items (or the items of a sample file) to mdcast-distributor at a paced "
+        "update rate, updates stamped with their publish time (CLOCK_REALTIME) for latency "
+        "measurement. Values are a deterministic function of item and sequence (see "
+        "docs/tools.md). Prints a JSON summary line on stdout at the end.");
     command_line.option("distributor", &distributor, "HOST:PORT", "Distributor publisher port")
         .option("service", &options.service, "NAME", "Service to announce")
         .option("item-prefix", &options.item_prefix, "TEXT", "Item names are PREFIX000000, ...")
         .option("items", &options.items, "N", "Number of items", 1, 10'000'000)
+        .option("item-file", &item_file, "FILE", "Items (and their image fields) from a sample file instead of --items")
+        .option("dictionary", &dictionary_path, "FILE", "Field dictionary for the sample file (default: etc/fields.dict)")
+        .option("update-bytes", &options.update_bytes, "BYTES", "Pad each update's body to this size (0: natural size)", 0, 60000)
         .option("rate", &options.rate, "PER_SEC", "Updates per second over all items", 0, 1e8)
         .option("duration", &options.duration_s, "SECONDS", "Run time (0: until SIGINT)", 0, 1e7)
         .option("tick-us", &options.tick_us, "MICROS", "Pacing tick", 10, 1'000'000)
         .option("max-batch", &options.max_batch, "N", "Most updates sent in one tick", 1, 10'000'000)
         .flag("no-stamp", &no_stamp, "Do not embed publish timestamps")
+        .option("latency-rate", &options.latency_rate, "PER_SEC", "Stamp only this many updates per second, at random (default: all)", 0, 1e9)
+        .option("seed", &seed, "N", "Seed for the random choice of stamped updates", 0, INT64_MAX)
         .option("user", &options.session.user, "NAME", "User name for the login")
         .option("log-level", &log_level, "LEVEL", "trace, debug, info, warn, error")
         .counter('v', "verbose", &verbosity, "More logging");
@@ -42,6 +50,25 @@ int main(int argc, char** argv) {
     options.session.host = endpoint.host;
     options.session.port = endpoint.port;
     options.stamp = !no_stamp;
+    options.seed = static_cast<uint64_t>(seed);
+    if (!item_file.empty()) {
+        try {
+            options.sample_items = tools::load_sample_file(item_file);
+            options.dictionary = proto::FieldDictionary::load_file(tools::find_dictionary(dictionary_path));
+            wire::v1::FieldList check;  // report template errors now, not at the first refresh
+            for (const auto& item : options.sample_items) {
+                tools::add_template_fields(item, options.dictionary, item_file, check);
+            }
+        } catch (const std::exception& error) {
+            std::cerr << "mdcast-source: error: " << error.what() << "\n";
+            return 2;
+        }
+        if (options.sample_items.empty()) {
+            std::cerr << "mdcast-source: error: " << item_file << ": no items\n";
+            return 2;
+        }
+        options.sample_file = item_file;
+    }
     options.session.application_id = "mdcast-source";
     return tools::run_tool<tools::SourceApp>("mdcast-source", log_level, verbosity, [&](EventLoop& loop) {
         return std::make_unique<tools::SourceApp>(loop, options);

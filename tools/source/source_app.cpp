@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/clock.h"
+#include "tools/process_usage.h"
 #include "tools/sample_items.h"
 #include "wire/publisher.pb.h"
 
@@ -24,9 +25,19 @@ SourceApp::SourceApp(EventLoop& loop, SourceOptions options)
       stop_timer_(loop, [this] { stop("run time over"); }),
       drain_timer_(loop, [this] { drain(); }),
       schedule_(options_.rate, static_cast<uint64_t>(options_.max_batch)),
+      stamps_(options_.stamp ? options_.latency_rate : 0, options_.seed),
+      encoder_(static_cast<size_t>(options_.update_bytes)),
       log_(log::get("source")) {
-    items_.resize(static_cast<size_t>(options_.items));
-    for (size_t i = 0; i < items_.size(); ++i) items_[i].name = item_name(options_.item_prefix, i);
+    if (!options_.sample_items.empty()) {
+        items_.resize(options_.sample_items.size());
+        for (size_t i = 0; i < items_.size(); ++i) {
+            items_[i].name = options_.sample_items[i].name;
+            items_[i].sample = &options_.sample_items[i];
+        }
+    } else {
+        items_.resize(static_cast<size_t>(options_.items));
+        for (size_t i = 0; i < items_.size(); ++i) items_[i].name = item_name(options_.item_prefix, i);
+    }
 }
 
 bool SourceApp::start(std::string& error) { return session_.open(error); }
@@ -81,6 +92,10 @@ void SourceApp::on_items_registered(const proto::Frame& frame) {
         refresh.set_item_seq(item.seq);
         refresh.set_clear_cache(true);
         fill_refresh_fields(*refresh.mutable_fields(), item.name, entry.ref(), item.seq);
+        if (item.sample) {
+            add_template_fields(*item.sample, options_.dictionary, options_.sample_file,
+                                *refresh.mutable_fields());
+        }
         session_.send(FrameType::kRefresh, refresh);
         ++registered_;
     }
@@ -105,6 +120,7 @@ void SourceApp::begin_publishing() {
                options_.service, service_id_, options_.rate);
     started_ns_ = monotonic_ns();
     schedule_.start(started_ns_);
+    stamps_.start(started_ns_);
     if (options_.rate > 0) tick_timer_.start_periodic(std::chrono::microseconds(options_.tick_us));
     if (options_.duration_s > 0) {
         stop_timer_.start_once(std::chrono::microseconds(static_cast<int64_t>(options_.duration_s * 1e6)));
@@ -112,7 +128,9 @@ void SourceApp::begin_publishing() {
 }
 
 void SourceApp::on_tick() {
-    const uint64_t owed = schedule_.owed(monotonic_ns());
+    const int64_t now = monotonic_ns();
+    const uint64_t owed = schedule_.owed(now);
+    stamps_.begin_tick(now, owed);
     for (uint64_t i = 0; i < owed && session_.is_open(); ++i) publish_one();
     schedule_.sent(owed);
 }
@@ -122,13 +140,9 @@ void SourceApp::on_tick() {
 void SourceApp::publish_one() {
     Item& item = items_[next_item_];
     ++item.seq;
-    update_.set_item_id(item.id);
-    update_.set_item_seq(item.seq);
-    fill_update_fields(*update_.mutable_fields(), next_item_, item.seq);
-    update_.set_publish_time_ns(options_.stamp ? static_cast<uint64_t>(realtime_ns()) : 0);
-    frame_.resize(proto::frame_bytes(update_));
-    proto::encode_frame(FrameType::kUpdate, update_, reinterpret_cast<uint8_t*>(frame_.data()));
-    if (!session_.send_frame(std::span(reinterpret_cast<const uint8_t*>(frame_.data()), frame_.size()))) {
+    const uint64_t stamp = stamps_.next() ? static_cast<uint64_t>(realtime_ns()) : 0;
+    const auto frame = encoder_.encode(item.id, next_item_, item.seq, stamp);
+    if (!session_.send_frame(frame)) {
         --item.seq;  // not sent: keep the item's sequence unbroken
         log_->error("output to the distributor is full; stopping");
         exit_code_ = 1;
@@ -156,9 +170,33 @@ void SourceApp::stop(const std::string& why) {
     if (started_ns_ && schedule_.capped_ticks() > 0) {
         log_->warn("target rate not reached: {} ticks owed more than --max-batch", schedule_.capped_ticks());
     }
+    if (encoder_.undersized_target() > 0 || encoder_.inexact() > 0) {
+        log_->warn("--update-bytes {}: {} updates were larger by nature, {} could not be padded exactly",
+                   options_.update_bytes, encoder_.undersized_target(), encoder_.inexact());
+    }
+    print_summary();
     log_->info("stopping: {}", why);
     drain_deadline_ns_ = monotonic_ns() + 5'000'000'000;
     drain();
+}
+
+void SourceApp::print_summary() {
+    const int64_t now = monotonic_ns();
+    const double elapsed = started_ns_ ? static_cast<double>(now - started_ns_) / 1e9 : 0;
+    const ProcessUsage usage = process_usage();
+    std::printf("{\"type\":\"source_summary\",\"items\":%zu,\"sent\":%llu,\"elapsed_s\":%.3f,"
+                "\"updates_per_s\":%.1f,\"target_per_s\":%.1f,\"shortfall\":%llu,\"capped_ticks\":%llu,"
+                "\"stamped\":%llu,\"update_bytes\":%lld,\"undersized\":%llu,\"rejected\":%llu,"
+                "\"cpu_s\":%.3f,\"max_rss_mb\":%.1f}\n",
+                items_.size(), static_cast<unsigned long long>(schedule_.total_sent()), elapsed,
+                elapsed > 0 ? static_cast<double>(schedule_.total_sent()) / elapsed : 0.0, options_.rate,
+                static_cast<unsigned long long>(started_ns_ ? schedule_.shortfall(now) : 0),
+                static_cast<unsigned long long>(schedule_.capped_ticks()),
+                static_cast<unsigned long long>(stamps_.stamped()),
+                static_cast<long long>(options_.update_bytes),
+                static_cast<unsigned long long>(encoder_.undersized_target()),
+                static_cast<unsigned long long>(rejected_), usage.cpu_s, usage.max_rss_mb);
+    std::fflush(stdout);
 }
 
 // Lets queued updates reach the distributor before saying goodbye, bounded in time.

@@ -4,7 +4,11 @@
 // items, sends each a refresh, then publishes updates at a paced rate,
 // round-robin over the items, each stamped with its publish time.
 //
-// Names and values are the deterministic samples of tools/sample_items.h.
+// Names and values are the deterministic samples of tools/sample_items.h, or
+// names and static image fields from a sample file (tools/sample_file.h).
+// Updates are padded to --update-bytes (update_payload.h); --latency-rate
+// stamps only that many per second, at random positions (StampSelector). At the
+// end it prints a JSON summary line on stdout.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +19,8 @@
 #include "common/flush_scheduler.h"
 #include "common/logging.h"
 #include "mdcast/session.h"
+#include "tools/sample_file.h"
+#include "update_payload.h"
 #include "update_schedule.h"
 #include "wire/common.pb.h"
 
@@ -30,6 +36,12 @@ struct SourceOptions {
     int64_t tick_us = 1000;
     int64_t max_batch = 10000;   // per tick
     bool stamp = true;           // embed the publish time
+    double latency_rate = -1;    // stamps per second (< 0: every update)
+    uint64_t seed = 1;           // for the random choice of stamped updates
+    int64_t update_bytes = 0;    // protobuf body size of each update (0: natural)
+    std::vector<SampleItem> sample_items;  // from --item-file (empty: generated names)
+    std::string sample_file;
+    proto::FieldDictionary dictionary;     // types of the sample file's fields
 };
 
 class SourceApp final : public sdk::Session::Listener {
@@ -47,6 +59,7 @@ public:
 private:
     struct Item {
         std::string name;
+        const SampleItem* sample = nullptr;  // template fields for the refresh
         uint64_t id = 0;
         uint64_t seq = 0;
     };
@@ -58,6 +71,7 @@ private:
     void on_tick();
     void publish_one();
     void report(spdlog::level::level_enum level);
+    void print_summary();
     void drain();
 
     EventLoop& loop_;
@@ -69,6 +83,8 @@ private:
     Timer drain_timer_;
     int64_t drain_deadline_ns_ = 0;
     UpdateSchedule schedule_;
+    StampSelector stamps_;
+    UpdateEncoder encoder_;
     std::vector<Item> items_;
     uint32_t service_id_ = 0;
     size_t registered_ = 0;
@@ -78,8 +94,6 @@ private:
     int exit_code_ = 0;
     bool stopping_ = false;
     std::shared_ptr<spdlog::logger> log_;
-    wire::v1::Update update_;
-    std::string frame_;
 };
 
 }  // namespace mdcast::tools

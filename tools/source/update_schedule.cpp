@@ -27,4 +27,32 @@ uint64_t UpdateSchedule::shortfall(int64_t now_ns) const {
     return due_now > sent_ ? due_now - sent_ : 0;
 }
 
+void StampSelector::begin_tick(int64_t now_ns, uint64_t updates) {
+    tick_updates_left_ = updates;
+    if (every_) return;
+    // Owed stamps beyond this tick's updates stay owed for the next tick.
+    tick_stamps_left_ = std::min(schedule_.owed(now_ns), updates);
+    schedule_.sent(tick_stamps_left_);
+}
+
+bool StampSelector::next() {
+    if (tick_updates_left_ == 0) return false;  // more next() calls than announced
+    if (every_) {
+        --tick_updates_left_;
+        ++stamped_;
+        return true;
+    }
+    // Knuth's selection sampling: stamp with probability stamps left / updates left,
+    // which picks exactly tick_stamps_left_ of the tick's updates, all subsets equally likely.
+    const bool stamp = tick_stamps_left_ > 0 &&
+                       std::uniform_int_distribution<uint64_t>(0, tick_updates_left_ - 1)(rng_) <
+                           tick_stamps_left_;
+    --tick_updates_left_;
+    if (stamp) {
+        --tick_stamps_left_;
+        ++stamped_;
+    }
+    return stamp;
+}
+
 }  // namespace mdcast::tools

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 
 namespace mdcast::tools {
 
@@ -30,6 +31,33 @@ private:
     int64_t start_ns_ = 0;
     uint64_t sent_ = 0;
     uint64_t capped_ticks_ = 0;
+};
+
+// Which updates carry a latency stamp when only `stamps_per_s` of them should
+// (--latency-rate, as the ETA perf tools and lbmpubload's "ping" messages): the
+// stamps owed follow their own UpdateSchedule, and within a tick the owed
+// stamps go to updates picked uniformly at random (selection sampling), so they
+// do not alias with batching. Stamps owed beyond a tick's updates carry over.
+class StampSelector {
+public:
+    // `stamps_per_s` < 0: stamp every update.
+    StampSelector(double stamps_per_s, uint64_t seed)
+        : every_(stamps_per_s < 0), schedule_(every_ ? 0 : stamps_per_s, UINT64_MAX), rng_(seed) {}
+
+    void start(int64_t now_ns) { schedule_.start(now_ns); }
+    // A tick at `now_ns` will send `updates` updates; call next() once for each.
+    void begin_tick(int64_t now_ns, uint64_t updates);
+    // True when the next update of the tick is to be stamped.
+    bool next();
+    uint64_t stamped() const { return stamped_; }
+
+private:
+    bool every_;
+    UpdateSchedule schedule_;
+    std::mt19937_64 rng_;
+    uint64_t tick_updates_left_ = 0;
+    uint64_t tick_stamps_left_ = 0;
+    uint64_t stamped_ = 0;
 };
 
 }  // namespace mdcast::tools

@@ -1,0 +1,54 @@
+// Encodes the updates mdcast-source publishes, at a chosen size.
+//
+// An update carries the sample fields (tools/sample_items.h: BID, ASK, BIDSIZE,
+// ASKSIZE, ACVOL_1) and, when a body size is asked for (--update-bytes, the
+// seed's "74-byte RWF messages"), one filler STRING field, application field id
+// kFillerFieldId, whose length is chosen per update so the protobuf body of the
+// Update frame (after the 8-byte frame header) is exactly that many bytes. The
+// filler is needed because the other parts are varints whose length changes
+// with the item id, the sequence number and the values. When the room left is
+// too small for a filler (8 bytes at least), the last sample field is left out
+// of that update and the filler takes its place. A size below the
+// natural size of an update cannot be met: such updates go out unpadded and
+// are counted (undersized_target()). One byte short is possible where a
+// length varint crosses 127/128; also counted.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "wire/common.pb.h"
+
+namespace mdcast::tools {
+
+constexpr uint32_t kFillerFieldId = 32768;  // first application field id (etc/fields.dict)
+
+class UpdateEncoder {
+public:
+    // `body_bytes` 0: no filler (the natural size).
+    explicit UpdateEncoder(size_t body_bytes) : body_bytes_(body_bytes) {}
+
+    // The whole frame (header + body) for item `index` (its id on the wire
+    // `item_id`) at sequence `seq`, stamped with `publish_time_ns` (0: unstamped).
+    // Valid until the next call.
+    std::span<const uint8_t> encode(uint64_t item_id, uint64_t index, uint64_t seq,
+                                    uint64_t publish_time_ns);
+
+    size_t body_bytes() const { return body_bytes_; }
+    uint64_t undersized_target() const { return undersized_; }  // natural size above the target
+    uint64_t inexact() const { return inexact_; }               // padded, but not to the exact size
+
+private:
+    void pad_to_target();
+
+    size_t body_bytes_;
+    wire::v1::Update update_;
+    std::string frame_;
+    std::string filler_;
+    uint64_t undersized_ = 0;
+    uint64_t inexact_ = 0;
+};
+
+}  // namespace mdcast::tools
