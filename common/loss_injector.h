@@ -15,8 +15,12 @@ struct LossSettings {
     uint64_t burst_every = 0;     // every N packets ...
     uint64_t burst_length = 0;    // ... drop this many in a row (0: no bursts)
     uint64_t seed = 1;
+    double duplicate_rate = 0;    // receive side: also deliver the packet a second time
+    double reorder_rate = 0;      // receive side: deliver the packet after the next one
 
-    bool active() const { return rate > 0 || (burst_every > 0 && burst_length > 0); }
+    bool active() const {
+        return rate > 0 || (burst_every > 0 && burst_length > 0) || duplicate_rate > 0 || reorder_rate > 0;
+    }
     std::string describe() const;
 };
 
@@ -27,10 +31,15 @@ public:
 
     // True when this packet is to be dropped.
     bool drop();
+    // Receive side: true when this packet is to be delivered twice / held back one packet.
+    bool duplicate() { return chance(settings_.duplicate_rate); }
+    bool reorder() { return chance(settings_.reorder_rate); }
     bool active() const { return settings_.active(); }
     uint64_t dropped() const { return dropped_; }
 
 private:
+    bool chance(double rate) { return rate > 0 && uniform_(random_) < rate; }
+
     LossSettings settings_;
     std::mt19937_64 random_;
     std::uniform_real_distribution<double> uniform_{0.0, 1.0};

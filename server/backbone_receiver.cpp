@@ -52,9 +52,19 @@ void BackboneReceiver::on_readable(int, short, void* self) {
     // One batch per wakeup keeps client sockets and timers served under load.
     const size_t n = receiver->batch_.receive(receiver->socket_.fd());
     const int64_t now = monotonic_ns();
-    for (size_t i = 0; i < n; ++i) {
+    const auto handle = [&](size_t i) {
         receiver->handle_datagram(receiver->batch_.datagram(i), receiver->batch_.source(i),
                                   receiver->batch_.truncated(i), now);
+    };
+    LossInjector& testing = receiver->receive_loss_;
+    for (size_t i = 0; i < n; ++i) {
+        if (testing.active() && i + 1 < n && testing.reorder()) {
+            handle(i + 1);  // testing: the next datagram overtakes this one
+            handle(i++);
+            continue;
+        }
+        handle(i);
+        if (testing.active() && testing.duplicate()) handle(i);
     }
     receiver->schedule_naks();
 }

@@ -38,7 +38,8 @@ BackboneReceiver::Settings receiver_settings(const ServerConfig& config) {
     settings.source_silent_ms = config.backbone_source_silent_ms;
     settings.rtt_probe_interval_ms = config.backbone_rtt_probe_interval_ms;
     settings.receive_loss = {config.loss_receive_rate, config.loss_receive_burst_every,
-                             config.loss_receive_burst_length, config.loss_seed + config.instance};
+                             config.loss_receive_burst_length, config.loss_seed + config.instance,
+                             config.loss_receive_duplicate_rate, config.loss_receive_reorder_rate};
     settings.control_send_loss = {config.loss_control_send_rate, 0, 0,
                                   config.loss_seed + 1000 + config.instance};
     return settings;

@@ -104,6 +104,10 @@ config::Schema<ServerConfig> build_schema() {
                         1ull << 40, "TESTING ONLY: every N backbone packets ...");
     s.integer<uint64_t>("testing.loss.receive_burst_length", &C::loss_receive_burst_length, 0, 0,
                         1ull << 20, "TESTING ONLY: ... drop this many in a row.");
+    s.real("testing.loss.receive_duplicate_rate", &C::loss_receive_duplicate_rate, 0, 0, 1,
+           "TESTING ONLY: process this fraction of backbone packets twice.");
+    s.real("testing.loss.receive_reorder_rate", &C::loss_receive_reorder_rate, 0, 0, 1,
+           "TESTING ONLY: let the next packet overtake this fraction of packets.");
     s.real("testing.loss.control_send_rate", &C::loss_control_send_rate, 0, 0, 1,
            "TESTING ONLY: drop this fraction of control packets (NAKs, requests) on send.");
     s.integer<uint64_t>("testing.loss.seed", &C::loss_seed, 1, 0, UINT64_MAX,

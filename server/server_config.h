@@ -54,6 +54,8 @@ struct ServerConfig {
     double loss_receive_rate = 0;
     uint64_t loss_receive_burst_every = 0;
     uint64_t loss_receive_burst_length = 0;
+    double loss_receive_duplicate_rate = 0;
+    double loss_receive_reorder_rate = 0;
     double loss_control_send_rate = 0;
     uint64_t loss_seed = 1;
 

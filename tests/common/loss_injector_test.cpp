@@ -32,3 +32,13 @@ TEST_CASE("inactive settings never drop", "[loss_injector]") {
     CHECK_FALSE(loss.active());
     for (int i = 0; i < 1000; ++i) CHECK_FALSE(loss.drop());
 }
+
+TEST_CASE("duplication and reordering are separate receive-side rates", "[loss_injector]") {
+    LossSettings settings;
+    settings.duplicate_rate = 1.0;
+    LossInjector loss(settings);
+    CHECK(loss.active());
+    CHECK(loss.duplicate());
+    CHECK_FALSE(loss.reorder());
+    CHECK_FALSE(loss.drop());  // neither makes a packet disappear
+}
