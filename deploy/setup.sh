@@ -2,7 +2,7 @@
 # mdcast set-up: installs the Debian 12 packages the build needs (only those
 # missing), builds, then either runs a local stack or the whole test suite.
 #
-#   deploy/setup.sh run          install, build, run a local stack for a while, print its numbers
+#   deploy/setup.sh run          install, build, run mdcast-bench quick (~30 s), print its tables
 #   deploy/setup.sh test         install, build, run every test (ctest)
 #   deploy/setup.sh test --sanitize   the same with AddressSanitizer + UBSan (build-asan/)
 #   deploy/setup.sh build        install and build only
@@ -17,7 +17,8 @@ sanitize=0
 [[ "${2:-}" == "--sanitize" ]] && sanitize=1
 
 packages=(g++ cmake ninja-build pkg-config libevent-dev libssl-dev libprotobuf-dev
-          protobuf-compiler libspdlog-dev libyaml-cpp-dev catch2 python3 iproute2)
+          protobuf-compiler libspdlog-dev libyaml-cpp-dev catch2 python3 python3-matplotlib
+          iproute2)
 
 install_missing() {
     local missing=()
@@ -57,7 +58,9 @@ case "$mode" in
         ctest --output-on-failure -j "$(nproc)" --timeout 600
         ;;
     run)
-        "$here/tools/run-local-stack.sh" "$build_dir"
+        # A whole local stack per point; the report (tables beside the seed's, charts) goes
+        # to reports/<timestamp>/ under the current directory.
+        "$build_dir/tools/mdcast-bench" quick
         ;;
     *)
         echo "usage: $0 run|test|build [--sanitize]" >&2

@@ -8,9 +8,8 @@
 // - A missing packet is NAKed after a random back-off in [nak_backoff_min,
 //   nak_backoff_max]: a reordered packet arriving meanwhile cancels it, and a
 //   repair another server triggered (repairs are multicast) arrives before most
-//   servers ask. Unanswered NAKs are retried after nak_retry, doubling each time
-//   (up to 128 x), and given up after nak_max_attempts, or at once when the
-//   sender's trailing edge has passed.
+//   servers ask. Unanswered NAKs are retried every nak_retry and given up after
+//   nak_max_attempts, or at once when the sender's trailing edge has passed.
 // - Given-up packets are reported as unrecoverable [from, to) before anything
 //   after them is delivered.
 // - The first packet of an epoch is a late join at the live edge: nothing before

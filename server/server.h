@@ -119,7 +119,8 @@ private:
     int64_t last_counter_log_ns_ = 0;
     bool shutting_down_ = false;
     // Reused on the hot path to avoid an allocation per message.
-    proto::UpdateView update_;
+    wire::Update update_;
+    wire::Update view_update_;
     std::string view_frame_;
 };
 

@@ -1,0 +1,91 @@
+"""mdcast-bench quick end to end: it starts and stops whole stacks by itself and
+writes a report whose every table is filled with measured numbers, CSVs and
+charts. Numbers are not judged here: performance is measured, never asserted."""
+import csv
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from harness import check, run
+
+BENCH = os.environ.get("MDCAST_BENCH", "mdcast-bench")
+
+
+def table_rows(markdown, heading):
+    """The data rows of every table under `heading` (until the next '## ' heading)."""
+    section = markdown.split(heading, 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        if line.startswith("|") and not re.match(r"^\|[-:|]+\|$", line):
+            rows.append([c.strip() for c in line.strip("|").split("|")])
+    return rows
+
+
+def numeric(cell):
+    return re.fullmatch(r"[\d,]+(\.\d+)?", cell) is not None
+
+
+def test_quick_writes_a_complete_report():
+    out = tempfile.mkdtemp(prefix="mdcast-bench-test-")
+    r = subprocess.run([BENCH, "quick", "--out", out], capture_output=True, text=True, timeout=150)
+    check(r.returncode == 0, f"mdcast-bench failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    reports = glob.glob(os.path.join(out, "*", "report.md"))
+    check(len(reports) == 1, f"reports: {reports}")
+    folder = os.path.dirname(reports[0])
+    with open(reports[0]) as f:
+        text = f.read()
+    check("run failed" not in text and "no summary" not in text, f"a point did not run:\n{text}")
+    for needle in ("| cores |", "Linux", "## Command", "mdcast-bench", "quick", "X5450"):
+        check(needle in text, f"report lacks {needle!r}")
+
+    latency = table_rows(text, "## Latency against update rate")
+    ours = [row for row in latency if row[0].replace(",", "").isdigit() and len(row) == 14]
+    check([row[0] for row in ours] == ["1,000", "10,000", "100,000"], f"latency rows {ours}")
+    for row in ours:
+        check(all(numeric(c) for c in row[1:11]), f"latency row not filled: {row}")
+        check(numeric(row[11]) and numeric(row[12]), f"seed columns missing: {row}")
+        check(int(row[5].replace(",", "")) > 0, f"no latency points: {row}")
+
+    fanout = [row for row in table_rows(text, "## Fanout") if len(row) == 12 and row[0] in ("1", "2")]
+    check(len(fanout) == 2, f"fanout rows {fanout}")
+    for row in fanout:
+        check(all(numeric(c) for c in row[1:11]), f"fanout row not filled: {row}")
+    best = [row for row in table_rows(text, "## Fanout") if len(row) == 3]
+    check(any(r[0].startswith("seed: RMDS 6.3 SLERT/InfiniBand") for r in best), f"seed Table 1 missing: {best}")
+
+    sizes = [row for row in table_rows(text, "## Latency against update size") if row[0].isdigit()]
+    check([row[0] for row in sizes] == ["64", "256", "1024"], f"size rows {sizes}")
+    for row in sizes:
+        check(all(numeric(c) for c in row[2:8]), f"size row not filled: {row}")
+
+    for name, rows in (("latency.csv", 3), ("fanout.csv", 2), ("sizes.csv", 3)):
+        with open(os.path.join(folder, name)) as f:
+            data = list(csv.DictReader(f))
+        check(len(data) == rows and all(d["mean_us"] for d in data), f"{name}: {data}")
+    with open(os.path.join(folder, "histograms.csv")) as f:
+        check(sum(1 for _ in f) > 10, "histograms.csv is empty")
+    with open(os.path.join(folder, "commands.txt")) as f:
+        commands = f.read()
+    check(commands.count("mdcast-source --distributor") == 8, "commands.txt lacks the source commands")
+
+    has_matplotlib = subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"],
+                                    capture_output=True).returncode == 0
+    if has_matplotlib:
+        for chart in ("latency.png", "fanout.png", "sizes.png", "histograms.png"):
+            path = os.path.join(folder, chart)
+            check(os.path.getsize(path) > 5000 and f"]({chart})" in text, f"chart {chart} missing")
+    else:
+        sys.stderr.write("python3-matplotlib not installed: charts not checked\n")
+        check("python3-matplotlib is not installed" in text, "missing charts not explained")
+    # Every process was stopped: nothing of this run is left behind.
+    leftover = subprocess.run(["pgrep", "-f", folder], capture_output=True, text=True).stdout.split()
+    check(not leftover, f"processes left running: {leftover}")
+    shutil.rmtree(out)  # kept when a check fails, for its logs
+
+
+if __name__ == "__main__":
+    run([test_quick_writes_a_complete_report])

@@ -1,0 +1,165 @@
+"""Running one benchmark point (a stack at one rate, size and shape) and judging it."""
+import csv
+import os
+import time
+from dataclasses import dataclass, field
+
+from bench_stack import Stack
+
+MEAN_LIMIT_US = 10_000  # the issue's stop rule: mean latency over 10 ms
+
+
+@dataclass
+class Point:
+    scenario: str
+    profile: str
+    rate: int
+    update_bytes: int = 74
+    items: int = 1000
+    servers: int = 1
+    connections: int = 1
+    client_processes: int = 1
+    warmup_s: float = 1.0
+    seconds: float = 5.0
+    latency_rate: int = 0  # 0: stamp every update
+    # Filled in by run_point:
+    result: dict = field(default_factory=dict)
+
+    def label(self):
+        return (f"{self.scenario}-{self.profile}-{self.rate}ups-{self.update_bytes}B-"
+                f"{self.servers}srv-{self.connections}conn")
+
+
+def split_connections(total, processes):
+    base, extra = divmod(total, processes)
+    return [base + (1 if i < extra else 0) for i in range(processes) if base + (1 if i < extra else 0) > 0]
+
+
+def read_intervals(path):
+    try:
+        with open(path) as f:
+            return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+    except OSError:
+        return []
+
+
+def lag_growing(intervals, warmup_s):
+    """True when the interval mean latency grows through the steady window: the last
+    third's mean is over twice the first third's plus 1 ms."""
+    steady = [r for r in intervals if r["elapsed_s"] > warmup_s + 0.01 and r["latency_count"] > 0]
+    if len(steady) < 3:
+        return False
+    third = max(1, len(steady) // 3)
+    first = sum(r["latency_mean_us"] for r in steady[:third]) / third
+    last = sum(r["latency_mean_us"] for r in steady[-third:]) / third
+    return last > 2 * first + 1000
+
+
+def run_point(point, binaries, profiles_dir, out_dir):
+    """Runs the point's stack and fills point.result. Never raises for a failed run:
+    a stack that does not start is a failed point with the reason."""
+    log_dir = os.path.join(out_dir, "logs", point.label())
+    started = time.monotonic()
+    try:
+        with Stack(binaries, os.path.join(profiles_dir, point.profile), log_dir) as stack:
+            _run(point, stack, log_dir)
+            point.result["commands"] = list(stack.commands)
+    except (RuntimeError, OSError, ValueError) as error:
+        point.result.setdefault("failures", []).append(f"run failed: {str(error).splitlines()[0]}")
+    point.result["wall_s"] = time.monotonic() - started
+    point.result["passed"] = not point.result.get("failures")
+    return point
+
+
+def _run(point, stack, log_dir):
+    stack.start_core(point.servers)
+    source_args = ["--items", point.items, "--rate", point.rate,
+                   "--duration", point.warmup_s + point.seconds + 3, "--update-bytes", point.update_bytes,
+                   "--max-batch", max(10_000, point.rate // 20)]
+    if point.latency_rate:
+        source_args += ["--latency-rate", point.latency_rate]
+    source = stack.source(*source_args)
+    source.wait_for_log("items registered", 20)
+    interval = max(0.25, min(1.0, point.seconds / 6))
+    clients = []
+    for i, n in enumerate(split_connections(point.connections, point.client_processes)):
+        csv_path = os.path.join(log_dir, f"client{i}.csv")
+        clients.append((stack.client(f"client{i}", "--connections", n, "--item-count", point.items,
+                                     "--output", "none", "--duration", point.warmup_s + point.seconds,
+                                     "--warmup", point.warmup_s, "--stats-interval", interval,
+                                     "--csv", csv_path), n, csv_path))
+    time.sleep(point.warmup_s)
+    everyone = stack.processes
+    window_start = time.monotonic()
+    for p in everyone:
+        p.mark_cpu("start")
+    time.sleep(max(0.1, point.seconds - 0.3))
+    for p in everyone:
+        p.mark_cpu("end")
+    window = time.monotonic() - window_start
+    for client, _, _ in clients:
+        client.wait(timeout=point.seconds + 30)
+    source.terminate()  # it was given slack to outlast the clients; its summary covers the whole run
+    _collect(point, stack, source, clients, window)
+
+
+def _cpu_percent(process, window):
+    marks = process.cpu_marks
+    if "start" in marks and "end" in marks and window > 0:
+        return 100.0 * (marks["end"] - marks["start"]) / window
+    return None
+
+
+def _collect(point, stack, source, clients, window):
+    r = point.result
+    failures = r.setdefault("failures", [])
+    sent = source.json_line("source_summary", "out")
+    if sent is None:
+        failures.append("source printed no summary")
+        return
+    r["source"] = sent
+    summaries = []
+    for client, connections, csv_path in clients:
+        s = client.json_line("summary", "log")
+        if s is None:
+            failures.append(f"{client.name} printed no summary")
+            continue
+        s["intervals"] = read_intervals(csv_path)
+        summaries.append(s)
+    if not summaries:
+        return
+    r["clients"] = summaries
+    r["cpu_percent"] = {p.name: _cpu_percent(p, window) for p in stack.processes}
+    steady_s = min(s["steady_s"] for s in summaries)
+    r["inbound_per_s"] = sent["updates_per_s"]
+    r["outbound_per_s"] = sum(s["steady_updates_per_s"] for s in summaries)
+    r["latency"] = max((s["latency_us"] for s in summaries), key=lambda l: l["mean"])
+    r["startup_latency"] = max((s["startup_latency_us"] for s in summaries), key=lambda l: l["mean"])
+    r["image_time_s"] = max(s["image_time_s"] for s in summaries)
+    r["images_per_s"] = min(s["images_per_s"] for s in summaries)
+    server_cpu = sum(r["cpu_percent"].get(p.name) or 0 for p in stack.servers)
+    r["server_cpu_percent"] = server_cpu
+    r["updates_per_server_cpu_s"] = r["outbound_per_s"] / (server_cpu / 100) if server_cpu > 0 else None
+    _judge(point, sent, summaries, steady_s)
+
+
+def _judge(point, sent, summaries, steady_s):
+    r = point.result
+    failures = r["failures"]
+    gaps = sum(s["gaps"] for s in summaries)
+    duplicates = sum(s["duplicates"] for s in summaries)
+    closed = sum(s["closed"] for s in summaries)
+    if gaps or duplicates:
+        failures.append(f"loss: {gaps} gaps ({sum(s['missing'] for s in summaries)} missing), {duplicates} duplicates")
+    if closed:
+        failures.append(f"{closed} client connections closed by the server")
+    if sent["capped_ticks"] > 0 or sent["shortfall"] > 0.01 * max(1, sent["sent"]):
+        failures.append(f"source could not keep {point.rate}/s (sent {sent['updates_per_s']:.0f}/s)")
+    expected = point.rate * steady_s * point.connections
+    got = sum(s["steady_updates"] for s in summaries)
+    if expected > 0 and got < 0.97 * expected:
+        failures.append(f"clients received {100 * got / expected:.1f}% of the updates due in the window")
+    if point.scenario != "fanout" and r["latency"]["mean"] > MEAN_LIMIT_US:
+        failures.append(f"mean latency {r['latency']['mean'] / 1000:.1f} ms > 10 ms")
+    if any(lag_growing(s["intervals"], point.warmup_s) for s in summaries):
+        failures.append("lag growing through the run")

@@ -1,0 +1,228 @@
+"""The benchmark report: report.md with our tables beside the seed's published
+figures, a CSV per table, and PNG charts (python3-matplotlib)."""
+import csv
+import os
+
+import seed_figures as seed
+
+
+def ms(us):
+    return f"{us / 1000:.3f}" if us is not None else "–"
+
+
+def num(value, digits=0):
+    if value is None:
+        return "–"
+    return f"{value:,.{digits}f}"
+
+
+def rate_text(rate):
+    return f"{rate:,}"
+
+
+def verdict(point):
+    return "ok" if point.result.get("passed") else "STOP: " + "; ".join(point.result.get("failures", []))
+
+
+# ---- latency ---------------------------------------------------------------------------
+
+LATENCY_COLUMNS = ["profile", "rate", "update_bytes", "sent_per_s", "received_per_s", "points", "mean_us",
+                   "stddev_us", "min_us", "p50_us", "p90_us", "p99_us", "p99_9_us", "p99_99_us", "max_us",
+                   "startup_mean_us", "startup_max_us", "images_per_s", "passed", "failures"]
+
+
+def latency_row(p):
+    r = p.result
+    lat = r.get("latency") or {}
+    start = r.get("startup_latency") or {}
+    return {"profile": p.profile, "rate": p.rate, "update_bytes": p.update_bytes,
+            "sent_per_s": r.get("inbound_per_s"), "received_per_s": r.get("outbound_per_s"),
+            "points": lat.get("count"), "mean_us": lat.get("mean"), "stddev_us": lat.get("stddev"),
+            "min_us": lat.get("min"), "p50_us": lat.get("p50"), "p90_us": lat.get("p90"),
+            "p99_us": lat.get("p99"), "p99_9_us": lat.get("p99_9"), "p99_99_us": lat.get("p99_99"),
+            "max_us": lat.get("max"), "startup_mean_us": start.get("mean"), "startup_max_us": start.get("max"),
+            "images_per_s": r.get("images_per_s"), "passed": r.get("passed"),
+            "failures": "; ".join(r.get("failures", []))}
+
+
+def latency_markdown(points, profile):
+    rows = [p for p in points if p.profile == profile]
+    if not rows:
+        return []
+    best = seed.RMDS_LATENCY["SLERT/InfiniBand"]
+    gige = seed.RMDS_LATENCY["SLES/GigE"]
+    out = [f"#### {profile} profile",
+           "",
+           "| updates/s | mean ms | std dev ms | max ms | min ms | points | p50 ms | p90 ms | p99 ms | p99.9 ms "
+           "| p99.99 ms | seed SLERT/IB mean ms | seed SLES/GigE mean ms | result |",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for p in rows:
+        lat = p.result.get("latency")
+        if lat:
+            ours = [ms(lat["mean"]), ms(lat["stddev"]), ms(lat["max"]), ms(lat["min"]), num(lat["count"]),
+                    ms(lat["p50"]), ms(lat["p90"]), ms(lat["p99"]), ms(lat["p99_9"]), ms(lat["p99_99"])]
+        else:
+            ours = ["–"] * 10
+        seed_best = f"{best[p.rate][0]:.3f}" if p.rate in best else "–"
+        seed_gige = f"{gige[p.rate][0]:.3f}" if p.rate in gige else "–"
+        out.append(f"| {rate_text(p.rate)} | " + " | ".join(ours) + f" | {seed_best} | {seed_gige} | {verdict(p)} |")
+    return out + [""]
+
+
+# ---- fanout ----------------------------------------------------------------------------
+
+FANOUT_COLUMNS = ["profile", "servers", "connections", "rate", "inbound_per_s", "outbound_per_s",
+                  "server_cpu_percent", "updates_per_server_cpu_s", "distributor_cpu_percent",
+                  "source_cpu_percent", "client_cpu_percent", "mean_us", "p99_us", "max_us", "passed", "failures"]
+
+
+def fanout_row(p):
+    r = p.result
+    cpu = r.get("cpu_percent", {})
+    clients = [v for k, v in cpu.items() if k.startswith("client") and v is not None]
+    lat = r.get("latency") or {}
+    return {"profile": p.profile, "servers": p.servers, "connections": p.connections, "rate": p.rate,
+            "inbound_per_s": r.get("inbound_per_s"), "outbound_per_s": r.get("outbound_per_s"),
+            "server_cpu_percent": r.get("server_cpu_percent"),
+            "updates_per_server_cpu_s": r.get("updates_per_server_cpu_s"),
+            "distributor_cpu_percent": cpu.get("distributor"), "source_cpu_percent": cpu.get("source"),
+            "client_cpu_percent": sum(clients) if clients else None, "mean_us": lat.get("mean"),
+            "p99_us": lat.get("p99"), "max_us": lat.get("max"), "passed": r.get("passed"),
+            "failures": "; ".join(r.get("failures", []))}
+
+
+def fanout_markdown(points):
+    out = ["| servers | connections | target in/s | inbound updates/s | outbound updates/s | server CPU % "
+           "| out per server CPU-s | distributor CPU % | source CPU % | clients CPU % | mean latency ms | result |",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for p in points:
+        row = fanout_row(p)
+        out.append(f"| {p.servers} | {p.connections} | {rate_text(p.rate)} | {num(row['inbound_per_s'])} "
+                   f"| {num(row['outbound_per_s'])} | {num(row['server_cpu_percent'])} "
+                   f"| {num(row['updates_per_server_cpu_s'])} | {num(row['distributor_cpu_percent'])} "
+                   f"| {num(row['source_cpu_percent'])} | {num(row['client_cpu_percent'])} "
+                   f"| {ms(row['mean_us'])} | {verdict(p)} |")
+    out += ["", "Best sustained (no loss, no growing lag), ours beside the seed's Table 1 (Producer 50/50):", "",
+            "| system | inbound updates/s | outbound updates/s |", "|---|---:|---:|"]
+    for servers in sorted({p.servers for p in points}):
+        passed = [p for p in points if p.servers == servers and p.result.get("passed")]
+        if passed:
+            best = max(passed, key=lambda p: p.result["outbound_per_s"])
+            out.append(f"| mdcast, this machine, {servers} server instance(s), {best.connections} connections "
+                       f"| {num(best.result['inbound_per_s'])} | {num(best.result['outbound_per_s'])} |")
+        else:
+            out.append(f"| mdcast, this machine, {servers} server instance(s) | none sustained | – |")
+    for name, inbound, outbound in seed.RMDS_FANOUT:
+        out.append(f"| seed: RMDS 6.3 {name} (4 P2PS, 2 client boxes) | {num(inbound)} | {num(outbound)} |")
+    return out + [""]
+
+
+# ---- sizes -----------------------------------------------------------------------------
+
+def sizes_markdown(points):
+    out = ["| update bytes | updates/s | mean µs | std dev µs | min µs | p50 µs | p99.9 µs | max µs "
+           "| seed LBM mean µs | seed LBM p99.9 µs | result |",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for p in points:
+        lat = p.result.get("latency")
+        lbm = seed.LBM_LATENCY.get((p.update_bytes, p.rate))
+        cells = ([num(lat[k], 1) for k in ("mean", "stddev", "min", "p50", "p99_9", "max")]
+                 if lat else ["–"] * 6)
+        out.append(f"| {p.update_bytes} | {rate_text(p.rate)} | " + " | ".join(cells) +
+                   f" | {lbm[1] if lbm else '–'} | {lbm[4] if lbm else '–'} | {verdict(p)} |")
+    return out + [""]
+
+
+# ---- files and charts --------------------------------------------------------------------
+
+def write_csv(path, columns, rows):
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in columns})
+
+
+def write_histograms(path, points):
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["scenario", "profile", "rate", "update_bytes", "phase", "bucket_lower_us", "count"])
+        for p in points:
+            for phase, key in (("steady", "latency"), ("startup", "startup_latency")):
+                for lower, count in (p.result.get(key) or {}).get("histogram_10us", []):
+                    writer.writerow([p.scenario, p.profile, p.rate, p.update_bytes, phase, lower, count])
+
+
+def _finish(plt, fig, ax, path, labels):
+    """Labels (x, y, title), grid and legend, then saves the chart to `path`."""
+    ax.set_xlabel(labels[0])
+    ax.set_ylabel(labels[1])
+    ax.set_title(labels[2])
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return [os.path.basename(path)]
+
+
+def draw_charts(out_dir, latency_points, fanout_points, size_points):
+    """Returns the PNG file names drawn, or a reason why none were."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return [], "charts not drawn: python3-matplotlib is not installed (deploy/setup.sh installs it)"
+    drawn = []
+    if latency_points:
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for profile in sorted({p.profile for p in latency_points}):
+            pts = [p for p in latency_points if p.profile == profile and p.result.get("latency")]
+            rates = [p.rate for p in pts]
+            ax.plot(rates, [p.result["latency"]["mean"] for p in pts], "o-", label=f"mdcast {profile}: mean")
+            ax.plot(rates, [p.result["latency"]["p99_9"] for p in pts], "s--", label=f"mdcast {profile}: p99.9")
+        for name in ("SLERT/InfiniBand", "SLES/GigE"):
+            table = seed.RMDS_LATENCY[name]
+            ax.plot(list(table), [v[0] * 1000 for v in table.values()], ":", label=f"seed RMDS {name}: mean")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        drawn += _finish(plt, fig, ax, os.path.join(out_dir, "latency.png"),
+                         ("updates/s (74-byte updates, 1,000 items)", "latency µs",
+                          "End-to-end latency: source → distributor → server → client"))
+        drawn += _histogram_chart(plt, out_dir, latency_points)
+    if fanout_points:
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for servers in sorted({p.servers for p in fanout_points}):
+            pts = [p for p in fanout_points if p.servers == servers and p.result.get("outbound_per_s") is not None]
+            ax.plot([p.result["inbound_per_s"] for p in pts], [p.result["outbound_per_s"] for p in pts], "o-",
+                    label=f"mdcast, {servers} server instance(s)")
+        drawn += _finish(plt, fig, ax, os.path.join(out_dir, "fanout.png"),
+                         ("inbound updates/s", "outbound updates/s (all clients)",
+                          "Fanout: every client subscribed to every item"))
+    if size_points:
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for rate in sorted({p.rate for p in size_points}):
+            pts = [p for p in size_points if p.rate == rate and p.result.get("latency")]
+            for key, style in (("mean", "o-"), ("p99_9", "s--")):
+                ax.plot([p.update_bytes for p in pts], [p.result["latency"][key] for p in pts], style,
+                        label=f"mdcast {key.replace('_', '.')} at {rate:,}/s")
+        ax.set_xscale("log", base=2)
+        drawn += _finish(plt, fig, ax, os.path.join(out_dir, "sizes.png"),
+                         ("update body bytes", "latency µs", "Latency against update size"))
+    return drawn, ""
+
+
+def _histogram_chart(plt, out_dir, points):
+    pts = [p for p in points if p.profile == "latency" and (p.result.get("latency") or {}).get("histogram_10us")]
+    if not pts:
+        return []
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for p in pts[:6]:
+        buckets = p.result["latency"]["histogram_10us"]
+        total = sum(c for _, c in buckets)
+        ax.step([b for b, _ in buckets], [100.0 * c / total for _, c in buckets], where="post",
+                label=f"{p.rate:,}/s")
+    ax.set_xlim(0, 1000)
+    return _finish(plt, fig, ax, os.path.join(out_dir, "histograms.png"),
+                   ("latency µs (10 µs buckets)", "% of updates",
+                    "Latency histograms, latency profile (as the seed's Figures 3-5 to 3-8)"))

@@ -1,0 +1,233 @@
+"""One local mdcast stack for one benchmark point: distributor, N server instances,
+source and client processes started from the built binaries on loopback, with
+test-private ports and a random 239.255.x.y group (local multicast mode: interface
+127.0.0.1, TTL 0), and stopped by PID.
+
+Configs are the profile files (etc/profiles/<name>/*.yaml) with the private ports
+and group merged in. Profiles are two-level YAML (section, then key: value), which
+is all merge_config understands."""
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import time
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def free_port(kind=socket.SOCK_STREAM, consecutive=1):
+    """A port p such that p .. p+consecutive-1 are free on 127.0.0.1."""
+    for _ in range(200):
+        with socket.socket(socket.AF_INET, kind) as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base + consecutive > 65535:
+            continue
+        try:
+            holders = []
+            for p in range(base, base + consecutive):
+                h = socket.socket(socket.AF_INET, kind)
+                holders.append(h)
+                h.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for h in holders:
+                h.close()
+    raise RuntimeError("no free ports")
+
+
+def merge_config(profile_text, overrides):
+    """Profile YAML text with `overrides` ({"section.key": value}) set; returns YAML text."""
+    sections, order = {}, []
+    current = None
+    for line in profile_text.splitlines():
+        body = line.split("#", 1)[0].rstrip()
+        if not body.strip():
+            continue
+        if not body.startswith(" "):
+            current = body.rstrip(":").strip()
+            if current not in sections:
+                sections[current] = {}
+                order.append(current)
+        else:
+            key, _, value = body.strip().partition(":")
+            sections[current][key.strip()] = value.strip()
+    for dotted, value in overrides.items():
+        section, key = dotted.split(".", 1)
+        if section not in sections:
+            sections[section] = {}
+            order.append(section)
+        sections[section][key] = str(value).lower() if isinstance(value, bool) else str(value)
+    out = []
+    for section in order:
+        out.append(f"{section}:")
+        out.extend(f"  {k}: {v}" for k, v in sections[section].items())
+    return "\n".join(out) + "\n"
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of a live process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class Process:
+    def __init__(self, name, argv, log_dir, commands):
+        self.name = name
+        self.argv = argv
+        self.log_path = os.path.join(log_dir, name + ".log")
+        self.out_path = os.path.join(log_dir, name + ".out")
+        self._log = open(self.log_path, "wb")
+        self._out = open(self.out_path, "wb")
+        commands.append(" ".join(argv))
+        self.popen = subprocess.Popen(argv, stdout=self._out, stderr=self._log)
+        self.cpu_marks = {}
+
+    @property
+    def pid(self):
+        return self.popen.pid
+
+    def mark_cpu(self, label):
+        value = cpu_seconds(self.pid)
+        if value is not None:
+            self.cpu_marks[label] = value
+
+    def running(self):
+        return self.popen.poll() is None
+
+    def wait(self, timeout):
+        return self.popen.wait(timeout=timeout)
+
+    def terminate(self, timeout=10):
+        """SIGTERM and wait for the exit (the tools print their summary on the way out)."""
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def stop(self):
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+        self._log.close()
+        self._out.close()
+
+    def log_text(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def json_line(self, kind, where="both"):
+        """The last JSON object of type `kind` printed by the process, or None."""
+        found = None
+        paths = {"out": [self.out_path], "log": [self.log_path], "both": [self.out_path, self.log_path]}[where]
+        for path in paths:
+            with open(path, "rb") as f:
+                for line in f.read().decode(errors="replace").splitlines():
+                    if line.startswith('{"type":"' + kind + '"'):
+                        found = json.loads(line)
+        return found
+
+    def wait_for_log(self, text, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log_text():
+                return
+            if not self.running():
+                break
+            time.sleep(0.02)
+        raise RuntimeError(f"{self.name}: '{text}' not logged in {timeout} s:\n{self.log_text()[-2000:]}")
+
+
+class Stack:
+    """Start with start_core(); add source and clients; stop() ends every process by PID."""
+
+    def __init__(self, binaries, profile_dir, log_dir):
+        self.bin = binaries
+        self.profile_dir = profile_dir
+        self.log_dir = log_dir
+        os.makedirs(log_dir, exist_ok=True)
+        self.processes = []
+        self.commands = []
+        self.group = f"239.255.{random.randint(1, 254)}.{random.randint(1, 254)}"
+        self.backbone_port = free_port(socket.SOCK_DGRAM)
+        self.publisher_port = free_port()
+        self.client_base_port = None
+        self.servers = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def _config(self, name, overrides):
+        with open(os.path.join(self.profile_dir, name + ".yaml")) as f:
+            text = merge_config(f.read(), overrides)
+        path = os.path.join(self.log_dir, name + ".yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def start(self, name, argv):
+        p = Process(name, argv, self.log_dir, self.commands)
+        self.processes.append(p)
+        return p
+
+    def start_core(self, servers):
+        cfg = self._config("distributor", {"publishers.port": self.publisher_port, "backbone.group": self.group,
+                                           "backbone.port": self.backbone_port, "backbone.interface": "127.0.0.1",
+                                           "backbone.ttl": 0})
+        distributor = self.start("distributor", [self.bin["distributor"], "--config", cfg])
+        self.client_base_port = free_port(consecutive=servers)
+        cfg = self._config("server", {"clients.port": self.client_base_port, "clients.max_connections": 1000,
+                                      "backbone.group": self.group, "backbone.port": self.backbone_port,
+                                      "backbone.interface": "127.0.0.1"})
+        wait_for_port(self.publisher_port, distributor)
+        for n in range(1, servers + 1):
+            server = self.start(f"server{n}", [self.bin["server"], "--config", cfg, "--instance", str(n)])
+            self.servers.append(server)
+        for n, server in enumerate(self.servers):
+            wait_for_port(self.client_base_port + n, server)
+        self.distributor = distributor
+
+    def server_list(self):
+        return ",".join(f"127.0.0.1:{self.client_base_port + n}" for n in range(len(self.servers)))
+
+    def source(self, *args):
+        return self.start("source", [self.bin["source"], "--distributor", f"127.0.0.1:{self.publisher_port}",
+                                     *map(str, args)])
+
+    def client(self, name, *args):
+        return self.start(name, [self.bin["client"], "--server", self.server_list(), *map(str, args)])
+
+    def stop(self):
+        for p in reversed(self.processes):
+            p.stop()
+
+
+def wait_for_port(port, process, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not process.running():
+            raise RuntimeError(f"{process.name} exited early:\n{process.log_text()[-2000:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.01)
+    raise RuntimeError(f"{process.name} did not listen on {port}")

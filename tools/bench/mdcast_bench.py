@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""mdcast-bench: runs the seed's benchmark tables on a local mdcast stack.
+
+Scenarios (see docs/benchmarks.md):
+  latency  seed Tables 2-5: 74-byte updates, 1,000 items, one server, one client, rates
+           1K..1M/s, latency and throughput profiles; stops at the first rate that loses
+           data, falls behind or averages over 10 ms.
+  fanout   seed Table 1 ("Producer 50/50"): 1,000 items, N connections all subscribed to
+           every item, 1 and 2 server instances, throughput profile; raises the inbound rate
+           until loss or growing lag.
+  sizes    the LBM tables: 64..1024-byte updates at a few rates.
+  quick    a 20-30 s subset of all three, for the README's main command.
+
+Each point starts its own distributor, servers, source and clients from the built
+binaries on loopback with private ports and a random 239.255.x.y group, and stops them
+by PID. Writes reports/<timestamp>/report.md, CSV files and PNG charts."""
+import argparse
+import datetime
+import os
+import platform
+import shlex
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import bench_report as report  # noqa: E402
+import seed_figures as seed  # noqa: E402
+from bench_points import Point, run_point  # noqa: E402
+
+LATENCY_RATES = [1_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 750_000, 1_000_000]
+FANOUT_RATES = [5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000]
+SIZES = [64, 128, 256, 512, 1024]
+SIZE_RATES = [10_000, 100_000, 500_000]
+
+
+def parse_args(argv):
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(prog="mdcast-bench", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("scenario", choices=["latency", "fanout", "sizes", "quick", "all"])
+    parser.add_argument("--build-dir", default=os.path.join(here, "../../build"),
+                        help="where the binaries were built (default: the source tree's build/)")
+    parser.add_argument("--source-dir", default=os.path.join(here, "../.."),
+                        help="the mdcast source tree (profiles in etc/profiles)")
+    parser.add_argument("--out", default="reports", help="reports directory (default: ./reports)")
+    parser.add_argument("--seconds", type=float, help="steady-state seconds per point")
+    parser.add_argument("--warmup", type=float, help="start-up seconds per point, not in the tables")
+    parser.add_argument("--rates", help="comma-separated updates/s, instead of the scenario's ladder")
+    parser.add_argument("--profiles", default="latency,throughput", help="latency scenario profiles")
+    parser.add_argument("--connections", type=int, default=50, help="fanout: client connections")
+    parser.add_argument("--client-processes", type=int, default=2, help="fanout: mdcast-client processes")
+    parser.add_argument("--servers", default="1,2", help="fanout: server instance counts")
+    parser.add_argument("--latency-rate", type=int, default=0,
+                        help="stamps per second (0: every update is stamped)")
+    return parser.parse_args(argv)
+
+
+def binaries(build_dir):
+    found = {"distributor": os.path.join(build_dir, "distributor/mdcast-distributor"),
+             "server": os.path.join(build_dir, "server/mdcast-server"),
+             "source": os.path.join(build_dir, "tools/mdcast-source"),
+             "client": os.path.join(build_dir, "tools/mdcast-client")}
+    missing = [p for p in found.values() if not os.access(p, os.X_OK)]
+    if missing:
+        sys.exit(f"mdcast-bench: not built: {', '.join(missing)} (run deploy/setup.sh build)")
+    return found
+
+
+def ints(text):
+    return [int(float(x)) for x in text.split(",") if x]
+
+
+class Runner:
+    def __init__(self, args):
+        self.args = args
+        self.bin = binaries(os.path.abspath(args.build_dir))
+        self.profiles = os.path.join(os.path.abspath(args.source_dir), "etc/profiles")
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        self.out = os.path.join(os.path.abspath(args.out), stamp)
+        os.makedirs(self.out, exist_ok=True)
+        self.points = []
+
+    def run(self, point):
+        if self.args.latency_rate:
+            point.latency_rate = self.args.latency_rate
+        print(f"  {point.label()} ...", end="", flush=True)
+        run_point(point, self.bin, self.profiles, self.out)
+        lat = point.result.get("latency")
+        info = f" mean {lat['mean']:.1f} µs p99.9 {lat['p99_9']:.1f} µs" if lat else ""
+        out = point.result.get("outbound_per_s")
+        info += f", out {out:,.0f}/s" if out else ""
+        print(f"{info} [{report.verdict(point)}]", flush=True)
+        self.points.append(point)
+        return point
+
+    def timing(self, seconds, warmup):
+        return (self.args.seconds if self.args.seconds is not None else seconds,
+                self.args.warmup if self.args.warmup is not None else warmup)
+
+    # `stop_rule`: end a ladder at its first failing rate (higher rates cannot do better).
+    # quick runs every point so that its tables are always complete.
+    def latency(self, rates, profiles, seconds, warmup, stop_rule=True):
+        seconds, warmup = self.timing(seconds, warmup)
+        for profile in profiles:
+            print(f"latency, {profile} profile:")
+            for rate in rates:
+                p = self.run(Point("latency", profile, rate, seconds=seconds, warmup_s=warmup))
+                if stop_rule and not p.result["passed"]:
+                    break
+
+    def fanout(self, rates, servers_list, connections, processes, seconds, warmup, stop_rule=True):
+        seconds, warmup = self.timing(seconds, warmup)
+        for servers in servers_list:
+            print(f"fanout, {servers} server instance(s), {connections} connections:")
+            for rate in rates:
+                p = self.run(Point("fanout", "throughput", rate, servers=servers, connections=connections,
+                                   client_processes=processes, seconds=seconds, warmup_s=warmup))
+                if stop_rule and not p.result["passed"]:
+                    break
+
+    def sizes(self, sizes, rates, seconds, warmup):
+        seconds, warmup = self.timing(seconds, warmup)
+        print("sizes, latency profile:")
+        for rate in rates:
+            for size in sizes:
+                self.run(Point("sizes", "latency", rate, update_bytes=size, seconds=seconds, warmup_s=warmup))
+
+
+def run_scenario(runner, args):
+    rates = ints(args.rates) if args.rates else None
+    if args.scenario in ("latency", "all"):
+        runner.latency(rates or LATENCY_RATES, args.profiles.split(","), 5, 1)
+    if args.scenario in ("fanout", "all"):
+        runner.fanout(rates or FANOUT_RATES, ints(args.servers), args.connections, args.client_processes, 5, 1.5)
+    if args.scenario in ("sizes", "all"):
+        runner.sizes(SIZES, rates or SIZE_RATES, 3, 0.5)
+    if args.scenario == "quick":
+        runner.latency(rates or [1_000, 10_000, 100_000], ["latency"], 2, 0.5, stop_rule=False)
+        runner.fanout([10_000], [1, 2], 10, 2, 2, 0.5, stop_rule=False)
+        runner.sizes([64, 256, 1024], [10_000], 1.5, 0.5)
+
+
+# ---- the report ---------------------------------------------------------------------------
+
+def machine():
+    model = "unknown"
+    memory = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), model)
+        with open("/proc/meminfo") as f:
+            kb = int(next(l.split()[1] for l in f if l.startswith("MemTotal")))
+            memory = f"{kb / 1024 / 1024:.1f} GiB"
+    except (OSError, StopIteration, ValueError):
+        pass
+    return {"cores": os.cpu_count(), "cpu": model, "kernel": platform.release(), "memory": memory,
+            "host": platform.node(), "os": platform.platform()}
+
+
+def source_version(source_dir, build_dir):
+    def git(*args):
+        try:
+            return subprocess.run(["git", "-C", source_dir, *args], capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    if git("status", "--porcelain", "--untracked-files=no"):
+        commit += " (with local changes)"
+    build_type = "unknown"
+    try:
+        with open(os.path.join(build_dir, "CMakeCache.txt")) as f:
+            build_type = next((l.split("=", 1)[1].strip() for l in f if l.startswith("CMAKE_BUILD_TYPE:")),
+                              build_type)
+    except OSError:
+        pass
+    return commit, build_type
+
+
+def write_report(runner, args, command):
+    out = runner.out
+    lat = [p for p in runner.points if p.scenario == "latency"]
+    fan = [p for p in runner.points if p.scenario == "fanout"]
+    siz = [p for p in runner.points if p.scenario == "sizes"]
+    report.write_csv(os.path.join(out, "latency.csv"), report.LATENCY_COLUMNS, [report.latency_row(p) for p in lat])
+    report.write_csv(os.path.join(out, "fanout.csv"), report.FANOUT_COLUMNS, [report.fanout_row(p) for p in fan])
+    report.write_csv(os.path.join(out, "sizes.csv"), report.LATENCY_COLUMNS, [report.latency_row(p) for p in siz])
+    report.write_histograms(os.path.join(out, "histograms.csv"), runner.points)
+    charts, chart_note = report.draw_charts(out, lat, fan, siz)
+    with open(os.path.join(out, "commands.txt"), "w") as f:
+        for p in runner.points:
+            f.write(f"# {p.label()}\n" + "\n".join(p.result.get("commands", [])) + "\n\n")
+    m = machine()
+    commit, build_type = source_version(os.path.abspath(args.source_dir), os.path.abspath(args.build_dir))
+    lines = [f"# mdcast benchmark report: `{args.scenario}`", "",
+             f"Run {datetime.datetime.now().strftime('%Y-%m-%d %H:%M:%S')} with mdcast {commit} "
+             f"({build_type} build).", "",
+             "## Machine", "",
+             "| cores | CPU model | kernel | memory | OS |", "|---:|---|---|---|---|",
+             f"| {m['cores']} | {m['cpu']} | {m['kernel']} | {m['memory']} | {m['os']} |", "",
+             "All processes run on this one machine over loopback, multicast in local mode (interface "
+             "127.0.0.1, TTL 0), no CPU pinning or real-time priority. The seed's figures come from "
+             "other hardware and are shown for scale, labelled with it:", "",
+             f"- RMDS: {seed.RMDS_HARDWARE}.",
+             f"- LBM: {seed.LBM_HARDWARE}.", "",
+             "## Command", "", "```sh", command, "```", "",
+             "The exact command line of every process of every point is in `commands.txt`; their logs, "
+             "configs and per-interval client CSVs are in `logs/`.", "",
+             "## Method", "",
+             "Each point starts a fresh stack: mdcast-distributor, mdcast-server instance(s), mdcast-source "
+             "publishing 1,000 items round-robin at a paced rate (1 ms ticks with catch-up, lbmpubload-style), "
+             "and mdcast-client process(es) subscribed to every item. Latency is publish stamp "
+             "(CLOCK_REALTIME, in the update) to receipt in the client, through source → distributor → "
+             "multicast → server → client; the first seconds (start-up: images, queue fill) are kept apart "
+             "and the tables show steady state. Update size is the protobuf body of the Update frame "
+             "(the seed's \"74-byte RWF messages\"). A point fails on any gap or duplicate, a closed client "
+             "connection, a source that cannot keep the rate, clients receiving under 97 % of the updates "
+             "due, a mean over 10 ms (latency scenarios), or a lag that grows through the run; a ladder "
+             "stops at its first failing rate.", ""]
+    if lat:
+        lines += ["## Latency against update rate (seed Tables 2-5)", "",
+                  "74-byte updates, 1,000 items, one server instance, one client connection. Milliseconds, "
+                  "as in the seed. Seed columns: mean of Table 3 (SLERT/InfiniBand, their best) and "
+                  "Table 4 (SLES/GigE, \"what most sites use\") at the same rate.", ""]
+        for profile in sorted({p.profile for p in lat}):
+            lines += report.latency_markdown(lat, profile)
+        lines += ["Start-up (excluded above) and image retrieval:", "",
+                  "| profile | updates/s | start-up mean ms | start-up max ms | images/s |",
+                  "|---|---:|---:|---:|---:|"]
+        for p in lat:
+            s = p.result.get("startup_latency") or {}
+            lines.append(f"| {p.profile} | {p.rate:,} | {report.ms(s.get('mean'))} | {report.ms(s.get('max'))} "
+                         f"| {report.num(p.result.get('images_per_s'))} |")
+        lines.append("")
+    if fan:
+        lines += ["## Fanout (seed Table 1, \"Producer 50/50\")", "",
+                  "1,000 items, every connection subscribed to every item, throughput profile, connections "
+                  "spread over the client processes and round-robin over the server instances. CPU % is of "
+                  "one core over the steady window.", ""]
+        lines += report.fanout_markdown(fan)
+    if siz:
+        lines += ["## Latency against update size (the LBM tables)", "",
+                  "1,000 items, latency profile, one server, one client. Microseconds. The LBM columns are "
+                  "the seed's Ultra Messaging over InfiniBand with VMA kernel bypass between two hosts, where "
+                  "the same size and rate were published: a messaging layer alone, not a whole distribution "
+                  "stack. Below its natural size (about 64-67 bytes with a stamp) an update cannot be made "
+                  "smaller; the source counts such updates.", ""]
+        lines += report.sizes_markdown(siz)
+    lines += ["## Charts", ""]
+    lines += [f"![{c}]({c})" for c in charts] or [chart_note]
+    lines.append("")
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(lines))
+    return lat, fan, siz
+
+
+def print_summary(runner, lat, fan, siz):
+    print(f"\nreport: {os.path.join(runner.out, 'report.md')}\n")
+    if lat:
+        print(f"{'profile':<11} {'updates/s':>10} {'mean µs':>9} {'p99 µs':>9} {'p99.9 µs':>9} {'max µs':>9}"
+              f"  {'seed SLERT/IB mean µs':>21}  result")
+        for p in lat:
+            l = p.result.get("latency") or {}
+            seed_mean = seed.RMDS_LATENCY["SLERT/InfiniBand"].get(p.rate)
+            print(f"{p.profile:<11} {p.rate:>10,} {l.get('mean', 0):>9.1f} {l.get('p99', 0):>9.1f} "
+                  f"{l.get('p99_9', 0):>9.1f} {l.get('max', 0):>9.1f}  "
+                  f"{(f'{seed_mean[0] * 1000:.0f}' if seed_mean else '–'):>21}  {report.verdict(p)}")
+    if fan:
+        print(f"\n{'servers':>7} {'conns':>5} {'in/s':>10} {'out/s':>12} {'server CPU %':>12}  result")
+        for p in fan:
+            r = p.result
+            print(f"{p.servers:>7} {p.connections:>5} {r.get('inbound_per_s') or 0:>10,.0f} "
+                  f"{r.get('outbound_per_s') or 0:>12,.0f} {r.get('server_cpu_percent') or 0:>12.0f}  "
+                  f"{report.verdict(p)}")
+    if siz:
+        print(f"\n{'bytes':>5} {'updates/s':>10} {'mean µs':>9} {'p99.9 µs':>9}  result")
+        for p in siz:
+            l = p.result.get("latency") or {}
+            print(f"{p.update_bytes:>5} {p.rate:>10,} {l.get('mean', 0):>9.1f} {l.get('p99_9', 0):>9.1f}  "
+                  f"{report.verdict(p)}")
+
+
+def main(argv):
+    args = parse_args(argv)
+    runner = Runner(args)
+    command = "mdcast-bench " + " ".join(shlex.quote(a) for a in argv)
+    print(f"mdcast-bench {args.scenario}: writing {runner.out}")
+    try:
+        run_scenario(runner, args)
+    except KeyboardInterrupt:
+        print("\ninterrupted: writing the report of the points run so far")
+    lat, fan, siz = write_report(runner, args, command)
+    print_summary(runner, lat, fan, siz)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
