@@ -147,7 +147,7 @@ void Distributor::on_image_request(const wire::ImageRequest& request) {
         refresh.mutable_status()->set_stream_state(wire::STREAM_OPEN);
         refresh.mutable_status()->set_data_state(
             service->state == wire::SERVICE_UP ? item->data_state : wire::DATA_SUSPECT);
-        *refresh.mutable_fields() = item->image;
+        item->image.to_field_list(*refresh.mutable_fields());
         if (backbone_.send(proto::FrameType::kRefresh, refresh)) return;
     }
     // No image to give: say why, with the names so servers can match it.

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "proto/field_image.h"
 #include "wire/common.pb.h"
 
 namespace mdcast::distributor {
@@ -33,7 +34,7 @@ struct ItemEntry {
     std::string name;
     uint64_t item_seq = 0;    // last per-item sequence seen
     bool has_image = false;   // a refresh arrived since the publisher (re)started the item
-    wire::FieldList image;    // refresh merged with every update since
+    proto::FieldImage image;  // refresh merged with every update since
     wire::DataState data_state = wire::DATA_SUSPECT;
     bool closed = false;
 };

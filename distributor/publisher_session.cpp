@@ -1,7 +1,5 @@
 #include "distributor/publisher_session.h"
 
-#include "proto/field_values.h"
-
 namespace mdcast::distributor {
 
 using proto::FrameType;
@@ -178,7 +176,7 @@ void PublisherSession::on_refresh(const proto::Frame& frame) {
         return reject(item->id, wire::STATUS_LIMIT_REACHED,
                       "refresh larger than backbone.max_datagram_bytes");
     }
-    item->image = refresh.fields();
+    item->image.assign(refresh.fields());
     item->item_seq = refresh.item_seq();
     item->has_image = true;
     item->data_state = refresh.status().data_state();
@@ -186,9 +184,11 @@ void PublisherSession::on_refresh(const proto::Frame& frame) {
     ++counters_.refreshes;
 }
 
+// The hot path: decoded without allocation, merged into the image cache, and
+// forwarded as the publisher's own bytes.
 void PublisherSession::on_update(const proto::Frame& frame) {
-    if (!parse(frame, update_)) return;
-    ItemEntry* item = owned_item(update_.item_id(), "update");
+    if (!proto::decode_update(frame.body, update_)) return protocol_error("malformed Update body");
+    ItemEntry* item = owned_item(update_.item_id, "update");
     if (!item) return;
     if (!item->has_image) {
         return reject(item->id, wire::STATUS_INVALID_REQUEST, "update before the item's refresh");
@@ -197,8 +197,8 @@ void PublisherSession::on_update(const proto::Frame& frame) {
         return reject(item->id, wire::STATUS_LIMIT_REACHED,
                       "update larger than backbone.max_datagram_bytes");
     }
-    proto::merge_fields(item->image, update_.fields());
-    item->item_seq = update_.item_seq();
+    item->image.apply(update_.fields);
+    item->item_seq = update_.item_seq;
     ++counters_.updates;
 }
 

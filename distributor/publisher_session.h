@@ -16,6 +16,7 @@
 #include "common/tcp_connection.h"
 #include "distributor/backbone_sender.h"
 #include "distributor/item_registry.h"
+#include "proto/update_codec.h"
 #include "wire/publisher.pb.h"
 #include "wire/session.pb.h"
 
@@ -80,7 +81,7 @@ private:
     std::shared_ptr<spdlog::logger> log_;
     log::RateLimiter reject_log_limit_;
     // Reused on the hot path to avoid allocation per message.
-    wire::Update update_;
+    proto::UpdateView update_;
 };
 
 }  // namespace mdcast::distributor

@@ -7,29 +7,6 @@
 
 namespace mdcast::proto {
 
-void merge_fields(wire::FieldList& image, const wire::FieldList& update) {
-    for (const auto& field : update.fields()) {
-        auto* fields = image.mutable_fields();
-        auto it = std::find_if(fields->begin(), fields->end(),
-                               [&](const wire::FieldValue& f) { return f.id() == field.id(); });
-        if (it != fields->end()) {
-            *it = field;
-        } else {
-            *image.add_fields() = field;
-        }
-    }
-}
-
-void filter_fields(const wire::FieldList& in, const std::vector<uint32_t>& sorted_view,
-                   wire::FieldList& out) {
-    out.Clear();
-    for (const auto& field : in.fields()) {
-        if (std::binary_search(sorted_view.begin(), sorted_view.end(), field.id())) {
-            *out.add_fields() = field;
-        }
-    }
-}
-
 namespace {
 
 std::string format_decimal(const wire::Decimal& d) {

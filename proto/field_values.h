@@ -1,4 +1,4 @@
-// Helpers for field lists: merging an update into an image, rendering values.
+// Rendering field values as text and JSON (tools and logs).
 #pragma once
 
 #include <string>
@@ -9,14 +9,6 @@
 namespace mdcast::proto {
 
 namespace wire = mdcast::wire::v1;
-
-// Applies `update` to `image`: fields present in the update replace the image's
-// value for that id; new ids are appended. Keeps the image's field order.
-void merge_fields(wire::FieldList& image, const wire::FieldList& update);
-
-// Copies into `out` only the fields of `in` whose ids are in the sorted `view`.
-void filter_fields(const wire::FieldList& in, const std::vector<uint32_t>& sorted_view,
-                   wire::FieldList& out);
 
 // Renders a value as text: decimals exactly ("101.25"), times as ISO-8601 UTC.
 std::string format_value(const wire::FieldValue& value);

@@ -265,10 +265,18 @@ void BackboneReceiver::on_control_readable(int, short, void* self) {
         while (messages.next(frame) == PacketMessageIterator::Result::kFrame) {
             if (echo.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) &&
                 echo.sent_time_ns() != 0 && static_cast<int64_t>(echo.sent_time_ns()) <= now) {
-                receiver->round_trips_.record(now - static_cast<int64_t>(echo.sent_time_ns()));
+                const int64_t rtt = now - static_cast<int64_t>(echo.sent_time_ns());
+                receiver->round_trips_.record(rtt);
+                receiver->note_round_trip(rtt);
             }
         }
     }
+}
+
+// Smoothed like TCP's SRTT (1/8 gain); NAK retries wait at least two of them.
+void BackboneReceiver::note_round_trip(int64_t rtt_ns) {
+    smoothed_rtt_ns_ = smoothed_rtt_ns_ == 0 ? rtt_ns : smoothed_rtt_ns_ + (rtt_ns - smoothed_rtt_ns_) / 8;
+    recovery_.set_retry_floor(2 * smoothed_rtt_ns_);
 }
 
 // ---- silence -------------------------------------------------------------------------------

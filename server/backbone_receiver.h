@@ -100,6 +100,7 @@ private:
     void schedule_naks();
     void on_nak_timer();
     void send_rtt_probe();
+    void note_round_trip(int64_t rtt_ns);
     void check_silence();
     void heard_from_source(int64_t now);
 
@@ -132,6 +133,7 @@ private:
     BackboneReceiverCounters counters_;
     LatencyHistogram repair_times_;
     LatencyHistogram round_trips_;
+    int64_t smoothed_rtt_ns_ = 0;
     std::shared_ptr<spdlog::logger> log_;
     log::RateLimiter malformed_log_limit_;
     log::RateLimiter loss_log_limit_;

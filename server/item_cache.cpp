@@ -1,7 +1,5 @@
 #include "server/item_cache.h"
 
-#include "proto/field_values.h"
-
 namespace mdcast::server {
 
 ItemCache::ItemCache(size_t hash_table_size, size_t max_items) : max_items_(max_items) {
@@ -39,7 +37,7 @@ ItemCache::Outcome ItemCache::apply_refresh(const wire::Refresh& refresh, Cached
     } else if (item->has_image && refresh.item_seq() < item->item_seq && !refresh.clear_cache()) {
         return Outcome::kStale;
     }
-    item->image = refresh.fields();
+    item->image.assign(refresh.fields());
     item->item_seq = refresh.item_seq();
     item->status = refresh.status();
     item->has_image = true;
@@ -47,19 +45,19 @@ ItemCache::Outcome ItemCache::apply_refresh(const wire::Refresh& refresh, Cached
     return Outcome::kApplied;
 }
 
-ItemCache::Outcome ItemCache::apply_update(const wire::Update& update, CachedItem*& item) {
-    item = find(update.item_id());
+ItemCache::Outcome ItemCache::apply_update(const proto::UpdateView& update, CachedItem*& item) {
+    item = find(update.item_id);
     if (!item) return Outcome::kUnknownItem;
     if (!item->has_image) return Outcome::kNoImage;
-    if (update.item_seq() <= item->item_seq) return Outcome::kStale;
-    if (update.item_seq() != item->item_seq + 1) {
+    if (update.item_seq <= item->item_seq) return Outcome::kStale;
+    if (update.item_seq != item->item_seq + 1) {
         invalidate(*item, wire::STATUS_UNRECOVERABLE_LOSS,
                    "updates " + std::to_string(item->item_seq + 1) + ".." +
-                       std::to_string(update.item_seq() - 1) + " were lost");
+                       std::to_string(update.item_seq - 1) + " were lost");
         return Outcome::kItemGap;
     }
-    proto::merge_fields(item->image, update.fields());
-    item->item_seq = update.item_seq();
+    item->image.apply(update.fields);
+    item->item_seq = update.item_seq;
     return Outcome::kApplied;
 }
 

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "proto/field_image.h"
+#include "proto/update_codec.h"
 #include "wire/common.pb.h"
 
 namespace mdcast::server {
@@ -27,7 +29,7 @@ struct CachedItem {
     uint64_t item_seq = 0;
     bool has_image = false;         // false: image unknown or invalid; ask upstream
     bool image_requested = false;   // an image request is outstanding
-    wire::FieldList image;
+    proto::FieldImage image;
     wire::Status status;            // stream and data state, code, text
 };
 
@@ -47,7 +49,7 @@ public:
 
     // Creates or replaces the item's image. `item` is set unless kLimitReached.
     Outcome apply_refresh(const wire::Refresh& refresh, CachedItem*& item);
-    Outcome apply_update(const wire::Update& update, CachedItem*& item);
+    Outcome apply_update(const proto::UpdateView& update, CachedItem*& item);
     Outcome apply_status(const wire::ItemStatus& status, CachedItem*& item);
 
     CachedItem* find(uint64_t id);

@@ -151,8 +151,11 @@ void LossRecovery::on_timer(int64_t now_ns, Ranges& naks) {
             give_up_to = sequence + 1;
             continue;
         }
+        // Retries back off exponentially (x2 up to x128): an overloaded server whose
+        // repair is still queued in its own socket buffer keeps its budget instead
+        // of burning it in a few milliseconds, and NAK storms damp themselves.
+        missing.next_nak_ns = now_ns + (retry_ns() << std::min<uint32_t>(missing.attempts, 7));
         ++missing.attempts;
-        missing.next_nak_ns = now_ns + settings_.nak_retry_ns;
         earliest_nak_ns_ = std::min(earliest_nak_ns_, missing.next_nak_ns);
         ++counters_.nak_sequences;
         if (!naks.empty() && naks.back().second == sequence) {

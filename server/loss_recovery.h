@@ -8,8 +8,9 @@
 // - A missing packet is NAKed after a random back-off in [nak_backoff_min,
 //   nak_backoff_max]: a reordered packet arriving meanwhile cancels it, and a
 //   repair another server triggered (repairs are multicast) arrives before most
-//   servers ask. Unanswered NAKs are retried every nak_retry and given up after
-//   nak_max_attempts, or at once when the sender's trailing edge has passed.
+//   servers ask. Unanswered NAKs are retried after nak_retry, doubling each time
+//   (up to 128 x), and given up after nak_max_attempts, or at once when the
+//   sender's trailing edge has passed.
 // - Given-up packets are reported as unrecoverable [from, to) before anything
 //   after them is delivered.
 // - The first packet of an epoch is a late join at the live edge: nothing before
@@ -17,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <climits>
 #include <map>
 #include <random>
@@ -78,6 +80,10 @@ public:
     void on_timer(int64_t now_ns, Ranges& naks);
     // When on_timer next has work; INT64_MAX when nothing is missing.
     int64_t next_deadline() const;
+    // Retries wait at least this long (set from the measured round trip, so a
+    // loaded path does not draw a second NAK while the first repair is on its way).
+    void set_retry_floor(int64_t ns) { retry_floor_ns_ = ns; }
+    int64_t retry_ns() const { return std::max(settings_.nak_retry_ns, retry_floor_ns_); }
 
     uint64_t epoch() const { return epoch_; }
     uint64_t next_expected() const { return next_expected_; }
@@ -110,7 +116,8 @@ private:
     std::map<uint64_t, Missing> missing_;
     std::map<uint64_t, std::vector<uint8_t>> held_;
     size_t buffered_bytes_ = 0;
-    int64_t earliest_nak_ns_ = INT64_MAX;  // may be early (never late) between on_timer calls
+    int64_t earliest_nak_ns_ = INT64_MAX;
+    int64_t retry_floor_ns_ = 0;  // may be early (never late) between on_timer calls
     std::mt19937_64 random_;
     LossRecoveryCounters counters_;
 };

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "common/clock.h"
-#include "proto/field_values.h"
 
 namespace mdcast::server {
 
@@ -225,11 +224,7 @@ void Server::send_image(ClientSession& client, const CachedItem& item,
     *refresh.mutable_status() = item.status;
     // A snapshot is one image and then the stream is finished.
     if (snapshot) refresh.mutable_status()->set_stream_state(wire::STREAM_CLOSED);
-    if (view.empty()) {
-        *refresh.mutable_fields() = item.image;
-    } else {
-        proto::filter_fields(item.image, view, *refresh.mutable_fields());
-    }
+    item.image.to_field_list(*refresh.mutable_fields(), view.empty() ? nullptr : &view);
     client.deliver(FrameType::kRefresh, refresh);
     ++counters_.refreshes_out;
 }
@@ -246,11 +241,7 @@ void Server::fan_out_image(const CachedItem& item) {
         refresh.set_service_name(item.service_name);
         refresh.set_item_name(item.name);
         *refresh.mutable_status() = item.status;
-        if (group.view.empty()) {
-            *refresh.mutable_fields() = item.image;
-        } else {
-            proto::filter_fields(item.image, group.view, *refresh.mutable_fields());
-        }
+        item.image.to_field_list(*refresh.mutable_fields(), group.view.empty() ? nullptr : &group.view);
         const std::string frame = proto::encode_frame_string(FrameType::kRefresh, refresh);
         const auto bytes = std::span(reinterpret_cast<const uint8_t*>(frame.data()), frame.size());
         for (ClientSession* client : group.clients) client->deliver(bytes);
@@ -300,7 +291,7 @@ void Server::on_backbone_message(const proto::Frame& frame) {
 
 // The hot path: parse once, merge once, then the same bytes to every subscriber.
 void Server::on_update(const proto::Frame& frame) {
-    if (!update_.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
+    if (!proto::decode_update(frame.body, update_)) {
         ++counters_.malformed_messages;
         return;
     }
@@ -321,14 +312,13 @@ void Server::on_update(const proto::Frame& frame) {
         std::span<const uint8_t> bytes = frame.whole;
         if (!group.view.empty()) {
             // One encoding per distinct view. Updates touching none of its fields are skipped.
-            proto::filter_fields(update_.fields(), group.view, *view_update_.mutable_fields());
-            if (view_update_.fields().fields_size() == 0) continue;
-            view_update_.set_item_id(update_.item_id());
-            view_update_.set_item_seq(update_.item_seq());
-            view_update_.set_publish_time_ns(update_.publish_time_ns());
-            view_frame_.resize(proto::frame_bytes(view_update_));
-            proto::encode_frame(FrameType::kUpdate, view_update_,
-                                reinterpret_cast<uint8_t*>(view_frame_.data()));
+            const bool touches_view = std::any_of(
+                update_.fields.begin(), update_.fields.end(), [&](const proto::FieldEntry& f) {
+                    return std::binary_search(group.view.begin(), group.view.end(), f.id);
+                });
+            if (!touches_view) continue;
+            view_frame_.clear();
+            proto::append_update_frame(view_frame_, update_, &group.view);
             bytes = std::span(reinterpret_cast<const uint8_t*>(view_frame_.data()), view_frame_.size());
         }
         for (ClientSession* client : group.clients) client->deliver(bytes);

@@ -119,8 +119,7 @@ private:
     int64_t last_counter_log_ns_ = 0;
     bool shutting_down_ = false;
     // Reused on the hot path to avoid an allocation per message.
-    wire::Update update_;
-    wire::Update view_update_;
+    proto::UpdateView update_;
     std::string view_frame_;
 };
 

@@ -65,8 +65,9 @@ void add_backbone_keys(config::Schema<ServerConfig>& s) {
     s.integer<uint32_t>("backbone.nak_backoff_max_us", &C::backbone_nak_backoff_max_us, 300, 0,
                         10000000, "Upper end of the NAK back-off.");
     s.integer<uint32_t>("backbone.nak_retry_us", &C::backbone_nak_retry_us, 1000, 10, 10000000,
-                        "Ask again after this long when no repair came: at least one round trip "
-                        "plus the distributor's repair_linger_us.");
+                        "Ask again after this long when no repair came (doubling with each "
+                        "retry, up to 128 x): at least one round trip plus the distributor's "
+                        "repair_linger_us.");
     s.integer<uint32_t>("backbone.nak_max_attempts", &C::backbone_nak_max_attempts, 20, 1, 10000,
                         "NAKs per missing packet before it is declared lost (items go suspect "
                         "and are re-imaged).");

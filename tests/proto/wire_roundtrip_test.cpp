@@ -1,5 +1,5 @@
 // Tests for the wire formats (proto/wire/*.proto framed with proto/frame.h) and
-// for proto/field_values.h (merging, filtering and rendering field values).
+// for proto/field_values.h (rendering field values).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -97,12 +97,6 @@ wire::FieldValue blank_field(uint32_t id) {
     f.set_id(id);
     f.mutable_blank();
     return f;
-}
-
-std::vector<uint32_t> ids_of(const wire::FieldList& list) {
-    std::vector<uint32_t> ids;
-    for (const auto& f : list.fields()) ids.push_back(f.id());
-    return ids;
 }
 
 }  // namespace
@@ -423,67 +417,6 @@ TEST_CASE("several message types in one stream come back in order", "[wire]") {
 
 // ---------------------------------------------------------------------------
 // proto/field_values.h
-
-TEST_CASE("merge_fields replaces, appends and keeps the image order", "[field_values]") {
-    wire::FieldList image;
-    *image.add_fields() = decimal_field(22, 100, 0);
-    *image.add_fields() = decimal_field(25, 101, 0);
-    *image.add_fields() = int_field(30, 5);
-    wire::FieldList update;
-    *update.add_fields() = int_field(32, 1000);         // new: appended
-    *update.add_fields() = decimal_field(25, 102, 0);   // replaces ASK in place
-    *update.add_fields() = string_field(3, "NAME");     // new: appended after 32
-    mdcast::proto::merge_fields(image, update);
-
-    CHECK(ids_of(image) == std::vector<uint32_t>{22, 25, 30, 32, 3});
-    CHECK(image.fields(0).decimal_value().mantissa() == 100);
-    CHECK(image.fields(1).decimal_value().mantissa() == 102);
-    CHECK(image.fields(2).int_value() == 5);
-    CHECK(image.fields(3).int_value() == 1000);
-    CHECK(image.fields(4).string_value() == "NAME");
-}
-
-TEST_CASE("merge_fields can change a field's kind and accepts empty inputs", "[field_values]") {
-    wire::FieldList image;
-    *image.add_fields() = decimal_field(22, 100, 0);
-    wire::FieldList update;
-    *update.add_fields() = blank_field(22);
-    mdcast::proto::merge_fields(image, update);
-    REQUIRE(image.fields_size() == 1);
-    CHECK(image.fields(0).value_case() == wire::FieldValue::kBlank);
-
-    mdcast::proto::merge_fields(image, wire::FieldList{});
-    CHECK(image.fields_size() == 1);
-
-    wire::FieldList empty;
-    mdcast::proto::merge_fields(empty, update);
-    CHECK(ids_of(empty) == std::vector<uint32_t>{22});
-}
-
-TEST_CASE("merge_fields with a repeated id in one update keeps the last value", "[field_values]") {
-    wire::FieldList image;
-    wire::FieldList update;
-    *update.add_fields() = int_field(30, 1);
-    *update.add_fields() = int_field(30, 2);
-    mdcast::proto::merge_fields(image, update);
-    REQUIRE(image.fields_size() == 1);
-    CHECK(image.fields(0).int_value() == 2);
-}
-
-TEST_CASE("filter_fields keeps only the view's ids in image order", "[field_values]") {
-    wire::FieldList in;
-    for (uint32_t id : {3u, 22u, 25u, 30u, 31u, 178u}) *in.add_fields() = int_field(id, id);
-    wire::FieldList out;
-    *out.add_fields() = int_field(999, 0);  // stale content is cleared
-    mdcast::proto::filter_fields(in, {22, 31, 500}, out);
-    CHECK(ids_of(out) == std::vector<uint32_t>{22, 31});
-    CHECK(out.fields(1).int_value() == 31);
-
-    mdcast::proto::filter_fields(in, {}, out);
-    CHECK(out.fields_size() == 0);
-    mdcast::proto::filter_fields(in, {1, 2, 4}, out);
-    CHECK(out.fields_size() == 0);
-}
 
 TEST_CASE("format_value renders decimals exactly", "[field_values]") {
     CHECK(format_value(decimal_field(1, 10125, -2)) == "101.25");

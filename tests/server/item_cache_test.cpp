@@ -34,17 +34,22 @@ wire::Refresh make_refresh(uint64_t id, uint64_t seq, const std::string& name = 
     return r;
 }
 
-wire::Update make_update(uint64_t id, uint64_t seq) {
-    wire::Update u;
-    u.set_item_id(id);
-    u.set_item_seq(seq);
-    auto* size = u.mutable_fields()->add_fields();
-    size->set_id(30);
-    size->set_int_value(static_cast<int64_t>(seq) * 10);
-    auto* vol = u.mutable_fields()->add_fields();
-    vol->set_id(32);
-    vol->set_int_value(5);
+mdcast::proto::UpdateView make_update(uint64_t id, uint64_t seq) {
+    using mdcast::proto::FieldEntry;
+    using mdcast::proto::FieldKind;
+    mdcast::proto::UpdateView u;
+    u.item_id = id;
+    u.item_seq = seq;
+    u.fields.push_back(FieldEntry{30, FieldKind::kInt, 0, static_cast<int64_t>(seq) * 10, 0, {}});
+    u.fields.push_back(FieldEntry{32, FieldKind::kInt, 0, 5, 0, {}});
     return u;
+}
+
+// The image as protobuf bytes, for before/after comparisons.
+std::string image_bytes(const CachedItem& item) {
+    wire::FieldList list;
+    item.image.to_field_list(list);
+    return list.SerializeAsString();
 }
 
 wire::ItemStatus make_status(uint64_t id, wire::StreamState stream, wire::DataState data,
@@ -57,9 +62,9 @@ wire::ItemStatus make_status(uint64_t id, wire::StreamState stream, wire::DataSt
     return s;
 }
 
-std::vector<uint32_t> ids_of(const wire::FieldList& list) {
+std::vector<uint32_t> ids_of(const mdcast::proto::FieldImage& image) {
     std::vector<uint32_t> ids;
-    for (const auto& f : list.fields()) ids.push_back(f.id());
+    for (const auto& slot : image.slots()) ids.push_back(slot.id);
     return ids;
 }
 
@@ -136,7 +141,7 @@ TEST_CASE("a publisher's own refresh at the cached sequence is applied", "[item_
     reimage.set_clear_cache(true);
     reimage.mutable_fields()->mutable_fields(0)->mutable_decimal_value()->set_mantissa(424242);
     CHECK(cache.apply_refresh(reimage, item) == Outcome::kApplied);
-    CHECK(item->image.fields(0).decimal_value().mantissa() == 424242);
+    CHECK(item->image.slots()[0].integer == 424242);
 }
 
 TEST_CASE("same sequence but a different data state is applied", "[item_cache]") {
@@ -155,7 +160,7 @@ TEST_CASE("a refresh older than the cached image is stale", "[item_cache]") {
     REQUIRE(cache.apply_refresh(make_refresh(7, 10), item) == Outcome::kApplied);
     CHECK(cache.apply_refresh(make_refresh(7, 9), item) == Outcome::kStale);
     CHECK(item->item_seq == 10);
-    CHECK(item->image.fields(0).decimal_value().mantissa() == 10010);
+    CHECK(item->image.slots()[0].integer == 10010);
 }
 
 TEST_CASE("a clear_cache refresh with a lower sequence is accepted", "[item_cache]") {
@@ -192,11 +197,11 @@ TEST_CASE("an in-sequence update merges its fields", "[item_cache]") {
     CHECK(updated == item);
     CHECK(item->item_seq == 4);
     CHECK(ids_of(item->image) == std::vector<uint32_t>{22, 30, 32});
-    CHECK(item->image.fields(1).int_value() == 40);  // replaced
-    CHECK(item->image.fields(2).int_value() == 5);   // appended
+    CHECK(item->image.slots()[1].integer == 40);  // replaced
+    CHECK(item->image.slots()[2].integer == 5);   // appended
     CHECK(cache.apply_update(make_update(7, 5), updated) == Outcome::kApplied);
-    CHECK(item->image.fields(1).int_value() == 50);
-    CHECK(item->image.fields_size() == 3);
+    CHECK(item->image.slots()[1].integer == 50);
+    CHECK(item->image.size() == 3);
 }
 
 TEST_CASE("an old or repeated update is stale", "[item_cache]") {
@@ -235,10 +240,10 @@ TEST_CASE("an update for an item without an image is dropped", "[item_cache]") {
     CachedItem* item = nullptr;
     REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
     ItemCache::invalidate(*item, wire::STATUS_SOURCE_DOWN, "source down");
-    const std::string before = item->image.SerializeAsString();
+    const std::string before = image_bytes(*item);
     CHECK(cache.apply_update(make_update(7, 4), item) == Outcome::kNoImage);
     CHECK(item->item_seq == 3);
-    CHECK(item->image.SerializeAsString() == before);
+    CHECK(image_bytes(*item) == before);
 }
 
 TEST_CASE("updates and status for an unknown item are ignored", "[item_cache]") {

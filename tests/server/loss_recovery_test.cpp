@@ -138,10 +138,11 @@ TEST_CASE("a lost NAK or a lost repair is retried, then given up", "[loss_recove
     f.data(3);
     CHECK(f.tick(300 * kUs) == Ranges{{2, 3}});      // attempt 1: the NAK or its repair is lost
     CHECK(f.tick(999 * kUs).empty());                 // not before the retry interval
-    CHECK(f.tick(1 * kUs) == Ranges{{2, 3}});         // attempt 2
-    CHECK(f.tick(1000 * kUs) == Ranges{{2, 3}});      // attempt 3 (the maximum)
+    CHECK(f.tick(1 * kUs) == Ranges{{2, 3}});         // attempt 2, after 1 ms
+    CHECK(f.tick(1999 * kUs).empty());                // the interval doubles ...
+    CHECK(f.tick(1 * kUs) == Ranges{{2, 3}});         // ... attempt 3 (the maximum) after 2 ms
     CHECK(f.events.lost.empty());
-    CHECK(f.tick(1000 * kUs).empty());                // exhausted: given up
+    CHECK(f.tick(4000 * kUs).empty());                // exhausted: given up
     CHECK(f.events.lost == Ranges{{2, 3}});
     CHECK(f.events.delivered == std::vector<uint64_t>{1, 3});  // what follows is not held back
     CHECK(f.recovery.counters().unrecoverable == 1);
@@ -225,4 +226,14 @@ TEST_CASE("a jump beyond max_gap_packets is lost at once, not NAKed one by one",
     CHECK(f.recovery.missing() == 1000);  // the last max_gap_packets are still asked for
     const auto naks = f.tick(300 * kUs);
     CHECK(naks == Ranges{{1'000'000'000 - 1000, 1'000'000'000}});
+}
+
+TEST_CASE("the measured round trip sets a floor under the retry interval", "[loss_recovery]") {
+    Fixture f;
+    f.recovery.set_retry_floor(5000 * kUs);  // a loaded path: 2 x SRTT = 5 ms
+    f.data(1);
+    f.data(3);
+    CHECK(f.tick(300 * kUs) == Ranges{{2, 3}});
+    CHECK(f.tick(4999 * kUs).empty());  // the configured 1 ms would have asked again already
+    CHECK(f.tick(1 * kUs) == Ranges{{2, 3}});
 }

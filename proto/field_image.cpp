@@ -1,0 +1,95 @@
+#include "proto/field_image.h"
+
+#include <algorithm>
+
+namespace mdcast::proto {
+
+namespace wire = mdcast::wire::v1;
+
+namespace {
+
+void copy_value(const wire::FieldValue& in, FieldImage::Slot& out) {
+    out.id = in.id();
+    switch (in.value_case()) {
+        case wire::FieldValue::kIntValue:
+            out.kind = FieldKind::kInt;
+            out.integer = in.int_value();
+            break;
+        case wire::FieldValue::kDecimalValue:
+            out.kind = FieldKind::kDecimal;
+            out.integer = in.decimal_value().mantissa();
+            out.exponent = in.decimal_value().exponent();
+            break;
+        case wire::FieldValue::kDoubleValue:
+            out.kind = FieldKind::kDouble;
+            out.real = in.double_value();
+            break;
+        case wire::FieldValue::kStringValue:
+            out.kind = FieldKind::kString;
+            out.text = in.string_value();
+            break;
+        case wire::FieldValue::kTimeNs:
+            out.kind = FieldKind::kTime;
+            out.integer = in.time_ns();
+            break;
+        case wire::FieldValue::kBlank: out.kind = FieldKind::kBlank; break;
+        case wire::FieldValue::VALUE_NOT_SET: out.kind = FieldKind::kNone; break;
+    }
+}
+
+void copy_entry(const FieldEntry& in, FieldImage::Slot& out) {
+    out.kind = in.kind;
+    out.integer = in.integer;
+    out.exponent = in.exponent;
+    out.real = in.real;
+    if (in.kind == FieldKind::kString) out.text.assign(in.text);
+}
+
+void write_value(const FieldImage::Slot& in, wire::FieldValue& out) {
+    out.set_id(in.id);
+    switch (in.kind) {
+        case FieldKind::kInt: out.set_int_value(in.integer); break;
+        case FieldKind::kDecimal:
+            out.mutable_decimal_value()->set_mantissa(in.integer);
+            out.mutable_decimal_value()->set_exponent(in.exponent);
+            break;
+        case FieldKind::kDouble: out.set_double_value(in.real); break;
+        case FieldKind::kString: out.set_string_value(in.text); break;
+        case FieldKind::kTime: out.set_time_ns(in.integer); break;
+        case FieldKind::kBlank: out.mutable_blank(); break;
+        case FieldKind::kNone: break;
+    }
+}
+
+}  // namespace
+
+void FieldImage::assign(const wire::FieldList& fields) {
+    slots_.clear();
+    for (const auto& field : fields.fields()) copy_value(field, slot_for(field.id()));
+}
+
+FieldImage::Slot& FieldImage::slot_for(uint32_t id) {
+    auto it = std::find_if(slots_.begin(), slots_.end(), [id](const Slot& s) { return s.id == id; });
+    if (it != slots_.end()) return *it;
+    slots_.emplace_back().id = id;
+    return slots_.back();
+}
+
+const FieldImage::Slot* FieldImage::find(uint32_t id) const {
+    auto it = std::find_if(slots_.begin(), slots_.end(), [id](const Slot& s) { return s.id == id; });
+    return it == slots_.end() ? nullptr : &*it;
+}
+
+void FieldImage::apply(std::span<const FieldEntry> fields) {
+    for (const FieldEntry& entry : fields) copy_entry(entry, slot_for(entry.id));
+}
+
+void FieldImage::to_field_list(wire::FieldList& out, const std::vector<uint32_t>* view) const {
+    out.Clear();
+    for (const Slot& slot : slots_) {
+        if (view && !std::binary_search(view->begin(), view->end(), slot.id)) continue;
+        write_value(slot, *out.add_fields());
+    }
+}
+
+}  // namespace mdcast::proto

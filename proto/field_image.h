@@ -1,0 +1,47 @@
+// An item's current image: the refresh merged with every update since, kept
+// in a compact form so merging an update allocates nothing once the item's
+// fields are known (a string field reuses its buffer). Converted to and from
+// protobuf FieldLists only on cold paths (refreshes, image answers).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "proto/update_codec.h"
+#include "wire/common.pb.h"
+
+namespace mdcast::proto {
+
+class FieldImage {
+public:
+    struct Slot {
+        uint32_t id = 0;
+        FieldKind kind = FieldKind::kNone;
+        int32_t exponent = 0;
+        int64_t integer = 0;
+        double real = 0;
+        std::string text;
+    };
+
+    // Replaces the image with a refresh's fields.
+    void assign(const wire::v1::FieldList& fields);
+    // Merges an update: a field present replaces the image's value for its id;
+    // a new id is appended. The image keeps its field order.
+    void apply(std::span<const FieldEntry> fields);
+    // Writes the image (only `view`'s sorted ids, when given) as a FieldList.
+    void to_field_list(wire::v1::FieldList& out, const std::vector<uint32_t>* view = nullptr) const;
+
+    const std::vector<Slot>& slots() const { return slots_; }
+    const Slot* find(uint32_t id) const;
+    size_t size() const { return slots_.size(); }
+    bool empty() const { return slots_.empty(); }
+    void clear() { slots_.clear(); }
+
+private:
+    Slot& slot_for(uint32_t id);
+    std::vector<Slot> slots_;
+};
+
+}  // namespace mdcast::proto

@@ -1,0 +1,378 @@
+#include "proto/update_codec.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "proto/frame.h"
+
+namespace mdcast::proto {
+
+namespace {
+
+enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
+
+// A bounds-checked reader over protobuf bytes.
+class Reader {
+public:
+    explicit Reader(std::span<const uint8_t> bytes) : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
+    bool done() const { return p_ == end_; }
+
+    bool varint(uint64_t& value) {
+        value = 0;
+        for (int shift = 0; shift < 64 && p_ < end_; shift += 7) {
+            const uint8_t byte = *p_++;
+            value |= uint64_t{byte & 0x7Fu} << shift;
+            if ((byte & 0x80) == 0) return true;
+        }
+        return false;  // truncated or longer than 10 bytes
+    }
+    bool fixed64(uint64_t& value) {
+        if (end_ - p_ < 8) return false;
+        std::memcpy(&value, p_, 8);  // little-endian on the wire; x86/ARM64 hosts are too
+        p_ += 8;
+        return true;
+    }
+    bool bytes(std::span<const uint8_t>& out) {
+        uint64_t length = 0;
+        if (!varint(length) || length > static_cast<uint64_t>(end_ - p_)) return false;
+        out = {p_, static_cast<size_t>(length)};
+        p_ += length;
+        return true;
+    }
+    bool skip(uint32_t wire_type) {
+        uint64_t ignored = 0;
+        std::span<const uint8_t> ignored_bytes;
+        switch (wire_type) {
+            case kVarint: return varint(ignored);
+            case kFixed64: return fixed64(ignored);
+            case kLengthDelimited: return bytes(ignored_bytes);
+            case kFixed32:
+                if (end_ - p_ < 4) return false;
+                p_ += 4;
+                return true;
+            default: return false;  // groups are not used by mdcast
+        }
+    }
+    bool tag(uint32_t& field, uint32_t& wire_type) {
+        uint64_t key = 0;
+        if (!varint(key) || key > UINT32_MAX) return false;
+        field = static_cast<uint32_t>(key >> 3);
+        wire_type = static_cast<uint32_t>(key & 7);
+        return field != 0;
+    }
+
+private:
+    const uint8_t* p_;
+    const uint8_t* end_;
+};
+
+// Well-formed UTF-8 as protobuf requires for `string` fields: no overlong
+// forms, no surrogates, nothing above U+10FFFF. Without this a publisher could
+// send an update every client's protobuf parser refuses.
+bool valid_utf8(std::span<const uint8_t> s) {
+    size_t i = 0;
+    while (i < s.size()) {
+        const uint8_t c = s[i];
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        size_t length;
+        uint32_t code, min;
+        if ((c & 0xE0) == 0xC0) {
+            length = 2, code = c & 0x1F, min = 0x80;
+        } else if ((c & 0xF0) == 0xE0) {
+            length = 3, code = c & 0x0F, min = 0x800;
+        } else if ((c & 0xF8) == 0xF0) {
+            length = 4, code = c & 0x07, min = 0x10000;
+        } else {
+            return false;
+        }
+        if (i + length > s.size()) return false;
+        for (size_t k = 1; k < length; ++k) {
+            if ((s[i + k] & 0xC0) != 0x80) return false;
+            code = (code << 6) | (s[i + k] & 0x3F);
+        }
+        if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+        i += length;
+    }
+    return true;
+}
+
+int64_t unzigzag(uint64_t v) { return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1)); }
+uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+
+bool decode_decimal(std::span<const uint8_t> bytes, FieldEntry& entry) {
+    Reader r(bytes);
+    entry.integer = 0;
+    entry.exponent = 0;
+    while (!r.done()) {
+        uint32_t field, type;
+        uint64_t v;
+        if (!r.tag(field, type)) return false;
+        if (field == 1 && type == kVarint) {
+            if (!r.varint(v)) return false;
+            entry.integer = unzigzag(v);
+        } else if (field == 2 && type == kVarint) {
+            if (!r.varint(v)) return false;
+            entry.exponent = static_cast<int32_t>(unzigzag(v));  // sint32: low 32 bits, as protobuf
+        } else if (!r.skip(type)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// An empty message type (Blank) may still carry unknown fields; they must parse.
+bool well_formed_message(std::span<const uint8_t> bytes) {
+    Reader r(bytes);
+    while (!r.done()) {
+        uint32_t field, type;
+        if (!r.tag(field, type) || !r.skip(type)) return false;
+    }
+    return true;
+}
+
+// One member of the FieldValue oneof; `type` was checked by the caller.
+bool decode_member(Reader& r, uint32_t field, FieldEntry& entry) {
+    uint64_t v = 0;
+    std::span<const uint8_t> sub;
+    switch (field) {
+        case 2:
+            if (!r.varint(v)) return false;
+            entry.kind = FieldKind::kInt;
+            entry.integer = unzigzag(v);
+            return true;
+        case 3:
+            entry.kind = FieldKind::kDecimal;
+            return r.bytes(sub) && decode_decimal(sub, entry);
+        case 4:
+            if (!r.fixed64(v)) return false;
+            entry.kind = FieldKind::kDouble;
+            entry.real = std::bit_cast<double>(v);
+            return true;
+        case 5:
+            if (!r.bytes(sub) || !valid_utf8(sub)) return false;
+            entry.kind = FieldKind::kString;
+            entry.text = {reinterpret_cast<const char*>(sub.data()), sub.size()};
+            return true;
+        case 6:
+            if (!r.fixed64(v)) return false;
+            entry.kind = FieldKind::kTime;
+            entry.integer = static_cast<int64_t>(v);
+            return true;
+        case 7:
+            entry.kind = FieldKind::kBlank;
+            return r.bytes(sub) && well_formed_message(sub);
+        default: return false;
+    }
+}
+
+// The wire type each FieldValue member must have.
+constexpr uint32_t kMemberWireType[8] = {0, kVarint, kVarint, kLengthDelimited, kFixed64,
+                                         kLengthDelimited, kFixed64, kLengthDelimited};
+
+// One FieldValue. A later member of the oneof replaces an earlier one, as in protobuf.
+bool decode_value(std::span<const uint8_t> bytes, FieldEntry& entry) {
+    Reader r(bytes);
+    entry = FieldEntry{};
+    while (!r.done()) {
+        uint32_t field, type;
+        if (!r.tag(field, type)) return false;
+        if (field >= 8 || type != kMemberWireType[field]) {
+            if (!r.skip(type)) return false;  // unknown field, or known with a foreign type
+            continue;
+        }
+        if (field == 1) {
+            uint64_t id = 0;
+            if (!r.varint(id) || id > UINT32_MAX) return false;
+            entry.id = static_cast<uint32_t>(id);
+        } else if (!decode_member(r, field, entry)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool decode_field_list(std::span<const uint8_t> bytes, std::vector<FieldEntry>& fields) {
+    Reader r(bytes);
+    while (!r.done()) {
+        uint32_t field, type;
+        std::span<const uint8_t> value;
+        if (!r.tag(field, type)) return false;
+        if (field == 1 && type == kLengthDelimited) {
+            if (!r.bytes(value)) return false;
+            fields.emplace_back();
+            if (!decode_value(value, fields.back())) return false;
+        } else if (!r.skip(type)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+bool decode_update(std::span<const uint8_t> body, UpdateView& out) {
+    out.item_id = out.item_seq = out.publish_time_ns = 0;
+    out.conflated = false;
+    out.fields.clear();
+    Reader r(body);
+    while (!r.done()) {
+        uint32_t field, type;
+        uint64_t v = 0;
+        std::span<const uint8_t> sub;
+        if (!r.tag(field, type)) return false;
+        bool ok;
+        if (field == 1 && type == kVarint) {
+            ok = r.varint(out.item_id);
+        } else if (field == 2 && type == kVarint) {
+            ok = r.varint(out.item_seq);
+        } else if (field == 3 && type == kFixed64) {
+            ok = r.fixed64(out.publish_time_ns);
+        } else if (field == 4 && type == kLengthDelimited) {
+            ok = r.bytes(sub) && decode_field_list(sub, out.fields);
+        } else if (field == 5 && type == kVarint) {
+            ok = r.varint(v);
+            out.conflated = v != 0;
+        } else {
+            ok = r.skip(type);
+        }
+        if (!ok) return false;
+    }
+    return true;
+}
+
+namespace {
+
+size_t varint_size(uint64_t v) { return v < 128 ? 1 : (static_cast<size_t>(std::bit_width(v)) + 6) / 7; }
+
+void put_varint(std::string& out, uint64_t v) {
+    while (v >= 0x80) {
+        out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+        v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+}
+
+void put_fixed64(std::string& out, uint64_t v) {
+    char bytes[8];
+    std::memcpy(bytes, &v, 8);
+    out.append(bytes, 8);
+}
+
+size_t decimal_size(const FieldEntry& f) {
+    size_t n = 0;
+    if (f.integer != 0) n += 1 + varint_size(zigzag(f.integer));
+    if (f.exponent != 0) n += 1 + varint_size(zigzag(f.exponent));
+    return n;
+}
+
+// Body size of one FieldValue.
+size_t value_size(const FieldEntry& f) {
+    size_t n = f.id != 0 ? 1 + varint_size(f.id) : 0;
+    switch (f.kind) {
+        case FieldKind::kInt: return n + 1 + varint_size(zigzag(f.integer));
+        case FieldKind::kDecimal: return n + 1 + varint_size(decimal_size(f)) + decimal_size(f);
+        case FieldKind::kDouble:
+        case FieldKind::kTime: return n + 9;
+        case FieldKind::kString: return n + 1 + varint_size(f.text.size()) + f.text.size();
+        case FieldKind::kBlank: return n + 2;
+        case FieldKind::kNone: return n;
+    }
+    return n;
+}
+
+void put_value(std::string& out, const FieldEntry& f) {
+    if (f.id != 0) {
+        out.push_back(0x08);
+        put_varint(out, f.id);
+    }
+    switch (f.kind) {
+        case FieldKind::kInt:
+            out.push_back(0x10);
+            put_varint(out, zigzag(f.integer));
+            break;
+        case FieldKind::kDecimal:
+            out.push_back(0x1A);
+            put_varint(out, decimal_size(f));
+            if (f.integer != 0) {
+                out.push_back(0x08);
+                put_varint(out, zigzag(f.integer));
+            }
+            if (f.exponent != 0) {
+                out.push_back(0x10);
+                put_varint(out, zigzag(f.exponent));
+            }
+            break;
+        case FieldKind::kDouble:
+            out.push_back(0x21);
+            put_fixed64(out, std::bit_cast<uint64_t>(f.real));
+            break;
+        case FieldKind::kString:
+            out.push_back(0x2A);
+            put_varint(out, f.text.size());
+            out.append(f.text);
+            break;
+        case FieldKind::kTime:
+            out.push_back(0x31);
+            put_fixed64(out, static_cast<uint64_t>(f.integer));
+            break;
+        case FieldKind::kBlank:
+            out.push_back(0x3A);
+            out.push_back(0x00);
+            break;
+        case FieldKind::kNone: break;
+    }
+}
+
+bool in_view(const FieldEntry& f, const std::vector<uint32_t>* view) {
+    return view == nullptr || std::binary_search(view->begin(), view->end(), f.id);
+}
+
+}  // namespace
+
+void append_update_frame(std::string& out, const UpdateView& update, const std::vector<uint32_t>* view) {
+    size_t list_size = 0;
+    for (const auto& f : update.fields) {
+        if (in_view(f, view)) list_size += 1 + varint_size(value_size(f)) + value_size(f);
+    }
+    size_t body = 0;
+    if (update.item_id != 0) body += 1 + varint_size(update.item_id);
+    if (update.item_seq != 0) body += 1 + varint_size(update.item_seq);
+    if (update.publish_time_ns != 0) body += 9;
+    body += 1 + varint_size(list_size) + list_size;
+    if (update.conflated) body += 2;
+
+    const size_t start = out.size();
+    out.resize(start + kFrameHeaderBytes);
+    encode_frame_header(FrameHeader{static_cast<uint32_t>(body), static_cast<uint16_t>(FrameType::kUpdate), 0},
+                        reinterpret_cast<uint8_t*>(out.data() + start));
+    if (update.item_id != 0) {
+        out.push_back(0x08);
+        put_varint(out, update.item_id);
+    }
+    if (update.item_seq != 0) {
+        out.push_back(0x10);
+        put_varint(out, update.item_seq);
+    }
+    if (update.publish_time_ns != 0) {
+        out.push_back(0x19);
+        put_fixed64(out, update.publish_time_ns);
+    }
+    out.push_back(0x22);
+    put_varint(out, list_size);
+    for (const auto& f : update.fields) {
+        if (!in_view(f, view)) continue;
+        out.push_back(0x0A);
+        put_varint(out, value_size(f));
+        put_value(out, f);
+    }
+    if (update.conflated) {
+        out.push_back(0x28);
+        out.push_back(0x01);
+    }
+}
+
+}  // namespace mdcast::proto

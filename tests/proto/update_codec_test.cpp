@@ -1,0 +1,173 @@
+// proto/update_codec.h, checked against protobuf itself: what protobuf encodes
+// we decode to the same values; what we encode protobuf parses back; prefixes
+// and corruptions are refused exactly when they are invalid.
+#include "proto/update_codec.h"
+
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "proto/frame.h"
+#include <google/protobuf/stubs/common.h>
+#include "wire/common.pb.h"
+
+using namespace mdcast::proto;
+namespace wire = mdcast::wire::v1;
+
+namespace {
+
+wire::Update sample_update() {
+    wire::Update u;
+    u.set_item_id(123456789);
+    u.set_item_seq(42);
+    u.set_publish_time_ns(1'790'000'000'123'456'789ull);
+    auto* f = u.mutable_fields();
+    auto* bid = f->add_fields();
+    bid->set_id(22);
+    bid->mutable_decimal_value()->set_mantissa(-10125);
+    bid->mutable_decimal_value()->set_exponent(-2);
+    auto* size = f->add_fields();
+    size->set_id(30);
+    size->set_int_value(-7);
+    auto* mid = f->add_fields();
+    mid->set_id(3404);
+    mid->set_double_value(101.125);
+    auto* name = f->add_fields();
+    name->set_id(3);
+    name->set_string_value("VOD.L \xE2\x82\xAC");
+    auto* time = f->add_fields();
+    time->set_id(5);
+    time->set_time_ns(-5);
+    auto* blank = f->add_fields();
+    blank->set_id(6);
+    blank->mutable_blank();
+    return u;
+}
+
+std::span<const uint8_t> as_bytes(const std::string& s) {
+    return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+TEST_CASE("decode_update reads what protobuf wrote", "[update_codec]") {
+    const std::string bytes = sample_update().SerializeAsString();
+    UpdateView u;
+    REQUIRE(decode_update(as_bytes(bytes), u));
+    CHECK(u.item_id == 123456789);
+    CHECK(u.item_seq == 42);
+    CHECK(u.publish_time_ns == 1'790'000'000'123'456'789ull);
+    CHECK_FALSE(u.conflated);
+    REQUIRE(u.fields.size() == 6);
+    CHECK(u.fields[0].id == 22);
+    CHECK(u.fields[0].kind == FieldKind::kDecimal);
+    CHECK(u.fields[0].integer == -10125);
+    CHECK(u.fields[0].exponent == -2);
+    CHECK(u.fields[1].kind == FieldKind::kInt);
+    CHECK(u.fields[1].integer == -7);
+    CHECK(u.fields[2].kind == FieldKind::kDouble);
+    CHECK(u.fields[2].real == 101.125);
+    CHECK(u.fields[3].kind == FieldKind::kString);
+    CHECK(u.fields[3].text == "VOD.L \xE2\x82\xAC");
+    CHECK(u.fields[4].kind == FieldKind::kTime);
+    CHECK(u.fields[4].integer == -5);
+    CHECK(u.fields[5].kind == FieldKind::kBlank);
+}
+
+TEST_CASE("append_update_frame writes what protobuf reads", "[update_codec]") {
+    const wire::Update original = sample_update();
+    const std::string bytes = original.SerializeAsString();
+    UpdateView u;
+    REQUIRE(decode_update(as_bytes(bytes), u));
+    u.conflated = true;
+    std::string frame = "prefix";
+    append_update_frame(frame, u);
+    const FrameHeader header = decode_frame_header(reinterpret_cast<const uint8_t*>(frame.data() + 6));
+    CHECK(header.type == static_cast<uint16_t>(FrameType::kUpdate));
+    REQUIRE(header.body_bytes == frame.size() - 6 - kFrameHeaderBytes);
+    wire::Update back;
+    REQUIRE(back.ParseFromArray(frame.data() + 6 + kFrameHeaderBytes, static_cast<int>(header.body_bytes)));
+    wire::Update expected = original;
+    expected.set_conflated(true);
+    CHECK(back.SerializeAsString() == expected.SerializeAsString());
+}
+
+TEST_CASE("append_update_frame with a view writes only the view's fields", "[update_codec]") {
+    const std::string bytes = sample_update().SerializeAsString();
+    UpdateView u;
+    REQUIRE(decode_update(as_bytes(bytes), u));
+    const std::vector<uint32_t> view{3, 22, 999};
+    std::string frame;
+    append_update_frame(frame, u, &view);
+    wire::Update back;
+    REQUIRE(back.ParseFromArray(frame.data() + kFrameHeaderBytes, static_cast<int>(frame.size() - kFrameHeaderBytes)));
+    REQUIRE(back.fields().fields_size() == 2);
+    CHECK(back.fields().fields(0).id() == 22);
+    CHECK(back.fields().fields(1).string_value() == "VOD.L \xE2\x82\xAC");
+    CHECK(back.item_seq() == 42);
+}
+
+TEST_CASE("unknown fields are skipped as protobuf skips them", "[update_codec]") {
+    std::string bytes = sample_update().SerializeAsString();
+    bytes += std::string("\x78\x96\x01", 3);       // field 15, varint 150
+    bytes += std::string("\x82\x01\x02hi", 5);      // field 16, length-delimited "hi"
+    bytes += std::string("\x8d\x01\x01\x02\x03\x04", 6);  // field 17, fixed32
+    wire::Update reference;
+    REQUIRE(reference.ParseFromString(bytes));
+    UpdateView u;
+    REQUIRE(decode_update(as_bytes(bytes), u));
+    CHECK(u.fields.size() == 6);
+}
+
+TEST_CASE("every prefix is accepted exactly when protobuf accepts it", "[update_codec]") {
+    const std::string bytes = sample_update().SerializeAsString();
+    UpdateView u;
+    for (size_t n = 0; n <= bytes.size(); ++n) {
+        const std::string prefix = bytes.substr(0, n);
+        wire::Update reference;
+        INFO("prefix of " << n << " bytes");
+        CHECK(decode_update(as_bytes(prefix), u) == reference.ParseFromString(prefix));
+    }
+}
+
+TEST_CASE("corrupted bytes never crash and agree with protobuf", "[update_codec]") {
+    google::protobuf::LogSilencer quiet;  // protobuf logs every invalid UTF-8 string it refuses
+    const std::string bytes = sample_update().SerializeAsString();
+    std::mt19937 random(12345);
+    UpdateView u;
+    for (int round = 0; round < 20000; ++round) {
+        std::string corrupt = bytes;
+        const int flips = 1 + static_cast<int>(random() % 3);
+        for (int i = 0; i < flips; ++i) corrupt[random() % corrupt.size()] = static_cast<char>(random());
+        wire::Update reference;
+        const bool ours = decode_update(as_bytes(corrupt), u);
+        const bool theirs = reference.ParseFromString(corrupt);
+        // We refuse groups (wire types 3/4), which protobuf skips; otherwise we agree.
+        if (ours != theirs) {
+            CHECK_FALSE(ours);
+            CHECK(corrupt.find_first_of(std::string("\x03\x04\x0b\x0c", 4)) != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("malformed updates are refused", "[update_codec]") {
+    UpdateView u;
+    const auto refuse = [&](const std::string& bytes) { return !decode_update(as_bytes(bytes), u); };
+    CHECK(refuse(std::string("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12)));  // 11-byte varint
+    CHECK(refuse(std::string("\x22\x05\x0a", 3)));   // field list longer than the body
+    CHECK(refuse(std::string("\x00\x01", 2)));       // field number 0
+    CHECK(refuse(std::string("\x0f", 1)));           // wire type 7
+    CHECK(refuse(std::string("\x19\x01\x02", 3)));   // truncated fixed64
+    // A string field with invalid UTF-8, which every client's protobuf would refuse.
+    for (const std::string& bad : {std::string("\xff"), std::string("\xc0\x80"), std::string("\xed\xa0\x80"),
+                                  std::string("\xf4\x90\x80\x80"), std::string("\xe2\x82")}) {
+        const std::string value = std::string("\x08\x03\x2a", 3) + static_cast<char>(bad.size()) + bad;
+        const std::string list = std::string("\x0a") + static_cast<char>(value.size()) + value;
+        const std::string body = std::string("\x22") + static_cast<char>(list.size()) + list;
+        google::protobuf::LogSilencer quiet;
+        wire::Update reference;
+        CHECK_FALSE(reference.ParseFromString(body));
+        CHECK(refuse(body));
+    }
+    CHECK_FALSE(refuse(""));                           // empty is a valid (empty) update
+}
