@@ -38,13 +38,23 @@ std::string item_name(const std::string& prefix, uint64_t index) {
     return prefix + digits;
 }
 
+std::array<SampleValue, 5> update_values(uint64_t index, uint64_t seq) {
+    return {{{kBid, true, bid_mantissa(index, seq), -2},
+             {kAsk, true, bid_mantissa(index, seq) + 5, -2},
+             {kBidSize, false, static_cast<int64_t>(100 + seq % 50), 0},
+             {kAskSize, false, static_cast<int64_t>(200 + seq % 50), 0},
+             {kVolume, false, static_cast<int64_t>(10 * seq), 0}}};
+}
+
 void fill_update_fields(wire::FieldList& fields, uint64_t index, uint64_t seq) {
     fields.Clear();
-    add_decimal(fields, kBid, bid_mantissa(index, seq), -2);
-    add_decimal(fields, kAsk, bid_mantissa(index, seq) + 5, -2);
-    add_int(fields, kBidSize, static_cast<int64_t>(100 + seq % 50));
-    add_int(fields, kAskSize, static_cast<int64_t>(200 + seq % 50));
-    add_int(fields, kVolume, static_cast<int64_t>(10 * seq));
+    for (const SampleValue& v : update_values(index, seq)) {
+        if (v.decimal) {
+            add_decimal(fields, v.id, v.value, v.exponent);
+        } else {
+            add_int(fields, v.id, v.value);
+        }
+    }
 }
 
 void fill_refresh_fields(wire::FieldList& fields, const std::string& name, uint64_t index,

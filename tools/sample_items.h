@@ -9,6 +9,7 @@
 // name), CURRENCY ("USD"), TRDPRC_1 (the n = 0 BID) and TRADE_DATE (today).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -16,7 +17,18 @@
 
 namespace mdcast::tools {
 
+// One sample update field: an INT (exponent unused) or a DECIMAL mantissa x 10^exponent.
+struct SampleValue {
+    uint32_t id;
+    bool decimal;
+    int64_t value;
+    int32_t exponent;
+};
+
 std::string item_name(const std::string& prefix, uint64_t index);
+// The update fields of item `index` at sequence `seq`, in wire order: BID, ASK, BIDSIZE,
+// ASKSIZE, ACVOL_1.
+std::array<SampleValue, 5> update_values(uint64_t index, uint64_t seq);
 void fill_update_fields(wire::v1::FieldList& fields, uint64_t index, uint64_t seq);
 void fill_refresh_fields(wire::v1::FieldList& fields, const std::string& name, uint64_t index,
                          uint64_t seq);

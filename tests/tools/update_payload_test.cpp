@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "proto/frame.h"
+#include "tools/sample_items.h"
 #include "wire/common.pb.h"
 
 namespace {
@@ -33,6 +34,32 @@ TEST_CASE("natural size: the sample fields only", "[update_payload]") {
     CHECK(update.publish_time_ns() == 1'795'000'000'000'000'000u);
     REQUIRE(update.fields().fields_size() == 5);
     CHECK(update.fields().fields(0).decimal_value().mantissa() == 10000 + 300 + 12);
+}
+
+TEST_CASE("the bytes are exactly what protobuf writes for the same update", "[update_payload]") {
+    for (size_t target : {0u, 74u, 300u}) {
+        UpdateEncoder encoder(target);
+        for (uint64_t seq : {0ull, 1ull, 200ull, 5'000'000ull}) {
+            for (uint64_t stamp : {0ull, 1'795'000'000'000'000'000ull}) {
+                const auto frame = encoder.encode(4242, 17, seq, stamp);
+                // Protobuf's own encoding of what the frame decodes to.
+                const wire::Update decoded = decode(frame);
+                wire::Update expected;
+                expected.set_item_id(4242);
+                expected.set_item_seq(seq);
+                expected.set_publish_time_ns(stamp);
+                mdcast::tools::fill_update_fields(*expected.mutable_fields(), 17, seq);
+                const int sample_fields = decoded.fields().fields_size() - (target ? 1 : 0);
+                while (expected.fields().fields_size() > sample_fields) {
+                    expected.mutable_fields()->mutable_fields()->RemoveLast();
+                }
+                if (target) *expected.mutable_fields()->add_fields() = decoded.fields().fields(sample_fields);
+                const std::string bytes = expected.SerializeAsString();
+                INFO("target " << target << " seq " << seq << " stamp " << stamp);
+                REQUIRE(std::string(frame.begin() + 8, frame.end()) == bytes);
+            }
+        }
+    }
 }
 
 TEST_CASE("every body is exactly the asked size across ids, sequences and stamps", "[update_payload]") {

@@ -28,11 +28,13 @@ def verdict(point):
 
 LATENCY_COLUMNS = ["profile", "rate", "update_bytes", "sent_per_s", "received_per_s", "points", "mean_us",
                    "stddev_us", "min_us", "p50_us", "p90_us", "p99_us", "p99_9_us", "p99_99_us", "max_us",
-                   "startup_mean_us", "startup_max_us", "images_per_s", "passed", "failures"]
+                   "startup_mean_us", "startup_max_us", "images_per_s", "source_cpu_percent",
+                   "distributor_cpu_percent", "server_cpu_percent", "client_cpu_percent", "passed", "failures"]
 
 
 def latency_row(p):
     r = p.result
+    cpu = r.get("cpu_percent", {})
     lat = r.get("latency") or {}
     start = r.get("startup_latency") or {}
     return {"profile": p.profile, "rate": p.rate, "update_bytes": p.update_bytes,
@@ -41,8 +43,15 @@ def latency_row(p):
             "min_us": lat.get("min"), "p50_us": lat.get("p50"), "p90_us": lat.get("p90"),
             "p99_us": lat.get("p99"), "p99_9_us": lat.get("p99_9"), "p99_99_us": lat.get("p99_99"),
             "max_us": lat.get("max"), "startup_mean_us": start.get("mean"), "startup_max_us": start.get("max"),
-            "images_per_s": r.get("images_per_s"), "passed": r.get("passed"),
+            "images_per_s": r.get("images_per_s"), "source_cpu_percent": cpu.get("source"),
+            "distributor_cpu_percent": cpu.get("distributor"), "server_cpu_percent": r.get("server_cpu_percent"),
+            "client_cpu_percent": _sum_clients(cpu), "passed": r.get("passed"),
             "failures": "; ".join(r.get("failures", []))}
+
+
+def _sum_clients(cpu):
+    clients = [v for k, v in cpu.items() if k.startswith("client") and v is not None]
+    return sum(clients) if clients else None
 
 
 def latency_markdown(points, profile):
@@ -79,14 +88,13 @@ FANOUT_COLUMNS = ["profile", "servers", "connections", "rate", "inbound_per_s", 
 def fanout_row(p):
     r = p.result
     cpu = r.get("cpu_percent", {})
-    clients = [v for k, v in cpu.items() if k.startswith("client") and v is not None]
     lat = r.get("latency") or {}
     return {"profile": p.profile, "servers": p.servers, "connections": p.connections, "rate": p.rate,
             "inbound_per_s": r.get("inbound_per_s"), "outbound_per_s": r.get("outbound_per_s"),
             "server_cpu_percent": r.get("server_cpu_percent"),
             "updates_per_server_cpu_s": r.get("updates_per_server_cpu_s"),
             "distributor_cpu_percent": cpu.get("distributor"), "source_cpu_percent": cpu.get("source"),
-            "client_cpu_percent": sum(clients) if clients else None, "mean_us": lat.get("mean"),
+            "client_cpu_percent": _sum_clients(cpu), "mean_us": lat.get("mean"),
             "p99_us": lat.get("p99"), "max_us": lat.get("max"), "passed": r.get("passed"),
             "failures": "; ".join(r.get("failures", []))}
 

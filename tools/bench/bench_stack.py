@@ -40,8 +40,8 @@ def free_port(kind=socket.SOCK_STREAM, consecutive=1):
     raise RuntimeError("no free ports")
 
 
-def merge_config(profile_text, overrides):
-    """Profile YAML text with `overrides` ({"section.key": value}) set; returns YAML text."""
+def parse_profile(profile_text):
+    """Two-level profile YAML -> ({section: {key: value text}}, [section order])."""
     sections, order = {}, []
     current = None
     for line in profile_text.splitlines():
@@ -56,6 +56,25 @@ def merge_config(profile_text, overrides):
         else:
             key, _, value = body.strip().partition(":")
             sections[current][key.strip()] = value.strip()
+    return sections, order
+
+
+def coalescing_us(profile_dir):
+    """The delay a profile adds on purpose: backbone coalescing plus timed writes to clients."""
+    def read(name):
+        with open(os.path.join(profile_dir, name + ".yaml")) as f:
+            return parse_profile(f.read())[0]
+    distributor, server = read("distributor"), read("server")
+    total = int(distributor.get("backbone", {}).get("flush_interval_us", "0"))
+    output = server.get("output", {})
+    if output.get("timed_writes", "false") == "true":
+        total += 1000 * int(output.get("flush_interval_ms", "10"))
+    return total
+
+
+def merge_config(profile_text, overrides):
+    """Profile YAML text with `overrides` ({"section.key": value}) set; returns YAML text."""
+    sections, order = parse_profile(profile_text)
     for dotted, value in overrides.items():
         section, key = dotted.split(".", 1)
         if section not in sections:

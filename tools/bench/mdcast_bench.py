@@ -52,6 +52,8 @@ def parse_args(argv):
     parser.add_argument("--connections", type=int, default=50, help="fanout: client connections")
     parser.add_argument("--client-processes", type=int, default=2, help="fanout: mdcast-client processes")
     parser.add_argument("--servers", default="1,2", help="fanout: server instance counts")
+    parser.add_argument("--tick-us", type=int, default=100,
+                        help="the source's pacing tick in µs (default 100: see docs/benchmarks.md)")
     parser.add_argument("--latency-rate", type=int, default=0,
                         help="stamps per second (0: every update is stamped)")
     return parser.parse_args(argv)
@@ -85,6 +87,7 @@ class Runner:
     def run(self, point):
         if self.args.latency_rate:
             point.latency_rate = self.args.latency_rate
+        point.tick_us = self.args.tick_us
         print(f"  {point.label()} ...", end="", flush=True)
         run_point(point, self.bin, self.profiles, self.out)
         lat = point.result.get("latency")
@@ -210,7 +213,8 @@ def write_report(runner, args, command):
              "configs and per-interval client CSVs are in `logs/`.", "",
              "## Method", "",
              "Each point starts a fresh stack: mdcast-distributor, mdcast-server instance(s), mdcast-source "
-             "publishing 1,000 items round-robin at a paced rate (1 ms ticks with catch-up, lbmpubload-style), "
+             f"publishing 1,000 items round-robin at a paced rate ({args.tick_us} µs ticks with catch-up, "
+             "lbmpubload-style), "
              "and mdcast-client process(es) subscribed to every item. Latency is publish stamp "
              "(CLOCK_REALTIME, in the update) to receipt in the client, through source → distributor → "
              "multicast → server → client; the first seconds (start-up: images, queue fill) are kept apart "
@@ -226,13 +230,17 @@ def write_report(runner, args, command):
                   "Table 4 (SLES/GigE, \"what most sites use\") at the same rate.", ""]
         for profile in sorted({p.profile for p in lat}):
             lines += report.latency_markdown(lat, profile)
-        lines += ["Start-up (excluded above) and image retrieval:", "",
-                  "| profile | updates/s | start-up mean ms | start-up max ms | images/s |",
-                  "|---|---:|---:|---:|---:|"]
+        lines += ["Start-up (excluded above), image retrieval, and CPU % of one core per process in the "
+                  "steady window:", "",
+                  "| profile | updates/s | start-up mean ms | start-up max ms | images/s | source % "
+                  "| distributor % | server % | client % |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for p in lat:
-            s = p.result.get("startup_latency") or {}
-            lines.append(f"| {p.profile} | {p.rate:,} | {report.ms(s.get('mean'))} | {report.ms(s.get('max'))} "
-                         f"| {report.num(p.result.get('images_per_s'))} |")
+            row = report.latency_row(p)
+            lines.append(f"| {p.profile} | {p.rate:,} | {report.ms(row['startup_mean_us'])} "
+                         f"| {report.ms(row['startup_max_us'])} | {report.num(row['images_per_s'])} "
+                         f"| {report.num(row['source_cpu_percent'])} | {report.num(row['distributor_cpu_percent'])} "
+                         f"| {report.num(row['server_cpu_percent'])} | {report.num(row['client_cpu_percent'])} |")
         lines.append("")
     if fan:
         lines += ["## Fanout (seed Table 1, \"Producer 50/50\")", "",
