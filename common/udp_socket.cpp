@@ -1,5 +1,7 @@
 #include "common/udp_socket.h"
 
+#include "common/host_port.h"
+
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -49,6 +51,23 @@ sockaddr_in make_ipv4_address(const std::string& address, uint16_t port) {
     out.sin_port = htons(port);
     out.sin_addr = parse_ipv4(address, address);
     return out;
+}
+
+std::vector<MulticastEndpoint> multicast_endpoints(const MulticastEndpoint& primary,
+                                                   const std::vector<std::string>& extra_groups,
+                                                   const std::string& key) {
+    std::vector<MulticastEndpoint> all{primary};
+    for (const auto& text : extra_groups) {
+        HostPort group;
+        if (!parse_host_port(text, group)) {
+            throw std::runtime_error(key + ": '" + text + "' is not GROUP:PORT");
+        }
+        MulticastEndpoint endpoint = primary;
+        endpoint.group = group.host;
+        endpoint.port = group.port;
+        all.push_back(endpoint);
+    }
+    return all;
 }
 
 std::string format_ipv4(const sockaddr_in& address) {

@@ -76,6 +76,12 @@ private:
     uint64_t kernel_drops_ = 0;
 };
 
+// `primary`, then one endpoint per "GROUP:PORT" in `extra_groups` on the same
+// interface. Throws std::runtime_error naming `key` and the bad entry.
+std::vector<MulticastEndpoint> multicast_endpoints(const MulticastEndpoint& primary,
+                                                   const std::vector<std::string>& extra_groups,
+                                                   const std::string& key);
+
 sockaddr_in make_ipv4_address(const std::string& address, uint16_t port);
 std::string format_ipv4(const sockaddr_in& address);
 

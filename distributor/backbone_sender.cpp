@@ -16,8 +16,7 @@ BackboneSender::BackboneSender(EventLoop& loop, const Settings& settings, uint64
                                std::function<void(bool)> on_congestion)
     : settings_(settings),
       epoch_(epoch),
-      socket_(UdpSocket::multicast_sender(settings.endpoint,
-                                          static_cast<int>(settings.send_buffer_bytes))),
+
       flusher_(loop, std::chrono::microseconds(settings.flush_interval_us)),
       heartbeat_timer_(loop, [this] { on_heartbeat_timer(); }),
       backlog_timer_(loop, [this] { drain_backlog(); }),
@@ -32,6 +31,9 @@ BackboneSender::BackboneSender(EventLoop& loop, const Settings& settings, uint64
       on_congestion_(std::move(on_congestion)),
       heartbeat_interval_ns_(int64_t{settings.heartbeat_min_us} * 1000),
       log_(log::get("backbone")) {
+    for (const auto& endpoint : settings.endpoints) {
+        sockets_.push_back(UdpSocket::multicast_sender(endpoint, static_cast<int>(settings.send_buffer_bytes)));
+    }
     if (send_loss_.active()) {
         log_->warn("TESTING: dropping backbone packets on send ({})", settings.send_loss.describe());
     }
@@ -98,7 +100,7 @@ void BackboneSender::transmit(std::span<const uint8_t> datagram) {
         ++counters_.injected_drops;
         return;
     }
-    if (socket_.send(datagram)) {
+    if (send_everywhere(datagram)) {
         ++counters_.packets_sent;
         counters_.bytes_sent += datagram.size();
         return;
@@ -109,6 +111,13 @@ void BackboneSender::transmit(std::span<const uint8_t> datagram) {
         log_->warn("multicast send failed: {} ({} similar failures suppressed)", std::strerror(errno),
                    suppressed);
     }
+}
+
+// Sends on every group; true when at least one took it (the others' loss is repaired).
+bool BackboneSender::send_everywhere(std::span<const uint8_t> datagram) {
+    bool sent = false;
+    for (auto& socket : sockets_) sent = socket.send(datagram) || sent;
+    return sent;
 }
 
 void BackboneSender::drain_backlog() {
@@ -169,7 +178,7 @@ void BackboneSender::repair(uint64_t sequence, int64_t now, bool& advertise_edge
     }
     RetransmitWindow::mark_repaired(*entry, now);
     proto::set_packet_retransmit_flag(entry->datagram, true);
-    if (socket_.send(entry->datagram)) {
+    if (send_everywhere(entry->datagram)) {
         ++counters_.repairs_sent;
         counters_.repair_bytes += entry->datagram.size();
     } else {
@@ -212,7 +221,7 @@ void BackboneSender::send_heartbeat(int64_t now) {
     packet.add(proto::FrameType::kHeartbeat, heartbeat);
     const auto datagram = packet.finish(proto::PacketType::kHeartbeat, epoch_, next_sequence_);
     last_heartbeat_ns_ = now;
-    if (socket_.send(datagram)) {
+    if (send_everywhere(datagram)) {
         ++counters_.heartbeats_sent;
     } else {
         ++counters_.send_failures;

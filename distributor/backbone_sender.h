@@ -53,7 +53,7 @@ struct BackboneSenderCounters {
 class BackboneSender final : public Flushable {
 public:
     struct Settings {
-        MulticastEndpoint endpoint;
+        std::vector<MulticastEndpoint> endpoints;  // every packet goes to each (first: primary)
         uint32_t max_datagram_bytes = 1400;
         uint32_t flush_interval_us = 0;
         uint32_t heartbeat_min_us = 1000;
@@ -91,6 +91,7 @@ public:
 
 private:
     void send_packet();
+    bool send_everywhere(std::span<const uint8_t> datagram);
     void transmit(std::span<const uint8_t> datagram);
     void drain_backlog();
     void repair(uint64_t sequence, int64_t now, bool& advertise_edge);
@@ -100,7 +101,7 @@ private:
 
     Settings settings_;
     uint64_t epoch_;
-    UdpSocket socket_;
+    std::vector<UdpSocket> sockets_;
     FlushScheduler flusher_;
     Timer heartbeat_timer_;
     Timer backlog_timer_;

@@ -3,21 +3,24 @@
 #include <random>
 
 #include "common/clock.h"
+#include "proto/source_ids.h"
 
 namespace mdcast::distributor {
 
 namespace {
 
-uint64_t new_epoch() {
+uint64_t new_epoch(uint16_t source) {
     std::random_device device;
-    uint64_t epoch = 0;
-    while (epoch == 0) epoch = (uint64_t{device()} << 32) | device();
-    return epoch;
+    uint64_t random = 0;
+    while ((random & 0xFFFF'FFFF'FFFFull) == 0) random = (uint64_t{device()} << 32) | device();
+    return proto::make_epoch(source, random);
 }
+
 
 BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16_t control_port) {
     BackboneSender::Settings settings;
-    settings.endpoint = config.multicast_endpoint();
+    settings.endpoints = multicast_endpoints(config.multicast_endpoint(), config.backbone_extra_groups,
+                                             "backbone.extra_groups");
     settings.max_datagram_bytes = config.backbone_max_datagram_bytes;
     settings.flush_interval_us = config.backbone_flush_interval_us;
     settings.heartbeat_min_us = config.backbone_heartbeat_min_us;
@@ -42,10 +45,10 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
       config_(config),
       log_(log::get("distributor")),
       publisher_flusher_(loop, std::chrono::microseconds(0)),
-      registry_(config.max_services, config.max_items),
+      registry_(config.distributor_id, config.max_services, config.max_items),
       control_(loop, config.backbone_interface, config.backbone_control_port, *this,
                LossSettings{config.loss_control_receive_rate, 0, 0, config.loss_seed + 1}),
-      backbone_(loop, sender_settings(config, control_.port()), new_epoch(),
+      backbone_(loop, sender_settings(config, control_.port()), new_epoch(config.distributor_id),
                 [this](bool congested) { on_backbone_congestion(congested); }),
       listener_(loop, config.publishers_address, config.publishers_port, 128,
                 [this](int fd, std::string peer) { on_accept(fd, std::move(peer)); }),
@@ -53,10 +56,14 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
       housekeeping_(loop, [this] { on_housekeeping(); }),
       started_ns_(monotonic_ns()) {
     housekeeping_.start_periodic(std::chrono::seconds(1));
-    log_->info("publishers on {}:{}; backbone {}:{} via {} ttl {}; control port {}; epoch {:016x}",
-               config.publishers_address, listener_.port(), config.backbone_group,
-               config.backbone_port, config.backbone_interface, config.backbone_ttl,
-               control_.port(), backbone_.epoch());
+    log_->info("distributor {}: publishers on {}:{}; backbone {}:{}{} via {} ttl {}; control port {}; "
+               "epoch {:016x}",
+               config.distributor_id, config.publishers_address, listener_.port(),
+               config.backbone_group, config.backbone_port,
+               config.backbone_extra_groups.empty()
+                   ? std::string()
+                   : " (+" + std::to_string(config.backbone_extra_groups.size()) + " redundant groups)",
+               config.backbone_interface, config.backbone_ttl, control_.port(), backbone_.epoch());
 }
 
 Distributor::~Distributor() = default;

@@ -12,6 +12,9 @@ config::Schema<DistributorConfig> build_schema() {
     s.choice("log.level", &C::log_level, "info", log::kLevelNames,
              "Log level; each -v on the command line makes it one step more verbose.");
 
+    s.integer<uint16_t>("distributor.id", &C::distributor_id, 1, 1, 65535,
+                        "Unique among the distributors a server joins: it prefixes this "
+                        "distributor's epochs, item ids and service ids.");
     s.address("publishers.address", &C::publishers_address, "127.0.0.1",
               "Address the publisher listener binds to.");
     s.integer<uint16_t>("publishers.port", &C::publishers_port, 14001, 0, 65535,
@@ -76,6 +79,9 @@ config::Schema<DistributorConfig> build_schema() {
                         "until it drains (back-pressure).");
     s.integer<uint32_t>("backbone.send_buffer_bytes", &C::backbone_send_buffer_bytes, 4 << 20, 0,
                         1 << 30, "SO_SNDBUF of the multicast socket (0: kernel default).");
+    s.string_list("backbone.extra_groups", &C::backbone_extra_groups, {},
+                  "More GROUP:PORT groups on which every packet is also sent (redundant A/B "
+                  "paths: a server joined to several takes the first copy of each packet).");
     s.integer<uint16_t>("backbone.control_port", &C::backbone_control_port, 0, 0, 65535,
                         "UDP port on backbone.interface where servers send image requests "
                         "(0: pick a free port; servers learn it from heartbeats).");

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/config_schema.h"
 #include "common/udp_socket.h"
@@ -11,6 +12,7 @@ namespace mdcast::distributor {
 
 struct DistributorConfig {
     std::string log_level;
+    uint16_t distributor_id = 1;
 
     // Publisher listener.
     std::string publishers_address;
@@ -39,6 +41,7 @@ struct DistributorConfig {
     uint64_t backbone_max_backlog_bytes = 0;
     uint32_t backbone_send_buffer_bytes = 0;
     uint16_t backbone_control_port = 0;
+    std::vector<std::string> backbone_extra_groups;
 
     // Item registry and image cache.
     uint32_t max_services = 0;

@@ -1,9 +1,13 @@
 #include "distributor/item_registry.h"
 
+#include "proto/source_ids.h"
+
+#include <algorithm>
+
 namespace mdcast::distributor {
 
-ItemRegistry::ItemRegistry(uint32_t max_services, uint64_t max_items)
-    : max_services_(max_services), max_items_(max_items) {}
+ItemRegistry::ItemRegistry(uint16_t source, uint32_t max_services, uint64_t max_items)
+    : source_(source), max_services_(std::min<uint32_t>(max_services, 65535)), max_items_(max_items) {}
 
 std::string ItemRegistry::name_key(uint32_t service_id, const std::string& name) {
     return std::to_string(service_id) + '\0' + name;
@@ -19,7 +23,7 @@ ItemRegistry::AnnounceResult ItemRegistry::announce(const std::string& name,
     if (!entry) {
         if (services_.size() >= max_services_) return AnnounceResult::kLimitReached;
         auto created = std::make_unique<ServiceEntry>();
-        created->id = static_cast<uint32_t>(services_.size() + 1);
+        created->id = proto::make_service_id(source_, static_cast<uint32_t>(services_.size() + 1));
         created->name = name;
         service_ids_[name] = created->id;
         entry = created.get();
@@ -44,7 +48,9 @@ std::vector<uint32_t> ItemRegistry::release(uint64_t session) {
 }
 
 ServiceEntry* ItemRegistry::service(uint32_t id) {
-    return id >= 1 && id <= services_.size() ? services_[id - 1].get() : nullptr;
+    if (proto::service_source(id) != source_) return nullptr;
+    const uint32_t number = id & 0xFFFF;
+    return number >= 1 && number <= services_.size() ? services_[number - 1].get() : nullptr;
 }
 
 ServiceEntry* ItemRegistry::service(const std::string& name) {
@@ -56,9 +62,9 @@ ItemEntry* ItemRegistry::register_item(uint32_t service_id, const std::string& n
     ServiceEntry* owner = service(service_id);
     if (!owner) return nullptr;
     if (ItemEntry* existing = find_item(service_id, name)) return existing;
-    if (items_.size() >= max_items_) return nullptr;
+    if (items_.size() >= max_items_ || next_item_number_ > proto::kMaxItemNumber) return nullptr;
     auto entry = std::make_unique<ItemEntry>();
-    entry->id = next_item_id_++;
+    entry->id = proto::make_item_id(source_, next_item_number_++);
     entry->service_id = service_id;
     entry->name = name;
     ItemEntry* raw = entry.get();

@@ -41,7 +41,8 @@ struct ItemEntry {
 
 class ItemRegistry {
 public:
-    ItemRegistry(uint32_t max_services, uint64_t max_items);
+    // Ids carry `source` (the distributor id) in their top bits: proto/source_ids.h.
+    ItemRegistry(uint16_t source, uint32_t max_services, uint64_t max_items);
 
     enum class AnnounceResult { kAccepted, kOwnedByAnother, kLimitReached };
     // Creates the service, or takes over one no publisher owns. Sets it up.
@@ -68,13 +69,14 @@ public:
 private:
     static std::string name_key(uint32_t service_id, const std::string& name);
 
+    uint16_t source_;
     uint32_t max_services_;
     uint64_t max_items_;
-    std::vector<std::unique_ptr<ServiceEntry>> services_;  // index = id - 1
+    std::vector<std::unique_ptr<ServiceEntry>> services_;  // index = service number - 1
     std::unordered_map<std::string, uint32_t> service_ids_;
     std::unordered_map<uint64_t, std::unique_ptr<ItemEntry>> items_;
     std::unordered_map<std::string, uint64_t> item_ids_;  // name_key -> id
-    uint64_t next_item_id_ = 1;
+    uint64_t next_item_number_ = 1;
 };
 
 }  // namespace mdcast::distributor

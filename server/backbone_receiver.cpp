@@ -3,37 +3,151 @@
 #include <arpa/inet.h>
 
 #include "common/clock.h"
+#include "proto/source_ids.h"
 
 namespace mdcast::server {
 
 using proto::PacketMessageIterator;
 
+// ---- one distributor ------------------------------------------------------------------------
+
+namespace {
+LossRecoverySettings seeded(LossRecoverySettings settings, uint16_t source) {
+    settings.seed ^= source;  // servers and sources back off differently
+    return settings;
+}
+}  // namespace
+
+class BackboneReceiver::Source final : public LossRecovery::Handler {
+public:
+    Source(BackboneReceiver& receiver, uint16_t source_id, const LossRecoverySettings& settings)
+        : id(source_id), recovery(seeded(settings, source_id), *this), receiver_(receiver) {}
+
+    const uint16_t id;
+    LossRecovery recovery;
+    std::optional<sockaddr_in> control_address;
+    proto::PacketBuilder control_packet{1400};
+    int64_t last_heard_ns = 0;
+    bool silent = false;
+    int64_t smoothed_rtt_ns = 0;
+
+    void heard(int64_t now) {
+        last_heard_ns = now;
+        if (!silent) return;
+        silent = false;
+        receiver_.log_->info("distributor {} is heard again", id);
+        receiver_.handler_.on_source_silent(id, false);
+    }
+
+    bool queue_control(proto::FrameType type, const google::protobuf::MessageLite& message) {
+        if (!control_address) return false;
+        const size_t size = proto::frame_bytes(message);
+        if (size > control_packet.max_bytes() - proto::kPacketHeaderBytes) return false;
+        if (!control_packet.fits(size)) flush_control();
+        control_packet.add(type, message);
+        receiver_.control_flush_.fire();
+        return true;
+    }
+
+    void flush_control() {
+        if (control_packet.empty() || !control_address) return;
+        const auto datagram = control_packet.finish(proto::PacketType::kControl, recovery.epoch(), 0);
+        auto& counters = receiver_.counters_;
+        if (receiver_.control_send_loss_.drop()) {
+            ++counters.injected_drops;
+        } else if (receiver_.control_socket_.send_to(datagram, *control_address)) {
+            ++counters.control_packets_sent;
+        } else {
+            ++counters.control_send_failures;
+        }
+        control_packet.reset();
+    }
+
+    void send_naks(const LossRecovery::Ranges& ranges) {
+        if (ranges.empty() || !control_address) return;
+        wire::v1::Nak nak;
+        for (const auto& [from, to] : ranges) {
+            auto* range = nak.add_ranges();
+            range->set_from(from);
+            range->set_to(to);
+            if (nak.ranges_size() == 64) {  // keep one NAK within one control datagram
+                queue_control(proto::FrameType::kNak, nak);
+                nak.Clear();
+            }
+        }
+        if (nak.ranges_size() > 0) queue_control(proto::FrameType::kNak, nak);
+        flush_control();  // NAKs do not wait for the end of the iteration
+    }
+
+    // Smoothed like TCP's SRTT (gain 1/8); NAK retries wait at least two of them.
+    void note_round_trip(int64_t rtt_ns) {
+        smoothed_rtt_ns = smoothed_rtt_ns == 0 ? rtt_ns : smoothed_rtt_ns + (rtt_ns - smoothed_rtt_ns) / 8;
+        recovery.set_retry_floor(2 * smoothed_rtt_ns);
+    }
+
+    void on_deliver(uint64_t, std::span<const uint8_t> datagram) override {
+        proto::PacketHeader header;
+        proto::decode_packet_header(datagram, header);  // validated on arrival
+        PacketMessageIterator messages(datagram, header, proto::kBackboneDataTypes);
+        proto::Frame frame;
+        while (messages.next(frame) == PacketMessageIterator::Result::kFrame) {
+            ++receiver_.counters_.messages_received;
+            receiver_.handler_.on_backbone_message(id, frame);
+        }
+    }
+
+    void on_unrecoverable(uint64_t from, uint64_t to) override {
+        uint64_t suppressed = 0;
+        if (receiver_.loss_log_limit_.allow(suppressed)) {
+            receiver_.log_->warn("unrecoverable loss from distributor {}: packets [{}, {}) ({} similar suppressed)",
+                                 id, from, to, suppressed);
+        }
+        receiver_.handler_.on_backbone_unrecoverable(id, from, to);
+    }
+
+    void on_repaired(uint64_t, int64_t recovery_ns) override { receiver_.repair_times_.record(recovery_ns); }
+
+    void on_source_reset(uint64_t previous_epoch, uint64_t epoch) override {
+        control_address.reset();  // learnt again from the new epoch's heartbeat
+        control_packet.reset();
+        receiver_.log_->log(previous_epoch == 0 ? spdlog::level::info : spdlog::level::warn,
+                            "distributor {}: epoch {:016x} (previous {:016x})", id, epoch, previous_epoch);
+        receiver_.handler_.on_source_reset(id, previous_epoch, epoch);
+    }
+
+private:
+    BackboneReceiver& receiver_;
+};
+
+// ---- the receiver ---------------------------------------------------------------------------
+
 BackboneReceiver::BackboneReceiver(EventLoop& loop, const Settings& settings, Handler& handler)
     : settings_(settings),
       handler_(handler),
-      socket_(UdpSocket::multicast_receiver(settings.endpoint,
-                                            static_cast<int>(settings.receive_buffer_bytes))),
-      control_socket_(UdpSocket::unicast(settings.endpoint.interface_address, 0, 0)),
-      event_(event_new(loop.base(), socket_.fd(), EV_READ | EV_PERSIST, &on_readable, this)),
+      control_socket_(UdpSocket::unicast(settings.groups.at(0).interface_address, 0, 0)),
       control_event_(event_new(loop.base(), control_socket_.fd(), EV_READ | EV_PERSIST,
                                &on_control_readable, this)),
       batch_(32, settings.max_datagram_bytes),
       control_batch_(4, 512),
-      recovery_(settings.recovery, *this),
-      control_packet_(1400),
       control_flush_(loop, [this] { flush_control(); }),
       nak_timer_(loop, [this] { on_nak_timer(); }),
-      rtt_timer_(loop, [this] { send_rtt_probe(); }),
+      rtt_timer_(loop, [this] { send_rtt_probes(); }),
       silence_timer_(loop, [this] { check_silence(); }),
       receive_loss_(settings.receive_loss),
       control_send_loss_(settings.control_send_loss),
       log_(log::get("backbone")) {
-    event_add(event_, nullptr);
+    for (const auto& endpoint : settings.groups) {
+        auto group = std::make_unique<Group>();
+        group->receiver = this;
+        group->socket = UdpSocket::multicast_receiver(endpoint, static_cast<int>(settings.receive_buffer_bytes));
+        group->read_event = event_new(loop.base(), group->socket.fd(), EV_READ | EV_PERSIST, &on_readable, group.get());
+        event_add(group->read_event, nullptr);
+        log_->info("joined {}:{} on {}", endpoint.group, endpoint.port, endpoint.interface_address);
+        groups_.push_back(std::move(group));
+    }
     event_add(control_event_, nullptr);
     rtt_timer_.start_periodic(std::chrono::milliseconds(settings.rtt_probe_interval_ms));
     silence_timer_.start_periodic(std::chrono::milliseconds(std::max<uint32_t>(settings.source_silent_ms / 4, 1)));
-    log_->info("joined {}:{} on {}", settings.endpoint.group, settings.endpoint.port,
-               settings.endpoint.interface_address);
     if (receive_loss_.active()) {
         log_->warn("TESTING: dropping backbone packets on receive ({})", settings.receive_loss.describe());
     }
@@ -43,39 +157,85 @@ BackboneReceiver::BackboneReceiver(EventLoop& loop, const Settings& settings, Ha
 }
 
 BackboneReceiver::~BackboneReceiver() {
-    event_free(event_);
+    for (auto& group : groups_) event_free(group->read_event);
     event_free(control_event_);
 }
 
-void BackboneReceiver::on_readable(int, short, void* self) {
-    auto* receiver = static_cast<BackboneReceiver*>(self);
+bool BackboneReceiver::control_ready(uint16_t source) const {
+    const auto it = sources_.find(source);
+    return it != sources_.end() && it->second->control_address.has_value();
+}
+
+std::vector<uint16_t> BackboneReceiver::sources() const {
+    std::vector<uint16_t> ids;
+    for (const auto& [id, source] : sources_) ids.push_back(id);
+    return ids;
+}
+
+LossRecoveryCounters BackboneReceiver::recovery_counters() const {
+    LossRecoveryCounters sum;
+    for (const auto& [id, source] : sources_) {
+        const auto& c = source->recovery.counters();
+        sum.delivered += c.delivered;
+        sum.duplicates += c.duplicates;
+        sum.out_of_order += c.out_of_order;
+        sum.gaps += c.gaps;
+        sum.missing_detected += c.missing_detected;
+        sum.repaired += c.repaired;
+        sum.naks_sent += c.naks_sent;
+        sum.nak_sequences += c.nak_sequences;
+        sum.unrecoverable += c.unrecoverable;
+        sum.unrecoverable_events += c.unrecoverable_events;
+        sum.epoch_changes += c.epoch_changes;
+        sum.buffer_overflows += c.buffer_overflows;
+    }
+    return sum;
+}
+
+uint64_t BackboneReceiver::kernel_drops() const {
+    uint64_t drops = 0;
+    for (const auto& group : groups_) drops += group->kernel_drops;
+    return drops;
+}
+
+void BackboneReceiver::on_readable(int, short, void* group) {
+    auto* g = static_cast<Group*>(group);
+    g->receiver->read_group(*g);
+}
+
+void BackboneReceiver::read_group(Group& group) {
     // One batch per wakeup keeps client sockets and timers served under load.
-    const size_t n = receiver->batch_.receive(receiver->socket_.fd());
+    const size_t n = batch_.receive(group.socket.fd());
+    group.kernel_drops = batch_.kernel_drops();
     const int64_t now = monotonic_ns();
-    const auto handle = [&](size_t i) {
-        receiver->handle_datagram(receiver->batch_.datagram(i), receiver->batch_.source(i),
-                                  receiver->batch_.truncated(i), now);
-    };
-    LossInjector& testing = receiver->receive_loss_;
+    const auto handle = [&](size_t i) { handle_datagram(batch_.datagram(i), batch_.source(i), batch_.truncated(i), now); };
     for (size_t i = 0; i < n; ++i) {
-        if (testing.active() && i + 1 < n && testing.reorder()) {
+        if (receive_loss_.active() && i + 1 < n && receive_loss_.reorder()) {
             handle(i + 1);  // testing: the next datagram overtakes this one
             handle(i++);
             continue;
         }
         handle(i);
-        if (testing.active() && testing.duplicate()) handle(i);
+        if (receive_loss_.active() && receive_loss_.duplicate()) handle(i);
     }
-    receiver->schedule_naks();
+    schedule_naks();
 }
 
 void BackboneReceiver::drop_malformed(const sockaddr_in& from, std::string_view why) {
     ++counters_.malformed_packets;
     uint64_t suppressed = 0;
     if (malformed_log_limit_.allow(suppressed)) {
-        log_->warn("dropped malformed backbone packet from {}: {} ({} more suppressed)",
-                   format_ipv4(from), why, suppressed);
+        log_->warn("dropped backbone packet from {}: {} ({} more suppressed)", format_ipv4(from), why, suppressed);
     }
+}
+
+// The Source a packet belongs to, created on first contact within max_sources.
+BackboneReceiver::Source* BackboneReceiver::source_for(uint64_t epoch) {
+    const uint16_t id = proto::epoch_source(epoch);
+    if (const auto it = sources_.find(id); it != sources_.end()) return it->second.get();
+    if (sources_.size() >= settings_.max_sources) return nullptr;
+    log_->info("distributor {} heard for the first time", id);
+    return sources_.emplace(id, std::make_unique<Source>(*this, id, settings_.recovery)).first->second.get();
 }
 
 void BackboneReceiver::handle_datagram(std::span<const uint8_t> datagram, const sockaddr_in& from,
@@ -93,28 +253,27 @@ void BackboneReceiver::handle_datagram(std::span<const uint8_t> datagram, const 
     proto::PacketHeader header;
     const auto error = proto::decode_packet_header(datagram, header);
     if (error != proto::PacketError::kNone) return drop_malformed(from, proto::packet_error_name(error));
-    if (header.epoch == 0) return drop_malformed(from, "epoch 0");
-    switch (header.type) {
-        case proto::PacketType::kHeartbeat:
-            if (!handle_heartbeat(datagram, header, from, now)) drop_malformed(from, "bad heartbeat");
-            return;
-        case proto::PacketType::kData:
-            // Validate the whole packet before it is held or delivered.
-            if (!valid_data(datagram, header)) return drop_malformed(from, "bad message framing");
-            if (header.flags & proto::kPacketFlagRetransmit) ++counters_.repairs_received;
-            heard_from_source(now);
-            return recovery_.on_data(header.epoch, header.sequence, datagram, now);
-        default: return drop_malformed(from, "control packet on the data group");
+    if (proto::epoch_source(header.epoch) == 0) return drop_malformed(from, "epoch without a distributor id");
+    if (header.type == proto::PacketType::kHeartbeat) {
+        if (!handle_heartbeat(datagram, header, from, now)) drop_malformed(from, "bad heartbeat");
+        return;
     }
-}
-
-bool BackboneReceiver::valid_data(std::span<const uint8_t> datagram, const proto::PacketHeader& header) {
+    if (header.type != proto::PacketType::kData) return drop_malformed(from, "control packet on a data group");
+    // Validate the whole packet before it is held or delivered.
     PacketMessageIterator check(datagram, header, proto::kBackboneDataTypes);
     proto::Frame frame;
     PacketMessageIterator::Result result;
     while ((result = check.next(frame)) == PacketMessageIterator::Result::kFrame) {
     }
-    return result == PacketMessageIterator::Result::kEnd;
+    if (result != PacketMessageIterator::Result::kEnd) return drop_malformed(from, "bad message framing");
+    Source* source = source_for(header.epoch);
+    if (!source) {
+        ++counters_.foreign_sources;
+        return drop_malformed(from, "more distributors than backbone.max_sources");
+    }
+    if (header.flags & proto::kPacketFlagRetransmit) ++counters_.repairs_received;
+    source->heard(now);
+    source->recovery.on_data(header.epoch, header.sequence, datagram, now);
 }
 
 bool BackboneReceiver::handle_heartbeat(std::span<const uint8_t> datagram,
@@ -129,56 +288,32 @@ bool BackboneReceiver::handle_heartbeat(std::span<const uint8_t> datagram,
         heartbeat.trailing_edge() > heartbeat.next_sequence()) {
         return false;
     }
+    Source* source = source_for(header.epoch);
+    if (!source) {
+        ++counters_.foreign_sources;
+        return true;
+    }
     ++counters_.heartbeats_received;
-    heard_from_source(now);
-    recovery_.on_heartbeat(header.epoch, heartbeat.next_sequence(), heartbeat.trailing_edge(), now);
-    if (!control_address_) {
+    source->heard(now);
+    source->recovery.on_heartbeat(header.epoch, heartbeat.next_sequence(), heartbeat.trailing_edge(), now);
+    if (!source->control_address) {
         sockaddr_in address = from;
         address.sin_port = htons(static_cast<uint16_t>(heartbeat.control_port()));
-        control_address_ = address;
-        log_->info("distributor control address {}", format_ipv4(address));
-        send_rtt_probe();
-        handler_.on_control_ready();
+        source->control_address = address;
+        log_->info("distributor {} control address {}", source->id, format_ipv4(address));
+        wire::v1::RttProbe probe;
+        probe.set_sent_time_ns(static_cast<uint64_t>(monotonic_ns()));
+        if (source->queue_control(proto::FrameType::kRttProbe, probe)) source->flush_control();
+        handler_.on_control_ready(source->id);
     }
     return true;
 }
 
-// ---- LossRecovery events -------------------------------------------------------------------
-
-void BackboneReceiver::on_deliver(uint64_t, std::span<const uint8_t> datagram) {
-    proto::PacketHeader header;
-    proto::decode_packet_header(datagram, header);  // validated on arrival
-    PacketMessageIterator messages(datagram, header, proto::kBackboneDataTypes);
-    proto::Frame frame;
-    while (messages.next(frame) == PacketMessageIterator::Result::kFrame) {
-        ++counters_.messages_received;
-        handler_.on_backbone_message(frame);
-    }
-}
-
-void BackboneReceiver::on_unrecoverable(uint64_t from, uint64_t to) {
-    uint64_t suppressed = 0;
-    if (loss_log_limit_.allow(suppressed)) {
-        log_->warn("unrecoverable backbone loss: packets [{}, {}) ({} similar suppressed)", from, to,
-                   suppressed);
-    }
-    handler_.on_backbone_unrecoverable(from, to);
-}
-
-void BackboneReceiver::on_repaired(uint64_t, int64_t recovery_ns) { repair_times_.record(recovery_ns); }
-
-void BackboneReceiver::on_source_reset(uint64_t previous_epoch, uint64_t epoch) {
-    control_address_.reset();  // learnt again from the new source's heartbeat
-    control_packet_.reset();
-    log_->log(previous_epoch == 0 ? spdlog::level::info : spdlog::level::warn,
-              "source epoch {:016x} (previous {:016x})", epoch, previous_epoch);
-    handler_.on_source_reset(previous_epoch, epoch);
-}
-
-// ---- NAKs ----------------------------------------------------------------------------------
+// ---- NAKs and control -----------------------------------------------------------------------
 
 void BackboneReceiver::schedule_naks() {
-    const int64_t deadline = recovery_.next_deadline();
+    int64_t deadline = INT64_MAX;
+    for (const auto& [id, source] : sources_) deadline = std::min(deadline, source->recovery.next_deadline());
     if (deadline == INT64_MAX || (nak_timer_.pending() && deadline >= nak_timer_deadline_)) return;
     nak_timer_deadline_ = deadline;
     const int64_t delay_us = std::max<int64_t>(0, (deadline - monotonic_ns() + 999) / 1000);
@@ -187,64 +322,38 @@ void BackboneReceiver::schedule_naks() {
 
 void BackboneReceiver::on_nak_timer() {
     nak_timer_deadline_ = INT64_MAX;
-    LossRecovery::Ranges ranges;
-    recovery_.on_timer(monotonic_ns(), ranges);
-    if (!ranges.empty() && control_address_) {
-        wire::v1::Nak nak;
-        for (const auto& [from, to] : ranges) {
-            auto* range = nak.add_ranges();
-            range->set_from(from);
-            range->set_to(to);
-            if (nak.ranges_size() == 64) {  // keep one NAK within one control datagram
-                queue_control(proto::FrameType::kNak, nak);
-                nak.Clear();
-            }
-        }
-        if (nak.ranges_size() > 0) queue_control(proto::FrameType::kNak, nak);
-        flush_control();  // NAKs do not wait for the end of the iteration
+    const int64_t now = monotonic_ns();
+    for (auto& [id, source] : sources_) {
+        LossRecovery::Ranges ranges;
+        source->recovery.on_timer(now, ranges);
+        source->send_naks(ranges);
     }
     schedule_naks();
 }
 
-// ---- control channel -----------------------------------------------------------------------
-
-bool BackboneReceiver::queue_control(proto::FrameType type, const google::protobuf::MessageLite& message) {
-    if (!control_address_) return false;
-    const size_t size = proto::frame_bytes(message);
-    if (size > control_packet_.max_bytes() - proto::kPacketHeaderBytes) return false;
-    if (!control_packet_.fits(size)) flush_control();
-    control_packet_.add(type, message);
-    control_flush_.fire();
-    return true;
-}
-
-bool BackboneReceiver::request_image(const wire::v1::ImageRequest& request) {
-    if (!queue_control(proto::FrameType::kImageRequest, request)) return false;
+bool BackboneReceiver::request_image(uint16_t source, const wire::v1::ImageRequest& request) {
+    const auto it = sources_.find(source);
+    if (it == sources_.end() || !it->second->queue_control(proto::FrameType::kImageRequest, request)) return false;
     ++counters_.image_requests_sent;
     return true;
 }
 
-bool BackboneReceiver::query_directory() {
-    return queue_control(proto::FrameType::kDirectoryQuery, wire::v1::DirectoryQuery());
+bool BackboneReceiver::query_directory(uint16_t source) {
+    const auto it = sources_.find(source);
+    return it != sources_.end() &&
+           it->second->queue_control(proto::FrameType::kDirectoryQuery, wire::v1::DirectoryQuery());
 }
 
 void BackboneReceiver::flush_control() {
-    if (control_packet_.empty() || !control_address_) return;
-    const auto datagram = control_packet_.finish(proto::PacketType::kControl, recovery_.epoch(), 0);
-    if (control_send_loss_.drop()) {
-        ++counters_.injected_drops;
-    } else if (control_socket_.send_to(datagram, *control_address_)) {
-        ++counters_.control_packets_sent;
-    } else {
-        ++counters_.control_send_failures;
-    }
-    control_packet_.reset();
+    for (auto& [id, source] : sources_) source->flush_control();
 }
 
-void BackboneReceiver::send_rtt_probe() {
+void BackboneReceiver::send_rtt_probes() {
     wire::v1::RttProbe probe;
     probe.set_sent_time_ns(static_cast<uint64_t>(monotonic_ns()));
-    if (queue_control(proto::FrameType::kRttProbe, probe)) flush_control();
+    for (auto& [id, source] : sources_) {
+        if (source->queue_control(proto::FrameType::kRttProbe, probe)) source->flush_control();
+    }
 }
 
 void BackboneReceiver::on_control_readable(int, short, void* self) {
@@ -253,50 +362,45 @@ void BackboneReceiver::on_control_readable(int, short, void* self) {
     const int64_t now = monotonic_ns();
     for (size_t i = 0; i < n; ++i) {
         const auto datagram = receiver->control_batch_.datagram(i);
+        const sockaddr_in& from = receiver->control_batch_.source(i);
         proto::PacketHeader header;
         if (proto::decode_packet_header(datagram, header) != proto::PacketError::kNone ||
             header.type != proto::PacketType::kControlReply) {
-            receiver->drop_malformed(receiver->control_batch_.source(i), "bad control reply");
+            receiver->drop_malformed(from, "bad control reply");
             continue;
+        }
+        Source* source = nullptr;  // the echo comes from the source's control address
+        for (auto& [id, s] : receiver->sources_) {
+            if (s->control_address && s->control_address->sin_addr.s_addr == from.sin_addr.s_addr &&
+                s->control_address->sin_port == from.sin_port) {
+                source = s.get();
+            }
         }
         PacketMessageIterator messages(datagram, header, proto::kBackboneControlReplyTypes);
         proto::Frame frame;
         wire::v1::RttProbe echo;
-        while (messages.next(frame) == PacketMessageIterator::Result::kFrame) {
+        while (source && messages.next(frame) == PacketMessageIterator::Result::kFrame) {
             if (echo.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) &&
                 echo.sent_time_ns() != 0 && static_cast<int64_t>(echo.sent_time_ns()) <= now) {
                 const int64_t rtt = now - static_cast<int64_t>(echo.sent_time_ns());
                 receiver->round_trips_.record(rtt);
-                receiver->note_round_trip(rtt);
+                source->note_round_trip(rtt);
             }
         }
     }
 }
 
-// Smoothed like TCP's SRTT (1/8 gain); NAK retries wait at least two of them.
-void BackboneReceiver::note_round_trip(int64_t rtt_ns) {
-    smoothed_rtt_ns_ = smoothed_rtt_ns_ == 0 ? rtt_ns : smoothed_rtt_ns_ + (rtt_ns - smoothed_rtt_ns_) / 8;
-    recovery_.set_retry_floor(2 * smoothed_rtt_ns_);
-}
-
-// ---- silence -------------------------------------------------------------------------------
-
-void BackboneReceiver::heard_from_source(int64_t now) {
-    last_heard_ns_ = now;
-    if (!silent_) return;
-    silent_ = false;
-    log_->info("the distributor is heard again");
-    handler_.on_source_silent(false);
-}
-
 void BackboneReceiver::check_silence() {
-    if (silent_ || last_heard_ns_ == 0) return;
-    const int64_t quiet_ms = (monotonic_ns() - last_heard_ns_) / 1'000'000;
-    if (quiet_ms < settings_.source_silent_ms) return;
-    silent_ = true;
-    ++counters_.source_silences;
-    log_->warn("nothing from the distributor for {} ms: its items are suspect", quiet_ms);
-    handler_.on_source_silent(true);
+    const int64_t now = monotonic_ns();
+    for (auto& [id, source] : sources_) {
+        if (source->silent || source->last_heard_ns == 0) continue;
+        const int64_t quiet_ms = (now - source->last_heard_ns) / 1'000'000;
+        if (quiet_ms < settings_.source_silent_ms) continue;
+        source->silent = true;
+        ++counters_.source_silences;
+        log_->warn("nothing from distributor {} for {} ms: its items are suspect", id, quiet_ms);
+        handler_.on_source_silent(id, true);
+    }
 }
 
 }  // namespace mdcast::server

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/clock.h"
+#include "proto/source_ids.h"
 
 namespace mdcast::server {
 
@@ -23,7 +24,9 @@ std::string make_server_id(uint32_t instance) {
 
 BackboneReceiver::Settings receiver_settings(const ServerConfig& config) {
     BackboneReceiver::Settings settings;
-    settings.endpoint = config.multicast_endpoint();
+    settings.groups = multicast_endpoints(config.multicast_endpoint(), config.backbone_extra_groups,
+                                          "backbone.extra_groups");
+    settings.max_sources = config.backbone_max_sources;
     settings.receive_buffer_bytes = config.backbone_receive_buffer_bytes;
     settings.max_datagram_bytes = config.backbone_max_datagram_bytes;
     auto& r = settings.recovery;
@@ -188,7 +191,9 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
     }
     PendingImage* pending = nullptr;
     switch (pending_.add(service, name, PendingSubscriber{&client, snapshot, view}, pending)) {
-        case PendingRequests::AddResult::kFirst: return request_image_by_name(*pending);
+        case PendingRequests::AddResult::kFirst:
+            if (route_pending(*pending) == Route::kNoSuchService) close_unroutable({service, name});
+            return;
         case PendingRequests::AddResult::kJoined: return;
         case PendingRequests::AddResult::kLimitReached:
             return send_status(client, service, name, 0,
@@ -279,22 +284,30 @@ void Server::send_status(ClientSession& client, const std::string& service,
 
 // ---- backbone ------------------------------------------------------------------------------
 
-void Server::on_backbone_message(const proto::Frame& frame) {
+void Server::on_backbone_message(uint16_t source, const proto::Frame& frame) {
     switch (frame.type) {
-        case FrameType::kUpdate: return on_update(frame);
-        case FrameType::kRefresh: return on_refresh(frame);
-        case FrameType::kItemStatus: return on_item_status(frame);
-        case FrameType::kDirectory: return on_directory(frame);
+        case FrameType::kUpdate: return on_update(source, frame);
+        case FrameType::kRefresh: return on_refresh(source, frame);
+        case FrameType::kItemStatus: return on_item_status(source, frame);
+        case FrameType::kDirectory: return on_directory(source, frame);
         default: ++counters_.malformed_messages;
     }
 }
 
+// A distributor may only speak for its own items and services (ids carry its id).
+bool Server::foreign(uint16_t source, uint64_t item_id) {
+    if (item_id == 0 || proto::item_source(item_id) == source) return false;
+    ++counters_.foreign_messages;
+    return true;
+}
+
 // The hot path: parse once, merge once, then the same bytes to every subscriber.
-void Server::on_update(const proto::Frame& frame) {
+void Server::on_update(uint16_t source, const proto::Frame& frame) {
     if (!proto::decode_update(frame.body, update_)) {
         ++counters_.malformed_messages;
         return;
     }
+    if (foreign(source, update_.item_id)) return;
     ++counters_.updates_in;
     CachedItem* item = nullptr;
     switch (cache_.apply_update(update_, item)) {
@@ -326,13 +339,14 @@ void Server::on_update(const proto::Frame& frame) {
     }
 }
 
-void Server::on_refresh(const proto::Frame& frame) {
+void Server::on_refresh(uint16_t source, const proto::Frame& frame) {
     wire::Refresh refresh;
     if (!refresh.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) ||
         refresh.item_id() == 0 || refresh.item_name().empty()) {
         ++counters_.malformed_messages;
         return;
     }
+    if (foreign(source, refresh.item_id())) return;
     ++counters_.refreshes_in;
     CachedItem* item = nullptr;
     const auto outcome = cache_.apply_refresh(refresh, item);
@@ -363,12 +377,13 @@ void Server::serve_pending(const CachedItem& item) {
     }
 }
 
-void Server::on_item_status(const proto::Frame& frame) {
+void Server::on_item_status(uint16_t source, const proto::Frame& frame) {
     wire::ItemStatus status;
     if (!status.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
         ++counters_.malformed_messages;
         return;
     }
+    if (foreign(source, status.item_id())) return;
     ++counters_.statuses_in;
     CachedItem* item = nullptr;
     if (status.item_id() != 0 && cache_.apply_status(status, item) == ItemCache::Outcome::kApplied) {
@@ -403,14 +418,18 @@ void Server::drop_subscriptions(uint64_t item_id) {
     recovering_.erase(item_id);
 }
 
-void Server::on_directory(const proto::Frame& frame) {
+void Server::on_directory(uint16_t source, const proto::Frame& frame) {
     wire::Directory directory;
     if (!directory.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
         ++counters_.malformed_messages;
         return;
     }
-    directory_known_ = true;
+    sources_with_directory_.insert(source);
     for (const auto& info : directory.services()) {
+        if (proto::service_source(info.service_id()) != source) {
+            ++counters_.foreign_messages;
+            continue;
+        }
         const auto previous = directory_.find(info.service_id());
         const bool went_down = info.state() == wire::SERVICE_DOWN &&
                                (previous == directory_.end() || previous->second.state() == wire::SERVICE_UP);
@@ -427,6 +446,12 @@ void Server::on_directory(const proto::Frame& frame) {
             fan_out_status(item);
         });
     }
+    // Names that were waiting for a directory naming their service.
+    std::vector<PendingImage*> unsent;
+    for (PendingImage* pending : pending_.all()) {
+        if (pending->attempts == 0) unsent.push_back(pending);
+    }
+    route_pending(unsent);
 }
 
 void Server::mark_suspect_and_recover(CachedItem& item, wire::StatusCode code,
@@ -437,27 +462,32 @@ void Server::mark_suspect_and_recover(CachedItem& item, wire::StatusCode code,
     request_image_by_id(item);
 }
 
-void Server::on_backbone_unrecoverable(uint64_t from, uint64_t to) {
-    // Any item may have missed updates in what could not be repaired: every
-    // item goes suspect, subscribed ones are re-imaged.
+void Server::on_backbone_unrecoverable(uint16_t source, uint64_t from, uint64_t to) {
+    // Any item of that distributor may have missed updates in what could not be
+    // repaired: they all go suspect, subscribed ones are re-imaged.
     const std::string text = "backbone packets " + std::to_string(from) + ".." +
                              std::to_string(to - 1) + " lost";
     cache_.for_each([&](CachedItem& item) {
-        mark_suspect_and_recover(item, wire::STATUS_UNRECOVERABLE_LOSS, text);
+        if (proto::item_source(item.id) == source) {
+            mark_suspect_and_recover(item, wire::STATUS_UNRECOVERABLE_LOSS, text);
+        }
     });
 }
 
-void Server::on_source_reset(uint64_t previous_epoch, uint64_t epoch) {
-    directory_.clear();
-    directory_known_ = false;
-    recovering_.clear();
-    if (previous_epoch == 0) return;  // first join
+void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t epoch) {
+    std::erase_if(directory_, [&](const auto& entry) { return proto::service_source(entry.first) == source; });
+    sources_with_directory_.erase(source);
+    std::erase_if(recovering_, [&](uint64_t id) { return proto::item_source(id) == source; });
+    if (previous_epoch == 0) return;  // first heard
     // Item ids of the old epoch are void: tell subscribers, then wait for the
     // new source's images by name.
     const wire::Status reset = make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT,
                                            wire::STATUS_SOURCE_RESET,
                                            "the distributor restarted; waiting for a fresh image");
+    std::vector<uint64_t> void_ids;
     cache_.for_each([&](CachedItem& item) {
+        if (proto::item_source(item.id) != source) return;
+        void_ids.push_back(item.id);
         item.status = reset;
         fan_out_status(item);
         for (auto& group : subscriptions_.take(item.id)) {
@@ -477,15 +507,16 @@ void Server::on_source_reset(uint64_t previous_epoch, uint64_t epoch) {
             }
         }
     });
-    cache_.clear();
+    for (uint64_t id : void_ids) cache_.erase(id);
     for (PendingImage* pending : pending_.all()) pending->last_request_ns = 0;
-    log_->warn("source reset: epoch {:016x} -> {:016x}; {} item names waiting for new images",
-               previous_epoch, epoch, pending_.size());
+    log_->warn("distributor {} reset: epoch {:016x} -> {:016x}; {} item names waiting for new images",
+               source, previous_epoch, epoch, pending_.size());
 }
 
-void Server::on_source_silent(bool silent) {
+void Server::on_source_silent(uint16_t source, bool silent) {
     if (silent) {
         cache_.for_each([&](CachedItem& item) {
+            if (proto::item_source(item.id) != source) return;
             ItemCache::invalidate(item, wire::STATUS_SOURCE_DOWN,
                                   "no packets from the distributor for backbone.source_silent_ms");
             fan_out_status(item);
@@ -495,13 +526,13 @@ void Server::on_source_silent(bool silent) {
     // Heard again: nothing says what was missed while silent, so subscribed items
     // get fresh images.
     for (uint64_t id : subscriptions_.item_ids()) {
-        if (CachedItem* item = cache_.find(id)) request_image_by_id(*item);
+        CachedItem* item = cache_.find(id);
+        if (item && proto::item_source(id) == source) request_image_by_id(*item);
     }
 }
 
-void Server::on_control_ready() {
-    backbone_.query_directory();
-    for (PendingImage* pending : pending_.all()) request_image_by_name(*pending);
+void Server::on_control_ready(uint16_t source) {
+    backbone_.query_directory(source);  // pending names are routed when its directory arrives
 }
 
 void Server::request_image_by_id(CachedItem& item) {
@@ -509,17 +540,55 @@ void Server::request_image_by_id(CachedItem& item) {
     wire::ImageRequest request;
     request.set_item_id(item.id);
     request.set_service_id(item.service_id);
-    item.image_requested = backbone_.request_image(request);
+    item.image_requested = backbone_.request_image(proto::item_source(item.id), request);
 }
 
-void Server::request_image_by_name(PendingImage& pending) {
-    wire::ImageRequest request;
-    request.set_service_name(pending.service_name);
-    request.set_item_name(pending.item_name);
-    if (backbone_.request_image(request)) {
-        pending.last_request_ns = monotonic_ns();
-        ++pending.attempts;
+// The distributor whose directory lists `service`.
+std::optional<uint16_t> Server::service_source(const std::string& service) const {
+    for (const auto& [id, info] : directory_) {
+        if (info.name() == service) return proto::service_source(id);
     }
+    return std::nullopt;
+}
+
+// Sends the image request for a name to the distributor that has its service.
+// kNoSuchService when every distributor heard has sent its directory and none
+// lists the service (a recovering subscription keeps waiting instead).
+Server::Route Server::route_pending(PendingImage& pending) {
+    if (const auto source = service_source(pending.service_name)) {
+        wire::ImageRequest request;
+        request.set_service_name(pending.service_name);
+        request.set_item_name(pending.item_name);
+        if (backbone_.request_image(*source, request)) {
+            pending.last_request_ns = monotonic_ns();
+            ++pending.attempts;
+        }
+        return Route::kSent;
+    }
+    const auto heard = backbone_.sources();
+    const bool all_known = !heard.empty() && std::all_of(heard.begin(), heard.end(), [&](uint16_t s) {
+        return sources_with_directory_.contains(s);
+    });
+    return all_known && !pending.recovering ? Route::kNoSuchService : Route::kWaiting;
+}
+
+void Server::route_pending(const std::vector<PendingImage*>& entries) {
+    std::vector<std::pair<std::string, std::string>> unroutable;
+    for (PendingImage* pending : entries) {
+        if (route_pending(*pending) == Route::kNoSuchService) {
+            unroutable.emplace_back(pending->service_name, pending->item_name);
+        }
+    }
+    for (const auto& name : unroutable) close_unroutable(name);
+}
+
+void Server::close_unroutable(const std::pair<std::string, std::string>& name) {
+    wire::ItemStatus status;
+    status.set_service_name(name.first);
+    status.set_item_name(name.second);
+    *status.mutable_status() = make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_NOT_FOUND,
+                                           "no such service");
+    answer_pending(status);
 }
 
 // ---- housekeeping --------------------------------------------------------------------------
@@ -528,7 +597,11 @@ void Server::on_housekeeping() {
     const int64_t now = monotonic_ns();
     check_client_timeouts(now);
     retry_image_requests(now);
-    if (backbone_.control_ready() && !directory_known_) backbone_.query_directory();
+    for (uint16_t source : backbone_.sources()) {
+        if (backbone_.control_ready(source) && !sources_with_directory_.contains(source)) {
+            backbone_.query_directory(source);
+        }
+    }
     if (now - last_counter_log_ns_ >= 10'000'000'000) {
         last_counter_log_ns_ = now;
         log_counters(spdlog::level::debug);
@@ -550,9 +623,9 @@ void Server::check_client_timeouts(int64_t now) {
 }
 
 void Server::retry_image_requests(int64_t now) {
-    if (!backbone_.control_ready()) return;
     const int64_t timeout = int64_t{config_.backbone_image_request_timeout_ms} * 1'000'000;
-    for (PendingImage* pending : pending_.overdue(now, timeout)) {
+    const auto overdue = pending_.overdue(now, timeout);
+    for (PendingImage* pending : overdue) {
         if (pending->attempts >= 2 && !pending->told_recovering) {
             pending->told_recovering = true;
             const auto status = make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT,
@@ -562,8 +635,8 @@ void Server::retry_image_requests(int64_t now) {
                 send_status(*waiting.client, pending->service_name, pending->item_name, 0, status);
             }
         }
-        request_image_by_name(*pending);
     }
+    route_pending(overdue);
     if (now - last_recovery_request_ns_ < timeout) return;
     last_recovery_request_ns_ = now;
     for (uint64_t id : recovering_) {
@@ -571,27 +644,29 @@ void Server::retry_image_requests(int64_t now) {
             wire::ImageRequest request;
             request.set_item_id(item->id);
             request.set_service_id(item->service_id);
-            backbone_.request_image(request);
+            backbone_.request_image(proto::item_source(id), request);
         }
     }
 }
 
 void Server::log_counters(spdlog::level::level_enum level) {
     const auto& b = backbone_.counters();
-    const auto& r = backbone_.recovery_counters();
+    const auto r = backbone_.recovery_counters();
     const auto& c = counters_;
     const auto& repair = backbone_.repair_times();
     log_->log(level,
               "clients={} items={} subscribed_items={} pending={} in: packets={} messages={} "
               "refreshes={} updates={} statuses={} heartbeats={} malformed_packets={} "
-              "malformed_messages={} item_gaps={} dropped={} kernel_drops={} injected_drops={} "
+              "malformed_messages={} foreign_messages={} foreign_sources={} item_gaps={} dropped={} "
+              "kernel_drops={} injected_drops={} "
               "backbone: gaps={} missing={} repaired={} repairs_received={} duplicates={} "
               "out_of_order={} naks={} nak_sequences={} unrecoverable={} epoch_changes={} "
               "repair_us_p50={:.1f} repair_us_p99={:.1f} rtt_us_p50={:.1f} "
               "out: refreshes={} updates={} statuses={} slow_consumers={} refused={} flush_rounds={}",
               clients_.size(), cache_.size(), subscriptions_.item_count(), pending_.size(),
               b.packets_received, b.messages_received, c.refreshes_in, c.updates_in, c.statuses_in,
-              b.heartbeats_received, b.malformed_packets, c.malformed_messages, c.item_gaps,
+              b.heartbeats_received, b.malformed_packets, c.malformed_messages, c.foreign_messages,
+              b.foreign_sources, c.item_gaps,
               c.updates_dropped, backbone_.kernel_drops(), b.injected_drops, r.gaps,
               r.missing_detected, r.repaired, b.repairs_received, r.duplicates, r.out_of_order,
               r.naks_sent, r.nak_sequences, r.unrecoverable, r.epoch_changes,

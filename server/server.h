@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -32,6 +34,7 @@ struct ServerCounters {
     uint64_t updates_in = 0;
     uint64_t statuses_in = 0;
     uint64_t malformed_messages = 0;
+    uint64_t foreign_messages = 0;  // a distributor speaking for another's items: dropped
     uint64_t updates_dropped = 0;  // stale, no image, unknown item
     uint64_t item_gaps = 0;
     uint64_t refreshes_out = 0;
@@ -53,11 +56,11 @@ public:
     void shutdown(const std::string& why);
     uint16_t client_port() const { return listener_.port(); }
 
-    void on_backbone_message(const proto::Frame& frame) override;
-    void on_backbone_unrecoverable(uint64_t from, uint64_t to) override;
-    void on_source_reset(uint64_t previous_epoch, uint64_t epoch) override;
-    void on_control_ready() override;
-    void on_source_silent(bool silent) override;
+    void on_backbone_message(uint16_t source, const proto::Frame& frame) override;
+    void on_backbone_unrecoverable(uint16_t source, uint64_t from, uint64_t to) override;
+    void on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t epoch) override;
+    void on_control_ready(uint16_t source) override;
+    void on_source_silent(uint16_t source, bool silent) override;
 
     void on_subscribe(ClientSession& client, const wire::Subscribe& request) override;
     void on_unsubscribe(ClientSession& client, uint64_t item_id) override;
@@ -68,10 +71,13 @@ private:
     using Subscriptions = SubscriptionTable<ClientSession>;
 
     void on_accept(int fd, std::string peer);
-    void on_refresh(const proto::Frame& frame);
-    void on_update(const proto::Frame& frame);
-    void on_item_status(const proto::Frame& frame);
-    void on_directory(const proto::Frame& frame);
+    enum class Route { kSent, kWaiting, kNoSuchService };
+
+    bool foreign(uint16_t source, uint64_t item_id);
+    void on_refresh(uint16_t source, const proto::Frame& frame);
+    void on_update(uint16_t source, const proto::Frame& frame);
+    void on_item_status(uint16_t source, const proto::Frame& frame);
+    void on_directory(uint16_t source, const proto::Frame& frame);
 
     void subscribe_one(ClientSession& client, const std::string& service, const std::string& name,
                        bool snapshot, const std::vector<uint32_t>& view);
@@ -88,7 +94,10 @@ private:
     void answer_pending(const wire::ItemStatus& status);
     void mark_suspect_and_recover(CachedItem& item, wire::StatusCode code, const std::string& text);
     void request_image_by_id(CachedItem& item);
-    void request_image_by_name(PendingImage& pending);
+    std::optional<uint16_t> service_source(const std::string& service) const;
+    Route route_pending(PendingImage& pending);
+    void route_pending(const std::vector<PendingImage*>& entries);
+    void close_unroutable(const std::pair<std::string, std::string>& name);
 
     void on_housekeeping();
     void check_client_timeouts(int64_t now);
@@ -107,7 +116,7 @@ private:
     std::unordered_set<uint64_t> recovering_;  // subscribed items waiting for an image
     int64_t last_recovery_request_ns_ = 0;
     std::unordered_map<uint32_t, wire::ServiceInfo> directory_;
-    bool directory_known_ = false;
+    std::set<uint16_t> sources_with_directory_;
     BackboneReceiver backbone_;
     TcpListener listener_;
     std::unordered_map<uint64_t, std::unique_ptr<ClientSession>> clients_;

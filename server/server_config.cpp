@@ -57,6 +57,12 @@ void add_backbone_keys(config::Schema<ServerConfig>& s) {
     s.integer<uint32_t>("backbone.image_request_timeout_ms",
                         &C::backbone_image_request_timeout_ms, 1000, 10, 60000,
                         "Resend an unanswered image request after this long.");
+    s.string_list("backbone.extra_groups", &C::backbone_extra_groups, {},
+                  "More GROUP:PORT groups to join: other distributors' backbones, or the same "
+                  "distributor's redundant paths (the first copy of each packet wins).");
+    s.integer<uint32_t>("backbone.max_sources", &C::backbone_max_sources, 16, 1, 1024,
+                        "Distributors (by distributor.id) tracked at once; packets from more are "
+                        "dropped and counted.");
     s.integer<uint32_t>("backbone.nak_backoff_min_us", &C::backbone_nak_backoff_min_us, 50, 0,
                         1000000,
                         "A missing packet is NAKed after a random wait in [min, max]: it covers "

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/config_schema.h"
 #include "common/udp_socket.h"
@@ -36,6 +37,8 @@ struct ServerConfig {
     uint32_t backbone_receive_buffer_bytes = 0;
     uint32_t backbone_max_datagram_bytes = 0;
     uint32_t backbone_image_request_timeout_ms = 0;
+    std::vector<std::string> backbone_extra_groups;
+    uint32_t backbone_max_sources = 0;
     uint32_t backbone_nak_backoff_min_us = 0;
     uint32_t backbone_nak_backoff_max_us = 0;
     uint32_t backbone_nak_retry_us = 0;

@@ -1,6 +1,7 @@
 // Tests for distributor/item_registry.h: service ownership, id assignment, the
 // max_services and max_items limits, and the directory.
 #include "distributor/item_registry.h"
+#include "proto/source_ids.h"
 
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -29,7 +30,7 @@ ServiceEntry* announce_ok(ItemRegistry& registry, const std::string& name, uint6
 }  // namespace
 
 TEST_CASE("announce creates services with ids from 1", "[item_registry]") {
-    ItemRegistry registry(10, 100);
+    ItemRegistry registry(0, 10, 100);
     ServiceEntry* a = announce_ok(registry, "FEED_A", kSessionA);
     ServiceEntry* b = announce_ok(registry, "FEED_B", kSessionA, wire::SERVICE_INTERACTIVE);
     CHECK(a->id == 1);
@@ -50,7 +51,7 @@ TEST_CASE("announce creates services with ids from 1", "[item_registry]") {
 }
 
 TEST_CASE("the same publisher may announce again", "[item_registry]") {
-    ItemRegistry registry(10, 100);
+    ItemRegistry registry(0, 10, 100);
     ServiceEntry* first = announce_ok(registry, "FEED", kSessionA);
     ServiceEntry* again = announce_ok(registry, "FEED", kSessionA, wire::SERVICE_INTERACTIVE);
     CHECK(again == first);
@@ -60,7 +61,7 @@ TEST_CASE("the same publisher may announce again", "[item_registry]") {
 }
 
 TEST_CASE("another publisher is refused while the service is owned", "[item_registry]") {
-    ItemRegistry registry(10, 100);
+    ItemRegistry registry(0, 10, 100);
     ServiceEntry* owned = announce_ok(registry, "FEED", kSessionA);
     ServiceEntry* out = nullptr;
     CHECK(registry.announce("FEED", wire::SERVICE_INTERACTIVE, kSessionB, out) ==
@@ -72,7 +73,7 @@ TEST_CASE("another publisher is refused while the service is owned", "[item_regi
 }
 
 TEST_CASE("release marks services down and allows a takeover", "[item_registry]") {
-    ItemRegistry registry(10, 100);
+    ItemRegistry registry(0, 10, 100);
     ServiceEntry* feed = announce_ok(registry, "FEED", kSessionA);
     ServiceEntry* other = announce_ok(registry, "OTHER", kSessionB);
     ServiceEntry* second = announce_ok(registry, "FEED2", kSessionA);
@@ -98,7 +99,7 @@ TEST_CASE("release marks services down and allows a takeover", "[item_registry]"
 }
 
 TEST_CASE("max_services refuses new services", "[item_registry]") {
-    ItemRegistry registry(2, 100);
+    ItemRegistry registry(0, 2, 100);
     announce_ok(registry, "S1", kSessionA);
     announce_ok(registry, "S2", kSessionA);
     ServiceEntry* out = nullptr;
@@ -114,7 +115,7 @@ TEST_CASE("max_services refuses new services", "[item_registry]") {
 }
 
 TEST_CASE("register_item assigns stable ids", "[item_registry]") {
-    ItemRegistry registry(10, 100);
+    ItemRegistry registry(0, 10, 100);
     const uint32_t svc = announce_ok(registry, "FEED", kSessionA)->id;
     ItemEntry* a = registry.register_item(svc, "A");
     ItemEntry* b = registry.register_item(svc, "B");
@@ -142,7 +143,7 @@ TEST_CASE("register_item assigns stable ids", "[item_registry]") {
 }
 
 TEST_CASE("the same name in different services gets distinct ids", "[item_registry]") {
-    ItemRegistry registry(10, 100);
+    ItemRegistry registry(0, 10, 100);
     const uint32_t s1 = announce_ok(registry, "FEED1", kSessionA)->id;
     const uint32_t s2 = announce_ok(registry, "FEED2", kSessionB)->id;
     ItemEntry* one = registry.register_item(s1, "VOD.L");
@@ -158,7 +159,7 @@ TEST_CASE("the same name in different services gets distinct ids", "[item_regist
 }
 
 TEST_CASE("service and item name keys do not collide", "[item_registry]") {
-    ItemRegistry registry(20, 100);
+    ItemRegistry registry(0, 20, 100);
     for (int i = 1; i <= 12; ++i) announce_ok(registry, "S" + std::to_string(i), kSessionA);
     // service 1 + "2X" and service 12 + "X" must be different items.
     ItemEntry* a = registry.register_item(1, "2X");
@@ -169,7 +170,7 @@ TEST_CASE("service and item name keys do not collide", "[item_registry]") {
 }
 
 TEST_CASE("max_items refuses new items but returns existing ones", "[item_registry]") {
-    ItemRegistry registry(10, 3);
+    ItemRegistry registry(0, 10, 3);
     const uint32_t svc = announce_ok(registry, "FEED", kSessionA)->id;
     for (const char* name : {"A", "B", "C"}) REQUIRE(registry.register_item(svc, name) != nullptr);
     CHECK(registry.register_item(svc, "D") == nullptr);
@@ -186,7 +187,7 @@ TEST_CASE("max_items refuses new items but returns existing ones", "[item_regist
 }
 
 TEST_CASE("an item in an unknown service is refused", "[item_registry]") {
-    ItemRegistry registry(10, 100);
+    ItemRegistry registry(0, 10, 100);
     CHECK(registry.register_item(1, "A") == nullptr);
     announce_ok(registry, "FEED", kSessionA);
     CHECK(registry.register_item(0, "A") == nullptr);
@@ -195,7 +196,7 @@ TEST_CASE("an item in an unknown service is refused", "[item_registry]") {
 }
 
 TEST_CASE("mark_service_items_suspect affects only that service", "[item_registry]") {
-    ItemRegistry registry(10, 100);
+    ItemRegistry registry(0, 10, 100);
     const uint32_t s1 = announce_ok(registry, "FEED1", kSessionA)->id;
     const uint32_t s2 = announce_ok(registry, "FEED2", kSessionB)->id;
     ItemEntry* a = registry.register_item(s1, "A");
@@ -214,7 +215,7 @@ TEST_CASE("mark_service_items_suspect affects only that service", "[item_registr
 }
 
 TEST_CASE("directory lists every service with its state and item count", "[item_registry]") {
-    ItemRegistry registry(10, 100);
+    ItemRegistry registry(0, 10, 100);
     CHECK(registry.directory().services_size() == 0);
     const uint32_t s1 = announce_ok(registry, "FEED1", kSessionA)->id;
     announce_ok(registry, "FEED2", kSessionB, wire::SERVICE_INTERACTIVE);
@@ -236,4 +237,19 @@ TEST_CASE("directory lists every service with its state and item count", "[item_
     CHECK(second.state() == wire::SERVICE_DOWN);
     CHECK(second.mode() == wire::SERVICE_INTERACTIVE);
     CHECK(second.item_count() == 0);
+}
+
+TEST_CASE("ids carry the distributor id in their top bits", "[item_registry]") {
+    ItemRegistry registry(7, 10, 100);
+    ServiceEntry* service = nullptr;
+    REQUIRE(registry.announce("FEED", mdcast::wire::v1::SERVICE_BROADCAST, 1, service) ==
+            ItemRegistry::AnnounceResult::kAccepted);
+    CHECK(service->id == (7u << 16 | 1));
+    CHECK(mdcast::proto::service_source(service->id) == 7);
+    ItemEntry* item = registry.register_item(service->id, "VOD.L");
+    REQUIRE(item != nullptr);
+    CHECK(item->id == (uint64_t{7} << 40 | 1));
+    CHECK(mdcast::proto::item_source(item->id) == 7);
+    CHECK(registry.service(1) == nullptr);  // another distributor's service number 1
+    CHECK(registry.service(service->id) == service);
 }
