@@ -19,6 +19,13 @@ public:
     bool done() const { return p_ == end_; }
 
     bool varint(uint64_t& value) {
+        if (p_ < end_ && *p_ < 0x80) {  // tags, field ids and small values: one byte
+            value = *p_++;
+            return true;
+        }
+        return varint_slow(value);
+    }
+    [[gnu::noinline]] bool varint_slow(uint64_t& value) {
         value = 0;
         for (int shift = 0; shift < 64 && p_ < end_; shift += 7) {
             const uint8_t byte = *p_++;
@@ -72,6 +79,11 @@ private:
 // send an update every client's protobuf parser refuses.
 bool valid_utf8(std::span<const uint8_t> s) {
     size_t i = 0;
+    // ASCII eight bytes at a time: the common case for instrument names and text fields.
+    for (uint64_t word; i + 8 <= s.size(); i += 8) {
+        std::memcpy(&word, s.data() + i, 8);
+        if (word & 0x8080808080808080ull) break;
+    }
     while (i < s.size()) {
         const uint8_t c = s[i];
         if (c < 0x80) {

@@ -2,9 +2,11 @@
 # Measures the backbone alone on this host: distributor -> multicast -> one
 # server (no clients), fed by mdcast-source at RATE updates/s for SECONDS.
 # Prints messages/s and datagrams/s received by the server, messages per
-# datagram, and with LOSS (e.g. 0.01) the repair figures: NAKs per lost packet,
+# datagram, CPU-seconds per million messages of the distributor and the server,
+# and with LOSS (e.g. 0.01) the repair figures: NAKs per lost packet,
 # repairs sent per lost packet, repair time p50/p99.
-# Usage: tools/measure-backbone.sh BUILD_DIR   (env: RATE, SECONDS_TO_RUN, ITEMS, LOSS, UPDATE_BYTES)
+# Usage: tools/measure-backbone.sh BUILD_DIR
+#   env: RATE, SECONDS_TO_RUN, ITEMS, LOSS, UPDATE_BYTES, MAX_DATAGRAM_BYTES (1400; 8972 = jumbo)
 set -euo pipefail
 
 build=${1:?usage: $0 BUILD_DIR}
@@ -25,7 +27,7 @@ pub=$(port); cli=$(port); udp=$(port)
 group="239.255.$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))"
 cat >"$work/d.yaml" <<EOC
 publishers: {port: $pub}
-backbone: {group: $group, port: $udp}
+backbone: {group: $group, port: $udp, max_datagram_bytes: ${MAX_DATAGRAM_BYTES:-1400}}
 testing: {loss: {send_rate: $loss, seed: 7}}
 EOC
 cat >"$work/s.yaml" <<EOC
@@ -40,6 +42,8 @@ extra=()
 timeout $((seconds + 30)) "$build/tools/mdcast-source" --distributor 127.0.0.1:$pub --items "$items" \
     --rate "$rate" --duration "$seconds" --no-stamp "${extra[@]}" >"$work/src.log" 2>&1 || true
 sleep 0.5
+cpu() { awk '{printf "%.3f", ($14 + $15) / '"$(getconf CLK_TCK)"'}' "/proc/$1/stat"; }
+echo "$(cpu "${pids[0]}") $(cpu "$server")" >"$work/cpu"
 kill -TERM "$server"; wait "$server" || true
 kill -TERM "${pids[0]}"; wait "${pids[0]}" || true
 pids=()
@@ -59,6 +63,10 @@ print(f"server: {s['messages']:.0f} messages in {s['packets']:.0f} packets: "
       f"{s['messages']/elapsed:,.0f} messages/s, {s['packets']/elapsed:,.0f} datagrams/s, "
       f"{s['messages']/max(1, s['packets']):.1f} messages/datagram, {d['bytes']/max(1, d['messages']):.1f} bytes/message on the wire")
 print(f"kernel drops {s['kernel_drops']:.0f}, unrecoverable {s['unrecoverable']:.0f}")
+dcpu, scpu = (float(x) for x in open(f"{work}/cpu").read().split())
+million = s["messages"] / 1e6
+print(f"CPU: distributor {dcpu:.2f} s ({dcpu / million:.3f} CPU-s per million messages), "
+      f"server {scpu:.2f} s ({scpu / million:.3f} CPU-s per million)")
 lost = d["injected_drops"]
 if lost:
     print(f"loss: {lost:.0f} packets dropped on send; server NAKed {s['nak_sequences']:.0f} sequences "
