@@ -4,7 +4,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from bench_stack import Stack, coalescing_us
+from bench_stack import Stack, coalescing_us, machine_cpu_times
 
 # The stop rule: a mean latency over 10 ms, on top of what the profile's coalescing adds by design.
 MEAN_LIMIT_US = 10_000
@@ -95,12 +95,20 @@ def _run(point, stack, log_dir):
     time.sleep(point.warmup_s)
     everyone = stack.processes
     window_start = time.monotonic()
+    machine_start = machine_cpu_times()
     for p in everyone:
         p.mark_cpu("start")
     time.sleep(max(0.1, point.seconds - 0.3))
     for p in everyone:
         p.mark_cpu("end")
+    machine_end = machine_cpu_times()
     window = time.monotonic() - window_start
+    total = machine_end[2] - machine_start[2]
+    if total > 0:
+        # All cores together, 100 % = every core busy; softirq is loopback network work that
+        # no process's own CPU time shows.
+        point.result["machine_cpu_percent"] = 100.0 * (machine_end[0] - machine_start[0]) / total
+        point.result["softirq_percent"] = 100.0 * (machine_end[1] - machine_start[1]) / total
     for client, _, _ in clients:
         client.wait(timeout=point.seconds + 30)
     source.terminate()  # it was given slack to outlast the clients; its summary covers the whole run

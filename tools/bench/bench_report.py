@@ -29,7 +29,8 @@ def verdict(point):
 LATENCY_COLUMNS = ["profile", "rate", "update_bytes", "sent_per_s", "received_per_s", "points", "mean_us",
                    "stddev_us", "min_us", "p50_us", "p90_us", "p99_us", "p99_9_us", "p99_99_us", "max_us",
                    "startup_mean_us", "startup_max_us", "images_per_s", "source_cpu_percent",
-                   "distributor_cpu_percent", "server_cpu_percent", "client_cpu_percent", "passed", "failures"]
+                   "distributor_cpu_percent", "server_cpu_percent", "client_cpu_percent", "machine_cpu_percent",
+                   "softirq_percent", "passed", "failures"]
 
 
 def latency_row(p):
@@ -45,7 +46,8 @@ def latency_row(p):
             "max_us": lat.get("max"), "startup_mean_us": start.get("mean"), "startup_max_us": start.get("max"),
             "images_per_s": r.get("images_per_s"), "source_cpu_percent": cpu.get("source"),
             "distributor_cpu_percent": cpu.get("distributor"), "server_cpu_percent": r.get("server_cpu_percent"),
-            "client_cpu_percent": _sum_clients(cpu), "passed": r.get("passed"),
+            "client_cpu_percent": _sum_clients(cpu), "machine_cpu_percent": r.get("machine_cpu_percent"),
+            "softirq_percent": r.get("softirq_percent"), "passed": r.get("passed"),
             "failures": "; ".join(r.get("failures", []))}
 
 
@@ -82,7 +84,8 @@ def latency_markdown(points, profile):
 
 FANOUT_COLUMNS = ["profile", "servers", "connections", "rate", "inbound_per_s", "outbound_per_s",
                   "server_cpu_percent", "updates_per_server_cpu_s", "distributor_cpu_percent",
-                  "source_cpu_percent", "client_cpu_percent", "mean_us", "p99_us", "max_us", "passed", "failures"]
+                  "source_cpu_percent", "client_cpu_percent", "machine_cpu_percent", "softirq_percent",
+                  "mean_us", "p99_us", "max_us", "passed", "failures"]
 
 
 def fanout_row(p):
@@ -94,21 +97,24 @@ def fanout_row(p):
             "server_cpu_percent": r.get("server_cpu_percent"),
             "updates_per_server_cpu_s": r.get("updates_per_server_cpu_s"),
             "distributor_cpu_percent": cpu.get("distributor"), "source_cpu_percent": cpu.get("source"),
-            "client_cpu_percent": _sum_clients(cpu), "mean_us": lat.get("mean"),
+            "client_cpu_percent": _sum_clients(cpu), "machine_cpu_percent": r.get("machine_cpu_percent"),
+            "softirq_percent": r.get("softirq_percent"), "mean_us": lat.get("mean"),
             "p99_us": lat.get("p99"), "max_us": lat.get("max"), "passed": r.get("passed"),
             "failures": "; ".join(r.get("failures", []))}
 
 
 def fanout_markdown(points):
     out = ["| servers | connections | target in/s | inbound updates/s | outbound updates/s | server CPU % "
-           "| out per server CPU-s | distributor CPU % | source CPU % | clients CPU % | mean latency ms | result |",
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+           "| out per server CPU-s | distributor CPU % | source CPU % | clients CPU % | machine CPU % (softirq) "
+           "| mean latency ms | result |",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for p in points:
         row = fanout_row(p)
         out.append(f"| {p.servers} | {p.connections} | {rate_text(p.rate)} | {num(row['inbound_per_s'])} "
                    f"| {num(row['outbound_per_s'])} | {num(row['server_cpu_percent'])} "
                    f"| {num(row['updates_per_server_cpu_s'])} | {num(row['distributor_cpu_percent'])} "
                    f"| {num(row['source_cpu_percent'])} | {num(row['client_cpu_percent'])} "
+                   f"| {num(row['machine_cpu_percent'])} ({num(row['softirq_percent'])}) "
                    f"| {ms(row['mean_us'])} | {verdict(p)} |")
     out += ["", "Best sustained (no loss, no growing lag), ours beside the seed's Table 1 (Producer 50/50):", "",
             "| system | inbound updates/s | outbound updates/s |", "|---|---:|---:|"]
@@ -221,16 +227,21 @@ def draw_charts(out_dir, latency_points, fanout_points, size_points):
 
 
 def _histogram_chart(plt, out_dir, points):
-    pts = [p for p in points if p.profile == "latency" and (p.result.get("latency") or {}).get("histogram_10us")]
+    """The 10 µs histograms of the passing latency-profile points, up to 1 ms."""
+    pts = [p for p in points if p.profile == "latency" and p.result.get("passed")
+           and (p.result.get("latency") or {}).get("histogram_10us")]
     if not pts:
         return []
     fig, ax = plt.subplots(figsize=(8, 5))
+    top = 0.0
     for p in pts[:6]:
         buckets = p.result["latency"]["histogram_10us"]
         total = sum(c for _, c in buckets)
-        ax.step([b for b, _ in buckets], [100.0 * c / total for _, c in buckets], where="post",
-                label=f"{p.rate:,}/s")
+        shown = [(b, 100.0 * c / total) for b, c in buckets if b < 1000]
+        top = max([top] + [share for _, share in shown])
+        ax.step([b for b, _ in shown], [share for _, share in shown], where="post", label=f"{p.rate:,}/s")
     ax.set_xlim(0, 1000)
+    ax.set_ylim(0, top * 1.1 or 1)
     return _finish(plt, fig, ax, os.path.join(out_dir, "histograms.png"),
                    ("latency µs (10 µs buckets)", "% of updates",
                     "Latency histograms, latency profile (as the seed's Figures 3-5 to 3-8)"))

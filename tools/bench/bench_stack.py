@@ -98,6 +98,15 @@ def cpu_seconds(pid):
         return None
 
 
+def machine_cpu_times():
+    """(busy, softirq, total) jiffies of all CPUs from /proc/stat."""
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    user, nice, system, idle, iowait, irq, softirq, steal = (values + [0] * 8)[:8]
+    total = user + nice + system + idle + iowait + irq + softirq + steal
+    return total - idle - iowait, softirq, total
+
+
 class Process:
     def __init__(self, name, argv, log_dir, commands):
         self.name = name

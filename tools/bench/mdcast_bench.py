@@ -77,6 +77,7 @@ def ints(text):
 class Runner:
     def __init__(self, args):
         self.args = args
+        self.load_before = os.getloadavg()
         self.bin = binaries(os.path.abspath(args.build_dir))
         self.profiles = os.path.join(os.path.abspath(args.source_dir), "etc/profiles")
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -204,8 +205,11 @@ def write_report(runner, args, command):
              "| cores | CPU model | kernel | memory | OS |", "|---:|---|---|---|---|",
              f"| {m['cores']} | {m['cpu']} | {m['kernel']} | {m['memory']} | {m['os']} |", "",
              "All processes run on this one machine over loopback, multicast in local mode (interface "
-             "127.0.0.1, TTL 0), no CPU pinning or real-time priority. The seed's figures come from "
-             "other hardware and are shown for scale, labelled with it:", "",
+             "127.0.0.1, TTL 0), no CPU pinning or real-time priority. Load average (1, 5, 15 min) before "
+             f"the run: {', '.join(f'{x:.2f}' for x in runner.load_before)}; after: "
+             f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} (anything else running on the machine "
+             "competes with the stack). The seed's figures come from other hardware and are shown for "
+             "scale, labelled with it:", "",
              f"- RMDS: {seed.RMDS_HARDWARE}.",
              f"- LBM: {seed.LBM_HARDWARE}.", "",
              "## Command", "", "```sh", command, "```", "",
@@ -233,20 +237,22 @@ def write_report(runner, args, command):
         lines += ["Start-up (excluded above), image retrieval, and CPU % of one core per process in the "
                   "steady window:", "",
                   "| profile | updates/s | start-up mean ms | start-up max ms | images/s | source % "
-                  "| distributor % | server % | client % |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  "| distributor % | server % | client % | machine % (softirq) |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for p in lat:
             row = report.latency_row(p)
             lines.append(f"| {p.profile} | {p.rate:,} | {report.ms(row['startup_mean_us'])} "
                          f"| {report.ms(row['startup_max_us'])} | {report.num(row['images_per_s'])} "
                          f"| {report.num(row['source_cpu_percent'])} | {report.num(row['distributor_cpu_percent'])} "
-                         f"| {report.num(row['server_cpu_percent'])} | {report.num(row['client_cpu_percent'])} |")
+                         f"| {report.num(row['server_cpu_percent'])} | {report.num(row['client_cpu_percent'])} "
+                         f"| {report.num(row['machine_cpu_percent'])} ({report.num(row['softirq_percent'])}) |")
         lines.append("")
     if fan:
         lines += ["## Fanout (seed Table 1, \"Producer 50/50\")", "",
                   "1,000 items, every connection subscribed to every item, throughput profile, connections "
                   "spread over the client processes and round-robin over the server instances. CPU % is of "
-                  "one core over the steady window.", ""]
+                  "one core over the steady window; machine CPU % is of all cores together, with the share "
+                  "spent in softirq (loopback network processing no process's own time shows) in brackets.", ""]
         lines += report.fanout_markdown(fan)
     if siz:
         lines += ["## Latency against update size (the LBM tables)", "",
