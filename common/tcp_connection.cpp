@@ -76,12 +76,16 @@ TcpConnection::TcpConnection(EventLoop& loop, FlushScheduler& flusher, int fd, u
       read_event_(event_new(loop.base(), fd, EV_READ | EV_PERSIST, &on_readable, this)),
       write_event_(event_new(loop.base(), fd, EV_WRITE | EV_PERSIST, &on_writable, this)) {
     evutil_make_socket_nonblocking(fd_);
-    const int one = 1;
-    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    const int nodelay = limits_.tcp_nodelay ? 1 : 0;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
+    if (limits_.send_buffer_bytes > 0) {
+        setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &limits_.send_buffer_bytes, sizeof limits_.send_buffer_bytes);
+    }
     last_input_ns_ = monotonic_ns();
 }
 
 TcpConnection::~TcpConnection() {
+    if (limits_.pool) limits_.pool->on_change(queued_bytes(), 0);
     flusher_.cancel(*this);
     event_free(read_event_);
     event_free(write_event_);
@@ -105,10 +109,31 @@ void TcpConnection::resume_reading() {
 
 size_t TcpConnection::queued_bytes() const { return evbuffer_get_length(output_); }
 
+bool TcpConnection::enqueue_allowed(size_t bytes) const {
+    const size_t queued = queued_bytes();
+    if (limits_.pool) return limits_.pool->admit(queued, bytes);
+    return queued + bytes <= limits_.max_output_bytes;
+}
+
+bool TcpConnection::can_queue(size_t bytes) const { return fd_ >= 0 && enqueue_allowed(bytes); }
+
+// Keeps the shared pool and the drain watermark in step with the queue.
+void TcpConnection::queue_changed(size_t before) {
+    const size_t after = queued_bytes();
+    if (limits_.pool) limits_.pool->on_change(before, after);
+    if (after > low_watermark_) {
+        above_watermark_ = true;
+    } else if (above_watermark_ && after < before) {
+        above_watermark_ = false;
+        handler_.on_output_drained(*this);
+    }
+}
+
 bool TcpConnection::send_frame(std::span<const uint8_t> frame) {
-    if (fd_ < 0) return false;
-    if (queued_bytes() + frame.size() > limits_.max_output_bytes) return false;
+    if (fd_ < 0 || !enqueue_allowed(frame.size())) return false;
+    const size_t before = queued_bytes();
     evbuffer_add(output_, frame.data(), frame.size());
+    queue_changed(before);
     flusher_.schedule(*this);
     return true;
 }
@@ -116,12 +141,14 @@ bool TcpConnection::send_frame(std::span<const uint8_t> frame) {
 bool TcpConnection::send(proto::FrameType type, const google::protobuf::MessageLite& message) {
     if (fd_ < 0) return false;
     const size_t size = proto::frame_bytes(message);
-    if (queued_bytes() + size > limits_.max_output_bytes) return false;
+    if (!enqueue_allowed(size)) return false;
+    const size_t before = queued_bytes();
     evbuffer_iovec vec;
     if (evbuffer_reserve_space(output_, static_cast<ev_ssize_t>(size), &vec, 1) < 1) return false;
     proto::encode_frame(type, message, static_cast<uint8_t*>(vec.iov_base));
     vec.iov_len = size;
     evbuffer_commit_space(output_, &vec, 1);
+    queue_changed(before);
     flusher_.schedule(*this);
     return true;
 }
@@ -133,10 +160,13 @@ void TcpConnection::flush() {
 
 void TcpConnection::write_some() {
     while (evbuffer_get_length(output_) > 0) {
+        const size_t before = queued_bytes();
         const int written = evbuffer_write(output_, fd_);
         if (written > 0) {
             bytes_out_ += static_cast<uint64_t>(written);
             ++writes_;
+            queue_changed(before);
+            if (fd_ < 0) return;  // the drain handler closed us
             continue;
         }
         if (written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
@@ -206,6 +236,7 @@ bool TcpConnection::deliver_frames() {
 
 void TcpConnection::close(CloseReason reason, const std::string& text) {
     if (fd_ < 0) return;
+    const size_t accounted = queued_bytes();  // what the pool holds for us
     const auto code = close_reason_wire(reason);
     if (code != wire::v1::CLOSE_REASON_UNSPECIFIED) {
         wire::v1::Close message;
@@ -220,6 +251,8 @@ void TcpConnection::close(CloseReason reason, const std::string& text) {
     event_del(read_event_);
     event_del(write_event_);
     flusher_.cancel(*this);
+    evbuffer_drain(output_, evbuffer_get_length(output_));  // unsent output is discarded
+    if (limits_.pool) limits_.pool->on_change(accounted, 0);
     ::shutdown(fd_, SHUT_RDWR);
     ::close(fd_);
     fd_ = -1;

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "common/flush_scheduler.h"
+#include "common/output_pool.h"
 #include "proto/frame.h"
 #include "proto/frame_reader.h"
 #include "wire/common.pb.h"
@@ -41,6 +42,7 @@ enum class CloseReason {
     kShutdown,
     kLimitReached,
 };
+constexpr size_t kCloseReasonCount = static_cast<size_t>(CloseReason::kLimitReached) + 1;
 
 std::string_view close_reason_name(CloseReason reason);
 // The wire code for a reason, or CLOSE_REASON_UNSPECIFIED when the peer is not told.
@@ -54,6 +56,9 @@ public:
         virtual void on_frame(TcpConnection& connection, const proto::Frame& frame) = 0;
         virtual void on_closed(TcpConnection& connection, CloseReason reason,
                                const std::string& text) = 0;
+        // The output queue fell to the low watermark or below after having been
+        // above it (see set_low_watermark).
+        virtual void on_output_drained(TcpConnection& connection) {}
 
     protected:
         virtual ~Handler() = default;
@@ -61,7 +66,10 @@ public:
 
     struct Limits {
         size_t max_frame_body_bytes = 1 << 20;
-        size_t max_output_bytes = 8 << 20;  // send() refuses beyond this
+        size_t max_output_bytes = 8 << 20;  // send() refuses beyond this (and beyond `pool`)
+        OutputPool* pool = nullptr;          // shared budget, when set
+        bool tcp_nodelay = true;
+        int send_buffer_bytes = 0;           // SO_SNDBUF (0: kernel default)
         size_t read_chunk_bytes = 64 << 10;
         int reads_per_wakeup = 4;  // fairness: then let other connections run
     };
@@ -88,6 +96,10 @@ public:
     void close(CloseReason reason, const std::string& text);
 
     void flush() override;
+    // on_output_drained fires when the queue falls to `bytes` after passing it.
+    void set_low_watermark(size_t bytes) { low_watermark_ = bytes; }
+    // Room left before send() refuses (pool and max taken into account).
+    bool can_queue(size_t bytes) const;
 
     bool is_open() const { return fd_ >= 0; }
     uint64_t id() const { return id_; }
@@ -105,6 +117,8 @@ private:
     void read_some();
     bool deliver_frames();
     void write_some();
+    bool enqueue_allowed(size_t bytes) const;
+    void queue_changed(size_t before);
 
     FlushScheduler& flusher_;
     int fd_;
@@ -118,6 +132,8 @@ private:
     event* write_event_;
     bool write_waiting_ = false;
     bool reading_paused_ = false;
+    size_t low_watermark_ = 0;
+    bool above_watermark_ = false;
     uint64_t bytes_in_ = 0;
     uint64_t bytes_out_ = 0;
     uint64_t frames_in_ = 0;

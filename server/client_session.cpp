@@ -18,22 +18,46 @@ std::string ClientSession::describe() const {
            (user_.empty() ? "-" : user_);
 }
 
+void ClientSession::refuse_slow() {
+    connection_->close(CloseReason::kSlowConsumer,
+                       "output queue full: output.max_bytes or output.pool_bytes reached (" +
+                           std::to_string(connection_->queued_bytes()) + " bytes queued)");
+}
+
 void ClientSession::deliver(std::span<const uint8_t> frame) {
-    if (!connection_->is_open()) return;
-    if (!connection_->send_frame(frame)) {
-        connection_->close(CloseReason::kSlowConsumer,
-                           "output queue passed output.max_bytes (" +
-                               std::to_string(connection_->queued_bytes()) + " bytes queued)");
-    }
+    if (connection_->is_open() && !connection_->send_frame(frame)) refuse_slow();
 }
 
 void ClientSession::deliver(FrameType type, const google::protobuf::MessageLite& message) {
+    if (connection_->is_open() && !connection_->send(type, message)) refuse_slow();
+}
+
+void ClientSession::owe(uint64_t item_id, Owed kind) {
+    auto [it, inserted] = owed_.emplace(item_id, kind);
+    if (!inserted && kind > it->second) it->second = kind;
+}
+
+void ClientSession::deliver_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame) {
     if (!connection_->is_open()) return;
-    if (!connection_->send(type, message)) {
-        connection_->close(CloseReason::kSlowConsumer,
-                           "output queue passed output.max_bytes (" +
-                               std::to_string(connection_->queued_bytes()) + " bytes queued)");
-    }
+    if (conflating_) return owe(item_id, kind);
+    if (connection_->send_frame(frame)) return;
+    if (!limits_.conflate) return refuse_slow();
+    // Conflate: from now on only remember what is owed; the queue is sent as is.
+    conflating_ = true;
+    ++conflation_episodes_;
+    owe(item_id, kind);
+    connection_->set_low_watermark(connection_->queued_bytes() / 2);
+    log_->warn("{} is a slow consumer: conflating its updates until its queue drains", describe());
+}
+
+void ClientSession::end_conflation() {
+    conflating_ = false;
+    owed_.clear();
+    log_->info("{} caught up: conflation ended", describe());
+}
+
+void ClientSession::on_output_drained(TcpConnection&) {
+    if (conflating_) owner_.on_client_drained(*this);
 }
 
 template <class Message>

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -20,6 +21,7 @@
 namespace mdcast::server {
 
 struct ClientLimits {
+    bool conflate = false;  // slow-consumer policy: conflate (else disconnect)
     uint32_t max_items_per_request = 0;
     uint32_t max_subscriptions = 0;
     uint32_t heartbeat_interval_ms = 0;
@@ -34,6 +36,8 @@ public:
         virtual void on_unsubscribe(ClientSession& client, uint64_t item_id) = 0;
         virtual void on_directory_request(ClientSession& client) = 0;
         virtual void on_client_closed(ClientSession& client, CloseReason reason) = 0;
+        // A conflating client's queue drained: send it what its backlog names.
+        virtual void on_client_drained(ClientSession& client) = 0;
 
     protected:
         virtual ~Owner() = default;
@@ -49,9 +53,22 @@ public:
     // "id peer user" for log lines.
     std::string describe() const;
 
-    // Hot path: queue bytes already framed. Applies the slow-consumer policy.
+    // What a conflating client still has to be sent for an item, by weight.
+    enum class Owed : uint8_t { kUpdate, kStatus, kImage };
+
+    // Hot path: queue an item's frame (update, status, image). When the queue is
+    // full the slow-consumer policy applies: disconnect closes the client;
+    // conflate stops queueing and records what is owed per item instead, until
+    // the queue drains (bounded: one entry per subscribed item).
+    void deliver_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame);
+    // Messages not tied to an open item; a full queue closes the client.
     void deliver(std::span<const uint8_t> frame);
     void deliver(proto::FrameType type, const google::protobuf::MessageLite& message);
+
+    bool conflating() const { return conflating_; }
+    std::map<uint64_t, Owed>& owed() { return owed_; }
+    void end_conflation();
+    uint64_t conflation_episodes() const { return conflation_episodes_; }
 
     // Item ids this client holds (value: view), kept by the server.
     std::unordered_map<uint64_t, std::vector<uint32_t>>& subscriptions() { return subscriptions_; }
@@ -59,10 +76,13 @@ public:
 
     void on_frame(TcpConnection& connection, const proto::Frame& frame) override;
     void on_closed(TcpConnection& connection, CloseReason reason, const std::string& text) override;
+    void on_output_drained(TcpConnection& connection) override;
 
 private:
     void on_login(const proto::Frame& frame);
     void on_ping(const proto::Frame& frame);
+    void refuse_slow();
+    void owe(uint64_t item_id, Owed kind);
     template <class Message>
     bool parse(const proto::Frame& frame, Message& message);
 
@@ -74,6 +94,9 @@ private:
     std::string user_;
     std::string application_id_;
     std::unordered_map<uint64_t, std::vector<uint32_t>> subscriptions_;
+    bool conflating_ = false;
+    std::map<uint64_t, Owed> owed_;
+    uint64_t conflation_episodes_ = 0;
     std::shared_ptr<spdlog::logger> log_;
 };
 

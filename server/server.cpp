@@ -70,6 +70,7 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
       server_id_(make_server_id(config.instance)),
       log_(log::get("server")),
       flusher_(loop, flush_interval(config)),
+      output_pool_(config.output_pool_bytes, config.output_guaranteed_bytes, config.output_max_bytes),
       cache_(config.cache_hash_table_size, config.cache_max_items),
       pending_(config.cache_max_pending_requests),
       backbone_(loop, receiver_settings(config), *this),
@@ -94,7 +95,11 @@ void Server::on_accept(int fd, std::string peer) {
     TcpConnection::Limits limits;
     limits.max_frame_body_bytes = config_.clients_max_frame_bytes;
     limits.max_output_bytes = config_.output_max_bytes;
-    const ClientLimits client_limits{config_.clients_max_items_per_request,
+    limits.pool = &output_pool_;
+    limits.tcp_nodelay = config_.output_tcp_nodelay;
+    limits.send_buffer_bytes = static_cast<int>(config_.output_tcp_send_buffer_bytes);
+    const ClientLimits client_limits{config_.output_slow_consumer_policy == "conflate",
+                                     config_.clients_max_items_per_request,
                                      config_.clients_max_subscriptions,
                                      config_.clients_heartbeat_interval_ms,
                                      config_.clients_max_frame_bytes};
@@ -116,6 +121,10 @@ void Server::on_accept(int fd, std::string peer) {
 
 void Server::on_client_closed(ClientSession& client, CloseReason reason) {
     if (reason == CloseReason::kSlowConsumer) ++counters_.slow_consumers;
+    ++counters_.closes[static_cast<size_t>(reason)];
+    counters_.closed_bytes_out += client.connection().bytes_out();
+    counters_.closed_writes += client.connection().writes();
+    counters_.conflation_episodes += client.conflation_episodes();
     closed_clients_.push_back(client.connection().id());
     reaper_.fire();  // the table is changed after the callbacks, never inside a fan-out
 }
@@ -216,13 +225,22 @@ void Server::on_unsubscribe(ClientSession& client, uint64_t item_id) {
 
 // ---- sending to clients --------------------------------------------------------------------
 
-void Server::send_image(ClientSession& client, const CachedItem& item,
-                        const std::vector<uint32_t>& view, bool snapshot) {
+namespace {
+
+std::span<const uint8_t> bytes_of(const std::string& frame) {
+    return {reinterpret_cast<const uint8_t*>(frame.data()), frame.size()};
+}
+
+}  // namespace
+
+// The item's image from the cache as a Refresh frame (only `view`'s fields when set).
+std::string Server::image_frame(const CachedItem& item, const std::vector<uint32_t>& view,
+                                bool solicited, bool snapshot) const {
     wire::Refresh refresh;
     refresh.set_item_id(item.id);
     refresh.set_item_seq(item.item_seq);
     refresh.set_clear_cache(true);
-    refresh.set_solicited(true);
+    refresh.set_solicited(solicited);
     refresh.set_service_id(item.service_id);
     refresh.set_service_name(item.service_name);
     refresh.set_item_name(item.name);
@@ -230,7 +248,43 @@ void Server::send_image(ClientSession& client, const CachedItem& item,
     // A snapshot is one image and then the stream is finished.
     if (snapshot) refresh.mutable_status()->set_stream_state(wire::STREAM_CLOSED);
     item.image.to_field_list(*refresh.mutable_fields(), view.empty() ? nullptr : &view);
-    client.deliver(FrameType::kRefresh, refresh);
+    return proto::encode_frame_string(FrameType::kRefresh, refresh);
+}
+
+std::string Server::status_frame(const CachedItem& item) const {
+    wire::ItemStatus status;
+    status.set_item_id(item.id);
+    status.set_service_id(item.service_id);
+    status.set_service_name(item.service_name);
+    status.set_item_name(item.name);
+    *status.mutable_status() = item.status;
+    return proto::encode_frame_string(FrameType::kItemStatus, status);
+}
+
+// One update carrying the item's current values (from the cache), marked
+// conflated: what a slow consumer gets instead of the updates it could not take.
+std::string Server::conflated_frame(const CachedItem& item, const std::vector<uint32_t>& view) const {
+    proto::UpdateView update;
+    update.item_id = item.id;
+    update.item_seq = item.item_seq;
+    update.conflated = true;
+    for (const auto& slot : item.image.slots()) {
+        update.fields.push_back(
+            proto::FieldEntry{slot.id, slot.kind, slot.exponent, slot.integer, slot.real, slot.text});
+    }
+    std::string frame;
+    proto::append_update_frame(frame, update, view.empty() ? nullptr : &view);
+    return frame;
+}
+
+void Server::send_image(ClientSession& client, const CachedItem& item,
+                        const std::vector<uint32_t>& view, bool snapshot) {
+    const std::string frame = image_frame(item, view, true, snapshot);
+    if (snapshot) {
+        client.deliver(bytes_of(frame));  // not an open item: nothing to conflate
+    } else {
+        client.deliver_item(item.id, ClientSession::Owed::kImage, bytes_of(frame));
+    }
     ++counters_.refreshes_out;
 }
 
@@ -238,18 +292,10 @@ void Server::fan_out_image(const CachedItem& item) {
     const auto* groups = subscriptions_.find(item.id);
     if (!groups) return;
     for (const auto& group : *groups) {
-        wire::Refresh refresh;
-        refresh.set_item_id(item.id);
-        refresh.set_item_seq(item.item_seq);
-        refresh.set_clear_cache(true);
-        refresh.set_service_id(item.service_id);
-        refresh.set_service_name(item.service_name);
-        refresh.set_item_name(item.name);
-        *refresh.mutable_status() = item.status;
-        item.image.to_field_list(*refresh.mutable_fields(), group.view.empty() ? nullptr : &group.view);
-        const std::string frame = proto::encode_frame_string(FrameType::kRefresh, refresh);
-        const auto bytes = std::span(reinterpret_cast<const uint8_t*>(frame.data()), frame.size());
-        for (ClientSession* client : group.clients) client->deliver(bytes);
+        const std::string frame = image_frame(item, group.view, false, false);
+        for (ClientSession* client : group.clients) {
+            client->deliver_item(item.id, ClientSession::Owed::kImage, bytes_of(frame));
+        }
         counters_.refreshes_out += group.clients.size();
     }
 }
@@ -257,18 +303,43 @@ void Server::fan_out_image(const CachedItem& item) {
 void Server::fan_out_status(const CachedItem& item) {
     const auto* groups = subscriptions_.find(item.id);
     if (!groups) return;
-    wire::ItemStatus status;
-    status.set_item_id(item.id);
-    status.set_service_id(item.service_id);
-    status.set_service_name(item.service_name);
-    status.set_item_name(item.name);
-    *status.mutable_status() = item.status;
-    const std::string frame = proto::encode_frame_string(FrameType::kItemStatus, status);
-    const auto bytes = std::span(reinterpret_cast<const uint8_t*>(frame.data()), frame.size());
+    const std::string frame = status_frame(item);
     for (const auto& group : *groups) {
-        for (ClientSession* client : group.clients) client->deliver(bytes);
+        for (ClientSession* client : group.clients) {
+            client->deliver_item(item.id, ClientSession::Owed::kStatus, bytes_of(frame));
+        }
         counters_.statuses_out += group.clients.size();
     }
+}
+
+// A conflating client's queue drained: send, per item it is owed, the current
+// state from the cache (image, status, or one conflated update), as far as the
+// queue allows; the rest waits for the next drain.
+void Server::on_client_drained(ClientSession& client) {
+    auto& owed = client.owed();
+    for (auto it = owed.begin(); it != owed.end();) {
+        const CachedItem* item = cache_.find(it->first);
+        const auto subscription = client.subscriptions().find(it->first);
+        if (!item || subscription == client.subscriptions().end()) {
+            it = owed.erase(it);  // unsubscribed or gone meanwhile
+            continue;
+        }
+        const auto& view = subscription->second;
+        const bool current = item->has_image && item->status.data_state() == wire::DATA_OK;
+        std::string frame;
+        if (!current) {
+            frame = status_frame(*item);
+        } else if (it->second == ClientSession::Owed::kUpdate) {
+            frame = conflated_frame(*item, view);
+        } else {
+            frame = image_frame(*item, view, false, false);
+        }
+        if (!client.connection().can_queue(frame.size())) return;  // more at the next drain
+        client.connection().send_frame(bytes_of(frame));
+        ++counters_.conflated_out;
+        it = owed.erase(it);
+    }
+    client.end_conflation();
 }
 
 void Server::send_status(ClientSession& client, const std::string& service,
@@ -334,7 +405,9 @@ void Server::on_update(uint16_t source, const proto::Frame& frame) {
             proto::append_update_frame(view_frame_, update_, &group.view);
             bytes = std::span(reinterpret_cast<const uint8_t*>(view_frame_.data()), view_frame_.size());
         }
-        for (ClientSession* client : group.clients) client->deliver(bytes);
+        for (ClientSession* client : group.clients) {
+            client->deliver_item(item->id, ClientSession::Owed::kUpdate, bytes);
+        }
         counters_.updates_out += group.clients.size();
     }
 }
@@ -649,31 +722,52 @@ void Server::retry_image_requests(int64_t now) {
     }
 }
 
+// Every counter of the server in one line; the admin endpoint will expose the same.
 void Server::log_counters(spdlog::level::level_enum level) {
     const auto& b = backbone_.counters();
     const auto r = backbone_.recovery_counters();
     const auto& c = counters_;
     const auto& repair = backbone_.repair_times();
+    uint64_t bytes_out = c.closed_bytes_out, writes = c.closed_writes, conflations = c.conflation_episodes;
+    size_t queued_sum = 0, queued_max = 0, subscriptions = 0, conflating = 0;
+    for (const auto& [id, client] : clients_) {
+        if (!client->is_open()) continue;  // closed: already in the totals, reaped soon
+        bytes_out += client->connection().bytes_out();
+        writes += client->connection().writes();
+        conflations += client->conflation_episodes();
+        queued_sum += client->connection().queued_bytes();
+        queued_max = std::max(queued_max, client->connection().queued_bytes());
+        subscriptions += client->subscriptions().size();
+        conflating += client->conflating() ? 1 : 0;
+    }
+    std::string closes;
+    for (size_t i = 0; i < c.closes.size(); ++i) {
+        if (c.closes[i] == 0) continue;
+        closes += fmt::format(" close_{}={}", close_reason_name(static_cast<CloseReason>(i)), c.closes[i]);
+    }
     log_->log(level,
-              "clients={} items={} subscribed_items={} pending={} in: packets={} messages={} "
-              "refreshes={} updates={} statuses={} heartbeats={} malformed_packets={} "
+              "clients={} subscriptions={} items={} subscribed_items={} pending={} in: packets={} "
+              "messages={} refreshes={} updates={} statuses={} heartbeats={} malformed_packets={} "
               "malformed_messages={} foreign_messages={} foreign_sources={} item_gaps={} dropped={} "
               "kernel_drops={} injected_drops={} "
               "backbone: gaps={} missing={} repaired={} repairs_received={} duplicates={} "
               "out_of_order={} naks={} nak_sequences={} unrecoverable={} epoch_changes={} "
               "repair_us_p50={:.1f} repair_us_p99={:.1f} rtt_us_p50={:.1f} "
-              "out: refreshes={} updates={} statuses={} slow_consumers={} refused={} flush_rounds={}",
-              clients_.size(), cache_.size(), subscriptions_.item_count(), pending_.size(),
+              "out: refreshes={} updates={} statuses={} bytes={} writes={} flush_rounds={} "
+              "queued_bytes_sum={} queued_bytes_max={} pool_borrowed={} pool_peak={} "
+              "slow_consumers={} conflating={} conflation_episodes={} conflated_out={} refused={}{}",
+              clients_.size(), subscriptions, cache_.size(), subscriptions_.item_count(), pending_.size(),
               b.packets_received, b.messages_received, c.refreshes_in, c.updates_in, c.statuses_in,
               b.heartbeats_received, b.malformed_packets, c.malformed_messages, c.foreign_messages,
-              b.foreign_sources, c.item_gaps,
-              c.updates_dropped, backbone_.kernel_drops(), b.injected_drops, r.gaps,
-              r.missing_detected, r.repaired, b.repairs_received, r.duplicates, r.out_of_order,
+              b.foreign_sources, c.item_gaps, c.updates_dropped, backbone_.kernel_drops(), b.injected_drops,
+              r.gaps, r.missing_detected, r.repaired, b.repairs_received, r.duplicates, r.out_of_order,
               r.naks_sent, r.nak_sequences, r.unrecoverable, r.epoch_changes,
               static_cast<double>(repair.percentile_ns(0.5)) / 1e3,
               static_cast<double>(repair.percentile_ns(0.99)) / 1e3,
               static_cast<double>(backbone_.round_trips().percentile_ns(0.5)) / 1e3, c.refreshes_out,
-              c.updates_out, c.statuses_out, c.slow_consumers, c.clients_refused, flusher_.flush_rounds());
+              c.updates_out, c.statuses_out, bytes_out, writes, flusher_.flush_rounds(), queued_sum,
+              queued_max, output_pool_.borrowed(), output_pool_.peak_borrowed(), c.slow_consumers,
+              conflating, conflations, c.conflated_out, c.clients_refused, closes);
 }
 
 void Server::shutdown(const std::string& why) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <memory>
 #include <optional>
 #include <set>
@@ -19,6 +20,7 @@
 
 #include "common/event_loop.h"
 #include "common/flush_scheduler.h"
+#include "common/output_pool.h"
 #include "common/tcp_listener.h"
 #include "server/backbone_receiver.h"
 #include "server/client_session.h"
@@ -40,10 +42,16 @@ struct ServerCounters {
     uint64_t refreshes_out = 0;
     uint64_t updates_out = 0;
     uint64_t statuses_out = 0;
-    uint64_t slow_consumers = 0;
+    uint64_t slow_consumers = 0;       // disconnected by the policy
+    uint64_t conflation_episodes = 0;  // clients that started conflating
+    uint64_t conflated_out = 0;        // frames sent from a conflation backlog
     uint64_t clients_accepted = 0;
     uint64_t clients_refused = 0;
     uint64_t cache_full = 0;
+    std::array<uint64_t, kCloseReasonCount> closes{};  // client closes by reason
+    // Totals of clients already gone; live clients are added when reporting.
+    uint64_t closed_bytes_out = 0;
+    uint64_t closed_writes = 0;
 };
 
 class Server final : public BackboneReceiver::Handler, public ClientSession::Owner {
@@ -66,6 +74,7 @@ public:
     void on_unsubscribe(ClientSession& client, uint64_t item_id) override;
     void on_directory_request(ClientSession& client) override;
     void on_client_closed(ClientSession& client, CloseReason reason) override;
+    void on_client_drained(ClientSession& client) override;
 
 private:
     using Subscriptions = SubscriptionTable<ClientSession>;
@@ -86,6 +95,10 @@ private:
     void drop_subscriptions(uint64_t item_id);
     void send_image(ClientSession& client, const CachedItem& item, const std::vector<uint32_t>& view,
                     bool snapshot);
+    std::string image_frame(const CachedItem& item, const std::vector<uint32_t>& view, bool solicited,
+                            bool snapshot) const;
+    std::string status_frame(const CachedItem& item) const;
+    std::string conflated_frame(const CachedItem& item, const std::vector<uint32_t>& view) const;
     void fan_out_image(const CachedItem& item);
     void fan_out_status(const CachedItem& item);
     void send_status(ClientSession& client, const std::string& service, const std::string& name,
@@ -110,6 +123,7 @@ private:
     std::string server_id_;
     std::shared_ptr<spdlog::logger> log_;
     FlushScheduler flusher_;
+    OutputPool output_pool_;
     ItemCache cache_;
     Subscriptions subscriptions_;
     PendingRequests pending_;

@@ -31,9 +31,27 @@ void add_client_keys(config::Schema<ServerConfig>& s) {
 
 void add_output_keys(config::Schema<ServerConfig>& s) {
     using C = ServerConfig;
+    s.integer<uint64_t>("output.guaranteed_bytes", &C::output_guaranteed_bytes, 256 << 10, 4096,
+                        1ull << 32,
+                        "Output every client may always queue (the seed's guaranteedOutputBuffers, "
+                        "in bytes).");
     s.integer<uint64_t>("output.max_bytes", &C::output_max_bytes, 8 << 20, 4096, 1ull << 32,
-                        "Output queued to one client before it is a slow consumer and is "
-                        "disconnected (the seed's maxOutputBuffers, in bytes).");
+                        "Most output one client may queue, borrowing beyond guaranteed_bytes from "
+                        "the pool (the seed's maxOutputBuffers, in bytes). Past it the client is a "
+                        "slow consumer.");
+    s.integer<uint64_t>("output.pool_bytes", &C::output_pool_bytes, 256 << 20, 0, 1ull << 40,
+                        "Shared pool the clients borrow from beyond guaranteed_bytes (the seed's "
+                        "poolSize, in bytes). A client that needs it while it is empty is a slow "
+                        "consumer.");
+    s.choice("output.slow_consumer_policy", &C::output_slow_consumer_policy, "disconnect",
+             {"disconnect", "conflate"},
+             "disconnect: tell the client and close it. conflate: stop queueing its updates and, "
+             "once its queue drains, send one conflated update per changed item (current values "
+             "from the cache, marked conflated); needs cache.enable_cache.");
+    s.boolean("output.tcp_nodelay", &C::output_tcp_nodelay, true,
+              "TCP_NODELAY on client sockets (the seed's tcpNoDelay).");
+    s.integer<uint32_t>("output.tcp_send_buffer_bytes", &C::output_tcp_send_buffer_bytes, 0, 0,
+                        1 << 30, "SO_SNDBUF of client sockets (0: kernel default).");
     s.boolean("output.timed_writes", &C::output_timed_writes, false,
               "true: coalesce output and write every output.flush_interval_ms (throughput); "
               "false: write at the end of each loop iteration (latency).");

@@ -1,0 +1,77 @@
+"""Slow consumers under the conflate policy: a client that stops reading is not
+disconnected; once it reads again it gets, per item, one conflated update with
+the current values, then the live stream; a fast client on the same server
+meanwhile receives every update. (The disconnect policy is covered in
+test_hostile_client.py.)"""
+import json
+import socket
+import time
+
+from harness import SUBSCRIBE, Stack, check, frame, login_frame, run, wait_for_log
+from streams import sent_updates
+from wire import CLOSE, REFRESH, UPDATE, fields, first, split_frames
+
+ITEMS = 50
+
+
+def subscribe_all():
+    body = b"\x12\x06MDCAST" + b"".join(b"\x1a\x0a" + f"ITEM{i:06d}".encode() for i in range(ITEMS))
+    return frame(SUBSCRIBE, body)
+
+
+def test_conflate_policy_catches_a_slow_client_up():
+    with Stack("conflate") as stack:
+        stack.distributor()
+        server = stack.server(1, extra="output:\n  slow_consumer_policy: conflate\n  max_bytes: 65536\n"
+                                       "  guaranteed_bytes: 16384\n  tcp_send_buffer_bytes: 8192")
+        source = stack.source("--items", str(ITEMS), "--rate", "20000", "--duration", "4")
+        wait_for_log(source, "items registered")
+        fast = stack.client(1, "--item-count", str(ITEMS), "--output", "none", "--duration", "5.5", name="fast")
+        slow = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        slow.connect(("127.0.0.1", stack.client_ports[1]))
+        slow.sendall(login_frame() + subscribe_all())
+        time.sleep(1.5)  # not reading: the server's queue for us fills up
+        wait_for_log(server, "conflating")
+        data, deadline = b"", time.monotonic() + 6
+        slow.settimeout(0.2)
+        while time.monotonic() < deadline:
+            try:
+                chunk = slow.recv(1 << 20)
+            except socket.timeout:
+                if source.popen.poll() is not None:
+                    break
+                continue
+            if not chunk:
+                break
+            data += chunk
+        check(source.wait(15) == 0, "source failed")
+        total = sent_updates(source)
+        frames, _ = split_frames(data)
+        check(all(kind != CLOSE for kind, _ in frames), "the slow client was disconnected")
+        last, conflated = {}, 0
+        for kind, body in frames:
+            f = fields(body)
+            item, seq = first(f, 1), first(f, 2)
+            if kind == REFRESH:
+                last[item] = seq
+            elif kind == UPDATE:
+                check(item in last, f"update for {item} before its image")
+                is_conflated = first(f, 5) == 1
+                conflated += is_conflated
+                check(seq > last[item], f"item {item}: seq {seq} after {last[item]}")
+                check(seq == last[item] + 1 or is_conflated, f"item {item}: jump {last[item]} -> {seq} not conflated")
+                last[item] = seq
+        check(conflated > 0, "no conflated update arrived")
+        expected = {i: total // ITEMS + (1 if i < total % ITEMS else 0) for i in range(ITEMS)}
+        check(sorted(last.values()) == sorted(expected.values()), "the slow client did not catch up to the end")
+        check(fast.wait(15) == 0, "fast client exit code")
+        summary = json.loads(open(fast.log_path).read().strip().splitlines()[-1])
+        check(summary["gaps"] == 0 and summary["duplicates"] == 0 and summary["updates"] > 0.8 * total,
+              f"fast client disturbed: {summary}")
+        server.stop()
+        check("conflation_episodes=1" in server.log_text(), "conflation not counted")
+
+
+if __name__ == "__main__":
+    run([test_conflate_policy_catches_a_slow_client_up])

@@ -1,0 +1,58 @@
+"""Just enough of the protobuf wire format to read mdcast frames in tests
+(field numbers from proto/wire/common.proto), without generated code."""
+import struct
+
+from harness import FRAME
+
+REFRESH, UPDATE, ITEM_STATUS, CLOSE = 20, 21, 22, 5
+
+
+def varint(buf, i):
+    value, shift = 0, 0
+    while True:
+        b = buf[i]
+        i += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, i
+        shift += 7
+
+
+def fields(body):
+    """{field number: [value, ...]}; varints as int, fixed64 as int, bytes as bytes."""
+    out, i = {}, 0
+    while i < len(body):
+        key, i = varint(body, i)
+        number, kind = key >> 3, key & 7
+        if kind == 0:
+            value, i = varint(body, i)
+        elif kind == 1:
+            value = struct.unpack_from("<Q", body, i)[0]
+            i += 8
+        elif kind == 2:
+            length, i = varint(body, i)
+            value = body[i:i + length]
+            i += length
+        elif kind == 5:
+            value = struct.unpack_from("<I", body, i)[0]
+            i += 4
+        else:
+            raise ValueError(f"wire type {kind}")
+        out.setdefault(number, []).append(value)
+    return out
+
+
+def first(f, number, default=0):
+    return f.get(number, [default])[0]
+
+
+def split_frames(data):
+    """(list of (type, body), bytes left over)."""
+    frames = []
+    while len(data) >= FRAME.size:
+        length, kind, _ = FRAME.unpack_from(data)
+        if len(data) < FRAME.size + length:
+            break
+        frames.append((kind, data[FRAME.size:FRAME.size + length]))
+        data = data[FRAME.size + length:]
+    return frames, data
