@@ -2,7 +2,8 @@
 
 namespace mdcast::server {
 
-ItemCache::ItemCache(size_t hash_table_size, size_t max_items) : max_items_(max_items) {
+ItemCache::ItemCache(size_t hash_table_size, size_t max_items, bool keep_images)
+    : max_items_(max_items), keep_images_(keep_images) {
     by_id_.reserve(hash_table_size);
     by_name_.reserve(hash_table_size);
 }
@@ -37,7 +38,7 @@ ItemCache::Outcome ItemCache::apply_refresh(const wire::Refresh& refresh, Cached
     } else if (item->has_image && refresh.item_seq() < item->item_seq && !refresh.clear_cache()) {
         return Outcome::kStale;
     }
-    item->image.assign(refresh.fields());
+    if (keep_images_) item->image.assign(refresh.fields());
     item->item_seq = refresh.item_seq();
     item->status = refresh.status();
     item->has_image = true;
@@ -56,7 +57,7 @@ ItemCache::Outcome ItemCache::apply_update(const proto::UpdateView& update, Cach
                        std::to_string(update.item_seq - 1) + " were lost");
         return Outcome::kItemGap;
     }
-    item->image.apply(update.fields);
+    if (keep_images_) item->image.apply(update.fields);
     item->item_seq = update.item_seq;
     return Outcome::kApplied;
 }

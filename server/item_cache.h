@@ -35,7 +35,10 @@ struct CachedItem {
 
 class ItemCache {
 public:
-    ItemCache(size_t hash_table_size, size_t max_items);
+    // With keep_images false (cache.enable_cache: false) only an item's state
+    // (names, sequence, status) is kept; images are fetched upstream when needed.
+    ItemCache(size_t hash_table_size, size_t max_items, bool keep_images = true);
+    bool keeps_images() const { return keep_images_; }
 
     enum class Outcome {
         kApplied,       // state changed; tell subscribers
@@ -68,6 +71,7 @@ private:
     static std::string name_key(std::string_view service, std::string_view name);
 
     size_t max_items_;
+    bool keep_images_;
     std::unordered_map<uint64_t, std::unique_ptr<CachedItem>> by_id_;
     std::unordered_map<std::string, CachedItem*> by_name_;
 };

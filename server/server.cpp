@@ -71,13 +71,18 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
       log_(log::get("server")),
       flusher_(loop, flush_interval(config)),
       output_pool_(config.output_pool_bytes, config.output_guaranteed_bytes, config.output_max_bytes),
-      cache_(config.cache_hash_table_size, config.cache_max_items),
+      cache_(config.cache_hash_table_size, config.cache_max_items, config.cache_enable_cache),
       pending_(config.cache_max_pending_requests),
       backbone_(loop, receiver_settings(config), *this),
       listener_(loop, config.clients_address, config.instance_client_port(), 1024,
                 [this](int fd, std::string peer) { on_accept(fd, std::move(peer)); }),
       reaper_(loop, [this] { reap_closed(); }),
       housekeeping_(loop, [this] { on_housekeeping(); }) {
+    if (!config.cache_enable_cache && config.output_slow_consumer_policy == "conflate") {
+        throw std::runtime_error(
+            "output.slow_consumer_policy: conflate needs cache.enable_cache: true (conflated "
+            "updates are built from the cached images)");
+    }
     housekeeping_.start_periodic(std::chrono::milliseconds(100));
     log_->info("{}: clients on {}:{}; {} writes{}", server_id_, config.clients_address,
                listener_.port(), config.output_timed_writes ? "timed" : "natural-batching",
@@ -188,9 +193,27 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
                                        "clients.max_subscriptions reached"));
     }
     CachedItem* item = cache_.find(service, name);
-    if (item && item->has_image) {
+    if (item && item->has_image && cache_.keeps_images()) {
         if (!snapshot) add_subscription(client, *item, view);
         return send_image(client, *item, view, snapshot);
+    }
+    if (item && item->has_image) {
+        // Cache off: the item is live but its image is upstream. Wait for it by
+        // name (updates start with the image) and ask for it by id.
+        PendingImage* waiting = nullptr;
+        switch (pending_.add(service, name, PendingSubscriber{&client, snapshot, view}, waiting)) {
+            case PendingRequests::AddResult::kFirst:
+                request_image_by_id(*item);
+                waiting->last_request_ns = monotonic_ns();
+                waiting->attempts = 1;
+                return;
+            case PendingRequests::AddResult::kJoined: return;
+            case PendingRequests::AddResult::kLimitReached:
+                return send_status(client, service, name, 0,
+                                   make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
+                                               wire::STATUS_LIMIT_REACHED,
+                                               "cache.max_pending_requests reached"));
+        }
     }
     if (item && !snapshot && item->status.stream_state() != wire::STREAM_CLOSED) {
         // Known item without a valid image: subscribe now, the image follows.
@@ -247,7 +270,14 @@ std::string Server::image_frame(const CachedItem& item, const std::vector<uint32
     *refresh.mutable_status() = item.status;
     // A snapshot is one image and then the stream is finished.
     if (snapshot) refresh.mutable_status()->set_stream_state(wire::STREAM_CLOSED);
-    item.image.to_field_list(*refresh.mutable_fields(), view.empty() ? nullptr : &view);
+    if (cache_.keeps_images()) {
+        item.image.to_field_list(*refresh.mutable_fields(), view.empty() ? nullptr : &view);
+    } else if (upstream_refresh_ && upstream_refresh_->item_id() == item.id) {
+        // Cache off: the image is the one just received from upstream.
+        proto::FieldImage image;
+        image.assign(upstream_refresh_->fields());
+        image.to_field_list(*refresh.mutable_fields(), view.empty() ? nullptr : &view);
+    }
     return proto::encode_frame_string(FrameType::kRefresh, refresh);
 }
 
@@ -433,11 +463,11 @@ void Server::on_refresh(uint16_t source, const proto::Frame& frame) {
                                                 "cache.max_items reached on this server");
         return answer_pending(refused);
     }
-    if (outcome == ItemCache::Outcome::kApplied) {
-        recovering_.erase(item->id);
-        fan_out_image(*item);
-    }
+    upstream_refresh_ = &refresh;  // where images come from while the cache is off
+    if (item->has_image) recovering_.erase(item->id);  // applied, or an answer we already had
+    if (outcome == ItemCache::Outcome::kApplied) fan_out_image(*item);
     serve_pending(*item);
+    upstream_refresh_ = nullptr;
 }
 
 void Server::serve_pending(const CachedItem& item) {

@@ -131,6 +131,7 @@ private:
     int64_t last_recovery_request_ns_ = 0;
     std::unordered_map<uint32_t, wire::ServiceInfo> directory_;
     std::set<uint16_t> sources_with_directory_;
+    const wire::Refresh* upstream_refresh_ = nullptr;  // the refresh being handled (cache off)
     BackboneReceiver backbone_;
     TcpListener listener_;
     std::unordered_map<uint64_t, std::unique_ptr<ClientSession>> clients_;

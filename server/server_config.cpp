@@ -117,6 +117,10 @@ config::Schema<ServerConfig> build_schema() {
     add_client_keys(s);
     add_output_keys(s);
     add_backbone_keys(s);
+    s.boolean("cache.enable_cache", &C::cache_enable_cache, true,
+              "true: keep every item's image and serve new subscribers from it. false (the seed's "
+              "enableCache: False): keep only item state and request each new subscriber's image "
+              "upstream (less memory, an extra round trip per subscribe).");
     s.integer<uint64_t>("cache.max_items", &C::cache_max_items, 1000000, 1, 100000000,
                         "Items held in the cache; beyond it new items are refused.");
     s.integer<uint64_t>("cache.hash_table_size", &C::cache_hash_table_size, 100003, 1, 100000000,

@@ -54,6 +54,7 @@ struct ServerConfig {
     uint32_t backbone_rtt_probe_interval_ms = 0;
 
     // Item cache.
+    bool cache_enable_cache = true;
     uint64_t cache_max_items = 0;
     uint64_t cache_hash_table_size = 0;
     uint32_t cache_max_pending_requests = 0;

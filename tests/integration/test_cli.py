@@ -44,6 +44,32 @@ def test_config_errors_are_all_reported_with_file_and_line():
     check("4 configuration error(s)" in err, f"not all errors reported at once:\n{err}")
 
 
+def test_server_instances_take_their_own_port_and_name():
+    import socket
+    import time
+    from harness import free_port
+    base = free_port()
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(f"clients:\n  port: {base}\nbackbone:\n  group: 239.255.250.1\n  port: {free_port(socket.SOCK_DGRAM)}\n")
+    p = subprocess.Popen([BIN["server"], "--config", f.name, "--instance", "3"], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", base + 2), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            raise AssertionError("instance 3 does not listen on clients.port + 2")
+    finally:
+        p.terminate()
+        out = p.communicate(timeout=10)[0]
+        os.unlink(f.name)
+    check("[mdcast-server.3]" in out and f"127.0.0.1:{base + 2}" in out, f"instance name or port not logged:\n{out}")
+
+
 def test_missing_config_file():
     code, _, err = call(BIN["distributor"], "--config", "/nonexistent/mdcast.yaml", "--check-config")
     check(code == 2 and "/nonexistent/mdcast.yaml" in err, f"missing file: {code} {err}")
@@ -51,4 +77,5 @@ def test_missing_config_file():
 
 if __name__ == "__main__":
     run([test_help_and_version, test_example_configs_are_valid,
-         test_config_errors_are_all_reported_with_file_and_line, test_missing_config_file])
+         test_config_errors_are_all_reported_with_file_and_line, test_server_instances_take_their_own_port_and_name,
+         test_missing_config_file])

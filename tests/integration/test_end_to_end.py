@@ -3,6 +3,8 @@ multicast -> server -> client. Checks that a client receives each item's image
 and then every update, in order, with the values the source published, and
 that failures (source gone, distributor restart, unknown item) reach it as
 status rather than silence."""
+import re
+
 from harness import Stack, check, run, wait_for_log
 from streams import by_item, check_full_stream, messages, sent_updates
 
@@ -33,6 +35,32 @@ def test_image_then_every_update_in_order():
         check(len(snapshot_lines) == len(names) and all(m["type"] == "refresh" and m["stream"] == "closed"
                                                         for m in snapshot_lines),
               f"snapshot: {snapshot_lines}")
+
+
+def test_cache_off_gives_the_same_data():
+    with Stack("cacheoff") as stack:
+        stack.distributor()
+        stack.server(1)
+        cache_off = stack.server(2, extra="cache:\n  enable_cache: false")
+        source = stack.source("--items", str(ITEMS), "--rate", "400", "--duration", "3")
+        wait_for_log(source, "items registered")
+        names = ["ITEM000002", "ITEM000005", "ITEM000007"]
+        on = stack.client(1, "--items", ",".join(names), "--duration", "5", name="cache_on")
+        off = stack.client(2, "--items", ",".join(names), "--duration", "5", name="cache_off")
+        view = stack.client(2, "--items", ",".join(names), "--view", "BID,ASK", "--duration", "5", name="off_view")
+        snap = stack.client(2, "--items", ",".join(names), "--snapshot", "--duration", "2", name="off_snapshot")
+        check(source.wait(15) == 0, "source failed")
+        total = sent_updates(source)
+        for client in (on, off, view, snap):
+            check(client.wait(15) == 0, f"{client.name} exit code")
+        check_full_stream(messages(on), names, total, ITEMS)
+        check_full_stream(messages(off), names, total, ITEMS)
+        check_full_stream(messages(view), names, total, ITEMS, view={"BID", "ASK"})
+        snapshot_lines = [m for m in messages(snap) if m["type"] in ("refresh", "update")]
+        check(len(snapshot_lines) == len(names) and all(m["type"] == "refresh" and m["stream"] == "closed"
+                                                        for m in snapshot_lines), f"snapshot: {snapshot_lines}")
+        cache_off.stop()
+        check(re.findall(r"\bitems=(\d+)", cache_off.log_text()), "no counters from the cache-off server")
 
 
 def test_unknown_item_is_closed_not_found():
@@ -84,5 +112,6 @@ def test_distributor_restart_is_visible_then_recovers():
 
 
 if __name__ == "__main__":
-    run([test_image_then_every_update_in_order, test_unknown_item_is_closed_not_found,
+    run([test_image_then_every_update_in_order, test_cache_off_gives_the_same_data,
+         test_unknown_item_is_closed_not_found,
          test_distributor_restart_is_visible_then_recovers])

@@ -365,3 +365,15 @@ TEST_CASE("clear empties the cache and for_each visits every item", "[item_cache
     // Usable after clear.
     CHECK(cache.apply_refresh(make_refresh(1, 1, "I1"), item) == Outcome::kApplied);
 }
+
+TEST_CASE("with images off only the item state is kept", "[item_cache]") {
+    ItemCache cache(64, 100, false);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
+    CHECK(item->has_image);  // the stream is current ...
+    CHECK(item->image.empty());  // ... but its fields live upstream
+    CHECK(cache.apply_update(make_update(7, 4), item) == Outcome::kApplied);
+    CHECK(item->item_seq == 4);
+    CHECK(item->image.empty());
+    CHECK(cache.apply_update(make_update(7, 6), item) == Outcome::kItemGap);  // loss is still seen
+}
