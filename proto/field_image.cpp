@@ -39,9 +39,12 @@ void copy_value(const wire::FieldValue& in, FieldImage::Slot& out) {
 
 void copy_entry(const FieldEntry& in, FieldImage::Slot& out) {
     out.kind = in.kind;
-    out.integer = in.integer;
     out.exponent = in.exponent;
-    out.real = in.real;
+    if (in.kind == FieldKind::kDouble) {
+        out.real = in.real;
+    } else {
+        out.integer = in.integer;
+    }
     if (in.kind == FieldKind::kString) out.text.assign(in.text);
 }
 
@@ -63,8 +66,23 @@ void write_value(const FieldImage::Slot& in, wire::FieldValue& out) {
 
 }  // namespace
 
+FieldEntry FieldImage::Slot::entry() const {
+    FieldEntry out{id, kind, exponent, 0, 0, {}};
+    if (kind == FieldKind::kDouble) {
+        out.real = real;
+    } else {
+        out.integer = integer;
+    }
+    if (kind == FieldKind::kString) out.text = text;
+    return out;
+}
+
 void FieldImage::assign(const wire::FieldList& fields) {
     slots_.clear();
+    // Exactly what the image needs: doubling growth would leave a 100,000-item
+    // cache with half its slot memory unused.
+    if (slots_.capacity() > static_cast<size_t>(fields.fields_size()) * 2) slots_.shrink_to_fit();
+    slots_.reserve(static_cast<size_t>(fields.fields_size()));
     for (const auto& field : fields.fields()) copy_value(field, slot_for(field.id()));
 }
 

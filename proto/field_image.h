@@ -16,13 +16,19 @@ namespace mdcast::proto {
 
 class FieldImage {
 public:
+    // 56 bytes a field: a cache holds millions of them.
     struct Slot {
         uint32_t id = 0;
         FieldKind kind = FieldKind::kNone;
-        int32_t exponent = 0;
-        int64_t integer = 0;
-        double real = 0;
-        std::string text;
+        int32_t exponent = 0;  // kDecimal
+        union {
+            int64_t integer = 0;  // kInt, kTime, kDecimal mantissa
+            double real;          // kDouble
+        };
+        std::string text;  // kString
+
+        // The slot as a decoded field (text points into the slot).
+        FieldEntry entry() const;
     };
 
     // Replaces the image with a refresh's fields.

@@ -8,14 +8,6 @@ ItemCache::ItemCache(size_t hash_table_size, size_t max_items, bool keep_images)
     by_name_.reserve(hash_table_size);
 }
 
-std::string ItemCache::name_key(std::string_view service, std::string_view name) {
-    std::string key;
-    key.reserve(service.size() + name.size() + 1);
-    key.append(service).push_back('\0');
-    key.append(name);
-    return key;
-}
-
 ItemCache::Outcome ItemCache::apply_refresh(const wire::Refresh& refresh, CachedItem*& item) {
     item = find(refresh.item_id());
     if (!item) {
@@ -26,7 +18,7 @@ ItemCache::Outcome ItemCache::apply_refresh(const wire::Refresh& refresh, Cached
         created->service_name = refresh.service_name();
         created->name = refresh.item_name();
         item = created.get();
-        by_name_[name_key(item->service_name, item->name)] = item;
+        by_name_[NameKey{item->service_name, item->name}] = item;
         by_id_[item->id] = std::move(created);
     } else if (refresh.solicited() && item->has_image && refresh.item_seq() == item->item_seq &&
                refresh.status().data_state() == item->status.data_state() &&
@@ -76,7 +68,7 @@ CachedItem* ItemCache::find(uint64_t id) {
 }
 
 CachedItem* ItemCache::find(std::string_view service, std::string_view name) {
-    const auto it = by_name_.find(name_key(service, name));
+    const auto it = by_name_.find(NameKey{service, name});
     return it == by_name_.end() ? nullptr : it->second;
 }
 
@@ -95,7 +87,7 @@ void ItemCache::for_each(const std::function<void(CachedItem&)>& visit) {
 void ItemCache::erase(uint64_t id) {
     const auto it = by_id_.find(id);
     if (it == by_id_.end()) return;
-    by_name_.erase(name_key(it->second->service_name, it->second->name));
+    by_name_.erase(NameKey{it->second->service_name, it->second->name});
     by_id_.erase(it);
 }
 

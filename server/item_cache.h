@@ -68,12 +68,20 @@ public:
     size_t max_items() const { return max_items_; }
 
 private:
-    static std::string name_key(std::string_view service, std::string_view name);
+    // (service, item name) viewing the strings inside the CachedItem itself, so
+    // the index stores no copy of either.
+    using NameKey = std::pair<std::string_view, std::string_view>;
+    struct NameKeyHash {
+        size_t operator()(const NameKey& key) const {
+            const size_t h = std::hash<std::string_view>{}(key.first);
+            return h ^ (std::hash<std::string_view>{}(key.second) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+        }
+    };
 
     size_t max_items_;
     bool keep_images_;
     std::unordered_map<uint64_t, std::unique_ptr<CachedItem>> by_id_;
-    std::unordered_map<std::string, CachedItem*> by_name_;
+    std::unordered_map<NameKey, CachedItem*, NameKeyHash> by_name_;
 };
 
 }  // namespace mdcast::server

@@ -100,6 +100,9 @@ void Server::on_accept(int fd, std::string peer) {
     TcpConnection::Limits limits;
     limits.max_frame_body_bytes = config_.clients_max_frame_bytes;
     limits.max_output_bytes = config_.output_max_bytes;
+    // Clients send small requests: a small read buffer keeps an idle connection
+    // cheap (it grows for a larger frame, up to clients.max_frame_bytes).
+    limits.read_chunk_bytes = 4096;
     limits.pool = &output_pool_;
     limits.tcp_nodelay = config_.output_tcp_nodelay;
     limits.send_buffer_bytes = static_cast<int>(config_.output_tcp_send_buffer_bytes);
@@ -298,10 +301,7 @@ std::string Server::conflated_frame(const CachedItem& item, const std::vector<ui
     update.item_id = item.id;
     update.item_seq = item.item_seq;
     update.conflated = true;
-    for (const auto& slot : item.image.slots()) {
-        update.fields.push_back(
-            proto::FieldEntry{slot.id, slot.kind, slot.exponent, slot.integer, slot.real, slot.text});
-    }
+    for (const auto& slot : item.image.slots()) update.fields.push_back(slot.entry());
     std::string frame;
     proto::append_update_frame(frame, update, view.empty() ? nullptr : &view);
     return frame;
