@@ -3,6 +3,7 @@
 #include <random>
 
 #include "common/clock.h"
+#include "proto/field_values.h"
 #include "proto/source_ids.h"
 
 namespace mdcast::distributor {
@@ -56,6 +57,13 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
       housekeeping_(loop, [this] { on_housekeeping(); }),
       started_ns_(monotonic_ns()) {
     housekeeping_.start_periodic(std::chrono::seconds(1));
+    register_metrics();
+    if (config.admin_enabled) {
+        admin_ = std::make_unique<AdminHttp>(loop, config.admin_address, config.admin_port, metrics_,
+                                             AdminHttp::Handlers{[] { return std::pair{true, std::string("ok")}; },
+                                                                 [this] { return stats_json(); }});
+        log_->info("admin http on {}:{} (/metrics /healthz /stats)", config.admin_address, admin_->port());
+    }
     log_->info("distributor {}: publishers on {}:{}; backbone {}:{}{} via {} ttl {}; control port {}; "
                "epoch {:016x}",
                config.distributor_id, config.publishers_address, listener_.port(),
@@ -196,25 +204,61 @@ void Distributor::on_housekeeping() {
     if ((now - started_ns_) / 1'000'000'000 % 10 == 0) log_counters(spdlog::level::debug);
 }
 
-void Distributor::log_counters(spdlog::level::level_enum level) {
+// Every counter of the distributor, declared once: /metrics and the counters
+// log line both read this registry.
+void Distributor::register_metrics() {
+    auto& m = metrics_;
     const auto& b = backbone_.counters();
     const auto& c = control_.counters();
-    log_->log(level,
-              "publishers={} services={} items={} refreshes={} updates={} statuses={} rejected={} "
-              "packets={} bytes={} messages={} heartbeats={} send_failures={} oversize={} "
-              "naks={} nak_sequences={} repairs={} repair_bytes={} naks_lingering={} "
-              "naks_beyond_window={} naks_invalid={} retransmit_rate_limited={} "
-              "data_rate_limited={} injected_drops={} window_packets={} "
-              "image_requests={} directory_queries={} malformed_control={} refused_connections={}",
-              sessions_.size(), registry_.service_count(), registry_.item_count(),
-              publisher_counters_.refreshes, publisher_counters_.updates,
-              publisher_counters_.statuses, publisher_counters_.rejected_messages, b.packets_sent,
-              b.bytes_sent, b.messages_sent, b.heartbeats_sent, b.send_failures,
-              b.oversize_messages, b.naks_received, b.nak_sequences, b.repairs_sent, b.repair_bytes,
-              b.naks_lingering, b.naks_beyond_window, b.naks_invalid, b.retransmit_rate_limited,
-              b.data_rate_limited, b.injected_drops + c.injected_drops, backbone_.window().packets(),
-              c.image_requests, c.directory_queries, c.malformed,
-              connections_refused_);
+    const auto& p = publisher_counters_;
+    m.gauge("publishers", "Publisher connections", [this] { return sessions_.size(); });
+    m.gauge("services", "Services announced", [this] { return registry_.service_count(); });
+    m.gauge("items", "Items registered", [this] { return registry_.item_count(); });
+    m.counter("refreshes_total", "Refreshes from publishers", [&p] { return p.refreshes; });
+    m.counter("updates_total", "Updates from publishers", [&p] { return p.updates; });
+    m.counter("statuses_total", "Item statuses from publishers", [&p] { return p.statuses; });
+    m.counter("rejected_total", "Publisher messages refused", [&p] { return p.rejected_messages; });
+    m.counter("packets_total", "Backbone datagrams sent", [&b] { return b.packets_sent; });
+    m.counter("bytes_total", "Backbone bytes sent", [&b] { return b.bytes_sent; });
+    m.counter("messages_total", "Messages sent on the backbone", [&b] { return b.messages_sent; });
+    m.counter("heartbeats_total", "Heartbeats sent", [&b] { return b.heartbeats_sent; });
+    m.counter("send_failures_total", "Datagrams the kernel refused", [&b] { return b.send_failures; });
+    m.counter("oversize_total", "Messages larger than a datagram, refused", [&b] { return b.oversize_messages; });
+    m.counter("naks_total", "NAKs received", [&b] { return b.naks_received; });
+    m.counter("nak_sequences_total", "Sequences asked for in NAKs", [&b] { return b.nak_sequences; });
+    m.counter("repairs_total", "Repairs sent", [&b] { return b.repairs_sent; });
+    m.counter("repair_bytes_total", "Bytes of repairs sent", [&b] { return b.repair_bytes; });
+    m.counter("naks_lingering_total", "NAKs within repair_linger_us, not re-sent", [&b] { return b.naks_lingering; });
+    m.counter("naks_beyond_window_total", "NAKs behind the trailing edge", [&b] { return b.naks_beyond_window; });
+    m.counter("naks_invalid_total", "NAK sequences not sent yet or over the limit", [&b] { return b.naks_invalid; });
+    m.counter("retransmit_rate_limited_total", "Repairs skipped by the retransmit rate limit",
+              [&b] { return b.retransmit_rate_limited; });
+    m.counter("data_rate_limited_total", "Datagrams that waited in the rate-limit backlog",
+              [&b] { return b.data_rate_limited; });
+    m.counter("injected_drops_total", "Packets dropped by testing.loss",
+              [&b, &c] { return b.injected_drops + c.injected_drops; });
+    m.gauge("window_packets", "Datagrams held for repair", [this] { return backbone_.window().packets(); });
+    m.gauge("window_bytes", "Bytes held for repair", [this] { return backbone_.window().bytes(); });
+    m.counter("image_requests_total", "Image requests from servers", [&c] { return c.image_requests; });
+    m.counter("directory_queries_total", "Directory queries from servers", [&c] { return c.directory_queries; });
+    m.counter("malformed_control_total", "Control datagrams dropped as malformed", [&c] { return c.malformed; });
+    m.counter("refused_connections_total", "Publisher connections refused", [this] { return connections_refused_; });
+}
+
+void Distributor::log_counters(spdlog::level::level_enum level) { log_->log(level, "{}", metrics_.log_line()); }
+
+std::string Distributor::stats_json() const {
+    std::string out = "{\"epoch\":\"" + fmt::format("{:016x}", backbone_.epoch()) + "\",\"publishers\":[";
+    bool first = true;
+    for (const auto& [id, session] : sessions_) {
+        const TcpConnection& c = session->connection();
+        if (!c.is_open()) continue;
+        out += fmt::format("{}{{\"id\":{},\"peer\":\"{}\",\"user\":\"{}\",\"bytes_in\":{},\"frames_in\":{}}}",
+                           first ? "" : ",", id, proto::json_escape(c.peer()), proto::json_escape(session->user()),
+                           c.bytes_in(), c.frames_in());
+        first = false;
+    }
+    return out + "],\"metrics\":" + metrics_.json() + "}";
 }
 
 void Distributor::shutdown(const std::string& why) {

@@ -7,7 +7,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/admin_http.h"
 #include "common/event_loop.h"
+#include "common/metrics.h"
 #include "common/flush_scheduler.h"
 #include "common/tcp_listener.h"
 #include "distributor/backbone_sender.h"
@@ -42,6 +44,8 @@ private:
     void on_housekeeping();
     void reap_closed();
     void log_counters(spdlog::level::level_enum level);
+    void register_metrics();
+    std::string stats_json() const;
 
     EventLoop& loop_;
     DistributorConfig config_;
@@ -56,6 +60,8 @@ private:
     Trigger reaper_;
     Timer housekeeping_;
     PublisherCounters publisher_counters_;
+    MetricsRegistry metrics_{"mdcast_distributor_"};
+    std::unique_ptr<AdminHttp> admin_;
     uint64_t next_connection_id_ = 1;
     uint64_t connections_refused_ = 0;
     int64_t started_ns_;

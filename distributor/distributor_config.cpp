@@ -15,6 +15,12 @@ config::Schema<DistributorConfig> build_schema() {
     s.integer<uint16_t>("distributor.id", &C::distributor_id, 1, 1, 65535,
                         "Unique among the distributors a server joins: it prefixes this "
                         "distributor's epochs, item ids and service ids.");
+    s.boolean("admin.enabled", &C::admin_enabled, true,
+              "Serve /metrics (Prometheus), /healthz and /stats over HTTP.");
+    s.address("admin.address", &C::admin_address, "127.0.0.1",
+              "Address of the admin endpoint; keep it on loopback or a management network.");
+    s.integer<uint16_t>("admin.port", &C::admin_port, 0, 0, 65535,
+                        "Port of the admin endpoint (0: pick a free port and log it).");
     s.address("publishers.address", &C::publishers_address, "127.0.0.1",
               "Address the publisher listener binds to.");
     s.integer<uint16_t>("publishers.port", &C::publishers_port, 14001, 0, 65535,

@@ -12,6 +12,9 @@ namespace mdcast::distributor {
 
 struct DistributorConfig {
     std::string log_level;
+    bool admin_enabled = true;
+    std::string admin_address;
+    uint16_t admin_port = 0;
     uint16_t distributor_id = 1;
 
     // Publisher listener.

@@ -166,6 +166,11 @@ bool BackboneReceiver::control_ready(uint16_t source) const {
     return it != sources_.end() && it->second->control_address.has_value();
 }
 
+bool BackboneReceiver::silent(uint16_t source) const {
+    const auto it = sources_.find(source);
+    return it == sources_.end() || it->second->silent;
+}
+
 std::vector<uint16_t> BackboneReceiver::sources() const {
     std::vector<uint16_t> ids;
     for (const auto& [id, source] : sources_) ids.push_back(id);

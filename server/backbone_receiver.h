@@ -85,6 +85,7 @@ public:
 
     bool control_ready(uint16_t source) const;
     std::vector<uint16_t> sources() const;  // every distributor heard, ready or not
+    bool silent(uint16_t source) const;
     // Queue control messages for a source; they leave packed in datagrams at the
     // end of the loop iteration. False when its control address is not known yet.
     bool request_image(uint16_t source, const wire::v1::ImageRequest& request);

@@ -135,7 +135,7 @@ void ClientSession::on_closed(TcpConnection&, CloseReason reason, const std::str
     log_->log(level, "{} closed: {}: {} (in {} bytes, out {} bytes, {} subscriptions)", describe(),
               close_reason_name(reason), text, connection_->bytes_in(), connection_->bytes_out(),
               subscriptions_.size());
-    owner_.on_client_closed(*this, reason);
+    owner_.on_client_closed(*this, reason, text);
 }
 
 }  // namespace mdcast::server

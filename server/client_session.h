@@ -35,7 +35,7 @@ public:
         virtual void on_subscribe(ClientSession& client, const wire::v1::Subscribe& request) = 0;
         virtual void on_unsubscribe(ClientSession& client, uint64_t item_id) = 0;
         virtual void on_directory_request(ClientSession& client) = 0;
-        virtual void on_client_closed(ClientSession& client, CloseReason reason) = 0;
+        virtual void on_client_closed(ClientSession& client, CloseReason reason, const std::string& text) = 0;
         // A conflating client's queue drained: send it what its backlog names.
         virtual void on_client_drained(ClientSession& client) = 0;
 
@@ -47,9 +47,11 @@ public:
 
     void attach(std::unique_ptr<TcpConnection> connection);
     TcpConnection& connection() { return *connection_; }
+    const TcpConnection& connection() const { return *connection_; }
     bool is_open() const { return connection_ && connection_->is_open(); }
     bool logged_in() const { return logged_in_; }
     const std::string& user() const { return user_; }
+    const std::string& application_id() const { return application_id_; }
     // "id peer user" for log lines.
     std::string describe() const;
 
@@ -72,6 +74,7 @@ public:
 
     // Item ids this client holds (value: view), kept by the server.
     std::unordered_map<uint64_t, std::vector<uint32_t>>& subscriptions() { return subscriptions_; }
+    const std::unordered_map<uint64_t, std::vector<uint32_t>>& subscriptions() const { return subscriptions_; }
     const ClientLimits& limits() const { return limits_; }
 
     void on_frame(TcpConnection& connection, const proto::Frame& frame) override;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/clock.h"
+#include "proto/field_values.h"
 #include "proto/source_ids.h"
 
 namespace mdcast::server {
@@ -84,6 +85,13 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
             "updates are built from the cached images)");
     }
     housekeeping_.start_periodic(std::chrono::milliseconds(100));
+    register_metrics();
+    if (config.admin_enabled) {
+        admin_ = std::make_unique<AdminHttp>(loop, config.admin_address, config.instance_admin_port(), metrics_,
+                                             AdminHttp::Handlers{[this] { return health(); },
+                                                                 [this] { return stats_json(); }});
+        log_->info("admin http on {}:{} (/metrics /healthz /stats)", config.admin_address, admin_->port());
+    }
     log_->info("{}: clients on {}:{}; {} writes{}", server_id_, config.clients_address,
                listener_.port(), config.output_timed_writes ? "timed" : "natural-batching",
                config.output_timed_writes
@@ -127,7 +135,12 @@ void Server::on_accept(int fd, std::string peer) {
     log_->debug("client {} connected from {}", id, peer);
 }
 
-void Server::on_client_closed(ClientSession& client, CloseReason reason) {
+void Server::on_client_closed(ClientSession& client, CloseReason reason, const std::string& text) {
+    constexpr size_t kRecentCloses = 50;
+    const TcpConnection& c = client.connection();
+    recent_closes_.push_back(ClosedClient{c.id(), c.peer(), client.user(), std::string(close_reason_name(reason)),
+                                          text, realtime_ns()});
+    if (recent_closes_.size() > kRecentCloses) recent_closes_.pop_front();
     if (reason == CloseReason::kSlowConsumer) ++counters_.slow_consumers;
     ++counters_.closes[static_cast<size_t>(reason)];
     counters_.closed_bytes_out += client.connection().bytes_out();
@@ -752,52 +765,130 @@ void Server::retry_image_requests(int64_t now) {
     }
 }
 
-// Every counter of the server in one line; the admin endpoint will expose the same.
-void Server::log_counters(spdlog::level::level_enum level) {
+// Every counter of the server, declared once: the admin endpoint's /metrics and
+// the counters log line both read this registry.
+void Server::register_metrics() {
+    auto& m = metrics_;
     const auto& b = backbone_.counters();
-    const auto r = backbone_.recovery_counters();
     const auto& c = counters_;
-    const auto& repair = backbone_.repair_times();
-    uint64_t bytes_out = c.closed_bytes_out, writes = c.closed_writes, conflations = c.conflation_episodes;
-    size_t queued_sum = 0, queued_max = 0, subscriptions = 0, conflating = 0;
+    const auto recovery = [this] { return backbone_.recovery_counters(); };
+    const auto clients = [this](auto read) {
+        double sum = 0;
+        for (const auto& [id, client] : clients_) {
+            if (client->is_open()) sum += static_cast<double>(read(*client));
+        }
+        return sum;
+    };
+    m.gauge("clients", "Client connections open", [this, clients] { return clients([](auto&) { return 1; }); });
+    m.gauge("subscriptions", "Open item subscriptions over all clients",
+            [clients] { return clients([](ClientSession& s) { return s.subscriptions().size(); }); });
+    m.gauge("items", "Items in the cache", [this] { return cache_.size(); });
+    m.gauge("subscribed_items", "Items with at least one subscriber", [this] { return subscriptions_.item_count(); });
+    m.gauge("pending", "Item names waiting for an image from upstream", [this] { return pending_.size(); });
+    m.counter("packets_total", "Backbone datagrams received", [&b] { return b.packets_received; });
+    m.counter("bytes_in_total", "Backbone bytes received", [&b] { return b.bytes_received; });
+    m.counter("messages_total", "Backbone messages delivered in order", [&b] { return b.messages_received; });
+    m.counter("refreshes_in_total", "Refreshes received", [&c] { return c.refreshes_in; });
+    m.counter("updates_in_total", "Updates received", [&c] { return c.updates_in; });
+    m.counter("statuses_in_total", "Item statuses received", [&c] { return c.statuses_in; });
+    m.counter("heartbeats_total", "Backbone heartbeats received", [&b] { return b.heartbeats_received; });
+    m.counter("malformed_packets_total", "Backbone datagrams dropped as malformed", [&b] { return b.malformed_packets; });
+    m.counter("malformed_messages_total", "Messages dropped as malformed", [&c] { return c.malformed_messages; });
+    m.counter("foreign_messages_total", "Messages for another distributor's ids, dropped", [&c] { return c.foreign_messages; });
+    m.counter("foreign_sources_total", "Packets from distributors beyond backbone.max_sources", [&b] { return b.foreign_sources; });
+    m.counter("item_gaps_total", "Updates that skipped an item's sequence", [&c] { return c.item_gaps; });
+    m.counter("dropped_total", "Updates dropped: stale, no image or unknown item", [&c] { return c.updates_dropped; });
+    m.counter("kernel_drops_total", "Datagrams the kernel dropped on the backbone sockets", [this] { return backbone_.kernel_drops(); });
+    m.counter("injected_drops_total", "Packets dropped by testing.loss", [&b] { return b.injected_drops; });
+    m.counter("gaps_total", "Backbone gaps detected", [recovery] { return recovery().gaps; });
+    m.counter("missing_total", "Backbone packets found missing", [recovery] { return recovery().missing_detected; });
+    m.counter("repaired_total", "Missing packets that arrived later", [recovery] { return recovery().repaired; });
+    m.counter("repairs_received_total", "Datagrams flagged as retransmissions", [&b] { return b.repairs_received; });
+    m.counter("duplicates_total", "Backbone packets received twice", [recovery] { return recovery().duplicates; });
+    m.counter("out_of_order_total", "Packets held after a gap", [recovery] { return recovery().out_of_order; });
+    m.counter("naks_total", "NAK messages sent", [recovery] { return recovery().naks_sent; });
+    m.counter("nak_sequences_total", "Sequences asked for in NAKs", [recovery] { return recovery().nak_sequences; });
+    m.counter("unrecoverable_total", "Backbone packets given up", [recovery] { return recovery().unrecoverable; });
+    m.counter("epoch_changes_total", "Distributor restarts seen", [recovery] { return recovery().epoch_changes; });
+    m.gauge("repair_us_p50", "Median repair time, microseconds",
+            [this] { return static_cast<double>(backbone_.repair_times().percentile_ns(0.5)) / 1e3; });
+    m.gauge("repair_us_p99", "99th percentile repair time, microseconds",
+            [this] { return static_cast<double>(backbone_.repair_times().percentile_ns(0.99)) / 1e3; });
+    m.gauge("rtt_us_p50", "Median round trip to the distributors, microseconds",
+            [this] { return static_cast<double>(backbone_.round_trips().percentile_ns(0.5)) / 1e3; });
+    m.counter("refreshes_out_total", "Refreshes sent to clients", [&c] { return c.refreshes_out; });
+    m.counter("updates_out_total", "Updates sent to clients", [&c] { return c.updates_out; });
+    m.counter("statuses_out_total", "Statuses sent to clients", [&c] { return c.statuses_out; });
+    m.counter("bytes_out_total", "Bytes written to clients", [&c, clients] {
+        return static_cast<double>(c.closed_bytes_out) + clients([](ClientSession& s) { return s.connection().bytes_out(); });
+    });
+    m.counter("writes_total", "Socket writes to clients", [&c, clients] {
+        return static_cast<double>(c.closed_writes) + clients([](ClientSession& s) { return s.connection().writes(); });
+    });
+    m.counter("flush_rounds_total", "Flush rounds (loop iterations or timer ticks with output)",
+              [this] { return flusher_.flush_rounds(); });
+    m.gauge("queued_bytes_sum", "Output queued over all clients",
+            [clients] { return clients([](ClientSession& s) { return s.connection().queued_bytes(); }); });
+    m.gauge("queued_bytes_max", "Largest output queue of one client", [this] {
+        size_t most = 0;
+        for (const auto& [id, client] : clients_) most = std::max(most, client->connection().queued_bytes());
+        return static_cast<double>(most);
+    });
+    m.gauge("pool_borrowed", "Bytes borrowed from output.pool_bytes", [this] { return output_pool_.borrowed(); });
+    m.gauge("pool_peak", "Most bytes ever borrowed from the pool", [this] { return output_pool_.peak_borrowed(); });
+    m.counter("slow_consumers_total", "Clients disconnected as slow consumers", [&c] { return c.slow_consumers; });
+    m.gauge("conflating", "Clients conflating now",
+            [clients] { return clients([](ClientSession& s) { return s.conflating() ? 1 : 0; }); });
+    m.counter("conflation_episodes_total", "Times a client started conflating", [&c, clients] {
+        return static_cast<double>(c.conflation_episodes) + clients([](ClientSession& s) { return s.conflation_episodes(); });
+    });
+    m.counter("conflated_out_total", "Messages sent from conflation backlogs", [&c] { return c.conflated_out; });
+    m.counter("refused_total", "Connections refused (limit or shutdown)", [&c] { return c.clients_refused; });
+    for (size_t i = 0; i < kCloseReasonCount; ++i) {
+        const std::string reason(close_reason_name(static_cast<CloseReason>(i)));
+        m.counter("close_" + reason + "_total", "Client connections closed: " + reason, [&c, i] { return c.closes[i]; });
+    }
+}
+
+void Server::log_counters(spdlog::level::level_enum level) { log_->log(level, "{}", metrics_.log_line()); }
+
+// Healthy while serving and at least one distributor is heard.
+std::pair<bool, std::string> Server::health() const {
+    if (shutting_down_) return {false, "shutting down"};
+    const auto sources = backbone_.sources();
+    if (sources.empty()) return {false, "no distributor heard on the backbone yet"};
+    for (uint16_t source : sources) {
+        if (!backbone_.silent(source)) return {true, "ok"};
+    }
+    return {false, "every distributor is silent"};
+}
+
+std::string Server::stats_json() const {
+    using proto::json_escape;
+    std::string out = "{\"server_id\":\"" + json_escape(server_id_) + "\",\"clients\":[";
+    bool first = true;
     for (const auto& [id, client] : clients_) {
-        if (!client->is_open()) continue;  // closed: already in the totals, reaped soon
-        bytes_out += client->connection().bytes_out();
-        writes += client->connection().writes();
-        conflations += client->conflation_episodes();
-        queued_sum += client->connection().queued_bytes();
-        queued_max = std::max(queued_max, client->connection().queued_bytes());
-        subscriptions += client->subscriptions().size();
-        conflating += client->conflating() ? 1 : 0;
+        if (!client->is_open()) continue;
+        const TcpConnection& c = client->connection();
+        out += fmt::format("{}{{\"id\":{},\"peer\":\"{}\",\"user\":\"{}\",\"application\":\"{}\","
+                           "\"subscriptions\":{},\"queued_bytes\":{},\"bytes_out\":{},\"bytes_in\":{},"
+                           "\"conflating\":{}}}",
+                           first ? "" : ",", id, json_escape(c.peer()), json_escape(client->user()),
+                           json_escape(client->application_id()),
+                           client->subscriptions().size(), c.queued_bytes(),
+                           c.bytes_out(), c.bytes_in(), client->conflating() ? "true" : "false");
+        first = false;
     }
-    std::string closes;
-    for (size_t i = 0; i < c.closes.size(); ++i) {
-        if (c.closes[i] == 0) continue;
-        closes += fmt::format(" close_{}={}", close_reason_name(static_cast<CloseReason>(i)), c.closes[i]);
+    out += "],\"recent_closes\":[";
+    first = true;
+    for (const auto& closed : recent_closes_) {
+        out += fmt::format("{}{{\"id\":{},\"peer\":\"{}\",\"user\":\"{}\",\"reason\":\"{}\","
+                           "\"text\":\"{}\",\"at_ns\":{}}}",
+                           first ? "" : ",", closed.id, json_escape(closed.peer), json_escape(closed.user),
+                           closed.reason, json_escape(closed.text), closed.at_ns);
+        first = false;
     }
-    log_->log(level,
-              "clients={} subscriptions={} items={} subscribed_items={} pending={} in: packets={} "
-              "messages={} refreshes={} updates={} statuses={} heartbeats={} malformed_packets={} "
-              "malformed_messages={} foreign_messages={} foreign_sources={} item_gaps={} dropped={} "
-              "kernel_drops={} injected_drops={} "
-              "backbone: gaps={} missing={} repaired={} repairs_received={} duplicates={} "
-              "out_of_order={} naks={} nak_sequences={} unrecoverable={} epoch_changes={} "
-              "repair_us_p50={:.1f} repair_us_p99={:.1f} rtt_us_p50={:.1f} "
-              "out: refreshes={} updates={} statuses={} bytes={} writes={} flush_rounds={} "
-              "queued_bytes_sum={} queued_bytes_max={} pool_borrowed={} pool_peak={} "
-              "slow_consumers={} conflating={} conflation_episodes={} conflated_out={} refused={}{}",
-              clients_.size(), subscriptions, cache_.size(), subscriptions_.item_count(), pending_.size(),
-              b.packets_received, b.messages_received, c.refreshes_in, c.updates_in, c.statuses_in,
-              b.heartbeats_received, b.malformed_packets, c.malformed_messages, c.foreign_messages,
-              b.foreign_sources, c.item_gaps, c.updates_dropped, backbone_.kernel_drops(), b.injected_drops,
-              r.gaps, r.missing_detected, r.repaired, b.repairs_received, r.duplicates, r.out_of_order,
-              r.naks_sent, r.nak_sequences, r.unrecoverable, r.epoch_changes,
-              static_cast<double>(repair.percentile_ns(0.5)) / 1e3,
-              static_cast<double>(repair.percentile_ns(0.99)) / 1e3,
-              static_cast<double>(backbone_.round_trips().percentile_ns(0.5)) / 1e3, c.refreshes_out,
-              c.updates_out, c.statuses_out, bytes_out, writes, flusher_.flush_rounds(), queued_sum,
-              queued_max, output_pool_.borrowed(), output_pool_.peak_borrowed(), c.slow_consumers,
-              conflating, conflations, c.conflated_out, c.clients_refused, closes);
+    return out + "],\"metrics\":" + metrics_.json() + "}";
 }
 
 void Server::shutdown(const std::string& why) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <array>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <set>
@@ -20,6 +21,8 @@
 
 #include "common/event_loop.h"
 #include "common/flush_scheduler.h"
+#include "common/admin_http.h"
+#include "common/metrics.h"
 #include "common/output_pool.h"
 #include "common/tcp_listener.h"
 #include "server/backbone_receiver.h"
@@ -73,7 +76,7 @@ public:
     void on_subscribe(ClientSession& client, const wire::Subscribe& request) override;
     void on_unsubscribe(ClientSession& client, uint64_t item_id) override;
     void on_directory_request(ClientSession& client) override;
-    void on_client_closed(ClientSession& client, CloseReason reason) override;
+    void on_client_closed(ClientSession& client, CloseReason reason, const std::string& text) override;
     void on_client_drained(ClientSession& client) override;
 
 private:
@@ -116,6 +119,9 @@ private:
     void check_client_timeouts(int64_t now);
     void retry_image_requests(int64_t now);
     void reap_closed();
+    void register_metrics();
+    std::pair<bool, std::string> health() const;
+    std::string stats_json() const;
     void log_counters(spdlog::level::level_enum level);
 
     EventLoop& loop_;
@@ -139,6 +145,14 @@ private:
     Trigger reaper_;
     Timer housekeeping_;
     ServerCounters counters_;
+    MetricsRegistry metrics_{"mdcast_server_"};
+    std::unique_ptr<AdminHttp> admin_;
+    struct ClosedClient {
+        uint64_t id;
+        std::string peer, user, reason, text;
+        int64_t at_ns;
+    };
+    std::deque<ClosedClient> recent_closes_;  // the last kRecentCloses, for /stats
     uint64_t next_connection_id_ = 1;
     int64_t last_counter_log_ns_ = 0;
     bool shutting_down_ = false;

@@ -114,6 +114,13 @@ config::Schema<ServerConfig> build_schema() {
     config::Schema<C> s("mdcast-server");
     s.choice("log.level", &C::log_level, "info", log::kLevelNames,
              "Log level; each -v on the command line makes it one step more verbose.");
+    s.boolean("admin.enabled", &C::admin_enabled, true,
+              "Serve /metrics (Prometheus), /healthz and /stats over HTTP.");
+    s.address("admin.address", &C::admin_address, "127.0.0.1",
+              "Address of the admin endpoint; keep it on loopback or a management network.");
+    s.integer<uint16_t>("admin.port", &C::admin_port, 0, 0, 65535,
+                        "Admin port of instance 1; instance N uses port + N - 1 (0: pick a free "
+                        "port and log it).");
     add_client_keys(s);
     add_output_keys(s);
     add_backbone_keys(s);

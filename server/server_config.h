@@ -14,6 +14,11 @@ struct ServerConfig {
     std::string log_level;
     uint32_t instance = 1;  // from --instance; not a config key
 
+    // Admin HTTP endpoint (metrics, health, stats).
+    bool admin_enabled = true;
+    std::string admin_address;
+    uint16_t admin_port = 0;
+
     // Client listener. Instance N listens on clients.port + N - 1.
     std::string clients_address;
     uint16_t clients_port = 0;
@@ -74,6 +79,9 @@ struct ServerConfig {
     // Applies the documented instance rule; 0 stays 0 (pick a free port).
     uint16_t instance_client_port() const {
         return clients_port == 0 ? 0 : static_cast<uint16_t>(clients_port + instance - 1);
+    }
+    uint16_t instance_admin_port() const {
+        return admin_port == 0 ? 0 : static_cast<uint16_t>(admin_port + instance - 1);
     }
 };
 

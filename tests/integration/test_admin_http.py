@@ -1,0 +1,68 @@
+"""The admin HTTP endpoint of the server and the distributor: Prometheus
+/metrics with every counter, /healthz that says why it is unhealthy, /stats
+with per-client detail and recent closes; only GET on known paths."""
+import json
+import re
+import urllib.error
+import urllib.request
+
+from harness import Stack, check, run, wait_for_log
+
+
+def admin_port(process):
+    wait_for_log(process, "admin http on")
+    return int(re.search(r"admin http on [\d.]+:(\d+)", process.log_text()).group(1))
+
+
+def get(port, path, method="GET"):
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_metrics_health_and_stats():
+    with Stack("admin") as stack:
+        # A server with no distributor yet is not healthy, and says why.
+        server = stack.server(1)
+        sport = admin_port(server)
+        code, body = get(sport, "/healthz")
+        check(code == 503 and "no distributor" in body, f"healthz before the backbone: {code} {body}")
+        distributor = stack.distributor()
+        dport = admin_port(distributor)
+        source = stack.source("--items", "5", "--rate", "200", "--duration", "3")
+        wait_for_log(source, "items registered")
+        client = stack.client(1, "--items", "ITEM000001,ITEM000002", "--duration", "2", "--user", "alice")
+        wait_for_log(server, "logged in")
+        code, body = get(sport, "/healthz")
+        check(code == 200 and body.strip() == "ok", f"healthz: {code} {body}")
+        code, stats = get(sport, "/stats")
+        stats = json.loads(stats)
+        check(code == 200 and any(c["user"] == "alice" and c["subscriptions"] == 2 for c in stats["clients"]),
+              f"stats: {stats['clients']}")
+        check(client.wait(15) == 0, "client exit code")
+        code, stats = get(sport, "/stats")
+        check(any(c["user"] == "alice" and c["reason"] == "peer_closed" for c in json.loads(stats)["recent_closes"]),
+              "the client's close is not in recent_closes")
+        code, metrics = get(sport, "/metrics")
+        check(code == 200, f"metrics: {code}")
+        for name in ("mdcast_server_updates_in_total", "mdcast_server_updates_out_total", "mdcast_server_clients",
+                     "mdcast_server_repaired_total", "mdcast_server_close_peer_closed_total"):
+            check(re.search(rf"^# TYPE {name} (counter|gauge)$", metrics, re.M) and
+                  re.search(rf"^{name} \d", metrics, re.M), f"{name} missing from /metrics")
+        updates = int(re.search(r"^mdcast_server_updates_out_total (\d+)", metrics, re.M).group(1))
+        check(updates > 0, "no updates out counted")
+        check(int(re.search(r"^mdcast_server_close_peer_closed_total (\d+)", metrics, re.M).group(1)) >= 1,
+              "closes by reason not counted")
+        code, metrics = get(dport, "/metrics")
+        check(code == 200 and re.search(r"^mdcast_distributor_updates_total [1-9]", metrics, re.M), "distributor metrics")
+        check(get(dport, "/healthz")[0] == 200, "distributor healthz")
+        check(get(sport, "/nothing")[0] == 404, "unknown path not refused")
+        check(get(sport, "/metrics", method="POST")[0] >= 400, "POST accepted")
+        check(source.wait(15) == 0, "source failed")
+
+
+if __name__ == "__main__":
+    run([test_metrics_health_and_stats])
