@@ -20,7 +20,7 @@ BackboneSender::BackboneSender(EventLoop& loop, const Settings& settings, uint64
       flusher_(loop, std::chrono::microseconds(settings.flush_interval_us)),
       heartbeat_timer_(loop, [this] { on_heartbeat_timer(); }),
       backlog_timer_(loop, [this] { drain_backlog(); }),
-      packet_(settings.max_datagram_bytes),
+      packet_(settings.max_datagram_bytes, settings.signer ? kSignatureBytes : 0),
       window_(settings.retransmit_window_bytes, int64_t{settings.retransmit_window_ms} * 1'000'000),
       data_rate_(settings.data_rate_bytes_per_s, std::max<uint64_t>(settings.data_rate_bytes_per_s / 100,
                                                                     settings.max_datagram_bytes)),
@@ -70,7 +70,7 @@ void BackboneSender::flush() {
 // Numbers the pending datagram, keeps it for repair, and sends it (or queues it
 // behind the data rate limit).
 void BackboneSender::send_packet() {
-    const auto datagram = packet_.finish(proto::PacketType::kData, epoch_, next_sequence_);
+    const auto datagram = finish_packet(packet_, proto::PacketType::kData, epoch_, next_sequence_, settings_.signer);
     const int64_t now = monotonic_ns();
     window_.store(next_sequence_, datagram, now);
     ++next_sequence_;
@@ -177,7 +177,9 @@ void BackboneSender::repair(uint64_t sequence, int64_t now, bool& advertise_edge
         return;
     }
     RetransmitWindow::mark_repaired(*entry, now);
+    // The flag is covered by the signature: re-sign the repair, then restore.
     proto::set_packet_retransmit_flag(entry->datagram, true);
+    if (settings_.signer) settings_.signer->sign_datagram(entry->datagram);
     if (send_everywhere(entry->datagram)) {
         ++counters_.repairs_sent;
         counters_.repair_bytes += entry->datagram.size();
@@ -185,6 +187,7 @@ void BackboneSender::repair(uint64_t sequence, int64_t now, bool& advertise_edge
         ++counters_.send_failures;
     }
     proto::set_packet_retransmit_flag(entry->datagram, false);
+    if (settings_.signer) settings_.signer->sign_datagram(entry->datagram);
 }
 
 void BackboneSender::note_data_sent(int64_t now) {
@@ -217,9 +220,9 @@ void BackboneSender::send_heartbeat(int64_t now) {
     heartbeat.set_trailing_edge(window_.trailing_edge(next_sequence_));
     heartbeat.set_control_port(settings_.control_port);
     heartbeat.set_send_time_ns(static_cast<uint64_t>(realtime_ns()));
-    proto::PacketBuilder packet(256);
+    proto::PacketBuilder packet(256, settings_.signer ? kSignatureBytes : 0);
     packet.add(proto::FrameType::kHeartbeat, heartbeat);
-    const auto datagram = packet.finish(proto::PacketType::kHeartbeat, epoch_, next_sequence_);
+    const auto datagram = finish_packet(packet, proto::PacketType::kHeartbeat, epoch_, next_sequence_, settings_.signer);
     last_heartbeat_ns_ = now;
     if (send_everywhere(datagram)) {
         ++counters_.heartbeats_sent;

@@ -23,6 +23,7 @@
 #include "common/flush_scheduler.h"
 #include "common/logging.h"
 #include "common/loss_injector.h"
+#include "common/packet_signer.h"
 #include "common/token_bucket.h"
 #include "common/udp_socket.h"
 #include "distributor/retransmit_window.h"
@@ -67,6 +68,7 @@ public:
         uint64_t data_rate_bytes_per_s = 0;        // 0: unlimited
         uint64_t max_backlog_bytes = 16 << 20;
         LossSettings send_loss;                    // testing only
+        const PacketSigner* signer = nullptr;      // sign every packet when set
     };
 
     // `on_congestion(true)` when the data backlog is full, `(false)` when it drained.

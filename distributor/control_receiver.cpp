@@ -7,12 +7,14 @@
 namespace mdcast::distributor {
 
 ControlReceiver::ControlReceiver(EventLoop& loop, const std::string& address, uint16_t port,
-                                 Handler& handler, const LossSettings& receive_loss)
+                                 Handler& handler, const LossSettings& receive_loss,
+                                 const PacketSigner* signer)
     : socket_(UdpSocket::unicast(address, port, 1 << 20)),
       handler_(handler),
       event_(event_new(loop.base(), socket_.fd(), EV_READ | EV_PERSIST, &on_readable, this)),
       batch_(32, proto::kMaxDatagramBytes),
       receive_loss_(receive_loss),
+      signer_(signer),
       log_(log::get("control")) {
     event_add(event_, nullptr);
     if (receive_loss_.active()) {
@@ -42,6 +44,11 @@ void ControlReceiver::handle(std::span<const uint8_t> datagram, const sockaddr_i
     proto::PacketError error = proto::decode_packet_header(datagram, header);
     if (error == proto::PacketError::kNone && header.type != proto::PacketType::kControl) {
         error = proto::PacketError::kBadType;
+    }
+    if (error == proto::PacketError::kNone && signer_ &&
+        (!(header.flags & proto::kPacketFlagSigned) || !signer_->verify_datagram(datagram))) {
+        ++counters_.bad_signatures;
+        return;  // unsigned or forged: never acted on
     }
     if (error == proto::PacketError::kNone) {
         proto::PacketMessageIterator messages(datagram, header, proto::kBackboneControlTypes);
@@ -99,9 +106,9 @@ bool ControlReceiver::dispatch(const proto::Frame& frame, const sockaddr_in& fro
 // Echoed at once by unicast to the prober's control socket: the round trip a
 // NAK and its repair take, without the multicast group in the way.
 void ControlReceiver::echo_rtt_probe(const wire::v1::RttProbe& probe, const sockaddr_in& to) {
-    proto::PacketBuilder packet(128);
+    proto::PacketBuilder packet(128, signer_ ? kSignatureBytes : 0);
     packet.add(proto::FrameType::kRttEcho, probe);
-    socket_.send_to(packet.finish(proto::PacketType::kControlReply, 0, 0), to);
+    socket_.send_to(finish_packet(packet, proto::PacketType::kControlReply, 0, 0, signer_), to);
 }
 
 }  // namespace mdcast::distributor

@@ -11,6 +11,7 @@
 #include "common/event_loop.h"
 #include "common/logging.h"
 #include "common/loss_injector.h"
+#include "common/packet_signer.h"
 #include "proto/frame.h"
 #include "common/udp_socket.h"
 #include "wire/backbone.pb.h"
@@ -25,6 +26,7 @@ struct ControlCounters {
     uint64_t rtt_probes = 0;
     uint64_t malformed = 0;
     uint64_t injected_drops = 0;  // testing.loss on control receive
+    uint64_t bad_signatures = 0;  // unsigned or forged, with backbone keys configured
 };
 
 class ControlReceiver {
@@ -39,8 +41,9 @@ public:
         virtual ~Handler() = default;
     };
 
+    // With `signer`, unsigned or forged control packets are dropped and counted.
     ControlReceiver(EventLoop& loop, const std::string& address, uint16_t port, Handler& handler,
-                    const LossSettings& receive_loss = {});
+                    const LossSettings& receive_loss = {}, const PacketSigner* signer = nullptr);
     ~ControlReceiver();
 
     uint16_t port() const;
@@ -57,6 +60,7 @@ private:
     event* event_;
     DatagramBatch batch_;
     LossInjector receive_loss_;
+    const PacketSigner* signer_;
     ControlCounters counters_;
     std::shared_ptr<spdlog::logger> log_;
     log::RateLimiter malformed_log_limit_;

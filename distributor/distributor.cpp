@@ -18,7 +18,16 @@ uint64_t new_epoch(uint16_t source) {
 }
 
 
-BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16_t control_port) {
+std::unique_ptr<PacketSigner> make_signer(const DistributorConfig& config) {
+    if (config.backbone_key_file.empty()) return nullptr;
+    const std::string previous = config.backbone_previous_key_file.empty()
+                                     ? std::string()
+                                     : PacketSigner::load_key(config.backbone_previous_key_file);
+    return std::make_unique<PacketSigner>(PacketSigner::load_key(config.backbone_key_file), previous);
+}
+
+BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16_t control_port,
+                                         const PacketSigner* signer) {
     BackboneSender::Settings settings;
     settings.endpoints = multicast_endpoints(config.multicast_endpoint(), config.backbone_extra_groups,
                                              "backbone.extra_groups");
@@ -34,6 +43,7 @@ BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16
     settings.retransmit_rate_bytes_per_s = config.backbone_retransmit_rate_bytes_per_s;
     settings.data_rate_bytes_per_s = config.backbone_data_rate_bytes_per_s;
     settings.max_backlog_bytes = config.backbone_max_backlog_bytes;
+    settings.signer = signer;
     settings.send_loss = {config.loss_send_rate, config.loss_send_burst_every,
                           config.loss_send_burst_length, config.loss_seed};
     return settings;
@@ -46,10 +56,11 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
       config_(config),
       log_(log::get("distributor")),
       publisher_flusher_(loop, std::chrono::microseconds(0)),
+      signer_(make_signer(config)),
       registry_(config.distributor_id, config.max_services, config.max_items),
       control_(loop, config.backbone_interface, config.backbone_control_port, *this,
-               LossSettings{config.loss_control_receive_rate, 0, 0, config.loss_seed + 1}),
-      backbone_(loop, sender_settings(config, control_.port()), new_epoch(config.distributor_id),
+               LossSettings{config.loss_control_receive_rate, 0, 0, config.loss_seed + 1}, signer_.get()),
+      backbone_(loop, sender_settings(config, control_.port(), signer_.get()), new_epoch(config.distributor_id),
                 [this](bool congested) { on_backbone_congestion(congested); }),
       listener_(loop, config.publishers_address, config.publishers_port, 128,
                 [this](int fd, std::string peer) { on_accept(fd, std::move(peer)); }),
@@ -242,6 +253,7 @@ void Distributor::register_metrics() {
     m.counter("image_requests_total", "Image requests from servers", [&c] { return c.image_requests; });
     m.counter("directory_queries_total", "Directory queries from servers", [&c] { return c.directory_queries; });
     m.counter("malformed_control_total", "Control datagrams dropped as malformed", [&c] { return c.malformed; });
+    m.counter("bad_signatures_total", "Control datagrams unsigned or forged, dropped", [&c] { return c.bad_signatures; });
     m.counter("refused_connections_total", "Publisher connections refused", [this] { return connections_refused_; });
 }
 

@@ -10,6 +10,7 @@
 #include "common/admin_http.h"
 #include "common/event_loop.h"
 #include "common/metrics.h"
+#include "common/packet_signer.h"
 #include "common/flush_scheduler.h"
 #include "common/tcp_listener.h"
 #include "distributor/backbone_sender.h"
@@ -51,6 +52,7 @@ private:
     DistributorConfig config_;
     std::shared_ptr<spdlog::logger> log_;
     FlushScheduler publisher_flusher_;
+    std::unique_ptr<PacketSigner> signer_;  // before control_ and backbone_, which use it
     ItemRegistry registry_;
     ControlReceiver control_;
     BackboneSender backbone_;

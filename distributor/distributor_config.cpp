@@ -88,6 +88,12 @@ config::Schema<DistributorConfig> build_schema() {
     s.string_list("backbone.extra_groups", &C::backbone_extra_groups, {},
                   "More GROUP:PORT groups on which every packet is also sent (redundant A/B "
                   "paths: a server joined to several takes the first copy of each packet).");
+    s.string("backbone.key_file", &C::backbone_key_file, "",
+             "File with the shared key (at least 16 random bytes) that signs every backbone packet "
+             "with a truncated HMAC-SHA256; servers with the key drop unsigned or forged packets. "
+             "Empty: unsigned.");
+    s.string("backbone.previous_key_file", &C::backbone_previous_key_file, "",
+             "During a key rollover: the old key, still accepted on control packets.");
     s.integer<uint16_t>("backbone.control_port", &C::backbone_control_port, 0, 0, 65535,
                         "UDP port on backbone.interface where servers send image requests "
                         "(0: pick a free port; servers learn it from heartbeats).");

@@ -45,6 +45,8 @@ struct DistributorConfig {
     uint32_t backbone_send_buffer_bytes = 0;
     uint16_t backbone_control_port = 0;
     std::vector<std::string> backbone_extra_groups;
+    std::string backbone_key_file;
+    std::string backbone_previous_key_file;
 
     // Item registry and image cache.
     uint32_t max_services = 0;

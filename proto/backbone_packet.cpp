@@ -72,7 +72,8 @@ void encode_packet_header(const PacketHeader& header, uint8_t* out) {
 }
 
 void set_packet_retransmit_flag(std::span<uint8_t> datagram, bool retransmit) {
-    const uint16_t flags = retransmit ? kPacketFlagRetransmit : 0;
+    uint16_t flags = get_u16(datagram.data() + 6);
+    flags = retransmit ? (flags | kPacketFlagRetransmit) : (flags & ~kPacketFlagRetransmit);
     put_u16(datagram.data() + 6, flags);
 }
 
@@ -90,13 +91,17 @@ PacketError decode_packet_header(std::span<const uint8_t> datagram, PacketHeader
     out.sequence = get_u64(in + 16);
     out.message_count = get_u16(in + 24);
     out.payload_bytes = get_u32(in + 28);
-    if (out.payload_bytes != datagram.size() - kPacketHeaderBytes) return PacketError::kBadLength;
+    const size_t trailer = (out.flags & kPacketFlagSigned) ? kPacketTrailerBytes : 0;
+    if (datagram.size() < kPacketHeaderBytes + trailer ||
+        out.payload_bytes != datagram.size() - kPacketHeaderBytes - trailer) {
+        return PacketError::kBadLength;
+    }
     return PacketError::kNone;
 }
 
 PacketMessageIterator::PacketMessageIterator(std::span<const uint8_t> datagram,
                                              const PacketHeader& header, FrameTypeSet accepted)
-    : payload_(datagram.subspan(kPacketHeaderBytes)),
+    : payload_(datagram.subspan(kPacketHeaderBytes, header.payload_bytes)),
       remaining_(header.message_count),
       accepted_(accepted) {}
 
@@ -117,8 +122,8 @@ PacketMessageIterator::Result PacketMessageIterator::next(Frame& out) {
     return Result::kFrame;
 }
 
-PacketBuilder::PacketBuilder(size_t max_datagram_bytes) {
-    if (max_datagram_bytes < kPacketHeaderBytes + kFrameHeaderBytes ||
+PacketBuilder::PacketBuilder(size_t max_datagram_bytes, size_t trailer_bytes) : trailer_bytes_(trailer_bytes) {
+    if (max_datagram_bytes < kPacketHeaderBytes + kFrameHeaderBytes + trailer_bytes ||
         max_datagram_bytes > kMaxDatagramBytes) {
         throw std::invalid_argument("max datagram size out of range");
     }
@@ -126,7 +131,7 @@ PacketBuilder::PacketBuilder(size_t max_datagram_bytes) {
 }
 
 bool PacketBuilder::fits(size_t frame_bytes) const {
-    return count_ < UINT16_MAX && used_ + frame_bytes <= buffer_.size();
+    return count_ < UINT16_MAX && used_ + frame_bytes + trailer_bytes_ <= buffer_.size();
 }
 
 void PacketBuilder::add_frame(std::span<const uint8_t> frame) {
@@ -149,6 +154,12 @@ std::span<const uint8_t> PacketBuilder::finish(PacketType type, uint64_t epoch, 
     header.payload_bytes = static_cast<uint32_t>(used_ - kPacketHeaderBytes);
     encode_packet_header(header, buffer_.data());
     return {buffer_.data(), used_};
+}
+
+std::span<uint8_t> PacketBuilder::finish_with_trailer(PacketType type, uint64_t epoch, uint64_t sequence) {
+    finish(type, epoch, sequence);
+    put_u16(buffer_.data() + 6, kPacketFlagSigned);
+    return {buffer_.data(), used_ + trailer_bytes_};
 }
 
 void PacketBuilder::reset() {

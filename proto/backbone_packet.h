@@ -6,7 +6,8 @@
 //   offset  0  u32  magic 'MDCB' (0x4D444342)
 //   offset  4  u8   version (1)
 //   offset  5  u8   packet type (PacketType)
-//   offset  6  u16  flags: bit 0 = retransmission (a repair); other bits 0
+//   offset  6  u16  flags: bit 0 = retransmission (a repair); bit 1 = signed
+//                   (a 16-byte HMAC trailer follows the payload); other bits 0
 //   offset  8  u64  epoch: random per sender start; a new epoch is a new source
 //   offset 16  u64  sequence: per epoch, +1 per data packet; heartbeats carry the
 //                   next sequence to be sent and do not consume one
@@ -33,7 +34,9 @@ constexpr size_t kPacketHeaderBytes = 32;
 constexpr size_t kMaxDatagramBytes = 65507;  // largest UDP payload over IPv4
 
 constexpr uint16_t kPacketFlagRetransmit = 0x0001;
-constexpr uint16_t kPacketKnownFlags = kPacketFlagRetransmit;
+constexpr uint16_t kPacketFlagSigned = 0x0002;
+constexpr uint16_t kPacketKnownFlags = kPacketFlagRetransmit | kPacketFlagSigned;
+constexpr size_t kPacketTrailerBytes = 16;  // the signature, when signed
 
 enum class PacketType : uint8_t {
     kData = 1,       // multicast: refresh / update / status / directory
@@ -83,7 +86,8 @@ private:
 // before add(), sends finish()'s bytes, then reset()s.
 class PacketBuilder {
 public:
-    explicit PacketBuilder(size_t max_datagram_bytes);
+    // With `trailer_bytes` the packet keeps that much room at the end (a signature).
+    explicit PacketBuilder(size_t max_datagram_bytes, size_t trailer_bytes = 0);
 
     bool empty() const { return count_ == 0; }
     uint16_t message_count() const { return count_; }
@@ -97,10 +101,14 @@ public:
     void add(FrameType type, const google::protobuf::MessageLite& message);
 
     std::span<const uint8_t> finish(PacketType type, uint64_t epoch, uint64_t sequence);
+    // Finishes with the signed flag set; the returned span ends with the trailer's
+    // room (trailer_bytes), which the caller fills.
+    std::span<uint8_t> finish_with_trailer(PacketType type, uint64_t epoch, uint64_t sequence);
     void reset();
 
 private:
     std::vector<uint8_t> buffer_;
+    size_t trailer_bytes_;
     size_t used_ = kPacketHeaderBytes;
     uint16_t count_ = 0;
 };

@@ -21,12 +21,15 @@ LossRecoverySettings seeded(LossRecoverySettings settings, uint16_t source) {
 class BackboneReceiver::Source final : public LossRecovery::Handler {
 public:
     Source(BackboneReceiver& receiver, uint16_t source_id, const LossRecoverySettings& settings)
-        : id(source_id), recovery(seeded(settings, source_id), *this), receiver_(receiver) {}
+        : id(source_id),
+          recovery(seeded(settings, source_id), *this),
+          control_packet(1400, receiver.settings_.signer ? kSignatureBytes : 0),
+          receiver_(receiver) {}
 
     const uint16_t id;
     LossRecovery recovery;
     std::optional<sockaddr_in> control_address;
-    proto::PacketBuilder control_packet{1400};
+    proto::PacketBuilder control_packet;
     int64_t last_heard_ns = 0;
     bool silent = false;
     int64_t smoothed_rtt_ns = 0;
@@ -51,7 +54,8 @@ public:
 
     void flush_control() {
         if (control_packet.empty() || !control_address) return;
-        const auto datagram = control_packet.finish(proto::PacketType::kControl, recovery.epoch(), 0);
+        const auto datagram = finish_packet(control_packet, proto::PacketType::kControl, recovery.epoch(), 0,
+                                            receiver_.settings_.signer);
         auto& counters = receiver_.counters_;
         if (receiver_.control_send_loss_.drop()) {
             ++counters.injected_drops;
@@ -226,6 +230,15 @@ void BackboneReceiver::read_group(Group& group) {
     schedule_naks();
 }
 
+// With keys configured only packets signed with one of them count.
+bool BackboneReceiver::authentic(std::span<const uint8_t> datagram, const proto::PacketHeader& header) {
+    const PacketSigner* signer = settings_.signer;
+    if (!signer) return true;
+    if ((header.flags & proto::kPacketFlagSigned) && signer->verify_datagram(datagram)) return true;
+    ++counters_.bad_signatures;
+    return false;
+}
+
 void BackboneReceiver::drop_malformed(const sockaddr_in& from, std::string_view why) {
     ++counters_.malformed_packets;
     uint64_t suppressed = 0;
@@ -259,6 +272,7 @@ void BackboneReceiver::handle_datagram(std::span<const uint8_t> datagram, const 
     const auto error = proto::decode_packet_header(datagram, header);
     if (error != proto::PacketError::kNone) return drop_malformed(from, proto::packet_error_name(error));
     if (proto::epoch_source(header.epoch) == 0) return drop_malformed(from, "epoch without a distributor id");
+    if (!authentic(datagram, header)) return drop_malformed(from, "unsigned or forged packet");
     if (header.type == proto::PacketType::kHeartbeat) {
         if (!handle_heartbeat(datagram, header, from, now)) drop_malformed(from, "bad heartbeat");
         return;
@@ -370,7 +384,7 @@ void BackboneReceiver::on_control_readable(int, short, void* self) {
         const sockaddr_in& from = receiver->control_batch_.source(i);
         proto::PacketHeader header;
         if (proto::decode_packet_header(datagram, header) != proto::PacketError::kNone ||
-            header.type != proto::PacketType::kControlReply) {
+            header.type != proto::PacketType::kControlReply || !receiver->authentic(datagram, header)) {
             receiver->drop_malformed(from, "bad control reply");
             continue;
         }

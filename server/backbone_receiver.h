@@ -25,6 +25,7 @@
 #include "common/latency_histogram.h"
 #include "common/logging.h"
 #include "common/loss_injector.h"
+#include "common/packet_signer.h"
 #include "common/udp_socket.h"
 #include "proto/backbone_packet.h"
 #include "server/loss_recovery.h"
@@ -46,6 +47,7 @@ struct BackboneReceiverCounters {
     uint64_t control_send_failures = 0;
     uint64_t injected_drops = 0;     // testing.loss
     uint64_t source_silences = 0;
+    uint64_t bad_signatures = 0;     // unsigned or forged while keys are configured: dropped
 };
 
 class BackboneReceiver {
@@ -78,6 +80,7 @@ public:
         uint32_t rtt_probe_interval_ms = 1000;
         LossSettings receive_loss;       // testing only
         LossSettings control_send_loss;  // testing only
+        const PacketSigner* signer = nullptr;  // require and produce signatures when set
     };
 
     BackboneReceiver(EventLoop& loop, const Settings& settings, Handler& handler);
@@ -115,6 +118,7 @@ private:
                           const sockaddr_in& from, int64_t now);
     Source* source_for(uint64_t epoch);
     void drop_malformed(const sockaddr_in& from, std::string_view why);
+    bool authentic(std::span<const uint8_t> datagram, const proto::PacketHeader& header);
     void flush_control();
     void schedule_naks();
     void on_nak_timer();

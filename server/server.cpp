@@ -23,11 +23,20 @@ std::string make_server_id(uint32_t instance) {
     return "mdcast-server/" + std::string(host) + "/" + std::to_string(instance);
 }
 
-BackboneReceiver::Settings receiver_settings(const ServerConfig& config) {
+std::unique_ptr<PacketSigner> make_signer(const ServerConfig& config) {
+    if (config.backbone_key_file.empty()) return nullptr;
+    const std::string previous = config.backbone_previous_key_file.empty()
+                                     ? std::string()
+                                     : PacketSigner::load_key(config.backbone_previous_key_file);
+    return std::make_unique<PacketSigner>(PacketSigner::load_key(config.backbone_key_file), previous);
+}
+
+BackboneReceiver::Settings receiver_settings(const ServerConfig& config, const PacketSigner* signer) {
     BackboneReceiver::Settings settings;
     settings.groups = multicast_endpoints(config.multicast_endpoint(), config.backbone_extra_groups,
                                           "backbone.extra_groups");
     settings.max_sources = config.backbone_max_sources;
+    settings.signer = signer;
     settings.receive_buffer_bytes = config.backbone_receive_buffer_bytes;
     settings.max_datagram_bytes = config.backbone_max_datagram_bytes;
     auto& r = settings.recovery;
@@ -74,7 +83,8 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
       output_pool_(config.output_pool_bytes, config.output_guaranteed_bytes, config.output_max_bytes),
       cache_(config.cache_hash_table_size, config.cache_max_items, config.cache_enable_cache),
       pending_(config.cache_max_pending_requests),
-      backbone_(loop, receiver_settings(config), *this),
+      signer_(make_signer(config)),
+      backbone_(loop, receiver_settings(config, signer_.get()), *this),
       listener_(loop, config.clients_address, config.instance_client_port(), 1024,
                 [this](int fd, std::string peer) { on_accept(fd, std::move(peer)); }),
       reaper_(loop, [this] { reap_closed(); }),
@@ -793,6 +803,7 @@ void Server::register_metrics() {
     m.counter("statuses_in_total", "Item statuses received", [&c] { return c.statuses_in; });
     m.counter("heartbeats_total", "Backbone heartbeats received", [&b] { return b.heartbeats_received; });
     m.counter("malformed_packets_total", "Backbone datagrams dropped as malformed", [&b] { return b.malformed_packets; });
+    m.counter("bad_signatures_total", "Backbone datagrams unsigned or forged, dropped", [&b] { return b.bad_signatures; });
     m.counter("malformed_messages_total", "Messages dropped as malformed", [&c] { return c.malformed_messages; });
     m.counter("foreign_messages_total", "Messages for another distributor's ids, dropped", [&c] { return c.foreign_messages; });
     m.counter("foreign_sources_total", "Packets from distributors beyond backbone.max_sources", [&b] { return b.foreign_sources; });

@@ -138,6 +138,7 @@ private:
     std::unordered_map<uint32_t, wire::ServiceInfo> directory_;
     std::set<uint16_t> sources_with_directory_;
     const wire::Refresh* upstream_refresh_ = nullptr;  // the refresh being handled (cache off)
+    std::unique_ptr<PacketSigner> signer_;  // before backbone_, which uses it
     BackboneReceiver backbone_;
     TcpListener listener_;
     std::unordered_map<uint64_t, std::unique_ptr<ClientSession>> clients_;

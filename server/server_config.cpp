@@ -78,6 +78,12 @@ void add_backbone_keys(config::Schema<ServerConfig>& s) {
     s.string_list("backbone.extra_groups", &C::backbone_extra_groups, {},
                   "More GROUP:PORT groups to join: other distributors' backbones, or the same "
                   "distributor's redundant paths (the first copy of each packet wins).");
+    s.string("backbone.key_file", &C::backbone_key_file, "",
+             "Shared key file (at least 16 random bytes): backbone packets must carry a valid "
+             "truncated HMAC-SHA256 under it (or under previous_key_file); unsigned or forged ones "
+             "are dropped and counted. Control packets are signed with it. Empty: not checked.");
+    s.string("backbone.previous_key_file", &C::backbone_previous_key_file, "",
+             "During a key rollover: the old key, still accepted.");
     s.integer<uint32_t>("backbone.max_sources", &C::backbone_max_sources, 16, 1, 1024,
                         "Distributors (by distributor.id) tracked at once; packets from more are "
                         "dropped and counted.");

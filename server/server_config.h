@@ -48,6 +48,8 @@ struct ServerConfig {
     uint32_t backbone_max_datagram_bytes = 0;
     uint32_t backbone_image_request_timeout_ms = 0;
     std::vector<std::string> backbone_extra_groups;
+    std::string backbone_key_file;
+    std::string backbone_previous_key_file;
     uint32_t backbone_max_sources = 0;
     uint32_t backbone_nak_backoff_min_us = 0;
     uint32_t backbone_nak_backoff_max_us = 0;

@@ -197,9 +197,14 @@ TEST_CASE("every packet error is detected", "[backbone_packet]") {
         mdcast::proto::set_packet_retransmit_flag(copy, false);
         CHECK(copy[7] == 0);
     }
+    SECTION("signed flag needs room for the trailer") {
+        auto signed_packet = good;
+        signed_packet[7] = 2;  // claims a 16-byte signature the datagram does not have
+        CHECK(decode_packet_header(signed_packet, out) == PacketError::kBadLength);
+    }
     SECTION("bad flags") {
         auto bad = good;
-        bad[7] = 2;
+        bad[7] = 4;
         CHECK(decode_packet_header(bad, out) == PacketError::kBadFlags);
         bad = good;
         bad[6] = 0x80;
