@@ -56,6 +56,13 @@ std::string PacketSigner::load_key(const std::string& path) {
     return key;
 }
 
+std::unique_ptr<PacketSigner> PacketSigner::from_files(const std::string& key_file,
+                                                       const std::string& previous_key_file) {
+    if (key_file.empty()) return nullptr;
+    const std::string previous = previous_key_file.empty() ? std::string() : load_key(previous_key_file);
+    return std::make_unique<PacketSigner>(load_key(key_file), previous);
+}
+
 void PacketSigner::sign(std::span<const uint8_t> data, uint8_t* out) const { current_->mac_of(data, out); }
 
 void PacketSigner::sign_datagram(std::span<uint8_t> datagram) const {

@@ -27,6 +27,9 @@ public:
     // Reads a key file (raw bytes; whitespace-only keys refused). Throws
     // std::runtime_error naming the file and what is wrong.
     static std::string load_key(const std::string& path);
+    // The signer for a daemon's key files; nullptr when `key_file` is empty (unsigned).
+    static std::unique_ptr<PacketSigner> from_files(const std::string& key_file,
+                                                    const std::string& previous_key_file);
 
     // Writes the MAC of `data` into `out` (kSignatureBytes).
     void sign(std::span<const uint8_t> data, uint8_t* out) const;

@@ -18,14 +18,6 @@ uint64_t new_epoch(uint16_t source) {
 }
 
 
-std::unique_ptr<PacketSigner> make_signer(const DistributorConfig& config) {
-    if (config.backbone_key_file.empty()) return nullptr;
-    const std::string previous = config.backbone_previous_key_file.empty()
-                                     ? std::string()
-                                     : PacketSigner::load_key(config.backbone_previous_key_file);
-    return std::make_unique<PacketSigner>(PacketSigner::load_key(config.backbone_key_file), previous);
-}
-
 BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16_t control_port,
                                          const PacketSigner* signer) {
     BackboneSender::Settings settings;
@@ -56,7 +48,7 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
       config_(config),
       log_(log::get("distributor")),
       publisher_flusher_(loop, std::chrono::microseconds(0)),
-      signer_(make_signer(config)),
+      signer_(PacketSigner::from_files(config.backbone_key_file, config.backbone_previous_key_file)),
       registry_(config.distributor_id, config.max_services, config.max_items),
       control_(loop, config.backbone_interface, config.backbone_control_port, *this,
                LossSettings{config.loss_control_receive_rate, 0, 0, config.loss_seed + 1}, signer_.get()),

@@ -16,6 +16,7 @@
 #include "distributor/backbone_sender.h"
 #include "distributor/control_receiver.h"
 #include "distributor/distributor_config.h"
+#include "distributor/interest_tracker.h"
 #include "distributor/item_registry.h"
 #include "distributor/publisher_session.h"
 
@@ -35,12 +36,14 @@ public:
 
     void on_directory_changed() override;
     void on_publisher_closed(PublisherSession& session) override;
+    void on_service_announced(PublisherSession& session, const ServiceEntry& service) override;
     void on_image_request(const wire::ImageRequest& request) override;
     void on_directory_query() override;
     void on_nak(const wire::Nak& nak) override;
 
 private:
     void on_accept(int fd, std::string peer);
+    ItemEntry* ask_source(const ServiceEntry& service, ItemEntry* item, const std::string& name);
     void on_backbone_congestion(bool congested);
     void on_housekeeping();
     void reap_closed();
@@ -54,6 +57,7 @@ private:
     FlushScheduler publisher_flusher_;
     std::unique_ptr<PacketSigner> signer_;  // before control_ and backbone_, which use it
     ItemRegistry registry_;
+    InterestTracker interest_;  // interactive services: what servers asked sources for
     ControlReceiver control_;
     BackboneSender backbone_;
     TcpListener listener_;

@@ -97,7 +97,19 @@ void PublisherSession::on_service_announce(const proto::Frame& frame) {
                    announce.name(), status->text());
     }
     connection_->send(FrameType::kServiceAnnounceResponse, response);
-    if (entry) owner_.on_directory_changed();
+    if (entry) {
+        owner_.on_directory_changed();
+        owner_.on_service_announced(*this, *entry);
+    }
+}
+
+void PublisherSession::request_item(const ServiceEntry& service, const ItemEntry& item) {
+    wire::ImageRequest request;
+    request.set_service_id(service.id);
+    request.set_service_name(service.name);
+    request.set_item_name(item.name);
+    request.set_item_id(item.id);
+    connection_->send(FrameType::kImageRequest, request);
 }
 
 void PublisherSession::on_item_register(const proto::Frame& frame) {

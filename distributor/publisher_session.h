@@ -17,6 +17,7 @@
 #include "distributor/backbone_sender.h"
 #include "distributor/item_registry.h"
 #include "proto/update_codec.h"
+#include "wire/backbone.pb.h"
 #include "wire/publisher.pb.h"
 #include "wire/session.pb.h"
 
@@ -35,6 +36,9 @@ public:
     public:
         virtual void on_directory_changed() = 0;
         virtual void on_publisher_closed(PublisherSession& session) = 0;
+        // The session now owns `service` (interactive sources are asked again
+        // for the items someone wants).
+        virtual void on_service_announced(PublisherSession& session, const ServiceEntry& service) {}
 
     protected:
         virtual ~Owner() = default;
@@ -48,6 +52,9 @@ public:
     TcpConnection& connection() { return *connection_; }
     bool logged_in() const { return logged_in_; }
     const std::string& user() const { return user_; }
+    // Interactive services: asks the publisher to publish `item` (an
+    // ImageRequest with the item id the distributor gave it).
+    void request_item(const ServiceEntry& service, const ItemEntry& item);
 
     void on_frame(TcpConnection& connection, const proto::Frame& frame) override;
     void on_closed(TcpConnection& connection, CloseReason reason, const std::string& text) override;

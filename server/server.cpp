@@ -23,14 +23,6 @@ std::string make_server_id(uint32_t instance) {
     return "mdcast-server/" + std::string(host) + "/" + std::to_string(instance);
 }
 
-std::unique_ptr<PacketSigner> make_signer(const ServerConfig& config) {
-    if (config.backbone_key_file.empty()) return nullptr;
-    const std::string previous = config.backbone_previous_key_file.empty()
-                                     ? std::string()
-                                     : PacketSigner::load_key(config.backbone_previous_key_file);
-    return std::make_unique<PacketSigner>(PacketSigner::load_key(config.backbone_key_file), previous);
-}
-
 BackboneReceiver::Settings receiver_settings(const ServerConfig& config, const PacketSigner* signer) {
     BackboneReceiver::Settings settings;
     settings.groups = multicast_endpoints(config.multicast_endpoint(), config.backbone_extra_groups,
@@ -83,7 +75,7 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
       output_pool_(config.output_pool_bytes, config.output_guaranteed_bytes, config.output_max_bytes),
       cache_(config.cache_hash_table_size, config.cache_max_items, config.cache_enable_cache),
       pending_(config.cache_max_pending_requests),
-      signer_(make_signer(config)),
+      signer_(PacketSigner::from_files(config.backbone_key_file, config.backbone_previous_key_file)),
       backbone_(loop, receiver_settings(config, signer_.get()), *this),
       listener_(loop, config.clients_address, config.instance_client_port(), 1024,
                 [this](int fd, std::string peer) { on_accept(fd, std::move(peer)); }),
