@@ -168,6 +168,9 @@ void Distributor::on_image_request(const wire::ImageRequest& request) {
         item->image.to_field_list(*refresh.mutable_fields());
         if (backbone_.send(proto::FrameType::kRefresh, refresh)) return;
     }
+    if (service && service->mode == wire::SERVICE_INTERACTIVE) {
+        item = ask_source(*service, item, request.item_name());
+    }
     // No image to give: say why, with the names so servers can match it.
     wire::ItemStatus status;
     status.set_item_id(item ? item->id : 0);
@@ -189,6 +192,29 @@ void Distributor::on_image_request(const wire::ImageRequest& request) {
     status.set_service_name(status.service_name().substr(0, 256));
     status.set_item_name(status.item_name().substr(0, 1024));
     backbone_.send(proto::FrameType::kItemStatus, status);
+}
+
+// Interactive (sink-driven) services publish what is asked for: an item
+// without an image is asked of the service's source, registered first when
+// nobody asked for it before. Returns the item (nullptr: unknown, no source).
+ItemEntry* Distributor::ask_source(const ServiceEntry& service, ItemEntry* item,
+                                   const std::string& name) {
+    const auto owner = sessions_.find(service.owner_session);
+    if (owner == sessions_.end() || !owner->second->connection().is_open()) return item;
+    if (!item && !name.empty() && name.size() <= 1024) item = registry_.register_item(service.id, name);
+    if (item && interest_.should_request(item->id, service.id, monotonic_ns())) {
+        owner->second->request_item(service, *item);
+    }
+    return item;
+}
+
+// A source (re)announced an interactive service: it is asked for every item
+// some server wanted, so their subscribers get fresh images.
+void Distributor::on_service_announced(PublisherSession& session, const ServiceEntry& service) {
+    if (service.mode != wire::SERVICE_INTERACTIVE) return;
+    for (uint64_t id : interest_.rerequest_service(service.id, monotonic_ns())) {
+        if (const ItemEntry* item = registry_.item(id)) session.request_item(service, *item);
+    }
 }
 
 void Distributor::on_housekeeping() {
