@@ -1,8 +1,7 @@
 #include "mdcast/session.h"
 
-#include <unistd.h>
-
 #include "common/clock.h"
+#include "session_messages.h"
 
 namespace mdcast::sdk {
 
@@ -31,17 +30,8 @@ bool Session::open(std::string& error) {
         loop_, flusher_, fd, id_, options_.host + ":" + std::to_string(options_.port), accepted_,
         limits, *this);
     connection_->start();
-    wire::LoginRequest login;
-    login.set_user(options_.user);
-    login.set_application_id(options_.application_id);
-    std::string position = options_.position;
-    if (position.empty()) {
-        char host[256] = "";
-        gethostname(host, sizeof host - 1);
-        position = host;
-    }
-    login.set_position(position);
-    login.set_protocol_version(proto::kProtocolVersion);
+    const wire::LoginRequest login =
+        make_login_request(options_.user, options_.application_id, options_.position, {});
     return connection_->send(FrameType::kLoginRequest, login);
 }
 
@@ -60,15 +50,7 @@ bool Session::send_frame(std::span<const uint8_t> frame) {
 void Session::on_frame(TcpConnection& connection, const proto::Frame& frame) {
     switch (frame.type) {
         case FrameType::kLoginResponse: return on_login_response(frame);
-        case FrameType::kPing: {
-            wire::Ping ping;
-            wire::Pong pong;
-            if (ping.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
-                pong.set_ping_sent_time_ns(ping.sent_time_ns());
-            }
-            send(FrameType::kPong, pong);
-            return;
-        }
+        case FrameType::kPing: return answer_ping(connection, frame);
         case FrameType::kPong: return;
         case FrameType::kClose: {
             wire::Close close;

@@ -228,3 +228,50 @@ def run(tests):
             failed += 1
             print(f"FAIL {test.__name__}: {error}", flush=True)
     sys.exit(1 if failed else 0)
+
+
+# ---- client SDK programs (tests/client-sdk/sdk_*_probe.cpp), for test_sdk_*.py ----------
+
+SDK_BIN = {
+    "consumer": os.environ.get("MDCAST_SDK_CONSUMER", "sdk-consumer-probe"),
+    "publisher": os.environ.get("MDCAST_SDK_PUBLISHER", "sdk-publisher-probe"),
+}
+
+
+def sdk_consumer(stack, servers, *args, name="consumer"):
+    """An SDK Consumer on the failover list `servers` (instance numbers of `stack`)
+    that prints one JSON line per event."""
+    addresses = ",".join(f"127.0.0.1:{stack.client_ports[i]}" for i in servers)
+    return stack.start(name, [SDK_BIN["consumer"], "--servers", addresses, *args], stdout=True)
+
+
+def sdk_publisher(stack, *args, distributors=None, name="publisher"):
+    """An SDK Publisher on `distributors` (default: the stack's distributor)."""
+    addresses = distributors or f"127.0.0.1:{stack.publisher_port}"
+    return stack.start(name, [SDK_BIN["publisher"], "--distributors", addresses, *args], stdout=True)
+
+
+def json_events(process):
+    """The complete JSON lines a process has printed so far (a line being written is skipped)."""
+    events = []
+    with open(process.stdout_path, "rb") as f:
+        for line in f.read().decode(errors="replace").splitlines():
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                pass
+    return events
+
+
+def wait_for_events(process, predicate, timeout=10, what="events"):
+    """Polls the JSON lines of `process` until predicate(events) holds; returns the events."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        events = json_events(process)
+        if predicate(events):
+            return events
+        if process.popen.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise AssertionError(f"{process.name}: no {what} within {timeout} s; "
+                         f"last lines: {json_events(process)[-5:]}")

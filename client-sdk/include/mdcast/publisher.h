@@ -1,0 +1,138 @@
+// mdcast::Publisher — publish items to an mdcast distributor: announce
+// services, register items, send refreshes, updates and statuses, and (for
+// interactive services) answer item requests.
+//
+// THREADING
+//   The Publisher runs its network I/O on its own thread (the "I/O thread"),
+//   started by start() and joined by stop(). PublisherHandler callbacks run on
+//   that thread, one at a time; keep them short.
+//   Safe from any thread, also from inside a callback: add_service(),
+//   add_item(), refresh(), update(), status(), stats(). They copy what they are
+//   given into the publisher's bounded outbox and return at once; the I/O
+//   thread sends it. Calls from one thread are sent in the order made.
+//   start() and stop() belong to the thread that owns the Publisher, never a
+//   callback (stop() throws std::logic_error there).
+//
+// ITEMS, SEQUENCES AND RECONNECTS
+//   The Publisher keeps each item's image (the last refresh merged with every
+//   update since) and its per-item sequence number. Updates get sequence
+//   numbers refresh + 1, + 2, ... When the connection to the distributor is
+//   lost it connects to the next one in `distributors` (at once, then with
+//   back-off and jitter), announces the services again, registers the items
+//   again and sends every item's current image as a refresh, continuing its
+//   sequence; updates published while disconnected are merged into that image
+//   (nothing is lost, nothing is sent twice). An update before an item's first
+//   refresh is dropped and counted (the distributor would refuse it).
+//
+// INTERACTIVE (sink-driven) SERVICES
+//   Items of an interactive service are published only while someone wants
+//   them. on_item_request() says a subscriber somewhere asked for an item
+//   (the handle is created for it if add_item() did not already): answer with
+//   refresh(), or status() with StreamState::kClosed and StatusCode::kNotFound.
+//   on_item_closed() says nobody wants it any more: updates for it are then
+//   only merged into its image, not sent, until it is requested again.
+//
+// BOUNDS
+//   The outbox holds at most max_queued_bytes of requests not yet sent;
+//   refresh(), update() and status() return false (taking nothing) when it is
+//   full, so a publisher faster than its distributor sees it at once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mdcast/export.h"
+#include "mdcast/field_list.h"
+#include "mdcast/types.h"
+
+namespace mdcast {
+
+struct PublisherOptions : ConnectionOptions {
+    std::vector<ServerAddress> distributors;  // failover order; at least one
+
+    uint64_t max_queued_bytes = 64u << 20;  // outbox: published, not yet sent
+    uint64_t max_output_bytes = 64u << 20;  // written to the socket, not yet taken
+};
+
+// Names one item of one Publisher; never reused while the Publisher exists.
+struct PublishedItem {
+    uint64_t id = 0;
+    explicit operator bool() const { return id != 0; }
+    bool operator==(const PublishedItem&) const = default;
+};
+
+// Callbacks run on the I/O thread.
+class PublisherHandler {
+public:
+    virtual ~PublisherHandler() = default;
+    virtual void on_connection(const ConnectionEvent&) {}
+    // The distributor's answer to a service announcement (after every login).
+    virtual void on_service(const std::string& /*service*/, bool /*accepted*/,
+                            const std::string& /*text*/) {}
+    // Interactive: a subscriber wants this item. Answer with refresh() or status().
+    virtual void on_item_request(PublishedItem, const std::string& /*service*/,
+                                 const std::string& /*item*/) {}
+    // Interactive: nobody wants this item any more.
+    virtual void on_item_closed(PublishedItem, const std::string& /*service*/,
+                                const std::string& /*item*/) {}
+    // The distributor refused a message for the item (state says why).
+    virtual void on_item_rejected(PublishedItem, const ItemState&) {}
+};
+
+// Counters since start(); safe to read from any thread.
+struct PublisherStats {
+    uint64_t refreshes_sent = 0;
+    uint64_t updates_sent = 0;
+    uint64_t statuses_sent = 0;
+    uint64_t updates_held = 0;      // merged into the image while not sendable
+    uint64_t updates_dropped = 0;   // before the item's first refresh
+    uint64_t outbox_full = 0;       // calls refused because the outbox was full
+    uint64_t item_requests = 0;     // interactive
+    uint64_t item_closes = 0;       // interactive
+    uint64_t rejections = 0;
+    uint64_t connections = 0;
+    uint64_t connection_losses = 0;
+};
+
+class MDCAST_API Publisher {
+public:
+    // CLOCK_REALTIME at the call, the default stamp of update().
+    static constexpr uint64_t kStampNow = ~uint64_t{0};
+
+    // Throws std::invalid_argument for options that cannot work.
+    Publisher(PublisherOptions options, PublisherHandler& handler);
+    ~Publisher();
+    Publisher(const Publisher&) = delete;
+    Publisher& operator=(const Publisher&) = delete;
+
+    void start();
+    // Sends what the outbox holds (bounded by 2 s), closes the connection and
+    // joins the I/O thread. Idempotent.
+    void stop();
+
+    // Announced now (if connected) and after every reconnect. Throws
+    // std::invalid_argument for an empty name or one already added with
+    // another mode.
+    void add_service(const std::string& name, ServiceMode mode);
+    // The handle of (service, item), created on first use; broadcast items
+    // are registered with the distributor. The service must have been added.
+    PublishedItem add_item(const std::string& service, const std::string& item);
+
+    // false: the outbox is full (nothing taken) or the handle is unknown.
+    bool refresh(PublishedItem item, const FieldList& fields, const ItemState& state = {});
+    // publish_time_ns: kStampNow stamps CLOCK_REALTIME now; 0 sends no stamp.
+    bool update(PublishedItem item, const FieldList& fields, uint64_t publish_time_ns = kStampNow);
+    // A closed stream ends the item; a suspect one tells subscribers its data
+    // may be stale until the next refresh.
+    bool status(PublishedItem item, const ItemState& state);
+
+    PublisherStats stats() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mdcast

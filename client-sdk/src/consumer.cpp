@@ -1,0 +1,287 @@
+// mdcast::Consumer: the application-facing front end. Validates requests on
+// the caller's thread, hands them to the ConsumerCore on the I/O thread, and
+// delivers events either there or through the dispatch queue.
+#include "mdcast/consumer.h"
+
+#include <algorithm>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_set>
+
+#include "consumer_core.h"
+#include "event_queue.h"
+#include "io_thread.h"
+#include "sdk_options.h"
+
+namespace mdcast {
+
+using sdk::ConsumerCore;
+using sdk::EventQueue;
+using sdk::SubscribeRequest;
+
+// Hidden: only Consumer's own members are the library's interface.
+struct __attribute__((visibility("hidden"))) Consumer::Impl {
+    class DirectSink;
+    class QueueSink;
+
+    Impl(ConsumerOptions o, ConsumerHandler& h);
+    std::vector<ItemHandle> request(const std::string& service,
+                                    const std::vector<std::string>& items, const View& view,
+                                    bool snapshot);
+    std::vector<uint32_t> resolve_view(const View& view) const;
+    void deliver(const Event& event);
+    void on_finished(ItemHandle handle);
+    bool cancelled(ItemHandle handle);
+    void run_io_thread();
+
+    ConsumerOptions options;
+    ConsumerHandler& handler;
+    std::shared_ptr<spdlog::logger> log;
+    sdk::ConsumerCounters counters;
+    sdk::IoThread io;
+    std::unique_ptr<EventQueue> queue;  // kDispatch only
+    ConsumerCore* core = nullptr;       // I/O thread only
+
+    std::mutex mutex;  // guards what follows
+    uint64_t next_handle = 1;
+    std::unordered_map<std::string, uint64_t> streaming;  // service '\0' item -> handle
+    std::unordered_map<uint64_t, std::string> streaming_keys;
+    std::unordered_set<uint64_t> cancelled_handles;  // kIoThread: until the core lets go
+    std::atomic<size_t> cancelled_count{0};
+};
+
+// kIoThread: one reused event, handed to the handler at once.
+class Consumer::Impl::DirectSink final : public sdk::EventSink {
+public:
+    explicit DirectSink(Impl& impl) : impl_(impl) {}
+    Event* acquire(ItemHandle handle) override {
+        return handle && impl_.cancelled(handle) ? nullptr : &event_;
+    }
+    void commit() override {
+        try {
+            impl_.deliver(event_);
+        } catch (const std::exception& e) {
+            impl_.log->error("handler threw on a {} event: {}", event_type_name(event_.type()), e.what());
+        } catch (...) {
+            impl_.log->error("handler threw on a {} event", event_type_name(event_.type()));
+        }
+    }
+
+private:
+    Impl& impl_;
+    Event event_;
+};
+
+class Consumer::Impl::QueueSink final : public sdk::EventSink {
+public:
+    explicit QueueSink(EventQueue& queue) : queue_(queue) {}
+    Event* acquire(ItemHandle handle) override { return queue_.acquire(handle); }
+    void commit() override { queue_.commit(); }
+
+private:
+    EventQueue& queue_;
+};
+
+Consumer::Impl::Impl(ConsumerOptions o, ConsumerHandler& h)
+    : options(std::move(o)), handler(h), log(log::get("sdk.consumer")) {
+    sdk::validate(options);
+    log->set_level(spdlog::level::from_str(options.log_level));
+    if (options.delivery == ConsumerOptions::Delivery::kDispatch) {
+        queue = std::make_unique<EventQueue>(options.max_queued_events);
+    }
+}
+
+void Consumer::Impl::run_io_thread() {
+    EventLoop loop;
+    DirectSink direct(*this);
+    std::unique_ptr<QueueSink> queued = queue ? std::make_unique<QueueSink>(*queue) : nullptr;
+    sdk::EventSink& sink = queued ? static_cast<sdk::EventSink&>(*queued) : direct;
+    ConsumerCore io_core(
+        loop, options, sink, counters, [this](ItemHandle handle) { on_finished(handle); },
+        [this] { io.stop_loop(); });
+    core = &io_core;
+    io_core.start();
+    io.run(loop);
+    core = nullptr;
+}
+
+void Consumer::Impl::deliver(const Event& event) {
+    switch (event.type()) {
+        case EventType::kRefresh:
+            counters.refreshes.fetch_add(1, std::memory_order_relaxed);
+            return handler.on_refresh(event);
+        case EventType::kUpdate:
+            counters.updates.fetch_add(1, std::memory_order_relaxed);
+            return handler.on_update(event);
+        case EventType::kStatus:
+            counters.statuses.fetch_add(1, std::memory_order_relaxed);
+            return handler.on_status(event);
+        case EventType::kConnection: return handler.on_connection(event);
+        case EventType::kDirectory: return handler.on_directory(event);
+    }
+}
+
+bool Consumer::Impl::cancelled(ItemHandle handle) {
+    if (cancelled_count.load(std::memory_order_acquire) == 0) return false;
+    std::lock_guard lock(mutex);
+    return cancelled_handles.count(handle.id) != 0;
+}
+
+// I/O thread: the core will produce nothing more for `handle`.
+void Consumer::Impl::on_finished(ItemHandle handle) {
+    std::lock_guard lock(mutex);
+    const auto key = streaming_keys.find(handle.id);
+    if (key != streaming_keys.end()) {
+        const auto name = streaming.find(key->second);
+        if (name != streaming.end() && name->second == handle.id) streaming.erase(name);
+        streaming_keys.erase(key);
+    }
+    if (queue) {
+        queue->forget(handle);
+    } else if (cancelled_handles.erase(handle.id) > 0) {
+        cancelled_count.fetch_sub(1, std::memory_order_release);
+    }
+}
+
+std::vector<uint32_t> Consumer::Impl::resolve_view(const View& view) const {
+    std::vector<uint32_t> ids = view.field_ids;
+    if (!view.field_names.empty() && !options.dictionary) {
+        throw std::invalid_argument("a view by field names needs ConsumerOptions::dictionary");
+    }
+    for (const auto& name : view.field_names) ids.push_back(options.dictionary->require_id(name));
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    return ids;
+}
+
+std::vector<ItemHandle> Consumer::Impl::request(const std::string& service,
+                                                const std::vector<std::string>& items,
+                                                const View& view, bool snapshot) {
+    if (service.empty()) throw std::invalid_argument("empty service name");
+    if (items.empty()) throw std::invalid_argument("no item names");
+    SubscribeRequest request;
+    request.service = service;
+    request.items = items;
+    request.snapshot = snapshot;
+    request.view = resolve_view(view);
+    {
+        std::lock_guard lock(mutex);
+        std::unordered_set<std::string> batch;
+        for (const auto& item : items) {
+            if (item.empty()) throw std::invalid_argument("empty item name in " + service);
+            const std::string key = service + '\0' + item;
+            if (!snapshot && (streaming.count(key) || !batch.insert(key).second)) {
+                throw std::invalid_argument(service + "/" + item +
+                                            " is already subscribed by this consumer");
+            }
+        }
+        for (const auto& item : items) {
+            const ItemHandle handle{next_handle++};
+            request.handles.push_back(handle);
+            if (snapshot) continue;
+            const std::string key = service + '\0' + item;
+            streaming[key] = handle.id;
+            streaming_keys[handle.id] = key;
+        }
+    }
+    std::vector<ItemHandle> handles = request.handles;
+    io.post([this, request = std::move(request)] {
+        if (core) core->subscribe(request);
+    });
+    return handles;
+}
+
+Consumer::Consumer(ConsumerOptions options, ConsumerHandler& handler)
+    : impl_(std::make_unique<Impl>(std::move(options), handler)) {}
+
+Consumer::~Consumer() {
+    try {
+        stop();
+    } catch (const std::exception& e) {
+        impl_->log->error("consumer destroyed badly: {}", e.what());
+    }
+}
+
+void Consumer::start() {
+    impl_->io.start([impl = impl_.get()] { impl->run_io_thread(); });
+}
+
+void Consumer::stop() {
+    Impl* impl = impl_.get();
+    impl->io.shutdown([impl] { if (impl->core) impl->core->stop(); },
+                      [impl] { if (impl->queue) impl->queue->release_waiters(); });
+}
+
+ItemHandle Consumer::subscribe(const std::string& service, const std::string& item,
+                               const View& view) {
+    return impl_->request(service, {item}, view, false).front();
+}
+
+std::vector<ItemHandle> Consumer::subscribe(const std::string& service,
+                                            const std::vector<std::string>& items,
+                                            const View& view) {
+    return impl_->request(service, items, view, false);
+}
+
+ItemHandle Consumer::snapshot(const std::string& service, const std::string& item,
+                              const View& view) {
+    return impl_->request(service, {item}, view, true).front();
+}
+
+std::vector<ItemHandle> Consumer::snapshot(const std::string& service,
+                                           const std::vector<std::string>& items,
+                                           const View& view) {
+    return impl_->request(service, items, view, true);
+}
+
+void Consumer::unsubscribe(ItemHandle handle) {
+    if (!handle) return;
+    {
+        std::lock_guard lock(impl_->mutex);
+        const auto key = impl_->streaming_keys.find(handle.id);
+        if (key != impl_->streaming_keys.end()) {
+            impl_->streaming.erase(key->second);
+            impl_->streaming_keys.erase(key);
+        }
+        if (!impl_->queue && impl_->cancelled_handles.insert(handle.id).second) {
+            impl_->cancelled_count.fetch_add(1, std::memory_order_release);
+        }
+    }
+    if (impl_->queue) impl_->queue->cancel(handle);
+    impl_->io.post([impl = impl_.get(), handle] {
+        if (impl->core) impl->core->unsubscribe(handle);
+    });
+}
+
+void Consumer::request_directory() {
+    impl_->io.post([impl = impl_.get()] {
+        if (impl->core) impl->core->request_directory();
+    });
+}
+
+size_t Consumer::dispatch(std::chrono::milliseconds timeout, size_t max_events) {
+    if (!impl_->queue) {
+        throw std::logic_error("dispatch() needs ConsumerOptions::delivery = Delivery::kDispatch");
+    }
+    return impl_->queue->dispatch(timeout, max_events,
+                                  [impl = impl_.get()](const Event& event) { impl->deliver(event); });
+}
+
+ConsumerStats Consumer::stats() const {
+    const auto& c = impl_->counters;
+    ConsumerStats s;
+    s.refreshes = c.refreshes.load(std::memory_order_relaxed);
+    s.updates = c.updates.load(std::memory_order_relaxed);
+    s.statuses = c.statuses.load(std::memory_order_relaxed);
+    s.duplicates_dropped = c.duplicates_dropped.load(std::memory_order_relaxed);
+    s.catch_ups = c.catch_ups.load(std::memory_order_relaxed);
+    s.connections = c.connections.load(std::memory_order_relaxed);
+    s.connection_losses = c.connection_losses.load(std::memory_order_relaxed);
+    if (impl_->queue) {
+        s.queue_full_waits = impl_->queue->full_waits();
+        s.queued_events = impl_->queue->size();
+    }
+    return s;
+}
+
+}  // namespace mdcast

@@ -1,0 +1,411 @@
+#include "consumer_core.h"
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+#include "common/clock.h"
+#include "sdk_options.h"
+
+namespace mdcast::sdk {
+
+using detail::EventWriter;
+using proto::FrameType;
+namespace wire = mdcast::wire::v1;
+
+namespace {
+
+constexpr uint32_t kDefaultItemsPerRequest = 1000;
+
+// What the consumer accepts from a server.
+const proto::FrameTypeSet kAccepted{FrameType::kLoginResponse, FrameType::kPing,
+                                    FrameType::kPong,          FrameType::kClose,
+                                    FrameType::kRefresh,       FrameType::kUpdate,
+                                    FrameType::kItemStatus,    FrameType::kDirectory};
+
+std::string item_key(const std::string& service, const std::string& name) {
+    std::string key;
+    key.reserve(service.size() + 1 + name.size());
+    key.append(service).push_back('\0');
+    key.append(name);
+    return key;
+}
+
+uint64_t now_ns() { return static_cast<uint64_t>(realtime_ns()); }
+
+}  // namespace
+
+ConsumerCore::ConsumerCore(EventLoop& loop, const ConsumerOptions& options, EventSink& sink,
+                           ConsumerCounters& counters, std::function<void(ItemHandle)> finished,
+                           std::function<void()> stop_loop)
+    : loop_(loop),
+      options_(options),
+      sink_(sink),
+      counters_(counters),
+      finished_(std::move(finished)),
+      stop_loop_(std::move(stop_loop)),
+      log_(log::get("sdk.consumer")),
+      flusher_(loop, std::chrono::microseconds(0)),
+      link_(loop, flusher_, kAccepted, *this, log_),
+      policy_(reconnect_settings(options, options.servers.size()), std::random_device{}()),
+      reconnect_timer_(loop, [this] { connect(attempt_); }),
+      housekeeping_(loop, [this] { on_housekeeping(); }) {}
+
+ConsumerCore::~ConsumerCore() = default;
+
+template <class Fill>
+void ConsumerCore::emit(ItemHandle handle, Fill&& fill) {
+    Event* event = sink_.acquire(handle);
+    if (!event) return;
+    fill(*event);
+    sink_.commit();
+}
+
+EventWriter::ItemRef ConsumerCore::ref(const Item& item) const {
+    return EventWriter::ItemRef{item.handle, item.service, item.name, options_.dictionary.get()};
+}
+
+// ---- connection ----------------------------------------------------------------------------
+
+void ConsumerCore::start() {
+    housekeeping_.start_periodic(std::chrono::milliseconds(100));
+    attempt_ = policy_.first();
+    connect(attempt_);
+}
+
+void ConsumerCore::stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    reconnect_timer_.stop();
+    housekeeping_.stop();
+    link_.close(CloseReason::kShutdown, "consumer stopping");
+    session_up_ = false;
+    emit_connection(ConnectionState::kStopped, "stop() called");
+    for (auto& [handle, item] : items_) finished_(item->handle);
+    items_.clear();
+    by_id_.clear();
+    by_name_.clear();
+    holding_.clear();
+    stop_loop_();
+}
+
+void ConsumerCore::connect(const ReconnectPolicy::Attempt& attempt) {
+    if (stopped_) return;
+    const ServerAddress& server = options_.servers[attempt.server];
+    emit_connection(ConnectionState::kConnecting, "");
+    log_->debug("connecting to {} (attempt after {} failures)", server.to_string(), attempt.failures);
+    link_.open(link_settings(options_, server, options_.max_frame_bytes, options_.max_output_bytes));
+}
+
+void ConsumerCore::emit_connection(ConnectionState state, const std::string& text) {
+    ConnectionEvent connection;
+    connection.state = state;
+    connection.server = options_.servers[attempt_.server];
+    connection.server_id = state == ConnectionState::kUp ? link_.peer_id() : std::string();
+    connection.text = text;
+    connection.attempt = attempt_.failures;
+    emit(ItemHandle{}, [&](Event& event) { EventWriter::connection(event, connection); });
+}
+
+void ConsumerCore::on_link_up(const wire::LoginResponse&) {
+    session_up_ = true;
+    policy_.on_success();
+    attempt_.failures = 0;
+    counters_.connections.fetch_add(1, std::memory_order_relaxed);
+    log_->info("logged in to {} ({})", options_.servers[attempt_.server].to_string(), link_.peer_id());
+    emit_connection(ConnectionState::kUp, "");
+    std::vector<Item*> all;
+    all.reserve(items_.size());
+    for (auto& [handle, item] : items_) all.push_back(item.get());
+    // Handles grow with every request: ascending order re-asks in the order asked.
+    std::sort(all.begin(), all.end(),
+              [](const Item* a, const Item* b) { return a->handle.id < b->handle.id; });
+    send_subscribe(all);
+    if (directory_wanted_) request_directory();
+}
+
+void ConsumerCore::on_link_down(LinkDown cause, const std::string& text) {
+    const bool was_up = session_up_;
+    session_up_ = false;
+    by_id_.clear();
+    if (stopped_) return;
+    emit_connection(ConnectionState::kDown, std::string(link_down_name(cause)) + ": " + text);
+    if (was_up) {
+        counters_.connection_losses.fetch_add(1, std::memory_order_relaxed);
+        mark_all_suspect(cause == LinkDown::kServerShutdown ? StatusCode::kServerShutdown
+                                                            : StatusCode::kConnectionLost,
+                         "lost " + options_.servers[attempt_.server].to_string() + ": " +
+                             std::string(link_down_name(cause)) + "; failing over");
+    }
+    attempt_ = was_up ? policy_.after_loss() : policy_.after_failure();
+    reconnect_timer_.start_once(attempt_.delay);
+}
+
+// Every streaming item is suspect until the next server's fresh image.
+void ConsumerCore::mark_all_suspect(StatusCode code, const std::string& text) {
+    const ItemState state{StreamState::kOpen, DataState::kSuspect, code, text};
+    std::vector<Item*> streaming;
+    for (auto& [handle, item] : items_) {
+        item->item_id = 0;
+        if (item->snapshot) continue;
+        item->sequencer.on_connection_lost();
+        streaming.push_back(item.get());
+    }
+    holding_.clear();
+    std::sort(streaming.begin(), streaming.end(),
+              [](const Item* a, const Item* b) { return a->handle.id < b->handle.id; });
+    const uint64_t now = now_ns();
+    for (Item* item : streaming) {
+        emit(item->handle, [&](Event& event) { EventWriter::status(event, ref(*item), state, now); });
+    }
+}
+
+// ---- requests ------------------------------------------------------------------------------
+
+void ConsumerCore::subscribe(const SubscribeRequest& request) {
+    if (stopped_) return;
+    std::vector<Item*> added;
+    for (size_t i = 0; i < request.items.size(); ++i) {
+        auto item = std::make_unique<Item>();
+        item->handle = request.handles[i];
+        item->service = request.service;
+        item->name = request.items[i];
+        item->key = item_key(item->service, item->name);
+        item->snapshot = request.snapshot;
+        item->view = request.view;
+        Names& names = by_name_[item->key];
+        if (item->snapshot) {
+            names.snapshots.push_back(item.get());
+        } else {
+            names.streaming = item.get();
+        }
+        added.push_back(item.get());
+        items_[item->handle.id] = std::move(item);
+    }
+    if (session_up_) send_subscribe(added);
+}
+
+// One Subscribe per (service, snapshot, view), split at the server's
+// max_items_per_request.
+void ConsumerCore::send_subscribe(const std::vector<Item*>& items) {
+    std::map<std::string, std::vector<Item*>> groups;
+    for (Item* item : items) {
+        std::string group = item->service;
+        group.push_back(item->snapshot ? '\1' : '\0');
+        for (uint32_t id : item->view) group.append(std::to_string(id)).push_back(',');
+        groups[group].push_back(item);
+    }
+    const uint32_t per_request = link_.max_items_per_request() > 0 ? link_.max_items_per_request()
+                                                                    : kDefaultItemsPerRequest;
+    for (const auto& [group, members] : groups) {
+        for (size_t first = 0; first < members.size(); first += per_request) {
+            wire::Subscribe subscribe;
+            const Item& head = *members[first];
+            subscribe.set_service_name(head.service);
+            subscribe.set_snapshot(head.snapshot);
+            for (uint32_t id : head.view) subscribe.add_view_field_ids(id);
+            const size_t end = std::min(members.size(), first + per_request);
+            for (size_t i = first; i < end; ++i) subscribe.add_item_names(members[i]->name);
+            link_.send(FrameType::kSubscribe, subscribe);
+        }
+    }
+}
+
+void ConsumerCore::unsubscribe(ItemHandle handle) {
+    const auto it = items_.find(handle.id);
+    if (it == items_.end()) return finished_(handle);  // finished already: clean up the caller
+    Item& item = *it->second;
+    if (!item.snapshot && item.item_id != 0 && session_up_) {
+        wire::Unsubscribe request;
+        request.add_item_ids(item.item_id);
+        link_.send(FrameType::kUnsubscribe, request);
+    }
+    // Not bound yet: the server's refresh will find no owner and be refused then.
+    finish(item);
+}
+
+void ConsumerCore::request_directory() {
+    directory_wanted_ = true;
+    if (!session_up_) return;
+    directory_wanted_ = false;
+    link_.send(FrameType::kDirectoryRequest, wire::DirectoryRequest());
+}
+
+// ---- frames from the server ----------------------------------------------------------------
+
+void ConsumerCore::on_link_frame(const proto::Frame& frame) {
+    switch (frame.type) {
+        case FrameType::kUpdate: return on_update(frame);
+        case FrameType::kRefresh: return on_refresh(frame);
+        case FrameType::kItemStatus: return on_item_status(frame);
+        case FrameType::kDirectory: return on_directory(frame);
+        default: return;
+    }
+}
+
+// The hot path: decoded without allocating, one hash lookup, then the event.
+void ConsumerCore::on_update(const proto::Frame& frame) {
+    if (!proto::decode_update(frame.body, update_)) return link_.abort("malformed Update body");
+    const auto it = by_id_.find(update_.item_id);
+    if (it == by_id_.end()) return;  // unsubscribed a moment ago
+    Item& item = *it->second;
+    switch (item.sequencer.on_update(update_.item_seq)) {
+        case ItemSequencer::Verdict::kDeliver:
+            return emit(item.handle, [&](Event& event) {
+                EventWriter::update(event, ref(item), update_, now_ns());
+            });
+        case ItemSequencer::Verdict::kDrop:
+            counters_.duplicates_dropped.fetch_add(1, std::memory_order_relaxed);
+            return;
+        case ItemSequencer::Verdict::kHold: return item.held.apply(update_.fields);
+        case ItemSequencer::Verdict::kRelease:
+            item.held.apply(update_.fields);
+            holding_.erase(&item);
+            counters_.catch_ups.fetch_add(1, std::memory_order_relaxed);
+            return emit(item.handle, [&](Event& event) {
+                EventWriter::refresh(event, ref(item), item.held, update_.item_seq, item.held_state,
+                                     false, now_ns());
+            });
+    }
+}
+
+void ConsumerCore::on_refresh(const proto::Frame& frame) {
+    refresh_.Clear();
+    if (!refresh_.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
+        return link_.abort("malformed Refresh body");
+    }
+    key_ = item_key(refresh_.service_name(), refresh_.item_name());
+    const auto names = by_name_.find(key_);
+    if (names == by_name_.end()) return refuse_orphan(refresh_);
+    const bool closed = refresh_.status().stream_state() == wire::STREAM_CLOSED;
+    const uint64_t now = now_ns();
+    const ItemState state = detail::to_item_state(refresh_.status());
+    if (closed && !names->second.snapshots.empty()) {
+        Item& item = *names->second.snapshots.front();
+        image_.assign(refresh_.fields());
+        emit(item.handle, [&](Event& event) {
+            EventWriter::refresh(event, ref(item), image_, refresh_.item_seq(), state, true, now);
+        });
+        return finish(item);
+    }
+    Item* item = names->second.streaming;
+    if (!item) return refuse_orphan(refresh_);
+    bind(*item, refresh_.item_id());
+    if (item->sequencer.on_refresh(refresh_.item_seq(), monotonic_ns()) ==
+        ItemSequencer::Verdict::kHold) {
+        item->held.assign(refresh_.fields());
+        item->held_state = state;
+        holding_.insert(item);
+        return;
+    }
+    holding_.erase(item);
+    image_.assign(refresh_.fields());
+    emit(item->handle, [&](Event& event) {
+        EventWriter::refresh(event, ref(*item), image_, refresh_.item_seq(), state, false, now);
+    });
+    if (closed) finish(*item);
+}
+
+// A refresh nobody here asked for (unsubscribed while the request was under
+// way): the server holds a subscription for it, so let it go.
+void ConsumerCore::refuse_orphan(const wire::Refresh& refresh) {
+    if (refresh.item_id() == 0 || refresh.status().stream_state() == wire::STREAM_CLOSED) return;
+    if (by_id_.count(refresh.item_id())) return;
+    wire::Unsubscribe request;
+    request.add_item_ids(refresh.item_id());
+    link_.send(FrameType::kUnsubscribe, request);
+}
+
+void ConsumerCore::on_item_status(const proto::Frame& frame) {
+    wire::ItemStatus status;
+    if (!status.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
+        return link_.abort("malformed ItemStatus body");
+    }
+    const ItemState state = detail::to_item_state(status.status());
+    if (status.item_id() != 0) {
+        const auto bound = by_id_.find(status.item_id());
+        if (bound != by_id_.end()) return apply_status(*bound->second, state);
+    }
+    // Not bound yet: it answers a request by name, for every request of that name.
+    const auto names = by_name_.find(item_key(status.service_name(), status.item_name()));
+    if (names == by_name_.end()) return;
+    std::vector<Item*> targets(names->second.snapshots.begin(), names->second.snapshots.end());
+    if (Item* streaming = names->second.streaming) {
+        if (status.item_id() != 0) bind(*streaming, status.item_id());
+        targets.push_back(streaming);
+    }
+    for (Item* item : targets) apply_status(*item, state);
+}
+
+void ConsumerCore::apply_status(Item& item, const ItemState& state) {
+    if (state.code == StatusCode::kSourceReset) {
+        // New distributor run: item ids are void, the source may restart the sequence.
+        item.sequencer.on_source_reset();
+        holding_.erase(&item);
+        if (item.item_id != 0) by_id_.erase(item.item_id);
+        item.item_id = 0;
+    }
+    const uint64_t now = now_ns();
+    emit(item.handle, [&](Event& event) { EventWriter::status(event, ref(item), state, now); });
+    if (state.stream == StreamState::kClosed) finish(item);
+}
+
+void ConsumerCore::on_directory(const proto::Frame& frame) {
+    wire::Directory directory;
+    if (!directory.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
+        return link_.abort("malformed Directory body");
+    }
+    emit(ItemHandle{}, [&](Event& event) { EventWriter::directory(event, directory); });
+}
+
+// ---- item bookkeeping ----------------------------------------------------------------------
+
+void ConsumerCore::bind(Item& item, uint64_t item_id) {
+    if (item.item_id == item_id || item_id == 0) return;
+    if (item.item_id != 0) by_id_.erase(item.item_id);
+    item.item_id = item_id;
+    by_id_[item_id] = &item;
+}
+
+void ConsumerCore::finish(Item& item) {
+    const ItemHandle handle = item.handle;
+    const auto names = by_name_.find(item.key);
+    if (names != by_name_.end()) {
+        auto& snapshots = names->second.snapshots;
+        snapshots.erase(std::remove(snapshots.begin(), snapshots.end(), &item), snapshots.end());
+        if (names->second.streaming == &item) names->second.streaming = nullptr;
+        if (!names->second.streaming && snapshots.empty()) by_name_.erase(names);
+    }
+    if (item.item_id != 0) {
+        const auto bound = by_id_.find(item.item_id);
+        if (bound != by_id_.end() && bound->second == &item) by_id_.erase(bound);
+    }
+    holding_.erase(&item);
+    items_.erase(handle.id);  // `item` is gone from here on
+    finished_(handle);
+}
+
+// Held images that did not catch up in time are delivered as they are.
+void ConsumerCore::on_housekeeping() {
+    if (holding_.empty()) return;
+    const int64_t now = monotonic_ns();
+    const int64_t timeout = int64_t{options_.catch_up_timeout_ms} * 1'000'000;
+    std::vector<std::pair<Item*, uint64_t>> expired;  // with the sequence it did not reach
+    for (Item* item : holding_) {
+        const uint64_t wanted = item->sequencer.last_delivered();
+        if (item->sequencer.hold_expired(now, timeout)) expired.emplace_back(item, wanted);
+    }
+    for (auto [item, wanted] : expired) {
+        holding_.erase(item);
+        log_->warn("{}/{}: the image from {} did not catch up with sequence {} in {} ms; "
+                   "delivering it at {}",
+                   item->service, item->name, options_.servers[attempt_.server].to_string(), wanted,
+                   options_.catch_up_timeout_ms, item->sequencer.held_seq());
+        emit(item->handle, [&](Event& event) {
+            EventWriter::refresh(event, ref(*item), item->held, item->sequencer.held_seq(),
+                                 item->held_state, false, now_ns());
+        });
+    }
+}
+
+}  // namespace mdcast::sdk

@@ -1,0 +1,145 @@
+// The consumer's I/O-thread side: the items the application subscribed to,
+// the connection to the current server, failover, and turning frames into
+// events (docs/sdk.md).
+//
+// Owns every item's state: its handle, names, view, the item id the current
+// server gave it, and its sequence guard. Lives and dies on the I/O thread;
+// the Consumer front end reaches it only through IoThread::post().
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "common/event_loop.h"
+#include "common/flush_scheduler.h"
+#include "common/logging.h"
+#include "event_writer.h"
+#include "item_sequencer.h"
+#include "mdcast/consumer.h"
+#include "proto/field_image.h"
+#include "proto/update_codec.h"
+#include "reconnect_policy.h"
+#include "server_link.h"
+#include "wire/client.pb.h"
+#include "wire/common.pb.h"
+
+namespace mdcast::sdk {
+
+// Where events go: straight to the handler, or into the dispatch queue.
+class EventSink {
+public:
+    // The event to fill for `handle` (0: not an item event); nullptr drops it.
+    virtual Event* acquire(ItemHandle handle) = 0;
+    virtual void commit() = 0;
+
+protected:
+    ~EventSink() = default;
+};
+
+struct ConsumerCounters {
+    std::atomic<uint64_t> refreshes{0};
+    std::atomic<uint64_t> updates{0};
+    std::atomic<uint64_t> statuses{0};
+    std::atomic<uint64_t> duplicates_dropped{0};
+    std::atomic<uint64_t> catch_ups{0};
+    std::atomic<uint64_t> connections{0};
+    std::atomic<uint64_t> connection_losses{0};
+};
+
+struct SubscribeRequest {
+    std::vector<ItemHandle> handles;  // one per item
+    std::string service;
+    std::vector<std::string> items;
+    bool snapshot = false;
+    std::vector<uint32_t> view;  // sorted, unique; empty: all fields
+};
+
+class ConsumerCore final : public ServerLink::Listener {
+public:
+    // `finished` is called (on the I/O thread) when a handle will produce no
+    // more events: unsubscribed, stream closed, or snapshot answered.
+    ConsumerCore(EventLoop& loop, const ConsumerOptions& options, EventSink& sink,
+                 ConsumerCounters& counters, std::function<void(ItemHandle)> finished,
+                 std::function<void()> stop_loop);
+    ~ConsumerCore();
+
+    void start();
+    void stop();
+    void subscribe(const SubscribeRequest& request);
+    void unsubscribe(ItemHandle handle);
+    void request_directory();
+
+    void on_link_up(const wire::v1::LoginResponse& response) override;
+    void on_link_frame(const proto::Frame& frame) override;
+    void on_link_down(LinkDown cause, const std::string& text) override;
+
+private:
+    struct Item {
+        ItemHandle handle;
+        std::string service;
+        std::string name;
+        std::string key;  // service '\0' name
+        bool snapshot = false;
+        std::vector<uint32_t> view;
+        uint64_t item_id = 0;  // on the current connection; 0 until known
+        ItemSequencer sequencer;
+        proto::FieldImage held;  // a fresh image waiting to catch up (failover)
+        ItemState held_state;
+    };
+    // The requests waiting on one (service, name).
+    struct Names {
+        Item* streaming = nullptr;
+        std::deque<Item*> snapshots;  // answered in the order asked
+    };
+
+    void connect(const ReconnectPolicy::Attempt& attempt);
+    void send_subscribe(const std::vector<Item*>& items);
+    void on_update(const proto::Frame& frame);
+    void on_refresh(const proto::Frame& frame);
+    void on_item_status(const proto::Frame& frame);
+    void on_directory(const proto::Frame& frame);
+    void apply_status(Item& item, const ItemState& state);
+    void refuse_orphan(const wire::v1::Refresh& refresh);
+    void bind(Item& item, uint64_t item_id);
+    void finish(Item& item);
+    void mark_all_suspect(StatusCode code, const std::string& text);
+    void on_housekeeping();
+    void emit_connection(ConnectionState state, const std::string& text);
+    template <class Fill>
+    void emit(ItemHandle handle, Fill&& fill);
+    detail::EventWriter::ItemRef ref(const Item& item) const;
+
+    EventLoop& loop_;
+    const ConsumerOptions& options_;
+    EventSink& sink_;
+    ConsumerCounters& counters_;
+    std::function<void(ItemHandle)> finished_;
+    std::function<void()> stop_loop_;
+    std::shared_ptr<spdlog::logger> log_;
+    FlushScheduler flusher_;
+    ServerLink link_;
+    ReconnectPolicy policy_;
+    ReconnectPolicy::Attempt attempt_;
+    Timer reconnect_timer_;
+    Timer housekeeping_;
+    bool session_up_ = false;
+    bool stopped_ = false;
+    bool directory_wanted_ = false;
+    std::unordered_map<uint64_t, std::unique_ptr<Item>> items_;  // by handle
+    std::unordered_map<uint64_t, Item*> by_id_;  // streaming items on the current connection
+    std::unordered_map<std::string, Names> by_name_;
+    std::unordered_set<Item*> holding_;
+    // Reused for every message: no allocation per update once warm.
+    proto::UpdateView update_;
+    wire::v1::Refresh refresh_;
+    proto::FieldImage image_;  // a refresh's fields, as the event is built from them
+    std::string key_;
+};
+
+}  // namespace mdcast::sdk

@@ -1,0 +1,146 @@
+#include "event_writer.h"
+
+namespace mdcast::detail {
+
+namespace wire = mdcast::wire::v1;
+
+namespace {
+
+// Copies a string value into the event's text buffer, which the caller has
+// reserved for every string of the message (so earlier views stay valid).
+std::string_view keep(std::string& text, std::string_view value) {
+    const size_t offset = text.size();
+    text.append(value);
+    return std::string_view(text).substr(offset, value.size());
+}
+
+template <class Entry>
+void from_entry(const Entry& in, FieldValue& out, std::string& text) {
+    out.id = in.id;
+    out.kind = to_public_kind(in.kind);
+    out.integer = in.integer;
+    out.exponent = in.exponent;
+    out.real = in.real;
+    if (in.kind == proto::FieldKind::kString) out.text = keep(text, in.text);
+}
+
+}  // namespace
+
+FieldKind to_public_kind(proto::FieldKind kind) {
+    switch (kind) {
+        case proto::FieldKind::kInt: return FieldKind::kInt;
+        case proto::FieldKind::kDecimal: return FieldKind::kDecimal;
+        case proto::FieldKind::kDouble: return FieldKind::kDouble;
+        case proto::FieldKind::kString: return FieldKind::kString;
+        case proto::FieldKind::kTime: return FieldKind::kTime;
+        default: return FieldKind::kBlank;
+    }
+}
+
+proto::FieldKind to_proto_kind(FieldKind kind) {
+    switch (kind) {
+        case FieldKind::kInt: return proto::FieldKind::kInt;
+        case FieldKind::kDecimal: return proto::FieldKind::kDecimal;
+        case FieldKind::kDouble: return proto::FieldKind::kDouble;
+        case FieldKind::kString: return proto::FieldKind::kString;
+        case FieldKind::kTime: return proto::FieldKind::kTime;
+        case FieldKind::kBlank: return proto::FieldKind::kBlank;
+    }
+    return proto::FieldKind::kBlank;
+}
+
+ItemState to_item_state(const wire::Status& status) {
+    ItemState state;
+    state.stream = status.stream_state() == wire::STREAM_CLOSED ? StreamState::kClosed
+                                                                 : StreamState::kOpen;
+    state.data = status.data_state() == wire::DATA_SUSPECT ? DataState::kSuspect : DataState::kOk;
+    state.code = static_cast<StatusCode>(status.code());
+    state.text = status.text();
+    return state;
+}
+
+void to_wire_status(const ItemState& state, wire::Status& out) {
+    out.set_stream_state(state.stream == StreamState::kClosed ? wire::STREAM_CLOSED
+                                                              : wire::STREAM_OPEN);
+    out.set_data_state(state.data == DataState::kSuspect ? wire::DATA_SUSPECT : wire::DATA_OK);
+    // SDK-only codes (100+) never go on the wire.
+    const auto code = static_cast<uint16_t>(state.code);
+    out.set_code(code < 100 && wire::StatusCode_IsValid(code) ? static_cast<wire::StatusCode>(code)
+                                                               : wire::STATUS_NONE);
+    out.set_text(state.text);
+}
+
+void EventWriter::begin(Event& event, EventType type, const ItemRef* ref, uint64_t receive_ns) {
+    event.type_ = type;
+    event.handle_ = ref ? ref->handle : ItemHandle{};
+    event.service_.assign(ref ? ref->service : std::string());
+    event.item_.assign(ref ? ref->item : std::string());
+    event.dictionary_ = ref ? ref->dictionary : nullptr;
+    event.sequence_ = 0;
+    event.publish_time_ns_ = 0;
+    event.receive_time_ns_ = receive_ns;
+    event.snapshot_ = false;
+    event.conflated_ = false;
+    event.state_ = ItemState{};
+    event.fields_.clear();
+    event.text_.clear();
+}
+
+void EventWriter::refresh(Event& event, const ItemRef& ref, const proto::FieldImage& image,
+                          uint64_t seq, const ItemState& state, bool snapshot, uint64_t receive_ns) {
+    begin(event, EventType::kRefresh, &ref, receive_ns);
+    event.sequence_ = seq;
+    event.snapshot_ = snapshot;
+    event.state_ = state;
+    size_t text_bytes = 0;
+    for (const auto& slot : image.slots()) text_bytes += slot.text.size();
+    event.text_.reserve(text_bytes);
+    event.fields_.resize(image.size());
+    for (size_t i = 0; i < image.size(); ++i) {
+        event.fields_[i] = FieldValue{};
+        from_entry(image.slots()[i], event.fields_[i], event.text_);
+    }
+}
+
+void EventWriter::update(Event& event, const ItemRef& ref, const proto::UpdateView& update,
+                         uint64_t receive_ns) {
+    begin(event, EventType::kUpdate, &ref, receive_ns);
+    event.sequence_ = update.item_seq;
+    event.publish_time_ns_ = update.publish_time_ns;
+    event.conflated_ = update.conflated;
+    size_t text_bytes = 0;
+    for (const auto& field : update.fields) text_bytes += field.text.size();
+    event.text_.reserve(text_bytes);
+    event.fields_.resize(update.fields.size());
+    for (size_t i = 0; i < update.fields.size(); ++i) {
+        event.fields_[i] = FieldValue{};
+        from_entry(update.fields[i], event.fields_[i], event.text_);
+    }
+}
+
+void EventWriter::status(Event& event, const ItemRef& ref, const ItemState& state,
+                         uint64_t receive_ns) {
+    begin(event, EventType::kStatus, &ref, receive_ns);
+    event.state_ = state;
+}
+
+void EventWriter::connection(Event& event, const ConnectionEvent& connection) {
+    begin(event, EventType::kConnection, nullptr, 0);
+    event.connection_ = connection;
+}
+
+void EventWriter::directory(Event& event, const wire::Directory& directory) {
+    begin(event, EventType::kDirectory, nullptr, 0);
+    event.services_.clear();
+    for (const auto& info : directory.services()) {
+        ServiceInfo& out = event.services_.emplace_back();
+        out.id = info.service_id();
+        out.name = info.name();
+        out.up = info.state() == wire::SERVICE_UP;
+        out.mode = info.mode() == wire::SERVICE_INTERACTIVE ? ServiceMode::kInteractive
+                                                             : ServiceMode::kBroadcast;
+        out.item_count = info.item_count();
+    }
+}
+
+}  // namespace mdcast::detail

@@ -1,0 +1,50 @@
+// Fills the public Event from wire messages. The only code that writes Event's
+// private members (it is Event's friend).
+//
+// An Event's storage is reused: vectors are cleared, never shrunk, and string
+// field values are copied into one text buffer reserved up front, so filling
+// an update allocates nothing once the event has seen a message that large.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mdcast/event.h"
+#include "proto/field_image.h"
+#include "proto/update_codec.h"
+#include "wire/common.pb.h"
+
+namespace mdcast::detail {
+
+class EventWriter {
+public:
+    // The item part every item event shares.
+    struct ItemRef {
+        ItemHandle handle;
+        const std::string& service;
+        const std::string& item;
+        const Dictionary* dictionary;
+    };
+
+    // A refresh: `image` holds its fields (as received, or held and brought
+    // up to date after a failover).
+    static void refresh(Event& event, const ItemRef& ref, const proto::FieldImage& image,
+                        uint64_t seq, const ItemState& state, bool snapshot, uint64_t receive_ns);
+    static void update(Event& event, const ItemRef& ref, const proto::UpdateView& update,
+                       uint64_t receive_ns);
+    static void status(Event& event, const ItemRef& ref, const ItemState& state,
+                       uint64_t receive_ns);
+    static void connection(Event& event, const ConnectionEvent& connection);
+    static void directory(Event& event, const wire::v1::Directory& directory);
+
+private:
+    static void begin(Event& event, EventType type, const ItemRef* ref, uint64_t receive_ns);
+};
+
+// Wire <-> public conversions, also used by the publisher.
+ItemState to_item_state(const wire::v1::Status& status);
+void to_wire_status(const ItemState& state, wire::v1::Status& out);
+FieldKind to_public_kind(proto::FieldKind kind);
+proto::FieldKind to_proto_kind(FieldKind kind);
+
+}  // namespace mdcast::detail

@@ -1,0 +1,65 @@
+#include "mdcast/field_list.h"
+
+namespace mdcast {
+
+FieldList::FieldList(const FieldList& other) : values_(other.values_), text_(other.text_) {
+    rebase(other.text_.data());
+}
+
+FieldList& FieldList::operator=(const FieldList& other) {
+    if (this == &other) return *this;
+    values_ = other.values_;
+    text_ = other.text_;
+    rebase(other.text_.data());
+    return *this;
+}
+
+// String values point into text_; after text_ moved (copy, growth) they are
+// pointed at the same offsets of its new buffer.
+void FieldList::rebase(const char* old_base) {
+    if (old_base == text_.data()) return;
+    for (FieldValue& value : values_) {
+        if (value.kind != FieldKind::kString) continue;
+        const auto offset = static_cast<size_t>(value.text.data() - old_base);
+        value.text = std::string_view(text_).substr(offset, value.text.size());
+    }
+}
+
+FieldList& FieldList::add(FieldValue value) {
+    values_.push_back(value);
+    return *this;
+}
+
+FieldList& FieldList::add_int(uint32_t id, int64_t value) {
+    return add(FieldValue{id, FieldKind::kInt, 0, value, 0, {}});
+}
+
+FieldList& FieldList::add_decimal(uint32_t id, int64_t mantissa, int32_t exponent) {
+    return add(FieldValue{id, FieldKind::kDecimal, exponent, mantissa, 0, {}});
+}
+
+FieldList& FieldList::add_double(uint32_t id, double value) {
+    return add(FieldValue{id, FieldKind::kDouble, 0, 0, value, {}});
+}
+
+FieldList& FieldList::add_string(uint32_t id, std::string_view value) {
+    const char* old_base = text_.data();
+    const size_t offset = text_.size();
+    text_.append(value);
+    rebase(old_base);
+    return add(FieldValue{id, FieldKind::kString, 0, 0, 0,
+                          std::string_view(text_).substr(offset, value.size())});
+}
+
+FieldList& FieldList::add_time(uint32_t id, int64_t ns) {
+    return add(FieldValue{id, FieldKind::kTime, 0, ns, 0, {}});
+}
+
+FieldList& FieldList::add_blank(uint32_t id) { return add(FieldValue{id, FieldKind::kBlank, 0, 0, 0, {}}); }
+
+void FieldList::clear() {
+    values_.clear();
+    text_.clear();
+}
+
+}  // namespace mdcast

@@ -1,0 +1,188 @@
+// mdcast::Publisher: the application-facing front end. Hands out item
+// handles, copies what is published into the outbox, and runs the
+// PublisherCore on the I/O thread.
+#include "mdcast/publisher.h"
+
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "io_thread.h"
+#include "publisher_core.h"
+#include "sdk_options.h"
+
+namespace mdcast {
+
+namespace {
+constexpr uint32_t kStopDrainMs = 2000;
+}  // namespace
+
+// Hidden: only Publisher's own members are the library's interface.
+struct __attribute__((visibility("hidden"))) Publisher::Impl {
+    Impl(PublisherOptions o, PublisherHandler& h)
+        : options(std::move(o)),
+          handler(h),
+          log(log::get("sdk.publisher")),
+          outbox(options.max_queued_bytes) {
+        sdk::validate(options);
+        log->set_level(spdlog::level::from_str(options.log_level));
+    }
+
+    PublishedItem handle_for(const std::string& service, const std::string& item, bool& created);
+    bool push(const sdk::OutboxRecord& record, std::span<const FieldValue> fields,
+              std::string_view text1, std::string_view text2, bool bounded);
+    bool publish(sdk::OutboxRecord::Kind kind, PublishedItem item, const ItemState& state,
+                 std::span<const FieldValue> fields, uint64_t stamp);
+    bool known(PublishedItem item) const {
+        return item.id != 0 && item.id < next_handle.load(std::memory_order_acquire);
+    }
+    void run_io_thread();
+
+    PublisherOptions options;
+    PublisherHandler& handler;
+    std::shared_ptr<spdlog::logger> log;
+    sdk::PublisherCounters counters;
+    sdk::PublisherOutbox outbox;
+    sdk::IoThread io;
+    sdk::PublisherCore* core = nullptr;  // I/O thread only
+
+    std::mutex mutex;  // guards what follows
+    std::atomic<uint64_t> next_handle{1};
+    std::unordered_map<std::string, uint64_t> handles;  // service '\0' item -> handle
+    std::unordered_map<std::string, ServiceMode> services;
+};
+
+PublishedItem Publisher::Impl::handle_for(const std::string& service, const std::string& item,
+                                          bool& created) {
+    std::lock_guard lock(mutex);
+    auto& id = handles[service + '\0' + item];
+    created = id == 0;
+    if (created) id = next_handle.fetch_add(1, std::memory_order_acq_rel);
+    return PublishedItem{id};
+}
+
+bool Publisher::Impl::push(const sdk::OutboxRecord& record, std::span<const FieldValue> fields,
+                           std::string_view text1, std::string_view text2, bool bounded) {
+    bool wake = false;
+    if (!outbox.push(record, fields, text1, text2, bounded, wake)) {
+        counters.outbox_full.fetch_add(1, std::memory_order_relaxed);
+        return false;
+    }
+    if (wake) io.wake();
+    return true;
+}
+
+// refresh(), update() and status(): one bounded record in the outbox.
+bool Publisher::Impl::publish(sdk::OutboxRecord::Kind kind, PublishedItem item,
+                              const ItemState& state, std::span<const FieldValue> fields,
+                              uint64_t stamp) {
+    if (!known(item)) return false;
+    sdk::OutboxRecord record;
+    record.kind = kind;
+    record.item = item.id;
+    record.stamp = stamp;
+    record.stream = state.stream;
+    record.data = state.data;
+    record.code = state.code;
+    return push(record, fields, state.text, {}, true);
+}
+
+void Publisher::Impl::run_io_thread() {
+    EventLoop loop;
+    sdk::PublisherCore io_core(
+        loop, options, handler, counters, outbox,
+        [this](const std::string& service, const std::string& item) {
+            bool created = false;
+            return handle_for(service, item, created);
+        },
+        [this] { io.stop_loop(); });
+    core = &io_core;
+    io_core.start();
+    io.run(loop, [&io_core] { io_core.on_wake(); });
+    core = nullptr;
+}
+
+Publisher::Publisher(PublisherOptions options, PublisherHandler& handler)
+    : impl_(std::make_unique<Impl>(std::move(options), handler)) {}
+
+Publisher::~Publisher() {
+    try {
+        stop();
+    } catch (const std::exception& e) {
+        impl_->log->error("publisher destroyed badly: {}", e.what());
+    }
+}
+
+void Publisher::start() {
+    impl_->io.start([impl = impl_.get()] { impl->run_io_thread(); });
+}
+
+void Publisher::stop() {
+    impl_->io.shutdown([impl = impl_.get()] { if (impl->core) impl->core->stop(kStopDrainMs); });
+}
+
+void Publisher::add_service(const std::string& name, ServiceMode mode) {
+    if (name.empty()) throw std::invalid_argument("empty service name");
+    {
+        std::lock_guard lock(impl_->mutex);
+        const auto [it, inserted] = impl_->services.emplace(name, mode);
+        if (!inserted && it->second != mode) {
+            throw std::invalid_argument("service " + name + " was already added with another mode");
+        }
+        if (!inserted) return;
+    }
+    sdk::OutboxRecord record;
+    record.kind = sdk::OutboxRecord::Kind::kAnnounce;
+    record.mode = mode;
+    impl_->push(record, {}, name, {}, false);
+}
+
+PublishedItem Publisher::add_item(const std::string& service, const std::string& item) {
+    if (item.empty()) throw std::invalid_argument("empty item name");
+    {
+        std::lock_guard lock(impl_->mutex);
+        if (!impl_->services.count(service)) {
+            throw std::invalid_argument("service " + service + " was not added (add_service first)");
+        }
+    }
+    bool created = false;
+    const PublishedItem handle = impl_->handle_for(service, item, created);
+    sdk::OutboxRecord record;
+    record.kind = sdk::OutboxRecord::Kind::kAddItem;
+    record.item = handle.id;
+    impl_->push(record, {}, service, item, false);
+    return handle;
+}
+
+bool Publisher::refresh(PublishedItem item, const FieldList& fields, const ItemState& state) {
+    return impl_->publish(sdk::OutboxRecord::Kind::kRefresh, item, state, fields.values(), 0);
+}
+
+bool Publisher::update(PublishedItem item, const FieldList& fields, uint64_t publish_time_ns) {
+    const uint64_t stamp = publish_time_ns == kStampNow ? realtime_now_ns() : publish_time_ns;
+    return impl_->publish(sdk::OutboxRecord::Kind::kUpdate, item, {}, fields.values(), stamp);
+}
+
+bool Publisher::status(PublishedItem item, const ItemState& state) {
+    return impl_->publish(sdk::OutboxRecord::Kind::kStatus, item, state, {}, 0);
+}
+
+PublisherStats Publisher::stats() const {
+    const auto& c = impl_->counters;
+    auto get = [](const std::atomic<uint64_t>& v) { return v.load(std::memory_order_relaxed); };
+    PublisherStats s;
+    s.refreshes_sent = get(c.refreshes_sent);
+    s.updates_sent = get(c.updates_sent);
+    s.statuses_sent = get(c.statuses_sent);
+    s.updates_held = get(c.updates_held);
+    s.updates_dropped = get(c.updates_dropped);
+    s.outbox_full = get(c.outbox_full);
+    s.item_requests = get(c.item_requests);
+    s.item_closes = get(c.item_closes);
+    s.rejections = get(c.rejections);
+    s.connections = get(c.connections);
+    s.connection_losses = get(c.connection_losses);
+    return s;
+}
+
+}  // namespace mdcast

@@ -1,0 +1,434 @@
+#include "publisher_core.h"
+
+#include <algorithm>
+#include <random>
+
+#include "common/clock.h"
+#include "event_writer.h"
+#include "sdk_options.h"
+
+namespace mdcast::sdk {
+
+using proto::FrameType;
+namespace wire = mdcast::wire::v1;
+
+namespace {
+
+constexpr size_t kRegisterBatch = 1000;
+// Distributors send small frames (answers, requests); a larger one is an error.
+constexpr uint32_t kMaxFrameBytes = 1u << 20;
+
+// What the publisher accepts from a distributor: the session, the answers to
+// its requests, rejections (ItemStatus), and the interactive conversation:
+// ImageRequest = "a subscriber wants this item", Unsubscribe = "nobody does".
+const proto::FrameTypeSet kAccepted{
+    FrameType::kLoginResponse, FrameType::kPing,           FrameType::kPong,
+    FrameType::kClose,         FrameType::kServiceAnnounceResponse, FrameType::kItemRegistered,
+    FrameType::kItemStatus,    FrameType::kImageRequest,   FrameType::kUnsubscribe};
+
+// Application callbacks must not unwind through the event loop.
+template <class Call>
+void guarded(spdlog::logger& log, const char* what, Call&& call) {
+    try {
+        call();
+    } catch (const std::exception& e) {
+        log.error("publisher handler threw in {}: {}", what, e.what());
+    } catch (...) {
+        log.error("publisher handler threw in {}", what);
+    }
+}
+
+}  // namespace
+
+PublisherCore::PublisherCore(
+    EventLoop& loop, const PublisherOptions& options, PublisherHandler& handler,
+    PublisherCounters& counters, PublisherOutbox& outbox,
+    std::function<PublishedItem(const std::string&, const std::string&)> handle_for,
+    std::function<void()> stop_loop)
+    : options_(options),
+      handler_(handler),
+      counters_(counters),
+      outbox_(outbox),
+      handle_for_(std::move(handle_for)),
+      stop_loop_(std::move(stop_loop)),
+      log_(log::get("sdk.publisher")),
+      flusher_(loop, std::chrono::microseconds(0)),
+      link_(loop, flusher_, kAccepted, *this, log_),
+      policy_(reconnect_settings(options, options.distributors.size()), std::random_device{}()),
+      reconnect_timer_(loop, [this] { connect(); }),
+      retry_timer_(loop, [this] { work(); }),
+      drain_timer_(loop, [this] { check_drained(); }) {}
+
+PublisherCore::~PublisherCore() = default;
+
+template <class Message>
+bool PublisherCore::parse(const proto::Frame& frame, Message& message) {
+    if (message.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) return true;
+    link_.abort("malformed " + std::string(proto::frame_type_name(frame.type)) + " body");
+    return false;
+}
+
+// ---- connection ----------------------------------------------------------------------------
+
+void PublisherCore::start() {
+    attempt_ = policy_.first();
+    connect();
+}
+
+void PublisherCore::connect() {
+    if (stopping_) return;
+    emit_connection(ConnectionState::kConnecting, "");
+    link_.open(link_settings(options_, options_.distributors[attempt_.server], kMaxFrameBytes,
+                             options_.max_output_bytes));
+}
+
+void PublisherCore::emit_connection(ConnectionState state, const std::string& text) {
+    ConnectionEvent event;
+    event.state = state;
+    event.server = options_.distributors[attempt_.server];
+    event.server_id = state == ConnectionState::kUp ? link_.peer_id() : std::string();
+    event.text = text;
+    event.attempt = attempt_.failures;
+    guarded(*log_, "on_connection", [&] { handler_.on_connection(event); });
+}
+
+void PublisherCore::on_link_up(const wire::LoginResponse&) {
+    session_up_ = true;
+    policy_.on_success();
+    attempt_.failures = 0;
+    counters_.connections.fetch_add(1, std::memory_order_relaxed);
+    log_->info("logged in to {} ({})", options_.distributors[attempt_.server].to_string(),
+               link_.peer_id());
+    emit_connection(ConnectionState::kUp, "");
+    for (auto& [name, service] : services_) announce(*service);
+    work();
+}
+
+void PublisherCore::on_link_down(LinkDown cause, const std::string& text) {
+    const bool was_up = session_up_;
+    session_up_ = false;
+    by_service_id_.clear();
+    by_item_id_.clear();
+    for (auto& [name, service] : services_) {
+        service->id = 0;
+        service->to_register.clear();
+    }
+    for (auto& [handle, item] : items_) {
+        item->item_id = 0;
+        item->requested = false;  // the distributor asks again for what is still wanted
+    }
+    if (stopping_) return check_drained();
+    if (was_up) counters_.connection_losses.fetch_add(1, std::memory_order_relaxed);
+    emit_connection(ConnectionState::kDown, std::string(link_down_name(cause)) + ": " + text);
+    attempt_ = was_up ? policy_.after_loss() : policy_.after_failure();
+    reconnect_timer_.start_once(attempt_.delay);
+}
+
+void PublisherCore::stop(uint32_t drain_ms) {
+    if (stopping_) return;
+    stopping_ = true;
+    reconnect_timer_.stop();
+    drain_deadline_ns_ = monotonic_ns() + int64_t{drain_ms} * 1'000'000;
+    check_drained();
+}
+
+// Stopping: keeps sending until the outbox and the socket's queue are empty or
+// the deadline passes, then says goodbye.
+void PublisherCore::check_drained() {
+    const bool pending = next_ < batch_.records.size() || !outbox_.empty() || link_.queued_bytes() > 0;
+    if (session_up_ && pending && monotonic_ns() < drain_deadline_ns_) {
+        work();
+        return drain_timer_.start_once(std::chrono::milliseconds(1));
+    }
+    if (pending && session_up_) log_->warn("stopping with output not yet sent to the distributor");
+    link_.close(CloseReason::kShutdown, "publisher stopping");
+    session_up_ = false;
+    emit_connection(ConnectionState::kStopped, "stop() called");
+    stop_loop_();
+}
+
+// ---- the outbox ----------------------------------------------------------------------------
+
+void PublisherCore::on_wake() {
+    if (!retry_timer_.pending()) work();
+}
+
+// Works through what the application published, in order. While the socket's
+// queue is over half of max_output_bytes it waits (1 ms steps) so TCP
+// back-pressure reaches the outbox and, once that is full, the application.
+void PublisherCore::work() {
+    for (;;) {
+        if (next_ >= batch_.records.size()) {
+            outbox_.take(batch_);
+            next_ = 0;
+            if (batch_.records.empty()) break;
+        }
+        while (next_ < batch_.records.size()) {
+            if (session_up_ && link_.queued_bytes() > options_.max_output_bytes / 2) {
+                retry_timer_.start_once(std::chrono::milliseconds(1));
+                return;
+            }
+            apply(batch_.records[next_++]);
+        }
+        for (auto& [name, service] : services_) {
+            if (!service->to_register.empty()) register_items(*service);
+        }
+    }
+}
+
+bool PublisherCore::apply(const OutboxRecord& r) {
+    using Kind = OutboxRecord::Kind;
+    if (r.kind == Kind::kAnnounce) {
+        auto& service = services_[std::string(batch_.text1(r))];
+        if (!service) {
+            service = std::make_unique<Service>();
+            service->name = batch_.text1(r);
+            service->mode = r.mode;
+            if (session_up_) announce(*service);
+        }
+        return true;
+    }
+    if (r.kind == Kind::kAddItem) {
+        const auto service = services_.find(std::string(batch_.text1(r)));
+        if (service == services_.end()) return false;
+        Item& item = item_for(PublishedItem{r.item}, *service->second, std::string(batch_.text2(r)));
+        if (item.service->mode == ServiceMode::kBroadcast && item.service->id != 0 && item.item_id == 0) {
+            item.service->to_register.push_back(&item);
+        }
+        return true;
+    }
+    const auto found = items_.find(r.item);
+    if (found == items_.end()) return false;
+    Item& item = *found->second;
+    const ItemState state{r.stream, r.data, r.code, std::string(batch_.text1(r))};
+    switch (r.kind) {
+        case Kind::kRefresh: publish_refresh(item, batch_.fields_of(r), state); break;
+        case Kind::kUpdate: publish_update(item, batch_.fields_of(r), r.stamp); break;
+        case Kind::kStatus: publish_status(item, state); break;
+        default: break;
+    }
+    return true;
+}
+
+PublisherCore::Item& PublisherCore::item_for(PublishedItem handle, Service& service,
+                                             const std::string& name) {
+    auto& slot = items_[handle.id];
+    if (!slot) {
+        slot = std::make_unique<Item>();
+        slot->handle = handle;
+        slot->service = &service;
+        slot->name = name;
+        service.items.push_back(slot.get());
+    }
+    return *slot;
+}
+
+// ---- publishing ----------------------------------------------------------------------------
+
+bool PublisherCore::sendable(const Item& item) const {
+    return session_up_ && item.service->id != 0 && item.item_id != 0 &&
+           (item.service->mode == ServiceMode::kBroadcast || item.requested);
+}
+
+void PublisherCore::publish_refresh(Item& item, std::span<const proto::FieldEntry> fields,
+                                    const ItemState& state) {
+    item.image.clear();
+    item.image.apply(fields);
+    item.state = state;
+    item.has_refresh = state.stream == StreamState::kOpen;
+    if (sendable(item)) send_refresh(item);
+}
+
+void PublisherCore::send_refresh(Item& item) {
+    wire::Refresh refresh;
+    refresh.set_item_id(item.item_id);
+    refresh.set_item_seq(item.seq);
+    refresh.set_clear_cache(true);
+    refresh.set_solicited(item.service->mode == ServiceMode::kInteractive);
+    detail::to_wire_status(item.state, *refresh.mutable_status());
+    item.image.to_field_list(*refresh.mutable_fields());
+    if (!link_.send(FrameType::kRefresh, refresh)) {
+        return link_.abort("output to the distributor passed max_output_bytes");
+    }
+    counters_.refreshes_sent.fetch_add(1, std::memory_order_relaxed);
+}
+
+// The hot path: merged into the image, encoded once into a reused buffer.
+void PublisherCore::publish_update(Item& item, std::span<const proto::FieldEntry> fields,
+                                   uint64_t stamp) {
+    if (!item.has_refresh) {
+        counters_.updates_dropped.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    item.image.apply(fields);
+    ++item.seq;
+    if (!sendable(item)) {
+        counters_.updates_held.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    update_.item_id = item.item_id;
+    update_.item_seq = item.seq;
+    update_.publish_time_ns = stamp;
+    update_.conflated = false;
+    update_.fields.assign(fields.begin(), fields.end());
+    frame_.clear();
+    proto::append_update_frame(frame_, update_);
+    const auto bytes = std::span(reinterpret_cast<const uint8_t*>(frame_.data()), frame_.size());
+    if (!link_.send_frame(bytes)) {
+        // The distributor would see a gap: start again from the image.
+        return link_.abort("output to the distributor passed max_output_bytes");
+    }
+    counters_.updates_sent.fetch_add(1, std::memory_order_relaxed);
+}
+
+void PublisherCore::publish_status(Item& item, const ItemState& state) {
+    item.state = state;
+    const bool send = sendable(item);
+    if (state.stream == StreamState::kClosed) {
+        item.has_refresh = false;
+        item.image.clear();
+    }
+    if (!send) return;
+    wire::ItemStatus status;
+    status.set_item_id(item.item_id);
+    detail::to_wire_status(state, *status.mutable_status());
+    if (link_.send(FrameType::kItemStatus, status)) {
+        counters_.statuses_sent.fetch_add(1, std::memory_order_relaxed);
+    }
+}
+
+// ---- the distributor's side ----------------------------------------------------------------
+
+void PublisherCore::announce(const Service& service) {
+    wire::ServiceAnnounce announce;
+    announce.set_name(service.name);
+    announce.set_mode(service.mode == ServiceMode::kInteractive ? wire::SERVICE_INTERACTIVE
+                                                                : wire::SERVICE_BROADCAST);
+    link_.send(FrameType::kServiceAnnounce, announce);
+}
+
+void PublisherCore::register_items(Service& service) {
+    for (size_t first = 0; first < service.to_register.size(); first += kRegisterBatch) {
+        wire::ItemRegister request;
+        request.set_service_id(service.id);
+        const size_t end = std::min(service.to_register.size(), first + kRegisterBatch);
+        for (size_t i = first; i < end; ++i) {
+            auto* entry = request.add_items();
+            entry->set_ref(service.to_register[i]->handle.id);
+            entry->set_name(service.to_register[i]->name);
+        }
+        link_.send(FrameType::kItemRegister, request);
+    }
+    service.to_register.clear();
+}
+
+void PublisherCore::on_link_frame(const proto::Frame& frame) {
+    switch (frame.type) {
+        case FrameType::kServiceAnnounceResponse: return on_announce_response(frame);
+        case FrameType::kItemRegistered: return on_items_registered(frame);
+        case FrameType::kImageRequest: return on_item_request(frame);
+        case FrameType::kUnsubscribe: return on_item_close(frame);
+        case FrameType::kItemStatus: return on_rejection(frame);
+        default: return;
+    }
+}
+
+void PublisherCore::on_announce_response(const proto::Frame& frame) {
+    wire::ServiceAnnounceResponse response;
+    if (!parse(frame, response)) return;
+    const auto found = services_.find(response.name());
+    if (found == services_.end()) return;
+    Service& service = *found->second;
+    const bool accepted = response.service_id() != 0;
+    if (accepted) {
+        service.id = response.service_id();
+        by_service_id_[service.id] = &service;
+        if (service.mode == ServiceMode::kBroadcast) {
+            service.to_register = service.items;
+            register_items(service);
+        }
+    } else {
+        log_->warn("service {} refused by {}: {}", service.name,
+                   options_.distributors[attempt_.server].to_string(), response.status().text());
+    }
+    guarded(*log_, "on_service", [&] {
+        handler_.on_service(service.name, accepted, response.status().text());
+    });
+}
+
+void PublisherCore::on_items_registered(const proto::Frame& frame) {
+    wire::ItemRegistered response;
+    if (!parse(frame, response)) return;
+    const ItemState refused = detail::to_item_state(response.status());
+    for (const auto& entry : response.items()) {
+        const auto found = items_.find(entry.ref());
+        if (found == items_.end()) continue;
+        Item& item = *found->second;
+        if (entry.item_id() == 0) {
+            counters_.rejections.fetch_add(1, std::memory_order_relaxed);
+            guarded(*log_, "on_item_rejected", [&] { handler_.on_item_rejected(item.handle, refused); });
+            continue;
+        }
+        bind(item, entry.item_id());
+        item.seq = std::max(item.seq, entry.last_item_seq());  // continue after a reconnect
+        if (item.has_refresh && sendable(item)) send_refresh(item);
+    }
+}
+
+void PublisherCore::bind(Item& item, uint64_t item_id) {
+    if (item.item_id != 0) by_item_id_.erase(item.item_id);
+    item.item_id = item_id;
+    by_item_id_[item_id] = &item;
+}
+
+void PublisherCore::on_item_request(const proto::Frame& frame) {
+    wire::ImageRequest request;
+    if (!parse(frame, request)) return;
+    Service* service = nullptr;
+    if (const auto by_id = by_service_id_.find(request.service_id()); by_id != by_service_id_.end()) {
+        service = by_id->second;
+    } else if (const auto by_name = services_.find(request.service_name()); by_name != services_.end()) {
+        service = by_name->second.get();
+    }
+    if (!service || service->mode != ServiceMode::kInteractive || request.item_id() == 0 ||
+        request.item_name().empty()) {
+        log_->warn("ignoring a request for {}/{}: not an interactive service of this publisher",
+                   request.service_name(), request.item_name());
+        return;
+    }
+    const PublishedItem handle = handle_for_(service->name, request.item_name());
+    Item& item = item_for(handle, *service, request.item_name());
+    bind(item, request.item_id());
+    item.requested = true;
+    counters_.item_requests.fetch_add(1, std::memory_order_relaxed);
+    guarded(*log_, "on_item_request",
+            [&] { handler_.on_item_request(handle, service->name, item.name); });
+}
+
+void PublisherCore::on_item_close(const proto::Frame& frame) {
+    wire::Unsubscribe request;
+    if (!parse(frame, request)) return;
+    for (uint64_t id : request.item_ids()) {
+        const auto found = by_item_id_.find(id);
+        if (found == by_item_id_.end()) continue;
+        Item& item = *found->second;
+        item.requested = false;
+        counters_.item_closes.fetch_add(1, std::memory_order_relaxed);
+        guarded(*log_, "on_item_closed",
+                [&] { handler_.on_item_closed(item.handle, item.service->name, item.name); });
+    }
+}
+
+void PublisherCore::on_rejection(const proto::Frame& frame) {
+    wire::ItemStatus status;
+    if (!parse(frame, status)) return;
+    counters_.rejections.fetch_add(1, std::memory_order_relaxed);
+    const auto found = by_item_id_.find(status.item_id());
+    const ItemState state = detail::to_item_state(status.status());
+    log_->warn("distributor refused a message for item {}: {}", status.item_id(), state.text);
+    if (found == by_item_id_.end()) return;
+    guarded(*log_, "on_item_rejected",
+            [&] { handler_.on_item_rejected(found->second->handle, state); });
+}
+
+}  // namespace mdcast::sdk

@@ -1,0 +1,133 @@
+// The publisher's I/O-thread side: the connection to the distributor,
+// services and items with their images and sequences, the outbox drain, and
+// the interactive conversation (item requests and closes). docs/sdk.md.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/event_loop.h"
+#include "common/flush_scheduler.h"
+#include "common/logging.h"
+#include "mdcast/publisher.h"
+#include "proto/field_image.h"
+#include "proto/update_codec.h"
+#include "publisher_outbox.h"
+#include "reconnect_policy.h"
+#include "server_link.h"
+#include "wire/backbone.pb.h"
+#include "wire/client.pb.h"
+#include "wire/publisher.pb.h"
+
+namespace mdcast::sdk {
+
+struct PublisherCounters {
+    std::atomic<uint64_t> refreshes_sent{0};
+    std::atomic<uint64_t> updates_sent{0};
+    std::atomic<uint64_t> statuses_sent{0};
+    std::atomic<uint64_t> updates_held{0};
+    std::atomic<uint64_t> updates_dropped{0};
+    std::atomic<uint64_t> outbox_full{0};
+    std::atomic<uint64_t> item_requests{0};
+    std::atomic<uint64_t> item_closes{0};
+    std::atomic<uint64_t> rejections{0};
+    std::atomic<uint64_t> connections{0};
+    std::atomic<uint64_t> connection_losses{0};
+};
+
+class PublisherCore final : public ServerLink::Listener {
+public:
+    // `handle_for` returns the handle of (service, item), creating it: the
+    // front end owns handle numbering. `stop_loop` ends the I/O thread's loop.
+    PublisherCore(EventLoop& loop, const PublisherOptions& options, PublisherHandler& handler,
+                  PublisherCounters& counters, PublisherOutbox& outbox,
+                  std::function<PublishedItem(const std::string&, const std::string&)> handle_for,
+                  std::function<void()> stop_loop);
+    ~PublisherCore();
+
+    void start();
+    // Sends what is queued (for at most `drain_ms`), then closes and stops the loop.
+    void stop(uint32_t drain_ms);
+    // The outbox has something: take it and work through it.
+    void on_wake();
+
+    void on_link_up(const wire::v1::LoginResponse& response) override;
+    void on_link_frame(const proto::Frame& frame) override;
+    void on_link_down(LinkDown cause, const std::string& text) override;
+
+private:
+    struct Service;
+    struct Item {
+        PublishedItem handle;
+        Service* service = nullptr;
+        std::string name;
+        uint64_t item_id = 0;  // on the current connection
+        uint64_t seq = 0;
+        proto::FieldImage image;
+        bool has_refresh = false;
+        bool requested = false;  // interactive: someone wants it now
+        ItemState state;
+    };
+    struct Service {
+        std::string name;
+        ServiceMode mode = ServiceMode::kBroadcast;
+        uint32_t id = 0;  // on the current connection; 0 until accepted
+        std::vector<Item*> items;
+        std::vector<Item*> to_register;
+    };
+
+    void connect();
+    void work();
+    bool apply(const OutboxRecord& record);
+    void announce(const Service& service);
+    void register_items(Service& service);
+    void on_announce_response(const proto::Frame& frame);
+    void on_items_registered(const proto::Frame& frame);
+    void on_item_request(const proto::Frame& frame);
+    void on_item_close(const proto::Frame& frame);
+    void on_rejection(const proto::Frame& frame);
+    void publish_refresh(Item& item, std::span<const proto::FieldEntry> fields,
+                         const ItemState& state);
+    void publish_update(Item& item, std::span<const proto::FieldEntry> fields, uint64_t stamp);
+    void publish_status(Item& item, const ItemState& state);
+    void send_refresh(Item& item);
+    bool sendable(const Item& item) const;
+    void bind(Item& item, uint64_t item_id);
+    Item& item_for(PublishedItem handle, Service& service, const std::string& name);
+    void check_drained();
+    void emit_connection(ConnectionState state, const std::string& text);
+    template <class Message>
+    bool parse(const proto::Frame& frame, Message& message);
+
+    const PublisherOptions& options_;
+    PublisherHandler& handler_;
+    PublisherCounters& counters_;
+    PublisherOutbox& outbox_;
+    std::function<PublishedItem(const std::string&, const std::string&)> handle_for_;
+    std::function<void()> stop_loop_;
+    std::shared_ptr<spdlog::logger> log_;
+    FlushScheduler flusher_;
+    ServerLink link_;
+    ReconnectPolicy policy_;
+    ReconnectPolicy::Attempt attempt_;
+    Timer reconnect_timer_;
+    Timer retry_timer_;  // output was full: try again
+    Timer drain_timer_;  // stopping: wait for the output to go
+    bool session_up_ = false;
+    bool stopping_ = false;
+    int64_t drain_deadline_ns_ = 0;
+    std::unordered_map<std::string, std::unique_ptr<Service>> services_;
+    std::unordered_map<uint32_t, Service*> by_service_id_;
+    std::unordered_map<uint64_t, std::unique_ptr<Item>> items_;  // by handle
+    std::unordered_map<uint64_t, Item*> by_item_id_;
+    OutboxBatch batch_;  // taken from the outbox, worked through from next_
+    size_t next_ = 0;
+    proto::UpdateView update_;  // reused: encoding an update allocates nothing
+    std::string frame_;
+};
+
+}  // namespace mdcast::sdk

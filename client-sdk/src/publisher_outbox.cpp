@@ -1,0 +1,75 @@
+#include "publisher_outbox.h"
+
+#include "event_writer.h"
+
+namespace mdcast::sdk {
+
+void OutboxBatch::clear() {
+    records.clear();
+    fields.clear();
+    text.clear();
+    field_text.clear();
+}
+
+size_t OutboxBatch::bytes() const {
+    return records.size() * sizeof(OutboxRecord) +
+           fields.size() * (sizeof(proto::FieldEntry) + sizeof(field_text[0])) +
+           text.size();
+}
+
+uint32_t PublisherOutbox::keep(std::string_view text) {
+    const auto offset = static_cast<uint32_t>(pending_.text.size());
+    pending_.text.append(text);
+    return offset;
+}
+
+bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fields,
+                           std::string_view text1, std::string_view text2, bool bounded,
+                           bool& wake) {
+    size_t adding = sizeof(OutboxRecord) +
+                    fields.size() * (sizeof(proto::FieldEntry) + sizeof(std::pair<uint32_t, uint32_t>)) +
+                    text1.size() + text2.size();
+    for (const FieldValue& f : fields) adding += f.text.size();
+    std::lock_guard lock(mutex_);
+    if (bounded && pending_.bytes() + adding > max_bytes_) return false;
+    wake = pending_.records.empty();
+    record.text1_offset = keep(text1);
+    record.text1_size = static_cast<uint32_t>(text1.size());
+    record.text2_offset = keep(text2);
+    record.text2_size = static_cast<uint32_t>(text2.size());
+    record.first_field = static_cast<uint32_t>(pending_.fields.size());
+    record.field_count = static_cast<uint32_t>(fields.size());
+    for (const FieldValue& f : fields) {
+        proto::FieldEntry& entry = pending_.fields.emplace_back();
+        entry.id = f.id;
+        entry.kind = detail::to_proto_kind(f.kind);
+        entry.exponent = f.exponent;
+        entry.integer = f.integer;
+        entry.real = f.real;
+        const uint32_t offset = f.kind == FieldKind::kString ? keep(f.text) : 0;
+        pending_.field_text.emplace_back(offset, static_cast<uint32_t>(f.text.size()));
+    }
+    pending_.records.push_back(record);
+    return true;
+}
+
+void PublisherOutbox::take(OutboxBatch& out) {
+    out.clear();
+    {
+        std::lock_guard lock(mutex_);
+        std::swap(out, pending_);
+    }
+    for (size_t i = 0; i < out.fields.size(); ++i) {
+        proto::FieldEntry& entry = out.fields[i];
+        if (entry.kind != proto::FieldKind::kString) continue;
+        const auto [offset, size] = out.field_text[i];
+        entry.text = std::string_view(out.text).substr(offset, size);
+    }
+}
+
+bool PublisherOutbox::empty() const {
+    std::lock_guard lock(mutex_);
+    return pending_.records.empty();
+}
+
+}  // namespace mdcast::sdk

@@ -1,0 +1,85 @@
+// The publisher's outbox: what application threads published and the I/O
+// thread has not taken yet.
+//
+// Any thread push()es a record with its fields and names; the I/O thread
+// take()s everything at once by swapping buffers, so each side holds the lock
+// only to append or to swap, and the buffers keep their capacity: steady
+// publishing allocates nothing. Bounded by max_bytes (records, fields and
+// text); push() refuses a bounded record that does not fit.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "mdcast/types.h"
+#include "proto/update_codec.h"
+
+namespace mdcast::sdk {
+
+struct OutboxRecord {
+    enum class Kind : uint8_t { kAnnounce, kAddItem, kRefresh, kUpdate, kStatus };
+    Kind kind = Kind::kUpdate;
+    ServiceMode mode = ServiceMode::kBroadcast;  // kAnnounce
+    StreamState stream = StreamState::kOpen;     // kRefresh, kStatus
+    DataState data = DataState::kOk;
+    StatusCode code = StatusCode::kNone;
+    uint64_t item = 0;   // handle (kAddItem, kRefresh, kUpdate, kStatus)
+    uint64_t stamp = 0;  // kUpdate: publish time, 0 = none
+    uint32_t first_field = 0;
+    uint32_t field_count = 0;
+    // Offsets into the batch text: service name (kAnnounce, kAddItem), item
+    // name (kAddItem), status text (kRefresh, kStatus).
+    uint32_t text1_offset = 0, text1_size = 0;
+    uint32_t text2_offset = 0, text2_size = 0;
+};
+
+// What the I/O thread takes: records, their fields (strings point into text).
+struct OutboxBatch {
+    std::vector<OutboxRecord> records;
+    std::vector<proto::FieldEntry> fields;
+    std::string text;
+    // Per field: where its string value is in `text` (offset, size). Views are
+    // made only in take(), because `text` may move while it grows.
+    std::vector<std::pair<uint32_t, uint32_t>> field_text;
+
+    std::span<const proto::FieldEntry> fields_of(const OutboxRecord& r) const {
+        return std::span(fields).subspan(r.first_field, r.field_count);
+    }
+    std::string_view text1(const OutboxRecord& r) const {
+        return std::string_view(text).substr(r.text1_offset, r.text1_size);
+    }
+    std::string_view text2(const OutboxRecord& r) const {
+        return std::string_view(text).substr(r.text2_offset, r.text2_size);
+    }
+    void clear();
+    size_t bytes() const;
+};
+
+class PublisherOutbox {
+public:
+    explicit PublisherOutbox(uint64_t max_bytes) : max_bytes_(max_bytes) {}
+
+    // False (nothing taken) when `bounded` and it would pass max_bytes.
+    // `wake` is set when the outbox was empty: only then must the I/O thread be
+    // woken (otherwise a wake-up is already on its way).
+    bool push(OutboxRecord record, std::span<const FieldValue> fields, std::string_view text1,
+              std::string_view text2, bool bounded, bool& wake);
+    // Swaps the outbox into `out` (cleared first); string fields then point
+    // into out.text.
+    void take(OutboxBatch& out);
+    bool empty() const;
+
+private:
+    uint32_t keep(std::string_view text);
+
+    uint64_t max_bytes_;
+    mutable std::mutex mutex_;
+    OutboxBatch pending_;
+};
+
+}  // namespace mdcast::sdk

@@ -1,0 +1,82 @@
+#include "sdk_options.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "common/logging.h"
+
+namespace mdcast::sdk {
+
+namespace {
+
+[[noreturn]] void refuse(const std::string& option, const std::string& why) {
+    throw std::invalid_argument(option + ": " + why);
+}
+
+void validate(const ConnectionOptions& o, const std::vector<ServerAddress>& servers,
+              const char* servers_name) {
+    if (servers.empty()) refuse(servers_name, "at least one host:port is needed");
+    for (const auto& server : servers) {
+        if (server.host.empty() || server.port == 0) {
+            refuse(servers_name, "'" + server.to_string() + "' is not host:port");
+        }
+    }
+    if (o.connect_timeout_ms == 0) refuse("connect_timeout_ms", "must be > 0");
+    if (o.login_timeout_ms == 0) refuse("login_timeout_ms", "must be > 0");
+    if (o.heartbeat_timeout_ms > 0 && o.heartbeat_interval_ms > 0 &&
+        o.heartbeat_timeout_ms <= o.heartbeat_interval_ms) {
+        refuse("heartbeat_timeout_ms", std::to_string(o.heartbeat_timeout_ms) +
+                                           " must be above heartbeat_interval_ms (" +
+                                           std::to_string(o.heartbeat_interval_ms) + ")");
+    }
+    if (o.reconnect_delay_max_ms < o.reconnect_delay_min_ms) {
+        refuse("reconnect_delay_max_ms", "must be >= reconnect_delay_min_ms");
+    }
+    if (!(o.reconnect_jitter >= 0.0 && o.reconnect_jitter <= 1.0)) {
+        refuse("reconnect_jitter", "must be within [0, 1]");
+    }
+    if (std::find(log::kLevelNames.begin(), log::kLevelNames.end(), o.log_level) ==
+        log::kLevelNames.end()) {
+        refuse("log_level", "'" + o.log_level + "' is not trace, debug, info, warn, error or off");
+    }
+}
+
+}  // namespace
+
+void validate(const ConsumerOptions& o) {
+    validate(o, o.servers, "servers");
+    if (o.max_queued_events == 0) refuse("max_queued_events", "must be > 0");
+    if (o.max_frame_bytes < 1024) refuse("max_frame_bytes", "must be >= 1024");
+    if (o.max_output_bytes < 1024) refuse("max_output_bytes", "must be >= 1024");
+    if (o.catch_up_timeout_ms == 0) refuse("catch_up_timeout_ms", "must be > 0");
+}
+
+void validate(const PublisherOptions& o) {
+    validate(o, o.distributors, "distributors");
+    if (o.max_queued_bytes < 1024) refuse("max_queued_bytes", "must be >= 1024");
+    if (o.max_output_bytes < 1024) refuse("max_output_bytes", "must be >= 1024");
+}
+
+LinkSettings link_settings(const ConnectionOptions& o, const ServerAddress& server,
+                           uint32_t max_frame_bytes, uint64_t max_output_bytes) {
+    LinkSettings s;
+    s.server = server;
+    s.user = o.user;
+    s.application_id = o.application_id;
+    s.position = o.position;
+    s.password = o.password;
+    s.connect_timeout_ms = o.connect_timeout_ms;
+    s.login_timeout_ms = o.login_timeout_ms;
+    s.heartbeat_interval_ms = o.heartbeat_interval_ms;
+    s.heartbeat_timeout_ms = o.heartbeat_timeout_ms;
+    s.max_frame_bytes = max_frame_bytes;
+    s.max_output_bytes = max_output_bytes;
+    return s;
+}
+
+ReconnectSettings reconnect_settings(const ConnectionOptions& o, size_t server_count) {
+    return ReconnectSettings{server_count, std::chrono::milliseconds(o.reconnect_delay_min_ms),
+                             std::chrono::milliseconds(o.reconnect_delay_max_ms), o.reconnect_jitter};
+}
+
+}  // namespace mdcast::sdk

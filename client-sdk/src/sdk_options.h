@@ -1,0 +1,21 @@
+// The consumer's and publisher's options: checked once in their
+// constructors, so a mistake is reported where it was made rather than as a
+// connection that never works; and turned into the settings of their links.
+#pragma once
+
+#include "mdcast/consumer.h"
+#include "mdcast/publisher.h"
+#include "reconnect_policy.h"
+#include "server_link.h"
+
+namespace mdcast::sdk {
+
+// Throw std::invalid_argument naming the option and the value.
+void validate(const ConsumerOptions& options);
+void validate(const PublisherOptions& options);
+
+LinkSettings link_settings(const ConnectionOptions& options, const ServerAddress& server,
+                           uint32_t max_frame_bytes, uint64_t max_output_bytes);
+ReconnectSettings reconnect_settings(const ConnectionOptions& options, size_t server_count);
+
+}  // namespace mdcast::sdk

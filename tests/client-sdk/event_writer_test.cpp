@@ -1,0 +1,226 @@
+// Tests for client-sdk/src/event_writer.h: what the application sees of a
+// refresh, an update and a status; names through the dictionary; and that
+// decoding an update into a reused event allocates nothing once warm.
+#include "event_writer.h"
+
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "mdcast/dictionary.h"
+
+namespace {
+std::atomic<uint64_t> g_allocations{0};
+}  // namespace
+
+// Counts every allocation of this test program.
+void* operator new(size_t size) {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace {
+
+using mdcast::Event;
+using mdcast::EventType;
+using mdcast::FieldKind;
+using mdcast::ItemHandle;
+using mdcast::detail::EventWriter;
+namespace wire = mdcast::wire::v1;
+
+const std::string kService = "MDCAST";
+const std::string kItem = "VOD.L";
+
+wire::FieldList sample_fields() {
+    wire::FieldList fields;
+    auto* bid = fields.add_fields();
+    bid->set_id(22);
+    bid->mutable_decimal_value()->set_mantissa(10125);
+    bid->mutable_decimal_value()->set_exponent(-2);
+    auto* name = fields.add_fields();
+    name->set_id(3);
+    name->set_string_value("VODAFONE GROUP");
+    auto* size = fields.add_fields();
+    size->set_id(30);
+    size->set_int_value(-7);
+    auto* mid = fields.add_fields();
+    mid->set_id(3404);
+    mid->set_double_value(101.5);
+    auto* when = fields.add_fields();
+    when->set_id(16);
+    when->set_time_ns(1'700'000'000'000'000'000);
+    auto* blank = fields.add_fields();
+    blank->set_id(6);
+    blank->mutable_blank();
+    return fields;
+}
+
+std::shared_ptr<const mdcast::Dictionary> dictionary() {
+    return mdcast::Dictionary::parse(
+        "22 BID DECIMAL\n3 DSPLY_NAME STRING\n30 BIDSIZE INT\n3404 MID_PRICE DOUBLE\n"
+        "16 TRADE_DATE TIME\n6 TRDPRC_1 DECIMAL\n32 ACVOL_1 INT\n");
+}
+
+std::string update_bytes(uint64_t seq, const std::string& text) {
+    wire::Update update;
+    update.set_item_id(77);
+    update.set_item_seq(seq);
+    update.set_publish_time_ns(1'700'000'000'123'456'789ull);
+    auto* bid = update.mutable_fields()->add_fields();
+    bid->set_id(22);
+    bid->mutable_decimal_value()->set_mantissa(10125 + static_cast<int64_t>(seq));
+    bid->mutable_decimal_value()->set_exponent(-2);
+    auto* name = update.mutable_fields()->add_fields();
+    name->set_id(3);
+    name->set_string_value(text);
+    return update.SerializeAsString();
+}
+
+std::span<const uint8_t> as_bytes(const std::string& s) {
+    return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+TEST_CASE("a refresh shows the image, its state and every kind of value", "[event_writer]") {
+    const auto dict = dictionary();
+    wire::Status status;
+    status.set_stream_state(wire::STREAM_OPEN);
+    status.set_data_state(wire::DATA_SUSPECT);
+    status.set_code(wire::STATUS_RECOVERING);
+    status.set_text("catching up");
+    mdcast::proto::FieldImage image;
+    image.assign(sample_fields());
+    Event event;
+    EventWriter::refresh(event, {ItemHandle{5}, kService, kItem, dict.get()}, image, 41,
+                         mdcast::detail::to_item_state(status), false, 99);
+    CHECK(event.type() == EventType::kRefresh);
+    CHECK(event.handle() == ItemHandle{5});
+    CHECK(event.service() == "MDCAST");
+    CHECK(event.item() == "VOD.L");
+    CHECK(event.sequence() == 41);
+    CHECK(event.receive_time_ns() == 99);
+    CHECK_FALSE(event.snapshot());
+    CHECK(event.state().data == mdcast::DataState::kSuspect);
+    CHECK(event.state().code == mdcast::StatusCode::kRecovering);
+    CHECK(event.state().text == "catching up");
+    REQUIRE(event.fields().size() == 6);
+    const auto* bid = event.field("BID");
+    REQUIRE(bid != nullptr);
+    CHECK(bid->kind == FieldKind::kDecimal);
+    CHECK(bid->integer == 10125);
+    CHECK(bid->exponent == -2);
+    CHECK(bid->to_string() == "101.25");
+    CHECK(bid->to_double() == Approx(101.25));
+    CHECK(event.field(3)->text == "VODAFONE GROUP");
+    CHECK(event.field("BIDSIZE")->integer == -7);
+    CHECK(event.field("MID_PRICE")->real == 101.5);
+    CHECK(event.field("TRADE_DATE")->kind == FieldKind::kTime);
+    CHECK(event.field("TRADE_DATE")->to_string().rfind("2023-11-14T22:13:20", 0) == 0);
+    CHECK(event.field("TRDPRC_1")->kind == FieldKind::kBlank);
+    CHECK(std::isnan(event.field("TRDPRC_1")->to_double()));
+    CHECK(event.field("ACVOL_1") == nullptr);  // known name, not in this event
+    CHECK(event.field("NO_SUCH_NAME") == nullptr);
+}
+
+TEST_CASE("names need a dictionary", "[event_writer]") {
+    mdcast::proto::FieldImage image;
+    image.assign(sample_fields());
+    Event event;
+    EventWriter::refresh(event, {ItemHandle{1}, kService, kItem, nullptr}, image, 0, {}, true, 0);
+    CHECK(event.snapshot());
+    CHECK(event.field(22) != nullptr);
+    CHECK(event.field("BID") == nullptr);
+}
+
+TEST_CASE("an update shows its sequence, stamp and changed fields", "[event_writer]") {
+    const std::string bytes = update_bytes(42, "NEW NAME");
+    mdcast::proto::UpdateView view;
+    REQUIRE(mdcast::proto::decode_update(as_bytes(bytes), view));
+    Event event;
+    EventWriter::update(event, {ItemHandle{5}, kService, kItem, nullptr}, view, 7);
+    CHECK(event.type() == EventType::kUpdate);
+    CHECK(event.sequence() == 42);
+    CHECK(event.publish_time_ns() == 1'700'000'000'123'456'789ull);
+    CHECK(event.state().ok());
+    REQUIRE(event.fields().size() == 2);
+    CHECK(event.field(22)->integer == 10167);
+    CHECK(event.field(3)->text == "NEW NAME");
+}
+
+TEST_CASE("string values belong to the event, not to the bytes it came from", "[event_writer]") {
+    std::string bytes = update_bytes(1, "FIRST VALUE, LONGER THAN SSO");
+    mdcast::proto::UpdateView view;
+    REQUIRE(mdcast::proto::decode_update(as_bytes(bytes), view));
+    Event event;
+    EventWriter::update(event, {ItemHandle{5}, kService, kItem, nullptr}, view, 0);
+    std::fill(bytes.begin(), bytes.end(), 'X');
+    CHECK(event.field(3)->text == "FIRST VALUE, LONGER THAN SSO");
+}
+
+TEST_CASE("an event reused for updates allocates nothing once warm", "[event_writer]") {
+    std::vector<std::string> frames;
+    for (uint64_t seq = 1; seq <= 1000; ++seq) {
+        frames.push_back(update_bytes(seq, "NAME " + std::to_string(seq % 10)));
+    }
+    mdcast::proto::UpdateView view;
+    Event event;
+    const EventWriter::ItemRef ref{ItemHandle{5}, kService, kItem, nullptr};
+    for (int warm = 0; warm < 3; ++warm) {
+        REQUIRE(mdcast::proto::decode_update(as_bytes(frames[static_cast<size_t>(warm)]), view));
+        EventWriter::update(event, ref, view, 0);
+    }
+    const uint64_t before = g_allocations.load();
+    uint64_t checksum = 0;
+    for (const auto& frame : frames) {
+        mdcast::proto::decode_update(as_bytes(frame), view);
+        EventWriter::update(event, ref, view, 0);
+        checksum += event.sequence();
+    }
+    const uint64_t allocations = g_allocations.load() - before;
+    CHECK(checksum == 500500);
+    CHECK(allocations == 0);
+}
+
+TEST_CASE("SDK status codes never go on the wire", "[event_writer]") {
+    wire::Status out;
+    mdcast::detail::to_wire_status(
+        mdcast::ItemState{mdcast::StreamState::kClosed, mdcast::DataState::kSuspect,
+                          mdcast::StatusCode::kConnectionLost, "x"},
+        out);
+    CHECK(out.code() == wire::STATUS_NONE);
+    CHECK(out.stream_state() == wire::STREAM_CLOSED);
+    mdcast::detail::to_wire_status(
+        mdcast::ItemState{mdcast::StreamState::kOpen, mdcast::DataState::kOk,
+                          mdcast::StatusCode::kNotFound, ""},
+        out);
+    CHECK(out.code() == wire::STATUS_NOT_FOUND);
+    CHECK(mdcast::detail::to_item_state(out).code == mdcast::StatusCode::kNotFound);
+}
+
+TEST_CASE("a directory lists every service", "[event_writer]") {
+    wire::Directory directory;
+    auto* a = directory.add_services();
+    a->set_service_id(1);
+    a->set_name("MDCAST");
+    a->set_state(wire::SERVICE_UP);
+    a->set_mode(wire::SERVICE_BROADCAST);
+    a->set_item_count(10);
+    auto* b = directory.add_services();
+    b->set_service_id(2);
+    b->set_name("ON_DEMAND");
+    b->set_state(wire::SERVICE_DOWN);
+    b->set_mode(wire::SERVICE_INTERACTIVE);
+    Event event;
+    EventWriter::directory(event, directory);
+    REQUIRE(event.services().size() == 2);
+    CHECK(event.services()[0].up);
+    CHECK(event.services()[0].item_count == 10);
+    CHECK(event.services()[1].name == "ON_DEMAND");
+    CHECK_FALSE(event.services()[1].up);
+    CHECK(event.services()[1].mode == mdcast::ServiceMode::kInteractive);
+}

@@ -1,0 +1,136 @@
+// Tests for client-sdk/src/publisher_outbox.h (and the public FieldList it
+// copies from): order, strings surviving buffer growth, the byte bound, the
+// wake-up rule, and several publishing threads.
+#include "publisher_outbox.h"
+
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "mdcast/field_list.h"
+
+namespace {
+
+using mdcast::FieldKind;
+using mdcast::FieldList;
+using mdcast::sdk::OutboxBatch;
+using mdcast::sdk::OutboxRecord;
+using mdcast::sdk::PublisherOutbox;
+
+OutboxRecord update_record(uint64_t item, uint64_t stamp = 0) {
+    OutboxRecord r;
+    r.kind = OutboxRecord::Kind::kUpdate;
+    r.item = item;
+    r.stamp = stamp;
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("a field list keeps its string values valid while it grows and when copied",
+          "[field_list]") {
+    FieldList list;
+    list.add_string(3, "first");
+    for (int i = 0; i < 100; ++i) list.add_string(100 + static_cast<uint32_t>(i), std::string(50, 'a' + i % 26));
+    list.add_decimal(22, 10125, -2).add_int(30, 7).add_double(3404, 1.5).add_time(16, 99).add_blank(6);
+    CHECK(list.values()[0].text == "first");
+    CHECK(list.values()[100].text == std::string(50, 'a' + 99 % 26));
+    const FieldList copy = list;
+    list.clear();
+    list.add_string(3, "overwritten");
+    CHECK(copy.values()[0].text == "first");
+    CHECK(copy.size() == 106);
+    CHECK(copy.values()[101].kind == FieldKind::kDecimal);
+    CHECK(copy.values()[105].kind == FieldKind::kBlank);
+    FieldList assigned;
+    assigned = copy;
+    CHECK(assigned.values()[50].text == copy.values()[50].text);
+    CHECK(assigned.values()[50].text.data() != copy.values()[50].text.data());
+}
+
+TEST_CASE("records come out in order with their fields and texts", "[publisher_outbox]") {
+    PublisherOutbox outbox(1 << 20);
+    bool wake = false;
+    OutboxRecord add;
+    add.kind = OutboxRecord::Kind::kAddItem;
+    add.item = 1;
+    REQUIRE(outbox.push(add, {}, "SVC", "ITEM.A", false, wake));
+    CHECK(wake);  // was empty: the I/O thread must be woken
+    FieldList fields;
+    for (int i = 0; i < 50; ++i) {
+        fields.clear();
+        fields.add_int(30, i).add_string(3, "value " + std::to_string(i) + std::string(40, '.'));
+        REQUIRE(outbox.push(update_record(1, static_cast<uint64_t>(i)), fields.values(), {}, {}, true, wake));
+        CHECK_FALSE(wake);  // a wake-up is already on its way
+    }
+    OutboxBatch batch;
+    outbox.take(batch);
+    CHECK(outbox.empty());
+    REQUIRE(batch.records.size() == 51);
+    CHECK(batch.text1(batch.records[0]) == "SVC");
+    CHECK(batch.text2(batch.records[0]) == "ITEM.A");
+    for (int i = 0; i < 50; ++i) {
+        const auto& r = batch.records[static_cast<size_t>(i) + 1];
+        CHECK(r.stamp == static_cast<uint64_t>(i));
+        const auto f = batch.fields_of(r);
+        REQUIRE(f.size() == 2);
+        CHECK(f[0].integer == i);
+        CHECK(f[1].kind == mdcast::proto::FieldKind::kString);
+        CHECK(f[1].text == "value " + std::to_string(i) + std::string(40, '.'));
+    }
+    REQUIRE(outbox.push(update_record(2), {}, {}, {}, true, wake));
+    CHECK(wake);  // empty again after take()
+}
+
+TEST_CASE("the byte bound refuses bounded records only", "[publisher_outbox]") {
+    PublisherOutbox outbox(4096);
+    FieldList fields;
+    fields.add_string(3, std::string(1000, 'x'));
+    bool wake = false;
+    int taken = 0;
+    while (outbox.push(update_record(1), fields.values(), {}, {}, true, wake)) ++taken;
+    CHECK(taken >= 3);
+    CHECK(taken <= 4);
+    OutboxRecord announce;
+    announce.kind = OutboxRecord::Kind::kAnnounce;
+    CHECK(outbox.push(announce, {}, "SVC", {}, false, wake));  // control records always fit
+    OutboxBatch batch;
+    outbox.take(batch);
+    CHECK(batch.records.size() == static_cast<size_t>(taken) + 1);
+    CHECK(outbox.push(update_record(1), fields.values(), {}, {}, true, wake));  // room again
+}
+
+TEST_CASE("several publishing threads: each thread's records stay in its order",
+          "[publisher_outbox]") {
+    PublisherOutbox outbox(64 << 20);
+    constexpr int kThreads = 4;
+    constexpr uint64_t kPerThread = 5000;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            FieldList fields;
+            bool wake = false;
+            for (uint64_t n = 1; n <= kPerThread; ++n) {
+                fields.clear();
+                fields.add_string(3, "thread " + std::to_string(t));
+                outbox.push(update_record(static_cast<uint64_t>(t), n), fields.values(), {}, {}, true, wake);
+            }
+        });
+    }
+    std::vector<uint64_t> last(kThreads, 0);
+    uint64_t total = 0;
+    bool ordered = true;
+    OutboxBatch batch;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (total < kThreads * kPerThread && std::chrono::steady_clock::now() < deadline) {
+        outbox.take(batch);
+        for (const auto& r : batch.records) {
+            ordered = ordered && r.stamp == last[r.item] + 1 &&
+                      batch.fields_of(r)[0].text == "thread " + std::to_string(r.item);
+            last[r.item] = r.stamp;
+            ++total;
+        }
+    }
+    for (auto& thread : threads) thread.join();
+    CHECK(ordered);
+    CHECK(total == kThreads * kPerThread);
+}

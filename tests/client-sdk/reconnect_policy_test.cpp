@@ -1,0 +1,107 @@
+// Tests for client-sdk/src/reconnect_policy.h: failover order, immediate
+// failover after a loss, exponential back-off with jitter, reset on success.
+#include "reconnect_policy.h"
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <vector>
+
+namespace {
+
+using mdcast::sdk::ReconnectPolicy;
+using mdcast::sdk::ReconnectSettings;
+using std::chrono::milliseconds;
+
+ReconnectSettings settings(size_t servers, double jitter = 0.0) {
+    return ReconnectSettings{servers, milliseconds(100), milliseconds(1000), jitter};
+}
+
+}  // namespace
+
+TEST_CASE("the first attempt is the first server, at once", "[reconnect_policy]") {
+    ReconnectPolicy policy(settings(3), 1);
+    const auto a = policy.first();
+    CHECK(a.server == 0);
+    CHECK(a.delay == milliseconds(0));
+    CHECK(a.failures == 0);
+}
+
+TEST_CASE("a lost session fails over to the next server at once", "[reconnect_policy]") {
+    ReconnectPolicy policy(settings(3), 1);
+    policy.first();
+    policy.on_success();
+    auto a = policy.after_loss();
+    CHECK(a.server == 1);
+    CHECK(a.delay == milliseconds(0));
+    policy.on_success();
+    a = policy.after_loss();
+    CHECK(a.server == 2);
+    policy.on_success();
+    a = policy.after_loss();
+    CHECK(a.server == 0);  // wraps round the list
+}
+
+TEST_CASE("failed attempts walk the list with a doubling, capped back-off", "[reconnect_policy]") {
+    ReconnectPolicy policy(settings(2), 1);
+    policy.first();
+    std::vector<std::pair<size_t, int64_t>> seen;
+    for (int i = 0; i < 7; ++i) {
+        const auto a = policy.after_failure();
+        seen.emplace_back(a.server, a.delay.count());
+    }
+    const std::vector<std::pair<size_t, int64_t>> expected{
+        {1, 100}, {0, 200}, {1, 400}, {0, 800}, {1, 1000}, {0, 1000}, {1, 1000}};
+    CHECK(seen == expected);
+    CHECK(policy.failures() == 7);
+}
+
+TEST_CASE("a login resets the back-off", "[reconnect_policy]") {
+    ReconnectPolicy policy(settings(2), 1);
+    policy.first();
+    policy.after_failure();
+    policy.after_failure();
+    policy.on_success();
+    CHECK(policy.failures() == 0);
+    CHECK(policy.after_failure().delay == milliseconds(100));
+}
+
+TEST_CASE("a loss right after failures starts the back-off again", "[reconnect_policy]") {
+    ReconnectPolicy policy(settings(2), 1);
+    policy.first();
+    policy.after_failure();
+    policy.after_failure();
+    const auto a = policy.after_loss();
+    CHECK(a.delay == milliseconds(0));
+    CHECK(policy.after_failure().delay == milliseconds(100));
+}
+
+TEST_CASE("jitter draws each delay from [d * (1 - jitter), d]", "[reconnect_policy]") {
+    ReconnectPolicy policy(settings(1, 0.5), 7);
+    std::set<int64_t> distinct;
+    for (int round = 0; round < 200; ++round) {
+        policy.on_success();
+        for (uint32_t failures = 1; failures <= 5; ++failures) {
+            const auto a = policy.after_failure();
+            const int64_t full = policy.backoff(failures).count();
+            CHECK(a.delay.count() >= full / 2);
+            CHECK(a.delay.count() <= full);
+            if (failures == 3) distinct.insert(a.delay.count());
+        }
+    }
+    CHECK(distinct.size() > 20);  // really drawn, not one fixed value
+}
+
+TEST_CASE("seeds make jitter reproducible and distinct between clients", "[reconnect_policy]") {
+    auto draws = [](uint64_t seed) {
+        ReconnectPolicy policy(settings(1, 1.0), seed);
+        std::vector<int64_t> out;
+        for (int i = 0; i < 10; ++i) out.push_back(policy.after_failure().delay.count());
+        return out;
+    };
+    CHECK(draws(11) == draws(11));
+    CHECK(draws(11) != draws(12));
+}
+
+TEST_CASE("no servers is refused", "[reconnect_policy]") {
+    CHECK_THROWS_AS(ReconnectPolicy(settings(0), 1), std::invalid_argument);
+}

@@ -1,0 +1,37 @@
+# Client SDK tests, included from tests/CMakeLists.txt (after its helper functions).
+# Unit tests reach the SDK's internals through mdcast_sdk_objects; the probes are
+# applications: they link the shared libmdcast and see only the public headers.
+add_executable(sdk-consumer-probe client-sdk/sdk_consumer_probe.cpp)
+target_link_libraries(sdk-consumer-probe PRIVATE mdcast)
+mdcast_strict(sdk-consumer-probe)
+add_executable(sdk-publisher-probe client-sdk/sdk_publisher_probe.cpp)
+target_link_libraries(sdk-publisher-probe PRIVATE mdcast)
+mdcast_strict(sdk-publisher-probe)
+
+set(MDCAST_SDK_ENV
+  "MDCAST_SDK_CONSUMER=$<TARGET_FILE:sdk-consumer-probe>"
+  "MDCAST_SDK_PUBLISHER=$<TARGET_FILE:sdk-publisher-probe>"
+  "MDCAST_DICTIONARY=${PROJECT_SOURCE_DIR}/etc/fields.dict")
+
+mdcast_unit_test(reconnect_policy_test client-sdk/reconnect_policy_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(item_sequencer_test client-sdk/item_sequencer_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(event_queue_test client-sdk/event_queue_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(event_writer_test client-sdk/event_writer_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(publisher_outbox_test client-sdk/publisher_outbox_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(interest_tracker_test distributor/interest_tracker_test.cpp mdcast_distributor_core)
+foreach(test reconnect_policy_test item_sequencer_test event_queue_test event_writer_test
+             publisher_outbox_test)
+  target_include_directories(${test} PRIVATE ${PROJECT_SOURCE_DIR}/client-sdk/src)
+endforeach()
+
+# Integration: the probes against real distributor and server binaries.
+function(mdcast_sdk_integration_test name script timeout)
+  mdcast_integration_test(${name} ${script} ${timeout})
+  set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT ${MDCAST_SDK_ENV})
+  set_property(TEST ${name} APPEND PROPERTY LABELS sdk)
+endfunction()
+mdcast_sdk_integration_test(integration_sdk_failover integration/test_sdk_failover.py 180)
+mdcast_sdk_integration_test(integration_sdk_consumer integration/test_sdk_consumer.py 120)
+mdcast_sdk_integration_test(integration_sdk_publisher integration/test_sdk_publisher.py 180)
+mdcast_sdk_integration_test(integration_sdk_install integration/test_sdk_install.py 300)
+set_property(TEST integration_sdk_install APPEND PROPERTY ENVIRONMENT "MDCAST_BUILD_DIR=${CMAKE_BINARY_DIR}")

@@ -1,0 +1,107 @@
+"""The client SDK's Consumer against real binaries: streaming with the
+dispatch queue, views by dictionary name, snapshots, batches, unknown items,
+unsubscribe, and the directory. Every value is checked against what
+mdcast-source publishes (docs/tools.md)."""
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import harness  # noqa: E402
+from harness import check  # noqa: E402
+
+
+def bid(item, seq):
+    return f"{(10000 + 100 * int(item[4:]) + seq % 1000) / 100:.2f}"
+
+
+def ask(item, seq):
+    return f"{(10000 + 100 * int(item[4:]) + seq % 1000 + 5) / 100:.2f}"
+
+
+def stop(process):
+    process.popen.send_signal(signal.SIGTERM)
+    process.wait(10)
+    return harness.json_events(process)
+
+
+def with_stack(name, test):
+    with harness.Stack(name) as stack:
+        stack.distributor()
+        stack.server(1)
+        source = stack.source("--items", "10", "--rate", "1000", "--duration", "60")
+        harness.wait_for_log(source, "items registered")
+        test(stack)
+
+
+def test_dispatch_queue_with_a_view():
+    def run(stack):
+        items = ["ITEM000001", "ITEM000002", "ITEM000003"]
+        consumer = harness.sdk_consumer(stack, [1], "--items", ",".join(items), "--dispatch",
+                                        "--view", "BID,ASK", "--duration", "20")
+        harness.wait_for_events(consumer, lambda ev: sum(e["event"] == "update" for e in ev) >= 150,
+                                what="150 updates")
+        events = stop(consumer)
+        last = {}
+        for e in events:
+            if e["event"] not in ("refresh", "update"):
+                continue
+            check(set(e["fields"]) == {"22", "25"}, f"view not applied: {e['fields']}")
+            check(e["fields"]["22"] == bid(e["item"], e["seq"]), f"BID at {e}")
+            check(e["fields"]["25"] == ask(e["item"], e["seq"]), f"ASK at {e}")
+            check(e["seq"] > last.get(e["item"], -1), f"sequence went back: {e}")
+            if e["event"] == "update":
+                check(e["stamp"] > 0, "update without the publisher's stamp")
+            last[e["item"]] = e["seq"]
+        check(set(last) == set(items), f"items seen: {set(last)}")
+    with_stack("sdk-dispatch", run)
+
+
+def test_snapshot_batch_and_unknown_item():
+    def run(stack):
+        consumer = harness.sdk_consumer(stack, [1], "--items", "ITEM000004,ITEM000005,NOSUCH",
+                                        "--snapshot", "--duration", "20")
+        harness.wait_for_events(
+            consumer, lambda ev: sum(e["event"] in ("refresh", "status") for e in ev) == 3,
+            what="two snapshots and a status")
+        time.sleep(0.3)  # nothing may follow a snapshot
+        events = stop(consumer)
+        refreshes = [e for e in events if e["event"] == "refresh"]
+        check(sorted(e["item"] for e in refreshes) == ["ITEM000004", "ITEM000005"], f"{refreshes}")
+        for e in refreshes:
+            check(e["snapshot"] and e["stream"] == "closed", f"not a snapshot: {e}")
+            check(e["fields"]["22"] == bid(e["item"], e["seq"]), f"BID at {e}")
+            check(e["fields"]["3"] == e["item"], f"DSPLY_NAME at {e}")
+        statuses = [e for e in events if e["event"] == "status"]
+        check(len(statuses) == 1 and statuses[0]["item"] == "NOSUCH" and
+              statuses[0]["code"] == "NOT_FOUND" and statuses[0]["stream"] == "closed", f"{statuses}")
+        check(not any(e["event"] == "update" for e in events), "a snapshot received updates")
+    with_stack("sdk-snapshot", run)
+
+
+def test_unsubscribe_from_a_handler_stops_the_item():
+    def run(stack):
+        consumer = harness.sdk_consumer(stack, [1], "--items", "ITEM000006,ITEM000007",
+                                        "--unsubscribe-after", "20", "--directory", "--duration", "20")
+        harness.wait_for_events(consumer, lambda ev: sum(e["event"] == "unsubscribed" for e in ev) == 2,
+                                what="both items unsubscribed")
+        time.sleep(0.5)  # the source keeps publishing both items meanwhile
+        events = stop(consumer)
+        gone = set()
+        for e in events:
+            if e["event"] == "unsubscribed":
+                gone.add(e["h"])
+            elif e["event"] in ("update", "refresh", "status"):
+                check(e["h"] not in gone, f"event after unsubscribe: {e}")
+        updates = [e for e in events if e["event"] == "update"]
+        check(len(updates) == 40, f"{len(updates)} updates, expected 20 per item")
+        directory = [e for e in events if e["event"] == "directory"]
+        check(directory and directory[0]["services"] == [{"name": "MDCAST", "up": True, "interactive": False}],
+              f"directory: {directory}")
+    with_stack("sdk-unsubscribe", run)
+
+
+if __name__ == "__main__":
+    harness.run([test_dispatch_queue_with_a_view, test_snapshot_batch_and_unknown_item,
+                 test_unsubscribe_from_a_handler_stops_the_item])
