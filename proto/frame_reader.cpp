@@ -33,6 +33,7 @@ std::span<uint8_t> FrameReader::prepare(size_t min_bytes) {
 void FrameReader::commit(size_t bytes) { end_ += bytes; }
 
 void FrameReader::append(std::span<const uint8_t> bytes) {
+    if (bytes.empty()) return;  // memcpy with an empty, possibly null, buffer is undefined
     auto space = prepare(bytes.size());
     std::memcpy(space.data(), bytes.data(), bytes.size());
     commit(bytes.size());
