@@ -12,6 +12,7 @@
 #include "common/config_schema.h"
 #include "common/event_loop.h"
 #include "common/logging.h"
+#include "common/systemd_notify.h"
 
 namespace mdcast {
 
@@ -59,9 +60,16 @@ int run_daemon(int argc, char** argv, cli::CommandLine& command_line, DaemonOpti
     std::signal(SIGPIPE, SIG_IGN);
     try {
         EventLoop loop;
+        SystemdNotifier systemd(loop);  // Type=notify units; does nothing outside systemd
         auto shutdown = make_process(loop, config);
-        loop.on_signal(SIGTERM, [&] { shutdown("SIGTERM"); });
-        loop.on_signal(SIGINT, [&] { shutdown("SIGINT"); });
+        auto stop = [&](const std::string& why) {
+            systemd.stopping("stopping on " + why);
+            shutdown(why);
+        };
+        loop.on_signal(SIGTERM, [&] { stop("SIGTERM"); });
+        loop.on_signal(SIGINT, [&] { stop("SIGINT"); });
+        systemd.ready(name + " running" +
+                      (options.config_path.empty() ? "" : " with " + options.config_path));
         loop.run();
     } catch (const std::exception& error) {
         log::get("main")->critical("{}: {}", name, error.what());
