@@ -211,14 +211,20 @@ def traced(stack, kind, argv, trace_path):
 
 
 def stop_traced(process):
-    """SIGTERM to the daemon (strace's child), then strace exits with it."""
+    """SIGTERM to the daemon (strace's child; strace itself would only detach), then
+    strace exits with the daemon's status. SIGKILL if it does not stop in time."""
     children = []
     for task in os.listdir(f"/proc/{process.popen.pid}/task"):
         with open(f"/proc/{process.popen.pid}/task/{task}/children") as f:
             children += [int(pid) for pid in f.read().split()]
     for pid in children:
         os.kill(pid, signal.SIGTERM)
-    return process.wait(timeout=20)
+    try:
+        return process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        for pid in children:
+            os.kill(pid, signal.SIGKILL)
+        return process.wait(timeout=20)
 
 
 def check_trace(kind, trace_path):
@@ -255,29 +261,50 @@ def test_daemons_stay_inside_the_units_filters():
     if probe.returncode != 0:
         print(f"SKIP strace cannot trace here: {probe.stderr.decode().strip()}", flush=True)
         return
-    with harness.Stack("units-strace") as stack:
-        traces = {kind: os.path.join(stack.dir, f"{kind}.strace") for kind in UNITS}
-        distributor_cfg = stack.write("distributor.yaml", f"publishers:\n  port: {stack.publisher_port}\n"
-                                      f"backbone:\n  group: {stack.group}\n  port: {stack.backbone_port}\n")
-        client_port = harness.free_port()
-        server_cfg = stack.write("server.yaml", f"clients:\n  port: {client_port}\n"
-                                 f"backbone:\n  group: {stack.group}\n  port: {stack.backbone_port}\n")
-        distributor = traced(stack, "distributor", [BIN["distributor"], "--config", distributor_cfg],
-                             traces["distributor"])
-        harness.wait_for_port(stack.publisher_port, distributor, timeout=20)
-        server = traced(stack, "server", [BIN["server"], "--config", server_cfg, "--instance", "1"],
-                        traces["server"])
-        harness.wait_for_port(client_port, server, timeout=20)
-        stack.client_ports[1] = client_port
-        source = stack.source("--items", "20", "--rate", "200", "--duration", "4")
-        client = stack.client(1, "--item-count", "20", "--duration", "3")
-        check(client.wait(timeout=30) == 0, f"client failed:\n{client.log_text()[-2000:]}")
-        source.wait(timeout=30)
-        for process in (server, distributor):
-            check(stop_traced(process) == 0, f"{process.name} did not exit cleanly:\n{process.log_text()[-2000:]}")
-        for kind, path in traces.items():
-            check_trace(kind, path)
+    stack = harness.Stack("units-strace")
+    try:
+        with stack:  # stops the processes, and prints their logs on failure
+            trace_stack(stack)
+    finally:
         shutil.rmtree(stack.dir, ignore_errors=True)
+
+
+def trace_stack(stack):
+    """Distributor and server under strace, a source and a client through them, then the
+    traces checked against the units."""
+    traced_processes = []
+    try:
+        run_traced(stack, traced_processes)
+    finally:
+        for process in traced_processes:
+            if process.popen.poll() is None:
+                stop_traced(process)
+
+
+def run_traced(stack, traced_processes):
+    traces = {kind: os.path.join(stack.dir, f"{kind}.strace") for kind in UNITS}
+    distributor_cfg = stack.write("distributor.yaml", f"publishers:\n  port: {stack.publisher_port}\n"
+                                  f"backbone:\n  group: {stack.group}\n  port: {stack.backbone_port}\n")
+    client_port = harness.free_port()
+    server_cfg = stack.write("server.yaml", f"clients:\n  port: {client_port}\n"
+                             f"backbone:\n  group: {stack.group}\n  port: {stack.backbone_port}\n")
+    distributor = traced(stack, "distributor", [BIN["distributor"], "--config", distributor_cfg],
+                         traces["distributor"])
+    traced_processes.append(distributor)
+    harness.wait_for_port(stack.publisher_port, distributor, timeout=20)
+    server = traced(stack, "server", [BIN["server"], "--config", server_cfg, "--instance", "1"],
+                    traces["server"])
+    traced_processes.append(server)
+    harness.wait_for_port(client_port, server, timeout=20)
+    stack.client_ports[1] = client_port
+    source = stack.source("--items", "20", "--rate", "200", "--duration", "4")
+    client = stack.client(1, "--item-count", "20", "--duration", "3")
+    check(client.wait(timeout=30) == 0, f"client failed:\n{client.log_text()[-2000:]}")
+    source.wait(timeout=30)
+    for process in (server, distributor):
+        check(stop_traced(process) == 0, f"{process.name} did not exit cleanly:\n{process.log_text()[-2000:]}")
+    for kind, path in traces.items():
+        check_trace(kind, path)
 
 
 if __name__ == "__main__":
