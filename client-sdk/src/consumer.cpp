@@ -72,14 +72,21 @@ private:
     Event event_;
 };
 
+// kDispatch: events go into the queue; the dispatching thread is woken once
+// per loop iteration (after everything read in it), not once per event.
 class Consumer::Impl::QueueSink final : public sdk::EventSink {
 public:
-    explicit QueueSink(EventQueue& queue) : queue_(queue) {}
+    QueueSink(EventQueue& queue, EventLoop& loop)
+        : queue_(queue), wake_(loop, [&queue] { queue.wake(); }) {}
     Event* acquire(ItemHandle handle) override { return queue_.acquire(handle); }
-    void commit() override { queue_.commit(); }
+    void commit() override {
+        queue_.commit(false);
+        wake_.fire();
+    }
 
 private:
     EventQueue& queue_;
+    Trigger wake_;
 };
 
 Consumer::Impl::Impl(ConsumerOptions o, ConsumerHandler& h)
@@ -94,7 +101,7 @@ Consumer::Impl::Impl(ConsumerOptions o, ConsumerHandler& h)
 void Consumer::Impl::run_io_thread() {
     EventLoop loop;
     DirectSink direct(*this);
-    std::unique_ptr<QueueSink> queued = queue ? std::make_unique<QueueSink>(*queue) : nullptr;
+    std::unique_ptr<QueueSink> queued = queue ? std::make_unique<QueueSink>(*queue, loop) : nullptr;
     sdk::EventSink& sink = queued ? static_cast<sdk::EventSink&>(*queued) : direct;
     ConsumerCore io_core(
         loop, options, sink, counters, [this](ItemHandle handle) { on_finished(handle); },

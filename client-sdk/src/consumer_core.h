@@ -114,6 +114,7 @@ private:
     template <class Fill>
     void emit(ItemHandle handle, Fill&& fill);
     detail::EventWriter::ItemRef ref(const Item& item) const;
+    uint64_t now_ns() const;
 
     EventLoop& loop_;
     const ConsumerOptions& options_;

@@ -25,6 +25,7 @@ Event* EventQueue::acquire(ItemHandle handle) {
     if (tail_ - head_ == slots_.size()) {
         if (waiters_released_) return nullptr;
         full_waits_.fetch_add(1, std::memory_order_relaxed);
+        not_empty_.notify_one();  // events committed without a wake-up must not wait forever
         not_full_.wait(lock, [&] { return tail_ - head_ < slots_.size() || waiters_released_; });
         if (tail_ - head_ == slots_.size()) return nullptr;
         if (handle && cancelled_.count(handle.id)) return nullptr;
@@ -34,13 +35,15 @@ Event* EventQueue::acquire(ItemHandle handle) {
     return &s.event;
 }
 
-void EventQueue::commit() {
+void EventQueue::commit(bool wake_dispatcher) {
     {
         std::lock_guard lock(mutex_);
         ++tail_;
     }
-    not_empty_.notify_one();
+    if (wake_dispatcher) wake();
 }
+
+void EventQueue::wake() { not_empty_.notify_one(); }
 
 size_t EventQueue::dispatch(std::chrono::milliseconds timeout, size_t max_events,
                             const std::function<void(const Event&)>& handle) {

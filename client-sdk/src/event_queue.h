@@ -39,8 +39,13 @@ public:
     // nullptr when the handle is cancelled or the queue is full and waiters
     // were released. Waits while full otherwise.
     Event* acquire(ItemHandle handle);
-    // Publishes the slot returned by the last acquire().
-    void commit();
+    // Publishes the slot returned by the last acquire(). With `wake` false
+    // the dispatching thread is not woken: the producer calls wake() once
+    // after a burst (the I/O thread does at the end of each loop iteration),
+    // so a dispatcher faster than the network handles events in batches
+    // instead of being woken for each one.
+    void commit(bool wake = true);
+    void wake();
 
     // ---- consumer (one thread at a time) ----
     // Calls `handle` for up to `max_events` events, waiting up to `timeout` for

@@ -81,7 +81,10 @@ void EventWriter::begin(Event& event, EventType type, const ItemRef* ref, uint64
     event.receive_time_ns_ = receive_ns;
     event.snapshot_ = false;
     event.conflated_ = false;
-    event.state_ = ItemState{};
+    event.state_.stream = StreamState::kOpen;
+    event.state_.data = DataState::kOk;
+    event.state_.code = StatusCode::kNone;
+    event.state_.text.clear();
     event.fields_.clear();
     event.text_.clear();
 }

@@ -35,3 +35,12 @@ mdcast_sdk_integration_test(integration_sdk_consumer integration/test_sdk_consum
 mdcast_sdk_integration_test(integration_sdk_publisher integration/test_sdk_publisher.py 180)
 mdcast_sdk_integration_test(integration_sdk_install integration/test_sdk_install.py 300)
 set_property(TEST integration_sdk_install APPEND PROPERTY ENVIRONMENT "MDCAST_BUILD_DIR=${CMAKE_BINARY_DIR}")
+# A sanitizer build's libmdcast needs the examples built with the same sanitizer.
+if(MDCAST_SANITIZE)
+  set_property(TEST integration_sdk_install APPEND PROPERTY ENVIRONMENT
+               "MDCAST_EXAMPLE_FLAGS=-fsanitize=address,undefined")
+elseif(MDCAST_SANITIZE_THREAD)
+  set_property(TEST integration_sdk_install APPEND PROPERTY ENVIRONMENT "MDCAST_EXAMPLE_FLAGS=-fsanitize=thread")
+endif()
+mdcast_unit_test(consumer_test client-sdk/consumer_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(publisher_test client-sdk/publisher_test.cpp mdcast_sdk_objects)

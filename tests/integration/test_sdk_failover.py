@@ -102,7 +102,8 @@ def after_failover(consumer, since_ns, code, timeout=10):
 
 def finish(consumer):
     consumer.popen.send_signal(signal.SIGTERM)
-    consumer.wait(10)
+    code = consumer.wait(10)
+    check(code == 0, f"the consumer exited with {code}")
     events = harness.json_events(consumer)
     check_sequences(events)
     summary = [e for e in events if e["event"] == "summary"]

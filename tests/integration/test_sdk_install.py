@@ -17,6 +17,8 @@ from harness import check  # noqa: E402
 
 BUILD = os.environ.get("MDCAST_BUILD_DIR", "build")
 EXAMPLES = os.path.join(os.path.dirname(__file__), "../../client-sdk/examples")
+# Set for sanitizer builds: the examples must be built with the library's sanitizer.
+EXTRA_FLAGS = os.environ.get("MDCAST_EXAMPLE_FLAGS", "").split()
 
 
 def run(argv, env=None, timeout=120):
@@ -48,8 +50,9 @@ def install(prefix):
 
 def build_with_find_package(prefix, work):
     out = os.path.join(work, "cmake-build")
+    flags = " ".join(["-Wall", "-Wextra", "-Werror", *EXTRA_FLAGS])
     run(["cmake", "-S", EXAMPLES, "-B", out, "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}",
-         "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Werror"])
+         f"-DCMAKE_CXX_FLAGS={flags}", f"-DCMAKE_EXE_LINKER_FLAGS={' '.join(EXTRA_FLAGS)}"])
     run(["cmake", "--build", out])
     return os.path.join(out, "mdcast-example-consumer"), os.path.join(out, "mdcast-example-publisher")
 
@@ -60,7 +63,7 @@ def build_with_pkg_config(libdir, work):
     built = []
     for name in ("consumer", "publisher"):
         exe = os.path.join(work, f"pkg-config-{name}")
-        run(["c++", "-std=c++20", "-Wall", "-Wextra", "-Werror", os.path.join(EXAMPLES, f"{name}.cpp"),
+        run(["c++", "-std=c++20", "-Wall", "-Wextra", "-Werror", *EXTRA_FLAGS, os.path.join(EXAMPLES, f"{name}.cpp"),
              "-o", exe, *flags, f"-Wl,-rpath,{libdir}"])
         built.append(exe)
     return built
@@ -86,14 +89,14 @@ def test_install_build_examples_and_run_them():
             pc_pub = stack.start("example-publisher-pc", [pc_publisher, f"127.0.0.1:{stack.publisher_port}",
                                                           "EXAMPLES2", "3", "EX.C"], stdout=True)
             for consumer in consumers:
-                consumer.wait(20)
+                check(consumer.wait(20) == 0, f"{consumer.name} failed")
                 lines = open(consumer.stdout_path).read().splitlines()
                 for item in ("EX.A", "EX.B"):
                     check(any(line.startswith(f"image {item} seq=") for line in lines), f"no image of {item}: {lines[:5]}")
                     updates = [line for line in lines if line.startswith(f"update {item} ")]
                     check(len(updates) >= 5, f"{len(updates)} updates of {item}")
                     check(all("BID=100." in line for line in updates), f"BID by name: {updates[:3]}")
-            pc_pub.wait(20)
+            check(pc_pub.wait(20) == 0, "the pkg-config publisher failed")
             check("up 127.0.0.1" in open(pc_pub.stdout_path).read(), "pkg-config publisher never connected")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -46,7 +46,7 @@ def wait_until_published(stack, service, items, instance=1, timeout=10):
     while time.monotonic() < deadline:
         probe = harness.sdk_consumer(stack, [instance], "--service", service, "--items", ",".join(items),
                                      "--snapshot", "--duration", "1", name="snapshot-probe")
-        probe.wait(10)
+        check(probe.wait(10) == 0, "the snapshot probe failed")
         if sum(e["event"] == "refresh" for e in harness.json_events(probe)) == len(items):
             return
         time.sleep(0.1)
@@ -54,8 +54,10 @@ def wait_until_published(stack, service, items, instance=1, timeout=10):
 
 
 def stop(process):
+    """Stops a probe; it must exit cleanly (under ThreadSanitizer a race report makes it fail)."""
     process.popen.send_signal(signal.SIGTERM)
-    process.wait(10)
+    code = process.wait(10)
+    check(code == 0, f"{process.name} exited with {code}")
     return harness.json_events(process)
 
 

@@ -59,7 +59,8 @@ public:
     uint64_t sequence() const { return sequence_; }
     // kUpdate: the publisher's CLOCK_REALTIME stamp in ns; 0 when not stamped.
     uint64_t publish_time_ns() const { return publish_time_ns_; }
-    // CLOCK_REALTIME in ns when the SDK read the message from the socket.
+    // CLOCK_REALTIME in ns (microsecond resolution) when the I/O thread woke
+    // up to read the message.
     uint64_t receive_time_ns() const { return receive_time_ns_; }
     // kRefresh answering snapshot(): nothing follows on this handle.
     bool snapshot() const { return snapshot_; }

@@ -1,0 +1,290 @@
+// The Publisher as a whole (public API, its own I/O thread, the outbox)
+// against a scripted distributor on loopback: announcing, registering,
+// sequences, re-publishing the image after a failover, the interactive
+// conversation (requests, closes, requests again) and the outbox bound. The
+// real-distributor cases are in tests/integration/test_sdk_publisher.py.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mdcast/publisher.h"
+#include "scripted_peer.h"
+#include "wire/backbone.pb.h"
+#include "wire/client.pb.h"
+#include "wire/publisher.pb.h"
+
+namespace {
+
+namespace wire = mdcast::wire::v1;
+using mdcast::proto::FrameType;
+using scripted::fail;
+using scripted::Script;
+using std::chrono::milliseconds;
+
+constexpr uint32_t kBid = 22;
+
+// A distributor: the session and the answers to announcements and registrations.
+class ScriptedDistributor : public scripted::Peer {
+public:
+    // Accepts and answers the login and the announcement of `service` with `service_id`.
+    void accept_publisher(const std::string& service, uint32_t service_id, wire::ServiceMode mode) {
+        accept_login();
+        const auto announce = expect<wire::ServiceAnnounce>(FrameType::kServiceAnnounce);
+        if (announce.name() != service || announce.mode() != mode) fail("announced " + announce.name());
+        wire::ServiceAnnounceResponse response;
+        response.set_name(service);
+        response.set_service_id(service_id);
+        send(FrameType::kServiceAnnounceResponse, response);
+    }
+    // Answers the next ItemRegister: every item gets `item_id` (one item expected).
+    void register_one(const std::string& name, uint64_t item_id, uint64_t last_seq) {
+        const auto request = expect<wire::ItemRegister>(FrameType::kItemRegister);
+        if (request.items_size() != 1 || request.items(0).name() != name) fail("registered the wrong items");
+        wire::ItemRegistered response;
+        response.set_service_id(request.service_id());
+        auto* entry = response.add_items();
+        entry->set_ref(request.items(0).ref());
+        entry->set_item_id(item_id);
+        entry->set_last_item_seq(last_seq);
+        send(FrameType::kItemRegistered, response);
+    }
+    // "id seq BID" of the next refresh or update.
+    std::string next_data() {
+        auto frame = read();
+        if (!frame) fail("no data from the publisher");
+        if (frame->first == FrameType::kRefresh) {
+            wire::Refresh r;
+            r.ParseFromString(frame->second);
+            return "refresh " + std::to_string(r.item_id()) + " " + std::to_string(r.item_seq()) + " " +
+                   std::to_string(r.fields().fields(0).decimal_value().mantissa());
+        }
+        if (frame->first == FrameType::kUpdate) {
+            wire::Update u;
+            u.ParseFromString(frame->second);
+            if (u.publish_time_ns() == 0) fail("update not stamped");
+            return "update " + std::to_string(u.item_id()) + " " + std::to_string(u.item_seq()) + " " +
+                   std::to_string(u.fields().fields(0).decimal_value().mantissa());
+        }
+        if (frame->first == FrameType::kItemStatus) {
+            wire::ItemStatus s;
+            s.ParseFromString(frame->second);
+            return "status " + std::to_string(s.item_id()) + " " + wire::StatusCode_Name(s.status().code());
+        }
+        fail("unexpected " + std::string(mdcast::proto::frame_type_name(frame->first)));
+        return {};
+    }
+    void request(uint32_t service_id, const std::string& service, const std::string& item, uint64_t id) {
+        wire::ImageRequest r;
+        r.set_service_id(service_id);
+        r.set_service_name(service);
+        r.set_item_name(item);
+        r.set_item_id(id);
+        send(FrameType::kImageRequest, r);
+    }
+};
+
+// Records the callbacks (I/O thread) for the test to read.
+class Recorder : public mdcast::PublisherHandler {
+public:
+    void on_service(const std::string& service, bool accepted, const std::string&) override {
+        add("service " + service + (accepted ? " accepted" : " refused"));
+    }
+    void on_item_rejected(mdcast::PublishedItem, const mdcast::ItemState& state) override {
+        add("rejected " + state.text);
+    }
+    std::vector<std::string> seen() {
+        std::lock_guard lock(mutex_);
+        return seen_;
+    }
+
+protected:
+    void add(std::string line) {
+        std::lock_guard lock(mutex_);
+        seen_.push_back(std::move(line));
+    }
+
+private:
+    std::mutex mutex_;
+    std::vector<std::string> seen_;
+};
+
+mdcast::PublisherOptions options_for(std::initializer_list<const scripted::Peer*> peers) {
+    mdcast::PublisherOptions options;
+    for (const auto* p : peers) options.distributors.push_back({"127.0.0.1", p->port()});
+    options.reconnect_delay_min_ms = 20;
+    options.reconnect_delay_max_ms = 100;
+    options.log_level = "off";
+    return options;
+}
+
+mdcast::FieldList bid(int64_t mantissa) {
+    mdcast::FieldList fields;
+    fields.add_decimal(kBid, mantissa, -2);
+    return fields;
+}
+
+void wait_for(const std::atomic<int>& phase, int value) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (phase.load() < value && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(milliseconds(1));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("sequences continue and the image is re-published after a failover", "[publisher]") {
+    ScriptedDistributor d1, d2;
+    Recorder recorder;
+    mdcast::Publisher publisher(options_for({&d1, &d2}), recorder);
+    publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
+    const auto item = publisher.add_item("SVC", "A");
+    CHECK(publisher.update(item, bid(99)));  // before the first refresh: dropped
+    CHECK(publisher.refresh(item, bid(10000)));
+    publisher.start();
+    std::atomic<int> phase{0};
+    std::vector<std::string> data;
+    Script script([&] {
+        d1.accept_publisher("SVC", 5, wire::SERVICE_BROADCAST);
+        d1.register_one("A", 77, 0);
+        data.push_back(d1.next_data());
+        phase = 1;
+        for (int i = 0; i < 3; ++i) data.push_back(d1.next_data());
+        wire::ItemStatus refused;  // the distributor refuses something: the handler hears it
+        refused.set_item_id(77);
+        refused.mutable_status()->set_code(wire::STATUS_NOT_ENTITLED);
+        refused.mutable_status()->set_text("not yours");
+        d1.send(FrameType::kItemStatus, refused);
+        std::this_thread::sleep_for(milliseconds(50));
+        d1.drop();
+        phase = 2;
+        d2.accept_publisher("SVC", 6, wire::SERVICE_BROADCAST);
+        wait_for(phase, 3);  // the updates published while away are in
+        d2.register_one("A", 88, 2);  // this distributor saw less than was sent
+        data.push_back(d2.next_data());
+        phase = 4;
+        data.push_back(d2.next_data());
+    });
+    wait_for(phase, 1);
+    for (int64_t b = 10001; b <= 10003; ++b) publisher.update(item, bid(b));
+    wait_for(phase, 2);
+    std::this_thread::sleep_for(milliseconds(20));
+    publisher.update(item, bid(10004));  // disconnected: merged into the image
+    publisher.update(item, bid(10005));
+    std::this_thread::sleep_for(milliseconds(50));
+    phase = 3;
+    wait_for(phase, 4);
+    publisher.update(item, bid(10006));
+    CHECK(script.join().empty());
+    const std::vector<std::string> expected{"refresh 77 0 10000", "update 77 1 10001",
+                                            "update 77 2 10002", "update 77 3 10003",
+                                            "refresh 88 5 10005", "update 88 6 10006"};
+    CHECK(data == expected);
+    const auto seen = recorder.seen();
+    CHECK(seen == std::vector<std::string>{"service SVC accepted", "rejected not yours",
+                                           "service SVC accepted"});
+    publisher.stop();
+    const auto stats = publisher.stats();
+    CHECK(stats.updates_dropped == 1);
+    CHECK(stats.updates_held == 2);
+    CHECK(stats.connection_losses == 1);
+}
+
+namespace {
+
+// Answers interactive requests the way an application would.
+class Source final : public Recorder {
+public:
+    explicit Source(mdcast::Publisher*& publisher) : publisher_(publisher) {}
+    void on_item_request(mdcast::PublishedItem item, const std::string&, const std::string& name) override {
+        add("request " + name);
+        if (name != "X") {
+            publisher_->status(item, {mdcast::StreamState::kClosed, mdcast::DataState::kSuspect,
+                                      mdcast::StatusCode::kNotFound, "no such item"});
+            return;
+        }
+        x = item.id;
+        publisher_->refresh(item, bid(500));
+    }
+    void on_item_closed(mdcast::PublishedItem, const std::string&, const std::string& name) override {
+        add("closed " + name);
+        closed = true;
+    }
+    std::atomic<bool> closed{false};
+    std::atomic<uint64_t> x{0};  // written on the I/O thread, read by the test
+
+private:
+    mdcast::Publisher*& publisher_;
+};
+
+}  // namespace
+
+TEST_CASE("interactive items are published while requested", "[publisher]") {
+    ScriptedDistributor d;
+    mdcast::Publisher* publisher_ptr = nullptr;
+    Source source(publisher_ptr);
+    mdcast::Publisher publisher(options_for({&d}), source);
+    publisher_ptr = &publisher;
+    publisher.add_service("ODM", mdcast::ServiceMode::kInteractive);
+    publisher.start();
+    std::atomic<int> phase{0};
+    std::vector<std::string> data;
+    Script script([&] {
+        d.accept_publisher("ODM", 3, wire::SERVICE_INTERACTIVE);
+        d.request(3, "ODM", "X", 50);
+        data.push_back(d.next_data());
+        d.request(3, "ODM", "NOPE", 51);
+        data.push_back(d.next_data());
+        phase = 1;
+        data.push_back(d.next_data());
+        wire::Unsubscribe close;  // nobody wants X any more
+        close.add_item_ids(50);
+        d.send(FrameType::kUnsubscribe, close);
+        wait_for(phase, 2);
+        d.request(3, "ODM", "X", 50);  // wanted again
+        data.push_back(d.next_data());
+    });
+    wait_for(phase, 1);
+    publisher.update(mdcast::PublishedItem{source.x}, bid(501));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!source.closed && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(milliseconds(1));
+    }
+    publisher.update(mdcast::PublishedItem{source.x}, bid(502));  // closed: kept in the image, not sent
+    std::this_thread::sleep_for(milliseconds(50));
+    phase = 2;
+    CHECK(script.join().empty());
+    const std::vector<std::string> expected{"refresh 50 0 500", "status 51 STATUS_NOT_FOUND",
+                                            "update 50 1 501", "refresh 50 2 500"};
+    CHECK(data == expected);
+    CHECK(source.seen() == std::vector<std::string>{"service ODM accepted", "request X",
+                                                    "request NOPE", "closed X", "request X"});
+    publisher.stop();
+    CHECK(publisher.stats().item_requests == 3);
+    CHECK(publisher.stats().item_closes == 1);
+    CHECK(publisher.stats().updates_held == 1);
+}
+
+TEST_CASE("a full outbox refuses what does not fit; misuse is refused", "[publisher]") {
+    ScriptedDistributor d;  // never answers: nothing drains before start()
+    Recorder recorder;
+    auto options = options_for({&d});
+    options.max_queued_bytes = 4096;
+    mdcast::Publisher publisher(options, recorder);
+    publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
+    const auto item = publisher.add_item("SVC", "A");
+    int taken = 0;
+    while (publisher.update(item, bid(taken)) && taken < 1000) ++taken;
+    CHECK(taken > 10);
+    CHECK(taken < 1000);
+    CHECK(publisher.stats().outbox_full == 1);
+    CHECK_FALSE(publisher.update(mdcast::PublishedItem{12345}, bid(1)));  // not a handle of ours
+    CHECK_THROWS_AS(publisher.add_item("NOT_ADDED", "A"), std::invalid_argument);
+    CHECK_THROWS_AS(publisher.add_service("SVC", mdcast::ServiceMode::kInteractive),
+                    std::invalid_argument);
+    CHECK(publisher.add_item("SVC", "A") == item);  // the same handle again
+    publisher.stop();  // never started: nothing to do
+    CHECK_THROWS_AS(mdcast::Publisher(mdcast::PublisherOptions{}, recorder), std::invalid_argument);
+}
