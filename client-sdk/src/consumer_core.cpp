@@ -223,7 +223,11 @@ void ConsumerCore::unsubscribe(ItemHandle handle) {
     const auto it = items_.find(handle.id);
     if (it == items_.end()) return finished_(handle);  // finished already: clean up the caller
     Item& item = *it->second;
-    if (!item.snapshot && item.item_id != 0 && session_up_) {
+    // A later subscribe of the same item (from another thread) may have taken
+    // over the server's subscription: then it stays.
+    const auto names = by_name_.find(item.key);
+    const bool taken_over = names != by_name_.end() && names->second.streaming != &item;
+    if (!item.snapshot && item.item_id != 0 && session_up_ && !taken_over) {
         wire::Unsubscribe request;
         request.add_item_ids(item.item_id);
         link_.send(FrameType::kUnsubscribe, request);
@@ -330,15 +334,18 @@ void ConsumerCore::on_item_status(const proto::Frame& frame) {
         return link_.abort("malformed ItemStatus body");
     }
     const ItemState state = detail::to_item_state(status.status());
-    if (status.item_id() != 0) {
-        const auto bound = by_id_.find(status.item_id());
-        if (bound != by_id_.end()) return apply_status(*bound->second, state);
-    }
-    // Not bound yet: it answers a request by name, for every request of that name.
+    const auto bound = status.item_id() != 0 ? by_id_.find(status.item_id()) : by_id_.end();
     const auto names = by_name_.find(item_key(status.service_name(), status.item_name()));
-    if (names == by_name_.end()) return;
-    std::vector<Item*> targets(names->second.snapshots.begin(), names->second.snapshots.end());
-    if (Item* streaming = names->second.streaming) {
+    std::vector<Item*> targets;
+    // Snapshots waiting by name hear a status for the name (not found, recovering,
+    // closed); a streaming item bound to the id hears what happens to its stream.
+    if (names != by_name_.end() && (bound == by_id_.end() || state.stream == StreamState::kClosed)) {
+        targets.assign(names->second.snapshots.begin(), names->second.snapshots.end());
+    }
+    if (bound != by_id_.end()) {
+        targets.push_back(bound->second);
+    } else if (names != by_name_.end() && names->second.streaming) {
+        Item* streaming = names->second.streaming;
         if (status.item_id() != 0) bind(*streaming, status.item_id());
         targets.push_back(streaming);
     }

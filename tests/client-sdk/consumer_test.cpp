@@ -278,3 +278,34 @@ TEST_CASE("requests on the wire: batches split, views sorted, snapshots flagged,
     for (const auto& line : recorder.seen) CHECK(line.find(" G ") == std::string::npos);
     consumer.stop();
 }
+
+TEST_CASE("a closed status reaches the stream and the snapshots waiting for the item",
+          "[consumer]") {
+    ScriptedServer a;
+    Recorder recorder;
+    mdcast::Consumer consumer(options_for({&a}), recorder);
+    consumer.subscribe("SVC", "X");
+    consumer.snapshot("SVC", "X");
+    consumer.start();
+    Script script([&] {
+        a.accept_session();
+        a.expect<wire::Subscribe>(FrameType::kSubscribe);  // the snapshot's own request
+        a.refresh(7, "X", 1, 10001);                         // answers the stream
+        wire::ItemStatus closed;
+        closed.set_item_id(7);
+        closed.set_service_name("SVC");
+        closed.set_item_name("X");
+        closed.mutable_status()->set_stream_state(wire::STREAM_CLOSED);
+        closed.mutable_status()->set_data_state(wire::DATA_SUSPECT);
+        closed.mutable_status()->set_code(wire::STATUS_NOT_FOUND);
+        a.send(FrameType::kItemStatus, closed);
+        a.refresh(7, "X", 2, 10002);  // nobody wants X now: never delivered
+    });
+    dispatch_until(consumer, recorder, 4);
+    CHECK(script.join().empty());
+    consumer.dispatch(milliseconds(100));
+    const std::vector<std::string> expected{"up " + std::to_string(a.port()), "refresh X 1 100.01",
+                                            "status X NOT_FOUND", "status X NOT_FOUND"};
+    CHECK(recorder.seen == expected);
+    consumer.stop();
+}
