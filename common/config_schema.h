@@ -13,6 +13,7 @@
 // Declaring an invalid or duplicate key is a programming error and throws std::logic_error.
 #pragma once
 
+#include <algorithm>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
@@ -38,6 +39,13 @@ struct ConfigError {
     // "file:line:col: key 'listen.port': message"; the position and key parts are left out
     // when unknown.
     std::string to_string() const;
+};
+
+// One key whose value differs between two loaded configurations (SIGHUP reload).
+struct ConfigChange {
+    std::string key;
+    std::string before;
+    std::string after;
 };
 
 // Thrown by Schema::load_* with every error found, never with an empty list. what() holds one
@@ -158,6 +166,19 @@ bool convert_integer(const YAML::Node& node, M min, M max, M& out, ValueError& e
     return true;
 }
 
+// A member's value as the reload log shows it.
+inline std::string value_text(bool value) { return value ? "true" : "false"; }
+inline std::string value_text(double value) { return real_text(value); }
+inline std::string value_text(const std::string& value) { return quoted(value); }
+inline std::string value_text(const std::vector<std::string>& values) {
+    return "[" + list_text(values) + "]";
+}
+template <class M>
+    requires std::is_integral_v<M>
+std::string value_text(M value) {
+    return std::to_string(value);
+}
+
 }  // namespace detail
 
 template <class T>
@@ -272,18 +293,66 @@ public:
     // Reference of every key: type, default, range and doc (printed by `--help-config`).
     std::string describe() const { return core_.describe(); }
 
+    // Every key whose value differs, in declaration order.
+    std::vector<ConfigChange> changes(const T& before, const T& after) const {
+        std::vector<ConfigChange> result;
+        for (const auto& key : keys_) {
+            if (!key.same(before, after)) {
+                result.push_back({key.name, key.render(before), key.render(after)});
+            }
+        }
+        return result;
+    }
+
+    // Copies the changed keys that are in `reloadable` from `from` to `to`;
+    // returns their names (a daemon's SIGHUP reload of plain settings).
+    std::vector<std::string> apply_changes(const std::vector<ConfigChange>& changes,
+                                           const std::vector<std::string>& reloadable, const T& from,
+                                           T& to) const {
+        std::vector<std::string> applied;
+        for (const auto& change : changes) {
+            if (std::find(reloadable.begin(), reloadable.end(), change.key) == reloadable.end()) continue;
+            if (copy_key(change.key, from, to)) applied.push_back(change.key);
+        }
+        return applied;
+    }
+
+    // Copies one key's value (a reload applies the keys it can, one by one).
+    // Returns false for an unknown key.
+    bool copy_key(const std::string& key, const T& from, T& to) const {
+        for (const auto& known : keys_) {
+            if (known.name == key) {
+                known.copy(from, to);
+                return true;
+            }
+        }
+        return false;
+    }
+
 private:
     using ValueError = detail::ValueError;
     using Applier = std::function<bool(const YAML::Node&, T&, ValueError&)>;
 
     template <class M>
     Schema& add(detail::KeyInfo info, M T::*member, M default_value, Applier applier) {
+        std::string name = info.key;
         core_.add(std::move(info));
         defaults_.push_back(
             [member, value = std::move(default_value)](T& target) { target.*member = value; });
         appliers_.push_back(std::move(applier));
+        keys_.push_back({std::move(name), [member](const T& a, const T& b) { return a.*member == b.*member; },
+                         [member](const T& value) { return detail::value_text(value.*member); },
+                         [member](const T& from, T& to) { to.*member = from.*member; }});
         return *this;
     }
+
+    struct KeyAccess {
+        std::string name;
+        std::function<bool(const T&, const T&)> same;
+        std::function<std::string(const T&)> render;
+        std::function<void(const T&, T&)> copy;
+    };
+    std::vector<KeyAccess> keys_;
 
     detail::SchemaCore core_;
     std::vector<std::function<void(T&)>> defaults_;

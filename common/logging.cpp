@@ -1,5 +1,7 @@
 #include "common/logging.h"
 
+#include <spdlog/sinks/dist_sink.h>
+#include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include <algorithm>
@@ -10,8 +12,14 @@ namespace mdcast::log {
 
 namespace {
 
-spdlog::sink_ptr shared_sink() {
-    static spdlog::sink_ptr sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+// Every logger writes to this one sink; init() decides where it forwards:
+// stderr (journald under systemd) by default, or a rotating file.
+std::shared_ptr<spdlog::sinks::dist_sink_mt> shared_sink() {
+    static auto sink = [] {
+        auto dist = std::make_shared<spdlog::sinks::dist_sink_mt>();
+        dist->add_sink(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+        return dist;
+    }();
     return sink;
 }
 
@@ -27,12 +35,23 @@ spdlog::level::level_enum& current_level() {
 
 }  // namespace
 
-void init(const std::string& process_name, const std::string& level, int verbosity) {
+void init(const std::string& process_name, const std::string& level, int verbosity,
+          const std::string& file, uint64_t max_file_bytes, uint32_t max_files) {
     process() = process_name;
+    if (!file.empty()) {
+        // Throws spdlog_ex (a std::exception) naming the file when it cannot be opened.
+        auto rotating = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
+            file, static_cast<size_t>(max_file_bytes), static_cast<size_t>(max_files));
+        shared_sink()->set_sinks({rotating});
+    }
+    shared_sink()->set_pattern("%Y-%m-%dT%H:%M:%S.%f %^%-5l%$ [" + process_name + "] [%n] %v");
+    set_level(level, verbosity);
+}
+
+void set_level(const std::string& level, int verbosity) {
     int numeric = spdlog::level::from_str(level);
     numeric = std::max(0, numeric - verbosity);
     current_level() = static_cast<spdlog::level::level_enum>(numeric);
-    shared_sink()->set_pattern("%Y-%m-%dT%H:%M:%S.%f %^%-5l%$ [" + process_name + "] [%n] %v");
     spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& logger) {
         logger->set_level(current_level());
     });

@@ -1,11 +1,13 @@
 // Logging set-up: one spdlog logger per component, all sharing one sink.
 // Logs go to stderr (journald picks them up under systemd) with the process
-// name in every line, e.g. "[mdcast-server.1] [client] ...".
+// name in every line, e.g. "[mdcast-server.1] [client] ...", or to a file that
+// rotates at a size limit (log.file).
 #pragma once
 
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -15,7 +17,14 @@ namespace mdcast::log {
 inline const std::vector<std::string> kLevelNames{"trace", "debug", "info", "warn", "error", "off"};
 
 // `level` is a config level name; each -v makes it one step more verbose.
-void init(const std::string& process_name, const std::string& level, int verbosity);
+// A non-empty `file` sends every line there instead of stderr, rotating at
+// `max_file_bytes` and keeping `max_files` old files (file.1 … file.N).
+// Throws when the file cannot be opened.
+void init(const std::string& process_name, const std::string& level, int verbosity,
+          const std::string& file = "", uint64_t max_file_bytes = 0, uint32_t max_files = 0);
+
+// Changes every logger's level (SIGHUP reload of log.level).
+void set_level(const std::string& level, int verbosity);
 
 // The logger for one component ("client", "backbone", ...); created on first use.
 std::shared_ptr<spdlog::logger> get(const std::string& component);

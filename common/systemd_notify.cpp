@@ -1,5 +1,7 @@
 #include "common/systemd_notify.h"
 
+#include <ctime>
+
 #include <systemd/sd-daemon.h>
 
 #include <cstdint>
@@ -18,6 +20,13 @@ SystemdNotifier::SystemdNotifier(EventLoop& loop) : watchdog_timer_(loop, [this]
 }
 
 void SystemdNotifier::ready(const std::string& status) { send("READY=1\nSTATUS=" + status); }
+
+void SystemdNotifier::reloading() {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const uint64_t usec = static_cast<uint64_t>(now.tv_sec) * 1'000'000 + now.tv_nsec / 1000;
+    send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec) + "\nSTATUS=reloading");
+}
 
 void SystemdNotifier::stopping(const std::string& status) {
     send("STOPPING=1\nSTATUS=" + status);

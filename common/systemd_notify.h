@@ -21,6 +21,8 @@ public:
 
     // READY=1 with a one-line STATUS shown by `systemctl status`.
     void ready(const std::string& status);
+    // RELOADING=1 (SIGHUP); ready() again when the reload is done.
+    void reloading();
     // STOPPING=1 with the reason; the watchdog keeps pinging while the loop drains.
     void stopping(const std::string& status);
 

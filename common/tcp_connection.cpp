@@ -104,7 +104,7 @@ void TcpConnection::pause_reading() {
 
 void TcpConnection::resume_reading() {
     reading_paused_ = false;
-    if (fd_ >= 0) event_add(read_event_, nullptr);
+    if (fd_ >= 0 && !closing_) event_add(read_event_, nullptr);
 }
 
 size_t TcpConnection::queued_bytes() const { return evbuffer_get_length(output_); }
@@ -130,7 +130,7 @@ void TcpConnection::queue_changed(size_t before) {
 }
 
 bool TcpConnection::send_frame(std::span<const uint8_t> frame) {
-    if (fd_ < 0 || !enqueue_allowed(frame.size())) return false;
+    if (fd_ < 0 || closing_ || !enqueue_allowed(frame.size())) return false;
     const size_t before = queued_bytes();
     evbuffer_add(output_, frame.data(), frame.size());
     queue_changed(before);
@@ -139,7 +139,7 @@ bool TcpConnection::send_frame(std::span<const uint8_t> frame) {
 }
 
 bool TcpConnection::send(proto::FrameType type, const google::protobuf::MessageLite& message) {
-    if (fd_ < 0) return false;
+    if (fd_ < 0 || closing_) return false;
     const size_t size = proto::frame_bytes(message);
     if (!enqueue_allowed(size)) return false;
     const size_t before = queued_bytes();
@@ -183,6 +183,7 @@ void TcpConnection::write_some() {
         write_waiting_ = false;
         event_del(write_event_);
     }
+    if (closing_) close(closing_reason_, closing_text_);  // everything, Close included, is out
 }
 
 void TcpConnection::on_writable(int, short, void* self) {
@@ -234,20 +235,37 @@ bool TcpConnection::deliver_frames() {
     return false;
 }
 
+void TcpConnection::queue_close_frame(CloseReason reason, const std::string& text) {
+    wire::v1::Close message;
+    message.set_reason(close_reason_wire(reason));
+    message.set_text(text);
+    const std::string frame = proto::encode_frame_string(proto::FrameType::kClose, message);
+    const size_t before = queued_bytes();
+    evbuffer_add(output_, frame.data(), frame.size());  // past the limits: it is the last frame
+    if (limits_.pool) limits_.pool->on_change(before, queued_bytes());
+}
+
+void TcpConnection::close_after_flush(CloseReason reason, const std::string& text) {
+    if (fd_ < 0 || closing_) return;
+    closing_ = true;
+    closing_reason_ = reason;
+    closing_text_ = text;
+    if (close_reason_wire(reason) != wire::v1::CLOSE_REASON_UNSPECIFIED) queue_close_frame(reason, text);
+    event_del(read_event_);
+    flusher_.cancel(*this);
+    if (!write_waiting_) write_some();
+}
+
 void TcpConnection::close(CloseReason reason, const std::string& text) {
     if (fd_ < 0) return;
-    const size_t accounted = queued_bytes();  // what the pool holds for us
     const auto code = close_reason_wire(reason);
-    if (code != wire::v1::CLOSE_REASON_UNSPECIFIED) {
-        wire::v1::Close message;
-        message.set_reason(code);
-        message.set_text(text);
-        const std::string frame = proto::encode_frame_string(proto::FrameType::kClose, message);
-        evbuffer_add(output_, frame.data(), frame.size());
+    if (code != wire::v1::CLOSE_REASON_UNSPECIFIED && !closing_) {
+        queue_close_frame(reason, text);
         // One non-blocking attempt; a peer that does not read will not get it.
         while (evbuffer_get_length(output_) > 0 && evbuffer_write(output_, fd_) > 0) {
         }
     }
+    const size_t accounted = queued_bytes();  // what the pool holds for us
     event_del(read_event_);
     event_del(write_event_);
     flusher_.cancel(*this);

@@ -94,6 +94,11 @@ public:
     // Closes once: tells the peer with a Close frame when the reason has a wire
     // code, writes what it can without blocking, and calls on_closed.
     void close(CloseReason reason, const std::string& text);
+    // Graceful close (shutdown): queues the Close frame behind what is queued,
+    // stops reading and accepting frames, and closes once all of it is written.
+    // The owner bounds the wait by calling close() when its grace period ends.
+    void close_after_flush(CloseReason reason, const std::string& text);
+    bool closing() const { return closing_; }
 
     void flush() override;
     // on_output_drained fires when the queue falls to `bytes` after passing it.
@@ -119,6 +124,7 @@ private:
     void write_some();
     bool enqueue_allowed(size_t bytes) const;
     void queue_changed(size_t before);
+    void queue_close_frame(CloseReason reason, const std::string& text);
 
     FlushScheduler& flusher_;
     int fd_;
@@ -132,6 +138,9 @@ private:
     event* write_event_;
     bool write_waiting_ = false;
     bool reading_paused_ = false;
+    bool closing_ = false;
+    CloseReason closing_reason_ = CloseReason::kShutdown;
+    std::string closing_text_;
     size_t low_watermark_ = 0;
     bool above_watermark_ = false;
     uint64_t bytes_in_ = 0;

@@ -58,6 +58,7 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
                 [this](int fd, std::string peer) { on_accept(fd, std::move(peer)); }),
       reaper_(loop, [this] { reap_closed(); }),
       housekeeping_(loop, [this] { on_housekeeping(); }),
+      grace_timer_(loop, [this] { finish_shutdown("grace period over"); }),
       started_ns_(monotonic_ns()) {
     housekeeping_.start_periodic(std::chrono::seconds(1));
     register_metrics();
@@ -121,6 +122,7 @@ void Distributor::on_publisher_closed(PublisherSession& session) {
 void Distributor::reap_closed() {
     for (uint64_t id : closed_sessions_) sessions_.erase(id);
     closed_sessions_.clear();
+    if (shutting_down_ && sessions_.empty()) finish_shutdown("every publisher closed");
 }
 
 void Distributor::on_directory_changed() { backbone_.send(proto::FrameType::kDirectory, registry_.directory()); }
@@ -291,15 +293,39 @@ std::string Distributor::stats_json() const {
     return out + "],\"metrics\":" + metrics_.json() + "}";
 }
 
+std::vector<std::string> Distributor::reload(const DistributorConfig& fresh,
+                                         const std::vector<config::ConfigChange>& changes) {
+    // Limits checked when a connection or request arrives apply from now on.
+    static const std::vector<std::string> kReloadable{"publishers.max_connections"};
+    return distributor_schema().apply_changes(changes, kReloadable, fresh, config_);
+}
+
 void Distributor::shutdown(const std::string& why) {
-    log_->info("shutting down: {}", why);
+    if (shutting_down_) return finish_shutdown("second " + why);
+    shutting_down_ = true;
     listener_.disable();
+    log_->info("shutting down on {}: telling {} publisher(s), up to {} ms to flush", why,
+               sessions_.size(), config_.shutdown_grace_ms);
     for (auto& [id, session] : sessions_) {
-        if (session->connection().is_open()) {
-            session->connection().close(CloseReason::kShutdown, "distributor shutting down");
-        }
+        session->connection().close_after_flush(CloseReason::kShutdown, "distributor shutting down");
+    }
+    grace_timer_.start_once(std::chrono::milliseconds(config_.shutdown_grace_ms));
+    reaper_.fire();  // no publishers: done at once
+}
+
+// Publishers still being written to when the grace period ends are cut off;
+// the backbone gets everything queued, their services' status included.
+void Distributor::finish_shutdown(const std::string& why) {
+    if (stopped_) return;
+    stopped_ = true;
+    size_t cut = 0;
+    for (auto& [id, session] : sessions_) {
+        if (!session->connection().is_open()) continue;
+        ++cut;
+        session->connection().close(CloseReason::kShutdown, "distributor shutting down");
     }
     backbone_.flush();
+    log_->info("shutdown complete ({}); {} publisher(s) cut off with output unsent", why, cut);
     log_counters(spdlog::level::info);
     loop_.stop();
 }

@@ -28,8 +28,13 @@ public:
     Distributor(EventLoop& loop, const DistributorConfig& config);
     ~Distributor();
 
-    // Stops accepting, tells publishers, flushes and stops the loop.
+    // Stops accepting, tells publishers (their SDK fails over at once), and stops
+    // the loop once they are flushed or shutdown.grace_ms passed; a second call
+    // stops at once.
     void shutdown(const std::string& why);
+    // SIGHUP: applies the changed keys it can and returns them (daemon_main logs
+    // the rest as needing a restart).
+    std::vector<std::string> reload(const DistributorConfig& fresh, const std::vector<config::ConfigChange>& changes);
 
     uint16_t publisher_port() const { return listener_.port(); }
     uint64_t epoch() const { return backbone_.epoch(); }
@@ -47,6 +52,7 @@ private:
     void on_backbone_congestion(bool congested);
     void on_housekeeping();
     void reap_closed();
+    void finish_shutdown(const std::string& why);
     void log_counters(spdlog::level::level_enum level);
     void register_metrics();
     std::string stats_json() const;
@@ -65,6 +71,9 @@ private:
     std::vector<uint64_t> closed_sessions_;
     Trigger reaper_;
     Timer housekeeping_;
+    Timer grace_timer_;
+    bool shutting_down_ = false;
+    bool stopped_ = false;
     PublisherCounters publisher_counters_;
     MetricsRegistry metrics_{"mdcast_distributor_"};
     std::unique_ptr<AdminHttp> admin_;

@@ -1,5 +1,6 @@
 #include "distributor/distributor_config.h"
 
+#include "common/daemon_keys.h"
 #include "common/logging.h"
 
 namespace mdcast::distributor {
@@ -9,8 +10,8 @@ namespace {
 config::Schema<DistributorConfig> build_schema() {
     using C = DistributorConfig;
     config::Schema<C> s("mdcast-distributor");
-    s.choice("log.level", &C::log_level, "info", log::kLevelNames,
-             "Log level; each -v on the command line makes it one step more verbose.");
+    add_log_keys(s);
+    add_shutdown_keys(s);
 
     s.integer<uint16_t>("distributor.id", &C::distributor_id, 1, 1, 65535,
                         "Unique among the distributors a server joins: it prefixes this "

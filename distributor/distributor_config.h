@@ -12,6 +12,10 @@ namespace mdcast::distributor {
 
 struct DistributorConfig {
     std::string log_level;
+    std::string log_file;  // empty: stderr
+    uint64_t log_max_file_bytes = 0;
+    uint32_t log_max_files = 0;
+    uint32_t shutdown_grace_ms = 0;
     bool admin_enabled = true;
     std::string admin_address;
     uint16_t admin_port = 0;

@@ -17,7 +17,10 @@ int main(int argc, char** argv) {
         [](const DistributorConfig&) { return std::string("mdcast-distributor"); },
         [](EventLoop& loop, DistributorConfig& config) {
             auto process = std::make_shared<distributor::Distributor>(loop, config);
-            return std::function<void(const std::string&)>(
-                [process](const std::string& why) { process->shutdown(why); });
+            return DaemonProcess<DistributorConfig>{
+                [process](const std::string& why) { process->shutdown(why); },
+                [process](const DistributorConfig& fresh, const std::vector<config::ConfigChange>& changes) {
+                    return process->reload(fresh, changes);
+                }};
         });
 }

@@ -21,7 +21,10 @@ int main(int argc, char** argv) {
         [&](EventLoop& loop, ServerConfig& config) {
             config.instance = static_cast<uint32_t>(instance);
             auto process = std::make_shared<server::Server>(loop, config);
-            return std::function<void(const std::string&)>(
-                [process](const std::string& why) { process->shutdown(why); });
+            return DaemonProcess<ServerConfig>{
+                [process](const std::string& why) { process->shutdown(why); },
+                [process](const ServerConfig& fresh, const std::vector<config::ConfigChange>& changes) {
+                    return process->reload(fresh, changes);
+                }};
         });
 }

@@ -80,7 +80,8 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
       listener_(loop, config.clients_address, config.instance_client_port(), 1024,
                 [this](int fd, std::string peer) { on_accept(fd, std::move(peer)); }),
       reaper_(loop, [this] { reap_closed(); }),
-      housekeeping_(loop, [this] { on_housekeeping(); }) {
+      housekeeping_(loop, [this] { on_housekeeping(); }),
+      grace_timer_(loop, [this] { finish_shutdown("grace period over"); }) {
     if (!config.cache_enable_cache && config.output_slow_consumer_policy == "conflate") {
         throw std::runtime_error(
             "output.slow_consumer_policy: conflate needs cache.enable_cache: true (conflated "
@@ -162,6 +163,7 @@ void Server::reap_closed() {
         clients_.erase(it);
     }
     closed_clients_.clear();
+    if (shutting_down_ && clients_.empty()) finish_shutdown("every client closed");
 }
 
 void Server::on_directory_request(ClientSession& client) {
@@ -894,13 +896,37 @@ std::string Server::stats_json() const {
     return out + "],\"metrics\":" + metrics_.json() + "}";
 }
 
+std::vector<std::string> Server::reload(const ServerConfig& fresh,
+                                         const std::vector<config::ConfigChange>& changes) {
+    // Limits checked when a connection or request arrives apply from now on.
+    static const std::vector<std::string> kReloadable{"clients.max_connections", "clients.max_items_per_request", "clients.max_subscriptions"};
+    return server_schema().apply_changes(changes, kReloadable, fresh, config_);
+}
+
 void Server::shutdown(const std::string& why) {
-    log_->info("shutting down: {}", why);
+    if (shutting_down_) return finish_shutdown("second " + why);
     shutting_down_ = true;
     listener_.disable();
+    log_->info("shutting down on {}: telling {} client(s), up to {} ms to flush", why, clients_.size(),
+               config_.shutdown_grace_ms);
     for (auto& [id, client] : clients_) {
-        if (client->is_open()) client->connection().close(CloseReason::kShutdown, "server shutting down");
+        if (client->is_open()) client->connection().close_after_flush(CloseReason::kShutdown, "server shutting down");
     }
+    grace_timer_.start_once(std::chrono::milliseconds(config_.shutdown_grace_ms));
+    reaper_.fire();  // nobody connected: done at once
+}
+
+// Clients still writing when the grace period ends are cut off.
+void Server::finish_shutdown(const std::string& why) {
+    if (stopped_) return;
+    stopped_ = true;
+    size_t cut = 0;
+    for (auto& [id, client] : clients_) {
+        if (!client->is_open()) continue;
+        ++cut;
+        client->connection().close(CloseReason::kShutdown, "server shutting down");
+    }
+    log_->info("shutdown complete ({}); {} client(s) cut off with output unsent", why, cut);
     log_counters(spdlog::level::info);
     loop_.stop();
 }

@@ -63,8 +63,13 @@ public:
     Server(EventLoop& loop, const ServerConfig& config);
     ~Server();
 
-    // Stops accepting, tells every client (so the SDK fails over at once), stops the loop.
+    // Stops accepting, tells every client (so the SDK fails over at once) behind
+    // what is queued for it, and stops the loop once all is written or
+    // shutdown.grace_ms passed; a second call stops at once.
     void shutdown(const std::string& why);
+    // SIGHUP: applies the changed keys it can and returns them (daemon_main logs
+    // the rest as needing a restart).
+    std::vector<std::string> reload(const ServerConfig& fresh, const std::vector<config::ConfigChange>& changes);
     uint16_t client_port() const { return listener_.port(); }
 
     void on_backbone_message(uint16_t source, const proto::Frame& frame) override;
@@ -119,6 +124,7 @@ private:
     void check_client_timeouts(int64_t now);
     void retry_image_requests(int64_t now);
     void reap_closed();
+    void finish_shutdown(const std::string& why);
     void register_metrics();
     std::pair<bool, std::string> health() const;
     std::string stats_json() const;
@@ -145,6 +151,7 @@ private:
     std::vector<uint64_t> closed_clients_;
     Trigger reaper_;
     Timer housekeeping_;
+    Timer grace_timer_;
     ServerCounters counters_;
     MetricsRegistry metrics_{"mdcast_server_"};
     std::unique_ptr<AdminHttp> admin_;
@@ -157,6 +164,7 @@ private:
     uint64_t next_connection_id_ = 1;
     int64_t last_counter_log_ns_ = 0;
     bool shutting_down_ = false;
+    bool stopped_ = false;
     // Reused on the hot path to avoid an allocation per message.
     proto::UpdateView update_;
     std::string view_frame_;

@@ -1,5 +1,6 @@
 #include "server/server_config.h"
 
+#include "common/daemon_keys.h"
 #include "common/logging.h"
 
 namespace mdcast::server {
@@ -118,8 +119,8 @@ void add_backbone_keys(config::Schema<ServerConfig>& s) {
 config::Schema<ServerConfig> build_schema() {
     using C = ServerConfig;
     config::Schema<C> s("mdcast-server");
-    s.choice("log.level", &C::log_level, "info", log::kLevelNames,
-             "Log level; each -v on the command line makes it one step more verbose.");
+    add_log_keys(s);
+    add_shutdown_keys(s);
     s.boolean("admin.enabled", &C::admin_enabled, true,
               "Serve /metrics (Prometheus), /healthz and /stats over HTTP.");
     s.address("admin.address", &C::admin_address, "127.0.0.1",

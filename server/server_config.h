@@ -12,6 +12,10 @@ namespace mdcast::server {
 
 struct ServerConfig {
     std::string log_level;
+    std::string log_file;  // empty: stderr
+    uint64_t log_max_file_bytes = 0;
+    uint32_t log_max_files = 0;
+    uint32_t shutdown_grace_ms = 0;
     uint32_t instance = 1;  // from --instance; not a config key
 
     // Admin HTTP endpoint (metrics, health, stats).
