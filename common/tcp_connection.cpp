@@ -115,7 +115,7 @@ bool TcpConnection::enqueue_allowed(size_t bytes) const {
     return queued + bytes <= limits_.max_output_bytes;
 }
 
-bool TcpConnection::can_queue(size_t bytes) const { return fd_ >= 0 && enqueue_allowed(bytes); }
+bool TcpConnection::can_queue(size_t bytes) const { return accepts_output() && enqueue_allowed(bytes); }
 
 // Keeps the shared pool and the drain watermark in step with the queue.
 void TcpConnection::queue_changed(size_t before) {

@@ -107,6 +107,8 @@ public:
     bool can_queue(size_t bytes) const;
 
     bool is_open() const { return fd_ >= 0; }
+    // Open and not closing: send() would queue (limits permitting).
+    bool accepts_output() const { return fd_ >= 0 && !closing_; }
     uint64_t id() const { return id_; }
     const std::string& peer() const { return peer_; }
     size_t queued_bytes() const;

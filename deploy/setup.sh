@@ -36,6 +36,19 @@ install_missing() {
         { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; }
 }
 
+# promtool parses /metrics in the tests (a real Prometheus parser). Only the binary is
+# taken from Debian's prometheus package, unpacked under the build directory: installing
+# the package would enable a Prometheus server on the machine.
+fetch_promtool() {
+    local dir="$1/third-party/prometheus"
+    command -v promtool >/dev/null && return 0
+    [[ -x "$dir/usr/bin/promtool" ]] && return 0
+    mkdir -p "$dir"
+    (cd "$dir" && { apt-get download -q prometheus || { apt-get update -q && apt-get download -q prometheus; }; }) &&
+        dpkg-deb -x "$dir"/prometheus_*.deb "$dir" && rm -f "$dir"/prometheus_*.deb ||
+        echo "setup: could not fetch promtool; the /metrics parser test will be skipped" >&2
+}
+
 build() {
     local dir=$1; shift
     cmake -S "$here" -B "$dir" -G Ninja "$@" >/dev/null
@@ -54,6 +67,7 @@ fi
 case "$mode" in
     build) ;;
     test)
+        fetch_promtool "$build_dir"
         cd "$build_dir"
         ctest --output-on-failure -j "$(nproc)" --timeout 600
         ;;

@@ -25,11 +25,11 @@ void ClientSession::refuse_slow() {
 }
 
 void ClientSession::deliver(std::span<const uint8_t> frame) {
-    if (connection_->is_open() && !connection_->send_frame(frame)) refuse_slow();
+    if (connection_->accepts_output() && !connection_->send_frame(frame)) refuse_slow();
 }
 
 void ClientSession::deliver(FrameType type, const google::protobuf::MessageLite& message) {
-    if (connection_->is_open() && !connection_->send(type, message)) refuse_slow();
+    if (connection_->accepts_output() && !connection_->send(type, message)) refuse_slow();
 }
 
 void ClientSession::owe(uint64_t item_id, Owed kind) {
@@ -38,7 +38,7 @@ void ClientSession::owe(uint64_t item_id, Owed kind) {
 }
 
 void ClientSession::deliver_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame) {
-    if (!connection_->is_open()) return;
+    if (!connection_->accepts_output()) return;
     if (conflating_) return owe(item_id, kind);
     if (connection_->send_frame(frame)) return;
     if (!limits_.conflate) return refuse_slow();

@@ -815,12 +815,12 @@ void Server::register_metrics() {
     m.counter("nak_sequences_total", "Sequences asked for in NAKs", [recovery] { return recovery().nak_sequences; });
     m.counter("unrecoverable_total", "Backbone packets given up", [recovery] { return recovery().unrecoverable; });
     m.counter("epoch_changes_total", "Distributor restarts seen", [recovery] { return recovery().epoch_changes; });
-    m.gauge("repair_us_p50", "Median repair time, microseconds",
-            [this] { return static_cast<double>(backbone_.repair_times().percentile_ns(0.5)) / 1e3; });
-    m.gauge("repair_us_p99", "99th percentile repair time, microseconds",
-            [this] { return static_cast<double>(backbone_.repair_times().percentile_ns(0.99)) / 1e3; });
-    m.gauge("rtt_us_p50", "Median round trip to the distributors, microseconds",
-            [this] { return static_cast<double>(backbone_.round_trips().percentile_ns(0.5)) / 1e3; });
+    m.gauge("repair_p50_seconds", "Median repair time (loss seen to repair received)",
+            [this] { return static_cast<double>(backbone_.repair_times().percentile_ns(0.5)) / 1e9; });
+    m.gauge("repair_p99_seconds", "99th percentile repair time",
+            [this] { return static_cast<double>(backbone_.repair_times().percentile_ns(0.99)) / 1e9; });
+    m.gauge("rtt_p50_seconds", "Median round trip to the distributors",
+            [this] { return static_cast<double>(backbone_.round_trips().percentile_ns(0.5)) / 1e9; });
     m.counter("refreshes_out_total", "Refreshes sent to clients", [&c] { return c.refreshes_out; });
     m.counter("updates_out_total", "Updates sent to clients", [&c] { return c.updates_out; });
     m.counter("statuses_out_total", "Statuses sent to clients", [&c] { return c.statuses_out; });
@@ -832,7 +832,7 @@ void Server::register_metrics() {
     });
     m.counter("flush_rounds_total", "Flush rounds (loop iterations or timer ticks with output)",
               [this] { return flusher_.flush_rounds(); });
-    m.gauge("queued_bytes_sum", "Output queued over all clients",
+    m.gauge("queued_bytes", "Output queued over all clients",
             [clients] { return clients([](ClientSession& s) { return s.connection().queued_bytes(); }); });
     m.gauge("queued_bytes_max", "Largest output queue of one client", [this] {
         size_t most = 0;

@@ -72,5 +72,5 @@ if lost:
     print(f"loss: {lost:.0f} packets dropped on send; server NAKed {s['nak_sequences']:.0f} sequences "
           f"({s['nak_sequences']/lost:.2f} per lost packet); distributor sent {d['repairs']:.0f} repairs "
           f"({d['repairs']/lost:.2f} per lost packet); repaired {s['repaired']:.0f}; "
-          f"repair time p50 {s['repair_us_p50']:.0f} us, p99 {s['repair_us_p99']:.0f} us")
+          f"repair time p50 {s['repair_p50_seconds'] * 1e6:.0f} us, p99 {s['repair_p99_seconds'] * 1e6:.0f} us")
 EOP

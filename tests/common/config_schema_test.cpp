@@ -411,3 +411,30 @@ TEST_CASE("declaring a key twice or as both key and section is a programming err
     CHECK_THROWS_AS(schema.string("Bad Key", &TestConfig::name, "", ""), std::logic_error);
     CHECK_THROWS_AS(schema.string("a..b", &TestConfig::name, "", ""), std::logic_error);
 }
+
+TEST_CASE("changes() lists the keys that differ, rendered as the reload log shows them", "[config]") {
+    const auto schema = make_schema();
+    const TestConfig before = schema.defaults();
+    TestConfig after = schema.load_string("listen:\n  port: 9100\nsampling:\n  ratio: 0.25\npeers: [a, b]\n",
+                                          "reload.yaml");
+    const auto changes = schema.changes(before, after);
+    REQUIRE(changes.size() == 3);
+    CHECK(changes[0].key == "listen.port");
+    CHECK(changes[0].after == "9100");
+    CHECK(changes[1].key == "sampling.ratio");
+    CHECK(changes[1].after == "0.25");
+    CHECK(changes[2].key == "peers");
+    CHECK(changes[2].after == "[a, b]");
+    CHECK(schema.changes(after, after).empty());
+}
+
+TEST_CASE("apply_changes() copies only the reloadable keys", "[config]") {
+    const auto schema = make_schema();
+    TestConfig running = schema.defaults();
+    const TestConfig fresh = schema.load_string("listen:\n  port: 9100\nsampling:\n  ratio: 0.25\n", "reload.yaml");
+    const auto applied = schema.apply_changes(schema.changes(running, fresh), {"sampling.ratio"}, fresh, running);
+    CHECK(applied == std::vector<std::string>{"sampling.ratio"});
+    CHECK(running.sample_ratio == 0.25);
+    CHECK(running.listen_port == schema.defaults().listen_port);  // needs a restart: untouched
+    CHECK_FALSE(schema.copy_key("no.such_key", fresh, running));
+}
