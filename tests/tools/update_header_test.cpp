@@ -48,18 +48,23 @@ TEST_CASE("decodes id, sequence and stamp as protobuf wrote them", "[update_head
             CHECK(header.item_id == id);
             CHECK(header.item_seq == seq);
             CHECK(header.publish_time_ns == stamp);
+            CHECK(header.conflated);
         }
     }
 }
 
 TEST_CASE("absent fields are zero: an unstamped update", "[update_header]") {
-    const auto data = bytes(sample_update(5, 6, 0));
+    auto update = sample_update(5, 6, 0);
+    update.set_conflated(false);
+    const auto data = bytes(update);
     UpdateHeader header;
     header.publish_time_ns = 99;
+    header.conflated = true;
     REQUIRE(decode_update_header(data, header));
     CHECK(header.item_id == 5);
     CHECK(header.item_seq == 6);
     CHECK(header.publish_time_ns == 0);
+    CHECK_FALSE(header.conflated);
     UpdateHeader empty;
     REQUIRE(decode_update_header({}, empty));
     CHECK(empty.item_id == 0);

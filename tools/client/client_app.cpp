@@ -120,7 +120,10 @@ void ClientApp::on_update(Connection& connection, int index, const proto::Frame&
         ++totals.unknown_items;
     } else {
         uint64_t missing = 0;
-        switch (check_sequence(*item, header.item_seq, !options_.view.empty(), missing)) {
+        if (header.conflated) ++totals.conflated;
+        // A view filters updates out and a conflated update stands for several: both skip sequences.
+        const bool gaps_expected = !options_.view.empty() || header.conflated;
+        switch (check_sequence(*item, header.item_seq, gaps_expected, missing)) {
             case SequenceOutcome::kInOrder: break;
             case SequenceOutcome::kDuplicate: ++totals.duplicates; break;
             case SequenceOutcome::kGap:

@@ -81,12 +81,13 @@ std::string ClientStats::summary_json(int64_t now_ns, int64_t connections, doubl
         text, sizeof text,
         "{\"type\":\"summary\",\"elapsed_s\":%.3f,\"connections\":%lld,\"refreshes\":%" PRIu64
         ",\"updates\":%" PRIu64 ",\"statuses\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"missing\":%" PRIu64
-        ",\"duplicates\":%" PRIu64 ",\"unknown_items\":%" PRIu64 ",\"closed\":%" PRIu64
+        ",\"duplicates\":%" PRIu64 ",\"conflated\":%" PRIu64 ",\"unknown_items\":%" PRIu64
+        ",\"closed\":%" PRIu64
         ",\"updates_per_s\":%.1f,\"warmup_s\":%.3f,\"steady_s\":%.3f,\"steady_updates\":%" PRIu64
         ",\"steady_updates_per_s\":%.1f,\"image_time_s\":%.6f,\"images_per_s\":%.1f,"
         "\"cpu_s\":%.3f,\"cpu_percent\":%.1f,\"rss_mb\":%.1f,\"max_rss_mb\":%.1f,",
         elapsed, static_cast<long long>(connections), totals.refreshes, totals.updates,
-        totals.statuses, totals.gaps, totals.missing, totals.duplicates, totals.unknown_items,
+        totals.statuses, totals.gaps, totals.missing, totals.duplicates, totals.conflated, totals.unknown_items,
         totals.closed, elapsed > 0 ? static_cast<double>(totals.updates) / elapsed : 0.0, warmup_s,
         steady_s, steady_updates, steady_s > 0 ? static_cast<double>(steady_updates) / steady_s : 0.0,
         image_s, image_s > 0 ? static_cast<double>(totals.refreshes) / image_s : 0.0, usage.cpu_s,

@@ -23,6 +23,7 @@ struct ClientTotals {
     uint64_t gaps = 0;           // updates whose sequence skipped ahead
     uint64_t missing = 0;        // sequence numbers skipped
     uint64_t duplicates = 0;     // sequence at or below the last one
+    uint64_t conflated = 0;      // updates that merged several (slow-consumer conflation)
     uint64_t unknown_items = 0;  // updates for ids never refreshed on that connection
     uint64_t closed = 0;         // connections closed by the peer or an error
 };

@@ -61,6 +61,10 @@ bool decode_update_header(std::span<const uint8_t> body, UpdateHeader& out) {
             ok = read_varint(p, end, out.item_seq);
         } else if (field == 3 && type == kFixed64) {
             ok = read_fixed64(p, end, out.publish_time_ns);
+        } else if (field == 5 && type == kVarint) {
+            uint64_t flag = 0;
+            ok = read_varint(p, end, flag);
+            out.conflated = flag != 0;
         } else {
             ok = skip_value(p, end, type);
         }

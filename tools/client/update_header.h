@@ -1,5 +1,6 @@
-// The three fields of an Update that the test client needs on every message:
-// item id, item sequence and publish stamp (wire/common.proto, Update 1-3).
+// The fields of an Update that the test client needs on every message: item
+// id, item sequence, publish stamp and the conflated flag (wire/common.proto,
+// Update 1-3 and 5).
 //
 // Why not Update::ParseFromArray: at millions of updates per second the field
 // list dominates the cost of a full parse, and gap checks and latency need none
@@ -17,6 +18,7 @@ struct UpdateHeader {
     uint64_t item_id = 0;
     uint64_t item_seq = 0;
     uint64_t publish_time_ns = 0;  // 0: not stamped
+    bool conflated = false;        // several updates merged: the sequence jumps on purpose
 };
 
 // Decodes `body` (an encoded wire::v1::Update). Returns false when it is not
