@@ -211,6 +211,20 @@ def read_frames_until_close(sock, timeout=5):
     return frames
 
 
+def stuck_subscriber(port, items=50):
+    """Logs in, subscribes to `items` items (ITEM000000…) of service MDCAST and reads
+    nothing. With small socket buffers on both ends (this one set before connecting, the
+    server's with output.tcp_send_buffer_bytes: 4096) the server's queue for it fills
+    within a second at a few thousand updates/s."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(5)
+    s.connect(("127.0.0.1", port))
+    body = b"".join(b"\x1a" + bytes([10]) + f"ITEM{i:06d}".encode() for i in range(items))
+    s.sendall(login_frame() + frame(SUBSCRIBE, b"\x12\x06MDCAST" + body))
+    return s
+
+
 def check(condition, message):
     if not condition:
         raise AssertionError(message)

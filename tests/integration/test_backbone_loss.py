@@ -2,6 +2,8 @@
 10 % of NAKs lost, every update still reaches every client exactly once and in
 order, and no client ever sees a suspect status caused by the loss."""
 import re
+import signal
+import time
 
 from harness import Stack, check, run, wait_for_log
 from streams import check_full_stream, messages, sent_updates
@@ -22,11 +24,17 @@ def run_with_loss(name, distributor_loss="", server_loss="", rate="4000"):
         servers = [stack.server(1, extra=server_loss), stack.server(2)]
         source = stack.source("--items", str(ITEMS), "--rate", rate, "--duration", "3")
         wait_for_log(source, "items registered")
-        clients = [stack.client(n, "--items", ",".join(NAMES), "--duration", "5", name=f"client{n}")
+        clients = [stack.client(n, "--items", ",".join(NAMES), "--duration", "60", name=f"client{n}")
                    for n in (1, 2)]
         check(source.wait(20) == 0, "source failed")
         total = sent_updates(source)
+        # The clients run until every server has seen the service go down (after repairing
+        # the tail), however slow a loaded machine is, then get a moment to read the status.
+        for p in servers:
+            wait_for_log(p, "service MDCAST (65537) is down", timeout=20)
+        time.sleep(0.5)
         for client in clients:
+            client.popen.send_signal(signal.SIGTERM)
             check(client.wait(20) == 0, f"{client.name} exit code")
         for p in servers:
             p.stop()  # the final counters line

@@ -6,7 +6,7 @@ import struct
 import time
 
 from harness import (CLOSE, FRAME, LOGIN_RESPONSE, SUBSCRIBE, Stack, check, frame, login_frame,
-                     read_frames_until_close, run, wait_for_log)
+                     read_frames_until_close, run, stuck_subscriber, wait_for_log)
 
 
 def connect(port):
@@ -84,16 +84,14 @@ def test_bad_clients_are_closed_and_others_unaffected():
 def test_slow_consumer_is_disconnected():
     with Stack("slow") as stack:
         stack.distributor()
-        server = stack.server(1, extra="output:\n  max_bytes: 65536")
+        # Small kernel buffers make the stuck client's queue grow at once; 1 MiB of queue
+        # leaves the reading client plenty of slack on a loaded machine.
+        server = stack.server(1, extra="output:\n  max_bytes: 1048576\n  tcp_send_buffer_bytes: 4096")
         port = stack.client_ports[1]
         source = stack.source("--items", "50", "--rate", "20000", "--duration", "3")
         wait_for_log(source, "items registered")
         good = stack.client(1, "--item-count", "50", "--duration", "3.5", "--output", "none", name="good")
-        # Logs in, subscribes to everything, then never reads again.
-        s = connect(port)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        body = b"".join(b"\x1a" + bytes([10]) + f"ITEM{i:06d}".encode() for i in range(50))
-        s.sendall(login_frame() + frame(SUBSCRIBE, b"\x12\x06MDCAST" + body))
+        s = stuck_subscriber(port)
         wait_for_log(server, "slow_consumer", timeout=10)
         s.close()
         check(source.wait(15) == 0, "source failed")

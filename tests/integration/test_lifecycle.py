@@ -10,7 +10,7 @@ import signal
 import socket
 import time
 
-from harness import (CLOSE, SUBSCRIBE, Stack, check, frame, login_frame, read_frames_until_close, run,
+from harness import (CLOSE, Stack, check, login_frame, read_frames_until_close, run, stuck_subscriber,
                      wait_for_log)
 from wire import fields, first
 
@@ -21,19 +21,7 @@ def connect(port):
     return socket.create_connection(("127.0.0.1", port), timeout=5)
 
 
-def stuck_subscriber(port):
-    """Logs in, subscribes to 50 items and reads nothing: with small socket buffers on
-    both ends (set before connecting), the server's queue for it stays full."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    s.settimeout(5)
-    s.connect(("127.0.0.1", port))
-    body = b"".join(b"\x1a" + bytes([10]) + f"ITEM{i:06d}".encode() for i in range(50))
-    s.sendall(login_frame() + frame(SUBSCRIBE, b"\x12\x06MDCAST" + body))
-    return s
-
-
-SMALL_SEND_BUFFER = "output:\n  tcp_send_buffer_bytes: 4096\n"
+SMALL_SEND_BUFFER = "output:\n  tcp_send_buffer_bytes: 4096\n"  # see stuck_subscriber
 
 
 def close_reason(frames):
