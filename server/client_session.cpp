@@ -25,11 +25,15 @@ void ClientSession::refuse_slow() {
 }
 
 void ClientSession::deliver(std::span<const uint8_t> frame) {
-    if (connection_->accepts_output() && !connection_->send_frame(frame)) refuse_slow();
+    if (!connection_->accepts_output()) return;
+    if (!connection_->send_frame(frame)) return refuse_slow();
+    ++messages_out_;
 }
 
 void ClientSession::deliver(FrameType type, const google::protobuf::MessageLite& message) {
-    if (connection_->accepts_output() && !connection_->send(type, message)) refuse_slow();
+    if (!connection_->accepts_output()) return;
+    if (!connection_->send(type, message)) return refuse_slow();
+    ++messages_out_;
 }
 
 void ClientSession::owe(uint64_t item_id, Owed kind) {
@@ -40,7 +44,10 @@ void ClientSession::owe(uint64_t item_id, Owed kind) {
 void ClientSession::deliver_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame) {
     if (!connection_->accepts_output()) return;
     if (conflating_) return owe(item_id, kind);
-    if (connection_->send_frame(frame)) return;
+    if (connection_->send_frame(frame)) {
+        ++messages_out_;
+        return;
+    }
     if (!limits_.conflate) return refuse_slow();
     // Conflate: from now on only remember what is owed; the queue is sent as is.
     conflating_ = true;
@@ -48,6 +55,17 @@ void ClientSession::deliver_item(uint64_t item_id, Owed kind, std::span<const ui
     owe(item_id, kind);
     connection_->set_low_watermark(connection_->queued_bytes() / 2);
     log_->warn("{} is a slow consumer: conflating its updates until its queue drains", describe());
+}
+
+void ClientSession::sample_rates(int64_t now_ns) {
+    if (rates_.sampled_ns != 0 && now_ns > rates_.sampled_ns) {
+        const double seconds = static_cast<double>(now_ns - rates_.sampled_ns) / 1e9;
+        rates_.messages_out_per_s = static_cast<double>(messages_out_ - rates_.messages_out) / seconds;
+        rates_.bytes_out_per_s = static_cast<double>(connection_->bytes_out() - rates_.bytes_out) / seconds;
+    }
+    rates_.sampled_ns = now_ns;
+    rates_.messages_out = messages_out_;
+    rates_.bytes_out = connection_->bytes_out();
 }
 
 void ClientSession::end_conflation() {

@@ -67,6 +67,19 @@ public:
     void deliver(std::span<const uint8_t> frame);
     void deliver(proto::FrameType type, const google::protobuf::MessageLite& message);
 
+    // Messages queued for this client (updates, images, statuses, answers).
+    uint64_t messages_out() const { return messages_out_; }
+    // Output rates over the last sampling period (/stats); the server samples every second.
+    struct Rates {
+        int64_t sampled_ns = 0;
+        uint64_t messages_out = 0;
+        uint64_t bytes_out = 0;
+        double messages_out_per_s = 0;
+        double bytes_out_per_s = 0;
+    };
+    void sample_rates(int64_t now_ns);
+    const Rates& rates() const { return rates_; }
+
     bool conflating() const { return conflating_; }
     std::map<uint64_t, Owed>& owed() { return owed_; }
     void end_conflation();
@@ -100,6 +113,8 @@ private:
     bool conflating_ = false;
     std::map<uint64_t, Owed> owed_;
     uint64_t conflation_episodes_ = 0;
+    uint64_t messages_out_ = 0;
+    Rates rates_;
     std::shared_ptr<spdlog::logger> log_;
 };
 

@@ -722,6 +722,12 @@ void Server::on_housekeeping() {
             backbone_.query_directory(source);
         }
     }
+    if (now - last_rate_sample_ns_ >= 1'000'000'000) {
+        last_rate_sample_ns_ = now;
+        for (auto& [id, client] : clients_) {
+            if (client->is_open()) client->sample_rates(now);
+        }
+    }
     if (now - last_counter_log_ns_ >= 10'000'000'000) {
         last_counter_log_ns_ = now;
         log_counters(spdlog::level::debug);
@@ -876,12 +882,14 @@ std::string Server::stats_json() const {
         if (!client->is_open()) continue;
         const TcpConnection& c = client->connection();
         out += fmt::format("{}{{\"id\":{},\"peer\":\"{}\",\"user\":\"{}\",\"application\":\"{}\","
-                           "\"subscriptions\":{},\"queued_bytes\":{},\"bytes_out\":{},\"bytes_in\":{},"
+                           "\"subscriptions\":{},\"queued_bytes\":{},\"messages_out\":{},\"bytes_out\":{},"
+                           "\"bytes_in\":{},\"messages_out_per_s\":{:.1f},\"bytes_out_per_s\":{:.1f},"
                            "\"conflating\":{}}}",
                            first ? "" : ",", id, json_escape(c.peer()), json_escape(client->user()),
                            json_escape(client->application_id()),
-                           client->subscriptions().size(), c.queued_bytes(),
-                           c.bytes_out(), c.bytes_in(), client->conflating() ? "true" : "false");
+                           client->subscriptions().size(), c.queued_bytes(), client->messages_out(),
+                           c.bytes_out(), c.bytes_in(), client->rates().messages_out_per_s,
+                           client->rates().bytes_out_per_s, client->conflating() ? "true" : "false");
         first = false;
     }
     out += "],\"recent_closes\":[";

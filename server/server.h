@@ -163,6 +163,7 @@ private:
     std::deque<ClosedClient> recent_closes_;  // the last kRecentCloses, for /stats
     uint64_t next_connection_id_ = 1;
     int64_t last_counter_log_ns_ = 0;
+    int64_t last_rate_sample_ns_ = 0;
     bool shutting_down_ = false;
     bool stopped_ = false;
     // Reused on the hot path to avoid an allocation per message.

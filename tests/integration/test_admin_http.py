@@ -3,6 +3,7 @@
 with per-client detail and recent closes; only GET on known paths."""
 import json
 import re
+import time
 import urllib.error
 import urllib.request
 
@@ -32,9 +33,9 @@ def test_metrics_health_and_stats():
         check(code == 503 and "no distributor" in body, f"healthz before the backbone: {code} {body}")
         distributor = stack.distributor()
         dport = admin_port(distributor)
-        source = stack.source("--items", "5", "--rate", "200", "--duration", "3")
+        source = stack.source("--items", "5", "--rate", "200", "--duration", "6")
         wait_for_log(source, "items registered")
-        client = stack.client(1, "--items", "ITEM000001,ITEM000002", "--duration", "2", "--user", "alice")
+        client = stack.client(1, "--items", "ITEM000001,ITEM000002", "--duration", "4", "--user", "alice")
         wait_for_log(server, "logged in")
         code, body = get(sport, "/healthz")
         check(code == 200 and body.strip() == "ok", f"healthz: {code} {body}")
@@ -42,6 +43,14 @@ def test_metrics_health_and_stats():
         stats = json.loads(stats)
         check(code == 200 and any(c["user"] == "alice" and c["subscriptions"] == 2 for c in stats["clients"]),
               f"stats: {stats['clients']}")
+        # Rates are sampled every second while the client receives 2 of 5 items at 200 updates/s.
+        deadline = time.monotonic() + 5
+        rate = 0
+        while rate == 0 and time.monotonic() < deadline:
+            clients = json.loads(get(sport, "/stats")[1])["clients"]
+            rate = max([c["messages_out_per_s"] for c in clients if c["user"] == "alice"], default=0)
+            time.sleep(0.2)
+        check(20 < rate < 2000, f"messages_out_per_s {rate}, the client gets about 80 updates/s: {clients}")
         check(client.wait(15) == 0, "client exit code")
         code, stats = get(sport, "/stats")
         check(any(c["user"] == "alice" and c["reason"] == "peer_closed" for c in json.loads(stats)["recent_closes"]),
