@@ -258,14 +258,14 @@ void TcpConnection::close_after_flush(CloseReason reason, const std::string& tex
 
 void TcpConnection::close(CloseReason reason, const std::string& text) {
     if (fd_ < 0) return;
-    const auto code = close_reason_wire(reason);
-    if (code != wire::v1::CLOSE_REASON_UNSPECIFIED && !closing_) {
-        queue_close_frame(reason, text);
+    const bool tell_peer = close_reason_wire(reason) != wire::v1::CLOSE_REASON_UNSPECIFIED && !closing_;
+    if (tell_peer) queue_close_frame(reason, text);
+    const size_t accounted = queued_bytes();  // what the pool holds for us
+    if (tell_peer) {
         // One non-blocking attempt; a peer that does not read will not get it.
         while (evbuffer_get_length(output_) > 0 && evbuffer_write(output_, fd_) > 0) {
         }
     }
-    const size_t accounted = queued_bytes();  // what the pool holds for us
     event_del(read_event_);
     event_del(write_event_);
     flusher_.cancel(*this);

@@ -14,10 +14,12 @@ namespace {
 struct Recorder : TcpConnection::Handler {
     int frames = 0;
     bool closed = false;
+    int closes = 0;
     CloseReason reason = CloseReason::kPeerClosed;
     void on_frame(TcpConnection&, const proto::Frame&) override { ++frames; }
     void on_closed(TcpConnection&, CloseReason r, const std::string&) override {
         closed = true;
+        ++closes;
         reason = r;
     }
 };
@@ -94,4 +96,34 @@ TEST_CASE("an oversized frame closes the connection with its reason and tells th
     const ssize_t n = ::read(pair.theirs, reply, sizeof reply);
     REQUIRE(n >= static_cast<ssize_t>(proto::kFrameHeaderBytes));
     CHECK(proto::decode_frame_header(reply).type == static_cast<uint16_t>(proto::FrameType::kClose));
+}
+
+TEST_CASE("close_after_flush sends what is queued, then Close, then closes once", "[tcp_connection]") {
+    EventLoop loop;
+    FlushScheduler flusher(loop, std::chrono::microseconds(0));
+    Recorder handler;
+    Pair pair;
+    OutputPool pool(100, 500, 10000);
+    TcpConnection::Limits limits;
+    limits.pool = &pool;
+    TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kServerToClientTypes, limits, handler);
+    const std::string data(300, 'x');
+    REQUIRE(connection.send_frame(bytes(data)));
+    connection.close_after_flush(CloseReason::kShutdown, "going away");
+    CHECK_FALSE(connection.accepts_output());
+    CHECK_FALSE(connection.send_frame(bytes(data)));  // nothing after the Close
+    Timer stop(loop, [&] { loop.stop(); });
+    stop.start_once(std::chrono::milliseconds(200));
+    loop.run();
+    CHECK(handler.closed);
+    CHECK(handler.reason == CloseReason::kShutdown);
+    CHECK(pool.borrowed() == 0);
+    std::string received(4096, '\0');
+    const ssize_t n = ::read(pair.theirs, received.data(), received.size());
+    REQUIRE(n > 300);
+    CHECK(received.compare(0, 300, data) == 0);  // the queued bytes first, whole
+    const auto* close_header = reinterpret_cast<const uint8_t*>(received.data() + 300);
+    CHECK(proto::decode_frame_header(close_header).type == static_cast<uint16_t>(proto::FrameType::kClose));
+    connection.close(CloseReason::kShutdown, "again");  // already closed: no second on_closed
+    CHECK(handler.closes == 1);
 }
