@@ -123,3 +123,15 @@ TEST_CASE("differences name the users whose entries changed", "[users_file]") {
     CHECK(lines[2] == "entitlements changed: alice");
     CHECK(UsersFile::differences(before, before).empty());
 }
+
+TEST_CASE("the example users file is valid", "[users_file]") {
+    const UsersFile file = UsersFile::load(MDCAST_SOURCE_ETC "/users.yaml.example");
+    const auto alice = file.find("alice");
+    REQUIRE(alice);
+    CHECK(verify_password("example", alice->password));
+    CHECK(alice->entitlements.allows_item("FX", "EUR="));
+    CHECK(alice->entitlements.allows_item("EQUITIES", "VOD.L"));
+    CHECK(alice->entitlements.allows_item("RATES", "GB10YT=RR"));
+    CHECK_FALSE(alice->entitlements.allows_item("FX", "AUD="));
+    CHECK(file.find("ops")->entitlements.allows_item("ANY", "ITEM"));
+}
