@@ -54,7 +54,10 @@ mdcast_doc_dir(common_doc mdcast-common)
 install(FILES ${MDCAST_DEPLOY_DIR}/sysctl.d/60-mdcast.conf
         DESTINATION lib/sysctl.d COMPONENT common EXCLUDE_FROM_ALL)
 install(FILES ${PROJECT_SOURCE_DIR}/docs/operations.md ${PROJECT_SOURCE_DIR}/README.md
+        ${PROJECT_SOURCE_DIR}/docs/access-control.md
         DESTINATION ${common_doc} COMPONENT common EXCLUDE_FROM_ALL)
+# Both daemons read a users file (auth.users_file); the example sits beside their configs.
+mdcast_package_config(common ${PROJECT_SOURCE_DIR}/etc/users.yaml.example)
 
 # ---- the daemons -----------------------------------------------------------------------
 # Both: binary, unit, example config under /etc/mdcast, real-time drop-in and the seed's
@@ -126,7 +129,7 @@ set(CPACK_COMPONENT_SERVER_DESCRIPTION
 set(CPACK_COMPONENT_DISTRIBUTOR_DESCRIPTION
   "mdcast source distributor (mdcast-distributor)\n Accepts publisher connections and multicasts their updates onto the reliable\n mdcast backbone. Runs as the systemd unit mdcast-distributor.")
 set(CPACK_COMPONENT_TOOLS_DESCRIPTION
-  "mdcast load and test tools\n mdcast-source (paced load publisher) and mdcast-client (test client with\n latency statistics), with the field dictionary in /etc/mdcast.")
+  "mdcast load and test tools\n mdcast-source (paced load publisher) and mdcast-client (test client with\n latency statistics), with the field dictionary in /etc/mdcast, and mdcast-passwd\n (password hashes for the users file).")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
   "mdcast client SDK (libmdcast) and its development files\n Consumer and publisher C++20 APIs: shared library, headers, CMake package\n (find_package(mdcast)) and pkg-config file (mdcast.pc).")
 set(CPACK_COMPONENT_SERVER_DEPENDS common)

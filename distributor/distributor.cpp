@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "common/auth_keys.h"
 #include "common/clock.h"
 #include "proto/field_values.h"
 #include "proto/source_ids.h"
@@ -47,6 +48,7 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
     : loop_(loop),
       config_(config),
       log_(log::get("distributor")),
+      auth_(loop, auth_settings(config), "publisher"),
       publisher_flusher_(loop, std::chrono::microseconds(0)),
       signer_(PacketSigner::from_files(config.backbone_key_file, config.backbone_previous_key_file)),
       registry_(config.distributor_id, config.max_services, config.max_items),
@@ -275,6 +277,7 @@ void Distributor::register_metrics() {
     m.counter("malformed_control_total", "Control datagrams dropped as malformed", [&c] { return c.malformed; });
     m.counter("bad_signatures_total", "Control datagrams unsigned or forged, dropped", [&c] { return c.bad_signatures; });
     m.counter("refused_connections_total", "Publisher connections refused", [this] { return connections_refused_; });
+    auth_.register_metrics(m);
 }
 
 void Distributor::log_counters(spdlog::level::level_enum level) { log_->log(level, "{}", metrics_.log_line()); }
@@ -296,8 +299,34 @@ std::string Distributor::stats_json() const {
 std::vector<std::string> Distributor::reload(const DistributorConfig& fresh,
                                          const std::vector<config::ConfigChange>& changes) {
     // Limits checked when a connection or request arrives apply from now on.
-    static const std::vector<std::string> kReloadable{"publishers.max_connections"};
-    return distributor_schema().apply_changes(changes, kReloadable, fresh, config_);
+    std::vector<std::string> reloadable{"publishers.max_connections"};
+    for (auto& key : reloadable_auth_keys(config_, fresh)) reloadable.push_back(std::move(key));
+    auto applied = distributor_schema().apply_changes(changes, reloadable, fresh, config_);
+    // The users file is re-read on every SIGHUP. A publisher whose user is gone
+    // is closed; a changed password does not log anyone out.
+    if (auth_.reload(auth_settings(fresh))) {
+        for (auto& [id, session] : sessions_) {
+            if (session->logged_in() && session->connection().is_open() && !auth_.find(session->user())) {
+                session->connection().close(CloseReason::kAuthFailed, "user removed from the users file");
+            }
+        }
+    }
+    return applied;
+}
+
+void Distributor::on_login_request(PublisherSession& session, const wire::LoginRequest& request) {
+    const uint64_t id = session.connection().id();
+    auth_.check(session.connection().peer(), request.user(), request.password(),
+                [this, id](const auth::LoginVerdict& verdict) {
+                    const auto it = sessions_.find(id);
+                    // Gone or closing while its password was checked: nobody to answer.
+                    if (it == sessions_.end() || !it->second->connection().is_open() ||
+                        it->second->connection().closing()) {
+                        return;
+                    }
+                    if (verdict.accepted()) return it->second->accept_login();
+                    it->second->refuse_login(verdict);
+                });
 }
 
 void Distributor::shutdown(const std::string& why) {

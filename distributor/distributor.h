@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/admin_http.h"
+#include "common/authenticator.h"
 #include "common/event_loop.h"
 #include "common/metrics.h"
 #include "common/packet_signer.h"
@@ -39,6 +40,7 @@ public:
     uint16_t publisher_port() const { return listener_.port(); }
     uint64_t epoch() const { return backbone_.epoch(); }
 
+    void on_login_request(PublisherSession& session, const wire::LoginRequest& request) override;
     void on_directory_changed() override;
     void on_publisher_closed(PublisherSession& session) override;
     void on_service_announced(PublisherSession& session, const ServiceEntry& service) override;
@@ -60,6 +62,7 @@ private:
     EventLoop& loop_;
     DistributorConfig config_;
     std::shared_ptr<spdlog::logger> log_;
+    auth::Authenticator auth_;  // publisher logins
     FlushScheduler publisher_flusher_;
     std::unique_ptr<PacketSigner> signer_;  // before control_ and backbone_, which use it
     ItemRegistry registry_;

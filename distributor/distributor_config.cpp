@@ -1,5 +1,6 @@
 #include "distributor/distributor_config.h"
 
+#include "common/auth_keys.h"
 #include "common/daemon_keys.h"
 #include "common/logging.h"
 
@@ -113,6 +114,7 @@ config::Schema<DistributorConfig> build_schema() {
            "TESTING ONLY: drop this fraction of control packets (NAKs, requests) on receive.");
     s.integer<uint64_t>("testing.loss.seed", &C::loss_seed, 1, 0, UINT64_MAX,
                         "TESTING ONLY: seed of the loss generators.");
+    add_auth_keys(s);
     return s;
 }
 

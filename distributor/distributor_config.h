@@ -5,12 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "common/auth_keys.h"
 #include "common/config_schema.h"
 #include "common/udp_socket.h"
 
 namespace mdcast::distributor {
 
-struct DistributorConfig {
+// The auth.* keys are members of AuthConfig (common/auth_keys.h).
+struct DistributorConfig : AuthConfig {
     std::string log_level;
     std::string log_file;  // empty: stderr
     uint64_t log_max_file_bytes = 0;

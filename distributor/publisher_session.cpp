@@ -51,13 +51,20 @@ void PublisherSession::on_frame(TcpConnection&, const proto::Frame& frame) {
 void PublisherSession::on_login(const proto::Frame& frame) {
     wire::LoginRequest request;
     if (!parse(frame, request)) return;
-    if (logged_in_) return protocol_error("second login on one connection");
-    if (request.user().empty() || request.user().size() > 256) {
+    if (logged_in_ || login_pending_) return protocol_error("second login on one connection");
+    if (request.user().empty() || request.user().size() > 256 || request.password().size() > 1024) {
         return connection_->close(CloseReason::kAuthFailed, "user name missing or too long");
     }
-    logged_in_ = true;
+    login_pending_ = true;
     user_ = request.user();
     application_id_ = request.application_id();
+    position_ = request.position();
+    owner_.on_login_request(*this, request);
+}
+
+void PublisherSession::accept_login() {
+    login_pending_ = false;
+    logged_in_ = true;
     wire::LoginResponse response;
     response.set_accepted(true);
     response.set_server_id("mdcast-distributor");
@@ -65,7 +72,14 @@ void PublisherSession::on_login(const proto::Frame& frame) {
     response.set_heartbeat_interval_ms(heartbeat_interval_ms_);
     connection_->send(FrameType::kLoginResponse, response);
     log_->info("publisher {} logged in: user={} application={} position={}",
-               connection_->peer(), user_, application_id_, request.position());
+               connection_->peer(), user_, application_id_, position_);
+}
+
+void PublisherSession::refuse_login(const auth::LoginVerdict& verdict) {
+    login_pending_ = false;
+    login_refused_ = true;
+    connection_->send(FrameType::kLoginResponse, auth::refusal_response(verdict, "mdcast-distributor"));
+    connection_->close(CloseReason::kAuthFailed, verdict.text);
 }
 
 void PublisherSession::on_service_announce(const proto::Frame& frame) {
@@ -242,7 +256,9 @@ void PublisherSession::on_ping(const proto::Frame& frame) {
 
 void PublisherSession::on_closed(TcpConnection& connection, CloseReason reason,
                                  const std::string& text) {
-    const auto level = reason == CloseReason::kPeerClosed || reason == CloseReason::kShutdown
+    // A refused login was logged (rate-limited) where it was refused.
+    const auto level = login_refused_ ? spdlog::level::debug
+                       : reason == CloseReason::kPeerClosed || reason == CloseReason::kShutdown
                            ? spdlog::level::info
                            : spdlog::level::warn;
     log_->log(level, "publisher {} (user {}) closed: {}: {}", connection.peer(),

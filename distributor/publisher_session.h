@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 
+#include "common/authenticator.h"
 #include "common/logging.h"
 #include "common/tcp_connection.h"
 #include "distributor/backbone_sender.h"
@@ -34,6 +35,9 @@ class PublisherSession final : public TcpConnection::Handler {
 public:
     class Owner {
     public:
+        // A well-formed login: the owner checks it and answers with
+        // accept_login() or refuse_login(), now or later.
+        virtual void on_login_request(PublisherSession& session, const wire::LoginRequest& request) = 0;
         virtual void on_directory_changed() = 0;
         virtual void on_publisher_closed(PublisherSession& session) = 0;
         // The session now owns `service` (interactive sources are asked again
@@ -51,6 +55,9 @@ public:
     void attach(std::unique_ptr<TcpConnection> connection);
     TcpConnection& connection() { return *connection_; }
     bool logged_in() const { return logged_in_; }
+    void accept_login();
+    // Sends the refusal, then closes auth_failed.
+    void refuse_login(const auth::LoginVerdict& verdict);
     const std::string& user() const { return user_; }
     // Interactive services: asks the publisher to publish `item` (an
     // ImageRequest with the item id the distributor gave it).
@@ -83,6 +90,9 @@ private:
     uint32_t heartbeat_interval_ms_;
     std::unique_ptr<TcpConnection> connection_;
     bool logged_in_ = false;
+    bool login_pending_ = false;
+    bool login_refused_ = false;  // logged (rate-limited) by the authenticator already
+    std::string position_;
     std::string user_;
     std::string application_id_;
     std::shared_ptr<spdlog::logger> log_;

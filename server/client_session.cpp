@@ -88,6 +88,7 @@ bool ClientSession::parse(const proto::Frame& frame, Message& message) {
 
 void ClientSession::on_frame(TcpConnection&, const proto::Frame& frame) {
     if (!logged_in_ && frame.type != FrameType::kLoginRequest) {
+        // Also while the login is being checked: the peer must wait for the answer.
         connection_->close(CloseReason::kNotLoggedIn, "the first message must be a login");
         return;
     }
@@ -117,14 +118,23 @@ void ClientSession::on_frame(TcpConnection&, const proto::Frame& frame) {
 void ClientSession::on_login(const proto::Frame& frame) {
     wire::LoginRequest request;
     if (!parse(frame, request)) return;
-    if (logged_in_) return connection_->close(CloseReason::kProtocolError, "second login");
+    if (logged_in_ || login_pending_) return connection_->close(CloseReason::kProtocolError, "second login");
     if (request.user().empty() || request.user().size() > 256 ||
-        request.application_id().size() > 256 || request.position().size() > 256) {
+        request.application_id().size() > 256 || request.position().size() > 256 ||
+        request.password().size() > 1024) {
         return connection_->close(CloseReason::kAuthFailed, "user name missing or fields too long");
     }
-    logged_in_ = true;
+    login_pending_ = true;
     user_ = request.user();
     application_id_ = request.application_id();
+    position_ = request.position();
+    owner_.on_login_request(*this, request);
+}
+
+void ClientSession::accept_login(std::shared_ptr<const auth::UserEntry> account) {
+    login_pending_ = false;
+    logged_in_ = true;
+    account_ = std::move(account);
     wire::LoginResponse response;
     response.set_accepted(true);
     response.mutable_status()->set_stream_state(wire::STREAM_OPEN);
@@ -134,8 +144,15 @@ void ClientSession::on_login(const proto::Frame& frame) {
     response.set_max_frame_bytes(limits_.max_frame_bytes);
     response.set_max_items_per_request(limits_.max_items_per_request);
     deliver(FrameType::kLoginResponse, response);
-    log_->info("{} logged in: application={} position={}", describe(), application_id_,
-               request.position());
+    log_->info("{} logged in: application={} position={}{}", describe(), application_id_, position_,
+               account_ ? "" : " (authentication off)");
+}
+
+void ClientSession::refuse_login(const auth::LoginVerdict& verdict) {
+    login_pending_ = false;
+    login_refused_ = true;
+    deliver(FrameType::kLoginResponse, auth::refusal_response(verdict, server_id_));
+    connection_->close(CloseReason::kAuthFailed, verdict.text);
 }
 
 void ClientSession::on_ping(const proto::Frame& frame) {
@@ -147,7 +164,9 @@ void ClientSession::on_ping(const proto::Frame& frame) {
 }
 
 void ClientSession::on_closed(TcpConnection&, CloseReason reason, const std::string& text) {
-    const auto level = reason == CloseReason::kPeerClosed || reason == CloseReason::kShutdown
+    // A refused login was logged (rate-limited) where it was refused.
+    const auto level = login_refused_ ? spdlog::level::debug
+                       : reason == CloseReason::kPeerClosed || reason == CloseReason::kShutdown
                            ? spdlog::level::info
                            : spdlog::level::warn;
     log_->log(level, "{} closed: {}: {} (in {} bytes, out {} bytes, {} subscriptions)", describe(),

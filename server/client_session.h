@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/logging.h"
+#include "common/authenticator.h"
 #include "common/tcp_connection.h"
 #include "wire/client.pb.h"
 #include "wire/session.pb.h"
@@ -32,6 +33,9 @@ class ClientSession final : public TcpConnection::Handler {
 public:
     class Owner {
     public:
+        // A well-formed first login: the owner checks it and answers with
+        // accept_login() or refuse_login(), now or later.
+        virtual void on_login_request(ClientSession& client, const wire::v1::LoginRequest& request) = 0;
         virtual void on_subscribe(ClientSession& client, const wire::v1::Subscribe& request) = 0;
         virtual void on_unsubscribe(ClientSession& client, uint64_t item_id) = 0;
         virtual void on_directory_request(ClientSession& client) = 0;
@@ -50,6 +54,20 @@ public:
     const TcpConnection& connection() const { return *connection_; }
     bool is_open() const { return connection_ && connection_->is_open(); }
     bool logged_in() const { return logged_in_; }
+    // Answers the login: accepted with the user's entry (null: authentication
+    // off), or refused with the verdict's status, then closed auth_failed.
+    void accept_login(std::shared_ptr<const auth::UserEntry> account);
+    void refuse_login(const auth::LoginVerdict& verdict);
+    // Entitlements: everything when authentication is off.
+    bool entitled(std::string_view service, std::string_view item) const {
+        return !account_ || account_->entitlements.allows_item(service, item);
+    }
+    bool sees_service(std::string_view service) const {
+        return !account_ || account_->entitlements.allows_service(service);
+    }
+    const std::shared_ptr<const auth::UserEntry>& account() const { return account_; }
+    // SIGHUP: the user's entry from the reloaded users file.
+    void set_account(std::shared_ptr<const auth::UserEntry> account) { account_ = std::move(account); }
     const std::string& user() const { return user_; }
     const std::string& application_id() const { return application_id_; }
     // "id peer user" for log lines.
@@ -107,8 +125,12 @@ private:
     std::string server_id_;
     std::unique_ptr<TcpConnection> connection_;
     bool logged_in_ = false;
+    bool login_pending_ = false;  // the owner is checking the login
+    bool login_refused_ = false;  // logged (rate-limited) by the authenticator already
+    std::shared_ptr<const auth::UserEntry> account_;
     std::string user_;
     std::string application_id_;
+    std::string position_;
     std::unordered_map<uint64_t, std::vector<uint32_t>> subscriptions_;
     bool conflating_ = false;
     std::map<uint64_t, Owed> owed_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/auth_keys.h"
 #include "common/clock.h"
 #include "proto/field_values.h"
 #include "proto/source_ids.h"
@@ -66,11 +67,16 @@ std::chrono::microseconds flush_interval(const ServerConfig& config) {
 
 }  // namespace
 
+wire::Status Server::not_entitled_status() {
+    return make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_NOT_ENTITLED, "not entitled");
+}
+
 Server::Server(EventLoop& loop, const ServerConfig& config)
     : loop_(loop),
       config_(config),
       server_id_(make_server_id(config.instance)),
       log_(log::get("server")),
+      auth_(loop, auth_settings(config), "client"),
       flusher_(loop, flush_interval(config)),
       output_pool_(config.output_pool_bytes, config.output_guaranteed_bytes, config.output_max_bytes),
       cache_(config.cache_hash_table_size, config.cache_max_items, config.cache_enable_cache),
@@ -168,7 +174,9 @@ void Server::reap_closed() {
 
 void Server::on_directory_request(ClientSession& client) {
     wire::Directory directory;
-    for (const auto& [id, info] : directory_) *directory.add_services() = info;
+    for (const auto& [id, info] : directory_) {
+        if (client.sees_service(info.name())) *directory.add_services() = info;
+    }
     client.deliver(FrameType::kDirectory, directory);
 }
 
@@ -206,6 +214,7 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
                            make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
                                        wire::STATUS_INVALID_REQUEST, "item name missing or too long"));
     }
+    if (!client.entitled(service, name)) return refuse_not_entitled(client, service, name, 0);
     if (!snapshot && client.subscriptions().size() >= client.limits().max_subscriptions) {
         return send_status(client, service, name, 0,
                            make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
@@ -492,6 +501,10 @@ void Server::serve_pending(const CachedItem& item) {
     if (!pending) return;
     for (const auto& waiting : pending->waiting) {
         if (!waiting.client->is_open()) continue;
+        if (!waiting.client->entitled(item.service_name, item.name)) {  // revoked while it waited
+            refuse_not_entitled(*waiting.client, item.service_name, item.name, item.id);
+            continue;
+        }
         if (!waiting.snapshot) add_subscription(*waiting.client, item, waiting.view);
         send_image(*waiting.client, item, waiting.view, waiting.snapshot);
     }
@@ -855,6 +868,12 @@ void Server::register_metrics() {
     });
     m.counter("conflated_out_total", "Messages sent from conflation backlogs", [&c] { return c.conflated_out; });
     m.counter("refused_total", "Connections refused (limit or shutdown)", [&c] { return c.clients_refused; });
+    auth_.register_metrics(m);
+    m.counter("not_entitled_total", "Item requests refused: not entitled", [&c] { return c.not_entitled; });
+    m.counter("entitlement_revocations_total", "Subscriptions closed not entitled by a reload",
+              [&c] { return c.entitlement_revocations; });
+    m.counter("users_removed_total", "Clients closed because a reload removed their user",
+              [&c] { return c.users_removed; });
     for (size_t i = 0; i < kCloseReasonCount; ++i) {
         const std::string reason(close_reason_name(static_cast<CloseReason>(i)));
         m.counter("close_" + reason + "_total", "Client connections closed: " + reason, [&c, i] { return c.closes[i]; });
@@ -907,8 +926,12 @@ std::string Server::stats_json() const {
 std::vector<std::string> Server::reload(const ServerConfig& fresh,
                                          const std::vector<config::ConfigChange>& changes) {
     // Limits checked when a connection or request arrives apply from now on.
-    static const std::vector<std::string> kReloadable{"clients.max_connections", "clients.max_items_per_request", "clients.max_subscriptions"};
-    return server_schema().apply_changes(changes, kReloadable, fresh, config_);
+    std::vector<std::string> reloadable{"clients.max_connections", "clients.max_items_per_request", "clients.max_subscriptions"};
+    for (auto& key : reloadable_auth_keys(config_, fresh)) reloadable.push_back(std::move(key));
+    auto applied = server_schema().apply_changes(changes, reloadable, fresh, config_);
+    // The users file is re-read on every SIGHUP, changed path or not.
+    if (auth_.reload(auth_settings(fresh))) enforce_access();
+    return applied;
 }
 
 void Server::shutdown(const std::string& why) {

@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/authenticator.h"
 #include "common/event_loop.h"
 #include "common/flush_scheduler.h"
 #include "common/admin_http.h"
@@ -51,6 +52,9 @@ struct ServerCounters {
     uint64_t clients_accepted = 0;
     uint64_t clients_refused = 0;
     uint64_t cache_full = 0;
+    uint64_t not_entitled = 0;             // item requests refused: not entitled
+    uint64_t entitlement_revocations = 0;  // subscriptions closed by a reload
+    uint64_t users_removed = 0;            // clients closed: user gone from the users file
     std::array<uint64_t, kCloseReasonCount> closes{};  // client closes by reason
     // Totals of clients already gone; live clients are added when reporting.
     uint64_t closed_bytes_out = 0;
@@ -78,6 +82,7 @@ public:
     void on_control_ready(uint16_t source) override;
     void on_source_silent(uint16_t source, bool silent) override;
 
+    void on_login_request(ClientSession& client, const wire::LoginRequest& request) override;
     void on_subscribe(ClientSession& client, const wire::Subscribe& request) override;
     void on_unsubscribe(ClientSession& client, uint64_t item_id) override;
     void on_directory_request(ClientSession& client) override;
@@ -120,6 +125,13 @@ private:
     void route_pending(const std::vector<PendingImage*>& entries);
     void close_unroutable(const std::pair<std::string, std::string>& name);
 
+    // Access control (server/server_access.cpp).
+    static wire::Status not_entitled_status();
+    void refuse_not_entitled(ClientSession& client, const std::string& service, const std::string& name,
+                             uint64_t item_id);
+    void enforce_access();
+    size_t revoke_subscriptions(ClientSession& client);
+
     void on_housekeeping();
     void check_client_timeouts(int64_t now);
     void retry_image_requests(int64_t now);
@@ -134,6 +146,7 @@ private:
     ServerConfig config_;
     std::string server_id_;
     std::shared_ptr<spdlog::logger> log_;
+    auth::Authenticator auth_;  // logins and entitlements
     FlushScheduler flusher_;
     OutputPool output_pool_;
     ItemCache cache_;

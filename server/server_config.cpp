@@ -1,5 +1,6 @@
 #include "server/server_config.h"
 
+#include "common/auth_keys.h"
 #include "common/daemon_keys.h"
 #include "common/logging.h"
 
@@ -131,6 +132,7 @@ config::Schema<ServerConfig> build_schema() {
     add_client_keys(s);
     add_output_keys(s);
     add_backbone_keys(s);
+    add_auth_keys(s);
     s.boolean("cache.enable_cache", &C::cache_enable_cache, true,
               "true: keep every item's image and serve new subscribers from it. false (the seed's "
               "enableCache: False): keep only item state and request each new subscriber's image "

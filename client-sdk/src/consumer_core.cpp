@@ -145,7 +145,9 @@ void ConsumerCore::on_link_down(LinkDown cause, const std::string& text) {
                          "lost " + options_.servers[attempt_.server].to_string() + ": " +
                              std::string(link_down_name(cause)) + "; failing over");
     }
-    attempt_ = was_up ? policy_.after_loss() : policy_.after_failure();
+    attempt_ = was_up                            ? policy_.after_loss()
+               : cause == LinkDown::kLoginRefused ? policy_.after_refusal()
+                                                  : policy_.after_failure();
     reconnect_timer_.start_once(attempt_.delay);
 }
 

@@ -120,7 +120,9 @@ void PublisherCore::on_link_down(LinkDown cause, const std::string& text) {
     if (stopping_) return check_drained();
     if (was_up) counters_.connection_losses.fetch_add(1, std::memory_order_relaxed);
     emit_connection(ConnectionState::kDown, std::string(link_down_name(cause)) + ": " + text);
-    attempt_ = was_up ? policy_.after_loss() : policy_.after_failure();
+    attempt_ = was_up                            ? policy_.after_loss()
+               : cause == LinkDown::kLoginRefused ? policy_.after_refusal()
+                                                  : policy_.after_failure();
     reconnect_timer_.start_once(attempt_.delay);
 }
 

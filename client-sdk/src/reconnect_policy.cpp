@@ -27,7 +27,16 @@ ReconnectPolicy::Attempt ReconnectPolicy::after_loss() {
 ReconnectPolicy::Attempt ReconnectPolicy::after_failure() {
     ++failures_;
     advance();
-    const auto full = backoff(failures_);
+    return jittered(backoff(failures_));
+}
+
+ReconnectPolicy::Attempt ReconnectPolicy::after_refusal() {
+    ++failures_;
+    advance();
+    return jittered(settings_.max_delay);
+}
+
+ReconnectPolicy::Attempt ReconnectPolicy::jittered(std::chrono::milliseconds full) {
     const double low = static_cast<double>(full.count()) * (1.0 - settings_.jitter);
     std::uniform_real_distribution<double> draw(low, static_cast<double>(full.count()));
     const auto delay = std::chrono::milliseconds(static_cast<int64_t>(draw(random_)));

@@ -40,6 +40,10 @@ public:
     Attempt after_loss();
     // An attempt failed before logging in: the next server, after a back-off.
     Attempt after_failure();
+    // The peer refused the login (credentials, rate limit): retrying soon cannot
+    // help and costs the peer a password check, so the next server, after the
+    // longest back-off (jittered), and failures count on.
+    Attempt after_refusal();
     // The current attempt logged in.
     void on_success() { failures_ = 0; }
 
@@ -50,6 +54,7 @@ public:
 
 private:
     void advance() { server_ = (server_ + 1) % settings_.server_count; }
+    Attempt jittered(std::chrono::milliseconds full);
 
     ReconnectSettings settings_;
     std::mt19937_64 random_;

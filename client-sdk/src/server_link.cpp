@@ -21,6 +21,7 @@ std::string_view link_down_name(LinkDown cause) {
     switch (cause) {
         case LinkDown::kConnectFailed: return "connect_failed";
         case LinkDown::kLoginFailed: return "login_failed";
+        case LinkDown::kLoginRefused: return "login_refused";
         case LinkDown::kHeartbeatTimeout: return "heartbeat_timeout";
         case LinkDown::kServerShutdown: return "server_shutdown";
         case LinkDown::kLost: return "connection_lost";
@@ -210,7 +211,7 @@ void ServerLink::on_login_response(const proto::Frame& frame) {
     }
     login_timer_.stop();
     if (!response.accepted()) {
-        pending_cause_ = LinkDown::kLoginFailed;
+        pending_cause_ = LinkDown::kLoginRefused;
         cause_set_ = true;
         return connection_->close(CloseReason::kAuthFailed,
                                   "login refused: " + response.status().text());

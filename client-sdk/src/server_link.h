@@ -42,7 +42,8 @@ struct LinkSettings {
 // Why a link went down; the consumer turns it into an item status code.
 enum class LinkDown {
     kConnectFailed,     // refused, unreachable, timed out
-    kLoginFailed,       // refused or no answer within login_timeout_ms
+    kLoginFailed,       // no answer within login_timeout_ms, or closed before one
+    kLoginRefused,      // the peer said no (wrong credentials, rate limit): back off longer
     kHeartbeatTimeout,  // nothing heard for heartbeat_timeout_ms
     kServerShutdown,    // the peer closed with reason `shutdown`
     kLost,              // closed by the peer (other reason) or a socket error

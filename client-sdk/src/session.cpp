@@ -31,7 +31,7 @@ bool Session::open(std::string& error) {
         limits, *this);
     connection_->start();
     const wire::LoginRequest login =
-        make_login_request(options_.user, options_.application_id, options_.position, {});
+        make_login_request(options_.user, options_.application_id, options_.position, options_.password);
     return connection_->send(FrameType::kLoginRequest, login);
 }
 

@@ -55,6 +55,18 @@ TEST_CASE("failed attempts walk the list with a doubling, capped back-off", "[re
     CHECK(policy.failures() == 7);
 }
 
+TEST_CASE("a refused login waits the longest back-off before the next server", "[reconnect_policy]") {
+    ReconnectPolicy policy(settings(2), 1);
+    policy.first();
+    auto a = policy.after_refusal();
+    CHECK(a.server == 1);
+    CHECK(a.delay == milliseconds(1000));
+    CHECK(a.failures == 1);
+    a = policy.after_failure();  // failures count on
+    CHECK(a.failures == 2);
+    CHECK(a.delay == milliseconds(200));
+}
+
 TEST_CASE("a login resets the back-off", "[reconnect_policy]") {
     ReconnectPolicy policy(settings(2), 1);
     policy.first();

@@ -28,7 +28,8 @@ WORK = tempfile.mkdtemp(prefix="mdcast-deb-")
 PACKAGES = {}  # name -> {"path", "fields", "files", "control"}
 
 EXPECTED = {
-    "mdcast-common": ["/usr/lib/sysctl.d/60-mdcast.conf", "/usr/share/doc/mdcast-common/operations.md"],
+    "mdcast-common": ["/usr/lib/sysctl.d/60-mdcast.conf", "/usr/share/doc/mdcast-common/operations.md",
+                      "/usr/share/doc/mdcast-common/access-control.md", "/etc/mdcast/users.yaml.example"],
     "mdcast-server": ["/usr/bin/mdcast-server", "/lib/systemd/system/mdcast-server@.service",
                       "/etc/mdcast/server.yaml",
                       "/usr/share/doc/mdcast-server/examples/10-realtime.conf.example",
@@ -38,7 +39,8 @@ EXPECTED = {
                            "/etc/mdcast/distributor.yaml",
                            "/usr/share/doc/mdcast-distributor/examples/10-realtime.conf.example",
                            "/usr/share/doc/mdcast-distributor/examples/profiles/latency/distributor.yaml"],
-    "mdcast-tools": ["/usr/bin/mdcast-source", "/usr/bin/mdcast-client", "/etc/mdcast/fields.dict"],
+    "mdcast-tools": ["/usr/bin/mdcast-source", "/usr/bin/mdcast-client", "/usr/bin/mdcast-passwd",
+                     "/etc/mdcast/fields.dict"],
     "libmdcast-dev": ["/usr/include/mdcast/consumer.h", "/usr/include/mdcast/publisher.h",
                       "/usr/share/mdcast/fields.dict"],
 }
@@ -46,7 +48,7 @@ EXPECTED = {
 EXPECTED_LIB = ["libmdcast.so", "cmake/mdcast/mdcastConfig.cmake", "cmake/mdcast/mdcastConfigVersion.cmake",
                 "cmake/mdcast/mdcastTargets.cmake", "pkgconfig/mdcast.pc"]
 CONFFILES = {"mdcast-server": ["/etc/mdcast/server.yaml"], "mdcast-distributor": ["/etc/mdcast/distributor.yaml"],
-             "mdcast-tools": ["/etc/mdcast/fields.dict"]}
+             "mdcast-tools": ["/etc/mdcast/fields.dict"], "mdcast-common": ["/etc/mdcast/users.yaml.example"]}
 SCRIPTS = {"mdcast-common": ["postinst"], "mdcast-server": ["postinst", "prerm", "postrm"],
            "mdcast-distributor": ["postinst", "prerm", "postrm"]}
 
@@ -91,7 +93,7 @@ def test_five_packages_with_their_files():
     # Every daemon and tool binary is in exactly the package named for it.
     binaries = {f for p in PACKAGES.values() for f in p["files"] if f.startswith("/usr/bin/")}
     check(binaries == {"/usr/bin/mdcast-server", "/usr/bin/mdcast-distributor", "/usr/bin/mdcast-source",
-                       "/usr/bin/mdcast-client"}, f"binaries packaged: {sorted(binaries)}")
+                       "/usr/bin/mdcast-client", "/usr/bin/mdcast-passwd"}, f"binaries packaged: {sorted(binaries)}")
 
 
 def test_no_file_in_two_packages_and_nothing_stray():

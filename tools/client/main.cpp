@@ -8,6 +8,7 @@
 #include "common/host_port.h"
 #include "tools/sample_file.h"
 #include "tools/sample_items.h"
+#include "tools/credentials.h"
 #include "tools/tool_main.h"
 
 namespace {
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
     std::string dictionary_path, log_level = "info", prefix = "ITEM";
     int64_t item_count = 0;
     int verbosity = 0;
+    std::string password_file;
     cli::CommandLine command_line(
         "mdcast-client",
         "Subscribes to items on mdcast-server instances over one or more connections, prints what "
@@ -53,11 +55,17 @@ int main(int argc, char** argv) {
         .option("csv", &options.csv_path, "FILE", "Write each stats interval as a CSV row to FILE")
         .option("dictionary", &dictionary_path, "FILE", "Field dictionary (default: etc/fields.dict)")
         .option("user", &options.session.user, "NAME", "User name for the login")
+        .option("password-file", &password_file, "FILE",
+                "Login password: the first line of FILE (default: $MDCAST_PASSWORD; never on the command line)")
         .option("log-level", &log_level, "LEVEL", "trace, debug, info, warn, error")
         .counter('v', "verbose", &verbosity, "More logging");
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != cli::CommandLine::Outcome::kRun) {
         return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
+    }
+    if (std::string error; !tools::load_password(password_file, options.session.password, error)) {
+        std::cerr << "mdcast-client: error: " << error << "\n";
+        return 2;
     }
     const auto fail = [](const std::string& message) {
         std::cerr << "mdcast-client: error: " << message << "\n";

@@ -4,6 +4,7 @@
 #include "common/command_line.h"
 #include "common/host_port.h"
 #include "source_app.h"
+#include "tools/credentials.h"
 #include "tools/tool_main.h"
 
 int main(int argc, char** argv) {
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
     bool no_stamp = false;
     std::string item_file, dictionary_path;
     int64_t seed = 1;
+    std::string password_file;
     cli::CommandLine command_line(
         "mdcast-source",
         "Publishes N items (or the items of a sample file) to mdcast-distributor at a paced "
@@ -36,11 +38,17 @@ int main(int argc, char** argv) {
         .option("latency-rate", &options.latency_rate, "PER_SEC", "Stamp only this many updates per second, at random (default: all)", 0, 1e9)
         .option("seed", &seed, "N", "Seed for the random choice of stamped updates", 0, INT64_MAX)
         .option("user", &options.session.user, "NAME", "User name for the login")
+        .option("password-file", &password_file, "FILE",
+                "Login password: the first line of FILE (default: $MDCAST_PASSWORD; never on the command line)")
         .option("log-level", &log_level, "LEVEL", "trace, debug, info, warn, error")
         .counter('v', "verbose", &verbosity, "More logging");
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != cli::CommandLine::Outcome::kRun) {
         return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
+    }
+    if (std::string error; !tools::load_password(password_file, options.session.password, error)) {
+        std::cerr << "mdcast-source: error: " << error << "\n";
+        return 2;
     }
     HostPort endpoint;
     if (!parse_host_port(distributor, endpoint)) {

@@ -24,6 +24,7 @@ struct SessionOptions {
     std::string user = "mdcast";
     std::string application_id = "mdcast-sdk";
     std::string position;           // defaults to the host name
+    std::string password;           // checked when the peer has authentication on
     int connect_timeout_ms = 5000;
     uint32_t max_frame_bytes = 16 << 20;
     uint64_t max_output_bytes = 64 << 20;
