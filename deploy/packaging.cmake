@@ -116,7 +116,8 @@ set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME mdcast-tools)
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libmdcast-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_COMMON_PACKAGE_ARCHITECTURE all)
-set(CPACK_DEBIAN_COMMON_PACKAGE_DEPENDS adduser)
+# adduser for the mdcast user; procps for /usr/bin/kill, the units' ExecReload=.
+set(CPACK_DEBIAN_COMMON_PACKAGE_DEPENDS "adduser, procps")
 # A shlibs file for libmdcast.so (packages built against it then depend on this version
 # or later); CPack has no per-component switch, and only libmdcast-dev has a library.
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)

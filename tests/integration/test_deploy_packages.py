@@ -114,7 +114,9 @@ def test_control_fields_conffiles_and_scripts():
         check(f"mdcast-common (= {version})" in depends, f"{name} Depends: {depends}")
         check("libevent" in depends and "libyaml-cpp" in depends and "libsystemd0" in depends,
               f"{name} lacks library Depends (dpkg-shlibdeps): {depends}")
-    check("adduser" in PACKAGES["mdcast-common"]["fields"].get("Depends", ""), "mdcast-common must depend on adduser")
+    common_depends = PACKAGES["mdcast-common"]["fields"].get("Depends", "")
+    check("adduser" in common_depends and "procps" in common_depends,
+          f"mdcast-common must depend on adduser and procps (kill, for ExecReload=): {common_depends}")
     check(PACKAGES["mdcast-common"]["fields"]["Architecture"] == "all", "mdcast-common is not Architecture: all")
     for name, package in PACKAGES.items():
         check(package["fields"].get("Description"), f"{name} has no Description")
@@ -157,7 +159,9 @@ def test_unpacked_binaries_run_their_configs_and_units_verify():
     if shutil.which("systemd-analyze") is None:
         print("SKIP systemd-analyze not installed: packaged units not verified", flush=True)
         return
-    # systemd-analyze --root needs the targets our units name: the host's units, beside ours.
+    # systemd-analyze --root needs the targets our units name (the host's units, beside ours)
+    # and the commands they run: ExecReload= is /usr/bin/kill from procps.
+    shutil.copy("/usr/bin/kill", os.path.join(root, "usr/bin"))
     for unit in glob.glob("/lib/systemd/system/*.target"):
         target = os.path.join(root, "lib/systemd/system", os.path.basename(unit))
         if not os.path.exists(target):

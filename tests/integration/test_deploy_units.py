@@ -102,7 +102,7 @@ def test_exec_start_runs_a_built_binary_with_options_it_accepts():
 def make_root(directory, drop_in_lines=()):
     """A root for `systemd-analyze --root`: the host's units (for the targets ours depend
     on), ours in /etc/systemd/system with the drop-in examples enabled, our binaries in
-    /usr/bin. `drop_in_lines` are appended to the server's drop-in."""
+    /usr/bin beside kill (ExecReload=). `drop_in_lines` are appended to the server's drop-in."""
     root = os.path.join(directory, "root")
     shutil.copytree(HOST_UNITS, os.path.join(root, HOST_UNITS.lstrip("/")), symlinks=True)
     units = os.path.join(root, "etc/systemd/system")
@@ -119,6 +119,7 @@ def make_root(directory, drop_in_lines=()):
         with open(os.path.join(units, unit + ".d", "10-realtime.conf"), "w") as f:
             f.write(text)
         shutil.copy(BIN[kind], bin_dir)
+    shutil.copy("/usr/bin/kill", bin_dir)  # ExecReload= (procps, on every Debian host)
     return root
 
 
