@@ -6,11 +6,13 @@
 #include <vector>
 
 #include "common/config_schema.h"
+#include "common/daemon_keys.h"
 #include "common/udp_socket.h"
 
 namespace mdcast::distributor {
 
-struct DistributorConfig {
+// The tls.* keys (TlsKeys, declared by add_tls_keys) are members too.
+struct DistributorConfig : TlsKeys {
     std::string log_level;
     std::string log_file;  // empty: stderr
     uint64_t log_max_file_bytes = 0;
@@ -24,6 +26,9 @@ struct DistributorConfig {
     // Publisher listener.
     std::string publishers_address;
     uint16_t publishers_port = 0;
+    bool publishers_plaintext = true;
+    bool publishers_tls = false;
+    uint16_t publishers_tls_port = 0;
     uint32_t publishers_max_connections = 0;
     uint32_t publishers_max_frame_bytes = 0;
     uint64_t publishers_max_output_bytes = 0;

@@ -6,11 +6,13 @@
 #include <vector>
 
 #include "common/config_schema.h"
+#include "common/daemon_keys.h"
 #include "common/udp_socket.h"
 
 namespace mdcast::server {
 
-struct ServerConfig {
+// The tls.* keys (TlsKeys, declared by add_tls_keys) are members too.
+struct ServerConfig : TlsKeys {
     std::string log_level;
     std::string log_file;  // empty: stderr
     uint64_t log_max_file_bytes = 0;
@@ -26,6 +28,9 @@ struct ServerConfig {
     // Client listener. Instance N listens on clients.port + N - 1.
     std::string clients_address;
     uint16_t clients_port = 0;
+    bool clients_plaintext = true;
+    bool clients_tls = false;
+    uint16_t clients_tls_port = 0;
     uint32_t clients_max_connections = 0;
     uint32_t clients_max_frame_bytes = 0;
     uint32_t clients_max_items_per_request = 0;
@@ -85,6 +90,9 @@ struct ServerConfig {
     // Applies the documented instance rule; 0 stays 0 (pick a free port).
     uint16_t instance_client_port() const {
         return clients_port == 0 ? 0 : static_cast<uint16_t>(clients_port + instance - 1);
+    }
+    uint16_t instance_tls_port() const {
+        return clients_tls_port == 0 ? 0 : static_cast<uint16_t>(clients_tls_port + instance - 1);
     }
     uint16_t instance_admin_port() const {
         return admin_port == 0 ? 0 : static_cast<uint16_t>(admin_port + instance - 1);
