@@ -26,12 +26,12 @@ DaemonListeners::DaemonListeners(EventLoop& loop, const ListenerSettings& settin
 }
 
 std::string DaemonListeners::describe() const {
-    std::string text;
-    if (plaintext_) text = "plaintext on " + settings_.address + ":" + std::to_string(port());
+    std::string text = "on ";
+    if (plaintext_) text += settings_.address + ":" + std::to_string(port());
     if (tls_listener_) {
-        text += (text.empty() ? "" : ", ") + std::string("TLS ") + settings_.tls_settings.min_version +
-                "+ on " + settings_.address + ":" + std::to_string(tls_port()) + " (" + context_->description() +
-                ", client certificates " + settings_.tls_settings.client_certs + ")";
+        text += (plaintext_ ? ", TLS on " : "") + settings_.address + ":" + std::to_string(tls_port()) + " (TLS " +
+                settings_.tls_settings.min_version + "+, " + context_->description() + ", client certificates " +
+                settings_.tls_settings.client_certs + ")";
     }
     return text;
 }

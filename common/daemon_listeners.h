@@ -46,7 +46,8 @@ public:
     uint16_t port() const { return plaintext_ ? plaintext_->port() : 0; }
     uint16_t tls_port() const { return tls_listener_ ? tls_listener_->port() : 0; }
     bool tls_enabled() const { return tls_listener_ != nullptr; }
-    // "plaintext on 127.0.0.1:14002, TLS on 127.0.0.1:14102 (subject ...)" for the start-up log.
+    // "on 127.0.0.1:14002, TLS on 127.0.0.1:14102 (TLS 1.2+, subject ...)" for the start-up log
+    // ("on 127.0.0.1:14102 (TLS 1.2+, ...)" when TLS only).
     std::string describe() const;
     void disable();
 

@@ -242,13 +242,14 @@ void PublisherSession::on_ping(const proto::Frame& frame) {
 
 void PublisherSession::on_closed(TcpConnection& connection, CloseReason reason,
                                  const std::string& text) {
-    // The listener's owner logs failed handshakes, rate-limited.
-    const bool quiet = is_tls_handshake_failure(reason);
     const auto level = reason == CloseReason::kPeerClosed || reason == CloseReason::kShutdown
                            ? spdlog::level::info
                            : spdlog::level::warn;
-    if (!quiet) log_->log(level, "publisher {} (user {}) closed: {}: {}", connection.peer(),
-              user_.empty() ? "-" : user_, close_reason_name(reason), text);
+    // The listener's owner logs failed handshakes, rate-limited.
+    if (!is_tls_handshake_failure(reason)) {
+        log_->log(level, "publisher {} (user {}) closed: {}: {}", connection.peer(),
+                  user_.empty() ? "-" : user_, close_reason_name(reason), text);
+    }
     owner_.on_publisher_closed(*this, reason, text);
 }
 

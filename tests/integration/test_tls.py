@@ -216,7 +216,7 @@ def test_plaintext_off_and_handshake_timeout():
         port = harness.free_port()
         server, _, tls_port = tls_server(stack, cert, key, plaintext=False,
                                          extra_tls="  handshake_timeout_ms: 300")
-        wait_for_log(server, "clients TLS 1.2+ on")
+        wait_for_log(server, f"clients on 127.0.0.1:{tls_port} (TLS 1.2+")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=2).close()
             raise AssertionError("a plaintext port is listening")
