@@ -17,51 +17,6 @@
 
 namespace mdcast {
 
-std::string_view close_reason_name(CloseReason reason) {
-    switch (reason) {
-        case CloseReason::kPeerClosed: return "peer_closed";
-        case CloseReason::kReadError: return "read_error";
-        case CloseReason::kWriteError: return "write_error";
-        case CloseReason::kProtocolError: return "protocol_error";
-        case CloseReason::kFrameTooLarge: return "frame_too_large";
-        case CloseReason::kAuthFailed: return "auth_failed";
-        case CloseReason::kNotLoggedIn: return "not_logged_in";
-        case CloseReason::kSlowConsumer: return "slow_consumer";
-        case CloseReason::kIdleTimeout: return "idle_timeout";
-        case CloseReason::kShutdown: return "shutdown";
-        case CloseReason::kLimitReached: return "limit_reached";
-    }
-    return "unknown";
-}
-
-wire::v1::CloseReason close_reason_wire(CloseReason reason) {
-    switch (reason) {
-        case CloseReason::kProtocolError: return wire::v1::CLOSE_PROTOCOL_ERROR;
-        case CloseReason::kFrameTooLarge: return wire::v1::CLOSE_FRAME_TOO_LARGE;
-        case CloseReason::kAuthFailed: return wire::v1::CLOSE_AUTH_FAILED;
-        case CloseReason::kNotLoggedIn: return wire::v1::CLOSE_NOT_LOGGED_IN;
-        case CloseReason::kSlowConsumer: return wire::v1::CLOSE_SLOW_CONSUMER;
-        case CloseReason::kIdleTimeout: return wire::v1::CLOSE_IDLE_TIMEOUT;
-        case CloseReason::kShutdown: return wire::v1::CLOSE_SHUTDOWN;
-        case CloseReason::kLimitReached: return wire::v1::CLOSE_LIMIT_REACHED;
-        default: return wire::v1::CLOSE_REASON_UNSPECIFIED;
-    }
-}
-
-CloseReason close_reason_from_wire(wire::v1::CloseReason reason) {
-    switch (reason) {
-        case wire::v1::CLOSE_PROTOCOL_ERROR: return CloseReason::kProtocolError;
-        case wire::v1::CLOSE_FRAME_TOO_LARGE: return CloseReason::kFrameTooLarge;
-        case wire::v1::CLOSE_AUTH_FAILED: return CloseReason::kAuthFailed;
-        case wire::v1::CLOSE_NOT_LOGGED_IN: return CloseReason::kNotLoggedIn;
-        case wire::v1::CLOSE_SLOW_CONSUMER: return CloseReason::kSlowConsumer;
-        case wire::v1::CLOSE_IDLE_TIMEOUT: return CloseReason::kIdleTimeout;
-        case wire::v1::CLOSE_SHUTDOWN: return CloseReason::kShutdown;
-        case wire::v1::CLOSE_LIMIT_REACHED: return CloseReason::kLimitReached;
-        default: return CloseReason::kPeerClosed;
-    }
-}
-
 TcpConnection::TcpConnection(EventLoop& loop, FlushScheduler& flusher, int fd, uint64_t id,
                              std::string peer, proto::FrameTypeSet accepted, Limits limits,
                              Handler& handler)
@@ -82,6 +37,14 @@ TcpConnection::TcpConnection(EventLoop& loop, FlushScheduler& flusher, int fd, u
         setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &limits_.send_buffer_bytes, sizeof limits_.send_buffer_bytes);
     }
     last_input_ns_ = monotonic_ns();
+    if (const auto& tls = limits_.tls; tls.context) {
+        const TlsContext& context = *tls.context;
+        tls_ = std::make_unique<TlsStream>(
+            loop, fd_, context.is_server() ? context.new_server_ssl() : context.new_client_ssl(tls.host),
+            context.is_server() ? TlsStream::Role::kAccept : TlsStream::Role::kConnect,
+            std::chrono::milliseconds(tls.handshake_timeout_ms), limits_.max_frame_body_bytes + (64 << 10),
+            tls.counters, static_cast<TlsStream::Owner&>(*this));
+    }
 }
 
 TcpConnection::~TcpConnection() {
@@ -90,24 +53,29 @@ TcpConnection::~TcpConnection() {
     event_free(read_event_);
     event_free(write_event_);
     evbuffer_free(output_);
-    if (fd_ >= 0) ::close(fd_);
+    if (fd_ >= 0 && !tls_) ::close(fd_);  // a TLS stream closes its socket itself
 }
 
 void TcpConnection::start() {
+    if (tls_) return tls_->set_reading(!reading_paused_);
     if (!reading_paused_) event_add(read_event_, nullptr);
 }
 
 void TcpConnection::pause_reading() {
     reading_paused_ = true;
-    if (fd_ >= 0) event_del(read_event_);
+    if (fd_ < 0) return;
+    if (tls_) return tls_->set_reading(false);
+    event_del(read_event_);
 }
 
 void TcpConnection::resume_reading() {
     reading_paused_ = false;
-    if (fd_ >= 0 && !closing_) event_add(read_event_, nullptr);
+    if (fd_ < 0 || closing_) return;
+    if (tls_) return tls_->set_reading(true);
+    event_add(read_event_, nullptr);
 }
 
-size_t TcpConnection::queued_bytes() const { return evbuffer_get_length(output_); }
+size_t TcpConnection::queued_bytes() const { return evbuffer_get_length(output_) + tls_queued_; }
 
 bool TcpConnection::enqueue_allowed(size_t bytes) const {
     const size_t queued = queued_bytes();
@@ -155,6 +123,7 @@ bool TcpConnection::send(proto::FrameType type, const google::protobuf::MessageL
 
 void TcpConnection::flush() {
     if (fd_ < 0 || write_waiting_) return;  // the write event drains a backlog
+    if (tls_) return write_tls();
     write_some();
 }
 
@@ -235,11 +204,15 @@ bool TcpConnection::deliver_frames() {
     return false;
 }
 
-void TcpConnection::queue_close_frame(CloseReason reason, const std::string& text) {
+std::string TcpConnection::close_frame(CloseReason reason, const std::string& text) const {
     wire::v1::Close message;
     message.set_reason(close_reason_wire(reason));
     message.set_text(text);
-    const std::string frame = proto::encode_frame_string(proto::FrameType::kClose, message);
+    return proto::encode_frame_string(proto::FrameType::kClose, message);
+}
+
+void TcpConnection::queue_close_frame(CloseReason reason, const std::string& text) {
+    const std::string frame = close_frame(reason, text);
     const size_t before = queued_bytes();
     evbuffer_add(output_, frame.data(), frame.size());  // past the limits: it is the last frame
     if (limits_.pool) limits_.pool->on_change(before, queued_bytes());
@@ -251,31 +224,95 @@ void TcpConnection::close_after_flush(CloseReason reason, const std::string& tex
     closing_reason_ = reason;
     closing_text_ = text;
     if (close_reason_wire(reason) != wire::v1::CLOSE_REASON_UNSPECIFIED) queue_close_frame(reason, text);
-    event_del(read_event_);
     flusher_.cancel(*this);
+    if (tls_) {
+        tls_->set_reading(false);
+        return write_tls();
+    }
+    event_del(read_event_);
     if (!write_waiting_) write_some();
 }
 
 void TcpConnection::close(CloseReason reason, const std::string& text) {
     if (fd_ < 0) return;
-    const bool tell_peer = close_reason_wire(reason) != wire::v1::CLOSE_REASON_UNSPECIFIED && !closing_;
-    if (tell_peer) queue_close_frame(reason, text);
-    const size_t accounted = queued_bytes();  // what the pool holds for us
-    if (tell_peer) {
-        // One non-blocking attempt; a peer that does not read will not get it.
-        while (evbuffer_get_length(output_) > 0 && evbuffer_write(output_, fd_) > 0) {
-        }
+    if (tls_) {
+        close_tls(reason, text);
+    } else {
+        close_socket(reason, text);
     }
+    const size_t accounted = queued_bytes();  // what the pool holds for us
     event_del(read_event_);
     event_del(write_event_);
     flusher_.cancel(*this);
     evbuffer_drain(output_, evbuffer_get_length(output_));  // unsent output is discarded
+    tls_queued_ = 0;
     if (limits_.pool) limits_.pool->on_change(accounted, 0);
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
     fd_ = -1;
     handler_.on_closed(*this, reason, text);
 }
+
+// Plaintext: the Close frame behind what is queued, one non-blocking attempt
+// to write it all (a peer that does not read will not get it), then the socket goes.
+void TcpConnection::close_socket(CloseReason reason, const std::string& text) {
+    if (close_reason_wire(reason) != wire::v1::CLOSE_REASON_UNSPECIFIED && !closing_) {
+        queue_close_frame(reason, text);
+        const size_t before = queued_bytes();
+        while (evbuffer_get_length(output_) > 0 && evbuffer_write(output_, fd_) > 0) {
+        }
+        if (limits_.pool) limits_.pool->on_change(before, queued_bytes());  // the pool saw the Close frame go in
+    }
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+}
+
+// TLS: the same last attempt, through the stream (which keeps its socket until
+// the connection is destroyed, so the descriptor cannot be reused under it).
+void TcpConnection::close_tls(CloseReason reason, const std::string& text) {
+    std::string last;
+    if (close_reason_wire(reason) != wire::v1::CLOSE_REASON_UNSPECIFIED && !closing_ &&
+        tls_->established()) {
+        last.resize(evbuffer_get_length(output_));
+        evbuffer_copyout(output_, last.data(), last.size());
+        last += close_frame(reason, text);
+    }
+    tls_->shut({reinterpret_cast<const uint8_t*>(last.data()), last.size()});
+}
+
+// ---- TLS transport -------------------------------------------------------------------------
+
+void TcpConnection::write_tls() {
+    if (const size_t queued = evbuffer_get_length(output_); queued > 0) {
+        tls_queued_ += queued;
+        tls_->write(output_);  // moves the chains; queued_bytes() is unchanged
+    }
+    if (closing_ && tls_queued_ == 0) close(closing_reason_, closing_text_);
+}
+
+void TcpConnection::on_tls_written(size_t bytes) {
+    const size_t before = queued_bytes();
+    tls_queued_ -= std::min(bytes, tls_queued_);
+    bytes_out_ += bytes;
+    ++writes_;
+    queue_changed(before);
+    if (fd_ >= 0 && closing_ && queued_bytes() == 0) close(closing_reason_, closing_text_);
+}
+
+void TcpConnection::on_tls_input(evbuffer* input) {
+    while (fd_ >= 0 && !reading_paused_ && !closing_) {
+        const size_t available = evbuffer_get_length(input);
+        if (available == 0) return;
+        const size_t want = std::min(available, limits_.read_chunk_bytes);
+        auto space = reader_.prepare(want);
+        const int n = evbuffer_remove(input, space.data(), want);
+        if (n <= 0) return;
+        reader_.commit(static_cast<size_t>(n));
+        bytes_in_ += static_cast<uint64_t>(n);
+        last_input_ns_ = monotonic_ns();
+        if (!deliver_frames()) return;
+    }
+}
+
+void TcpConnection::on_tls_ended(CloseReason reason, const std::string& text) { close(reason, text); }
 
 std::string format_address(const sockaddr* address) {
     char host[INET6_ADDRSTRLEN] = "?";

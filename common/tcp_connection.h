@@ -5,6 +5,13 @@
 // once per flush round (FlushScheduler), so many frames go out in one write.
 // A frame that breaks the rules closes this connection only, with a reason.
 //
+// Transport: plaintext (the socket, read and written directly: the hot path)
+// or TLS (Limits::tls set: a TlsStream over the socket; each flush moves the
+// queued frames into it without copying, and queued_bytes() counts them until
+// they are handed to SSL_write). The Handler sees the same contract either way.
+// The process must not die of SIGPIPE (daemons and tools ignore it, the SDK
+// blocks it on its I/O thread): a write to a peer that has gone fails with EPIPE.
+//
 // Ownership: the owner creates and destroys the connection. close() calls
 // Handler::on_closed synchronously, possibly from inside on_frame, so the owner
 // must only mark the connection there and destroy it later (reap), never inside
@@ -12,12 +19,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "common/close_reason.h"
 #include "common/flush_scheduler.h"
 #include "common/output_pool.h"
+#include "common/tls_context.h"
+#include "common/tls_stream.h"
 #include "proto/frame.h"
 #include "proto/frame_reader.h"
 #include "wire/common.pb.h"
@@ -28,28 +39,7 @@ struct sockaddr;
 
 namespace mdcast {
 
-// Why a connection closed; logged, counted and (where possible) sent to the peer.
-enum class CloseReason {
-    kPeerClosed,
-    kReadError,
-    kWriteError,
-    kProtocolError,
-    kFrameTooLarge,
-    kAuthFailed,
-    kNotLoggedIn,
-    kSlowConsumer,
-    kIdleTimeout,
-    kShutdown,
-    kLimitReached,
-};
-constexpr size_t kCloseReasonCount = static_cast<size_t>(CloseReason::kLimitReached) + 1;
-
-std::string_view close_reason_name(CloseReason reason);
-// The wire code for a reason, or CLOSE_REASON_UNSPECIFIED when the peer is not told.
-wire::v1::CloseReason close_reason_wire(CloseReason reason);
-CloseReason close_reason_from_wire(wire::v1::CloseReason reason);
-
-class TcpConnection final : public Flushable {
+class TcpConnection final : public Flushable, private TlsStream::Owner {
 public:
     class Handler {
     public:
@@ -72,6 +62,15 @@ public:
         int send_buffer_bytes = 0;           // SO_SNDBUF (0: kernel default)
         size_t read_chunk_bytes = 64 << 10;
         int reads_per_wakeup = 4;  // fairness: then let other connections run
+        // TLS transport: set `context` (server or client). Frames flow only
+        // after the handshake; one that does not finish within
+        // handshake_timeout_ms closes with kTlsHandshakeTimeout.
+        struct Tls {
+            std::shared_ptr<const TlsContext> context;
+            std::string host;  // client: the name or IP the certificate must carry
+            uint32_t handshake_timeout_ms = 10000;
+            TlsCounters* counters = nullptr;
+        } tls;
     };
 
     // Takes ownership of the connected socket `fd` (made non-blocking here).
@@ -109,6 +108,11 @@ public:
     bool is_open() const { return fd_ >= 0; }
     // Open and not closing: send() would queue (limits permitting).
     bool accepts_output() const { return fd_ >= 0 && !closing_; }
+    bool is_tls() const { return tls_ != nullptr; }
+    // TLS connection whose handshake has not finished yet.
+    bool tls_handshaking() const { return tls_ && !tls_->established(); }
+    // Protocol, cipher and peer certificate of a TLS connection ("" for plaintext).
+    std::string tls_description() const { return tls_ ? tls_->describe() : std::string(); }
     uint64_t id() const { return id_; }
     const std::string& peer() const { return peer_; }
     size_t queued_bytes() const;
@@ -127,6 +131,13 @@ private:
     bool enqueue_allowed(size_t bytes) const;
     void queue_changed(size_t before);
     void queue_close_frame(CloseReason reason, const std::string& text);
+    std::string close_frame(CloseReason reason, const std::string& text) const;
+    void close_socket(CloseReason reason, const std::string& text);
+    void close_tls(CloseReason reason, const std::string& text);
+    void write_tls();
+    void on_tls_input(evbuffer* input) override;
+    void on_tls_written(size_t bytes) override;
+    void on_tls_ended(CloseReason reason, const std::string& text) override;
 
     FlushScheduler& flusher_;
     int fd_;
@@ -138,6 +149,8 @@ private:
     evbuffer* output_;
     event* read_event_;
     event* write_event_;
+    std::unique_ptr<TlsStream> tls_;  // null: plaintext
+    size_t tls_queued_ = 0;           // moved to tls_, not yet given to SSL_write
     bool write_waiting_ = false;
     bool reading_paused_ = false;
     bool closing_ = false;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/logging.h"
 #include "common/tcp_connection.h"
 
 namespace mdcast {
@@ -65,7 +66,12 @@ void TcpListener::disable() {
 }
 
 void TcpListener::on_accept(evconnlistener*, int fd, sockaddr* address, int, void* self) {
-    static_cast<TcpListener*>(self)->callback_(fd, format_address(address));
+    std::string peer = format_address(address);
+    try {
+        static_cast<TcpListener*>(self)->callback_(fd, peer);
+    } catch (const std::exception& error) {  // never into libevent
+        log::get("listener")->error("cannot take the connection from {}: {}", peer, error.what());
+    }
 }
 
 }  // namespace mdcast

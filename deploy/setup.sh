@@ -18,7 +18,7 @@ sanitize=0
 
 packages=(g++ cmake ninja-build pkg-config libevent-dev libssl-dev libprotobuf-dev
           protobuf-compiler libspdlog-dev libyaml-cpp-dev catch2 python3 python3-matplotlib
-          iproute2 libsystemd-dev systemd strace dpkg-dev)
+          iproute2 libsystemd-dev systemd strace dpkg-dev openssl)
 
 install_missing() {
     local missing=()

@@ -4,6 +4,7 @@
 
 #include "common/auth_keys.h"
 #include "common/clock.h"
+#include "common/daemon_keys.h"
 #include "proto/field_values.h"
 #include "proto/source_ids.h"
 
@@ -42,6 +43,12 @@ BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16
     return settings;
 }
 
+ListenerSettings listener_settings(const DistributorConfig& config) {
+    return {"publishers", config.publishers_address, config.publishers_plaintext, config.publishers_port,
+            config.publishers_tls, config.publishers_tls_port, 128, tls_server_settings(config),
+            config.tls_handshake_timeout_ms};
+}
+
 }  // namespace
 
 Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
@@ -56,8 +63,8 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
                LossSettings{config.loss_control_receive_rate, 0, 0, config.loss_seed + 1}, signer_.get()),
       backbone_(loop, sender_settings(config, control_.port(), signer_.get()), new_epoch(config.distributor_id),
                 [this](bool congested) { on_backbone_congestion(congested); }),
-      listener_(loop, config.publishers_address, config.publishers_port, 128,
-                [this](int fd, std::string peer) { on_accept(fd, std::move(peer)); }),
+      listeners_(loop, listener_settings(config),
+                 [this](int fd, std::string peer, bool tls) { on_accept(fd, std::move(peer), tls); }),
       reaper_(loop, [this] { reap_closed(); }),
       housekeeping_(loop, [this] { on_housekeeping(); }),
       grace_timer_(loop, [this] { finish_shutdown("grace period over"); }),
@@ -70,9 +77,9 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
                                                                  [this] { return stats_json(); }});
         log_->info("admin http on {}:{} (/metrics /healthz /stats)", config.admin_address, admin_->port());
     }
-    log_->info("distributor {}: publishers on {}:{}; backbone {}:{}{} via {} ttl {}; control port {}; "
+    log_->info("distributor {}: publishers {}; backbone {}:{}{} via {} ttl {}; control port {}; "
                "epoch {:016x}",
-               config.distributor_id, config.publishers_address, listener_.port(),
+               config.distributor_id, listeners_.describe(),
                config.backbone_group, config.backbone_port,
                config.backbone_extra_groups.empty()
                    ? std::string()
@@ -82,11 +89,12 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
 
 Distributor::~Distributor() = default;
 
-void Distributor::on_accept(int fd, std::string peer) {
+void Distributor::on_accept(int fd, std::string peer, bool tls) {
     const uint64_t id = next_connection_id_++;
     TcpConnection::Limits limits;
     limits.max_frame_body_bytes = config_.publishers_max_frame_bytes;
     limits.max_output_bytes = config_.publishers_max_output_bytes;
+    if (tls) limits.tls = listeners_.tls_limits();
     // Publishers ping three times per idle timeout, so a quiet one is not closed.
     auto session = std::make_unique<PublisherSession>(*this, registry_, backbone_,
                                                       publisher_counters_,
@@ -106,11 +114,15 @@ void Distributor::on_accept(int fd, std::string peer) {
                                     ") reached");
         return;
     }
-    log_->info("publisher connection {} from {}", id, peer);
+    log_->info("publisher connection {} from {}{}", id, peer, tls ? " (TLS)" : "");
 }
 
-void Distributor::on_publisher_closed(PublisherSession& session) {
+void Distributor::on_publisher_closed(PublisherSession& session, CloseReason reason, const std::string& text) {
     const uint64_t id = session.connection().id();
+    ++closes_[static_cast<size_t>(reason)];
+    if (is_tls_handshake_failure(reason)) {
+        listeners_.log_handshake_failure(id, session.connection().peer(), reason, text);
+    }
     const auto released = registry_.release(id);
     for (uint32_t service_id : released) {
         registry_.mark_service_items_suspect(service_id);
@@ -227,6 +239,7 @@ void Distributor::on_housekeeping() {
         TcpConnection& connection = session->connection();
         if (!connection.is_open()) continue;
         const int64_t silent_ms = (now - connection.last_input_ns()) / 1'000'000;
+        if (connection.tls_handshaking()) continue;  // its own deadline: tls.handshake_timeout_ms
         if (!session->logged_in() && silent_ms >= config_.publishers_login_timeout_ms) {
             connection.close(CloseReason::kAuthFailed, "no login within publishers.login_timeout_ms");
         } else if (config_.publishers_idle_timeout_ms > 0 &&
@@ -250,6 +263,15 @@ void Distributor::register_metrics() {
     m.counter("refreshes_total", "Refreshes from publishers", [&p] { return p.refreshes; });
     m.counter("updates_total", "Updates from publishers", [&p] { return p.updates; });
     m.counter("statuses_total", "Item statuses from publishers", [&p] { return p.statuses; });
+    listeners_.register_metrics(m, [this] {
+        double open = 0;
+        for (const auto& [id, session] : sessions_) open += session->connection().is_open() && session->connection().is_tls();
+        return open;
+    });
+    for (size_t i = 0; i < kCloseReasonCount; ++i) {
+        const std::string reason(close_reason_name(static_cast<CloseReason>(i)));
+        m.counter("close_" + reason + "_total", "Publisher connections closed: " + reason, [this, i] { return closes_[i]; });
+    }
     m.counter("rejected_total", "Publisher messages refused", [&p] { return p.rejected_messages; });
     m.counter("packets_total", "Backbone datagrams sent", [&b] { return b.packets_sent; });
     m.counter("bytes_total", "Backbone bytes sent", [&b] { return b.bytes_sent; });
@@ -311,6 +333,11 @@ std::vector<std::string> Distributor::reload(const DistributorConfig& fresh,
             }
         }
     }
+    // Certificate files are re-read on every SIGHUP, changed names or not.
+    if (listeners_.reload_tls(tls_server_settings(fresh), fresh.tls_handshake_timeout_ms)) {
+        auto tls_keys = distributor_schema().apply_changes(changes, kTlsReloadableKeys, fresh, config_);
+        applied.insert(applied.end(), tls_keys.begin(), tls_keys.end());
+    }
     return applied;
 }
 
@@ -332,7 +359,7 @@ void Distributor::on_login_request(PublisherSession& session, const wire::LoginR
 void Distributor::shutdown(const std::string& why) {
     if (shutting_down_) return finish_shutdown("second " + why);
     shutting_down_ = true;
-    listener_.disable();
+    listeners_.disable();
     log_->info("shutting down on {}: telling {} publisher(s), up to {} ms to flush", why,
                sessions_.size(), config_.shutdown_grace_ms);
     for (auto& [id, session] : sessions_) {

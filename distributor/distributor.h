@@ -2,6 +2,7 @@
 // sessions, the item registry and the backbone (multicast out, control in).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -13,7 +14,7 @@
 #include "common/metrics.h"
 #include "common/packet_signer.h"
 #include "common/flush_scheduler.h"
-#include "common/tcp_listener.h"
+#include "common/daemon_listeners.h"
 #include "distributor/backbone_sender.h"
 #include "distributor/control_receiver.h"
 #include "distributor/distributor_config.h"
@@ -37,19 +38,20 @@ public:
     // the rest as needing a restart).
     std::vector<std::string> reload(const DistributorConfig& fresh, const std::vector<config::ConfigChange>& changes);
 
-    uint16_t publisher_port() const { return listener_.port(); }
+    uint16_t publisher_port() const { return listeners_.port(); }
+    uint16_t publisher_tls_port() const { return listeners_.tls_port(); }
     uint64_t epoch() const { return backbone_.epoch(); }
 
     void on_login_request(PublisherSession& session, const wire::LoginRequest& request) override;
     void on_directory_changed() override;
-    void on_publisher_closed(PublisherSession& session) override;
+    void on_publisher_closed(PublisherSession& session, CloseReason reason, const std::string& text) override;
     void on_service_announced(PublisherSession& session, const ServiceEntry& service) override;
     void on_image_request(const wire::ImageRequest& request) override;
     void on_directory_query() override;
     void on_nak(const wire::Nak& nak) override;
 
 private:
-    void on_accept(int fd, std::string peer);
+    void on_accept(int fd, std::string peer, bool tls);
     ItemEntry* ask_source(const ServiceEntry& service, ItemEntry* item, const std::string& name);
     void on_backbone_congestion(bool congested);
     void on_housekeeping();
@@ -69,7 +71,7 @@ private:
     InterestTracker interest_;  // interactive services: what servers asked sources for
     ControlReceiver control_;
     BackboneSender backbone_;
-    TcpListener listener_;
+    DaemonListeners listeners_;
     std::unordered_map<uint64_t, std::unique_ptr<PublisherSession>> sessions_;
     std::vector<uint64_t> closed_sessions_;
     Trigger reaper_;
@@ -82,6 +84,7 @@ private:
     std::unique_ptr<AdminHttp> admin_;
     uint64_t next_connection_id_ = 1;
     uint64_t connections_refused_ = 0;
+    std::array<uint64_t, kCloseReasonCount> closes_{};  // publisher closes by reason
     int64_t started_ns_;
 };
 

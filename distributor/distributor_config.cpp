@@ -27,6 +27,13 @@ config::Schema<DistributorConfig> build_schema() {
               "Address the publisher listener binds to.");
     s.integer<uint16_t>("publishers.port", &C::publishers_port, 14001, 0, 65535,
                         "TCP port for publishers (0: pick a free port and log it).");
+    s.boolean("publishers.plaintext", &C::publishers_plaintext, true,
+              "Listen for plaintext publishers on publishers.port. false: TLS only (needs "
+              "publishers.tls).");
+    s.boolean("publishers.tls", &C::publishers_tls, false,
+              "Listen for TLS publishers on publishers.tls_port, with the certificate in tls.cert_file.");
+    s.integer<uint16_t>("publishers.tls_port", &C::publishers_tls_port, 14101, 0, 65535,
+                        "TLS port for publishers (0: pick a free port and log it).");
     s.integer<uint32_t>("publishers.max_connections", &C::publishers_max_connections, 64, 1,
                         100000, "Publisher connections accepted at once; more are refused.");
     s.integer<uint32_t>("publishers.max_frame_bytes", &C::publishers_max_frame_bytes, 65536, 256,
@@ -37,6 +44,7 @@ config::Schema<DistributorConfig> build_schema() {
                         600000, "A publisher must log in within this time.");
     s.integer<uint32_t>("publishers.idle_timeout_ms", &C::publishers_idle_timeout_ms, 30000, 0,
                         3600000, "Close a publisher silent for this long (0: never).");
+    add_tls_keys(s);
 
     s.address("backbone.group", &C::backbone_group, "239.192.10.1",
               "IPv4 multicast group of the backbone.");

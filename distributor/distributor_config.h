@@ -7,12 +7,14 @@
 
 #include "common/auth_keys.h"
 #include "common/config_schema.h"
+#include "common/daemon_keys.h"
 #include "common/udp_socket.h"
 
 namespace mdcast::distributor {
 
-// The auth.* keys are members of AuthConfig (common/auth_keys.h).
-struct DistributorConfig : AuthConfig {
+// The auth.* keys are members of AuthConfig (common/auth_keys.h), the tls.* keys
+// of TlsKeys (declared by add_tls_keys).
+struct DistributorConfig : AuthConfig, TlsKeys {
     std::string log_level;
     std::string log_file;  // empty: stderr
     uint64_t log_max_file_bytes = 0;
@@ -26,6 +28,9 @@ struct DistributorConfig : AuthConfig {
     // Publisher listener.
     std::string publishers_address;
     uint16_t publishers_port = 0;
+    bool publishers_plaintext = true;
+    bool publishers_tls = false;
+    uint16_t publishers_tls_port = 0;
     uint32_t publishers_max_connections = 0;
     uint32_t publishers_max_frame_bytes = 0;
     uint64_t publishers_max_output_bytes = 0;

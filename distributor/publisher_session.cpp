@@ -261,9 +261,12 @@ void PublisherSession::on_closed(TcpConnection& connection, CloseReason reason,
                        : reason == CloseReason::kPeerClosed || reason == CloseReason::kShutdown
                            ? spdlog::level::info
                            : spdlog::level::warn;
-    log_->log(level, "publisher {} (user {}) closed: {}: {}", connection.peer(),
-              user_.empty() ? "-" : user_, close_reason_name(reason), text);
-    owner_.on_publisher_closed(*this);
+    // The listener's owner logs failed handshakes, rate-limited.
+    if (!is_tls_handshake_failure(reason)) {
+        log_->log(level, "publisher {} (user {}) closed: {}: {}", connection.peer(),
+                  user_.empty() ? "-" : user_, close_reason_name(reason), text);
+    }
+    owner_.on_publisher_closed(*this, reason, text);
 }
 
 }  // namespace mdcast::distributor

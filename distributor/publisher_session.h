@@ -39,7 +39,8 @@ public:
         // accept_login() or refuse_login(), now or later.
         virtual void on_login_request(PublisherSession& session, const wire::LoginRequest& request) = 0;
         virtual void on_directory_changed() = 0;
-        virtual void on_publisher_closed(PublisherSession& session) = 0;
+        virtual void on_publisher_closed(PublisherSession& session, CloseReason reason,
+                                         const std::string& text) = 0;
         // The session now owns `service` (interactive sources are asked again
         // for the items someone wants).
         virtual void on_service_announced(PublisherSession& session, const ServiceEntry& service) {}

@@ -169,9 +169,12 @@ void ClientSession::on_closed(TcpConnection&, CloseReason reason, const std::str
                        : reason == CloseReason::kPeerClosed || reason == CloseReason::kShutdown
                            ? spdlog::level::info
                            : spdlog::level::warn;
-    log_->log(level, "{} closed: {}: {} (in {} bytes, out {} bytes, {} subscriptions)", describe(),
-              close_reason_name(reason), text, connection_->bytes_in(), connection_->bytes_out(),
-              subscriptions_.size());
+    // The listener's owner logs failed handshakes, rate-limited.
+    if (!is_tls_handshake_failure(reason)) {
+        log_->log(level, "{} closed: {}: {} (in {} bytes, out {} bytes, {} subscriptions)", describe(),
+                  close_reason_name(reason), text, connection_->bytes_in(), connection_->bytes_out(),
+                  subscriptions_.size());
+    }
     owner_.on_client_closed(*this, reason, text);
 }
 

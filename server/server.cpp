@@ -6,6 +6,7 @@
 
 #include "common/auth_keys.h"
 #include "common/clock.h"
+#include "common/daemon_keys.h"
 #include "proto/field_values.h"
 #include "proto/source_ids.h"
 
@@ -60,6 +61,12 @@ wire::Status make_status(wire::StreamState stream, wire::DataState data, wire::S
     return status;
 }
 
+ListenerSettings listener_settings(const ServerConfig& config) {
+    return {"clients", config.clients_address, config.clients_plaintext, config.instance_client_port(),
+            config.clients_tls, config.instance_tls_port(), 1024, tls_server_settings(config),
+            config.tls_handshake_timeout_ms};
+}
+
 std::chrono::microseconds flush_interval(const ServerConfig& config) {
     return config.output_timed_writes ? std::chrono::milliseconds(config.output_flush_interval_ms)
                                       : std::chrono::microseconds(0);
@@ -83,8 +90,8 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
       pending_(config.cache_max_pending_requests),
       signer_(PacketSigner::from_files(config.backbone_key_file, config.backbone_previous_key_file)),
       backbone_(loop, receiver_settings(config, signer_.get()), *this),
-      listener_(loop, config.clients_address, config.instance_client_port(), 1024,
-                [this](int fd, std::string peer) { on_accept(fd, std::move(peer)); }),
+      listeners_(loop, listener_settings(config),
+                 [this](int fd, std::string peer, bool tls) { on_accept(fd, std::move(peer), tls); }),
       reaper_(loop, [this] { reap_closed(); }),
       housekeeping_(loop, [this] { on_housekeeping(); }),
       grace_timer_(loop, [this] { finish_shutdown("grace period over"); }) {
@@ -101,8 +108,8 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
                                                                  [this] { return stats_json(); }});
         log_->info("admin http on {}:{} (/metrics /healthz /stats)", config.admin_address, admin_->port());
     }
-    log_->info("{}: clients on {}:{}; {} writes{}", server_id_, config.clients_address,
-               listener_.port(), config.output_timed_writes ? "timed" : "natural-batching",
+    log_->info("{}: clients {}; {} writes{}", server_id_, listeners_.describe(),
+               config.output_timed_writes ? "timed" : "natural-batching",
                config.output_timed_writes
                    ? " every " + std::to_string(config.output_flush_interval_ms) + " ms"
                    : "");
@@ -112,7 +119,7 @@ Server::~Server() = default;
 
 // ---- clients -------------------------------------------------------------------------------
 
-void Server::on_accept(int fd, std::string peer) {
+void Server::on_accept(int fd, std::string peer, bool tls) {
     const uint64_t id = next_connection_id_++;
     TcpConnection::Limits limits;
     limits.max_frame_body_bytes = config_.clients_max_frame_bytes;
@@ -123,6 +130,7 @@ void Server::on_accept(int fd, std::string peer) {
     limits.pool = &output_pool_;
     limits.tcp_nodelay = config_.output_tcp_nodelay;
     limits.send_buffer_bytes = static_cast<int>(config_.output_tcp_send_buffer_bytes);
+    if (tls) limits.tls = listeners_.tls_limits();
     const ClientLimits client_limits{config_.output_slow_consumer_policy == "conflate",
                                      config_.clients_max_items_per_request,
                                      config_.clients_max_subscriptions,
@@ -141,7 +149,7 @@ void Server::on_accept(int fd, std::string peer) {
         return;
     }
     ++counters_.clients_accepted;
-    log_->debug("client {} connected from {}", id, peer);
+    log_->debug("client {} connected from {}{}", id, peer, tls ? " (TLS)" : "");
 }
 
 void Server::on_client_closed(ClientSession& client, CloseReason reason, const std::string& text) {
@@ -151,6 +159,7 @@ void Server::on_client_closed(ClientSession& client, CloseReason reason, const s
                                           text, realtime_ns()});
     if (recent_closes_.size() > kRecentCloses) recent_closes_.pop_front();
     if (reason == CloseReason::kSlowConsumer) ++counters_.slow_consumers;
+    if (is_tls_handshake_failure(reason)) listeners_.log_handshake_failure(c.id(), c.peer(), reason, text);
     ++counters_.closes[static_cast<size_t>(reason)];
     counters_.closed_bytes_out += client.connection().bytes_out();
     counters_.closed_writes += client.connection().writes();
@@ -751,6 +760,7 @@ void Server::check_client_timeouts(int64_t now) {
     for (auto& [id, client] : clients_) {
         if (!client->is_open()) continue;
         const int64_t silent_ms = (now - client->connection().last_input_ns()) / 1'000'000;
+        if (client->connection().tls_handshaking()) continue;  // its own deadline: tls.handshake_timeout_ms
         if (!client->logged_in() && silent_ms >= config_.clients_login_timeout_ms) {
             client->connection().close(CloseReason::kAuthFailed,
                                        "no login within clients.login_timeout_ms");
@@ -874,6 +884,7 @@ void Server::register_metrics() {
               [&c] { return c.entitlement_revocations; });
     m.counter("users_removed_total", "Clients closed because a reload removed their user",
               [&c] { return c.users_removed; });
+    listeners_.register_metrics(m, [clients] { return clients([](ClientSession& s) { return s.connection().is_tls() ? 1 : 0; }); });
     for (size_t i = 0; i < kCloseReasonCount; ++i) {
         const std::string reason(close_reason_name(static_cast<CloseReason>(i)));
         m.counter("close_" + reason + "_total", "Client connections closed: " + reason, [&c, i] { return c.closes[i]; });
@@ -931,13 +942,18 @@ std::vector<std::string> Server::reload(const ServerConfig& fresh,
     auto applied = server_schema().apply_changes(changes, reloadable, fresh, config_);
     // The users file is re-read on every SIGHUP, changed path or not.
     if (auth_.reload(auth_settings(fresh))) enforce_access();
+    // Certificate files are re-read on every SIGHUP, changed names or not.
+    if (listeners_.reload_tls(tls_server_settings(fresh), fresh.tls_handshake_timeout_ms)) {
+        auto tls_keys = server_schema().apply_changes(changes, kTlsReloadableKeys, fresh, config_);
+        applied.insert(applied.end(), tls_keys.begin(), tls_keys.end());
+    }
     return applied;
 }
 
 void Server::shutdown(const std::string& why) {
     if (shutting_down_) return finish_shutdown("second " + why);
     shutting_down_ = true;
-    listener_.disable();
+    listeners_.disable();
     log_->info("shutting down on {}: telling {} client(s), up to {} ms to flush", why, clients_.size(),
                config_.shutdown_grace_ms);
     for (auto& [id, client] : clients_) {

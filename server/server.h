@@ -25,7 +25,7 @@
 #include "common/admin_http.h"
 #include "common/metrics.h"
 #include "common/output_pool.h"
-#include "common/tcp_listener.h"
+#include "common/daemon_listeners.h"
 #include "server/backbone_receiver.h"
 #include "server/client_session.h"
 #include "server/item_cache.h"
@@ -74,7 +74,8 @@ public:
     // SIGHUP: applies the changed keys it can and returns them (daemon_main logs
     // the rest as needing a restart).
     std::vector<std::string> reload(const ServerConfig& fresh, const std::vector<config::ConfigChange>& changes);
-    uint16_t client_port() const { return listener_.port(); }
+    uint16_t client_port() const { return listeners_.port(); }
+    uint16_t client_tls_port() const { return listeners_.tls_port(); }
 
     void on_backbone_message(uint16_t source, const proto::Frame& frame) override;
     void on_backbone_unrecoverable(uint16_t source, uint64_t from, uint64_t to) override;
@@ -92,7 +93,7 @@ public:
 private:
     using Subscriptions = SubscriptionTable<ClientSession>;
 
-    void on_accept(int fd, std::string peer);
+    void on_accept(int fd, std::string peer, bool tls);
     enum class Route { kSent, kWaiting, kNoSuchService };
 
     bool foreign(uint16_t source, uint64_t item_id);
@@ -159,7 +160,7 @@ private:
     const wire::Refresh* upstream_refresh_ = nullptr;  // the refresh being handled (cache off)
     std::unique_ptr<PacketSigner> signer_;  // before backbone_, which uses it
     BackboneReceiver backbone_;
-    TcpListener listener_;
+    DaemonListeners listeners_;
     std::unordered_map<uint64_t, std::unique_ptr<ClientSession>> clients_;
     std::vector<uint64_t> closed_clients_;
     Trigger reaper_;

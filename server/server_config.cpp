@@ -15,6 +15,13 @@ void add_client_keys(config::Schema<ServerConfig>& s) {
     s.integer<uint16_t>("clients.port", &C::clients_port, 14002, 0, 65535,
                         "TCP port for clients of instance 1; instance N uses port + N - 1 "
                         "(0: pick a free port and log it).");
+    s.boolean("clients.plaintext", &C::clients_plaintext, true,
+              "Listen for plaintext TCP clients on clients.port. false: TLS only (needs clients.tls).");
+    s.boolean("clients.tls", &C::clients_tls, false,
+              "Listen for TLS clients on clients.tls_port, with the certificate in tls.cert_file.");
+    s.integer<uint16_t>("clients.tls_port", &C::clients_tls_port, 14102, 0, 65535,
+                        "TLS port for clients of instance 1; instance N uses port + N - 1 (0: pick a "
+                        "free port and log it).");
     s.integer<uint32_t>("clients.max_connections", &C::clients_max_connections, 1000, 1, 1000000,
                         "Client connections accepted at once; more are refused with a reason.");
     s.integer<uint32_t>("clients.max_frame_bytes", &C::clients_max_frame_bytes, 65536, 256,
@@ -130,6 +137,7 @@ config::Schema<ServerConfig> build_schema() {
                         "Admin port of instance 1; instance N uses port + N - 1 (0: pick a free "
                         "port and log it).");
     add_client_keys(s);
+    add_tls_keys(s);
     add_output_keys(s);
     add_backbone_keys(s);
     add_auth_keys(s);

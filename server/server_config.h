@@ -7,12 +7,14 @@
 
 #include "common/auth_keys.h"
 #include "common/config_schema.h"
+#include "common/daemon_keys.h"
 #include "common/udp_socket.h"
 
 namespace mdcast::server {
 
-// The auth.* keys are members of AuthConfig (common/auth_keys.h).
-struct ServerConfig : AuthConfig {
+// The auth.* keys are members of AuthConfig (common/auth_keys.h), the tls.* keys
+// of TlsKeys (declared by add_tls_keys).
+struct ServerConfig : AuthConfig, TlsKeys {
     std::string log_level;
     std::string log_file;  // empty: stderr
     uint64_t log_max_file_bytes = 0;
@@ -28,6 +30,9 @@ struct ServerConfig : AuthConfig {
     // Client listener. Instance N listens on clients.port + N - 1.
     std::string clients_address;
     uint16_t clients_port = 0;
+    bool clients_plaintext = true;
+    bool clients_tls = false;
+    uint16_t clients_tls_port = 0;
     uint32_t clients_max_connections = 0;
     uint32_t clients_max_frame_bytes = 0;
     uint32_t clients_max_items_per_request = 0;
@@ -87,6 +92,9 @@ struct ServerConfig : AuthConfig {
     // Applies the documented instance rule; 0 stays 0 (pick a free port).
     uint16_t instance_client_port() const {
         return clients_port == 0 ? 0 : static_cast<uint16_t>(clients_port + instance - 1);
+    }
+    uint16_t instance_tls_port() const {
+        return clients_tls_port == 0 ? 0 : static_cast<uint16_t>(clients_tls_port + instance - 1);
     }
     uint16_t instance_admin_port() const {
         return admin_port == 0 ? 0 : static_cast<uint16_t>(admin_port + instance - 1);

@@ -35,6 +35,7 @@ struct __attribute__((visibility("hidden"))) Consumer::Impl {
     void run_io_thread();
 
     ConsumerOptions options;
+    std::shared_ptr<const TlsContext> tls;  // built once from options.tls
     ConsumerHandler& handler;
     std::shared_ptr<spdlog::logger> log;
     sdk::ConsumerCounters counters;
@@ -92,6 +93,7 @@ private:
 Consumer::Impl::Impl(ConsumerOptions o, ConsumerHandler& h)
     : options(std::move(o)), handler(h), log(log::get("sdk.consumer")) {
     sdk::validate(options);
+    tls = sdk::tls_context(options);
     log->set_level(spdlog::level::from_str(options.log_level));
     if (options.delivery == ConsumerOptions::Delivery::kDispatch) {
         queue = std::make_unique<EventQueue>(options.max_queued_events);
@@ -105,7 +107,7 @@ void Consumer::Impl::run_io_thread() {
     sdk::EventSink& sink = queued ? static_cast<sdk::EventSink&>(*queued) : direct;
     ConsumerCore io_core(
         loop, options, sink, counters, [this](ItemHandle handle) { on_finished(handle); },
-        [this] { io.stop_loop(); });
+        [this] { io.stop_loop(); }, tls);
     core = &io_core;
     io_core.start();
     io.run(loop);

@@ -45,13 +45,14 @@ uint64_t ConsumerCore::now_ns() const {
 
 ConsumerCore::ConsumerCore(EventLoop& loop, const ConsumerOptions& options, EventSink& sink,
                            ConsumerCounters& counters, std::function<void(ItemHandle)> finished,
-                           std::function<void()> stop_loop)
+                           std::function<void()> stop_loop, std::shared_ptr<const TlsContext> tls)
     : loop_(loop),
       options_(options),
       sink_(sink),
       counters_(counters),
       finished_(std::move(finished)),
       stop_loop_(std::move(stop_loop)),
+      tls_(std::move(tls)),
       log_(log::get("sdk.consumer")),
       flusher_(loop, std::chrono::microseconds(0)),
       link_(loop, flusher_, kAccepted, *this, log_),
@@ -102,7 +103,7 @@ void ConsumerCore::connect(const ReconnectPolicy::Attempt& attempt) {
     const ServerAddress& server = options_.servers[attempt.server];
     emit_connection(ConnectionState::kConnecting, "");
     log_->debug("connecting to {} (attempt after {} failures)", server.to_string(), attempt.failures);
-    link_.open(link_settings(options_, server, options_.max_frame_bytes, options_.max_output_bytes));
+    link_.open(link_settings(options_, server, options_.max_frame_bytes, options_.max_output_bytes, tls_));
 }
 
 void ConsumerCore::emit_connection(ConnectionState state, const std::string& text) {

@@ -66,7 +66,8 @@ public:
     // more events: unsubscribed, stream closed, or snapshot answered.
     ConsumerCore(EventLoop& loop, const ConsumerOptions& options, EventSink& sink,
                  ConsumerCounters& counters, std::function<void(ItemHandle)> finished,
-                 std::function<void()> stop_loop);
+                 std::function<void()> stop_loop,
+                  std::shared_ptr<const TlsContext> tls = nullptr);
     ~ConsumerCore();
 
     void start();
@@ -122,6 +123,7 @@ private:
     ConsumerCounters& counters_;
     std::function<void(ItemHandle)> finished_;
     std::function<void()> stop_loop_;
+    std::shared_ptr<const TlsContext> tls_;  // null: plaintext
     std::shared_ptr<spdlog::logger> log_;
     FlushScheduler flusher_;
     ServerLink link_;

@@ -1,10 +1,12 @@
 #include "io_thread.h"
 
 #include <event2/event.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <stdexcept>
 
@@ -24,6 +26,14 @@ void IoThread::start(std::function<void()> main) {
     if (launched_) throw std::logic_error("start() called twice");
     launched_ = true;
     thread_ = std::thread([this, main = std::move(main)] {
+        // A write to a socket the peer closed must fail with EPIPE here, not
+        // kill the application (SIGPIPE's default): the SDK cannot ask every
+        // application to ignore it, and OpenSSL writes with plain write().
+        // Blocked in this thread only; a pending SIGPIPE is never delivered.
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
         io_id_.store(std::this_thread::get_id());
         main();
     });

@@ -25,6 +25,7 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
           log(log::get("sdk.publisher")),
           outbox(options.max_queued_bytes) {
         sdk::validate(options);
+        tls = sdk::tls_context(options);
         log->set_level(spdlog::level::from_str(options.log_level));
     }
 
@@ -39,6 +40,7 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
     void run_io_thread();
 
     PublisherOptions options;
+    std::shared_ptr<const TlsContext> tls;  // built once from options.tls
     PublisherHandler& handler;
     std::shared_ptr<spdlog::logger> log;
     sdk::PublisherCounters counters;
@@ -95,7 +97,7 @@ void Publisher::Impl::run_io_thread() {
             bool created = false;
             return handle_for(service, item, created);
         },
-        [this] { io.stop_loop(); });
+        [this] { io.stop_loop(); }, tls);
     core = &io_core;
     io_core.start();
     io.run(loop, [&io_core] { io_core.on_wake(); });

@@ -44,13 +44,14 @@ PublisherCore::PublisherCore(
     EventLoop& loop, const PublisherOptions& options, PublisherHandler& handler,
     PublisherCounters& counters, PublisherOutbox& outbox,
     std::function<PublishedItem(const std::string&, const std::string&)> handle_for,
-    std::function<void()> stop_loop)
+    std::function<void()> stop_loop, std::shared_ptr<const TlsContext> tls)
     : options_(options),
       handler_(handler),
       counters_(counters),
       outbox_(outbox),
       handle_for_(std::move(handle_for)),
       stop_loop_(std::move(stop_loop)),
+      tls_(std::move(tls)),
       log_(log::get("sdk.publisher")),
       flusher_(loop, std::chrono::microseconds(0)),
       link_(loop, flusher_, kAccepted, *this, log_),
@@ -79,7 +80,7 @@ void PublisherCore::connect() {
     if (stopping_) return;
     emit_connection(ConnectionState::kConnecting, "");
     link_.open(link_settings(options_, options_.distributors[attempt_.server], kMaxFrameBytes,
-                             options_.max_output_bytes));
+                             options_.max_output_bytes, tls_));
 }
 
 void PublisherCore::emit_connection(ConnectionState state, const std::string& text) {

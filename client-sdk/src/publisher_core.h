@@ -46,7 +46,8 @@ public:
     PublisherCore(EventLoop& loop, const PublisherOptions& options, PublisherHandler& handler,
                   PublisherCounters& counters, PublisherOutbox& outbox,
                   std::function<PublishedItem(const std::string&, const std::string&)> handle_for,
-                  std::function<void()> stop_loop);
+                  std::function<void()> stop_loop,
+                  std::shared_ptr<const TlsContext> tls = nullptr);
     ~PublisherCore();
 
     void start();
@@ -109,6 +110,7 @@ private:
     PublisherOutbox& outbox_;
     std::function<PublishedItem(const std::string&, const std::string&)> handle_for_;
     std::function<void()> stop_loop_;
+    std::shared_ptr<const TlsContext> tls_;  // null: plaintext
     std::shared_ptr<spdlog::logger> log_;
     FlushScheduler flusher_;
     ServerLink link_;

@@ -35,6 +35,13 @@ void validate(const ConnectionOptions& o, const std::vector<ServerAddress>& serv
     if (!(o.reconnect_jitter >= 0.0 && o.reconnect_jitter <= 1.0)) {
         refuse("reconnect_jitter", "must be within [0, 1]");
     }
+    if (o.tls.min_version != "1.2" && o.tls.min_version != "1.3") {
+        refuse("tls.min_version", "'" + o.tls.min_version + "' is not 1.2 or 1.3");
+    }
+    if (o.tls.cert_file.empty() != o.tls.key_file.empty()) {
+        refuse(o.tls.cert_file.empty() ? "tls.cert_file" : "tls.key_file",
+               "a client certificate needs both tls.cert_file and tls.key_file");
+    }
     if (std::find(log::kLevelNames.begin(), log::kLevelNames.end(), o.log_level) ==
         log::kLevelNames.end()) {
         refuse("log_level", "'" + o.log_level + "' is not trace, debug, info, warn, error or off");
@@ -57,8 +64,20 @@ void validate(const PublisherOptions& o) {
     if (o.max_output_bytes < 1024) refuse("max_output_bytes", "must be >= 1024");
 }
 
+std::shared_ptr<const TlsContext> tls_context(const ConnectionOptions& o) {
+    if (!o.tls.enabled) return nullptr;
+    TlsClientSettings settings{o.tls.ca_file, o.tls.cert_file, o.tls.key_file, o.tls.min_version,
+                               o.tls.insecure_skip_verify, "tls."};
+    try {
+        return TlsContext::client(settings);
+    } catch (const std::runtime_error& error) {
+        throw std::invalid_argument(error.what());
+    }
+}
+
 LinkSettings link_settings(const ConnectionOptions& o, const ServerAddress& server,
-                           uint32_t max_frame_bytes, uint64_t max_output_bytes) {
+                           uint32_t max_frame_bytes, uint64_t max_output_bytes,
+                           std::shared_ptr<const TlsContext> tls) {
     LinkSettings s;
     s.server = server;
     s.user = o.user;
@@ -71,6 +90,8 @@ LinkSettings link_settings(const ConnectionOptions& o, const ServerAddress& serv
     s.heartbeat_timeout_ms = o.heartbeat_timeout_ms;
     s.max_frame_bytes = max_frame_bytes;
     s.max_output_bytes = max_output_bytes;
+    s.tls = std::move(tls);
+    s.tls_server_name = o.tls.server_name.empty() ? server.host : o.tls.server_name;
     return s;
 }
 

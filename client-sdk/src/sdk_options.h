@@ -14,8 +14,13 @@ namespace mdcast::sdk {
 void validate(const ConsumerOptions& options);
 void validate(const PublisherOptions& options);
 
+// The TLS context of options.tls (null when off), built once: the files are
+// read here. Throws std::invalid_argument naming the option and the file.
+std::shared_ptr<const TlsContext> tls_context(const ConnectionOptions& options);
+
 LinkSettings link_settings(const ConnectionOptions& options, const ServerAddress& server,
-                           uint32_t max_frame_bytes, uint64_t max_output_bytes);
+                           uint32_t max_frame_bytes, uint64_t max_output_bytes,
+                           std::shared_ptr<const TlsContext> tls);
 ReconnectSettings reconnect_settings(const ConnectionOptions& options, size_t server_count);
 
 }  // namespace mdcast::sdk

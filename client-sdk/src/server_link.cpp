@@ -77,8 +77,13 @@ ServerLink::ServerLink(EventLoop& loop, FlushScheduler& flusher, proto::FrameTyp
       reaper_(loop, [this] { retired_.clear(); }),
       login_timer_(loop,
                    [this] {
-                       pending_cause_ = LinkDown::kLoginFailed;
                        cause_set_ = true;
+                       if (connection_->tls_handshaking()) {
+                           pending_cause_ = LinkDown::kConnectFailed;
+                           return connection_->close(CloseReason::kTlsHandshakeTimeout,
+                                                     "no TLS handshake within login_timeout_ms");
+                       }
+                       pending_cause_ = LinkDown::kLoginFailed;
                        connection_->close(CloseReason::kAuthFailed, "no login response in time");
                    }),
       tick_timer_(loop, [this] { on_tick(); }),
@@ -141,6 +146,15 @@ void ServerLink::connected(int fd) {
     TcpConnection::Limits limits;
     limits.max_frame_body_bytes = settings_.max_frame_bytes;
     limits.max_output_bytes = settings_.max_output_bytes;
+    if (settings_.tls) {
+        // The login waits in the queue until the handshake is done; both are
+        // bounded by login_timeout_ms.
+        limits.tls = {settings_.tls, settings_.tls_server_name, settings_.login_timeout_ms, nullptr};
+        if (!settings_.tls->verifies_peer()) {
+            log_->warn("{}: TLS without certificate verification (tls.insecure_skip_verify): the server is "
+                       "not authenticated", settings_.server.to_string());
+        }
+    }
     connection_ = std::make_unique<TcpConnection>(loop_, flusher_, fd, 0,
                                                   settings_.server.to_string(), accepted_, limits,
                                                   *this);
@@ -275,6 +289,7 @@ void ServerLink::on_closed(TcpConnection&, CloseReason reason, const std::string
         cause = reason == CloseReason::kProtocolError || reason == CloseReason::kFrameTooLarge
                     ? LinkDown::kProtocolError
                     : (was_up ? LinkDown::kLost : LinkDown::kLoginFailed);
+        if (is_tls_handshake_failure(reason)) cause = LinkDown::kConnectFailed;  // wrong CA, name, certificate
     }
     log_->log(was_up ? spdlog::level::warn : spdlog::level::info, "{} {}: {}: {}",
               settings_.server.to_string(), was_up ? "lost" : "failed", link_down_name(cause), text);

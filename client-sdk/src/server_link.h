@@ -37,6 +37,8 @@ struct LinkSettings {
     uint32_t heartbeat_timeout_ms = 3000;   // 0: never declared dead for silence
     uint32_t max_frame_bytes = 16u << 20;
     uint64_t max_output_bytes = 16u << 20;
+    std::shared_ptr<const TlsContext> tls;  // null: plaintext
+    std::string tls_server_name;            // what the certificate must name
 };
 
 // Why a link went down; the consumer turns it into an item status code.

@@ -26,6 +26,10 @@ bool Session::open(std::string& error) {
     TcpConnection::Limits limits;
     limits.max_frame_body_bytes = options_.max_frame_bytes;
     limits.max_output_bytes = options_.max_output_bytes;
+    if (options_.tls) {
+        limits.tls = {options_.tls, options_.tls_server_name.empty() ? options_.host : options_.tls_server_name,
+                      static_cast<uint32_t>(options_.connect_timeout_ms), nullptr};
+    }
     connection_ = std::make_unique<TcpConnection>(
         loop_, flusher_, fd, id_, options_.host + ":" + std::to_string(options_.port), accepted_,
         limits, *this);

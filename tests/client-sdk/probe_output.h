@@ -12,7 +12,23 @@
 #include <string_view>
 #include <vector>
 
+#include "mdcast/types.h"
+
 namespace probe {
+
+// The TLS switches both probes take: --tls, --ca-file F, --cert-file F,
+// --key-file F, --server-name N, --insecure-skip-verify. True when `arg` was one.
+template <class Value>
+bool tls_arg(const std::string& arg, Value value, mdcast::TlsOptions& tls) {
+    if (arg == "--tls") tls.enabled = true;
+    else if (arg == "--ca-file") tls.ca_file = value();
+    else if (arg == "--cert-file") tls.cert_file = value();
+    else if (arg == "--key-file") tls.key_file = value();
+    else if (arg == "--server-name") tls.server_name = value();
+    else if (arg == "--insecure-skip-verify") tls.insecure_skip_verify = true;
+    else return false;
+    return true;
+}
 
 // CLOCK_MONOTONIC ns, comparable with Python's time.monotonic_ns().
 inline int64_t monotonic_now() {

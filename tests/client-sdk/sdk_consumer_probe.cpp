@@ -49,6 +49,7 @@ struct Args {
     uint32_t heartbeat_timeout_ms = 3000;
     uint64_t unsubscribe_after = 0;  // updates per item, then unsubscribe it
     std::string user = "sdk-probe";
+    mdcast::TlsOptions tls;
 };
 
 Args parse_args(int argc, char** argv) {
@@ -72,6 +73,7 @@ Args parse_args(int argc, char** argv) {
         else if (arg == "--heartbeat-timeout-ms") a.heartbeat_timeout_ms = static_cast<uint32_t>(std::stoul(value()));
         else if (arg == "--unsubscribe-after") a.unsubscribe_after = std::stoull(value());
         else if (arg == "--user") a.user = value();
+        else if (probe::tls_arg(arg, value, a.tls)) continue;
         else throw std::invalid_argument("unknown argument " + arg);
     }
     if (a.servers.empty() || a.items.empty()) throw std::invalid_argument("--servers and --items are required");
@@ -165,6 +167,7 @@ int main(int argc, char** argv) {
     mdcast::ConsumerOptions options;
     options.servers = mdcast::parse_server_list(args.servers);
     options.user = args.user;
+    options.tls = args.tls;
     options.application_id = "sdk-consumer-probe";
     options.heartbeat_interval_ms = args.heartbeat_ms;
     options.heartbeat_timeout_ms = args.heartbeat_timeout_ms;

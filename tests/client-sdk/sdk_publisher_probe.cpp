@@ -40,6 +40,7 @@ struct Args {
     bool interactive = false;
     double rate = 100;
     double duration_s = 10;
+    mdcast::TlsOptions tls;
 };
 
 Args parse_args(int argc, char** argv) {
@@ -56,6 +57,7 @@ Args parse_args(int argc, char** argv) {
         else if (arg == "--interactive") a.interactive = true;
         else if (arg == "--rate") a.rate = std::stod(value());
         else if (arg == "--duration") a.duration_s = std::stod(value());
+        else if (probe::tls_arg(arg, value, a.tls)) continue;
         else throw std::invalid_argument("unknown argument " + arg);
     }
     if (a.distributors.empty() || a.items.empty()) {
@@ -172,6 +174,7 @@ int main(int argc, char** argv) {
     mdcast::PublisherOptions options;
     options.distributors = mdcast::parse_server_list(args.distributors);
     options.user = "sdk-publisher-probe";
+    options.tls = args.tls;
     options.reconnect_delay_min_ms = 50;
     options.reconnect_delay_max_ms = 500;
     options.log_level = "info";

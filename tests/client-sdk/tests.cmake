@@ -33,6 +33,7 @@ endfunction()
 mdcast_sdk_integration_test(integration_sdk_failover integration/test_sdk_failover.py 180)
 mdcast_sdk_integration_test(integration_sdk_consumer integration/test_sdk_consumer.py 120)
 mdcast_sdk_integration_test(integration_sdk_publisher integration/test_sdk_publisher.py 180)
+mdcast_sdk_integration_test(integration_tls integration/test_tls.py 240)
 mdcast_sdk_integration_test(integration_sdk_install integration/test_sdk_install.py 300)
 set_property(TEST integration_sdk_install APPEND PROPERTY ENVIRONMENT "MDCAST_BUILD_DIR=${CMAKE_BINARY_DIR}")
 # A sanitizer build's libmdcast needs the examples built with the same sanitizer.

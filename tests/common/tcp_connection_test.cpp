@@ -1,11 +1,16 @@
-// TcpConnection over a real socketpair: the output limits and closing for a reason.
+// TcpConnection over a real socketpair: the output limits and closing for a
+// reason, over plaintext and over the TLS transport.
 #include "common/tcp_connection.h"
 
 #include <catch2/catch.hpp>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <string>
+#include <vector>
+
+#include "test_certificates.h"
 
 using namespace mdcast;
 
@@ -126,4 +131,128 @@ TEST_CASE("close_after_flush sends what is queued, then Close, then closes once"
     CHECK(proto::decode_frame_header(close_header).type == static_cast<uint16_t>(proto::FrameType::kClose));
     connection.close(CloseReason::kShutdown, "again");  // already closed: no second on_closed
     CHECK(handler.closes == 1);
+}
+
+// ---- the TLS transport ---------------------------------------------------------------------
+
+namespace {
+
+struct TypeRecorder : Recorder {
+    std::vector<proto::FrameType> types;
+    void on_frame(TcpConnection& c, const proto::Frame& f) override {
+        Recorder::on_frame(c, f);
+        types.push_back(f.type);
+    }
+};
+
+std::shared_ptr<const TlsContext> server_context(const testing::TestCertificates& certs) {
+    TlsServerSettings s;
+    s.cert_file = certs.path("server.pem");
+    s.key_file = certs.path("server.key");
+    return TlsContext::server(s);
+}
+
+std::shared_ptr<const TlsContext> client_context(const testing::TestCertificates& certs) {
+    TlsClientSettings s;
+    s.ca_file = certs.path("ca.pem");
+    return TlsContext::client(s);
+}
+
+// Like every process that uses TcpConnection (daemons and tools ignore it, the
+// SDK blocks it on its I/O thread): OpenSSL writes with write(), and a write to
+// a peer that has gone must fail with EPIPE rather than kill the process.
+const bool kSigpipeIgnored = [] {
+    std::signal(SIGPIPE, SIG_IGN);
+    return true;
+}();
+
+void run_for(EventLoop& loop, int ms) {
+    Timer stop(loop, [&] { loop.stop(); });
+    stop.start_once(std::chrono::milliseconds(ms));
+    loop.run();
+}
+
+}  // namespace
+
+TEST_CASE("TLS: frames both ways, exact queue accounting, and the Close frame on close", "[tcp_connection][tls]") {
+    testing::TestCertificates certs;
+    EventLoop loop;
+    FlushScheduler flusher(loop, std::chrono::microseconds(0));
+    TypeRecorder server_handler, client_handler;
+    Pair pair;
+    OutputPool pool(1 << 20, 1000, 1 << 20);
+    TlsCounters counters;
+    TcpConnection::Limits server_limits;
+    server_limits.pool = &pool;
+    server_limits.tls = {server_context(certs), {}, 5000, &counters};
+    TcpConnection::Limits client_limits;
+    client_limits.tls = {client_context(certs), "localhost", 5000, nullptr};
+    TcpConnection server(loop, flusher, pair.ours, 1, "server", proto::kClientToServerTypes, server_limits, server_handler);
+    TcpConnection client(loop, flusher, ::dup(pair.theirs), 2, "client", proto::kServerToClientTypes, client_limits,
+                         client_handler);
+    server.start();
+    client.start();
+    CHECK(server.is_tls());
+    CHECK(server.tls_handshaking());
+    wire::v1::Ping ping;
+    REQUIRE(client.send(proto::FrameType::kPing, ping));  // queued before the handshake: sent after it
+    for (int i = 0; i < 200; ++i) REQUIRE(server.send(proto::FrameType::kPong, ping));
+    CHECK(pool.borrowed() > 0);
+    run_for(loop, 300);
+    CHECK_FALSE(server.tls_handshaking());
+    CHECK(counters.handshakes_ok == 1);
+    CHECK(server_handler.frames == 1);
+    CHECK(client_handler.frames == 200);
+    CHECK(server.queued_bytes() == 0);
+    CHECK(pool.borrowed() == 0);
+    CHECK(server.bytes_out() == client.bytes_in());
+    CHECK(server.tls_description().find("TLSv1.3") != std::string::npos);
+    server.close(CloseReason::kSlowConsumer, "test");
+    CHECK(server_handler.reason == CloseReason::kSlowConsumer);
+    run_for(loop, 200);
+    REQUIRE_FALSE(client_handler.types.empty());
+    CHECK(client_handler.types.back() == proto::FrameType::kClose);  // the peer was told why
+    CHECK(client_handler.closed);
+    CHECK(pool.borrowed() == 0);
+}
+
+// A TLS server connection on one end of a socketpair; the test plays the peer on `pair.theirs`.
+struct TlsServerEnd {
+    explicit TlsServerEnd(uint32_t handshake_timeout_ms)
+        : limits(make_limits(handshake_timeout_ms)),
+          server(loop, flusher, pair.ours, 1, "server", proto::kClientToServerTypes, limits, handler) {
+        server.start();
+    }
+    TcpConnection::Limits make_limits(uint32_t handshake_timeout_ms) {
+        TcpConnection::Limits l;
+        l.tls = {server_context(certs), {}, handshake_timeout_ms, &counters};
+        return l;
+    }
+    testing::TestCertificates certs;
+    EventLoop loop;
+    FlushScheduler flusher{loop, std::chrono::microseconds(0)};
+    Recorder handler;
+    Pair pair;
+    TlsCounters counters;
+    TcpConnection::Limits limits;
+    TcpConnection server;
+};
+
+TEST_CASE("TLS: a peer that never starts the handshake is closed with its own reason", "[tcp_connection][tls]") {
+    TlsServerEnd end(100);
+    run_for(end.loop, 400);
+    CHECK(end.handler.closed);
+    CHECK(end.handler.reason == CloseReason::kTlsHandshakeTimeout);
+    CHECK(end.counters.handshakes_timed_out == 1);
+    char byte;
+    CHECK(::read(end.pair.theirs, &byte, 1) == 0);  // the socket was shut down
+}
+
+TEST_CASE("TLS: a peer that speaks plaintext fails the handshake", "[tcp_connection][tls]") {
+    TlsServerEnd end(5000);
+    const std::string junk(64, 'x');
+    REQUIRE(::write(end.pair.theirs, junk.data(), junk.size()) == 64);
+    run_for(end.loop, 200);
+    CHECK(end.handler.reason == CloseReason::kTlsHandshakeFailed);
+    CHECK(end.counters.handshakes_failed == 1);
 }

@@ -24,12 +24,13 @@ class Point:
     seconds: float = 5.0
     latency_rate: int = 0  # 0: stamp every update
     tick_us: int = 100     # the source's pacing tick (mdcast-bench --tick-us)
+    tls: bool = False      # clients over TLS (mdcast-bench --tls)
     # Filled in by run_point:
     result: dict = field(default_factory=dict)
 
     def label(self):
         return (f"{self.scenario}-{self.profile}-{self.rate}ups-{self.update_bytes}B-"
-                f"{self.servers}srv-{self.connections}conn")
+                f"{self.servers}srv-{self.connections}conn" + ("-tls" if self.tls else ""))
 
 
 def split_connections(total, processes):
@@ -65,7 +66,7 @@ def run_point(point, binaries, profiles_dir, out_dir):
     try:
         profile_dir = os.path.join(profiles_dir, point.profile)
         point.result["mean_limit_us"] = MEAN_LIMIT_US + coalescing_us(profile_dir)
-        with Stack(binaries, profile_dir, log_dir) as stack:
+        with Stack(binaries, profile_dir, log_dir, tls=point.tls) as stack:
             _run(point, stack, log_dir)
             point.result["commands"] = list(stack.commands)
     except (RuntimeError, OSError, ValueError) as error:

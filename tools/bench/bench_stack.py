@@ -183,8 +183,9 @@ class Process:
 class Stack:
     """Start with start_core(); add source and clients; stop() ends every process by PID."""
 
-    def __init__(self, binaries, profile_dir, log_dir):
+    def __init__(self, binaries, profile_dir, log_dir, tls=False):
         self.bin = binaries
+        self.tls = make_certificates(log_dir) if tls else None
         self.profile_dir = profile_dir
         self.log_dir = log_dir
         os.makedirs(log_dir, exist_ok=True)
@@ -222,9 +223,13 @@ class Stack:
                                            "backbone.ttl": 0})
         distributor = self.start("distributor", [self.bin["distributor"], "--config", cfg])
         self.client_base_port = free_port(consecutive=servers)
-        cfg = self._config("server", {"clients.port": self.client_base_port, "clients.max_connections": 1000,
-                                      "backbone.group": self.group, "backbone.port": self.backbone_port,
-                                      "backbone.interface": "127.0.0.1"})
+        overrides = {"clients.port": self.client_base_port, "clients.max_connections": 1000,
+                     "backbone.group": self.group, "backbone.port": self.backbone_port,
+                     "backbone.interface": "127.0.0.1"}
+        if self.tls:  # TLS only, on the same ports
+            overrides.update({"clients.plaintext": False, "clients.tls": True, "clients.tls_port": self.client_base_port,
+                              "tls.cert_file": self.tls["cert"], "tls.key_file": self.tls["key"]})
+        cfg = self._config("server", overrides)
         wait_for_port(self.publisher_port, distributor)
         for n in range(1, servers + 1):
             server = self.start(f"server{n}", [self.bin["server"], "--config", cfg, "--instance", str(n)])
@@ -241,11 +246,30 @@ class Stack:
                                      *map(str, args)])
 
     def client(self, name, *args):
-        return self.start(name, [self.bin["client"], "--server", self.server_list(), *map(str, args)])
+        tls = ["--tls", "--ca-file", self.tls["ca"]] if self.tls else []
+        return self.start(name, [self.bin["client"], "--server", self.server_list(), *tls, *map(str, args)])
 
     def stop(self):
         for p in reversed(self.processes):
             p.stop()
+
+
+def make_certificates(directory):
+    """A throw-away CA and a server certificate for 127.0.0.1 (openssl CLI, P-256)."""
+    os.makedirs(directory, exist_ok=True)
+
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True, timeout=30)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=mdcast-bench CA",
+            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign")
+    with open(os.path.join(directory, "server.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    openssl("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-days", "2", "-out", "server.pem", "-extfile", "server.ext")
+    return {"ca": os.path.join(directory, "ca.pem"), "cert": os.path.join(directory, "server.pem"),
+            "key": os.path.join(directory, "server.key")}
 
 
 def wait_for_port(port, process, timeout=10):

@@ -50,6 +50,8 @@ def parse_args(argv):
     parser.add_argument("--rates", help="comma-separated updates/s, instead of the scenario's ladder")
     parser.add_argument("--profiles", default="latency,throughput", help="latency scenario profiles")
     parser.add_argument("--connections", type=int, default=50, help="fanout: client connections")
+    parser.add_argument("--tls", action="store_true",
+                        help="clients connect over TLS (a throw-away CA and server certificate per run)")
     parser.add_argument("--client-processes", type=int, default=2, help="fanout: mdcast-client processes")
     parser.add_argument("--servers", default="1,2", help="fanout: server instance counts")
     parser.add_argument("--tick-us", type=int, default=100,
@@ -89,6 +91,7 @@ class Runner:
         if self.args.latency_rate:
             point.latency_rate = self.args.latency_rate
         point.tick_us = self.args.tick_us
+        point.tls = self.args.tls
         print(f"  {point.label()} ...", end="", flush=True)
         run_point(point, self.bin, self.profiles, self.out)
         lat = point.result.get("latency")

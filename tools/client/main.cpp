@@ -9,6 +9,7 @@
 #include "tools/sample_file.h"
 #include "tools/sample_items.h"
 #include "tools/credentials.h"
+#include "tools/tls_options.h"
 #include "tools/tool_main.h"
 
 namespace {
@@ -59,6 +60,8 @@ int main(int argc, char** argv) {
                 "Login password: the first line of FILE (default: $MDCAST_PASSWORD; never on the command line)")
         .option("log-level", &log_level, "LEVEL", "trace, debug, info, warn, error")
         .counter('v', "verbose", &verbosity, "More logging");
+    tools::ToolTlsOptions tls;
+    tools::add_tls_options(command_line, tls);
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != cli::CommandLine::Outcome::kRun) {
         return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
@@ -78,6 +81,12 @@ int main(int argc, char** argv) {
     }
     if (options.servers.empty()) return fail("--server: no server given");
     options.session.application_id = "mdcast-client";
+    try {
+        options.session.tls = tools::tls_context(tls);
+        options.session.tls_server_name = tls.server_name;
+    } catch (const std::exception& error) {
+        return fail(error.what());
+    }
     options.items = split(item_list);
     if (!item_file.empty()) {
         try {

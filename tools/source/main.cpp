@@ -5,6 +5,7 @@
 #include "common/host_port.h"
 #include "source_app.h"
 #include "tools/credentials.h"
+#include "tools/tls_options.h"
 #include "tools/tool_main.h"
 
 int main(int argc, char** argv) {
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
                 "Login password: the first line of FILE (default: $MDCAST_PASSWORD; never on the command line)")
         .option("log-level", &log_level, "LEVEL", "trace, debug, info, warn, error")
         .counter('v', "verbose", &verbosity, "More logging");
+    tools::ToolTlsOptions tls;
+    tools::add_tls_options(command_line, tls);
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != cli::CommandLine::Outcome::kRun) {
         return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
@@ -78,6 +81,13 @@ int main(int argc, char** argv) {
         options.sample_file = item_file;
     }
     options.session.application_id = "mdcast-source";
+    try {
+        options.session.tls = tools::tls_context(tls);
+        options.session.tls_server_name = tls.server_name;
+    } catch (const std::exception& error) {
+        std::cerr << "mdcast-source: error: " << error.what() << "\n";
+        return 2;
+    }
     return tools::run_tool<tools::SourceApp>("mdcast-source", log_level, verbosity, [&](EventLoop& loop) {
         return std::make_unique<tools::SourceApp>(loop, options);
     });

@@ -29,6 +29,11 @@ struct SessionOptions {
     uint32_t max_frame_bytes = 16 << 20;
     uint64_t max_output_bytes = 64 << 20;
     uint32_t ping_interval_ms = 0;  // 0: use the interval the peer asks for at login
+    // TLS: the context to connect with (null: plaintext). The peer's
+    // certificate must name tls_server_name (empty: host) unless the context
+    // was built with insecure_skip_verify.
+    std::shared_ptr<const TlsContext> tls;
+    std::string tls_server_name;
 };
 
 class Session final : public TcpConnection::Handler {

@@ -111,6 +111,30 @@ struct ConnectionEvent {
     uint32_t attempt = 0;   // failed attempts in a row before this one
 };
 
+// TLS towards the servers (Consumer) or distributors (Publisher): every
+// address in the failover list is then a TLS port (clients.tls_port,
+// publishers.tls_port).
+//
+// VERIFICATION (on by default): the peer's certificate must chain to a CA in
+// ca_file (empty: the system trust store, /etc/ssl/certs) and must carry the
+// host of its ServerAddress (or server_name when set) in its subjectAltName:
+// a DNS name for a name, an IP address entry for an IP literal. A peer that
+// fails either check is not connected to: the attempt ends with a kDown
+// ConnectionEvent whose text says why ("certificate verify failed ...") and
+// the next address is tried.
+struct TlsOptions {
+    bool enabled = false;
+    std::string ca_file;      // PEM CAs the peer must chain to; empty: system store
+    std::string cert_file;    // PEM client certificate, for peers with tls.client_certs
+    std::string key_file;     // its PEM private key
+    std::string server_name;  // name to verify instead of ServerAddress::host
+    std::string min_version = "1.2";  // "1.2" or "1.3"
+    // DANGER: accept any certificate and any name. The link is encrypted but
+    // anyone in the path can impersonate the server. For tests and debugging
+    // only; the SDK logs a warning on every connection made with it.
+    bool insecure_skip_verify = false;
+};
+
 // How a consumer or publisher connects, stays connected and fails over;
 // ConsumerOptions and PublisherOptions extend it.
 struct ConnectionOptions {
@@ -120,7 +144,7 @@ struct ConnectionOptions {
     std::string password;
 
     uint32_t connect_timeout_ms = 2000;  // TCP connect
-    uint32_t login_timeout_ms = 3000;    // connected to login response
+    uint32_t login_timeout_ms = 3000;    // connected to login response (TLS handshake included)
     // Pings go out this often (or at the peer's interval when that is
     // shorter); the peer answers each. Nothing heard for heartbeat_timeout_ms
     // means the peer or the path is gone: fail over. On loopback a dead peer
@@ -138,6 +162,8 @@ struct ConnectionOptions {
     // spdlog level of the SDK's own log lines (stderr): trace, debug, info,
     // warn, error, off.
     std::string log_level = "warn";
+
+    TlsOptions tls;  // off: plaintext TCP
 };
 
 // CLOCK_REALTIME in nanoseconds: the publish stamp the SDK puts in updates.
