@@ -220,6 +220,8 @@ void TcpConnection::queue_close_frame(CloseReason reason, const std::string& tex
 
 void TcpConnection::close_after_flush(CloseReason reason, const std::string& text) {
     if (fd_ < 0 || closing_) return;
+    // Mid-handshake there is nothing to flush and the handshake would stall without reads.
+    if (tls_handshaking()) return close(reason, text);
     closing_ = true;
     closing_reason_ = reason;
     closing_text_ = text;

@@ -256,3 +256,13 @@ TEST_CASE("TLS: a peer that speaks plaintext fails the handshake", "[tcp_connect
     CHECK(end.handler.reason == CloseReason::kTlsHandshakeFailed);
     CHECK(end.counters.handshakes_failed == 1);
 }
+
+TEST_CASE("TLS: a graceful close during the handshake closes at once", "[tcp_connection][tls]") {
+    TlsServerEnd end(60000);
+    run_for(end.loop, 50);
+    REQUIRE(end.server.tls_handshaking());
+    end.server.close_after_flush(CloseReason::kShutdown, "server shutting down");
+    CHECK(end.handler.closed);  // not after the 60 s handshake timeout or a grace period
+    CHECK(end.handler.reason == CloseReason::kShutdown);
+    CHECK(end.handler.closes == 1);
+}
