@@ -3,7 +3,7 @@ dispatch queue, views by dictionary name, snapshots, batches, unknown items,
 unsubscribe, and the directory. Every value is checked against what
 mdcast-source publishes (docs/tools.md).
 
-`python3 test_sdk_consumer.py --measure-cpu RATE SECONDS [--dispatch]` instead
+`python3 test_sdk_consumer.py --measure-cpu RATE SECONDS [--dispatch] [--timed-writes MS]` instead
 prints the consumer's CPU time per million updates received (docs/sdk.md); it
 is not part of the suite."""
 import os
@@ -108,10 +108,13 @@ def test_unsubscribe_from_a_handler_stops_the_item():
     with_stack("sdk-unsubscribe", run)
 
 
-def measure_cpu(rate, seconds, extra):
+def measure_cpu(rate, seconds, extra, timed_writes_ms=0):
+    """`timed_writes_ms` > 0 runs the server with output.timed_writes (the throughput
+    profile): fewer, larger reads and far fewer wake-ups for the consumer."""
     with harness.Stack("sdk-cpu") as stack:
         stack.distributor()
-        stack.server(1)
+        stack.server(1, extra=f"output:\n  timed_writes: true\n  flush_interval_ms: {timed_writes_ms}"
+                     if timed_writes_ms > 0 else "")
         source = stack.source("--items", "1000", "--rate", str(rate), "--duration", str(seconds + 10))
         harness.wait_for_log(source, "items registered")
         items = ",".join(f"ITEM{i:06d}" for i in range(1000))
@@ -126,7 +129,13 @@ def measure_cpu(rate, seconds, extra):
 
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "--measure-cpu":
-        measure_cpu(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:])
+        args = sys.argv[4:]
+        timed = 0
+        if "--timed-writes" in args:
+            at = args.index("--timed-writes")
+            timed = int(args[at + 1])
+            del args[at:at + 2]
+        measure_cpu(int(sys.argv[2]), int(sys.argv[3]), args, timed)
         sys.exit(0)
     harness.run([test_dispatch_queue_with_a_view, test_snapshot_batch_and_unknown_item,
                  test_unsubscribe_from_a_handler_stops_the_item])
