@@ -48,6 +48,12 @@ struct ConfigChange {
     std::string after;
 };
 
+// What a daemon did with the changed keys on SIGHUP.
+struct ReloadResult {
+    std::vector<std::string> applied;  // in effect from now on
+    std::vector<std::string> failed;   // reloadable, but the files they name did not load
+};
+
 // Thrown by Schema::load_* with every error found, never with an empty list. what() holds one
 // formatted error per line, ready to print.
 class ConfigErrors : public std::runtime_error {
@@ -315,6 +321,16 @@ public:
             if (copy_key(change.key, from, to)) applied.push_back(change.key);
         }
         return applied;
+    }
+
+    // The keys of `changes` that are in `keys`.
+    static std::vector<std::string> changed_among(const std::vector<ConfigChange>& changes,
+                                                  const std::vector<std::string>& keys) {
+        std::vector<std::string> result;
+        for (const auto& change : changes) {
+            if (std::find(keys.begin(), keys.end(), change.key) != keys.end()) result.push_back(change.key);
+        }
+        return result;
     }
 
     // Copies one key's value (a reload applies the keys it can, one by one).

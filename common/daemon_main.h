@@ -36,10 +36,10 @@ struct DaemonProcess {
     std::function<void(const std::string& why)> shutdown;
     // SIGHUP: `fresh` is the re-read configuration and `changes` the keys that
     // differ from the running one. Re-reads the daemon's files (certificates,
-    // users, entitlements), applies what it can and returns the keys it applied;
-    // the others are logged as needing a restart. May be empty (nothing reloads).
-    std::function<std::vector<std::string>(const Config& fresh,
-                                           const std::vector<config::ConfigChange>& changes)>
+    // users, entitlements), applies what it can and says which keys it applied
+    // and which failed to load; the others are logged as needing a restart. May be
+    // empty (nothing reloads).
+    std::function<config::ReloadResult(const Config& fresh, const std::vector<config::ConfigChange>& changes)>
         reload;
 };
 
@@ -74,8 +74,10 @@ void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& s
         }
     }
     const auto changes = schema.changes(running, fresh);
-    std::vector<std::string> applied;
-    if (process.reload) applied = process.reload(fresh, changes);
+    config::ReloadResult result;
+    if (process.reload) result = process.reload(fresh, changes);
+    auto& applied = result.applied;
+    const auto& failed = result.failed;
     for (const auto& change : changes) {
         if (change.key == "log.level") {
             log::set_level(fresh.log_level, options.verbosity);
@@ -84,6 +86,9 @@ void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& s
         if (std::find(applied.begin(), applied.end(), change.key) != applied.end()) {
             schema.copy_key(change.key, fresh, running);
             logger->info("SIGHUP: applied {}: {} -> {}", change.key, change.before, change.after);
+        } else if (std::find(failed.begin(), failed.end(), change.key) != failed.end()) {
+            logger->error("SIGHUP: {} changed ({} -> {}) but its files did not load (see above); "
+                          "the running value stays", change.key, change.before, change.after);
         } else {
             logger->warn("SIGHUP: {} changed ({} -> {}) but needs a restart; not applied", change.key,
                          change.before, change.after);

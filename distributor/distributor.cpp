@@ -318,12 +318,13 @@ std::string Distributor::stats_json() const {
     return out + "],\"metrics\":" + metrics_.json() + "}";
 }
 
-std::vector<std::string> Distributor::reload(const DistributorConfig& fresh,
+config::ReloadResult Distributor::reload(const DistributorConfig& fresh,
                                          const std::vector<config::ConfigChange>& changes) {
     // Limits checked when a connection or request arrives apply from now on.
     std::vector<std::string> reloadable{"publishers.max_connections"};
     for (auto& key : reloadable_auth_keys(config_, fresh)) reloadable.push_back(std::move(key));
-    auto applied = distributor_schema().apply_changes(changes, reloadable, fresh, config_);
+    config::ReloadResult result;
+    result.applied = distributor_schema().apply_changes(changes, reloadable, fresh, config_);
     // The users file is re-read on every SIGHUP. A publisher whose user is gone
     // is closed; a changed password does not log anyone out.
     if (auth_.reload(auth_settings(fresh))) {
@@ -336,9 +337,11 @@ std::vector<std::string> Distributor::reload(const DistributorConfig& fresh,
     // Certificate files are re-read on every SIGHUP, changed names or not.
     if (listeners_.reload_tls(tls_server_settings(fresh), fresh.tls_handshake_timeout_ms)) {
         auto tls_keys = distributor_schema().apply_changes(changes, kTlsReloadableKeys, fresh, config_);
-        applied.insert(applied.end(), tls_keys.begin(), tls_keys.end());
+        result.applied.insert(result.applied.end(), tls_keys.begin(), tls_keys.end());
+    } else {
+        result.failed = config::Schema<DistributorConfig>::changed_among(changes, kTlsReloadableKeys);
     }
-    return applied;
+    return result;
 }
 
 void Distributor::on_login_request(PublisherSession& session, const wire::LoginRequest& request) {

@@ -34,9 +34,9 @@ public:
     // the loop once they are flushed or shutdown.grace_ms passed; a second call
     // stops at once.
     void shutdown(const std::string& why);
-    // SIGHUP: applies the changed keys it can and returns them (daemon_main logs
-    // the rest as needing a restart).
-    std::vector<std::string> reload(const DistributorConfig& fresh, const std::vector<config::ConfigChange>& changes);
+    // SIGHUP: applies the changed keys it can and says which it applied and which
+    // failed to load (daemon_main logs the rest as needing a restart).
+    config::ReloadResult reload(const DistributorConfig& fresh, const std::vector<config::ConfigChange>& changes);
 
     uint16_t publisher_port() const { return listeners_.port(); }
     uint16_t publisher_tls_port() const { return listeners_.tls_port(); }

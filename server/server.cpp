@@ -934,20 +934,23 @@ std::string Server::stats_json() const {
     return out + "],\"metrics\":" + metrics_.json() + "}";
 }
 
-std::vector<std::string> Server::reload(const ServerConfig& fresh,
+config::ReloadResult Server::reload(const ServerConfig& fresh,
                                          const std::vector<config::ConfigChange>& changes) {
     // Limits checked when a connection or request arrives apply from now on.
     std::vector<std::string> reloadable{"clients.max_connections", "clients.max_items_per_request", "clients.max_subscriptions"};
     for (auto& key : reloadable_auth_keys(config_, fresh)) reloadable.push_back(std::move(key));
-    auto applied = server_schema().apply_changes(changes, reloadable, fresh, config_);
+    config::ReloadResult result;
+    result.applied = server_schema().apply_changes(changes, reloadable, fresh, config_);
     // The users file is re-read on every SIGHUP, changed path or not.
     if (auth_.reload(auth_settings(fresh))) enforce_access();
     // Certificate files are re-read on every SIGHUP, changed names or not.
     if (listeners_.reload_tls(tls_server_settings(fresh), fresh.tls_handshake_timeout_ms)) {
         auto tls_keys = server_schema().apply_changes(changes, kTlsReloadableKeys, fresh, config_);
-        applied.insert(applied.end(), tls_keys.begin(), tls_keys.end());
+        result.applied.insert(result.applied.end(), tls_keys.begin(), tls_keys.end());
+    } else {
+        result.failed = config::Schema<ServerConfig>::changed_among(changes, kTlsReloadableKeys);
     }
-    return applied;
+    return result;
 }
 
 void Server::shutdown(const std::string& why) {

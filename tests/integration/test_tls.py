@@ -269,6 +269,16 @@ def test_sighup_reloads_the_certificate():
         wait_for_log(server, "keeping the running TLS certificate")
         check(server.popen.poll() is None, "the server died on a bad certificate")
         check(peer_common_name(tls_port, pki.ca) == "server-two", "the running certificate was dropped")
+        # A config naming a missing file: the key is reported as failed, not as needing a restart.
+        config = os.path.join(stack.dir, "server1.yaml")
+        with open(config) as f:
+            text = f.read()
+        with open(config, "w") as f:
+            f.write(text.replace(f"cert_file: {cert}", f"cert_file: {cert}.missing"))
+        server.popen.send_signal(signal.SIGHUP)
+        wait_for_log(server, "SIGHUP: tls.cert_file changed")
+        check("tls.cert_file changed" in server.log_text() and "but its files did not load" in server.log_text(),
+              "a failed certificate reload is not reported as such")
 
 
 def test_bad_files_stop_the_start_with_a_clear_error():
