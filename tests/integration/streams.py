@@ -3,6 +3,7 @@ published: its values are a pure function of item index and sequence
 (tools/sample_items.h), so every field of every message can be verified."""
 import json
 import re
+import time
 from decimal import Decimal
 
 from harness import check
@@ -20,6 +21,19 @@ def expected_fields(index, seq):
 def messages(client):
     with open(client.stdout_path) as f:
         return [json.loads(line, parse_float=Decimal) for line in f if line.strip()]
+
+
+def wait_for_update(client, name, timeout=15):
+    """Until the client has printed an update of `name` (complete lines only)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(client.stdout_path) as f:
+            lines = f.read().split("\n")[:-1]  # the last piece may be half written
+        for line in lines:
+            if line.strip() and '"type":"update"' in line and f'"{name}"' in line:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"{client.name}: no update of {name} within {timeout} s")
 
 
 def by_item(lines):

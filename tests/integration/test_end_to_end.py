@@ -6,7 +6,7 @@ status rather than silence."""
 import re
 
 from harness import Stack, check, run, wait_for_log
-from streams import by_item, check_full_stream, messages, sent_updates
+from streams import by_item, check_full_stream, messages, sent_updates, wait_for_update
 
 ITEMS = 10
 
@@ -85,7 +85,7 @@ def test_distributor_restart_is_visible_then_recovers():
         source = stack.source("--items", str(ITEMS), "--rate", "200", "--duration", "20", name="source1")
         wait_for_log(source, "items registered")
         client = stack.client(1, "--items", "ITEM000002", "--duration", "6")
-        wait_for_log(stack.processes[1], "logged in")
+        wait_for_update(client, "ITEM000002")  # the stream ran before the restart
         first.stop()
         source.wait(10)  # it loses its distributor and exits
         stack.processes.remove(first)
