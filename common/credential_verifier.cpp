@@ -1,5 +1,7 @@
 #include "common/credential_verifier.h"
 
+#include <algorithm>
+
 #include <event2/event.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -24,7 +26,9 @@ CredentialVerifier::CredentialVerifier(EventLoop& loop, VerifierSettings setting
     }
     result_event_ = event_new(loop.base(), result_fd_, EV_READ | EV_PERSIST, &on_results, this);
     event_add(result_event_, nullptr);
-    worker_ = std::thread([this] { work(); });
+    for (size_t i = 0; i < std::max<size_t>(1, settings.threads); ++i) {
+        workers_.emplace_back([this] { work(); });
+    }
 }
 
 CredentialVerifier::~CredentialVerifier() {
@@ -34,8 +38,8 @@ CredentialVerifier::~CredentialVerifier() {
         for (auto& job : jobs_) OPENSSL_cleanse(job.password.data(), job.password.size());
         jobs_.clear();
     }
-    wake_worker_.notify_one();
-    worker_.join();
+    wake_worker_.notify_all();
+    for (auto& worker : workers_) worker.join();
     event_free(result_event_);
     ::close(result_fd_);
     OPENSSL_cleanse(hmac_key_.data(), hmac_key_.size());
@@ -119,7 +123,7 @@ CredentialVerifier::Result CredentialVerifier::verify(std::string_view user, std
     return Result::kQueued;
 }
 
-// The worker thread: hashes one job at a time and wakes the loop with each result.
+// A worker thread: hashes one job at a time and wakes the loop with each result.
 void CredentialVerifier::work() {
     std::unique_lock lock(mutex_);
     for (;;) {

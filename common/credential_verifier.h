@@ -3,8 +3,10 @@
 // Design (docs/access-control.md, "Cost"): a PBKDF2 check takes tens of
 // milliseconds, and the loop thread also carries market data for every client,
 // so the hash never runs on it.
-//   - One worker thread computes the hashes; results are posted back to the
-//     loop through an eventfd, and the callbacks run on the loop thread.
+//   - Worker threads (`threads`, one by default) compute the hashes from one
+//     queue; results are posted back to the loop through an eventfd, and the
+//     callbacks run on the loop thread. More threads shorten a login storm of
+//     distinct users (after a failover) on a host with cores to spare.
 //   - Logins with the same user and password that arrive while one is being
 //     checked wait for that one check (a thousand clients of one account after
 //     a failover cost one hash, not a thousand).
@@ -40,9 +42,10 @@ struct event;
 namespace mdcast::auth {
 
 struct VerifierSettings {
-    size_t max_queued = 1000;      // distinct checks waiting for the worker
+    size_t max_queued = 1000;      // distinct checks waiting for the workers
     size_t cache_entries = 10000;  // 0: no cache
     uint32_t cache_ttl_s = 3600;
+    size_t threads = 1;  // hashing threads; fixed when the verifier is made
 };
 
 struct VerifierCounters {
@@ -111,7 +114,7 @@ private:
 
     int result_fd_;
     event* result_event_;
-    std::thread worker_;
+    std::vector<std::thread> workers_;
 };
 
 }  // namespace mdcast::auth

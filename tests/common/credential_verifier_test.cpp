@@ -74,3 +74,24 @@ TEST_CASE("identical logins share one check; distinct ones are bounded", "[crede
     CHECK(verifier.counters().hashes == 2);
     CHECK(verifier.cached() == 0);  // cache_entries 0: nothing kept
 }
+
+TEST_CASE("several hashing threads answer every distinct login once, rightly", "[credential_verifier]") {
+    EventLoop loop;
+    CredentialVerifier verifier(loop, VerifierSettings{100, 0, 3600, 3});
+    int answers = 0;
+    std::vector<int> verdicts(12, -1);
+    for (int i = 0; i < 12; ++i) {
+        const bool right = i % 2 == 0;
+        CHECK(verifier.verify("user" + std::to_string(i), right ? "secret" : "guess", kStored, kStoredText,
+                              [&, i](bool ok) {
+                                  CHECK(verdicts[i] == -1);  // exactly once
+                                  verdicts[i] = ok ? 1 : 0;
+                                  ++answers;
+                              }) == CredentialVerifier::Result::kQueued);
+    }
+    run_until(loop, answers, 12);
+    REQUIRE(answers == 12);
+    for (int i = 0; i < 12; ++i) CHECK(verdicts[i] == (i % 2 == 0 ? 1 : 0));
+    CHECK(verifier.counters().hashes == 12);
+    CHECK(verifier.queued() == 0);
+}
