@@ -246,11 +246,7 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
                 waiting->attempts = 1;
                 return;
             case PendingRequests::AddResult::kJoined: return;
-            case PendingRequests::AddResult::kLimitReached:
-                return send_status(client, service, name, 0,
-                                   make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
-                                               wire::STATUS_LIMIT_REACHED,
-                                               "cache.max_pending_requests reached"));
+            case PendingRequests::AddResult::kLimitReached: return refuse_pending(client, service, name);
         }
     }
     if (item && !snapshot && item->status.stream_state() != wire::STREAM_CLOSED) {
@@ -265,11 +261,7 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
             if (route_pending(*pending) == Route::kNoSuchService) close_unroutable({service, name});
             return;
         case PendingRequests::AddResult::kJoined: return;
-        case PendingRequests::AddResult::kLimitReached:
-            return send_status(client, service, name, 0,
-                               make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
-                                           wire::STATUS_LIMIT_REACHED,
-                                           "cache.max_pending_requests reached"));
+        case PendingRequests::AddResult::kLimitReached: return refuse_pending(client, service, name);
     }
 }
 
@@ -405,6 +397,13 @@ void Server::on_client_drained(ClientSession& client) {
         it = owed.erase(it);
     }
     client.end_conflation();
+}
+
+// The request cannot wait for its image: cache.max_pending_requests are waiting already.
+void Server::refuse_pending(ClientSession& client, const std::string& service, const std::string& name) {
+    send_status(client, service, name, 0,
+                make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_LIMIT_REACHED,
+                            "cache.max_pending_requests reached"));
 }
 
 void Server::send_status(ClientSession& client, const std::string& service,

@@ -115,6 +115,7 @@ private:
     std::string conflated_frame(const CachedItem& item, const std::vector<uint32_t>& view) const;
     void fan_out_image(const CachedItem& item);
     void fan_out_status(const CachedItem& item);
+    void refuse_pending(ClientSession& client, const std::string& service, const std::string& name);
     void send_status(ClientSession& client, const std::string& service, const std::string& name,
                      uint64_t item_id, const wire::Status& status);
     void serve_pending(const CachedItem& item);

@@ -201,6 +201,11 @@ def read_frames_until_close(sock, timeout=5):
         if not chunk:
             break
         data += chunk
+    return split_frames(data)[0]
+
+
+def split_frames(data):
+    """(list of (type, body), bytes left over)."""
     frames = []
     while len(data) >= FRAME.size:
         length, kind, _ = FRAME.unpack_from(data)
@@ -208,7 +213,7 @@ def read_frames_until_close(sock, timeout=5):
             break
         frames.append((kind, data[FRAME.size:FRAME.size + length]))
         data = data[FRAME.size + length:]
-    return frames
+    return frames, data
 
 
 def stuck_subscriber(port, items=50):

@@ -2,7 +2,7 @@
 (field numbers from proto/wire/common.proto), without generated code."""
 import struct
 
-from harness import FRAME
+from harness import split_frames  # noqa: F401 - tests read frames through this module
 
 REFRESH, UPDATE, ITEM_STATUS, CLOSE = 20, 21, 22, 5
 
@@ -44,15 +44,3 @@ def fields(body):
 
 def first(f, number, default=0):
     return f.get(number, [default])[0]
-
-
-def split_frames(data):
-    """(list of (type, body), bytes left over)."""
-    frames = []
-    while len(data) >= FRAME.size:
-        length, kind, _ = FRAME.unpack_from(data)
-        if len(data) < FRAME.size + length:
-            break
-        frames.append((kind, data[FRAME.size:FRAME.size + length]))
-        data = data[FRAME.size + length:]
-    return frames, data
