@@ -98,7 +98,7 @@ void TcpConnection::queue_changed(size_t before) {
 }
 
 bool TcpConnection::send_frame(std::span<const uint8_t> frame) {
-    if (fd_ < 0 || closing_ || !enqueue_allowed(frame.size())) return false;
+    if (!accepts_output() || !enqueue_allowed(frame.size())) return false;
     const size_t before = queued_bytes();
     evbuffer_add(output_, frame.data(), frame.size());
     queue_changed(before);
@@ -107,7 +107,7 @@ bool TcpConnection::send_frame(std::span<const uint8_t> frame) {
 }
 
 bool TcpConnection::send(proto::FrameType type, const google::protobuf::MessageLite& message) {
-    if (fd_ < 0 || closing_) return false;
+    if (!accepts_output()) return false;
     const size_t size = proto::frame_bytes(message);
     if (!enqueue_allowed(size)) return false;
     const size_t before = queued_bytes();
