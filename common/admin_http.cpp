@@ -36,8 +36,8 @@ AdminHttp::AdminHttp(EventLoop& loop, const std::string& address, uint16_t port,
     evhttp_bound_socket* bound = evhttp_bind_socket_with_handle(http_, address.c_str(), port);
     if (!bound) {
         evhttp_free(http_);
-        throw std::runtime_error("admin http: cannot listen on " + address + ":" + std::to_string(port) + ": " +
-                                 std::strerror(errno));
+        throw std::runtime_error("admin http: cannot listen on " + address + ":" +
+                                 std::to_string(port) + ": " + std::strerror(errno));
     }
     sockaddr_storage local{};
     socklen_t length = sizeof local;
@@ -46,7 +46,9 @@ AdminHttp::AdminHttp(EventLoop& loop, const std::string& address, uint16_t port,
                                               : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
 }
 
-AdminHttp::~AdminHttp() { evhttp_free(http_); }
+AdminHttp::~AdminHttp() {
+    evhttp_free(http_);
+}
 
 void AdminHttp::on_request(evhttp_request* request, void* self) {
     static_cast<AdminHttp*>(self)->handle(request);
@@ -61,12 +63,14 @@ void AdminHttp::handle(evhttp_request* request) {
         return reply(request, 200, "OK", metrics_.prometheus(), "text/plain; version=0.0.4");
     }
     if (route == "/healthz") {
-        const auto [healthy, reason] = handlers_.health ? handlers_.health() : std::pair{true, std::string("ok")};
-        return reply(request, healthy ? 200 : 503, healthy ? "OK" : "Service Unavailable", reason + "\n",
-                     "text/plain");
+        const auto [healthy, reason] =
+            handlers_.health ? handlers_.health() : std::pair{true, std::string("ok")};
+        return reply(request, healthy ? 200 : 503, healthy ? "OK" : "Service Unavailable",
+                     reason + "\n", "text/plain");
     }
     if (route == "/stats") {
-        return reply(request, 200, "OK", handlers_.stats ? handlers_.stats() : "{}", "application/json");
+        return reply(request, 200, "OK", handlers_.stats ? handlers_.stats() : "{}",
+                     "application/json");
     }
     reply(request, 404, "Not Found", "try /metrics, /healthz or /stats\n", "text/plain");
 }

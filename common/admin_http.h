@@ -20,15 +20,15 @@ struct evhttp_request;
 namespace mdcast {
 
 class AdminHttp {
-public:
+  public:
     struct Handlers {
         std::function<std::pair<bool, std::string>()> health;  // (healthy, reason)
         std::function<std::string()> stats;                    // a JSON document
     };
 
     // Throws std::runtime_error naming the address when it cannot bind.
-    AdminHttp(EventLoop& loop, const std::string& address, uint16_t port, const MetricsRegistry& metrics,
-              Handlers handlers);
+    AdminHttp(EventLoop& loop, const std::string& address, uint16_t port,
+              const MetricsRegistry& metrics, Handlers handlers);
     ~AdminHttp();
     AdminHttp(const AdminHttp&) = delete;
     AdminHttp& operator=(const AdminHttp&) = delete;
@@ -36,7 +36,7 @@ public:
     uint16_t port() const { return port_; }
     uint64_t requests() const { return requests_; }
 
-private:
+  private:
     static void on_request(evhttp_request* request, void* self);
     void handle(evhttp_request* request);
 

@@ -21,26 +21,32 @@ struct AuthConfig {
 
 template <class C>
 void add_auth_keys(config::Schema<C>& s) {
-    s.string("auth.users_file", &C::auth_users_file, "",
-             "Users file (docs/access-control.md): who may log in, with salted PBKDF2 password "
-             "hashes made by mdcast-passwd, and (servers only) what each user and group may subscribe "
-             "to. Empty: "
-             "authentication off, every login accepted and everything allowed. Re-read on SIGHUP "
-             "(turning it on or off needs a restart).");
-    s.template integer<uint32_t>("auth.peer_failure_burst", &C::auth_peer_failure_burst, 5, 1, 1000000,
-                                 "Failed logins one peer address may have in a row; past it the "
-                                 "address is refused without a password check until it earns more.");
-    s.template integer<uint32_t>("auth.peer_failure_refill_ms", &C::auth_peer_failure_refill_ms, 10000, 1,
-                                 86400000, "A peer address earns back one failed login this often.");
-    s.template integer<uint32_t>("auth.max_tracked_peers", &C::auth_max_tracked_peers, 10000, 1, 10000000,
-                                 "Peer addresses with failed logins remembered; beyond it the least "
-                                 "recently seen is forgotten.");
-    s.template integer<uint32_t>("auth.max_pending_logins", &C::auth_max_pending_logins, 1000, 1, 1000000,
+    s.string(
+        "auth.users_file", &C::auth_users_file, "",
+        "Users file (docs/access-control.md): who may log in, with salted PBKDF2 password "
+        "hashes made by mdcast-passwd, and (servers only) what each user and group may subscribe "
+        "to. Empty: "
+        "authentication off, every login accepted and everything allowed. Re-read on SIGHUP "
+        "(turning it on or off needs a restart).");
+    s.template integer<uint32_t>(
+        "auth.peer_failure_burst", &C::auth_peer_failure_burst, 5, 1, 1000000,
+        "Failed logins one peer address may have in a row; past it the "
+        "address is refused without a password check until it earns more.");
+    s.template integer<uint32_t>("auth.peer_failure_refill_ms", &C::auth_peer_failure_refill_ms,
+                                 10000, 1, 86400000,
+                                 "A peer address earns back one failed login this often.");
+    s.template integer<uint32_t>(
+        "auth.max_tracked_peers", &C::auth_max_tracked_peers, 10000, 1, 10000000,
+        "Peer addresses with failed logins remembered; beyond it the least "
+        "recently seen is forgotten.");
+    s.template integer<uint32_t>("auth.max_pending_logins", &C::auth_max_pending_logins, 1000, 1,
+                                 1000000,
                                  "Distinct password checks waiting for the hashing thread; more "
                                  "logins are refused as busy (the SDK backs off and retries).");
-    s.template integer<uint32_t>("auth.cache_entries", &C::auth_cache_entries, 10000, 0, 10000000,
-                                 "Verified credentials remembered (keyed HMAC, never the password) so "
-                                 "a re-login skips the slow hash; 0: every login is hashed.");
+    s.template integer<uint32_t>(
+        "auth.cache_entries", &C::auth_cache_entries, 10000, 0, 10000000,
+        "Verified credentials remembered (keyed HMAC, never the password) so "
+        "a re-login skips the slow hash; 0: every login is hashed.");
     s.template integer<uint32_t>("auth.cache_ttl_s", &C::auth_cache_ttl_s, 3600, 1, 31536000,
                                  "How long a verified credential stays in the cache.");
     s.template integer<uint32_t>("auth.hash_threads", &C::auth_hash_threads, 1, 1, 64,
@@ -64,11 +70,13 @@ inline auth::AuthSettings auth_settings(const AuthConfig& c) {
 }
 
 // Every auth.* key reloads on SIGHUP except turning authentication on or off.
-inline std::vector<std::string> reloadable_auth_keys(const AuthConfig& running, const AuthConfig& fresh) {
+inline std::vector<std::string> reloadable_auth_keys(const AuthConfig& running,
+                                                     const AuthConfig& fresh) {
     std::vector<std::string> keys{"auth.peer_failure_burst", "auth.peer_failure_refill_ms",
-                                  "auth.max_tracked_peers", "auth.max_pending_logins",
-                                  "auth.cache_entries", "auth.cache_ttl_s"};
-    if (running.auth_users_file.empty() == fresh.auth_users_file.empty()) keys.push_back("auth.users_file");
+                                  "auth.max_tracked_peers",  "auth.max_pending_logins",
+                                  "auth.cache_entries",      "auth.cache_ttl_s"};
+    if (running.auth_users_file.empty() == fresh.auth_users_file.empty())
+        keys.push_back("auth.users_file");
     return keys;
 }
 

@@ -40,8 +40,8 @@ struct AuthCounters {
 struct LoginVerdict {
     enum class Kind { kAccepted, kBadCredentials, kRateLimited, kBusy };
     Kind kind = Kind::kAccepted;
-    std::string text;                        // for the peer (LoginResponse status, Close)
-    std::shared_ptr<const UserEntry> user;   // null when authentication is off
+    std::string text;                       // for the peer (LoginResponse status, Close)
+    std::shared_ptr<const UserEntry> user;  // null when authentication is off
     bool accepted() const { return kind == Kind::kAccepted; }
 };
 
@@ -51,7 +51,7 @@ struct LoginVerdict {
 wire::v1::LoginResponse refusal_response(const LoginVerdict& verdict, const std::string& server_id);
 
 class Authenticator {
-public:
+  public:
     // Loads the users file when one is set; throws config::ConfigErrors (every
     // error with file:line) so that a daemon with a broken file does not start.
     // `peers` names who logs in, for the log ("client", "publisher").
@@ -77,11 +77,12 @@ public:
     void register_metrics(MetricsRegistry& metrics);
     const AuthCounters& counters() const { return counters_; }
 
-private:
+  private:
     void refuse(const std::string& peer, const std::string& user, LoginVerdict::Kind kind,
                 const std::string& text, const std::function<void(const LoginVerdict&)>& done);
     void finish(const std::string& peer, const std::string& user, bool ok,
-                std::shared_ptr<const UserEntry> entry, const std::function<void(const LoginVerdict&)>& done);
+                std::shared_ptr<const UserEntry> entry,
+                const std::function<void(const LoginVerdict&)>& done);
 
     AuthSettings settings_;
     std::string peers_;

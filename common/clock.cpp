@@ -12,7 +12,11 @@ int64_t read_clock(clockid_t id) {
 }
 }  // namespace
 
-int64_t realtime_ns() { return read_clock(CLOCK_REALTIME); }
-int64_t monotonic_ns() { return read_clock(CLOCK_MONOTONIC); }
+int64_t realtime_ns() {
+    return read_clock(CLOCK_REALTIME);
+}
+int64_t monotonic_ns() {
+    return read_clock(CLOCK_MONOTONIC);
+}
 
 }  // namespace mdcast

@@ -33,7 +33,8 @@ wire::v1::CloseReason close_reason_wire(CloseReason reason);
 CloseReason close_reason_from_wire(wire::v1::CloseReason reason);
 // A TLS handshake that failed or timed out: logged rate-limited by the listener's owner.
 inline bool is_tls_handshake_failure(CloseReason reason) {
-    return reason == CloseReason::kTlsHandshakeFailed || reason == CloseReason::kTlsHandshakeTimeout;
+    return reason == CloseReason::kTlsHandshakeFailed ||
+           reason == CloseReason::kTlsHandshakeTimeout;
 }
 
 }  // namespace mdcast

@@ -21,7 +21,9 @@ constexpr size_t kHelpWidth = 80;
 constexpr size_t kMaxLabelWidth = 30;  // longer labels put their help on the next line
 constexpr size_t kLabelIndent = 2;
 
-std::string number_text(int64_t value) { return std::to_string(value); }
+std::string number_text(int64_t value) {
+    return std::to_string(value);
+}
 
 std::string number_text(double value) {
     std::ostringstream text;
@@ -30,7 +32,9 @@ std::string number_text(double value) {
     return text.str();
 }
 
-std::string quote_option(std::string_view name) { return "'--" + std::string(name) + "'"; }
+std::string quote_option(std::string_view name) {
+    return "'--" + std::string(name) + "'";
+}
 
 std::string out_of_range(std::string_view name, std::string_view value, const std::string& min,
                          const std::string& max) {
@@ -59,8 +63,8 @@ bool parse_integer(std::string_view name, std::string_view value, int64_t min, i
     return true;
 }
 
-bool parse_real(std::string_view name, std::string_view value, double min, double max,
-                double& out, std::string& error) {
+bool parse_real(std::string_view name, std::string_view value, double min, double max, double& out,
+                std::string& error) {
     std::string_view digits = value;
     if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
     double parsed = 0;
@@ -81,8 +85,7 @@ bool parse_real(std::string_view name, std::string_view value, double min, doubl
 
 // Greedy word wrap of `text` into lines of at most `width` columns; lines after the first are
 // indented by `indent` (the first line is placed by the caller).
-std::string wrap_text(const std::string& text, size_t first_column, size_t indent,
-                      size_t width) {
+std::string wrap_text(const std::string& text, size_t first_column, size_t indent, size_t width) {
     std::istringstream words(text);
     std::string word;
     std::string out;
@@ -169,15 +172,14 @@ CommandLine& CommandLine::counter(char short_name, std::string long_name, int* t
 }
 
 CommandLine& CommandLine::add(Option option) {
-    bool value_option = option.kind == Kind::kString || option.kind == Kind::kInteger ||
-                        option.kind == Kind::kReal;
+    bool value_option =
+        option.kind == Kind::kString || option.kind == Kind::kInteger || option.kind == Kind::kReal;
     if (!is_valid_long_name(option.long_name) || find_long(option.long_name) != nullptr) {
         throw std::logic_error("command line: bad or duplicate option '--" + option.long_name +
                                "'");
     }
-    if (option.short_name != 0 &&
-        (!std::isalnum(static_cast<unsigned char>(option.short_name)) ||
-         find_short(option.short_name) != nullptr)) {
+    if (option.short_name != 0 && (!std::isalnum(static_cast<unsigned char>(option.short_name)) ||
+                                   find_short(option.short_name) != nullptr)) {
         throw std::logic_error("command line: bad or duplicate option '-" +
                                std::string(1, option.short_name) + "'");
     }
@@ -257,8 +259,8 @@ bool CommandLine::parse_long(std::string_view body, Cursor& cursor, const Option
         return assign(*option, body.substr(equals + 1), cursor.error);
     }
     if (cursor.index >= cursor.argc) {
-        cursor.error = "option " + quote_option(name) + " requires a value (" + option->metavar +
-                       ")";
+        cursor.error =
+            "option " + quote_option(name) + " requires a value (" + option->metavar + ")";
         return false;
     }
     return assign(*option, cursor.argv[cursor.index++], cursor.error);
@@ -325,8 +327,10 @@ std::string CommandLine::usage() const {
     text += "Options:\n";
     for (const Option* option : ordered) {
         std::string line = std::string(kLabelIndent, ' ') + option_label(*option);
-        if (line.size() + 2 > help_column) line += "\n" + std::string(help_column, ' ');
-        else line.append(help_column - line.size(), ' ');
+        if (line.size() + 2 > help_column)
+            line += "\n" + std::string(help_column, ' ');
+        else
+            line.append(help_column - line.size(), ' ');
         std::string help = option->help;
         std::string suffix = default_text(*option);
         if (!suffix.empty()) help += (help.empty() ? "" : " ") + suffix;
@@ -338,8 +342,8 @@ std::string CommandLine::usage() const {
 // "-v, --verbose" or "    --config FILE"; long names line up whether or not a short form
 // exists.
 std::string CommandLine::option_label(const Option& option) const {
-    std::string label = option.short_name != 0 ? std::string("-") + option.short_name + ", "
-                                               : std::string(4, ' ');
+    std::string label =
+        option.short_name != 0 ? std::string("-") + option.short_name + ", " : std::string(4, ' ');
     label += "--" + option.long_name;
     if (!option.metavar.empty()) label += " " + option.metavar;
     return label;

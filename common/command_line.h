@@ -25,7 +25,7 @@
 namespace mdcast::cli {
 
 class CommandLine {
-public:
+  public:
     // `summary` is one paragraph shown by --help under the usage line.
     CommandLine(std::string program, std::string summary);
 
@@ -53,7 +53,7 @@ public:
     // The full --help text.
     std::string usage() const;
 
-private:
+  private:
     enum class Kind { kFlag, kString, kInteger, kReal, kCounter, kHelp, kVersion };
 
     struct Option {

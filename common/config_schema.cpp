@@ -201,8 +201,7 @@ void SchemaCore::load(const std::string& yaml_text, const std::string& file_name
             walk_mapping(documents[0], "", state);
         } else {
             state.report(documents[0].Mark(), "",
-                         "the top level must be a mapping of keys, got " +
-                             node_kind(documents[0]));
+                         "the top level must be a mapping of keys, got " + node_kind(documents[0]));
         }
     }
     if (!state.errors.empty()) throw ConfigErrors(std::move(state.errors));
@@ -228,9 +227,9 @@ void SchemaCore::walk_mapping(const YAML::Node& mapping, const std::string& pref
         }
         auto [first, inserted] = seen.emplace(key.Scalar(), key.Mark());
         if (!inserted) {
-            state.report(key.Mark(), full_key,
-                         "duplicate key (first set on line " +
-                             std::to_string(first->second.line + 1) + ")");
+            state.report(
+                key.Mark(), full_key,
+                "duplicate key (first set on line " + std::to_string(first->second.line + 1) + ")");
             continue;
         }
         walk_pair(key, pair.second, full_key, state);
@@ -249,8 +248,7 @@ void SchemaCore::walk_pair(const YAML::Node& key, const YAML::Node& value,
         }
         ValueError error;
         if (!state.apply(*index, value, error)) {
-            state.report(error.mark.is_null() ? value.Mark() : error.mark, full_key,
-                         error.message);
+            state.report(error.mark.is_null() ? value.Mark() : error.mark, full_key, error.message);
         }
         return;
     }
@@ -395,8 +393,7 @@ std::string out_of_range_message(const YAML::Node& node, const std::string& min,
     return node.Scalar() + " is out of range (allowed " + min + ".." + max + ")";
 }
 
-bool convert_real(const YAML::Node& node, double min, double max, double& out,
-                  ValueError& error) {
+bool convert_real(const YAML::Node& node, double min, double max, double& out, ValueError& error) {
     if (!require_scalar(node, "a real number", error)) return false;
     std::string_view text = node.Scalar();
     if (!text.empty() && text.front() == '+') text.remove_prefix(1);
@@ -444,7 +441,8 @@ bool convert_address(const YAML::Node& node, std::string& out, ValueError& error
     unsigned char buffer[sizeof(struct in6_addr)];
     if (inet_pton(AF_INET, text.c_str(), buffer) != 1 &&
         inet_pton(AF_INET6, text.c_str(), buffer) != 1) {
-        error.message = "'" + text + "' is not an IPv4 or IPv6 address (host names are not "
+        error.message = "'" + text +
+                        "' is not an IPv4 or IPv6 address (host names are not "
                         "accepted)";
         return false;
     }
@@ -464,8 +462,7 @@ bool convert_choice(const YAML::Node& node, const std::vector<std::string>& allo
     return true;
 }
 
-bool convert_string_list(const YAML::Node& node, std::vector<std::string>& out,
-                         ValueError& error) {
+bool convert_string_list(const YAML::Node& node, std::vector<std::string>& out, ValueError& error) {
     if (!node.IsSequence()) {
         error.message = "expected a list of strings, got " + node_kind(node);
         return false;
@@ -474,8 +471,8 @@ bool convert_string_list(const YAML::Node& node, std::vector<std::string>& out,
     for (size_t i = 0; i < node.size(); ++i) {
         const YAML::Node element = node[i];
         if (!element.IsScalar()) {
-            error.message = "list element " + std::to_string(i + 1) +
-                            " must be a string, got " + node_kind(element);
+            error.message = "list element " + std::to_string(i + 1) + " must be a string, got " +
+                            node_kind(element);
             if (!element.IsNull()) error.mark = element.Mark();
             return false;
         }
@@ -492,7 +489,9 @@ std::string real_text(double value) {
     return text.str();
 }
 
-std::string quoted(const std::string& value) { return "\"" + value + "\""; }
+std::string quoted(const std::string& value) {
+    return "\"" + value + "\"";
+}
 
 std::string list_text(const std::vector<std::string>& values) {
     std::string text;

@@ -13,9 +13,9 @@
 // Declaring an invalid or duplicate key is a programming error and throws std::logic_error.
 #pragma once
 
-#include <algorithm>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -57,11 +57,11 @@ struct ReloadResult {
 // Thrown by Schema::load_* with every error found, never with an empty list. what() holds one
 // formatted error per line, ready to print.
 class ConfigErrors : public std::runtime_error {
-public:
+  public:
     explicit ConfigErrors(std::vector<ConfigError> errors);
     const std::vector<ConfigError>& errors() const { return errors_; }
 
-private:
+  private:
     std::vector<ConfigError> errors_;
 };
 
@@ -89,7 +89,7 @@ using ApplyFn = std::function<bool(size_t key_index, const YAML::Node& value, Va
 
 // Non-template half of Schema<T>: key registry, YAML walking and error reporting.
 class SchemaCore {
-public:
+  public:
     explicit SchemaCore(std::string daemon_name);
 
     // Registers a key; throws std::logic_error for a malformed key (components must be
@@ -106,7 +106,7 @@ public:
 
     std::string describe() const;
 
-private:
+  private:
     struct WalkState;
     void walk_mapping(const YAML::Node& mapping, const std::string& prefix, WalkState& state) const;
     void walk_pair(const YAML::Node& key, const YAML::Node& value, const std::string& full_key,
@@ -139,8 +139,7 @@ bool convert_string(const YAML::Node& node, std::string& out, ValueError& error)
 bool convert_address(const YAML::Node& node, std::string& out, ValueError& error);
 bool convert_choice(const YAML::Node& node, const std::vector<std::string>& allowed,
                     std::string& out, ValueError& error);
-bool convert_string_list(const YAML::Node& node, std::vector<std::string>& out,
-                         ValueError& error);
+bool convert_string_list(const YAML::Node& node, std::vector<std::string>& out, ValueError& error);
 
 // Rendering of defaults and constraints for describe().
 std::string real_text(double value);
@@ -173,15 +172,20 @@ bool convert_integer(const YAML::Node& node, M min, M max, M& out, ValueError& e
 }
 
 // A member's value as the reload log shows it.
-inline std::string value_text(bool value) { return value ? "true" : "false"; }
-inline std::string value_text(double value) { return real_text(value); }
-inline std::string value_text(const std::string& value) { return quoted(value); }
+inline std::string value_text(bool value) {
+    return value ? "true" : "false";
+}
+inline std::string value_text(double value) {
+    return real_text(value);
+}
+inline std::string value_text(const std::string& value) {
+    return quoted(value);
+}
 inline std::string value_text(const std::vector<std::string>& values) {
     return "[" + list_text(values) + "]";
 }
 template <class M>
-    requires std::is_integral_v<M>
-std::string value_text(M value) {
+requires std::is_integral_v<M> std::string value_text(M value) {
     return std::to_string(value);
 }
 
@@ -189,7 +193,7 @@ std::string value_text(M value) {
 
 template <class T>
 class Schema {
-public:
+  public:
     explicit Schema(std::string daemon_name) : core_(std::move(daemon_name)) {}
 
     // Integer of any integral member type, range inclusive.
@@ -208,8 +212,8 @@ public:
                    });
     }
 
-    Schema& real(std::string key, double T::*member, double default_value, double min,
-                 double max, std::string doc) {
+    Schema& real(std::string key, double T::*member, double default_value, double min, double max,
+                 std::string doc) {
         std::string range = "range " + detail::real_text(min) + ".." + detail::real_text(max);
         return add({std::move(key), "real", detail::real_text(default_value), std::move(range),
                     std::move(doc)},
@@ -220,12 +224,11 @@ public:
     }
 
     Schema& boolean(std::string key, bool T::*member, bool default_value, std::string doc) {
-        return add({std::move(key), "boolean", default_value ? "true" : "false", "",
-                    std::move(doc)},
-                   member, default_value,
-                   [member](const YAML::Node& node, T& target, ValueError& error) {
-                       return detail::convert_boolean(node, target.*member, error);
-                   });
+        return add(
+            {std::move(key), "boolean", default_value ? "true" : "false", "", std::move(doc)},
+            member, default_value, [member](const YAML::Node& node, T& target, ValueError& error) {
+                return detail::convert_boolean(node, target.*member, error);
+            });
     }
 
     Schema& string(std::string key, std::string T::*member, std::string default_value,
@@ -242,12 +245,12 @@ public:
     Schema& address(std::string key, std::string T::*member, std::string default_value,
                     std::string doc) {
         std::string shown = detail::quoted(default_value);
-        return add({std::move(key), "address", std::move(shown), "IPv4 or IPv6 literal",
-                    std::move(doc)},
-                   member, std::move(default_value),
-                   [member](const YAML::Node& node, T& target, ValueError& error) {
-                       return detail::convert_address(node, target.*member, error);
-                   });
+        return add(
+            {std::move(key), "address", std::move(shown), "IPv4 or IPv6 literal", std::move(doc)},
+            member, std::move(default_value),
+            [member](const YAML::Node& node, T& target, ValueError& error) {
+                return detail::convert_address(node, target.*member, error);
+            });
     }
 
     // String restricted to `allowed` (compared exactly, case-sensitive).
@@ -255,13 +258,13 @@ public:
                    std::vector<std::string> allowed, std::string doc) {
         std::string shown = detail::quoted(default_value);
         std::string constraint = "one of: " + detail::list_text(allowed);
-        return add({std::move(key), "choice", std::move(shown), std::move(constraint),
-                    std::move(doc)},
-                   member, std::move(default_value),
-                   [member, allowed = std::move(allowed)](const YAML::Node& node, T& target,
-                                                          ValueError& error) {
-                       return detail::convert_choice(node, allowed, target.*member, error);
-                   });
+        return add(
+            {std::move(key), "choice", std::move(shown), std::move(constraint), std::move(doc)},
+            member, std::move(default_value),
+            [member, allowed = std::move(allowed)](const YAML::Node& node, T& target,
+                                                   ValueError& error) {
+                return detail::convert_choice(node, allowed, target.*member, error);
+            });
     }
 
     Schema& string_list(std::string key, std::vector<std::string> T::*member,
@@ -313,11 +316,12 @@ public:
     // Copies the changed keys that are in `reloadable` from `from` to `to`;
     // returns their names (a daemon's SIGHUP reload of plain settings).
     std::vector<std::string> apply_changes(const std::vector<ConfigChange>& changes,
-                                           const std::vector<std::string>& reloadable, const T& from,
-                                           T& to) const {
+                                           const std::vector<std::string>& reloadable,
+                                           const T& from, T& to) const {
         std::vector<std::string> applied;
         for (const auto& change : changes) {
-            if (std::find(reloadable.begin(), reloadable.end(), change.key) == reloadable.end()) continue;
+            if (std::find(reloadable.begin(), reloadable.end(), change.key) == reloadable.end())
+                continue;
             if (copy_key(change.key, from, to)) applied.push_back(change.key);
         }
         return applied;
@@ -328,7 +332,8 @@ public:
                                                   const std::vector<std::string>& keys) {
         std::vector<std::string> result;
         for (const auto& change : changes) {
-            if (std::find(keys.begin(), keys.end(), change.key) != keys.end()) result.push_back(change.key);
+            if (std::find(keys.begin(), keys.end(), change.key) != keys.end())
+                result.push_back(change.key);
         }
         return result;
     }
@@ -345,7 +350,7 @@ public:
         return false;
     }
 
-private:
+  private:
     using ValueError = detail::ValueError;
     using Applier = std::function<bool(const YAML::Node&, T&, ValueError&)>;
 
@@ -356,7 +361,8 @@ private:
         defaults_.push_back(
             [member, value = std::move(default_value)](T& target) { target.*member = value; });
         appliers_.push_back(std::move(applier));
-        keys_.push_back({std::move(name), [member](const T& a, const T& b) { return a.*member == b.*member; },
+        keys_.push_back({std::move(name),
+                         [member](const T& a, const T& b) { return a.*member == b.*member; },
                          [member](const T& value) { return detail::value_text(value.*member); },
                          [member](const T& from, T& to) { to.*member = from.*member; }});
         return *this;

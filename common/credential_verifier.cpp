@@ -1,7 +1,5 @@
 #include "common/credential_verifier.h"
 
-#include <algorithm>
-
 #include <event2/event.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -9,6 +7,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -93,10 +92,12 @@ void CredentialVerifier::remember(const Key& key, int64_t now_ns) {
         lru_.pop_back();
     }
     lru_.push_front(key);
-    cache_.emplace(key, CacheEntry{now_ns + int64_t{settings_.cache_ttl_s} * 1'000'000'000, lru_.begin()});
+    cache_.emplace(
+        key, CacheEntry{now_ns + int64_t{settings_.cache_ttl_s} * 1'000'000'000, lru_.begin()});
 }
 
-CredentialVerifier::Result CredentialVerifier::verify(std::string_view user, std::string_view password,
+CredentialVerifier::Result CredentialVerifier::verify(std::string_view user,
+                                                      std::string_view password,
                                                       const PasswordHash& stored,
                                                       const std::string& stored_text, Done done) {
     const Key key = key_of(user, password, stored_text);

@@ -57,7 +57,7 @@ struct VerifierCounters {
 };
 
 class CredentialVerifier {
-public:
+  public:
     using Done = std::function<void(bool ok)>;
     enum class Result { kDone, kQueued, kBusy };
 
@@ -79,7 +79,7 @@ public:
     size_t cached() const { return cache_.size(); }
     const VerifierCounters& counters() const { return counters_; }
 
-private:
+  private:
     using Key = std::array<uint8_t, 32>;
     struct Job {
         Key key;
@@ -90,7 +90,8 @@ private:
         int64_t expires_ns;
         std::list<Key>::iterator lru;
     };
-    Key key_of(std::string_view user, std::string_view password, const std::string& stored_text) const;
+    Key key_of(std::string_view user, std::string_view password,
+               const std::string& stored_text) const;
     bool cache_hit(const Key& key, int64_t now_ns);
     void remember(const Key& key, int64_t now_ns);
     void work();

@@ -17,11 +17,11 @@ void add_log_keys(config::Schema<C>& s) {
     s.string("log.file", &C::log_file, "",
              "Write the log to this file instead of stderr/journald; {name} becomes the "
              "process name (mdcast-server.2), so instances keep separate files. Empty: stderr.");
-    s.template integer<uint64_t>("log.max_file_bytes", &C::log_max_file_bytes, 100ull << 20,
-                                 4096, 1ull << 40,
-                                 "The log file rotates when it reaches this size.");
-    s.template integer<uint32_t>("log.max_files", &C::log_max_files, 5, 1, 1000,
-                                 "Rotated files kept (name.1.log … name.N.log); older ones are deleted.");
+    s.template integer<uint64_t>("log.max_file_bytes", &C::log_max_file_bytes, 100ull << 20, 4096,
+                                 1ull << 40, "The log file rotates when it reaches this size.");
+    s.template integer<uint32_t>(
+        "log.max_files", &C::log_max_files, 5, 1, 1000,
+        "Rotated files kept (name.1.log … name.N.log); older ones are deleted.");
 }
 
 template <class C>
@@ -70,13 +70,13 @@ void add_tls_keys(config::Schema<C>& s) {
 }
 
 inline TlsServerSettings tls_server_settings(const TlsKeys& config) {
-    return {config.tls_cert_file, config.tls_key_file, config.tls_ca_file, config.tls_min_version,
-            config.tls_client_certs, "tls."};
+    return {config.tls_cert_file,   config.tls_key_file,     config.tls_ca_file,
+            config.tls_min_version, config.tls_client_certs, "tls."};
 }
 
 // The keys of add_tls_keys that a SIGHUP applies by building a new context.
-inline const std::vector<std::string> kTlsReloadableKeys{"tls.cert_file", "tls.key_file", "tls.ca_file",
-                                                         "tls.min_version", "tls.client_certs",
-                                                         "tls.handshake_timeout_ms"};
+inline const std::vector<std::string> kTlsReloadableKeys{
+    "tls.cert_file",   "tls.key_file",     "tls.ca_file",
+    "tls.min_version", "tls.client_certs", "tls.handshake_timeout_ms"};
 
 }  // namespace mdcast

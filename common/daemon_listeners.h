@@ -35,7 +35,7 @@ struct ListenerSettings {
 };
 
 class DaemonListeners {
-public:
+  public:
     using AcceptCallback = std::function<void(int fd, std::string peer, bool tls)>;
 
     // Loads the TLS files and binds the ports. Throws std::runtime_error naming
@@ -64,9 +64,10 @@ public:
     const TlsCounters& counters() const { return counters_; }
     // Failed handshakes are logged at most once a second (a scanner or a
     // misconfigured fleet must not flood the log), with the number suppressed.
-    void log_handshake_failure(uint64_t id, const std::string& peer, CloseReason reason, const std::string& text);
+    void log_handshake_failure(uint64_t id, const std::string& peer, CloseReason reason,
+                               const std::string& text);
 
-private:
+  private:
     ListenerSettings settings_;
     std::shared_ptr<const TlsContext> context_;
     TlsCounters counters_;

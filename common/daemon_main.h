@@ -39,7 +39,8 @@ struct DaemonProcess {
     // users, entitlements), applies what it can and says which keys it applied
     // and which failed to load; the others are logged as needing a restart. May be
     // empty (nothing reloads).
-    std::function<config::ReloadResult(const Config& fresh, const std::vector<config::ConfigChange>& changes)>
+    std::function<config::ReloadResult(const Config& fresh,
+                                       const std::vector<config::ConfigChange>& changes)>
         reload;
 };
 
@@ -47,7 +48,8 @@ namespace detail {
 
 // log.file with {name} replaced by the process name.
 inline std::string log_file_path(std::string pattern, const std::string& name) {
-    for (size_t at = pattern.find("{name}"); at != std::string::npos; at = pattern.find("{name}", at)) {
+    for (size_t at = pattern.find("{name}"); at != std::string::npos;
+         at = pattern.find("{name}", at)) {
         pattern.replace(at, 6, name);
         at += name.size();
     }
@@ -67,9 +69,11 @@ void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& s
         try {
             fresh = schema.load_file(options.config_path);
         } catch (const config::ConfigErrors& errors) {
-            for (const auto& error : errors.errors()) logger->error("SIGHUP: {}", error.to_string());
-            logger->error("SIGHUP: {} configuration error(s) in {}; keeping the running configuration",
-                          errors.errors().size(), options.config_path);
+            for (const auto& error : errors.errors())
+                logger->error("SIGHUP: {}", error.to_string());
+            logger->error(
+                "SIGHUP: {} configuration error(s) in {}; keeping the running configuration",
+                errors.errors().size(), options.config_path);
             return;
         }
     }
@@ -87,11 +91,13 @@ void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& s
             schema.copy_key(change.key, fresh, running);
             logger->info("SIGHUP: applied {}: {} -> {}", change.key, change.before, change.after);
         } else if (std::find(failed.begin(), failed.end(), change.key) != failed.end()) {
-            logger->error("SIGHUP: {} changed ({} -> {}) but its files did not load (see above); "
-                          "the running value stays", change.key, change.before, change.after);
+            logger->error(
+                "SIGHUP: {} changed ({} -> {}) but its files did not load (see above); "
+                "the running value stays",
+                change.key, change.before, change.after);
         } else {
-            logger->warn("SIGHUP: {} changed ({} -> {}) but needs a restart; not applied", change.key,
-                         change.before, change.after);
+            logger->warn("SIGHUP: {} changed ({} -> {}) but needs a restart; not applied",
+                         change.key, change.before, change.after);
         }
     }
     if (changes.empty()) logger->info("SIGHUP: configuration unchanged");
@@ -116,7 +122,8 @@ int run_daemon(int argc, char** argv, cli::CommandLine& command_line, DaemonOpti
     }
     Config config;
     try {
-        config = options.config_path.empty() ? schema.defaults() : schema.load_file(options.config_path);
+        config =
+            options.config_path.empty() ? schema.defaults() : schema.load_file(options.config_path);
     } catch (const config::ConfigErrors& errors) {
         for (const auto& error : errors.errors()) std::cerr << error.to_string() << "\n";
         std::cerr << errors.errors().size() << " configuration error(s); not starting\n";
@@ -129,8 +136,9 @@ int run_daemon(int argc, char** argv, cli::CommandLine& command_line, DaemonOpti
     }
     const std::string name = process_name(config);
     try {
-        log::init(name, config.log_level, options.verbosity, detail::log_file_path(config.log_file, name),
-                  config.log_max_file_bytes, config.log_max_files);
+        log::init(name, config.log_level, options.verbosity,
+                  detail::log_file_path(config.log_file, name), config.log_max_file_bytes,
+                  config.log_max_files);
     } catch (const std::exception& error) {
         std::cerr << name << ": cannot open the log file: " << error.what() << "\n";
         return 1;

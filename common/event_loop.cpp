@@ -45,9 +45,13 @@ EventLoop::~EventLoop() {
     event_base_free(base_);
 }
 
-void EventLoop::run() { event_base_dispatch(base_); }
+void EventLoop::run() {
+    event_base_dispatch(base_);
+}
 
-void EventLoop::stop() { event_base_loopbreak(base_); }
+void EventLoop::stop() {
+    event_base_loopbreak(base_);
+}
 
 void EventLoop::on_signal(int signo, std::function<void()> handler) {
     auto entry = std::make_unique<SignalHandler>();
@@ -64,7 +68,9 @@ Timer::Timer(EventLoop& loop, std::function<void()> callback)
     if (!event_) throw std::runtime_error("event_new failed");
 }
 
-Timer::~Timer() { event_free(event_); }
+Timer::~Timer() {
+    event_free(event_);
+}
 
 void Timer::arm(std::chrono::microseconds delay, bool periodic) {
     periodic_ = periodic;
@@ -73,16 +79,22 @@ void Timer::arm(std::chrono::microseconds delay, bool periodic) {
     event_add(event_, &tv);  // re-arming a pending timer moves its deadline
 }
 
-void Timer::start_once(std::chrono::microseconds delay) { arm(delay, false); }
+void Timer::start_once(std::chrono::microseconds delay) {
+    arm(delay, false);
+}
 
-void Timer::start_periodic(std::chrono::microseconds interval) { arm(interval, true); }
+void Timer::start_periodic(std::chrono::microseconds interval) {
+    arm(interval, true);
+}
 
 void Timer::stop() {
     periodic_ = false;
     event_del(event_);
 }
 
-bool Timer::pending() const { return event_pending(event_, EV_TIMEOUT, nullptr) != 0; }
+bool Timer::pending() const {
+    return event_pending(event_, EV_TIMEOUT, nullptr) != 0;
+}
 
 void Timer::on_fire(int, short, void* self) {
     auto* timer = static_cast<Timer*>(self);
@@ -99,7 +111,9 @@ Trigger::Trigger(EventLoop& loop, std::function<void()> callback)
     if (!event_) throw std::runtime_error("event_new failed");
 }
 
-Trigger::~Trigger() { event_free(event_); }
+Trigger::~Trigger() {
+    event_free(event_);
+}
 
 void Trigger::fire() {
     // Active events are queued at the tail of the current active list, so this

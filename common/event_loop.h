@@ -14,7 +14,7 @@ struct event;
 namespace mdcast {
 
 class EventLoop {
-public:
+  public:
     EventLoop();
     ~EventLoop();
     EventLoop(const EventLoop&) = delete;
@@ -30,7 +30,7 @@ public:
     // Runs `handler` on the loop when `signo` arrives (not in signal context).
     void on_signal(int signo, std::function<void()> handler);
 
-private:
+  private:
     struct SignalHandler;
     event_base* base_;
     std::vector<std::unique_ptr<SignalHandler>> signals_;
@@ -38,7 +38,7 @@ private:
 
 // A one-shot or periodic timer. Stops itself on destruction.
 class Timer {
-public:
+  public:
     Timer(EventLoop& loop, std::function<void()> callback);
     ~Timer();
     Timer(const Timer&) = delete;
@@ -49,7 +49,7 @@ public:
     void stop();
     bool pending() const;
 
-private:
+  private:
     static void on_fire(int, short, void* self);
     void arm(std::chrono::microseconds delay, bool periodic);
     std::function<void()> callback_;
@@ -62,7 +62,7 @@ private:
 // already ready in this iteration. This is our "before sleep" hook: the flush
 // point of natural batching. Firing it again before it runs is a no-op.
 class Trigger {
-public:
+  public:
     Trigger(EventLoop& loop, std::function<void()> callback);
     ~Trigger();
     Trigger(const Trigger&) = delete;
@@ -70,7 +70,7 @@ public:
 
     void fire();
 
-private:
+  private:
     static void on_fire(int, short, void* self);
     std::function<void()> callback_;
     event* event_;

@@ -16,19 +16,19 @@
 namespace mdcast {
 
 class Flushable {
-public:
+  public:
     virtual void flush() = 0;
 
-protected:
+  protected:
     virtual ~Flushable() = default;
 
-private:
+  private:
     friend class FlushScheduler;
     bool flush_scheduled_ = false;
 };
 
 class FlushScheduler {
-public:
+  public:
     FlushScheduler(EventLoop& loop, std::chrono::microseconds interval);
 
     void schedule(Flushable& writer);
@@ -37,7 +37,7 @@ public:
 
     uint64_t flush_rounds() const { return rounds_; }
 
-private:
+  private:
     void run();
 
     std::chrono::microseconds interval_;

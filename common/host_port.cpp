@@ -29,7 +29,8 @@ bool parse_host_port_list(const std::string& text, std::vector<HostPort>& out, s
     size_t start = 0;
     while (start <= text.size()) {
         const size_t comma = text.find(',', start);
-        const std::string entry = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        const std::string entry =
+            text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         HostPort parsed;
         if (!parse_host_port(entry, parsed)) {
             error = "'" + entry + "' is not HOST:PORT";

@@ -12,7 +12,7 @@ size_t LatencyHistogram::bucket_index(uint64_t value) {
     constexpr uint64_t sub = 1ull << kSubBucketBits;
     if (value < sub) return static_cast<size_t>(value);
     const int magnitude = 63 - std::countl_zero(value) - kSubBucketBits + 1;  // >= 1
-    const uint64_t offset = (value >> (magnitude - 1)) - sub;  // 0..sub-1
+    const uint64_t offset = (value >> (magnitude - 1)) - sub;                 // 0..sub-1
     return static_cast<size_t>(magnitude) * sub + static_cast<size_t>(offset);
 }
 
@@ -54,7 +54,9 @@ void LatencyHistogram::merge(const LatencyHistogram& other) {
     for (size_t i = 0; i < display_.size(); ++i) display_[i] += other.display_[i];
 }
 
-void LatencyHistogram::reset() { *this = LatencyHistogram(); }
+void LatencyHistogram::reset() {
+    *this = LatencyHistogram();
+}
 
 double LatencyHistogram::stddev_ns() const {
     return count_ > 1 ? std::sqrt(m2_ / static_cast<double>(count_ - 1)) : 0.0;
@@ -77,7 +79,8 @@ int64_t LatencyHistogram::percentile_ns(double fraction) const {
 std::vector<std::pair<int64_t, uint64_t>> LatencyHistogram::display_buckets() const {
     std::vector<std::pair<int64_t, uint64_t>> out;
     for (size_t i = 0; i < display_.size(); ++i) {
-        if (display_[i] != 0) out.emplace_back(static_cast<int64_t>(i) * kDisplayBucketNs, display_[i]);
+        if (display_[i] != 0)
+            out.emplace_back(static_cast<int64_t>(i) * kDisplayBucketNs, display_[i]);
     }
     return out;
 }

@@ -13,9 +13,9 @@
 namespace mdcast {
 
 class LatencyHistogram {
-public:
-    static constexpr int64_t kDisplayBucketNs = 10'000;   // 10 us, as in the seed's figures
-    static constexpr size_t kDisplayBuckets = 1000;       // 0..10 ms, then one overflow bucket
+  public:
+    static constexpr int64_t kDisplayBucketNs = 10'000;  // 10 us, as in the seed's figures
+    static constexpr size_t kDisplayBuckets = 1000;      // 0..10 ms, then one overflow bucket
 
     void record(int64_t ns);  // negative values (clock skew) are counted as 0 and as skewed
     void merge(const LatencyHistogram& other);
@@ -34,7 +34,7 @@ public:
     // Non-empty display buckets as (lower bound ns, count); the last may be the overflow.
     std::vector<std::pair<int64_t, uint64_t>> display_buckets() const;
 
-private:
+  private:
     static constexpr int kSubBucketBits = 6;
     static constexpr int kMagnitudes = 64 - kSubBucketBits;
     static size_t bucket_index(uint64_t value);

@@ -52,9 +52,8 @@ void set_level(const std::string& level, int verbosity) {
     int numeric = spdlog::level::from_str(level);
     numeric = std::max(0, numeric - verbosity);
     current_level() = static_cast<spdlog::level::level_enum>(numeric);
-    spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& logger) {
-        logger->set_level(current_level());
-    });
+    spdlog::apply_all(
+        [](const std::shared_ptr<spdlog::logger>& logger) { logger->set_level(current_level()); });
 }
 
 std::shared_ptr<spdlog::logger> get(const std::string& component) {

@@ -32,14 +32,14 @@ std::shared_ptr<spdlog::logger> get(const std::string& component);
 // Lets a repeated warning through at most once per `interval`, and says how many
 // were suppressed in between. Not thread-safe: one per event loop.
 class RateLimiter {
-public:
+  public:
     explicit RateLimiter(std::chrono::milliseconds interval = std::chrono::seconds(1))
         : interval_ns_(interval.count() * 1'000'000) {}
     // True when this occurrence should be logged; `suppressed` then holds the
     // number skipped since the last logged one.
     bool allow(uint64_t& suppressed);
 
-private:
+  private:
     int64_t interval_ns_;
     int64_t last_ns_ = 0;
     uint64_t skipped_ = 0;

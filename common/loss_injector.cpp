@@ -5,7 +5,8 @@ namespace mdcast {
 std::string LossSettings::describe() const {
     std::string text = "rate " + std::to_string(rate);
     if (burst_every > 0 && burst_length > 0) {
-        text += ", bursts of " + std::to_string(burst_length) + " every " + std::to_string(burst_every);
+        text +=
+            ", bursts of " + std::to_string(burst_length) + " every " + std::to_string(burst_every);
     }
     if (duplicate_rate > 0) text += ", duplicate " + std::to_string(duplicate_rate);
     if (reorder_rate > 0) text += ", reorder " + std::to_string(reorder_rate);

@@ -11,21 +11,22 @@
 namespace mdcast {
 
 struct LossSettings {
-    double rate = 0;              // probability of dropping each packet, 0..1
-    uint64_t burst_every = 0;     // every N packets ...
-    uint64_t burst_length = 0;    // ... drop this many in a row (0: no bursts)
+    double rate = 0;            // probability of dropping each packet, 0..1
+    uint64_t burst_every = 0;   // every N packets ...
+    uint64_t burst_length = 0;  // ... drop this many in a row (0: no bursts)
     uint64_t seed = 1;
-    double duplicate_rate = 0;    // receive side: also deliver the packet a second time
-    double reorder_rate = 0;      // receive side: deliver the packet after the next one
+    double duplicate_rate = 0;  // receive side: also deliver the packet a second time
+    double reorder_rate = 0;    // receive side: deliver the packet after the next one
 
     bool active() const {
-        return rate > 0 || (burst_every > 0 && burst_length > 0) || duplicate_rate > 0 || reorder_rate > 0;
+        return rate > 0 || (burst_every > 0 && burst_length > 0) || duplicate_rate > 0 ||
+               reorder_rate > 0;
     }
     std::string describe() const;
 };
 
 class LossInjector {
-public:
+  public:
     explicit LossInjector(const LossSettings& settings)
         : settings_(settings), random_(settings.seed) {}
 
@@ -37,7 +38,7 @@ public:
     bool active() const { return settings_.active(); }
     uint64_t dropped() const { return dropped_; }
 
-private:
+  private:
     bool chance(double rate) { return rate > 0 && uniform_(random_) < rate; }
 
     LossSettings settings_;

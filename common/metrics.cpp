@@ -52,7 +52,8 @@ std::string MetricsRegistry::log_line() const {
     std::string out;
     for (const auto& m : metrics_) {
         std::string name = m.name;
-        if (name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0) name.resize(name.size() - 6);
+        if (name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0)
+            name.resize(name.size() - 6);
         if (!out.empty()) out += ' ';
         out += name + "=" + format(m.read());
     }

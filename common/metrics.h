@@ -12,7 +12,7 @@
 namespace mdcast {
 
 class MetricsRegistry {
-public:
+  public:
     enum class Kind { kCounter, kGauge };
 
     // `name` without the daemon prefix, e.g. "updates_in_total"; `prefix` is
@@ -30,7 +30,7 @@ public:
     std::string json() const;
     size_t size() const { return metrics_.size(); }
 
-private:
+  private:
     struct Metric {
         std::string name;
         std::string help;

@@ -15,9 +15,11 @@
 namespace mdcast {
 
 class OutputPool {
-public:
+  public:
     OutputPool(size_t pool_bytes, size_t guaranteed_bytes, size_t max_bytes)
-        : pool_(pool_bytes), guaranteed_(guaranteed_bytes), max_(std::max(max_bytes, guaranteed_bytes)) {}
+        : pool_(pool_bytes),
+          guaranteed_(guaranteed_bytes),
+          max_(std::max(max_bytes, guaranteed_bytes)) {}
 
     // May a connection with `queued` bytes add `bytes` more?
     bool admit(size_t queued, size_t bytes) const {
@@ -37,7 +39,7 @@ public:
     size_t guaranteed() const { return guaranteed_; }
     size_t max() const { return max_; }
 
-private:
+  private:
     size_t over(size_t queued) const { return queued > guaranteed_ ? queued - guaranteed_ : 0; }
 
     size_t pool_;

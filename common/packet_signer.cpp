@@ -20,9 +20,11 @@ struct PacketSigner::Key {
         mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
         ctx = mac ? EVP_MAC_CTX_new(mac) : nullptr;
         char digest[] = "SHA256";
-        const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                                     OSSL_PARAM_construct_end()};
-        if (!ctx || EVP_MAC_init(ctx, reinterpret_cast<const unsigned char*>(key.data()), key.size(), params) != 1) {
+        const OSSL_PARAM params[] = {
+            OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+            OSSL_PARAM_construct_end()};
+        if (!ctx || EVP_MAC_init(ctx, reinterpret_cast<const unsigned char*>(key.data()),
+                                 key.size(), params) != 1) {
             throw std::runtime_error("cannot set up HMAC-SHA256");
         }
     }
@@ -52,18 +54,22 @@ std::string PacketSigner::load_key(const std::string& path) {
     std::stringstream bytes;
     bytes << in.rdbuf();
     const std::string key = bytes.str();
-    if (key.size() < 16) throw std::runtime_error(path + ": a backbone key needs at least 16 bytes");
+    if (key.size() < 16)
+        throw std::runtime_error(path + ": a backbone key needs at least 16 bytes");
     return key;
 }
 
 std::unique_ptr<PacketSigner> PacketSigner::from_files(const std::string& key_file,
                                                        const std::string& previous_key_file) {
     if (key_file.empty()) return nullptr;
-    const std::string previous = previous_key_file.empty() ? std::string() : load_key(previous_key_file);
+    const std::string previous =
+        previous_key_file.empty() ? std::string() : load_key(previous_key_file);
     return std::make_unique<PacketSigner>(load_key(key_file), previous);
 }
 
-void PacketSigner::sign(std::span<const uint8_t> data, uint8_t* out) const { current_->mac_of(data, out); }
+void PacketSigner::sign(std::span<const uint8_t> data, uint8_t* out) const {
+    current_->mac_of(data, out);
+}
 
 void PacketSigner::sign_datagram(std::span<uint8_t> datagram) const {
     const size_t body = datagram.size() - kSignatureBytes;
@@ -76,8 +82,9 @@ bool PacketSigner::verify_datagram(std::span<const uint8_t> datagram) const {
     return verify(datagram.first(body), datagram.data() + body);
 }
 
-std::span<const uint8_t> finish_packet(proto::PacketBuilder& packet, proto::PacketType type, uint64_t epoch,
-                                       uint64_t sequence, const PacketSigner* signer) {
+std::span<const uint8_t> finish_packet(proto::PacketBuilder& packet, proto::PacketType type,
+                                       uint64_t epoch, uint64_t sequence,
+                                       const PacketSigner* signer) {
     if (!signer) return packet.finish(type, epoch, sequence);
     const auto datagram = packet.finish_with_trailer(type, epoch, sequence);
     signer->sign_datagram(datagram);

@@ -17,7 +17,7 @@ namespace mdcast {
 constexpr size_t kSignatureBytes = proto::kPacketTrailerBytes;
 
 class PacketSigner {
-public:
+  public:
     // Keys are raw bytes (at least 16); `previous` may be empty.
     PacketSigner(const std::string& current, const std::string& previous);
     ~PacketSigner();
@@ -40,7 +40,7 @@ public:
     void sign_datagram(std::span<uint8_t> datagram) const;
     bool verify_datagram(std::span<const uint8_t> datagram) const;
 
-private:
+  private:
     struct Key;
     std::unique_ptr<Key> current_;
     std::unique_ptr<Key> previous_;
@@ -48,7 +48,8 @@ private:
 
 // Finishes a packet, signed when `signer` is set (the builder must then have
 // been made with kSignatureBytes of trailer room).
-std::span<const uint8_t> finish_packet(proto::PacketBuilder& packet, proto::PacketType type, uint64_t epoch,
-                                       uint64_t sequence, const PacketSigner* signer);
+std::span<const uint8_t> finish_packet(proto::PacketBuilder& packet, proto::PacketType type,
+                                       uint64_t epoch, uint64_t sequence,
+                                       const PacketSigner* signer);
 
 }  // namespace mdcast

@@ -61,13 +61,15 @@ std::vector<uint8_t> derive(std::string_view password, const std::vector<uint8_t
 }  // namespace
 
 std::string PasswordHash::to_string() const {
-    return std::string(kPrefix) + std::to_string(iterations) + "$" + to_hex(salt) + "$" + to_hex(hash);
+    return std::string(kPrefix) + std::to_string(iterations) + "$" + to_hex(salt) + "$" +
+           to_hex(hash);
 }
 
 std::optional<PasswordHash> PasswordHash::parse(std::string_view text, std::string& error) {
     if (!text.starts_with(kPrefix)) {
-        error = "not a password hash: expected \"$pbkdf2-sha256$i=ITERATIONS$SALT$HASH\" "
-                "(make one with mdcast-passwd)";
+        error =
+            "not a password hash: expected \"$pbkdf2-sha256$i=ITERATIONS$SALT$HASH\" "
+            "(make one with mdcast-passwd)";
         return std::nullopt;
     }
     text.remove_prefix(kPrefix.size());
@@ -79,8 +81,8 @@ std::optional<PasswordHash> PasswordHash::parse(std::string_view text, std::stri
     }
     PasswordHash out;
     const auto iterations = text.substr(0, first);
-    const auto [end, ec] = std::from_chars(iterations.data(), iterations.data() + iterations.size(),
-                                           out.iterations);
+    const auto [end, ec] =
+        std::from_chars(iterations.data(), iterations.data() + iterations.size(), out.iterations);
     if (ec != std::errc() || end != iterations.data() + iterations.size() ||
         out.iterations < kMinIterations || out.iterations > kMaxIterations) {
         error = "password hash iterations must be a number in " + std::to_string(kMinIterations) +
@@ -90,11 +92,13 @@ std::optional<PasswordHash> PasswordHash::parse(std::string_view text, std::stri
     auto salt = from_hex(text.substr(first + 1, second - first - 1));
     auto hash = from_hex(text.substr(second + 1));
     if (!salt || salt->size() < kMinSaltBytes) {
-        error = "password hash salt must be at least " + std::to_string(kMinSaltBytes) + " bytes of hex";
+        error = "password hash salt must be at least " + std::to_string(kMinSaltBytes) +
+                " bytes of hex";
         return std::nullopt;
     }
     if (!hash || hash->size() < kMinHashBytes) {
-        error = "password hash must end in at least " + std::to_string(kMinHashBytes) + " bytes of hex";
+        error =
+            "password hash must end in at least " + std::to_string(kMinHashBytes) + " bytes of hex";
         return std::nullopt;
     }
     out.salt = std::move(*salt);
@@ -114,7 +118,8 @@ PasswordHash hash_password(std::string_view password, uint32_t iterations) {
 }
 
 bool verify_password(std::string_view password, const PasswordHash& stored) {
-    std::vector<uint8_t> derived = derive(password, stored.salt, stored.iterations, stored.hash.size());
+    std::vector<uint8_t> derived =
+        derive(password, stored.salt, stored.iterations, stored.hash.size());
     const bool same = CRYPTO_memcmp(derived.data(), stored.hash.data(), derived.size()) == 0;
     OPENSSL_cleanse(derived.data(), derived.size());
     return same;

@@ -18,7 +18,7 @@
 namespace mdcast::auth {
 
 class PeerLimiter {
-public:
+  public:
     PeerLimiter(uint32_t burst, uint32_t refill_ms, size_t max_peers);
 
     // True when `address` may try (has a token left). Does not take one.
@@ -34,7 +34,7 @@ public:
     // "10.0.0.1" from "10.0.0.1:53412" (the peer strings of TcpConnection).
     static std::string_view address_of(std::string_view peer);
 
-private:
+  private:
     struct Peer {
         uint32_t tokens;
         int64_t refilled_ns;

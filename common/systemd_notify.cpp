@@ -1,10 +1,9 @@
 #include "common/systemd_notify.h"
 
-#include <ctime>
-
 #include <systemd/sd-daemon.h>
 
 #include <cstdint>
+#include <ctime>
 
 namespace mdcast {
 
@@ -19,7 +18,9 @@ SystemdNotifier::SystemdNotifier(EventLoop& loop) : watchdog_timer_(loop, [this]
     }
 }
 
-void SystemdNotifier::ready(const std::string& status) { send("READY=1\nSTATUS=" + status); }
+void SystemdNotifier::ready(const std::string& status) {
+    send("READY=1\nSTATUS=" + status);
+}
 
 void SystemdNotifier::reloading() {
     timespec now{};
@@ -32,7 +33,9 @@ void SystemdNotifier::stopping(const std::string& status) {
     send("STOPPING=1\nSTATUS=" + status);
 }
 
-void SystemdNotifier::on_timer() { send("WATCHDOG=1"); }
+void SystemdNotifier::on_timer() {
+    send("WATCHDOG=1");
+}
 
 // sd_notify returns 0 without NOTIFY_SOCKET, > 0 when sent, < 0 (an errno) on failure.
 // A failure is logged, rate-limited, and otherwise ignored: the daemon keeps serving,

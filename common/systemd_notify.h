@@ -14,7 +14,7 @@
 namespace mdcast {
 
 class SystemdNotifier {
-public:
+  public:
     // Starts the watchdog pings on `loop` when the service manager asked for them
     // (WATCHDOG_USEC set and WATCHDOG_PID, if set, is this process).
     explicit SystemdNotifier(EventLoop& loop);
@@ -29,7 +29,7 @@ public:
     // Zero when systemd asked for no watchdog (or we are not under systemd).
     std::chrono::microseconds watchdog_interval() const { return watchdog_interval_; }
 
-private:
+  private:
     void on_timer();
     void send(const std::string& state);
 

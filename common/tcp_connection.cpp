@@ -34,16 +34,19 @@ TcpConnection::TcpConnection(EventLoop& loop, FlushScheduler& flusher, int fd, u
     const int nodelay = limits_.tcp_nodelay ? 1 : 0;
     setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
     if (limits_.send_buffer_bytes > 0) {
-        setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &limits_.send_buffer_bytes, sizeof limits_.send_buffer_bytes);
+        setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &limits_.send_buffer_bytes,
+                   sizeof limits_.send_buffer_bytes);
     }
     last_input_ns_ = monotonic_ns();
     if (const auto& tls = limits_.tls; tls.context) {
         const TlsContext& context = *tls.context;
         tls_ = std::make_unique<TlsStream>(
-            loop, fd_, context.is_server() ? context.new_server_ssl() : context.new_client_ssl(tls.host),
+            loop, fd_,
+            context.is_server() ? context.new_server_ssl() : context.new_client_ssl(tls.host),
             context.is_server() ? TlsStream::Role::kAccept : TlsStream::Role::kConnect,
-            std::chrono::milliseconds(tls.handshake_timeout_ms), limits_.max_frame_body_bytes + (64 << 10),
-            tls.counters, static_cast<TlsStream::Owner&>(*this));
+            std::chrono::milliseconds(tls.handshake_timeout_ms),
+            limits_.max_frame_body_bytes + (64 << 10), tls.counters,
+            static_cast<TlsStream::Owner&>(*this));
     }
 }
 
@@ -75,7 +78,9 @@ void TcpConnection::resume_reading() {
     event_add(read_event_, nullptr);
 }
 
-size_t TcpConnection::queued_bytes() const { return evbuffer_get_length(output_) + tls_queued_; }
+size_t TcpConnection::queued_bytes() const {
+    return evbuffer_get_length(output_) + tls_queued_;
+}
 
 bool TcpConnection::enqueue_allowed(size_t bytes) const {
     const size_t queued = queued_bytes();
@@ -83,7 +88,9 @@ bool TcpConnection::enqueue_allowed(size_t bytes) const {
     return queued + bytes <= limits_.max_output_bytes;
 }
 
-bool TcpConnection::can_queue(size_t bytes) const { return accepts_output() && enqueue_allowed(bytes); }
+bool TcpConnection::can_queue(size_t bytes) const {
+    return accepts_output() && enqueue_allowed(bytes);
+}
 
 // Keeps the shared pool and the drain watermark in step with the queue.
 void TcpConnection::queue_changed(size_t before) {
@@ -193,7 +200,8 @@ bool TcpConnection::deliver_frames() {
                 ++frames_in_;
                 handler_.on_frame(*this, frame);
                 break;
-            case proto::FrameReader::Result::kNeedMore: return true;
+            case proto::FrameReader::Result::kNeedMore:
+                return true;
             case proto::FrameReader::Result::kError:
                 close(reader_.error() == proto::FrameError::kTooLarge ? CloseReason::kFrameTooLarge
                                                                       : CloseReason::kProtocolError,
@@ -225,7 +233,8 @@ void TcpConnection::close_after_flush(CloseReason reason, const std::string& tex
     closing_ = true;
     closing_reason_ = reason;
     closing_text_ = text;
-    if (close_reason_wire(reason) != wire::v1::CLOSE_REASON_UNSPECIFIED) queue_close_frame(reason, text);
+    if (close_reason_wire(reason) != wire::v1::CLOSE_REASON_UNSPECIFIED)
+        queue_close_frame(reason, text);
     flusher_.cancel(*this);
     if (tls_) {
         tls_->set_reading(false);
@@ -261,7 +270,8 @@ void TcpConnection::close_socket(CloseReason reason, const std::string& text) {
         const size_t before = queued_bytes();
         while (evbuffer_get_length(output_) > 0 && evbuffer_write(output_, fd_) > 0) {
         }
-        if (limits_.pool) limits_.pool->on_change(before, queued_bytes());  // the pool saw the Close frame go in
+        if (limits_.pool)
+            limits_.pool->on_change(before, queued_bytes());  // the pool saw the Close frame go in
     }
     ::shutdown(fd_, SHUT_RDWR);
     ::close(fd_);
@@ -314,7 +324,9 @@ void TcpConnection::on_tls_input(evbuffer* input) {
     }
 }
 
-void TcpConnection::on_tls_ended(CloseReason reason, const std::string& text) { close(reason, text); }
+void TcpConnection::on_tls_ended(CloseReason reason, const std::string& text) {
+    close(reason, text);
+}
 
 std::string format_address(const sockaddr* address) {
     char host[INET6_ADDRSTRLEN] = "?";

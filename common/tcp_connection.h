@@ -40,9 +40,9 @@ struct sockaddr;
 namespace mdcast {
 
 class TcpConnection final : public Flushable, private TlsStream::Owner {
-public:
+  public:
     class Handler {
-    public:
+      public:
         virtual void on_frame(TcpConnection& connection, const proto::Frame& frame) = 0;
         virtual void on_closed(TcpConnection& connection, CloseReason reason,
                                const std::string& text) = 0;
@@ -50,16 +50,16 @@ public:
         // above it (see set_low_watermark).
         virtual void on_output_drained(TcpConnection& connection) {}
 
-    protected:
+      protected:
         virtual ~Handler() = default;
     };
 
     struct Limits {
         size_t max_frame_body_bytes = 1 << 20;
         size_t max_output_bytes = 8 << 20;  // send() refuses beyond this (and beyond `pool`)
-        OutputPool* pool = nullptr;          // shared budget, when set
+        OutputPool* pool = nullptr;         // shared budget, when set
         bool tcp_nodelay = true;
-        int send_buffer_bytes = 0;           // SO_SNDBUF (0: kernel default)
+        int send_buffer_bytes = 0;  // SO_SNDBUF (0: kernel default)
         size_t read_chunk_bytes = 64 << 10;
         int reads_per_wakeup = 4;  // fairness: then let other connections run
         // TLS transport: set `context` (server or client). Frames flow only
@@ -122,7 +122,7 @@ public:
     uint64_t writes() const { return writes_; }
     int64_t last_input_ns() const { return last_input_ns_; }
 
-private:
+  private:
     static void on_readable(int, short, void* self);
     static void on_writable(int, short, void* self);
     void read_some();

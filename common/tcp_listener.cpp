@@ -45,16 +45,15 @@ TcpListener::TcpListener(EventLoop& loop, const std::string& address, uint16_t p
         LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC, backlog,
         reinterpret_cast<sockaddr*>(&bind_address), static_cast<int>(length));
     if (!listener_) {
-        throw std::runtime_error("cannot listen on " + address + ":" + std::to_string(port) +
-                                 ": " + std::strerror(errno));
+        throw std::runtime_error("cannot listen on " + address + ":" + std::to_string(port) + ": " +
+                                 std::strerror(errno));
     }
     sockaddr_storage bound{};
     socklen_t bound_length = sizeof bound;
     getsockname(evconnlistener_get_fd(listener_), reinterpret_cast<sockaddr*>(&bound),
                 &bound_length);
-    port_ = ntohs(bound.ss_family == AF_INET
-                      ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
-                      : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+    port_ = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
+                                             : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
 }
 
 TcpListener::~TcpListener() {

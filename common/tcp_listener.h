@@ -13,7 +13,7 @@ struct sockaddr;
 namespace mdcast {
 
 class TcpListener {
-public:
+  public:
     // (socket, "host:port" of the peer). The callback owns the socket.
     using AcceptCallback = std::function<void(int fd, std::string peer)>;
 
@@ -29,7 +29,7 @@ public:
     // Stops accepting (shutdown); existing connections are not affected.
     void disable();
 
-private:
+  private:
     static void on_accept(evconnlistener*, int fd, struct sockaddr* address, int, void* self);
     AcceptCallback callback_;
     evconnlistener* listener_ = nullptr;

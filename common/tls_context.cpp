@@ -25,7 +25,8 @@ std::string tls_error_text(const std::string& fallback) {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& setting, const std::string& file, const std::string& what) {
+[[noreturn]] void fail(const std::string& setting, const std::string& file,
+                       const std::string& what) {
     throw std::runtime_error(setting + " (" + file + "): " + what);
 }
 
@@ -49,7 +50,8 @@ struct CtxDeleter {
 };
 using CtxPtr = std::unique_ptr<SSL_CTX, CtxDeleter>;
 
-CtxPtr new_ctx(const SSL_METHOD* method, const std::string& prefix, const std::string& min_version) {
+CtxPtr new_ctx(const SSL_METHOD* method, const std::string& prefix,
+               const std::string& min_version) {
     ERR_clear_error();
     CtxPtr ctx(SSL_CTX_new(method));
     if (!ctx) throw std::runtime_error("cannot create a TLS context: " + tls_error_text());
@@ -57,7 +59,8 @@ CtxPtr new_ctx(const SSL_METHOD* method, const std::string& prefix, const std::s
     // Frames are small and latency matters: no compression, no renegotiation.
     // A peer that closes TCP without a close_notify ends the stream; every
     // frame is whole, so no truncation can go unnoticed.
-    SSL_CTX_set_options(ctx.get(), SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF);
+    SSL_CTX_set_options(
+        ctx.get(), SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF);
     SSL_CTX_set_mode(ctx.get(), SSL_MODE_RELEASE_BUFFERS);
     return ctx;
 }
@@ -107,7 +110,8 @@ std::string describe_certificate(SSL_CTX* ctx) {
 
 bool is_ip_literal(const std::string& host) {
     unsigned char buffer[sizeof(in6_addr)];
-    return inet_pton(AF_INET, host.c_str(), buffer) == 1 || inet_pton(AF_INET6, host.c_str(), buffer) == 1;
+    return inet_pton(AF_INET, host.c_str(), buffer) == 1 ||
+           inet_pton(AF_INET6, host.c_str(), buffer) == 1;
 }
 
 }  // namespace
@@ -115,7 +119,9 @@ bool is_ip_literal(const std::string& host) {
 TlsContext::TlsContext(SSL_CTX* ctx, bool server, bool verify)
     : ctx_(ctx), server_(server), verify_(verify), description_(describe_certificate(ctx)) {}
 
-TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
+TlsContext::~TlsContext() {
+    SSL_CTX_free(ctx_);
+}
 
 std::shared_ptr<const TlsContext> TlsContext::server(const TlsServerSettings& s) {
     const std::string& p = s.key_prefix;
@@ -124,17 +130,20 @@ std::shared_ptr<const TlsContext> TlsContext::server(const TlsServerSettings& s)
     bool verify = false;
     if (s.client_certs == "optional" || s.client_certs == "required") {
         if (s.ca_file.empty()) {
-            throw std::runtime_error(p + "client_certs: " + s.client_certs + " needs " + p + "ca_file");
+            throw std::runtime_error(p + "client_certs: " + s.client_certs + " needs " + p +
+                                     "ca_file");
         }
         load_ca(ctx.get(), p + "ca_file", s.ca_file);
         // Tells clients which CAs are accepted, so they pick the right certificate.
         SSL_CTX_set_client_CA_list(ctx.get(), SSL_load_client_CA_file(s.ca_file.c_str()));
-        SSL_CTX_set_verify(ctx.get(),
-                           SSL_VERIFY_PEER | (s.client_certs == "required" ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0),
-                           nullptr);
+        SSL_CTX_set_verify(
+            ctx.get(),
+            SSL_VERIFY_PEER | (s.client_certs == "required" ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0),
+            nullptr);
         verify = true;
     } else if (s.client_certs != "none") {
-        throw std::runtime_error(p + "client_certs: '" + s.client_certs + "' is not none, optional or required");
+        throw std::runtime_error(p + "client_certs: '" + s.client_certs +
+                                 "' is not none, optional or required");
     }
     // Resumed sessions skip the certificate exchange: cheap reconnects after a failover.
     SSL_CTX_set_session_cache_mode(ctx.get(), SSL_SESS_CACHE_SERVER);
@@ -146,20 +155,25 @@ std::shared_ptr<const TlsContext> TlsContext::server(const TlsServerSettings& s)
 std::shared_ptr<const TlsContext> TlsContext::client(const TlsClientSettings& s) {
     const std::string& p = s.key_prefix;
     CtxPtr ctx = new_ctx(TLS_client_method(), p, s.min_version);
-    if (!s.cert_file.empty() || !s.key_file.empty()) load_identity(ctx.get(), p, s.cert_file, s.key_file);
+    if (!s.cert_file.empty() || !s.key_file.empty())
+        load_identity(ctx.get(), p, s.cert_file, s.key_file);
     if (!s.insecure_skip_verify) {
         if (!s.ca_file.empty()) {
             load_ca(ctx.get(), p + "ca_file", s.ca_file);
         } else if (SSL_CTX_set_default_verify_paths(ctx.get()) != 1) {
-            throw std::runtime_error(p + "ca_file: empty and the system trust store cannot be loaded: " +
-                                     tls_error_text());
+            throw std::runtime_error(
+                p +
+                "ca_file: empty and the system trust store cannot be loaded: " + tls_error_text());
         }
         SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
     }
-    return std::shared_ptr<const TlsContext>(new TlsContext(ctx.release(), false, !s.insecure_skip_verify));
+    return std::shared_ptr<const TlsContext>(
+        new TlsContext(ctx.release(), false, !s.insecure_skip_verify));
 }
 
-SSL* TlsContext::new_server_ssl() const { return SSL_new(ctx_); }
+SSL* TlsContext::new_server_ssl() const {
+    return SSL_new(ctx_);
+}
 
 // The certificate must name `host`: a DNS name is checked against its
 // subjectAltName DNS entries (and sent as SNI), an IP literal against its IP entries.

@@ -46,7 +46,7 @@ struct TlsClientSettings {
 };
 
 class TlsContext {
-public:
+  public:
     // Throw std::runtime_error naming the setting and the file on any error
     // (unreadable file, bad PEM, key that does not match the certificate,
     // client_certs without ca_file).
@@ -68,7 +68,7 @@ public:
     // "subject CN=..., expires 2026-01-01" of the loaded certificate (or "no certificate").
     const std::string& description() const { return description_; }
 
-private:
+  private:
     TlsContext(ssl_ctx_st* ctx, bool server, bool verify);
 
     ssl_ctx_st* ctx_;

@@ -32,7 +32,8 @@ TlsStream::TlsStream(EventLoop& loop, int fd, SSL* ssl, Role role,
     bufferevent_enable(bev_, EV_READ | EV_WRITE);
     handshake_timer_ = evtimer_new(loop.base(), &on_handshake_timeout, this);
     const auto ms = handshake_timeout.count();
-    const timeval deadline{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+    const timeval deadline{static_cast<time_t>(ms / 1000),
+                           static_cast<suseconds_t>((ms % 1000) * 1000)};
     evtimer_add(handshake_timer_, &deadline);
 }
 
@@ -93,9 +94,9 @@ void TlsStream::on_handshake_timeout(int, short, void* self) {
     auto* stream = static_cast<TlsStream*>(self);
     if (stream->established_ || stream->shut_) return;
     if (stream->counters_) ++stream->counters_->handshakes_timed_out;
-    stream->owner_.on_tls_ended(CloseReason::kTlsHandshakeTimeout,
-                                "no TLS handshake within " + std::to_string(stream->handshake_timeout_.count()) +
-                                    " ms");
+    stream->owner_.on_tls_ended(
+        CloseReason::kTlsHandshakeTimeout,
+        "no TLS handshake within " + std::to_string(stream->handshake_timeout_.count()) + " ms");
 }
 
 void TlsStream::end_handshake(CloseReason reason, const std::string& text) {
@@ -115,19 +116,22 @@ void TlsStream::on_event(bufferevent* bev, short what, void* self) {
     const std::string text = stream->error_text(what);
     if (!stream->established_ && BIO_number_read(SSL_get_rbio(stream->ssl_)) == 0) {
         // Connected and left without a byte (a port probe, a health check): not a failed handshake.
-        return stream->owner_.on_tls_ended(CloseReason::kPeerClosed, "peer closed before starting the TLS handshake");
+        return stream->owner_.on_tls_ended(CloseReason::kPeerClosed,
+                                           "peer closed before starting the TLS handshake");
     }
     if (!stream->established_) {
         return stream->end_handshake(CloseReason::kTlsHandshakeFailed, text);
     }
     // Bytes decrypted before the end still belong to the stream.
-    if (evbuffer_get_length(bufferevent_get_input(bev)) > 0) stream->owner_.on_tls_input(bufferevent_get_input(bev));
+    if (evbuffer_get_length(bufferevent_get_input(bev)) > 0)
+        stream->owner_.on_tls_input(bufferevent_get_input(bev));
     if (stream->shut_) return;
     if ((what & BEV_EVENT_EOF) != 0) {
         stream->owner_.on_tls_ended(CloseReason::kPeerClosed, "peer closed the connection");
     } else {
-        stream->owner_.on_tls_ended((what & BEV_EVENT_WRITING) != 0 ? CloseReason::kWriteError : CloseReason::kReadError,
-                                    text);
+        stream->owner_.on_tls_ended(
+            (what & BEV_EVENT_WRITING) != 0 ? CloseReason::kWriteError : CloseReason::kReadError,
+            text);
     }
 }
 
@@ -142,7 +146,8 @@ std::string TlsStream::error_text(short what) const {
     }
     const long verdict = SSL_get_verify_result(ssl_);
     if (verdict != X509_V_OK) {
-        text += (text.empty() ? "" : "; ") + std::string("certificate: ") + X509_verify_cert_error_string(verdict);
+        text += (text.empty() ? "" : "; ") + std::string("certificate: ") +
+                X509_verify_cert_error_string(verdict);
     }
     if (text.empty() && (what & BEV_EVENT_EOF) != 0) {
         text = established_ ? "peer closed the connection" : "peer closed during the TLS handshake";

@@ -39,9 +39,9 @@ struct TlsCounters {
 };
 
 class TlsStream {
-public:
+  public:
     class Owner {
-    public:
+      public:
         virtual void on_tls_established() {}
         // Decrypted bytes wait in `input`; take what you can.
         virtual void on_tls_input(evbuffer* input) = 0;
@@ -51,7 +51,7 @@ public:
         // failed. The owner closes (calls shut()).
         virtual void on_tls_ended(CloseReason reason, const std::string& text) = 0;
 
-    protected:
+      protected:
         virtual ~Owner() = default;
     };
 
@@ -79,7 +79,7 @@ public:
     // "TLSv1.3 TLS_AES_256_GCM_SHA384, peer CN=..." once established.
     std::string describe() const;
 
-private:
+  private:
     static void on_read(bufferevent*, void* self);
     static void on_event(bufferevent*, short what, void* self);
     static void on_output_changed(evbuffer*, const evbuffer_cb_info* info, void* self);

@@ -8,9 +8,10 @@
 namespace mdcast {
 
 class TokenBucket {
-public:
+  public:
     // rate_per_s 0 means unlimited. `burst` is the bucket size.
-    TokenBucket(uint64_t rate_per_s, uint64_t burst) : rate_(rate_per_s), burst_(burst), tokens_(burst) {}
+    TokenBucket(uint64_t rate_per_s, uint64_t burst)
+        : rate_(rate_per_s), burst_(burst), tokens_(burst) {}
 
     // Takes `amount` tokens if there are enough; false (and nothing taken) otherwise.
     bool try_take(uint64_t amount, int64_t now_ns) {
@@ -23,12 +24,13 @@ public:
 
     bool unlimited() const { return rate_ == 0; }
 
-private:
+  private:
     void refill(int64_t now_ns) {
         if (last_ns_ == 0) last_ns_ = now_ns;
         const int64_t elapsed = now_ns - last_ns_;
         if (elapsed <= 0) return;
-        const auto added = static_cast<uint64_t>(static_cast<double>(elapsed) * static_cast<double>(rate_) / 1e9);
+        const auto added =
+            static_cast<uint64_t>(static_cast<double>(elapsed) * static_cast<double>(rate_) / 1e9);
         if (added == 0) return;  // keep last_ns_ so sub-token intervals accumulate
         tokens_ = std::min(burst_, tokens_ + added);
         last_ns_ = now_ns;

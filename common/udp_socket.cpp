@@ -1,7 +1,5 @@
 #include "common/udp_socket.h"
 
-#include "common/host_port.h"
-
 #include <arpa/inet.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -9,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+
+#include "common/host_port.h"
 
 namespace mdcast {
 

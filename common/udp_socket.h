@@ -15,15 +15,15 @@
 namespace mdcast {
 
 struct MulticastEndpoint {
-    std::string group;               // IPv4 multicast group, e.g. 239.192.0.1
+    std::string group;  // IPv4 multicast group, e.g. 239.192.0.1
     uint16_t port = 0;
-    std::string interface_address;   // local address of the interface to use
-    int ttl = 0;                     // 0: this host only
-    bool loopback = true;            // deliver to receivers on this host
+    std::string interface_address;  // local address of the interface to use
+    int ttl = 0;                    // 0: this host only
+    bool loopback = true;           // deliver to receivers on this host
 };
 
 class UdpSocket {
-public:
+  public:
     UdpSocket() = default;
     explicit UdpSocket(int fd) : fd_(fd) {}
     ~UdpSocket();
@@ -47,13 +47,13 @@ public:
     bool send(std::span<const uint8_t> datagram);
     bool send_to(std::span<const uint8_t> datagram, const sockaddr_in& to);
 
-private:
+  private:
     int fd_ = -1;
 };
 
 // Receives up to `capacity` datagrams per call with one recvmmsg.
 class DatagramBatch {
-public:
+  public:
     DatagramBatch(size_t capacity, size_t max_datagram_bytes);
 
     // Returns the number received (0 when none is waiting, or on error with errno set).
@@ -66,7 +66,7 @@ public:
     // receive (SO_RXQ_OVFL; 0 when the socket does not report it).
     uint64_t kernel_drops() const { return kernel_drops_; }
 
-private:
+  private:
     size_t max_bytes_;
     std::vector<uint8_t> storage_;
     std::vector<struct mmsghdr> headers_;

@@ -16,7 +16,7 @@ constexpr size_t kMaxNameBytes = 256;
 
 // Walks the YAML document and collects every error instead of stopping at the first.
 class Parser {
-public:
+  public:
     explicit Parser(const std::string& file) : file_(file) {}
 
     void error(const YAML::Node& at, const std::string& key, const std::string& message) {
@@ -37,7 +37,8 @@ public:
     [[noreturn]] void raise() { throw config::ConfigErrors(std::move(errors_)); }
 
     // Checks that `node` is a mapping whose keys are all in `allowed`.
-    bool mapping(const YAML::Node& node, const std::string& key, std::initializer_list<std::string_view> allowed) {
+    bool mapping(const YAML::Node& node, const std::string& key,
+                 std::initializer_list<std::string_view> allowed) {
         if (!node.IsMap()) {
             error(node, key, "expected a mapping");
             return false;
@@ -57,7 +58,9 @@ public:
 
     bool name(const YAML::Node& node, const std::string& key, std::string& out) {
         if (!node.IsScalar() || node.Scalar().empty() || node.Scalar().size() > kMaxNameBytes) {
-            error(node, key, "expected a non-empty name of at most " + std::to_string(kMaxNameBytes) + " bytes");
+            error(
+                node, key,
+                "expected a non-empty name of at most " + std::to_string(kMaxNameBytes) + " bytes");
             return false;
         }
         out = node.Scalar();
@@ -92,14 +95,16 @@ public:
             if (!mapping(element, key, {"service", "items"})) continue;
             AccessRule rule;
             if (!element["service"]) {
-                error(element, key, "an allow entry needs a service (a name or pattern; \"*\" for all)");
+                error(element, key,
+                      "an allow entry needs a service (a name or pattern; \"*\" for all)");
                 continue;
             }
             if (!name(element["service"], key + ".service", rule.service)) continue;
             rule.items = element["items"] ? names(element["items"], key + ".items")
                                           : std::vector<std::string>{"*"};
             if (rule.items.empty()) {
-                error(element, key + ".items", "an empty item list allows nothing; leave the entry out");
+                error(element, key + ".items",
+                      "an empty item list allows nothing; leave the entry out");
                 continue;
             }
             out.push_back(std::move(rule));
@@ -107,14 +112,15 @@ public:
         return out;
     }
 
-private:
+  private:
     const std::string& file_;
     std::vector<config::ConfigError> errors_;
 };
 
 void add_rules(Entitlements& into, const std::vector<AccessRule>& rules) {
     for (const auto& rule : rules) {
-        if (std::find(into.rules.begin(), into.rules.end(), rule) == into.rules.end()) into.rules.push_back(rule);
+        if (std::find(into.rules.begin(), into.rules.end(), rule) == into.rules.end())
+            into.rules.push_back(rule);
     }
 }
 
@@ -135,7 +141,8 @@ std::map<std::string, std::vector<AccessRule>> parse_groups(Parser& p, const YAM
 }  // namespace
 
 bool Entitlements::allows_service(std::string_view service) const {
-    return std::any_of(rules.begin(), rules.end(), [&](const AccessRule& r) { return glob_match(r.service, service); });
+    return std::any_of(rules.begin(), rules.end(),
+                       [&](const AccessRule& r) { return glob_match(r.service, service); });
 }
 
 bool Entitlements::allows_item(std::string_view service, std::string_view item) const {
@@ -182,14 +189,16 @@ UsersFile UsersFile::parse(const std::string& text, const std::string& file_name
             const YAML::Node password = entry.second["password"];
             std::string why;
             if (!password || !password.IsScalar()) {
-                p.error(password ? password : entry.first, key + ".password", "missing: a hash made with mdcast-passwd");
+                p.error(password ? password : entry.first, key + ".password",
+                        "missing: a hash made with mdcast-passwd");
             } else if (auto hash = PasswordHash::parse(password.Scalar(), why)) {
                 user->password = std::move(*hash);
                 user->password_text = password.Scalar();
             } else {
                 p.error(password, key + ".password", why);
             }
-            if (entry.second["groups"]) user->groups = p.names(entry.second["groups"], key + ".groups");
+            if (entry.second["groups"])
+                user->groups = p.names(entry.second["groups"], key + ".groups");
             for (const auto& group : user->groups) {
                 const auto found = groups.find(group);
                 if (found == groups.end()) {
@@ -198,7 +207,8 @@ UsersFile UsersFile::parse(const std::string& text, const std::string& file_name
                     add_rules(user->entitlements, found->second);
                 }
             }
-            if (entry.second["allow"]) add_rules(user->entitlements, p.rules(entry.second["allow"], key + ".allow"));
+            if (entry.second["allow"])
+                add_rules(user->entitlements, p.rules(entry.second["allow"], key + ".allow"));
             out.users_[user->name] = std::move(user);
         }
     }

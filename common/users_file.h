@@ -54,7 +54,7 @@ struct UserEntry {
 };
 
 class UsersFile {
-public:
+  public:
     // Reads and checks the whole file; throws config::ConfigErrors listing every
     // problem (file:line:column), also when the file cannot be read.
     static UsersFile load(const std::string& path);
@@ -71,7 +71,7 @@ public:
     // ("users added: a, b"); empty when nothing did.
     static std::vector<std::string> differences(const UsersFile& before, const UsersFile& after);
 
-private:
+  private:
     std::map<std::string, std::shared_ptr<const UserEntry>, std::less<>> users_;
     size_t group_count_ = 0;
 };

@@ -22,8 +22,9 @@ BackboneSender::BackboneSender(EventLoop& loop, const Settings& settings, uint64
       backlog_timer_(loop, [this] { drain_backlog(); }),
       packet_(settings.max_datagram_bytes, settings.signer ? kSignatureBytes : 0),
       window_(settings.retransmit_window_bytes, int64_t{settings.retransmit_window_ms} * 1'000'000),
-      data_rate_(settings.data_rate_bytes_per_s, std::max<uint64_t>(settings.data_rate_bytes_per_s / 100,
-                                                                    settings.max_datagram_bytes)),
+      data_rate_(
+          settings.data_rate_bytes_per_s,
+          std::max<uint64_t>(settings.data_rate_bytes_per_s / 100, settings.max_datagram_bytes)),
       retransmit_rate_(settings.retransmit_rate_bytes_per_s,
                        std::max<uint64_t>(settings.retransmit_rate_bytes_per_s / 100,
                                           settings.max_datagram_bytes)),
@@ -32,10 +33,12 @@ BackboneSender::BackboneSender(EventLoop& loop, const Settings& settings, uint64
       heartbeat_interval_ns_(int64_t{settings.heartbeat_min_us} * 1000),
       log_(log::get("backbone")) {
     for (const auto& endpoint : settings.endpoints) {
-        sockets_.push_back(UdpSocket::multicast_sender(endpoint, static_cast<int>(settings.send_buffer_bytes)));
+        sockets_.push_back(
+            UdpSocket::multicast_sender(endpoint, static_cast<int>(settings.send_buffer_bytes)));
     }
     if (send_loss_.active()) {
-        log_->warn("TESTING: dropping backbone packets on send ({})", settings.send_loss.describe());
+        log_->warn("TESTING: dropping backbone packets on send ({})",
+                   settings.send_loss.describe());
     }
     send_heartbeat(monotonic_ns());
 }
@@ -70,7 +73,8 @@ void BackboneSender::flush() {
 // Numbers the pending datagram, keeps it for repair, and sends it (or queues it
 // behind the data rate limit).
 void BackboneSender::send_packet() {
-    const auto datagram = finish_packet(packet_, proto::PacketType::kData, epoch_, next_sequence_, settings_.signer);
+    const auto datagram =
+        finish_packet(packet_, proto::PacketType::kData, epoch_, next_sequence_, settings_.signer);
     const int64_t now = monotonic_ns();
     window_.store(next_sequence_, datagram, now);
     ++next_sequence_;
@@ -108,8 +112,8 @@ void BackboneSender::transmit(std::span<const uint8_t> datagram) {
     ++counters_.send_failures;
     uint64_t suppressed = 0;
     if (failure_log_limit_.allow(suppressed)) {
-        log_->warn("multicast send failed: {} ({} similar failures suppressed)", std::strerror(errno),
-                   suppressed);
+        log_->warn("multicast send failed: {} ({} similar failures suppressed)",
+                   std::strerror(errno), suppressed);
     }
 }
 
@@ -162,7 +166,8 @@ void BackboneSender::on_nak(const wire::v1::Nak& nak) {
 
 void BackboneSender::repair(uint64_t sequence, int64_t now, bool& advertise_edge) {
     RetransmitWindow::Entry* entry = nullptr;
-    switch (window_.repair_verdict(sequence, now, int64_t{settings_.repair_linger_us} * 1000, entry)) {
+    switch (
+        window_.repair_verdict(sequence, now, int64_t{settings_.repair_linger_us} * 1000, entry)) {
         case RetransmitWindow::RepairVerdict::kBeyondWindow:
             ++counters_.naks_beyond_window;
             advertise_edge = true;
@@ -170,7 +175,8 @@ void BackboneSender::repair(uint64_t sequence, int64_t now, bool& advertise_edge
         case RetransmitWindow::RepairVerdict::kLingering:
             ++counters_.naks_lingering;  // the repair just sent heals this server too
             return;
-        case RetransmitWindow::RepairVerdict::kSend: break;
+        case RetransmitWindow::RepairVerdict::kSend:
+            break;
     }
     if (!retransmit_rate_.try_take(entry->datagram.size(), now)) {
         ++counters_.retransmit_rate_limited;  // the server asks again after its retry interval
@@ -222,7 +228,8 @@ void BackboneSender::send_heartbeat(int64_t now) {
     heartbeat.set_send_time_ns(static_cast<uint64_t>(realtime_ns()));
     proto::PacketBuilder packet(256, settings_.signer ? kSignatureBytes : 0);
     packet.add(proto::FrameType::kHeartbeat, heartbeat);
-    const auto datagram = finish_packet(packet, proto::PacketType::kHeartbeat, epoch_, next_sequence_, settings_.signer);
+    const auto datagram = finish_packet(packet, proto::PacketType::kHeartbeat, epoch_,
+                                        next_sequence_, settings_.signer);
     last_heartbeat_ns_ = now;
     if (send_everywhere(datagram)) {
         ++counters_.heartbeats_sent;

@@ -40,19 +40,19 @@ struct BackboneSenderCounters {
     uint64_t send_failures = 0;      // datagrams the kernel refused (socket buffer full)
     uint64_t oversize_messages = 0;  // messages larger than one datagram, refused
     uint64_t naks_received = 0;
-    uint64_t nak_sequences = 0;      // sequences asked for
+    uint64_t nak_sequences = 0;  // sequences asked for
     uint64_t repairs_sent = 0;
     uint64_t repair_bytes = 0;
-    uint64_t naks_lingering = 0;     // asked again within repair_linger_us: not re-sent
-    uint64_t naks_beyond_window = 0; // older than the trailing edge: unrecoverable
-    uint64_t naks_invalid = 0;       // not sent yet, or over the per-NAK limit
+    uint64_t naks_lingering = 0;      // asked again within repair_linger_us: not re-sent
+    uint64_t naks_beyond_window = 0;  // older than the trailing edge: unrecoverable
+    uint64_t naks_invalid = 0;        // not sent yet, or over the per-NAK limit
     uint64_t retransmit_rate_limited = 0;
     uint64_t data_rate_limited = 0;  // datagrams that waited in the backlog
     uint64_t injected_drops = 0;     // testing.loss on send
 };
 
 class BackboneSender final : public Flushable {
-public:
+  public:
     struct Settings {
         std::vector<MulticastEndpoint> endpoints;  // every packet goes to each (first: primary)
         uint32_t max_datagram_bytes = 1400;
@@ -67,8 +67,8 @@ public:
         uint64_t retransmit_rate_bytes_per_s = 0;  // 0: unlimited
         uint64_t data_rate_bytes_per_s = 0;        // 0: unlimited
         uint64_t max_backlog_bytes = 16 << 20;
-        LossSettings send_loss;                    // testing only
-        const PacketSigner* signer = nullptr;      // sign every packet when set
+        LossSettings send_loss;                // testing only
+        const PacketSigner* signer = nullptr;  // sign every packet when set
     };
 
     // `on_congestion(true)` when the data backlog is full, `(false)` when it drained.
@@ -79,7 +79,9 @@ public:
     bool send_frame(std::span<const uint8_t> frame);
     bool send(proto::FrameType type, const google::protobuf::MessageLite& message);
     // Largest frame (header + body) that fits one datagram.
-    size_t max_frame_bytes() const { return settings_.max_datagram_bytes - proto::kPacketHeaderBytes; }
+    size_t max_frame_bytes() const {
+        return settings_.max_datagram_bytes - proto::kPacketHeaderBytes;
+    }
 
     void flush() override;
     // Re-sends what a server asked for (see the class comment for the rules).
@@ -91,7 +93,7 @@ public:
     const BackboneSenderCounters& counters() const { return counters_; }
     const RetransmitWindow& window() const { return window_; }
 
-private:
+  private:
     void send_packet();
     bool send_everywhere(std::span<const uint8_t> datagram);
     void transmit(std::span<const uint8_t> datagram);

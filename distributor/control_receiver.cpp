@@ -22,9 +22,13 @@ ControlReceiver::ControlReceiver(EventLoop& loop, const std::string& address, ui
     }
 }
 
-ControlReceiver::~ControlReceiver() { event_free(event_); }
+ControlReceiver::~ControlReceiver() {
+    event_free(event_);
+}
 
-uint16_t ControlReceiver::port() const { return ntohs(socket_.local_address().sin_port); }
+uint16_t ControlReceiver::port() const {
+    return ntohs(socket_.local_address().sin_port);
+}
 
 void ControlReceiver::on_readable(int, short, void* self) {
     auto* receiver = static_cast<ControlReceiver*>(self);
@@ -56,7 +60,8 @@ void ControlReceiver::handle(std::span<const uint8_t> datagram, const sockaddr_i
         for (;;) {
             const auto result = messages.next(frame);
             if (result == proto::PacketMessageIterator::Result::kEnd) return;
-            if (result == proto::PacketMessageIterator::Result::kError || !dispatch(frame, from)) break;
+            if (result == proto::PacketMessageIterator::Result::kError || !dispatch(frame, from))
+                break;
         }
         error = proto::PacketError::kBadMessage;
     }
@@ -99,7 +104,8 @@ bool ControlReceiver::dispatch(const proto::Frame& frame, const sockaddr_in& fro
             echo_rtt_probe(probe, from);
             return true;
         }
-        default: return false;
+        default:
+            return false;
     }
 }
 

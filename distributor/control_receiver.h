@@ -12,8 +12,8 @@
 #include "common/logging.h"
 #include "common/loss_injector.h"
 #include "common/packet_signer.h"
-#include "proto/frame.h"
 #include "common/udp_socket.h"
+#include "proto/frame.h"
 #include "wire/backbone.pb.h"
 
 namespace mdcast::distributor {
@@ -30,14 +30,14 @@ struct ControlCounters {
 };
 
 class ControlReceiver {
-public:
+  public:
     class Handler {
-    public:
+      public:
         virtual void on_image_request(const wire::v1::ImageRequest& request) = 0;
         virtual void on_directory_query() = 0;
         virtual void on_nak(const wire::v1::Nak& nak) = 0;
 
-    protected:
+      protected:
         virtual ~Handler() = default;
     };
 
@@ -49,7 +49,7 @@ public:
     uint16_t port() const;
     const ControlCounters& counters() const { return counters_; }
 
-private:
+  private:
     static void on_readable(int, short, void* self);
     void handle(std::span<const uint8_t> datagram, const sockaddr_in& from);
     bool dispatch(const proto::Frame& frame, const sockaddr_in& from);

@@ -19,12 +19,11 @@ uint64_t new_epoch(uint16_t source) {
     return proto::make_epoch(source, random);
 }
 
-
 BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16_t control_port,
                                          const PacketSigner* signer) {
     BackboneSender::Settings settings;
-    settings.endpoints = multicast_endpoints(config.multicast_endpoint(), config.backbone_extra_groups,
-                                             "backbone.extra_groups");
+    settings.endpoints = multicast_endpoints(config.multicast_endpoint(),
+                                             config.backbone_extra_groups, "backbone.extra_groups");
     settings.max_datagram_bytes = config.backbone_max_datagram_bytes;
     settings.flush_interval_us = config.backbone_flush_interval_us;
     settings.heartbeat_min_us = config.backbone_heartbeat_min_us;
@@ -44,8 +43,14 @@ BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16
 }
 
 ListenerSettings listener_settings(const DistributorConfig& config) {
-    return {"publishers", config.publishers_address, config.publishers_plaintext, config.publishers_port,
-            config.publishers_tls, config.publishers_tls_port, 128, tls_server_settings(config),
+    return {"publishers",
+            config.publishers_address,
+            config.publishers_plaintext,
+            config.publishers_port,
+            config.publishers_tls,
+            config.publishers_tls_port,
+            128,
+            tls_server_settings(config),
             config.tls_handshake_timeout_ms};
 }
 
@@ -57,14 +62,18 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
       log_(log::get("distributor")),
       auth_(loop, auth_settings(config), "publisher"),
       publisher_flusher_(loop, std::chrono::microseconds(0)),
-      signer_(PacketSigner::from_files(config.backbone_key_file, config.backbone_previous_key_file)),
+      signer_(
+          PacketSigner::from_files(config.backbone_key_file, config.backbone_previous_key_file)),
       registry_(config.distributor_id, config.max_services, config.max_items),
       control_(loop, config.backbone_interface, config.backbone_control_port, *this,
-               LossSettings{config.loss_control_receive_rate, 0, 0, config.loss_seed + 1}, signer_.get()),
-      backbone_(loop, sender_settings(config, control_.port(), signer_.get()), new_epoch(config.distributor_id),
+               LossSettings{config.loss_control_receive_rate, 0, 0, config.loss_seed + 1},
+               signer_.get()),
+      backbone_(loop, sender_settings(config, control_.port(), signer_.get()),
+                new_epoch(config.distributor_id),
                 [this](bool congested) { on_backbone_congestion(congested); }),
-      listeners_(loop, listener_settings(config),
-                 [this](int fd, std::string peer, bool tls) { on_accept(fd, std::move(peer), tls); }),
+      listeners_(
+          loop, listener_settings(config),
+          [this](int fd, std::string peer, bool tls) { on_accept(fd, std::move(peer), tls); }),
       reaper_(loop, [this] { reap_closed(); }),
       housekeeping_(loop, [this] { on_housekeeping(); }),
       grace_timer_(loop, [this] { finish_shutdown("grace period over"); }),
@@ -72,19 +81,23 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
     housekeeping_.start_periodic(std::chrono::seconds(1));
     register_metrics();
     if (config.admin_enabled) {
-        admin_ = std::make_unique<AdminHttp>(loop, config.admin_address, config.admin_port, metrics_,
-                                             AdminHttp::Handlers{[] { return std::pair{true, std::string("ok")}; },
-                                                                 [this] { return stats_json(); }});
-        log_->info("admin http on {}:{} (/metrics /healthz /stats)", config.admin_address, admin_->port());
+        admin_ = std::make_unique<AdminHttp>(
+            loop, config.admin_address, config.admin_port, metrics_,
+            AdminHttp::Handlers{[] {
+                                    return std::pair{true, std::string("ok")};
+                                },
+                                [this] { return stats_json(); }});
+        log_->info("admin http on {}:{} (/metrics /healthz /stats)", config.admin_address,
+                   admin_->port());
     }
-    log_->info("distributor {}: publishers {}; backbone {}:{}{} via {} ttl {}; control port {}; "
-               "epoch {:016x}",
-               config.distributor_id, listeners_.describe(),
-               config.backbone_group, config.backbone_port,
-               config.backbone_extra_groups.empty()
-                   ? std::string()
-                   : " (+" + std::to_string(config.backbone_extra_groups.size()) + " redundant groups)",
-               config.backbone_interface, config.backbone_ttl, control_.port(), backbone_.epoch());
+    log_->info(
+        "distributor {}: publishers {}; backbone {}:{}{} via {} ttl {}; control port {}; "
+        "epoch {:016x}",
+        config.distributor_id, listeners_.describe(), config.backbone_group, config.backbone_port,
+        config.backbone_extra_groups.empty()
+            ? std::string()
+            : " (+" + std::to_string(config.backbone_extra_groups.size()) + " redundant groups)",
+        config.backbone_interface, config.backbone_ttl, control_.port(), backbone_.epoch());
 }
 
 Distributor::~Distributor() = default;
@@ -96,12 +109,11 @@ void Distributor::on_accept(int fd, std::string peer, bool tls) {
     limits.max_output_bytes = config_.publishers_max_output_bytes;
     if (tls) limits.tls = listeners_.tls_limits();
     // Publishers ping three times per idle timeout, so a quiet one is not closed.
-    auto session = std::make_unique<PublisherSession>(*this, registry_, backbone_,
-                                                      publisher_counters_,
-                                                      config_.publishers_idle_timeout_ms / 3);
-    auto connection = std::make_unique<TcpConnection>(loop_, publisher_flusher_, fd, id, peer,
-                                                      proto::kPublisherToDistributorTypes,
-                                                      limits, *session);
+    auto session = std::make_unique<PublisherSession>(
+        *this, registry_, backbone_, publisher_counters_, config_.publishers_idle_timeout_ms / 3);
+    auto connection =
+        std::make_unique<TcpConnection>(loop_, publisher_flusher_, fd, id, peer,
+                                        proto::kPublisherToDistributorTypes, limits, *session);
     PublisherSession* raw = session.get();
     sessions_[id] = std::move(session);
     raw->attach(std::move(connection));
@@ -117,7 +129,8 @@ void Distributor::on_accept(int fd, std::string peer, bool tls) {
     log_->info("publisher connection {} from {}{}", id, peer, tls ? " (TLS)" : "");
 }
 
-void Distributor::on_publisher_closed(PublisherSession& session, CloseReason reason, const std::string& text) {
+void Distributor::on_publisher_closed(PublisherSession& session, CloseReason reason,
+                                      const std::string& text) {
     const uint64_t id = session.connection().id();
     ++closes_[static_cast<size_t>(reason)];
     if (is_tls_handshake_failure(reason)) {
@@ -126,7 +139,8 @@ void Distributor::on_publisher_closed(PublisherSession& session, CloseReason rea
     const auto released = registry_.release(id);
     for (uint32_t service_id : released) {
         registry_.mark_service_items_suspect(service_id);
-        log_->warn("service {} is down: its publisher went away", registry_.service(service_id)->name);
+        log_->warn("service {} is down: its publisher went away",
+                   registry_.service(service_id)->name);
     }
     if (!released.empty()) on_directory_changed();
     closed_sessions_.push_back(id);
@@ -139,11 +153,17 @@ void Distributor::reap_closed() {
     if (shutting_down_ && sessions_.empty()) finish_shutdown("every publisher closed");
 }
 
-void Distributor::on_directory_changed() { backbone_.send(proto::FrameType::kDirectory, registry_.directory()); }
+void Distributor::on_directory_changed() {
+    backbone_.send(proto::FrameType::kDirectory, registry_.directory());
+}
 
-void Distributor::on_directory_query() { on_directory_changed(); }
+void Distributor::on_directory_query() {
+    on_directory_changed();
+}
 
-void Distributor::on_nak(const wire::Nak& nak) { backbone_.on_nak(nak); }
+void Distributor::on_nak(const wire::Nak& nak) {
+    backbone_.on_nak(nak);
+}
 
 // Back-pressure: while the backbone backlog is full, publishers are not read,
 // so their TCP windows close instead of the distributor's memory growing.
@@ -160,8 +180,9 @@ void Distributor::on_backbone_congestion(bool congested) {
 }
 
 void Distributor::on_image_request(const wire::ImageRequest& request) {
-    const ServiceEntry* service = request.service_id() != 0 ? registry_.service(request.service_id())
-                                                            : registry_.service(request.service_name());
+    const ServiceEntry* service = request.service_id() != 0
+                                      ? registry_.service(request.service_id())
+                                      : registry_.service(request.service_name());
     ItemEntry* item = nullptr;
     if (request.item_id() != 0) {
         item = registry_.item(request.item_id());
@@ -217,7 +238,8 @@ ItemEntry* Distributor::ask_source(const ServiceEntry& service, ItemEntry* item,
                                    const std::string& name) {
     const auto owner = sessions_.find(service.owner_session);
     if (owner == sessions_.end() || !owner->second->connection().is_open()) return item;
-    if (!item && !name.empty() && name.size() <= 1024) item = registry_.register_item(service.id, name);
+    if (!item && !name.empty() && name.size() <= 1024)
+        item = registry_.register_item(service.id, name);
     if (item && interest_.should_request(item->id, service.id, monotonic_ns())) {
         owner->second->request_item(service, *item);
     }
@@ -241,10 +263,12 @@ void Distributor::on_housekeeping() {
         const int64_t silent_ms = (now - connection.last_input_ns()) / 1'000'000;
         if (connection.tls_handshaking()) continue;  // its own deadline: tls.handshake_timeout_ms
         if (!session->logged_in() && silent_ms >= config_.publishers_login_timeout_ms) {
-            connection.close(CloseReason::kAuthFailed, "no login within publishers.login_timeout_ms");
+            connection.close(CloseReason::kAuthFailed,
+                             "no login within publishers.login_timeout_ms");
         } else if (config_.publishers_idle_timeout_ms > 0 &&
                    silent_ms >= config_.publishers_idle_timeout_ms) {
-            connection.close(CloseReason::kIdleTimeout, "silent for " + std::to_string(silent_ms) + " ms");
+            connection.close(CloseReason::kIdleTimeout,
+                             "silent for " + std::to_string(silent_ms) + " ms");
         }
     }
     if ((now - started_ns_) / 1'000'000'000 % 10 == 0) log_counters(spdlog::level::debug);
@@ -265,54 +289,72 @@ void Distributor::register_metrics() {
     m.counter("statuses_total", "Item statuses from publishers", [&p] { return p.statuses; });
     listeners_.register_metrics(m, [this] {
         double open = 0;
-        for (const auto& [id, session] : sessions_) open += session->connection().is_open() && session->connection().is_tls();
+        for (const auto& [id, session] : sessions_)
+            open += session->connection().is_open() && session->connection().is_tls();
         return open;
     });
     for (size_t i = 0; i < kCloseReasonCount; ++i) {
         const std::string reason(close_reason_name(static_cast<CloseReason>(i)));
-        m.counter("close_" + reason + "_total", "Publisher connections closed: " + reason, [this, i] { return closes_[i]; });
+        m.counter("close_" + reason + "_total", "Publisher connections closed: " + reason,
+                  [this, i] { return closes_[i]; });
     }
     m.counter("rejected_total", "Publisher messages refused", [&p] { return p.rejected_messages; });
     m.counter("packets_total", "Backbone datagrams sent", [&b] { return b.packets_sent; });
     m.counter("bytes_total", "Backbone bytes sent", [&b] { return b.bytes_sent; });
     m.counter("messages_total", "Messages sent on the backbone", [&b] { return b.messages_sent; });
     m.counter("heartbeats_total", "Heartbeats sent", [&b] { return b.heartbeats_sent; });
-    m.counter("send_failures_total", "Datagrams the kernel refused", [&b] { return b.send_failures; });
-    m.counter("oversize_total", "Messages larger than a datagram, refused", [&b] { return b.oversize_messages; });
+    m.counter("send_failures_total", "Datagrams the kernel refused",
+              [&b] { return b.send_failures; });
+    m.counter("oversize_total", "Messages larger than a datagram, refused",
+              [&b] { return b.oversize_messages; });
     m.counter("naks_total", "NAKs received", [&b] { return b.naks_received; });
-    m.counter("nak_sequences_total", "Sequences asked for in NAKs", [&b] { return b.nak_sequences; });
+    m.counter("nak_sequences_total", "Sequences asked for in NAKs",
+              [&b] { return b.nak_sequences; });
     m.counter("repairs_total", "Repairs sent", [&b] { return b.repairs_sent; });
     m.counter("repair_bytes_total", "Bytes of repairs sent", [&b] { return b.repair_bytes; });
-    m.counter("naks_lingering_total", "NAKs within repair_linger_us, not re-sent", [&b] { return b.naks_lingering; });
-    m.counter("naks_beyond_window_total", "NAKs behind the trailing edge", [&b] { return b.naks_beyond_window; });
-    m.counter("naks_invalid_total", "NAK sequences not sent yet or over the limit", [&b] { return b.naks_invalid; });
+    m.counter("naks_lingering_total", "NAKs within repair_linger_us, not re-sent",
+              [&b] { return b.naks_lingering; });
+    m.counter("naks_beyond_window_total", "NAKs behind the trailing edge",
+              [&b] { return b.naks_beyond_window; });
+    m.counter("naks_invalid_total", "NAK sequences not sent yet or over the limit",
+              [&b] { return b.naks_invalid; });
     m.counter("retransmit_rate_limited_total", "Repairs skipped by the retransmit rate limit",
               [&b] { return b.retransmit_rate_limited; });
     m.counter("data_rate_limited_total", "Datagrams that waited in the rate-limit backlog",
               [&b] { return b.data_rate_limited; });
     m.counter("injected_drops_total", "Packets dropped by testing.loss",
               [&b, &c] { return b.injected_drops + c.injected_drops; });
-    m.gauge("window_packets", "Datagrams held for repair", [this] { return backbone_.window().packets(); });
+    m.gauge("window_packets", "Datagrams held for repair",
+            [this] { return backbone_.window().packets(); });
     m.gauge("window_bytes", "Bytes held for repair", [this] { return backbone_.window().bytes(); });
-    m.counter("image_requests_total", "Image requests from servers", [&c] { return c.image_requests; });
-    m.counter("directory_queries_total", "Directory queries from servers", [&c] { return c.directory_queries; });
-    m.counter("malformed_control_total", "Control datagrams dropped as malformed", [&c] { return c.malformed; });
-    m.counter("bad_signatures_total", "Control datagrams unsigned or forged, dropped", [&c] { return c.bad_signatures; });
-    m.counter("refused_connections_total", "Publisher connections refused", [this] { return connections_refused_; });
+    m.counter("image_requests_total", "Image requests from servers",
+              [&c] { return c.image_requests; });
+    m.counter("directory_queries_total", "Directory queries from servers",
+              [&c] { return c.directory_queries; });
+    m.counter("malformed_control_total", "Control datagrams dropped as malformed",
+              [&c] { return c.malformed; });
+    m.counter("bad_signatures_total", "Control datagrams unsigned or forged, dropped",
+              [&c] { return c.bad_signatures; });
+    m.counter("refused_connections_total", "Publisher connections refused",
+              [this] { return connections_refused_; });
     auth_.register_metrics(m);
 }
 
-void Distributor::log_counters(spdlog::level::level_enum level) { log_->log(level, "{}", metrics_.log_line()); }
+void Distributor::log_counters(spdlog::level::level_enum level) {
+    log_->log(level, "{}", metrics_.log_line());
+}
 
 std::string Distributor::stats_json() const {
-    std::string out = "{\"epoch\":\"" + fmt::format("{:016x}", backbone_.epoch()) + "\",\"publishers\":[";
+    std::string out =
+        "{\"epoch\":\"" + fmt::format("{:016x}", backbone_.epoch()) + "\",\"publishers\":[";
     bool first = true;
     for (const auto& [id, session] : sessions_) {
         const TcpConnection& c = session->connection();
         if (!c.is_open()) continue;
-        out += fmt::format("{}{{\"id\":{},\"peer\":\"{}\",\"user\":\"{}\",\"bytes_in\":{},\"frames_in\":{}}}",
-                           first ? "" : ",", id, proto::json_escape(c.peer()), proto::json_escape(session->user()),
-                           c.bytes_in(), c.frames_in());
+        out += fmt::format(
+            "{}{{\"id\":{},\"peer\":\"{}\",\"user\":\"{}\",\"bytes_in\":{},\"frames_in\":{}}}",
+            first ? "" : ",", id, proto::json_escape(c.peer()), proto::json_escape(session->user()),
+            c.bytes_in(), c.frames_in());
         first = false;
     }
     return out + "],\"metrics\":" + metrics_.json() + "}";
@@ -329,17 +371,21 @@ config::ReloadResult Distributor::reload(const DistributorConfig& fresh,
     // is closed; a changed password does not log anyone out.
     if (auth_.reload(auth_settings(fresh))) {
         for (auto& [id, session] : sessions_) {
-            if (session->logged_in() && session->connection().is_open() && !auth_.find(session->user())) {
-                session->connection().close(CloseReason::kAuthFailed, "user removed from the users file");
+            if (session->logged_in() && session->connection().is_open() &&
+                !auth_.find(session->user())) {
+                session->connection().close(CloseReason::kAuthFailed,
+                                            "user removed from the users file");
             }
         }
     }
     // Certificate files are re-read on every SIGHUP, changed names or not.
     if (listeners_.reload_tls(tls_server_settings(fresh), fresh.tls_handshake_timeout_ms)) {
-        auto tls_keys = distributor_schema().apply_changes(changes, kTlsReloadableKeys, fresh, config_);
+        auto tls_keys =
+            distributor_schema().apply_changes(changes, kTlsReloadableKeys, fresh, config_);
         result.applied.insert(result.applied.end(), tls_keys.begin(), tls_keys.end());
     } else {
-        result.failed = config::Schema<DistributorConfig>::changed_among(changes, kTlsReloadableKeys);
+        result.failed =
+            config::Schema<DistributorConfig>::changed_among(changes, kTlsReloadableKeys);
     }
     return result;
 }
@@ -366,7 +412,8 @@ void Distributor::shutdown(const std::string& why) {
     log_->info("shutting down on {}: telling {} publisher(s), up to {} ms to flush", why,
                sessions_.size(), config_.shutdown_grace_ms);
     for (auto& [id, session] : sessions_) {
-        session->connection().close_after_flush(CloseReason::kShutdown, "distributor shutting down");
+        session->connection().close_after_flush(CloseReason::kShutdown,
+                                                "distributor shutting down");
     }
     grace_timer_.start_once(std::chrono::milliseconds(config_.shutdown_grace_ms));
     reaper_.fire();  // no publishers: done at once

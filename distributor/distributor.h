@@ -10,11 +10,11 @@
 
 #include "common/admin_http.h"
 #include "common/authenticator.h"
+#include "common/daemon_listeners.h"
 #include "common/event_loop.h"
+#include "common/flush_scheduler.h"
 #include "common/metrics.h"
 #include "common/packet_signer.h"
-#include "common/flush_scheduler.h"
-#include "common/daemon_listeners.h"
 #include "distributor/backbone_sender.h"
 #include "distributor/control_receiver.h"
 #include "distributor/distributor_config.h"
@@ -25,7 +25,7 @@
 namespace mdcast::distributor {
 
 class Distributor final : public PublisherSession::Owner, public ControlReceiver::Handler {
-public:
+  public:
     // Binds every socket; throws std::runtime_error naming what failed.
     Distributor(EventLoop& loop, const DistributorConfig& config);
     ~Distributor();
@@ -36,7 +36,8 @@ public:
     void shutdown(const std::string& why);
     // SIGHUP: applies the changed keys it can and says which it applied and which
     // failed to load (daemon_main logs the rest as needing a restart).
-    config::ReloadResult reload(const DistributorConfig& fresh, const std::vector<config::ConfigChange>& changes);
+    config::ReloadResult reload(const DistributorConfig& fresh,
+                                const std::vector<config::ConfigChange>& changes);
 
     uint16_t publisher_port() const { return listeners_.port(); }
     uint16_t publisher_tls_port() const { return listeners_.tls_port(); }
@@ -44,13 +45,14 @@ public:
 
     void on_login_request(PublisherSession& session, const wire::LoginRequest& request) override;
     void on_directory_changed() override;
-    void on_publisher_closed(PublisherSession& session, CloseReason reason, const std::string& text) override;
+    void on_publisher_closed(PublisherSession& session, CloseReason reason,
+                             const std::string& text) override;
     void on_service_announced(PublisherSession& session, const ServiceEntry& service) override;
     void on_image_request(const wire::ImageRequest& request) override;
     void on_directory_query() override;
     void on_nak(const wire::Nak& nak) override;
 
-private:
+  private:
     void on_accept(int fd, std::string peer, bool tls);
     ItemEntry* ask_source(const ServiceEntry& service, ItemEntry* item, const std::string& name);
     void on_backbone_congestion(bool congested);

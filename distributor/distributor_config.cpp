@@ -30,12 +30,13 @@ config::Schema<DistributorConfig> build_schema() {
     s.boolean("publishers.plaintext", &C::publishers_plaintext, true,
               "Listen for plaintext publishers on publishers.port. false: TLS only (needs "
               "publishers.tls).");
-    s.boolean("publishers.tls", &C::publishers_tls, false,
-              "Listen for TLS publishers on publishers.tls_port, with the certificate in tls.cert_file.");
+    s.boolean(
+        "publishers.tls", &C::publishers_tls, false,
+        "Listen for TLS publishers on publishers.tls_port, with the certificate in tls.cert_file.");
     s.integer<uint16_t>("publishers.tls_port", &C::publishers_tls_port, 14101, 0, 65535,
                         "TLS port for publishers (0: pick a free port and log it).");
-    s.integer<uint32_t>("publishers.max_connections", &C::publishers_max_connections, 64, 1,
-                        100000, "Publisher connections accepted at once; more are refused.");
+    s.integer<uint32_t>("publishers.max_connections", &C::publishers_max_connections, 64, 1, 100000,
+                        "Publisher connections accepted at once; more are refused.");
     s.integer<uint32_t>("publishers.max_frame_bytes", &C::publishers_max_frame_bytes, 65536, 256,
                         16 << 20, "Largest frame body a publisher may send.");
     s.integer<uint64_t>("publishers.max_output_bytes", &C::publishers_max_output_bytes, 4 << 20,
@@ -61,8 +62,7 @@ config::Schema<DistributorConfig> build_schema() {
                         65507,
                         "Largest datagram: 1400 fits a 1500-byte MTU; 8972 for jumbo frames. "
                         "Never above the path MTU.");
-    s.integer<uint32_t>("backbone.flush_interval_us", &C::backbone_flush_interval_us, 0, 0,
-                        1000000,
+    s.integer<uint32_t>("backbone.flush_interval_us", &C::backbone_flush_interval_us, 0, 0, 1000000,
                         "0: send at the end of each loop iteration (natural batching); > 0: "
                         "coalesce for this long (the seed's rrmpFlushInterval).");
     s.integer<uint32_t>("backbone.heartbeat_min_us", &C::backbone_heartbeat_min_us, 1000, 100,
@@ -73,12 +73,10 @@ config::Schema<DistributorConfig> build_schema() {
                         "Longest gap between heartbeats, also under load (late joiners learn the "
                         "control port from them).");
     s.integer<uint64_t>("backbone.retransmit_window_bytes", &C::backbone_retransmit_window_bytes,
-                        64 << 20, 65536, 1ull << 34,
-                        "Sent datagrams kept for repair, in bytes.");
+                        64 << 20, 65536, 1ull << 34, "Sent datagrams kept for repair, in bytes.");
     s.integer<uint32_t>("backbone.retransmit_window_ms", &C::backbone_retransmit_window_ms, 10000,
                         10, 3600000, "Sent datagrams kept for repair at most this long.");
-    s.integer<uint32_t>("backbone.repair_linger_us", &C::backbone_repair_linger_us, 500, 0,
-                        1000000,
+    s.integer<uint32_t>("backbone.repair_linger_us", &C::backbone_repair_linger_us, 500, 0, 1000000,
                         "A packet just repaired is not re-sent for this long, however many "
                         "servers ask (NAK storms cost one send).");
     s.integer<uint64_t>("backbone.retransmit_rate_bytes_per_s",

@@ -20,7 +20,7 @@
 namespace mdcast::distributor {
 
 class InterestTracker {
-public:
+  public:
     static constexpr int64_t kSourceRequestRetryMs = 5000;
 
     explicit InterestTracker(int64_t retry_ns = kSourceRequestRetryMs * 1'000'000)
@@ -35,7 +35,7 @@ public:
 
     size_t size() const { return items_.size(); }
 
-private:
+  private:
     struct Interest {
         uint32_t service_id = 0;
         int64_t last_request_ns = 0;

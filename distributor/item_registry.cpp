@@ -1,21 +1,22 @@
 #include "distributor/item_registry.h"
 
-#include "proto/source_ids.h"
-
 #include <algorithm>
+
+#include "proto/source_ids.h"
 
 namespace mdcast::distributor {
 
 ItemRegistry::ItemRegistry(uint16_t source, uint32_t max_services, uint64_t max_items)
-    : source_(source), max_services_(std::min<uint32_t>(max_services, 65535)), max_items_(max_items) {}
+    : source_(source),
+      max_services_(std::min<uint32_t>(max_services, 65535)),
+      max_items_(max_items) {}
 
 std::string ItemRegistry::name_key(uint32_t service_id, const std::string& name) {
     return std::to_string(service_id) + '\0' + name;
 }
 
-ItemRegistry::AnnounceResult ItemRegistry::announce(const std::string& name,
-                                                    wire::ServiceMode mode, uint64_t session,
-                                                    ServiceEntry*& out) {
+ItemRegistry::AnnounceResult ItemRegistry::announce(const std::string& name, wire::ServiceMode mode,
+                                                    uint64_t session, ServiceEntry*& out) {
     ServiceEntry* entry = service(name);
     if (entry && entry->owner_session != 0 && entry->owner_session != session) {
         return AnnounceResult::kOwnedByAnother;

@@ -40,7 +40,7 @@ struct ItemEntry {
 };
 
 class ItemRegistry {
-public:
+  public:
     // Ids carry `source` (the distributor id) in their top bits: proto/source_ids.h.
     ItemRegistry(uint16_t source, uint32_t max_services, uint64_t max_items);
 
@@ -66,7 +66,7 @@ public:
     size_t item_count() const { return items_.size(); }
     size_t service_count() const { return services_.size(); }
 
-private:
+  private:
     static std::string name_key(uint32_t service_id, const std::string& name);
 
     uint16_t source_;

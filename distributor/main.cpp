@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
             auto process = std::make_shared<distributor::Distributor>(loop, config);
             return DaemonProcess<DistributorConfig>{
                 [process](const std::string& why) { process->shutdown(why); },
-                [process](const DistributorConfig& fresh, const std::vector<config::ConfigChange>& changes) {
+                [process](const DistributorConfig& fresh,
+                          const std::vector<config::ConfigChange>& changes) {
                     return process->reload(fresh, changes);
                 }};
         });

@@ -35,16 +35,34 @@ void PublisherSession::on_frame(TcpConnection&, const proto::Frame& frame) {
         return;
     }
     switch (frame.type) {
-        case FrameType::kLoginRequest: on_login(frame); break;
-        case FrameType::kServiceAnnounce: on_service_announce(frame); break;
-        case FrameType::kItemRegister: on_item_register(frame); break;
-        case FrameType::kRefresh: on_refresh(frame); break;
-        case FrameType::kUpdate: on_update(frame); break;
-        case FrameType::kItemStatus: on_item_status(frame); break;
-        case FrameType::kPing: on_ping(frame); break;
-        case FrameType::kPong: break;
-        case FrameType::kClose: connection_->close(CloseReason::kPeerClosed, "publisher said goodbye"); break;
-        default: protocol_error("unexpected frame type");
+        case FrameType::kLoginRequest:
+            on_login(frame);
+            break;
+        case FrameType::kServiceAnnounce:
+            on_service_announce(frame);
+            break;
+        case FrameType::kItemRegister:
+            on_item_register(frame);
+            break;
+        case FrameType::kRefresh:
+            on_refresh(frame);
+            break;
+        case FrameType::kUpdate:
+            on_update(frame);
+            break;
+        case FrameType::kItemStatus:
+            on_item_status(frame);
+            break;
+        case FrameType::kPing:
+            on_ping(frame);
+            break;
+        case FrameType::kPong:
+            break;
+        case FrameType::kClose:
+            connection_->close(CloseReason::kPeerClosed, "publisher said goodbye");
+            break;
+        default:
+            protocol_error("unexpected frame type");
     }
 }
 
@@ -71,14 +89,15 @@ void PublisherSession::accept_login() {
     response.set_max_frame_bytes(static_cast<uint32_t>(backbone_.max_frame_bytes()));
     response.set_heartbeat_interval_ms(heartbeat_interval_ms_);
     connection_->send(FrameType::kLoginResponse, response);
-    log_->info("publisher {} logged in: user={} application={} position={}",
-               connection_->peer(), user_, application_id_, position_);
+    log_->info("publisher {} logged in: user={} application={} position={}", connection_->peer(),
+               user_, application_id_, position_);
 }
 
 void PublisherSession::refuse_login(const auth::LoginVerdict& verdict) {
     login_pending_ = false;
     login_refused_ = true;
-    connection_->send(FrameType::kLoginResponse, auth::refusal_response(verdict, "mdcast-distributor"));
+    connection_->send(FrameType::kLoginResponse,
+                      auth::refusal_response(verdict, "mdcast-distributor"));
     connection_->close(CloseReason::kAuthFailed, verdict.text);
 }
 
@@ -90,7 +109,7 @@ void PublisherSession::on_service_announce(const proto::Frame& frame) {
     auto* status = response.mutable_status();
     ServiceEntry* entry = nullptr;
     const auto mode = announce.mode() == wire::SERVICE_INTERACTIVE ? wire::SERVICE_INTERACTIVE
-                                                                     : wire::SERVICE_BROADCAST;
+                                                                   : wire::SERVICE_BROADCAST;
     const auto result = announce.name().empty() || announce.name().size() > 256
                             ? ItemRegistry::AnnounceResult::kLimitReached
                             : registry_.announce(announce.name(), mode, connection_->id(), entry);

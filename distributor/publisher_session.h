@@ -32,12 +32,13 @@ struct PublisherCounters {
 };
 
 class PublisherSession final : public TcpConnection::Handler {
-public:
+  public:
     class Owner {
-    public:
+      public:
         // A well-formed login: the owner checks it and answers with
         // accept_login() or refuse_login(), now or later.
-        virtual void on_login_request(PublisherSession& session, const wire::LoginRequest& request) = 0;
+        virtual void on_login_request(PublisherSession& session,
+                                      const wire::LoginRequest& request) = 0;
         virtual void on_directory_changed() = 0;
         virtual void on_publisher_closed(PublisherSession& session, CloseReason reason,
                                          const std::string& text) = 0;
@@ -45,7 +46,7 @@ public:
         // for the items someone wants).
         virtual void on_service_announced(PublisherSession& session, const ServiceEntry& service) {}
 
-    protected:
+      protected:
         virtual ~Owner() = default;
     };
 
@@ -67,7 +68,7 @@ public:
     void on_frame(TcpConnection& connection, const proto::Frame& frame) override;
     void on_closed(TcpConnection& connection, CloseReason reason, const std::string& text) override;
 
-private:
+  private:
     void on_login(const proto::Frame& frame);
     void on_service_announce(const proto::Frame& frame);
     void on_item_register(const proto::Frame& frame);

@@ -41,7 +41,7 @@ RetransmitWindow::Entry* RetransmitWindow::find(uint64_t sequence) {
 }
 
 RetransmitWindow::RepairVerdict RetransmitWindow::repair_verdict(uint64_t sequence, int64_t now_ns,
-                                                                int64_t linger_ns, Entry*& entry) {
+                                                                 int64_t linger_ns, Entry*& entry) {
     entry = find(sequence);
     if (!entry) return RepairVerdict::kBeyondWindow;
     if (entry->last_repair_ns != 0 && now_ns - entry->last_repair_ns < linger_ns) {

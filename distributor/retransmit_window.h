@@ -12,7 +12,7 @@
 namespace mdcast::distributor {
 
 class RetransmitWindow {
-public:
+  public:
     struct Entry {
         uint64_t sequence = 0;
         int64_t sent_ns = 0;
@@ -35,7 +35,8 @@ public:
     // Whether a NAK for `sequence` should be answered now: not when the packet is
     // no longer held, nor within `linger_ns` of its last repair (that repair was
     // multicast and heals this asker too). Call mark_repaired() once it is sent.
-    RepairVerdict repair_verdict(uint64_t sequence, int64_t now_ns, int64_t linger_ns, Entry*& entry);
+    RepairVerdict repair_verdict(uint64_t sequence, int64_t now_ns, int64_t linger_ns,
+                                 Entry*& entry);
     static void mark_repaired(Entry& entry, int64_t now_ns) { entry.last_repair_ns = now_ns; }
 
     // Oldest sequence held; `next_sequence` when nothing is held.
@@ -44,7 +45,7 @@ public:
     size_t bytes() const { return bytes_; }
     size_t packets() const { return entries_.size(); }
 
-private:
+  private:
     void evict_front();
 
     size_t max_bytes_;

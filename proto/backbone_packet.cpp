@@ -47,14 +47,22 @@ bool valid_type(uint8_t raw) {
 
 std::string_view packet_error_name(PacketError error) {
     switch (error) {
-        case PacketError::kNone: return "none";
-        case PacketError::kTooShort: return "too_short";
-        case PacketError::kBadMagic: return "bad_magic";
-        case PacketError::kBadVersion: return "bad_version";
-        case PacketError::kBadType: return "bad_type";
-        case PacketError::kBadFlags: return "bad_flags";
-        case PacketError::kBadLength: return "bad_length";
-        case PacketError::kBadMessage: return "bad_message";
+        case PacketError::kNone:
+            return "none";
+        case PacketError::kTooShort:
+            return "too_short";
+        case PacketError::kBadMagic:
+            return "bad_magic";
+        case PacketError::kBadVersion:
+            return "bad_version";
+        case PacketError::kBadType:
+            return "bad_type";
+        case PacketError::kBadFlags:
+            return "bad_flags";
+        case PacketError::kBadLength:
+            return "bad_length";
+        case PacketError::kBadMessage:
+            return "bad_message";
     }
     return "unknown";
 }
@@ -85,8 +93,10 @@ PacketError decode_packet_header(std::span<const uint8_t> datagram, PacketHeader
     if (!valid_type(in[5])) return PacketError::kBadType;
     out.type = static_cast<PacketType>(in[5]);
     out.flags = get_u16(in + 6);
-    if ((out.flags & ~kPacketKnownFlags) != 0 || get_u16(in + 26) != 0) return PacketError::kBadFlags;
-    if ((out.flags & kPacketFlagRetransmit) && out.type != PacketType::kData) return PacketError::kBadFlags;
+    if ((out.flags & ~kPacketKnownFlags) != 0 || get_u16(in + 26) != 0)
+        return PacketError::kBadFlags;
+    if ((out.flags & kPacketFlagRetransmit) && out.type != PacketType::kData)
+        return PacketError::kBadFlags;
     out.epoch = get_u64(in + 8);
     out.sequence = get_u64(in + 16);
     out.message_count = get_u16(in + 24);
@@ -122,7 +132,8 @@ PacketMessageIterator::Result PacketMessageIterator::next(Frame& out) {
     return Result::kFrame;
 }
 
-PacketBuilder::PacketBuilder(size_t max_datagram_bytes, size_t trailer_bytes) : trailer_bytes_(trailer_bytes) {
+PacketBuilder::PacketBuilder(size_t max_datagram_bytes, size_t trailer_bytes)
+    : trailer_bytes_(trailer_bytes) {
     if (max_datagram_bytes < kPacketHeaderBytes + kFrameHeaderBytes + trailer_bytes ||
         max_datagram_bytes > kMaxDatagramBytes) {
         throw std::invalid_argument("max datagram size out of range");
@@ -156,7 +167,8 @@ std::span<const uint8_t> PacketBuilder::finish(PacketType type, uint64_t epoch, 
     return {buffer_.data(), used_};
 }
 
-std::span<uint8_t> PacketBuilder::finish_with_trailer(PacketType type, uint64_t epoch, uint64_t sequence) {
+std::span<uint8_t> PacketBuilder::finish_with_trailer(PacketType type, uint64_t epoch,
+                                                      uint64_t sequence) {
     finish(type, epoch, sequence);
     put_u16(buffer_.data() + 6, kPacketFlagSigned);
     return {buffer_.data(), used_ + trailer_bytes_};

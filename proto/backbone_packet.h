@@ -39,9 +39,9 @@ constexpr uint16_t kPacketKnownFlags = kPacketFlagRetransmit | kPacketFlagSigned
 constexpr size_t kPacketTrailerBytes = 16;  // the signature, when signed
 
 enum class PacketType : uint8_t {
-    kData = 1,       // multicast: refresh / update / status / directory
-    kHeartbeat = 2,  // multicast: sender idle; carries Heartbeat
-    kControl = 3,    // unicast server -> distributor: image requests, queries, NAKs
+    kData = 1,          // multicast: refresh / update / status / directory
+    kHeartbeat = 2,     // multicast: sender idle; carries Heartbeat
+    kControl = 3,       // unicast server -> distributor: image requests, queries, NAKs
     kControlReply = 4,  // unicast distributor -> server: RTT echoes
 };
 
@@ -54,7 +54,16 @@ struct PacketHeader {
     uint32_t payload_bytes = 0;
 };
 
-enum class PacketError { kNone, kTooShort, kBadMagic, kBadVersion, kBadType, kBadFlags, kBadLength, kBadMessage };
+enum class PacketError {
+    kNone,
+    kTooShort,
+    kBadMagic,
+    kBadVersion,
+    kBadType,
+    kBadFlags,
+    kBadLength,
+    kBadMessage
+};
 
 std::string_view packet_error_name(PacketError error);
 
@@ -67,7 +76,7 @@ PacketError decode_packet_header(std::span<const uint8_t> datagram, PacketHeader
 // Walks the framed messages of a decoded packet, checking that each one lies
 // inside the payload, has an accepted type and that the count matches.
 class PacketMessageIterator {
-public:
+  public:
     PacketMessageIterator(std::span<const uint8_t> datagram, const PacketHeader& header,
                           FrameTypeSet accepted);
     // kFrame: `out` holds the next message. kEnd: all messages read and the payload
@@ -75,7 +84,7 @@ public:
     enum class Result { kFrame, kEnd, kError };
     Result next(Frame& out);
 
-private:
+  private:
     std::span<const uint8_t> payload_;
     size_t offset_ = 0;
     uint16_t remaining_;
@@ -85,7 +94,7 @@ private:
 // Packs framed messages into one datagram buffer. The caller checks fits()
 // before add(), sends finish()'s bytes, then reset()s.
 class PacketBuilder {
-public:
+  public:
     // With `trailer_bytes` the packet keeps that much room at the end (a signature).
     explicit PacketBuilder(size_t max_datagram_bytes, size_t trailer_bytes = 0);
 
@@ -106,7 +115,7 @@ public:
     std::span<uint8_t> finish_with_trailer(PacketType type, uint64_t epoch, uint64_t sequence);
     void reset();
 
-private:
+  private:
     std::vector<uint8_t> buffer_;
     size_t trailer_bytes_;
     size_t used_ = kPacketHeaderBytes;

@@ -21,11 +21,16 @@ std::optional<FieldType> parse_type(const std::string& word) {
 
 std::string_view field_type_name(FieldType type) {
     switch (type) {
-        case FieldType::kInt: return "INT";
-        case FieldType::kDecimal: return "DECIMAL";
-        case FieldType::kDouble: return "DOUBLE";
-        case FieldType::kString: return "STRING";
-        case FieldType::kTime: return "TIME";
+        case FieldType::kInt:
+            return "INT";
+        case FieldType::kDecimal:
+            return "DECIMAL";
+        case FieldType::kDouble:
+            return "DOUBLE";
+        case FieldType::kString:
+            return "STRING";
+        case FieldType::kTime:
+            return "TIME";
     }
     return "?";
 }
@@ -43,18 +48,21 @@ FieldDictionary FieldDictionary::parse(std::string_view text, const std::string&
         std::istringstream words(line);
         std::string id_text, name, type_text, extra;
         if (!(words >> id_text)) continue;  // blank or comment
-        if (!(words >> name >> type_text) || (words >> extra)) fail("expected '<id> <NAME> <TYPE>'");
+        if (!(words >> name >> type_text) || (words >> extra))
+            fail("expected '<id> <NAME> <TYPE>'");
         uint32_t id = 0;
         try {
             size_t used = 0;
             const unsigned long value = std::stoul(id_text, &used);
-            if (used != id_text.size() || value == 0 || value > 65535) throw std::out_of_range("id");
+            if (used != id_text.size() || value == 0 || value > 65535)
+                throw std::out_of_range("id");
             id = static_cast<uint32_t>(value);
         } catch (const std::exception&) {
             fail("field id '" + id_text + "' is not a number in 1..65535");
         }
         const auto type = parse_type(type_text);
-        if (!type) fail("unknown field type '" + type_text + "' (INT, DECIMAL, DOUBLE, STRING, TIME)");
+        if (!type)
+            fail("unknown field type '" + type_text + "' (INT, DECIMAL, DOUBLE, STRING, TIME)");
         if (dict.by_id_.contains(id)) fail("duplicate field id " + id_text);
         if (dict.by_name_.contains(name)) fail("duplicate field name " + name);
         dict.by_id_[id] = dict.fields_.size();

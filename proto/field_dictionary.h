@@ -21,7 +21,7 @@ struct FieldDefinition {
 };
 
 class FieldDictionary {
-public:
+  public:
     // Parses the text format; throws std::runtime_error naming file:line on any error
     // (bad id, unknown type, duplicate id or name).
     static FieldDictionary parse(std::string_view text, const std::string& file_name);
@@ -31,7 +31,7 @@ public:
     const FieldDefinition* find(std::string_view name) const;
     const std::vector<FieldDefinition>& fields() const { return fields_; }
 
-private:
+  private:
     std::vector<FieldDefinition> fields_;
     std::unordered_map<uint32_t, size_t> by_id_;
     std::unordered_map<std::string, size_t> by_name_;

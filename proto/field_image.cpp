@@ -32,8 +32,12 @@ void copy_value(const wire::FieldValue& in, FieldImage::Slot& out) {
             out.kind = FieldKind::kTime;
             out.integer = in.time_ns();
             break;
-        case wire::FieldValue::kBlank: out.kind = FieldKind::kBlank; break;
-        case wire::FieldValue::VALUE_NOT_SET: out.kind = FieldKind::kNone; break;
+        case wire::FieldValue::kBlank:
+            out.kind = FieldKind::kBlank;
+            break;
+        case wire::FieldValue::VALUE_NOT_SET:
+            out.kind = FieldKind::kNone;
+            break;
     }
 }
 
@@ -51,16 +55,27 @@ void copy_entry(const FieldEntry& in, FieldImage::Slot& out) {
 void write_value(const FieldImage::Slot& in, wire::FieldValue& out) {
     out.set_id(in.id);
     switch (in.kind) {
-        case FieldKind::kInt: out.set_int_value(in.integer); break;
+        case FieldKind::kInt:
+            out.set_int_value(in.integer);
+            break;
         case FieldKind::kDecimal:
             out.mutable_decimal_value()->set_mantissa(in.integer);
             out.mutable_decimal_value()->set_exponent(in.exponent);
             break;
-        case FieldKind::kDouble: out.set_double_value(in.real); break;
-        case FieldKind::kString: out.set_string_value(in.text); break;
-        case FieldKind::kTime: out.set_time_ns(in.integer); break;
-        case FieldKind::kBlank: out.mutable_blank(); break;
-        case FieldKind::kNone: break;
+        case FieldKind::kDouble:
+            out.set_double_value(in.real);
+            break;
+        case FieldKind::kString:
+            out.set_string_value(in.text);
+            break;
+        case FieldKind::kTime:
+            out.set_time_ns(in.integer);
+            break;
+        case FieldKind::kBlank:
+            out.mutable_blank();
+            break;
+        case FieldKind::kNone:
+            break;
     }
 }
 
@@ -87,14 +102,16 @@ void FieldImage::assign(const wire::FieldList& fields) {
 }
 
 FieldImage::Slot& FieldImage::slot_for(uint32_t id) {
-    auto it = std::find_if(slots_.begin(), slots_.end(), [id](const Slot& s) { return s.id == id; });
+    auto it =
+        std::find_if(slots_.begin(), slots_.end(), [id](const Slot& s) { return s.id == id; });
     if (it != slots_.end()) return *it;
     slots_.emplace_back().id = id;
     return slots_.back();
 }
 
 const FieldImage::Slot* FieldImage::find(uint32_t id) const {
-    auto it = std::find_if(slots_.begin(), slots_.end(), [id](const Slot& s) { return s.id == id; });
+    auto it =
+        std::find_if(slots_.begin(), slots_.end(), [id](const Slot& s) { return s.id == id; });
     return it == slots_.end() ? nullptr : &*it;
 }
 

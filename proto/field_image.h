@@ -15,7 +15,7 @@
 namespace mdcast::proto {
 
 class FieldImage {
-public:
+  public:
     // 56 bytes a field: a cache holds millions of them.
     struct Slot {
         uint32_t id = 0;
@@ -45,7 +45,7 @@ public:
     bool empty() const { return slots_.empty(); }
     void clear() { slots_.clear(); }
 
-private:
+  private:
     Slot& slot_for(uint32_t id);
     std::vector<Slot> slots_;
 };

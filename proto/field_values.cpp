@@ -40,17 +40,22 @@ std::string format_time(int64_t ns) {
 
 std::string format_value(const wire::FieldValue& value) {
     switch (value.value_case()) {
-        case wire::FieldValue::kIntValue: return std::to_string(value.int_value());
-        case wire::FieldValue::kDecimalValue: return format_decimal(value.decimal_value());
+        case wire::FieldValue::kIntValue:
+            return std::to_string(value.int_value());
+        case wire::FieldValue::kDecimalValue:
+            return format_decimal(value.decimal_value());
         case wire::FieldValue::kDoubleValue: {
             char text[32];
             std::snprintf(text, sizeof text, "%.17g", value.double_value());
             return text;
         }
-        case wire::FieldValue::kStringValue: return value.string_value();
-        case wire::FieldValue::kTimeNs: return format_time(value.time_ns());
+        case wire::FieldValue::kStringValue:
+            return value.string_value();
+        case wire::FieldValue::kTimeNs:
+            return format_time(value.time_ns());
         case wire::FieldValue::kBlank:
-        case wire::FieldValue::VALUE_NOT_SET: return "";
+        case wire::FieldValue::VALUE_NOT_SET:
+            return "";
     }
     return "";
 }
@@ -60,11 +65,21 @@ std::string json_escape(std::string_view text) {
     out.reserve(text.size() + 2);
     for (const char c : text) {
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
             default:
                 if (static_cast<unsigned char>(c) < 0x20) {
                     char hex[8];
@@ -81,15 +96,18 @@ std::string json_escape(std::string_view text) {
 std::string format_value_json(const wire::FieldValue& value) {
     switch (value.value_case()) {
         case wire::FieldValue::kIntValue:
-        case wire::FieldValue::kDecimalValue: return format_value(value);
+        case wire::FieldValue::kDecimalValue:
+            return format_value(value);
         case wire::FieldValue::kDoubleValue: {
             const double d = value.double_value();
             return d == d && d - d == 0 ? format_value(value) : "null";  // NaN/inf are not JSON
         }
         case wire::FieldValue::kStringValue:
-        case wire::FieldValue::kTimeNs: return "\"" + json_escape(format_value(value)) + "\"";
+        case wire::FieldValue::kTimeNs:
+            return "\"" + json_escape(format_value(value)) + "\"";
         case wire::FieldValue::kBlank:
-        case wire::FieldValue::VALUE_NOT_SET: return "null";
+        case wire::FieldValue::VALUE_NOT_SET:
+            return "null";
     }
     return "null";
 }

@@ -8,43 +8,65 @@ namespace mdcast::proto {
 
 using enum FrameType;
 
-const FrameTypeSet kClientToServerTypes{kLoginRequest, kPing,      kPong,       kClose,
+const FrameTypeSet kClientToServerTypes{kLoginRequest,     kPing,      kPong,       kClose,
                                         kDirectoryRequest, kSubscribe, kUnsubscribe};
-const FrameTypeSet kServerToClientTypes{kLoginResponse, kPing,    kPong,       kClose,
-                                        kRefresh,       kUpdate,  kItemStatus, kDirectory};
-const FrameTypeSet kPublisherToDistributorTypes{kLoginRequest, kPing,    kPong,   kClose,
-                                                kServiceAnnounce, kItemRegister, kRefresh,
-                                                kUpdate,       kItemStatus};
-const FrameTypeSet kDistributorToPublisherTypes{kLoginResponse, kPing, kPong, kClose,
-                                                kServiceAnnounceResponse, kItemRegistered};
+const FrameTypeSet kServerToClientTypes{kLoginResponse, kPing,   kPong,       kClose,
+                                        kRefresh,       kUpdate, kItemStatus, kDirectory};
+const FrameTypeSet kPublisherToDistributorTypes{kLoginRequest,    kPing,         kPong,    kClose,
+                                                kServiceAnnounce, kItemRegister, kRefresh, kUpdate,
+                                                kItemStatus};
+const FrameTypeSet kDistributorToPublisherTypes{
+    kLoginResponse, kPing, kPong, kClose, kServiceAnnounceResponse, kItemRegistered};
 const FrameTypeSet kBackboneDataTypes{kRefresh, kUpdate, kItemStatus, kDirectory, kHeartbeat};
 const FrameTypeSet kBackboneControlTypes{kImageRequest, kDirectoryQuery, kNak, kRttProbe};
 const FrameTypeSet kBackboneControlReplyTypes{kRttEcho};
 
 std::string_view frame_type_name(FrameType type) {
     switch (type) {
-        case kLoginRequest: return "LoginRequest";
-        case kLoginResponse: return "LoginResponse";
-        case kPing: return "Ping";
-        case kPong: return "Pong";
-        case kClose: return "Close";
-        case kServiceAnnounce: return "ServiceAnnounce";
-        case kServiceAnnounceResponse: return "ServiceAnnounceResponse";
-        case kItemRegister: return "ItemRegister";
-        case kItemRegistered: return "ItemRegistered";
-        case kRefresh: return "Refresh";
-        case kUpdate: return "Update";
-        case kItemStatus: return "ItemStatus";
-        case kDirectory: return "Directory";
-        case kDirectoryRequest: return "DirectoryRequest";
-        case kSubscribe: return "Subscribe";
-        case kUnsubscribe: return "Unsubscribe";
-        case kHeartbeat: return "Heartbeat";
-        case kImageRequest: return "ImageRequest";
-        case kDirectoryQuery: return "DirectoryQuery";
-        case kNak: return "Nak";
-        case kRttProbe: return "RttProbe";
-        case kRttEcho: return "RttEcho";
+        case kLoginRequest:
+            return "LoginRequest";
+        case kLoginResponse:
+            return "LoginResponse";
+        case kPing:
+            return "Ping";
+        case kPong:
+            return "Pong";
+        case kClose:
+            return "Close";
+        case kServiceAnnounce:
+            return "ServiceAnnounce";
+        case kServiceAnnounceResponse:
+            return "ServiceAnnounceResponse";
+        case kItemRegister:
+            return "ItemRegister";
+        case kItemRegistered:
+            return "ItemRegistered";
+        case kRefresh:
+            return "Refresh";
+        case kUpdate:
+            return "Update";
+        case kItemStatus:
+            return "ItemStatus";
+        case kDirectory:
+            return "Directory";
+        case kDirectoryRequest:
+            return "DirectoryRequest";
+        case kSubscribe:
+            return "Subscribe";
+        case kUnsubscribe:
+            return "Unsubscribe";
+        case kHeartbeat:
+            return "Heartbeat";
+        case kImageRequest:
+            return "ImageRequest";
+        case kDirectoryQuery:
+            return "DirectoryQuery";
+        case kNak:
+            return "Nak";
+        case kRttProbe:
+            return "RttProbe";
+        case kRttEcho:
+            return "RttEcho";
     }
     return "unknown";
 }

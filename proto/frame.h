@@ -9,9 +9,10 @@
 //   offset 6  u16  flags       (must be 0 in protocol version 1)
 #pragma once
 
+#include <google/protobuf/message_lite.h>
+
 #include <cstddef>
 #include <cstdint>
-#include <google/protobuf/message_lite.h>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,13 +51,13 @@ std::string_view frame_type_name(FrameType type);
 
 // The frame types one side of a conversation accepts; anything else is a protocol error.
 class FrameTypeSet {
-public:
+  public:
     constexpr FrameTypeSet(std::initializer_list<FrameType> types) {
         for (FrameType t : types) bits_ |= bit(t);
     }
     constexpr bool contains(uint16_t raw) const { return raw < 64 && (bits_ & (1ull << raw)) != 0; }
 
-private:
+  private:
     static constexpr uint64_t bit(FrameType t) { return 1ull << static_cast<uint16_t>(t); }
     uint64_t bits_ = 0;
 };
@@ -67,7 +68,7 @@ extern const FrameTypeSet kServerToClientTypes;
 extern const FrameTypeSet kPublisherToDistributorTypes;
 extern const FrameTypeSet kDistributorToPublisherTypes;
 extern const FrameTypeSet kBackboneDataTypes;
-extern const FrameTypeSet kBackboneControlTypes;  // server -> distributor
+extern const FrameTypeSet kBackboneControlTypes;       // server -> distributor
 extern const FrameTypeSet kBackboneControlReplyTypes;  // distributor -> server, unicast
 
 struct FrameHeader {

@@ -6,10 +6,14 @@ namespace mdcast::proto {
 
 std::string_view frame_error_name(FrameError error) {
     switch (error) {
-        case FrameError::kNone: return "none";
-        case FrameError::kTooLarge: return "frame_too_large";
-        case FrameError::kUnknownType: return "unknown_frame_type";
-        case FrameError::kBadFlags: return "bad_frame_flags";
+        case FrameError::kNone:
+            return "none";
+        case FrameError::kTooLarge:
+            return "frame_too_large";
+        case FrameError::kUnknownType:
+            return "unknown_frame_type";
+        case FrameError::kBadFlags:
+            return "bad_frame_flags";
     }
     return "unknown";
 }
@@ -30,7 +34,9 @@ std::span<uint8_t> FrameReader::prepare(size_t min_bytes) {
     return {buffer_.data() + end_, buffer_.size() - end_};
 }
 
-void FrameReader::commit(size_t bytes) { end_ += bytes; }
+void FrameReader::commit(size_t bytes) {
+    end_ += bytes;
+}
 
 void FrameReader::append(std::span<const uint8_t> bytes) {
     if (bytes.empty()) return;  // memcpy with an empty, possibly null, buffer is undefined

@@ -23,7 +23,7 @@ enum class FrameError { kNone, kTooLarge, kUnknownType, kBadFlags };
 std::string_view frame_error_name(FrameError error);
 
 class FrameReader {
-public:
+  public:
     enum class Result { kFrame, kNeedMore, kError };
 
     FrameReader(size_t max_body_bytes, FrameTypeSet accepted);
@@ -42,7 +42,7 @@ public:
     size_t buffered_bytes() const { return end_ - start_; }
     size_t max_body_bytes() const { return max_body_bytes_; }
 
-private:
+  private:
     Result fail(FrameError error, std::string text);
 
     size_t max_body_bytes_;

@@ -14,14 +14,24 @@ namespace mdcast::proto {
 
 constexpr uint64_t kMaxItemNumber = (uint64_t{1} << 40) - 1;
 
-constexpr uint16_t epoch_source(uint64_t epoch) { return static_cast<uint16_t>(epoch >> 48); }
-constexpr uint16_t item_source(uint64_t item_id) { return static_cast<uint16_t>(item_id >> 40); }
-constexpr uint16_t service_source(uint32_t service_id) { return static_cast<uint16_t>(service_id >> 16); }
+constexpr uint16_t epoch_source(uint64_t epoch) {
+    return static_cast<uint16_t>(epoch >> 48);
+}
+constexpr uint16_t item_source(uint64_t item_id) {
+    return static_cast<uint16_t>(item_id >> 40);
+}
+constexpr uint16_t service_source(uint32_t service_id) {
+    return static_cast<uint16_t>(service_id >> 16);
+}
 
 constexpr uint64_t make_epoch(uint16_t source, uint64_t random48) {
     return uint64_t{source} << 48 | (random48 & 0xFFFF'FFFF'FFFFull);
 }
-constexpr uint64_t make_item_id(uint16_t source, uint64_t number) { return uint64_t{source} << 40 | number; }
-constexpr uint32_t make_service_id(uint16_t source, uint32_t number) { return uint32_t{source} << 16 | number; }
+constexpr uint64_t make_item_id(uint16_t source, uint64_t number) {
+    return uint64_t{source} << 40 | number;
+}
+constexpr uint32_t make_service_id(uint16_t source, uint32_t number) {
+    return uint32_t{source} << 16 | number;
+}
 
 }  // namespace mdcast::proto

@@ -14,8 +14,9 @@ enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFix
 
 // A bounds-checked reader over protobuf bytes.
 class Reader {
-public:
-    explicit Reader(std::span<const uint8_t> bytes) : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
+  public:
+    explicit Reader(std::span<const uint8_t> bytes)
+        : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
     bool done() const { return p_ == end_; }
 
     bool varint(uint64_t& value) {
@@ -51,14 +52,18 @@ public:
         uint64_t ignored = 0;
         std::span<const uint8_t> ignored_bytes;
         switch (wire_type) {
-            case kVarint: return varint(ignored);
-            case kFixed64: return fixed64(ignored);
-            case kLengthDelimited: return bytes(ignored_bytes);
+            case kVarint:
+                return varint(ignored);
+            case kFixed64:
+                return fixed64(ignored);
+            case kLengthDelimited:
+                return bytes(ignored_bytes);
             case kFixed32:
                 if (end_ - p_ < 4) return false;
                 p_ += 4;
                 return true;
-            default: return false;  // groups are not used by mdcast
+            default:
+                return false;  // groups are not used by mdcast
         }
     }
     bool tag(uint32_t& field, uint32_t& wire_type) {
@@ -69,7 +74,7 @@ public:
         return field != 0;
     }
 
-private:
+  private:
     const uint8_t* p_;
     const uint8_t* end_;
 };
@@ -112,8 +117,12 @@ bool valid_utf8(std::span<const uint8_t> s) {
     return true;
 }
 
-int64_t unzigzag(uint64_t v) { return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1)); }
-uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+int64_t unzigzag(uint64_t v) {
+    return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));
+}
+uint64_t zigzag(int64_t v) {
+    return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
 
 bool decode_decimal(std::span<const uint8_t> bytes, FieldEntry& entry) {
     Reader r(bytes);
@@ -177,13 +186,14 @@ bool decode_member(Reader& r, uint32_t field, FieldEntry& entry) {
         case 7:
             entry.kind = FieldKind::kBlank;
             return r.bytes(sub) && well_formed_message(sub);
-        default: return false;
+        default:
+            return false;
     }
 }
 
 // The wire type each FieldValue member must have.
-constexpr uint32_t kMemberWireType[8] = {0, kVarint, kVarint, kLengthDelimited, kFixed64,
-                                         kLengthDelimited, kFixed64, kLengthDelimited};
+constexpr uint32_t kMemberWireType[8] = {0,        kVarint,          kVarint,  kLengthDelimited,
+                                         kFixed64, kLengthDelimited, kFixed64, kLengthDelimited};
 
 // One FieldValue. A later member of the oneof replaces an earlier one, as in protobuf.
 bool decode_value(std::span<const uint8_t> bytes, FieldEntry& entry) {
@@ -258,7 +268,9 @@ bool decode_update(std::span<const uint8_t> body, UpdateView& out) {
 
 namespace {
 
-size_t varint_size(uint64_t v) { return v < 128 ? 1 : (static_cast<size_t>(std::bit_width(v)) + 6) / 7; }
+size_t varint_size(uint64_t v) {
+    return v < 128 ? 1 : (static_cast<size_t>(std::bit_width(v)) + 6) / 7;
+}
 
 void put_varint(std::string& out, uint64_t v) {
     while (v >= 0x80) {
@@ -285,13 +297,19 @@ size_t decimal_size(const FieldEntry& f) {
 size_t value_size(const FieldEntry& f) {
     size_t n = f.id != 0 ? 1 + varint_size(f.id) : 0;
     switch (f.kind) {
-        case FieldKind::kInt: return n + 1 + varint_size(zigzag(f.integer));
-        case FieldKind::kDecimal: return n + 1 + varint_size(decimal_size(f)) + decimal_size(f);
+        case FieldKind::kInt:
+            return n + 1 + varint_size(zigzag(f.integer));
+        case FieldKind::kDecimal:
+            return n + 1 + varint_size(decimal_size(f)) + decimal_size(f);
         case FieldKind::kDouble:
-        case FieldKind::kTime: return n + 9;
-        case FieldKind::kString: return n + 1 + varint_size(f.text.size()) + f.text.size();
-        case FieldKind::kBlank: return n + 2;
-        case FieldKind::kNone: return n;
+        case FieldKind::kTime:
+            return n + 9;
+        case FieldKind::kString:
+            return n + 1 + varint_size(f.text.size()) + f.text.size();
+        case FieldKind::kBlank:
+            return n + 2;
+        case FieldKind::kNone:
+            return n;
     }
     return n;
 }
@@ -335,7 +353,8 @@ void put_value(std::string& out, const FieldEntry& f) {
             out.push_back(0x3A);
             out.push_back(0x00);
             break;
-        case FieldKind::kNone: break;
+        case FieldKind::kNone:
+            break;
     }
 }
 
@@ -345,7 +364,8 @@ bool in_view(const FieldEntry& f, const std::vector<uint32_t>* view) {
 
 }  // namespace
 
-void append_update_frame(std::string& out, const UpdateView& update, const std::vector<uint32_t>* view) {
+void append_update_frame(std::string& out, const UpdateView& update,
+                         const std::vector<uint32_t>* view) {
     size_t list_size = 0;
     for (const auto& f : update.fields) {
         if (in_view(f, view)) list_size += 1 + varint_size(value_size(f)) + value_size(f);
@@ -359,8 +379,9 @@ void append_update_frame(std::string& out, const UpdateView& update, const std::
 
     const size_t start = out.size();
     out.resize(start + kFrameHeaderBytes);
-    encode_frame_header(FrameHeader{static_cast<uint32_t>(body), static_cast<uint16_t>(FrameType::kUpdate), 0},
-                        reinterpret_cast<uint8_t*>(out.data() + start));
+    encode_frame_header(
+        FrameHeader{static_cast<uint32_t>(body), static_cast<uint16_t>(FrameType::kUpdate), 0},
+        reinterpret_cast<uint8_t*>(out.data() + start));
     if (update.item_id != 0) {
         out.push_back(0x08);
         put_varint(out, update.item_id);

@@ -19,7 +19,7 @@ LossRecoverySettings seeded(LossRecoverySettings settings, uint16_t source) {
 }  // namespace
 
 class BackboneReceiver::Source final : public LossRecovery::Handler {
-public:
+  public:
     Source(BackboneReceiver& receiver, uint16_t source_id, const LossRecoverySettings& settings)
         : id(source_id),
           recovery(seeded(settings, source_id), *this),
@@ -54,8 +54,8 @@ public:
 
     void flush_control() {
         if (control_packet.empty() || !control_address) return;
-        const auto datagram = finish_packet(control_packet, proto::PacketType::kControl, recovery.epoch(), 0,
-                                            receiver_.settings_.signer);
+        const auto datagram = finish_packet(control_packet, proto::PacketType::kControl,
+                                            recovery.epoch(), 0, receiver_.settings_.signer);
         auto& counters = receiver_.counters_;
         if (receiver_.control_send_loss_.drop()) {
             ++counters.injected_drops;
@@ -85,7 +85,8 @@ public:
 
     // Smoothed like TCP's SRTT (gain 1/8); NAK retries wait at least two of them.
     void note_round_trip(int64_t rtt_ns) {
-        smoothed_rtt_ns = smoothed_rtt_ns == 0 ? rtt_ns : smoothed_rtt_ns + (rtt_ns - smoothed_rtt_ns) / 8;
+        smoothed_rtt_ns =
+            smoothed_rtt_ns == 0 ? rtt_ns : smoothed_rtt_ns + (rtt_ns - smoothed_rtt_ns) / 8;
         recovery.set_retry_floor(2 * smoothed_rtt_ns);
     }
 
@@ -103,23 +104,27 @@ public:
     void on_unrecoverable(uint64_t from, uint64_t to) override {
         uint64_t suppressed = 0;
         if (receiver_.loss_log_limit_.allow(suppressed)) {
-            receiver_.log_->warn("unrecoverable loss from distributor {}: packets [{}, {}) ({} similar suppressed)",
-                                 id, from, to, suppressed);
+            receiver_.log_->warn(
+                "unrecoverable loss from distributor {}: packets [{}, {}) ({} similar suppressed)",
+                id, from, to, suppressed);
         }
         receiver_.handler_.on_backbone_unrecoverable(id, from, to);
     }
 
-    void on_repaired(uint64_t, int64_t recovery_ns) override { receiver_.repair_times_.record(recovery_ns); }
+    void on_repaired(uint64_t, int64_t recovery_ns) override {
+        receiver_.repair_times_.record(recovery_ns);
+    }
 
     void on_source_reset(uint64_t previous_epoch, uint64_t epoch) override {
         control_address.reset();  // learnt again from the new epoch's heartbeat
         control_packet.reset();
         receiver_.log_->log(previous_epoch == 0 ? spdlog::level::info : spdlog::level::warn,
-                            "distributor {}: epoch {:016x} (previous {:016x})", id, epoch, previous_epoch);
+                            "distributor {}: epoch {:016x} (previous {:016x})", id, epoch,
+                            previous_epoch);
         receiver_.handler_.on_source_reset(id, previous_epoch, epoch);
     }
 
-private:
+  private:
     BackboneReceiver& receiver_;
 };
 
@@ -143,20 +148,25 @@ BackboneReceiver::BackboneReceiver(EventLoop& loop, const Settings& settings, Ha
     for (const auto& endpoint : settings.groups) {
         auto group = std::make_unique<Group>();
         group->receiver = this;
-        group->socket = UdpSocket::multicast_receiver(endpoint, static_cast<int>(settings.receive_buffer_bytes));
-        group->read_event = event_new(loop.base(), group->socket.fd(), EV_READ | EV_PERSIST, &on_readable, group.get());
+        group->socket = UdpSocket::multicast_receiver(
+            endpoint, static_cast<int>(settings.receive_buffer_bytes));
+        group->read_event = event_new(loop.base(), group->socket.fd(), EV_READ | EV_PERSIST,
+                                      &on_readable, group.get());
         event_add(group->read_event, nullptr);
         log_->info("joined {}:{} on {}", endpoint.group, endpoint.port, endpoint.interface_address);
         groups_.push_back(std::move(group));
     }
     event_add(control_event_, nullptr);
     rtt_timer_.start_periodic(std::chrono::milliseconds(settings.rtt_probe_interval_ms));
-    silence_timer_.start_periodic(std::chrono::milliseconds(std::max<uint32_t>(settings.source_silent_ms / 4, 1)));
+    silence_timer_.start_periodic(
+        std::chrono::milliseconds(std::max<uint32_t>(settings.source_silent_ms / 4, 1)));
     if (receive_loss_.active()) {
-        log_->warn("TESTING: dropping backbone packets on receive ({})", settings.receive_loss.describe());
+        log_->warn("TESTING: dropping backbone packets on receive ({})",
+                   settings.receive_loss.describe());
     }
     if (control_send_loss_.active()) {
-        log_->warn("TESTING: dropping control packets on send ({})", settings.control_send_loss.describe());
+        log_->warn("TESTING: dropping control packets on send ({})",
+                   settings.control_send_loss.describe());
     }
 }
 
@@ -217,7 +227,9 @@ void BackboneReceiver::read_group(Group& group) {
     const size_t n = batch_.receive(group.socket.fd());
     group.kernel_drops = batch_.kernel_drops();
     const int64_t now = monotonic_ns();
-    const auto handle = [&](size_t i) { handle_datagram(batch_.datagram(i), batch_.source(i), batch_.truncated(i), now); };
+    const auto handle = [&](size_t i) {
+        handle_datagram(batch_.datagram(i), batch_.source(i), batch_.truncated(i), now);
+    };
     for (size_t i = 0; i < n; ++i) {
         if (receive_loss_.active() && i + 1 < n && receive_loss_.reorder()) {
             handle(i + 1);  // testing: the next datagram overtakes this one
@@ -231,7 +243,8 @@ void BackboneReceiver::read_group(Group& group) {
 }
 
 // With keys configured only packets signed with one of them count.
-bool BackboneReceiver::authentic(std::span<const uint8_t> datagram, const proto::PacketHeader& header) {
+bool BackboneReceiver::authentic(std::span<const uint8_t> datagram,
+                                 const proto::PacketHeader& header) {
     const PacketSigner* signer = settings_.signer;
     if (!signer) return true;
     if ((header.flags & proto::kPacketFlagSigned) && signer->verify_datagram(datagram)) return true;
@@ -243,7 +256,8 @@ void BackboneReceiver::drop_malformed(const sockaddr_in& from, std::string_view 
     ++counters_.malformed_packets;
     uint64_t suppressed = 0;
     if (malformed_log_limit_.allow(suppressed)) {
-        log_->warn("dropped backbone packet from {}: {} ({} more suppressed)", format_ipv4(from), why, suppressed);
+        log_->warn("dropped backbone packet from {}: {} ({} more suppressed)", format_ipv4(from),
+                   why, suppressed);
     }
 }
 
@@ -253,7 +267,8 @@ BackboneReceiver::Source* BackboneReceiver::source_for(uint64_t epoch) {
     if (const auto it = sources_.find(id); it != sources_.end()) return it->second.get();
     if (sources_.size() >= settings_.max_sources) return nullptr;
     log_->info("distributor {} heard for the first time", id);
-    return sources_.emplace(id, std::make_unique<Source>(*this, id, settings_.recovery)).first->second.get();
+    return sources_.emplace(id, std::make_unique<Source>(*this, id, settings_.recovery))
+        .first->second.get();
 }
 
 void BackboneReceiver::handle_datagram(std::span<const uint8_t> datagram, const sockaddr_in& from,
@@ -270,21 +285,25 @@ void BackboneReceiver::handle_datagram(std::span<const uint8_t> datagram, const 
     }
     proto::PacketHeader header;
     const auto error = proto::decode_packet_header(datagram, header);
-    if (error != proto::PacketError::kNone) return drop_malformed(from, proto::packet_error_name(error));
-    if (proto::epoch_source(header.epoch) == 0) return drop_malformed(from, "epoch without a distributor id");
+    if (error != proto::PacketError::kNone)
+        return drop_malformed(from, proto::packet_error_name(error));
+    if (proto::epoch_source(header.epoch) == 0)
+        return drop_malformed(from, "epoch without a distributor id");
     if (!authentic(datagram, header)) return drop_malformed(from, "unsigned or forged packet");
     if (header.type == proto::PacketType::kHeartbeat) {
         if (!handle_heartbeat(datagram, header, from, now)) drop_malformed(from, "bad heartbeat");
         return;
     }
-    if (header.type != proto::PacketType::kData) return drop_malformed(from, "control packet on a data group");
+    if (header.type != proto::PacketType::kData)
+        return drop_malformed(from, "control packet on a data group");
     // Validate the whole packet before it is held or delivered.
     PacketMessageIterator check(datagram, header, proto::kBackboneDataTypes);
     proto::Frame frame;
     PacketMessageIterator::Result result;
     while ((result = check.next(frame)) == PacketMessageIterator::Result::kFrame) {
     }
-    if (result != PacketMessageIterator::Result::kEnd) return drop_malformed(from, "bad message framing");
+    if (result != PacketMessageIterator::Result::kEnd)
+        return drop_malformed(from, "bad message framing");
     Source* source = source_for(header.epoch);
     if (!source) {
         ++counters_.foreign_sources;
@@ -298,7 +317,8 @@ void BackboneReceiver::handle_datagram(std::span<const uint8_t> datagram, const 
 bool BackboneReceiver::handle_heartbeat(std::span<const uint8_t> datagram,
                                         const proto::PacketHeader& header, const sockaddr_in& from,
                                         int64_t now) {
-    PacketMessageIterator messages(datagram, header, proto::FrameTypeSet{proto::FrameType::kHeartbeat});
+    PacketMessageIterator messages(datagram, header,
+                                   proto::FrameTypeSet{proto::FrameType::kHeartbeat});
     proto::Frame frame;
     wire::v1::Heartbeat heartbeat;
     if (messages.next(frame) != PacketMessageIterator::Result::kFrame ||
@@ -314,7 +334,8 @@ bool BackboneReceiver::handle_heartbeat(std::span<const uint8_t> datagram,
     }
     ++counters_.heartbeats_received;
     source->heard(now);
-    source->recovery.on_heartbeat(header.epoch, heartbeat.next_sequence(), heartbeat.trailing_edge(), now);
+    source->recovery.on_heartbeat(header.epoch, heartbeat.next_sequence(),
+                                  heartbeat.trailing_edge(), now);
     if (!source->control_address) {
         sockaddr_in address = from;
         address.sin_port = htons(static_cast<uint16_t>(heartbeat.control_port()));
@@ -332,7 +353,8 @@ bool BackboneReceiver::handle_heartbeat(std::span<const uint8_t> datagram,
 
 void BackboneReceiver::schedule_naks() {
     int64_t deadline = INT64_MAX;
-    for (const auto& [id, source] : sources_) deadline = std::min(deadline, source->recovery.next_deadline());
+    for (const auto& [id, source] : sources_)
+        deadline = std::min(deadline, source->recovery.next_deadline());
     if (deadline == INT64_MAX || (nak_timer_.pending() && deadline >= nak_timer_deadline_)) return;
     nak_timer_deadline_ = deadline;
     const int64_t delay_us = std::max<int64_t>(0, (deadline - monotonic_ns() + 999) / 1000);
@@ -352,7 +374,9 @@ void BackboneReceiver::on_nak_timer() {
 
 bool BackboneReceiver::request_image(uint16_t source, const wire::v1::ImageRequest& request) {
     const auto it = sources_.find(source);
-    if (it == sources_.end() || !it->second->queue_control(proto::FrameType::kImageRequest, request)) return false;
+    if (it == sources_.end() ||
+        !it->second->queue_control(proto::FrameType::kImageRequest, request))
+        return false;
     ++counters_.image_requests_sent;
     return true;
 }
@@ -384,7 +408,8 @@ void BackboneReceiver::on_control_readable(int, short, void* self) {
         const sockaddr_in& from = receiver->control_batch_.source(i);
         proto::PacketHeader header;
         if (proto::decode_packet_header(datagram, header) != proto::PacketError::kNone ||
-            header.type != proto::PacketType::kControlReply || !receiver->authentic(datagram, header)) {
+            header.type != proto::PacketType::kControlReply ||
+            !receiver->authentic(datagram, header)) {
             receiver->drop_malformed(from, "bad control reply");
             continue;
         }

@@ -37,24 +37,24 @@ struct BackboneReceiverCounters {
     uint64_t packets_received = 0;
     uint64_t bytes_received = 0;
     uint64_t messages_received = 0;
-    uint64_t repairs_received = 0;   // packets flagged as retransmissions
+    uint64_t repairs_received = 0;  // packets flagged as retransmissions
     uint64_t heartbeats_received = 0;
     uint64_t malformed_packets = 0;
     uint64_t truncated_packets = 0;
-    uint64_t foreign_sources = 0;    // packets from distributors beyond max_sources
+    uint64_t foreign_sources = 0;  // packets from distributors beyond max_sources
     uint64_t control_packets_sent = 0;
     uint64_t image_requests_sent = 0;
     uint64_t control_send_failures = 0;
-    uint64_t injected_drops = 0;     // testing.loss
+    uint64_t injected_drops = 0;  // testing.loss
     uint64_t source_silences = 0;
-    uint64_t bad_signatures = 0;     // unsigned or forged while keys are configured: dropped
+    uint64_t bad_signatures = 0;  // unsigned or forged while keys are configured: dropped
 };
 
 class BackboneReceiver {
-public:
+  public:
     // Events carry the distributor id of the source they concern.
     class Handler {
-    public:
+      public:
         // A data message, in packet order, exactly once. `frame.whole` may be forwarded as is.
         virtual void on_backbone_message(uint16_t source, const proto::Frame& frame) = 0;
         // Packets [from, to) of the source's current epoch are lost for good.
@@ -66,7 +66,7 @@ public:
         // Nothing heard from the source for source_silent_ms (true), or heard again (false).
         virtual void on_source_silent(uint16_t source, bool silent) = 0;
 
-    protected:
+      protected:
         virtual ~Handler() = default;
     };
 
@@ -78,8 +78,8 @@ public:
         LossRecoverySettings recovery;
         uint32_t source_silent_ms = 3000;
         uint32_t rtt_probe_interval_ms = 1000;
-        LossSettings receive_loss;       // testing only
-        LossSettings control_send_loss;  // testing only
+        LossSettings receive_loss;             // testing only
+        LossSettings control_send_loss;        // testing only
         const PacketSigner* signer = nullptr;  // require and produce signatures when set
     };
 
@@ -100,7 +100,7 @@ public:
     const LatencyHistogram& round_trips() const { return round_trips_; }
     uint64_t kernel_drops() const;
 
-private:
+  private:
     class Source;
     struct Group {
         BackboneReceiver* receiver;

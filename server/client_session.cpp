@@ -14,8 +14,8 @@ void ClientSession::attach(std::unique_ptr<TcpConnection> connection) {
 }
 
 std::string ClientSession::describe() const {
-    return "client " + std::to_string(connection_->id()) + " " + connection_->peer() + " user=" +
-           (user_.empty() ? "-" : user_);
+    return "client " + std::to_string(connection_->id()) + " " + connection_->peer() +
+           " user=" + (user_.empty() ? "-" : user_);
 }
 
 void ClientSession::refuse_slow() {
@@ -60,8 +60,10 @@ void ClientSession::deliver_item(uint64_t item_id, Owed kind, std::span<const ui
 void ClientSession::sample_rates(int64_t now_ns) {
     if (rates_.sampled_ns != 0 && now_ns > rates_.sampled_ns) {
         const double seconds = static_cast<double>(now_ns - rates_.sampled_ns) / 1e9;
-        rates_.messages_out_per_s = static_cast<double>(messages_out_ - rates_.messages_out) / seconds;
-        rates_.bytes_out_per_s = static_cast<double>(connection_->bytes_out() - rates_.bytes_out) / seconds;
+        rates_.messages_out_per_s =
+            static_cast<double>(messages_out_ - rates_.messages_out) / seconds;
+        rates_.bytes_out_per_s =
+            static_cast<double>(connection_->bytes_out() - rates_.bytes_out) / seconds;
     }
     rates_.sampled_ns = now_ns;
     rates_.messages_out = messages_out_;
@@ -93,12 +95,16 @@ void ClientSession::on_frame(TcpConnection&, const proto::Frame& frame) {
         return;
     }
     switch (frame.type) {
-        case FrameType::kLoginRequest: return on_login(frame);
-        case FrameType::kPing: return on_ping(frame);
-        case FrameType::kPong: return;
+        case FrameType::kLoginRequest:
+            return on_login(frame);
+        case FrameType::kPing:
+            return on_ping(frame);
+        case FrameType::kPong:
+            return;
         case FrameType::kClose:
             return connection_->close(CloseReason::kPeerClosed, "client said goodbye");
-        case FrameType::kDirectoryRequest: return owner_.on_directory_request(*this);
+        case FrameType::kDirectoryRequest:
+            return owner_.on_directory_request(*this);
         case FrameType::kSubscribe: {
             wire::Subscribe request;
             if (parse(frame, request)) owner_.on_subscribe(*this, request);
@@ -118,7 +124,8 @@ void ClientSession::on_frame(TcpConnection&, const proto::Frame& frame) {
 void ClientSession::on_login(const proto::Frame& frame) {
     wire::LoginRequest request;
     if (!parse(frame, request)) return;
-    if (logged_in_ || login_pending_) return connection_->close(CloseReason::kProtocolError, "second login");
+    if (logged_in_ || login_pending_)
+        return connection_->close(CloseReason::kProtocolError, "second login");
     if (request.user().empty() || request.user().size() > 256 ||
         request.application_id().size() > 256 || request.position().size() > 256 ||
         request.password().size() > 1024) {
@@ -171,9 +178,9 @@ void ClientSession::on_closed(TcpConnection&, CloseReason reason, const std::str
                            : spdlog::level::warn;
     // The listener's owner logs failed handshakes, rate-limited.
     if (!is_tls_handshake_failure(reason)) {
-        log_->log(level, "{} closed: {}: {} (in {} bytes, out {} bytes, {} subscriptions)", describe(),
-                  close_reason_name(reason), text, connection_->bytes_in(), connection_->bytes_out(),
-                  subscriptions_.size());
+        log_->log(level, "{} closed: {}: {} (in {} bytes, out {} bytes, {} subscriptions)",
+                  describe(), close_reason_name(reason), text, connection_->bytes_in(),
+                  connection_->bytes_out(), subscriptions_.size());
     }
     owner_.on_client_closed(*this, reason, text);
 }

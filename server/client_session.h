@@ -13,8 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/logging.h"
 #include "common/authenticator.h"
+#include "common/logging.h"
 #include "common/tcp_connection.h"
 #include "wire/client.pb.h"
 #include "wire/session.pb.h"
@@ -30,20 +30,22 @@ struct ClientLimits {
 };
 
 class ClientSession final : public TcpConnection::Handler {
-public:
+  public:
     class Owner {
-    public:
+      public:
         // A well-formed first login: the owner checks it and answers with
         // accept_login() or refuse_login(), now or later.
-        virtual void on_login_request(ClientSession& client, const wire::v1::LoginRequest& request) = 0;
+        virtual void on_login_request(ClientSession& client,
+                                      const wire::v1::LoginRequest& request) = 0;
         virtual void on_subscribe(ClientSession& client, const wire::v1::Subscribe& request) = 0;
         virtual void on_unsubscribe(ClientSession& client, uint64_t item_id) = 0;
         virtual void on_directory_request(ClientSession& client) = 0;
-        virtual void on_client_closed(ClientSession& client, CloseReason reason, const std::string& text) = 0;
+        virtual void on_client_closed(ClientSession& client, CloseReason reason,
+                                      const std::string& text) = 0;
         // A conflating client's queue drained: send it what its backlog names.
         virtual void on_client_drained(ClientSession& client) = 0;
 
-    protected:
+      protected:
         virtual ~Owner() = default;
     };
 
@@ -67,7 +69,9 @@ public:
     }
     const std::shared_ptr<const auth::UserEntry>& account() const { return account_; }
     // SIGHUP: the user's entry from the reloaded users file.
-    void set_account(std::shared_ptr<const auth::UserEntry> account) { account_ = std::move(account); }
+    void set_account(std::shared_ptr<const auth::UserEntry> account) {
+        account_ = std::move(account);
+    }
     const std::string& user() const { return user_; }
     const std::string& application_id() const { return application_id_; }
     // "id peer user" for log lines.
@@ -105,14 +109,16 @@ public:
 
     // Item ids this client holds (value: view), kept by the server.
     std::unordered_map<uint64_t, std::vector<uint32_t>>& subscriptions() { return subscriptions_; }
-    const std::unordered_map<uint64_t, std::vector<uint32_t>>& subscriptions() const { return subscriptions_; }
+    const std::unordered_map<uint64_t, std::vector<uint32_t>>& subscriptions() const {
+        return subscriptions_;
+    }
     const ClientLimits& limits() const { return limits_; }
 
     void on_frame(TcpConnection& connection, const proto::Frame& frame) override;
     void on_closed(TcpConnection& connection, CloseReason reason, const std::string& text) override;
     void on_output_drained(TcpConnection& connection) override;
 
-private:
+  private:
     void on_login(const proto::Frame& frame);
     void on_ping(const proto::Frame& frame);
     void refuse_slow();

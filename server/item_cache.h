@@ -27,14 +27,14 @@ struct CachedItem {
     std::string service_name;
     std::string name;
     uint64_t item_seq = 0;
-    bool has_image = false;         // false: image unknown or invalid; ask upstream
-    bool image_requested = false;   // an image request is outstanding
+    bool has_image = false;        // false: image unknown or invalid; ask upstream
+    bool image_requested = false;  // an image request is outstanding
     proto::FieldImage image;
-    wire::Status status;            // stream and data state, code, text
+    wire::Status status;  // stream and data state, code, text
 };
 
 class ItemCache {
-public:
+  public:
     // With keep_images false (cache.enable_cache: false) only an item's state
     // (names, sequence, status) is kept; images are fetched upstream when needed.
     ItemCache(size_t hash_table_size, size_t max_items, bool keep_images = true);
@@ -67,14 +67,15 @@ public:
     size_t size() const { return by_id_.size(); }
     size_t max_items() const { return max_items_; }
 
-private:
+  private:
     // (service, item name) viewing the strings inside the CachedItem itself, so
     // the index stores no copy of either.
     using NameKey = std::pair<std::string_view, std::string_view>;
     struct NameKeyHash {
         size_t operator()(const NameKey& key) const {
             const size_t h = std::hash<std::string_view>{}(key.first);
-            return h ^ (std::hash<std::string_view>{}(key.second) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+            return h ^ (std::hash<std::string_view>{}(key.second) + 0x9e3779b97f4a7c15ull +
+                        (h << 6) + (h >> 2));
         }
     };
 

@@ -9,8 +9,10 @@ LossRecovery::LossRecovery(const LossRecoverySettings& settings, Handler& handle
     : settings_(settings), handler_(handler), random_(settings.seed) {}
 
 int64_t LossRecovery::backoff_ns() {
-    if (settings_.nak_backoff_max_ns <= settings_.nak_backoff_min_ns) return settings_.nak_backoff_min_ns;
-    std::uniform_int_distribution<int64_t> spread(settings_.nak_backoff_min_ns, settings_.nak_backoff_max_ns);
+    if (settings_.nak_backoff_max_ns <= settings_.nak_backoff_min_ns)
+        return settings_.nak_backoff_min_ns;
+    std::uniform_int_distribution<int64_t> spread(settings_.nak_backoff_min_ns,
+                                                  settings_.nak_backoff_max_ns);
     return spread(random_);
 }
 

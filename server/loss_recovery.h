@@ -17,9 +17,9 @@
 //   it is asked for. A new epoch is a new source: everything held is dropped.
 #pragma once
 
-#include <cstdint>
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <map>
 #include <random>
 #include <span>
@@ -40,23 +40,23 @@ struct LossRecoverySettings {
 
 struct LossRecoveryCounters {
     uint64_t delivered = 0;
-    uint64_t duplicates = 0;         // already delivered or already held: dropped
-    uint64_t out_of_order = 0;       // held after a gap
-    uint64_t gaps = 0;               // gap events (a run of missing packets detected)
-    uint64_t missing_detected = 0;   // packets found missing
-    uint64_t repaired = 0;           // missing packets that arrived later
-    uint64_t naks_sent = 0;          // NAK messages
-    uint64_t nak_sequences = 0;      // sequences asked for, retries included
-    uint64_t unrecoverable = 0;      // packets given up
+    uint64_t duplicates = 0;        // already delivered or already held: dropped
+    uint64_t out_of_order = 0;      // held after a gap
+    uint64_t gaps = 0;              // gap events (a run of missing packets detected)
+    uint64_t missing_detected = 0;  // packets found missing
+    uint64_t repaired = 0;          // missing packets that arrived later
+    uint64_t naks_sent = 0;         // NAK messages
+    uint64_t nak_sequences = 0;     // sequences asked for, retries included
+    uint64_t unrecoverable = 0;     // packets given up
     uint64_t unrecoverable_events = 0;
     uint64_t epoch_changes = 0;
-    uint64_t buffer_overflows = 0;   // gaps given up because the hold buffer was full
+    uint64_t buffer_overflows = 0;  // gaps given up because the hold buffer was full
 };
 
 class LossRecovery {
-public:
+  public:
     class Handler {
-    public:
+      public:
         virtual void on_deliver(uint64_t sequence, std::span<const uint8_t> datagram) = 0;
         // Packets [from, to) will never arrive.
         virtual void on_unrecoverable(uint64_t from, uint64_t to) = 0;
@@ -64,7 +64,7 @@ public:
         // A new epoch (previous 0: the first join).
         virtual void on_source_reset(uint64_t previous_epoch, uint64_t epoch) = 0;
 
-    protected:
+      protected:
         virtual ~Handler() = default;
     };
 
@@ -72,10 +72,12 @@ public:
 
     LossRecovery(const LossRecoverySettings& settings, Handler& handler);
 
-    void on_data(uint64_t epoch, uint64_t sequence, std::span<const uint8_t> datagram, int64_t now_ns);
+    void on_data(uint64_t epoch, uint64_t sequence, std::span<const uint8_t> datagram,
+                 int64_t now_ns);
     // `next_sequence`: the next the sender will send; `trailing_edge`: the oldest
     // it can still repair.
-    void on_heartbeat(uint64_t epoch, uint64_t next_sequence, uint64_t trailing_edge, int64_t now_ns);
+    void on_heartbeat(uint64_t epoch, uint64_t next_sequence, uint64_t trailing_edge,
+                      int64_t now_ns);
     // Appends the ranges to NAK now to `naks` and gives up exhausted ones.
     void on_timer(int64_t now_ns, Ranges& naks);
     // When on_timer next has work; INT64_MAX when nothing is missing.
@@ -91,7 +93,7 @@ public:
     size_t buffered_bytes() const { return buffered_bytes_; }
     const LossRecoveryCounters& counters() const { return counters_; }
 
-private:
+  private:
     struct Missing {
         int64_t detected_ns;
         int64_t next_nak_ns;

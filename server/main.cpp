@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
             auto process = std::make_shared<server::Server>(loop, config);
             return DaemonProcess<ServerConfig>{
                 [process](const std::string& why) { process->shutdown(why); },
-                [process](const ServerConfig& fresh, const std::vector<config::ConfigChange>& changes) {
+                [process](const ServerConfig& fresh,
+                          const std::vector<config::ConfigChange>& changes) {
                     return process->reload(fresh, changes);
                 }};
         });

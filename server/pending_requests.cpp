@@ -49,7 +49,8 @@ void PendingRequests::restore(PendingImage entry) {
 
 void PendingRequests::remove_client(ClientSession* client) {
     for (auto it = entries_.begin(); it != entries_.end();) {
-        std::erase_if(it->second.waiting, [&](const PendingSubscriber& s) { return s.client == client; });
+        std::erase_if(it->second.waiting,
+                      [&](const PendingSubscriber& s) { return s.client == client; });
         it = it->second.waiting.empty() ? entries_.erase(it) : std::next(it);
     }
 }

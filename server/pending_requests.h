@@ -32,7 +32,7 @@ struct PendingImage {
 };
 
 class PendingRequests {
-public:
+  public:
     explicit PendingRequests(size_t max_pending) : max_pending_(max_pending) {}
 
     enum class AddResult { kFirst, kJoined, kLimitReached };
@@ -49,7 +49,7 @@ public:
     std::vector<PendingImage*> all();
     size_t size() const { return entries_.size(); }
 
-private:
+  private:
     static std::string key(const std::string& service, const std::string& item);
     size_t max_pending_;
     std::unordered_map<std::string, PendingImage> entries_;

@@ -25,7 +25,8 @@ std::string make_server_id(uint32_t instance) {
     return "mdcast-server/" + std::string(host) + "/" + std::to_string(instance);
 }
 
-BackboneReceiver::Settings receiver_settings(const ServerConfig& config, const PacketSigner* signer) {
+BackboneReceiver::Settings receiver_settings(const ServerConfig& config,
+                                             const PacketSigner* signer) {
     BackboneReceiver::Settings settings;
     settings.groups = multicast_endpoints(config.multicast_endpoint(), config.backbone_extra_groups,
                                           "backbone.extra_groups");
@@ -40,11 +41,12 @@ BackboneReceiver::Settings receiver_settings(const ServerConfig& config, const P
     r.nak_max_attempts = config.backbone_nak_max_attempts;
     r.max_buffered_bytes = config.backbone_reorder_buffer_bytes;
     r.max_gap_packets = config.backbone_max_gap_packets;
-    r.seed = config.loss_seed ^ (uint64_t{config.instance} << 32) ^ static_cast<uint64_t>(monotonic_ns());
+    r.seed = config.loss_seed ^ (uint64_t{config.instance} << 32) ^
+             static_cast<uint64_t>(monotonic_ns());
     settings.source_silent_ms = config.backbone_source_silent_ms;
     settings.rtt_probe_interval_ms = config.backbone_rtt_probe_interval_ms;
-    settings.receive_loss = {config.loss_receive_rate, config.loss_receive_burst_every,
-                             config.loss_receive_burst_length, config.loss_seed + config.instance,
+    settings.receive_loss = {config.loss_receive_rate,           config.loss_receive_burst_every,
+                             config.loss_receive_burst_length,   config.loss_seed + config.instance,
                              config.loss_receive_duplicate_rate, config.loss_receive_reorder_rate};
     settings.control_send_loss = {config.loss_control_send_rate, 0, 0,
                                   config.loss_seed + 1000 + config.instance};
@@ -62,8 +64,14 @@ wire::Status make_status(wire::StreamState stream, wire::DataState data, wire::S
 }
 
 ListenerSettings listener_settings(const ServerConfig& config) {
-    return {"clients", config.clients_address, config.clients_plaintext, config.instance_client_port(),
-            config.clients_tls, config.instance_tls_port(), 1024, tls_server_settings(config),
+    return {"clients",
+            config.clients_address,
+            config.clients_plaintext,
+            config.instance_client_port(),
+            config.clients_tls,
+            config.instance_tls_port(),
+            1024,
+            tls_server_settings(config),
             config.tls_handshake_timeout_ms};
 }
 
@@ -75,7 +83,8 @@ std::chrono::microseconds flush_interval(const ServerConfig& config) {
 }  // namespace
 
 wire::Status Server::not_entitled_status() {
-    return make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_NOT_ENTITLED, "not entitled");
+    return make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_NOT_ENTITLED,
+                       "not entitled");
 }
 
 Server::Server(EventLoop& loop, const ServerConfig& config)
@@ -85,13 +94,16 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
       log_(log::get("server")),
       auth_(loop, auth_settings(config), "client"),
       flusher_(loop, flush_interval(config)),
-      output_pool_(config.output_pool_bytes, config.output_guaranteed_bytes, config.output_max_bytes),
+      output_pool_(config.output_pool_bytes, config.output_guaranteed_bytes,
+                   config.output_max_bytes),
       cache_(config.cache_hash_table_size, config.cache_max_items, config.cache_enable_cache),
       pending_(config.cache_max_pending_requests),
-      signer_(PacketSigner::from_files(config.backbone_key_file, config.backbone_previous_key_file)),
+      signer_(
+          PacketSigner::from_files(config.backbone_key_file, config.backbone_previous_key_file)),
       backbone_(loop, receiver_settings(config, signer_.get()), *this),
-      listeners_(loop, listener_settings(config),
-                 [this](int fd, std::string peer, bool tls) { on_accept(fd, std::move(peer), tls); }),
+      listeners_(
+          loop, listener_settings(config),
+          [this](int fd, std::string peer, bool tls) { on_accept(fd, std::move(peer), tls); }),
       reaper_(loop, [this] { reap_closed(); }),
       housekeeping_(loop, [this] { on_housekeeping(); }),
       grace_timer_(loop, [this] { finish_shutdown("grace period over"); }) {
@@ -103,10 +115,11 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
     housekeeping_.start_periodic(std::chrono::milliseconds(100));
     register_metrics();
     if (config.admin_enabled) {
-        admin_ = std::make_unique<AdminHttp>(loop, config.admin_address, config.instance_admin_port(), metrics_,
-                                             AdminHttp::Handlers{[this] { return health(); },
-                                                                 [this] { return stats_json(); }});
-        log_->info("admin http on {}:{} (/metrics /healthz /stats)", config.admin_address, admin_->port());
+        admin_ = std::make_unique<AdminHttp>(
+            loop, config.admin_address, config.instance_admin_port(), metrics_,
+            AdminHttp::Handlers{[this] { return health(); }, [this] { return stats_json(); }});
+        log_->info("admin http on {}:{} (/metrics /healthz /stats)", config.admin_address,
+                   admin_->port());
     }
     log_->info("{}: clients {}; {} writes{}", server_id_, listeners_.describe(),
                config.output_timed_writes ? "timed" : "natural-batching",
@@ -131,11 +144,10 @@ void Server::on_accept(int fd, std::string peer, bool tls) {
     limits.tcp_nodelay = config_.output_tcp_nodelay;
     limits.send_buffer_bytes = static_cast<int>(config_.output_tcp_send_buffer_bytes);
     if (tls) limits.tls = listeners_.tls_limits();
-    const ClientLimits client_limits{config_.output_slow_consumer_policy == "conflate",
-                                     config_.clients_max_items_per_request,
-                                     config_.clients_max_subscriptions,
-                                     config_.clients_heartbeat_interval_ms,
-                                     config_.clients_max_frame_bytes};
+    const ClientLimits client_limits{
+        config_.output_slow_consumer_policy == "conflate", config_.clients_max_items_per_request,
+        config_.clients_max_subscriptions, config_.clients_heartbeat_interval_ms,
+        config_.clients_max_frame_bytes};
     auto client = std::make_unique<ClientSession>(*this, client_limits, server_id_);
     ClientSession* raw = client.get();
     clients_[id] = std::move(client);
@@ -143,9 +155,9 @@ void Server::on_accept(int fd, std::string peer, bool tls) {
                                                 proto::kClientToServerTypes, limits, *raw));
     if (shutting_down_ || clients_.size() > config_.clients_max_connections) {
         ++counters_.clients_refused;
-        raw->connection().close(shutting_down_ ? CloseReason::kShutdown : CloseReason::kLimitReached,
-                                shutting_down_ ? "server shutting down"
-                                               : "clients.max_connections reached");
+        raw->connection().close(
+            shutting_down_ ? CloseReason::kShutdown : CloseReason::kLimitReached,
+            shutting_down_ ? "server shutting down" : "clients.max_connections reached");
         return;
     }
     ++counters_.clients_accepted;
@@ -155,11 +167,13 @@ void Server::on_accept(int fd, std::string peer, bool tls) {
 void Server::on_client_closed(ClientSession& client, CloseReason reason, const std::string& text) {
     constexpr size_t kRecentCloses = 50;
     const TcpConnection& c = client.connection();
-    recent_closes_.push_back(ClosedClient{c.id(), c.peer(), client.user(), std::string(close_reason_name(reason)),
-                                          text, realtime_ns()});
+    recent_closes_.push_back(ClosedClient{c.id(), c.peer(), client.user(),
+                                          std::string(close_reason_name(reason)), text,
+                                          realtime_ns()});
     if (recent_closes_.size() > kRecentCloses) recent_closes_.pop_front();
     if (reason == CloseReason::kSlowConsumer) ++counters_.slow_consumers;
-    if (is_tls_handshake_failure(reason)) listeners_.log_handshake_failure(c.id(), c.peer(), reason, text);
+    if (is_tls_handshake_failure(reason))
+        listeners_.log_handshake_failure(c.id(), c.peer(), reason, text);
     ++counters_.closes[static_cast<size_t>(reason)];
     counters_.closed_bytes_out += client.connection().bytes_out();
     counters_.closed_writes += client.connection().writes();
@@ -173,7 +187,8 @@ void Server::reap_closed() {
         const auto it = clients_.find(id);
         if (it == clients_.end()) continue;
         ClientSession* client = it->second.get();
-        for (const auto& [item_id, view] : client->subscriptions()) subscriptions_.remove(item_id, client);
+        for (const auto& [item_id, view] : client->subscriptions())
+            subscriptions_.remove(item_id, client);
         pending_.remove_client(client);
         clients_.erase(it);
     }
@@ -193,18 +208,18 @@ void Server::on_subscribe(ClientSession& client, const wire::Subscribe& request)
     const auto& service = request.service_name();
     if (service.empty() || service.size() > kMaxNameBytes ||
         request.view_field_ids_size() > static_cast<int>(kMaxViewFields)) {
-        return send_status(client, service.substr(0, kMaxNameBytes), "", 0,
-                           make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
-                                       wire::STATUS_INVALID_REQUEST,
-                                       "service name missing or too long, or view too large"));
+        return send_status(
+            client, service.substr(0, kMaxNameBytes), "", 0,
+            make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_INVALID_REQUEST,
+                        "service name missing or too long, or view too large"));
     }
     if (request.item_names_size() > static_cast<int>(client.limits().max_items_per_request)) {
-        return send_status(client, service, "", 0,
-                           make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
-                                       wire::STATUS_LIMIT_REACHED,
-                                       "more than clients.max_items_per_request (" +
-                                           std::to_string(client.limits().max_items_per_request) +
-                                           ") items in one request"));
+        return send_status(
+            client, service, "", 0,
+            make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_LIMIT_REACHED,
+                        "more than clients.max_items_per_request (" +
+                            std::to_string(client.limits().max_items_per_request) +
+                            ") items in one request"));
     }
     std::vector<uint32_t> view(request.view_field_ids().begin(), request.view_field_ids().end());
     std::sort(view.begin(), view.end());
@@ -219,16 +234,17 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
                            const std::string& name, bool snapshot,
                            const std::vector<uint32_t>& view) {
     if (name.empty() || name.size() > kMaxNameBytes) {
-        return send_status(client, service, name.substr(0, kMaxNameBytes), 0,
-                           make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
-                                       wire::STATUS_INVALID_REQUEST, "item name missing or too long"));
+        return send_status(
+            client, service, name.substr(0, kMaxNameBytes), 0,
+            make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_INVALID_REQUEST,
+                        "item name missing or too long"));
     }
     if (!client.entitled(service, name)) return refuse_not_entitled(client, service, name, 0);
     if (!snapshot && client.subscriptions().size() >= client.limits().max_subscriptions) {
-        return send_status(client, service, name, 0,
-                           make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
-                                       wire::STATUS_LIMIT_REACHED,
-                                       "clients.max_subscriptions reached"));
+        return send_status(
+            client, service, name, 0,
+            make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_LIMIT_REACHED,
+                        "clients.max_subscriptions reached"));
     }
     CachedItem* item = cache_.find(service, name);
     if (item && item->has_image && cache_.keeps_images()) {
@@ -245,8 +261,10 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
                 waiting->last_request_ns = monotonic_ns();
                 waiting->attempts = 1;
                 return;
-            case PendingRequests::AddResult::kJoined: return;
-            case PendingRequests::AddResult::kLimitReached: return refuse_pending(client, service, name);
+            case PendingRequests::AddResult::kJoined:
+                return;
+            case PendingRequests::AddResult::kLimitReached:
+                return refuse_pending(client, service, name);
         }
     }
     if (item && !snapshot && item->status.stream_state() != wire::STREAM_CLOSED) {
@@ -260,8 +278,10 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
         case PendingRequests::AddResult::kFirst:
             if (route_pending(*pending) == Route::kNoSuchService) close_unroutable({service, name});
             return;
-        case PendingRequests::AddResult::kJoined: return;
-        case PendingRequests::AddResult::kLimitReached: return refuse_pending(client, service, name);
+        case PendingRequests::AddResult::kJoined:
+            return;
+        case PendingRequests::AddResult::kLimitReached:
+            return refuse_pending(client, service, name);
     }
 }
 
@@ -323,7 +343,8 @@ std::string Server::status_frame(const CachedItem& item) const {
 
 // One update carrying the item's current values (from the cache), marked
 // conflated: what a slow consumer gets instead of the updates it could not take.
-std::string Server::conflated_frame(const CachedItem& item, const std::vector<uint32_t>& view) const {
+std::string Server::conflated_frame(const CachedItem& item,
+                                    const std::vector<uint32_t>& view) const {
     proto::UpdateView update;
     update.item_id = item.id;
     update.item_seq = item.item_seq;
@@ -400,14 +421,15 @@ void Server::on_client_drained(ClientSession& client) {
 }
 
 // The request cannot wait for its image: cache.max_pending_requests are waiting already.
-void Server::refuse_pending(ClientSession& client, const std::string& service, const std::string& name) {
+void Server::refuse_pending(ClientSession& client, const std::string& service,
+                            const std::string& name) {
     send_status(client, service, name, 0,
                 make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_LIMIT_REACHED,
                             "cache.max_pending_requests reached"));
 }
 
-void Server::send_status(ClientSession& client, const std::string& service,
-                         const std::string& name, uint64_t item_id, const wire::Status& status) {
+void Server::send_status(ClientSession& client, const std::string& service, const std::string& name,
+                         uint64_t item_id, const wire::Status& status) {
     wire::ItemStatus message;
     message.set_item_id(item_id);
     message.set_service_name(service);
@@ -421,11 +443,16 @@ void Server::send_status(ClientSession& client, const std::string& service,
 
 void Server::on_backbone_message(uint16_t source, const proto::Frame& frame) {
     switch (frame.type) {
-        case FrameType::kUpdate: return on_update(source, frame);
-        case FrameType::kRefresh: return on_refresh(source, frame);
-        case FrameType::kItemStatus: return on_item_status(source, frame);
-        case FrameType::kDirectory: return on_directory(source, frame);
-        default: ++counters_.malformed_messages;
+        case FrameType::kUpdate:
+            return on_update(source, frame);
+        case FrameType::kRefresh:
+            return on_refresh(source, frame);
+        case FrameType::kItemStatus:
+            return on_item_status(source, frame);
+        case FrameType::kDirectory:
+            return on_directory(source, frame);
+        default:
+            ++counters_.malformed_messages;
     }
 }
 
@@ -446,13 +473,16 @@ void Server::on_update(uint16_t source, const proto::Frame& frame) {
     ++counters_.updates_in;
     CachedItem* item = nullptr;
     switch (cache_.apply_update(update_, item)) {
-        case ItemCache::Outcome::kApplied: break;
+        case ItemCache::Outcome::kApplied:
+            break;
         case ItemCache::Outcome::kItemGap:
             ++counters_.item_gaps;
             fan_out_status(*item);
             request_image_by_id(*item);
             return;
-        default: ++counters_.updates_dropped; return;
+        default:
+            ++counters_.updates_dropped;
+            return;
     }
     const auto* groups = subscriptions_.find(item->id);
     if (!groups) return;
@@ -467,7 +497,8 @@ void Server::on_update(uint16_t source, const proto::Frame& frame) {
             if (!touches_view) continue;
             view_frame_.clear();
             proto::append_update_frame(view_frame_, update_, &group.view);
-            bytes = std::span(reinterpret_cast<const uint8_t*>(view_frame_.data()), view_frame_.size());
+            bytes =
+                std::span(reinterpret_cast<const uint8_t*>(view_frame_.data()), view_frame_.size());
         }
         for (ClientSession* client : group.clients) {
             client->deliver_item(item->id, ClientSession::Owed::kUpdate, bytes);
@@ -492,9 +523,9 @@ void Server::on_refresh(uint16_t source, const proto::Frame& frame) {
         wire::ItemStatus refused;
         refused.set_service_name(refresh.service_name());
         refused.set_item_name(refresh.item_name());
-        *refused.mutable_status() = make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
-                                                wire::STATUS_LIMIT_REACHED,
-                                                "cache.max_items reached on this server");
+        *refused.mutable_status() =
+            make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_LIMIT_REACHED,
+                        "cache.max_items reached on this server");
         return answer_pending(refused);
     }
     upstream_refresh_ = &refresh;  // where images come from while the cache is off
@@ -527,7 +558,8 @@ void Server::on_item_status(uint16_t source, const proto::Frame& frame) {
     if (foreign(source, status.item_id())) return;
     ++counters_.statuses_in;
     CachedItem* item = nullptr;
-    if (status.item_id() != 0 && cache_.apply_status(status, item) == ItemCache::Outcome::kApplied) {
+    if (status.item_id() != 0 &&
+        cache_.apply_status(status, item) == ItemCache::Outcome::kApplied) {
         fan_out_status(*item);
         if (status.status().stream_state() == wire::STREAM_CLOSED) drop_subscriptions(item->id);
     }
@@ -572,8 +604,9 @@ void Server::on_directory(uint16_t source, const proto::Frame& frame) {
             continue;
         }
         const auto previous = directory_.find(info.service_id());
-        const bool went_down = info.state() == wire::SERVICE_DOWN &&
-                               (previous == directory_.end() || previous->second.state() == wire::SERVICE_UP);
+        const bool went_down =
+            info.state() == wire::SERVICE_DOWN &&
+            (previous == directory_.end() || previous->second.state() == wire::SERVICE_UP);
         if (previous == directory_.end() || previous->second.state() != info.state()) {
             log_->info("service {} ({}) is {}", info.name(), info.service_id(),
                        info.state() == wire::SERVICE_UP ? "up" : "down");
@@ -606,8 +639,8 @@ void Server::mark_suspect_and_recover(CachedItem& item, wire::StatusCode code,
 void Server::on_backbone_unrecoverable(uint16_t source, uint64_t from, uint64_t to) {
     // Any item of that distributor may have missed updates in what could not be
     // repaired: they all go suspect, subscribed ones are re-imaged.
-    const std::string text = "backbone packets " + std::to_string(from) + ".." +
-                             std::to_string(to - 1) + " lost";
+    const std::string text =
+        "backbone packets " + std::to_string(from) + ".." + std::to_string(to - 1) + " lost";
     cache_.for_each([&](CachedItem& item) {
         if (proto::item_source(item.id) == source) {
             mark_suspect_and_recover(item, wire::STATUS_UNRECOVERABLE_LOSS, text);
@@ -616,15 +649,16 @@ void Server::on_backbone_unrecoverable(uint16_t source, uint64_t from, uint64_t 
 }
 
 void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t epoch) {
-    std::erase_if(directory_, [&](const auto& entry) { return proto::service_source(entry.first) == source; });
+    std::erase_if(directory_,
+                  [&](const auto& entry) { return proto::service_source(entry.first) == source; });
     sources_with_directory_.erase(source);
     std::erase_if(recovering_, [&](uint64_t id) { return proto::item_source(id) == source; });
     if (previous_epoch == 0) return;  // first heard
     // Item ids of the old epoch are void: tell subscribers, then wait for the
     // new source's images by name.
-    const wire::Status reset = make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT,
-                                           wire::STATUS_SOURCE_RESET,
-                                           "the distributor restarted; waiting for a fresh image");
+    const wire::Status reset =
+        make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT, wire::STATUS_SOURCE_RESET,
+                    "the distributor restarted; waiting for a fresh image");
     std::vector<uint64_t> void_ids;
     cache_.for_each([&](CachedItem& item) {
         if (proto::item_source(item.id) != source) return;
@@ -635,8 +669,8 @@ void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t 
             for (ClientSession* client : group.clients) {
                 client->subscriptions().erase(item.id);
                 PendingImage* pending = nullptr;
-                pending_.add(item.service_name, item.name, PendingSubscriber{client, false, group.view},
-                             pending);
+                pending_.add(item.service_name, item.name,
+                             PendingSubscriber{client, false, group.view}, pending);
                 if (pending) {
                     pending->recovering = true;
                 } else {
@@ -650,8 +684,9 @@ void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t 
     });
     for (uint64_t id : void_ids) cache_.erase(id);
     for (PendingImage* pending : pending_.all()) pending->last_request_ns = 0;
-    log_->warn("distributor {} reset: epoch {:016x} -> {:016x}; {} item names waiting for new images",
-               source, previous_epoch, epoch, pending_.size());
+    log_->warn(
+        "distributor {} reset: epoch {:016x} -> {:016x}; {} item names waiting for new images",
+        source, previous_epoch, epoch, pending_.size());
 }
 
 void Server::on_source_silent(uint16_t source, bool silent) {
@@ -707,9 +742,10 @@ Server::Route Server::route_pending(PendingImage& pending) {
         return Route::kSent;
     }
     const auto heard = backbone_.sources();
-    const bool all_known = !heard.empty() && std::all_of(heard.begin(), heard.end(), [&](uint16_t s) {
-        return sources_with_directory_.contains(s);
-    });
+    const bool all_known =
+        !heard.empty() && std::all_of(heard.begin(), heard.end(), [&](uint16_t s) {
+            return sources_with_directory_.contains(s);
+        });
     return all_known && !pending.recovering ? Route::kNoSuchService : Route::kWaiting;
 }
 
@@ -727,8 +763,8 @@ void Server::close_unroutable(const std::pair<std::string, std::string>& name) {
     wire::ItemStatus status;
     status.set_service_name(name.first);
     status.set_item_name(name.second);
-    *status.mutable_status() = make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_NOT_FOUND,
-                                           "no such service");
+    *status.mutable_status() = make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
+                                           wire::STATUS_NOT_FOUND, "no such service");
     answer_pending(status);
 }
 
@@ -759,11 +795,13 @@ void Server::check_client_timeouts(int64_t now) {
     for (auto& [id, client] : clients_) {
         if (!client->is_open()) continue;
         const int64_t silent_ms = (now - client->connection().last_input_ns()) / 1'000'000;
-        if (client->connection().tls_handshaking()) continue;  // its own deadline: tls.handshake_timeout_ms
+        if (client->connection().tls_handshaking())
+            continue;  // its own deadline: tls.handshake_timeout_ms
         if (!client->logged_in() && silent_ms >= config_.clients_login_timeout_ms) {
             client->connection().close(CloseReason::kAuthFailed,
                                        "no login within clients.login_timeout_ms");
-        } else if (config_.clients_idle_timeout_ms > 0 && silent_ms >= config_.clients_idle_timeout_ms) {
+        } else if (config_.clients_idle_timeout_ms > 0 &&
+                   silent_ms >= config_.clients_idle_timeout_ms) {
             client->connection().close(CloseReason::kIdleTimeout,
                                        "silent for " + std::to_string(silent_ms) + " ms");
         }
@@ -776,9 +814,9 @@ void Server::retry_image_requests(int64_t now) {
     for (PendingImage* pending : overdue) {
         if (pending->attempts >= 2 && !pending->told_recovering) {
             pending->told_recovering = true;
-            const auto status = make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT,
-                                            wire::STATUS_RECOVERING,
-                                            "no image from upstream yet; still asking");
+            const auto status =
+                make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT, wire::STATUS_RECOVERING,
+                            "no image from upstream yet; still asking");
             for (const auto& waiting : pending->waiting) {
                 send_status(*waiting.client, pending->service_name, pending->item_name, 0, status);
             }
@@ -811,86 +849,128 @@ void Server::register_metrics() {
         }
         return sum;
     };
-    m.gauge("clients", "Client connections open", [this, clients] { return clients([](auto&) { return 1; }); });
-    m.gauge("subscriptions", "Open item subscriptions over all clients",
-            [clients] { return clients([](ClientSession& s) { return s.subscriptions().size(); }); });
+    m.gauge("clients", "Client connections open",
+            [this, clients] { return clients([](auto&) { return 1; }); });
+    m.gauge("subscriptions", "Open item subscriptions over all clients", [clients] {
+        return clients([](ClientSession& s) { return s.subscriptions().size(); });
+    });
     m.gauge("items", "Items in the cache", [this] { return cache_.size(); });
-    m.gauge("subscribed_items", "Items with at least one subscriber", [this] { return subscriptions_.item_count(); });
-    m.gauge("pending", "Item names waiting for an image from upstream", [this] { return pending_.size(); });
+    m.gauge("subscribed_items", "Items with at least one subscriber",
+            [this] { return subscriptions_.item_count(); });
+    m.gauge("pending", "Item names waiting for an image from upstream",
+            [this] { return pending_.size(); });
     m.counter("packets_total", "Backbone datagrams received", [&b] { return b.packets_received; });
     m.counter("bytes_in_total", "Backbone bytes received", [&b] { return b.bytes_received; });
-    m.counter("messages_total", "Backbone messages delivered in order", [&b] { return b.messages_received; });
+    m.counter("messages_total", "Backbone messages delivered in order",
+              [&b] { return b.messages_received; });
     m.counter("refreshes_in_total", "Refreshes received", [&c] { return c.refreshes_in; });
     m.counter("updates_in_total", "Updates received", [&c] { return c.updates_in; });
     m.counter("statuses_in_total", "Item statuses received", [&c] { return c.statuses_in; });
-    m.counter("heartbeats_total", "Backbone heartbeats received", [&b] { return b.heartbeats_received; });
-    m.counter("malformed_packets_total", "Backbone datagrams dropped as malformed", [&b] { return b.malformed_packets; });
-    m.counter("bad_signatures_total", "Backbone datagrams unsigned or forged, dropped", [&b] { return b.bad_signatures; });
-    m.counter("malformed_messages_total", "Messages dropped as malformed", [&c] { return c.malformed_messages; });
-    m.counter("foreign_messages_total", "Messages for another distributor's ids, dropped", [&c] { return c.foreign_messages; });
-    m.counter("foreign_sources_total", "Packets from distributors beyond backbone.max_sources", [&b] { return b.foreign_sources; });
-    m.counter("item_gaps_total", "Updates that skipped an item's sequence", [&c] { return c.item_gaps; });
-    m.counter("dropped_total", "Updates dropped: stale, no image or unknown item", [&c] { return c.updates_dropped; });
-    m.counter("kernel_drops_total", "Datagrams the kernel dropped on the backbone sockets", [this] { return backbone_.kernel_drops(); });
-    m.counter("injected_drops_total", "Packets dropped by testing.loss", [&b] { return b.injected_drops; });
+    m.counter("heartbeats_total", "Backbone heartbeats received",
+              [&b] { return b.heartbeats_received; });
+    m.counter("malformed_packets_total", "Backbone datagrams dropped as malformed",
+              [&b] { return b.malformed_packets; });
+    m.counter("bad_signatures_total", "Backbone datagrams unsigned or forged, dropped",
+              [&b] { return b.bad_signatures; });
+    m.counter("malformed_messages_total", "Messages dropped as malformed",
+              [&c] { return c.malformed_messages; });
+    m.counter("foreign_messages_total", "Messages for another distributor's ids, dropped",
+              [&c] { return c.foreign_messages; });
+    m.counter("foreign_sources_total", "Packets from distributors beyond backbone.max_sources",
+              [&b] { return b.foreign_sources; });
+    m.counter("item_gaps_total", "Updates that skipped an item's sequence",
+              [&c] { return c.item_gaps; });
+    m.counter("dropped_total", "Updates dropped: stale, no image or unknown item",
+              [&c] { return c.updates_dropped; });
+    m.counter("kernel_drops_total", "Datagrams the kernel dropped on the backbone sockets",
+              [this] { return backbone_.kernel_drops(); });
+    m.counter("injected_drops_total", "Packets dropped by testing.loss",
+              [&b] { return b.injected_drops; });
     m.counter("gaps_total", "Backbone gaps detected", [recovery] { return recovery().gaps; });
-    m.counter("missing_total", "Backbone packets found missing", [recovery] { return recovery().missing_detected; });
-    m.counter("repaired_total", "Missing packets that arrived later", [recovery] { return recovery().repaired; });
-    m.counter("repairs_received_total", "Datagrams flagged as retransmissions", [&b] { return b.repairs_received; });
-    m.counter("duplicates_total", "Backbone packets received twice", [recovery] { return recovery().duplicates; });
-    m.counter("out_of_order_total", "Packets held after a gap", [recovery] { return recovery().out_of_order; });
+    m.counter("missing_total", "Backbone packets found missing",
+              [recovery] { return recovery().missing_detected; });
+    m.counter("repaired_total", "Missing packets that arrived later",
+              [recovery] { return recovery().repaired; });
+    m.counter("repairs_received_total", "Datagrams flagged as retransmissions",
+              [&b] { return b.repairs_received; });
+    m.counter("duplicates_total", "Backbone packets received twice",
+              [recovery] { return recovery().duplicates; });
+    m.counter("out_of_order_total", "Packets held after a gap",
+              [recovery] { return recovery().out_of_order; });
     m.counter("naks_total", "NAK messages sent", [recovery] { return recovery().naks_sent; });
-    m.counter("nak_sequences_total", "Sequences asked for in NAKs", [recovery] { return recovery().nak_sequences; });
-    m.counter("unrecoverable_total", "Backbone packets given up", [recovery] { return recovery().unrecoverable; });
-    m.counter("epoch_changes_total", "Distributor restarts seen", [recovery] { return recovery().epoch_changes; });
-    m.gauge("repair_p50_seconds", "Median repair time (loss seen to repair received)",
-            [this] { return static_cast<double>(backbone_.repair_times().percentile_ns(0.5)) / 1e9; });
-    m.gauge("repair_p99_seconds", "99th percentile repair time",
-            [this] { return static_cast<double>(backbone_.repair_times().percentile_ns(0.99)) / 1e9; });
-    m.gauge("rtt_p50_seconds", "Median round trip to the distributors",
-            [this] { return static_cast<double>(backbone_.round_trips().percentile_ns(0.5)) / 1e9; });
+    m.counter("nak_sequences_total", "Sequences asked for in NAKs",
+              [recovery] { return recovery().nak_sequences; });
+    m.counter("unrecoverable_total", "Backbone packets given up",
+              [recovery] { return recovery().unrecoverable; });
+    m.counter("epoch_changes_total", "Distributor restarts seen",
+              [recovery] { return recovery().epoch_changes; });
+    m.gauge("repair_p50_seconds", "Median repair time (loss seen to repair received)", [this] {
+        return static_cast<double>(backbone_.repair_times().percentile_ns(0.5)) / 1e9;
+    });
+    m.gauge("repair_p99_seconds", "99th percentile repair time", [this] {
+        return static_cast<double>(backbone_.repair_times().percentile_ns(0.99)) / 1e9;
+    });
+    m.gauge("rtt_p50_seconds", "Median round trip to the distributors", [this] {
+        return static_cast<double>(backbone_.round_trips().percentile_ns(0.5)) / 1e9;
+    });
     m.counter("refreshes_out_total", "Refreshes sent to clients", [&c] { return c.refreshes_out; });
     m.counter("updates_out_total", "Updates sent to clients", [&c] { return c.updates_out; });
     m.counter("statuses_out_total", "Statuses sent to clients", [&c] { return c.statuses_out; });
     m.counter("bytes_out_total", "Bytes written to clients", [&c, clients] {
-        return static_cast<double>(c.closed_bytes_out) + clients([](ClientSession& s) { return s.connection().bytes_out(); });
+        return static_cast<double>(c.closed_bytes_out) +
+               clients([](ClientSession& s) { return s.connection().bytes_out(); });
     });
     m.counter("writes_total", "Socket writes to clients", [&c, clients] {
-        return static_cast<double>(c.closed_writes) + clients([](ClientSession& s) { return s.connection().writes(); });
+        return static_cast<double>(c.closed_writes) +
+               clients([](ClientSession& s) { return s.connection().writes(); });
     });
     m.counter("flush_rounds_total", "Flush rounds (loop iterations or timer ticks with output)",
               [this] { return flusher_.flush_rounds(); });
-    m.gauge("queued_bytes", "Output queued over all clients",
-            [clients] { return clients([](ClientSession& s) { return s.connection().queued_bytes(); }); });
+    m.gauge("queued_bytes", "Output queued over all clients", [clients] {
+        return clients([](ClientSession& s) { return s.connection().queued_bytes(); });
+    });
     m.gauge("queued_bytes_max", "Largest output queue of one client", [this] {
         size_t most = 0;
-        for (const auto& [id, client] : clients_) most = std::max(most, client->connection().queued_bytes());
+        for (const auto& [id, client] : clients_)
+            most = std::max(most, client->connection().queued_bytes());
         return static_cast<double>(most);
     });
-    m.gauge("pool_borrowed", "Bytes borrowed from output.pool_bytes", [this] { return output_pool_.borrowed(); });
-    m.gauge("pool_peak", "Most bytes ever borrowed from the pool", [this] { return output_pool_.peak_borrowed(); });
-    m.counter("slow_consumers_total", "Clients disconnected as slow consumers", [&c] { return c.slow_consumers; });
+    m.gauge("pool_borrowed", "Bytes borrowed from output.pool_bytes",
+            [this] { return output_pool_.borrowed(); });
+    m.gauge("pool_peak", "Most bytes ever borrowed from the pool",
+            [this] { return output_pool_.peak_borrowed(); });
+    m.counter("slow_consumers_total", "Clients disconnected as slow consumers",
+              [&c] { return c.slow_consumers; });
     m.gauge("conflating", "Clients conflating now",
             [clients] { return clients([](ClientSession& s) { return s.conflating() ? 1 : 0; }); });
     m.counter("conflation_episodes_total", "Times a client started conflating", [&c, clients] {
-        return static_cast<double>(c.conflation_episodes) + clients([](ClientSession& s) { return s.conflation_episodes(); });
+        return static_cast<double>(c.conflation_episodes) +
+               clients([](ClientSession& s) { return s.conflation_episodes(); });
     });
-    m.counter("conflated_out_total", "Messages sent from conflation backlogs", [&c] { return c.conflated_out; });
-    m.counter("refused_total", "Connections refused (limit or shutdown)", [&c] { return c.clients_refused; });
+    m.counter("conflated_out_total", "Messages sent from conflation backlogs",
+              [&c] { return c.conflated_out; });
+    m.counter("refused_total", "Connections refused (limit or shutdown)",
+              [&c] { return c.clients_refused; });
     auth_.register_metrics(m);
-    m.counter("not_entitled_total", "Item requests refused: not entitled", [&c] { return c.not_entitled; });
+    m.counter("not_entitled_total", "Item requests refused: not entitled",
+              [&c] { return c.not_entitled; });
     m.counter("entitlement_revocations_total", "Subscriptions closed not entitled by a reload",
               [&c] { return c.entitlement_revocations; });
     m.counter("users_removed_total", "Clients closed because a reload removed their user",
               [&c] { return c.users_removed; });
-    listeners_.register_metrics(m, [clients] { return clients([](ClientSession& s) { return s.connection().is_tls() ? 1 : 0; }); });
+    listeners_.register_metrics(m, [clients] {
+        return clients([](ClientSession& s) { return s.connection().is_tls() ? 1 : 0; });
+    });
     for (size_t i = 0; i < kCloseReasonCount; ++i) {
         const std::string reason(close_reason_name(static_cast<CloseReason>(i)));
-        m.counter("close_" + reason + "_total", "Client connections closed: " + reason, [&c, i] { return c.closes[i]; });
+        m.counter("close_" + reason + "_total", "Client connections closed: " + reason,
+                  [&c, i] { return c.closes[i]; });
     }
 }
 
-void Server::log_counters(spdlog::level::level_enum level) { log_->log(level, "{}", metrics_.log_line()); }
+void Server::log_counters(spdlog::level::level_enum level) {
+    log_->log(level, "{}", metrics_.log_line());
+}
 
 // Healthy while serving and at least one distributor is heard.
 std::pair<bool, std::string> Server::health() const {
@@ -910,33 +990,35 @@ std::string Server::stats_json() const {
     for (const auto& [id, client] : clients_) {
         if (!client->is_open()) continue;
         const TcpConnection& c = client->connection();
-        out += fmt::format("{}{{\"id\":{},\"peer\":\"{}\",\"user\":\"{}\",\"application\":\"{}\","
-                           "\"subscriptions\":{},\"queued_bytes\":{},\"messages_out\":{},\"bytes_out\":{},"
-                           "\"bytes_in\":{},\"messages_out_per_s\":{:.1f},\"bytes_out_per_s\":{:.1f},"
-                           "\"conflating\":{}}}",
-                           first ? "" : ",", id, json_escape(c.peer()), json_escape(client->user()),
-                           json_escape(client->application_id()),
-                           client->subscriptions().size(), c.queued_bytes(), client->messages_out(),
-                           c.bytes_out(), c.bytes_in(), client->rates().messages_out_per_s,
-                           client->rates().bytes_out_per_s, client->conflating() ? "true" : "false");
+        out += fmt::format(
+            "{}{{\"id\":{},\"peer\":\"{}\",\"user\":\"{}\",\"application\":\"{}\","
+            "\"subscriptions\":{},\"queued_bytes\":{},\"messages_out\":{},\"bytes_out\":{},"
+            "\"bytes_in\":{},\"messages_out_per_s\":{:.1f},\"bytes_out_per_s\":{:.1f},"
+            "\"conflating\":{}}}",
+            first ? "" : ",", id, json_escape(c.peer()), json_escape(client->user()),
+            json_escape(client->application_id()), client->subscriptions().size(), c.queued_bytes(),
+            client->messages_out(), c.bytes_out(), c.bytes_in(), client->rates().messages_out_per_s,
+            client->rates().bytes_out_per_s, client->conflating() ? "true" : "false");
         first = false;
     }
     out += "],\"recent_closes\":[";
     first = true;
     for (const auto& closed : recent_closes_) {
-        out += fmt::format("{}{{\"id\":{},\"peer\":\"{}\",\"user\":\"{}\",\"reason\":\"{}\","
-                           "\"text\":\"{}\",\"at_ns\":{}}}",
-                           first ? "" : ",", closed.id, json_escape(closed.peer), json_escape(closed.user),
-                           closed.reason, json_escape(closed.text), closed.at_ns);
+        out += fmt::format(
+            "{}{{\"id\":{},\"peer\":\"{}\",\"user\":\"{}\",\"reason\":\"{}\","
+            "\"text\":\"{}\",\"at_ns\":{}}}",
+            first ? "" : ",", closed.id, json_escape(closed.peer), json_escape(closed.user),
+            closed.reason, json_escape(closed.text), closed.at_ns);
         first = false;
     }
     return out + "],\"metrics\":" + metrics_.json() + "}";
 }
 
 config::ReloadResult Server::reload(const ServerConfig& fresh,
-                                         const std::vector<config::ConfigChange>& changes) {
+                                    const std::vector<config::ConfigChange>& changes) {
     // Limits checked when a connection or request arrives apply from now on.
-    std::vector<std::string> reloadable{"clients.max_connections", "clients.max_items_per_request", "clients.max_subscriptions"};
+    std::vector<std::string> reloadable{"clients.max_connections", "clients.max_items_per_request",
+                                        "clients.max_subscriptions"};
     for (auto& key : reloadable_auth_keys(config_, fresh)) reloadable.push_back(std::move(key));
     config::ReloadResult result;
     result.applied = server_schema().apply_changes(changes, reloadable, fresh, config_);
@@ -956,10 +1038,11 @@ void Server::shutdown(const std::string& why) {
     if (shutting_down_) return finish_shutdown("second " + why);
     shutting_down_ = true;
     listeners_.disable();
-    log_->info("shutting down on {}: telling {} client(s), up to {} ms to flush", why, clients_.size(),
-               config_.shutdown_grace_ms);
+    log_->info("shutting down on {}: telling {} client(s), up to {} ms to flush", why,
+               clients_.size(), config_.shutdown_grace_ms);
     for (auto& [id, client] : clients_) {
-        if (client->is_open()) client->connection().close_after_flush(CloseReason::kShutdown, "server shutting down");
+        if (client->is_open())
+            client->connection().close_after_flush(CloseReason::kShutdown, "server shutting down");
     }
     grace_timer_.start_once(std::chrono::milliseconds(config_.shutdown_grace_ms));
     reaper_.fire();  // nobody connected: done at once

@@ -9,8 +9,8 @@
 // subscriber as a suspect status, followed by a fresh image when one arrives.
 #pragma once
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -19,13 +19,13 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/admin_http.h"
 #include "common/authenticator.h"
+#include "common/daemon_listeners.h"
 #include "common/event_loop.h"
 #include "common/flush_scheduler.h"
-#include "common/admin_http.h"
 #include "common/metrics.h"
 #include "common/output_pool.h"
-#include "common/daemon_listeners.h"
 #include "server/backbone_receiver.h"
 #include "server/client_session.h"
 #include "server/item_cache.h"
@@ -41,7 +41,7 @@ struct ServerCounters {
     uint64_t statuses_in = 0;
     uint64_t malformed_messages = 0;
     uint64_t foreign_messages = 0;  // a distributor speaking for another's items: dropped
-    uint64_t updates_dropped = 0;  // stale, no image, unknown item
+    uint64_t updates_dropped = 0;   // stale, no image, unknown item
     uint64_t item_gaps = 0;
     uint64_t refreshes_out = 0;
     uint64_t updates_out = 0;
@@ -62,7 +62,7 @@ struct ServerCounters {
 };
 
 class Server final : public BackboneReceiver::Handler, public ClientSession::Owner {
-public:
+  public:
     // Binds every socket; throws std::runtime_error naming what failed.
     Server(EventLoop& loop, const ServerConfig& config);
     ~Server();
@@ -73,7 +73,8 @@ public:
     void shutdown(const std::string& why);
     // SIGHUP: applies the changed keys it can and says which it applied and which
     // failed to load (daemon_main logs the rest as needing a restart).
-    config::ReloadResult reload(const ServerConfig& fresh, const std::vector<config::ConfigChange>& changes);
+    config::ReloadResult reload(const ServerConfig& fresh,
+                                const std::vector<config::ConfigChange>& changes);
     uint16_t client_port() const { return listeners_.port(); }
     uint16_t client_tls_port() const { return listeners_.tls_port(); }
 
@@ -87,10 +88,11 @@ public:
     void on_subscribe(ClientSession& client, const wire::Subscribe& request) override;
     void on_unsubscribe(ClientSession& client, uint64_t item_id) override;
     void on_directory_request(ClientSession& client) override;
-    void on_client_closed(ClientSession& client, CloseReason reason, const std::string& text) override;
+    void on_client_closed(ClientSession& client, CloseReason reason,
+                          const std::string& text) override;
     void on_client_drained(ClientSession& client) override;
 
-private:
+  private:
     using Subscriptions = SubscriptionTable<ClientSession>;
 
     void on_accept(int fd, std::string peer, bool tls);
@@ -107,10 +109,10 @@ private:
     bool add_subscription(ClientSession& client, const CachedItem& item,
                           const std::vector<uint32_t>& view);
     void drop_subscriptions(uint64_t item_id);
-    void send_image(ClientSession& client, const CachedItem& item, const std::vector<uint32_t>& view,
-                    bool snapshot);
-    std::string image_frame(const CachedItem& item, const std::vector<uint32_t>& view, bool solicited,
-                            bool snapshot) const;
+    void send_image(ClientSession& client, const CachedItem& item,
+                    const std::vector<uint32_t>& view, bool snapshot);
+    std::string image_frame(const CachedItem& item, const std::vector<uint32_t>& view,
+                            bool solicited, bool snapshot) const;
     std::string status_frame(const CachedItem& item) const;
     std::string conflated_frame(const CachedItem& item, const std::vector<uint32_t>& view) const;
     void fan_out_image(const CachedItem& item);
@@ -129,8 +131,8 @@ private:
 
     // Access control (server/server_access.cpp).
     static wire::Status not_entitled_status();
-    void refuse_not_entitled(ClientSession& client, const std::string& service, const std::string& name,
-                             uint64_t item_id);
+    void refuse_not_entitled(ClientSession& client, const std::string& service,
+                             const std::string& name, uint64_t item_id);
     void enforce_access();
     size_t revoke_subscriptions(ClientSession& client);
 
@@ -159,7 +161,7 @@ private:
     std::unordered_map<uint32_t, wire::ServiceInfo> directory_;
     std::set<uint16_t> sources_with_directory_;
     const wire::Refresh* upstream_refresh_ = nullptr;  // the refresh being handled (cache off)
-    std::unique_ptr<PacketSigner> signer_;  // before backbone_, which uses it
+    std::unique_ptr<PacketSigner> signer_;             // before backbone_, which uses it
     BackboneReceiver backbone_;
     DaemonListeners listeners_;
     std::unordered_map<uint64_t, std::unique_ptr<ClientSession>> clients_;

@@ -12,14 +12,16 @@ void Server::on_login_request(ClientSession& client, const wire::LoginRequest& r
                 [this, id](const auth::LoginVerdict& verdict) {
                     const auto it = clients_.find(id);
                     // Gone or closing while its password was checked: nobody to answer.
-                    if (it == clients_.end() || !it->second->is_open() || it->second->connection().closing()) return;
+                    if (it == clients_.end() || !it->second->is_open() ||
+                        it->second->connection().closing())
+                        return;
                     if (verdict.accepted()) return it->second->accept_login(verdict.user);
                     it->second->refuse_login(verdict);
                 });
 }
 
-void Server::refuse_not_entitled(ClientSession& client, const std::string& service, const std::string& name,
-                                 uint64_t item_id) {
+void Server::refuse_not_entitled(ClientSession& client, const std::string& service,
+                                 const std::string& name, uint64_t item_id) {
     ++counters_.not_entitled;
     send_status(client, service, name, item_id, not_entitled_status());
 }
@@ -49,18 +51,23 @@ void Server::enforce_access() {
         auto account = auth_.find(client->user());
         if (!account) {
             ++removed;
-            client->connection().close(CloseReason::kAuthFailed, "user removed from the users file");
+            client->connection().close(CloseReason::kAuthFailed,
+                                       "user removed from the users file");
             continue;
         }
         client->set_account(std::move(account));
         const size_t closed = revoke_subscriptions(*client);
-        if (closed > 0) log_->info("SIGHUP: {}: {} subscription(s) closed: not entitled", client->describe(), closed);
+        if (closed > 0)
+            log_->info("SIGHUP: {}: {} subscription(s) closed: not entitled", client->describe(),
+                       closed);
         revoked += closed;
     }
     counters_.users_removed += removed;
     counters_.entitlement_revocations += revoked;
-    log_->info("SIGHUP: access rules applied: {} subscription(s) closed not entitled, {} client(s) closed "
-               "(user removed)", revoked, removed);
+    log_->info(
+        "SIGHUP: access rules applied: {} subscription(s) closed not entitled, {} client(s) closed "
+        "(user removed)",
+        revoked, removed);
 }
 
 }  // namespace mdcast::server

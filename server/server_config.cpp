@@ -15,13 +15,15 @@ void add_client_keys(config::Schema<ServerConfig>& s) {
     s.integer<uint16_t>("clients.port", &C::clients_port, 14002, 0, 65535,
                         "TCP port for clients of instance 1; instance N uses port + N - 1 "
                         "(0: pick a free port and log it).");
-    s.boolean("clients.plaintext", &C::clients_plaintext, true,
-              "Listen for plaintext TCP clients on clients.port. false: TLS only (needs clients.tls).");
+    s.boolean(
+        "clients.plaintext", &C::clients_plaintext, true,
+        "Listen for plaintext TCP clients on clients.port. false: TLS only (needs clients.tls).");
     s.boolean("clients.tls", &C::clients_tls, false,
               "Listen for TLS clients on clients.tls_port, with the certificate in tls.cert_file.");
-    s.integer<uint16_t>("clients.tls_port", &C::clients_tls_port, 14102, 0, 65535,
-                        "TLS port for clients of instance 1; instance N uses port + N - 1 (0: pick a "
-                        "free port and log it).");
+    s.integer<uint16_t>(
+        "clients.tls_port", &C::clients_tls_port, 14102, 0, 65535,
+        "TLS port for clients of instance 1; instance N uses port + N - 1 (0: pick a "
+        "free port and log it).");
     s.integer<uint32_t>("clients.max_connections", &C::clients_max_connections, 1000, 1, 1000000,
                         "Client connections accepted at once; more are refused with a reason.");
     s.integer<uint32_t>("clients.max_frame_bytes", &C::clients_max_frame_bytes, 65536, 256,
@@ -34,8 +36,8 @@ void add_client_keys(config::Schema<ServerConfig>& s) {
                         100, 600000, "Clients are asked to ping at least this often.");
     s.integer<uint32_t>("clients.idle_timeout_ms", &C::clients_idle_timeout_ms, 15000, 0, 3600000,
                         "Close a client silent for this long (0: never).");
-    s.integer<uint32_t>("clients.login_timeout_ms", &C::clients_login_timeout_ms, 5000, 100,
-                        600000, "A client must log in within this time.");
+    s.integer<uint32_t>("clients.login_timeout_ms", &C::clients_login_timeout_ms, 5000, 100, 600000,
+                        "A client must log in within this time.");
 }
 
 void add_output_keys(config::Schema<ServerConfig>& s) {
@@ -64,8 +66,9 @@ void add_output_keys(config::Schema<ServerConfig>& s) {
     s.boolean("output.timed_writes", &C::output_timed_writes, false,
               "true: coalesce output and write every output.flush_interval_ms (throughput); "
               "false: write at the end of each loop iteration (latency).");
-    s.integer<uint32_t>("output.flush_interval_ms", &C::output_flush_interval_ms, 10, 1, 10000,
-                        "Flush period when output.timed_writes is true (the seed's flushInterval).");
+    s.integer<uint32_t>(
+        "output.flush_interval_ms", &C::output_flush_interval_ms, 10, 1, 10000,
+        "Flush period when output.timed_writes is true (the seed's flushInterval).");
 }
 
 void add_backbone_keys(config::Schema<ServerConfig>& s) {
@@ -76,14 +79,13 @@ void add_backbone_keys(config::Schema<ServerConfig>& s) {
                         "UDP port of the backbone group.");
     s.address("backbone.interface", &C::backbone_interface, "127.0.0.1",
               "Local address of the interface to join on (127.0.0.1: local mode).");
-    s.integer<uint32_t>("backbone.receive_buffer_bytes", &C::backbone_receive_buffer_bytes,
-                        8 << 20, 0, 1 << 30,
+    s.integer<uint32_t>("backbone.receive_buffer_bytes", &C::backbone_receive_buffer_bytes, 8 << 20,
+                        0, 1 << 30,
                         "SO_RCVBUF of the multicast socket; raise net.core.rmem_max to match.");
-    s.integer<uint32_t>("backbone.max_datagram_bytes", &C::backbone_max_datagram_bytes, 65507,
-                        256, 65507, "Largest datagram accepted.");
-    s.integer<uint32_t>("backbone.image_request_timeout_ms",
-                        &C::backbone_image_request_timeout_ms, 1000, 10, 60000,
-                        "Resend an unanswered image request after this long.");
+    s.integer<uint32_t>("backbone.max_datagram_bytes", &C::backbone_max_datagram_bytes, 65507, 256,
+                        65507, "Largest datagram accepted.");
+    s.integer<uint32_t>("backbone.image_request_timeout_ms", &C::backbone_image_request_timeout_ms,
+                        1000, 10, 60000, "Resend an unanswered image request after this long.");
     s.string_list("backbone.extra_groups", &C::backbone_extra_groups, {},
                   "More GROUP:PORT groups to join: other distributors' backbones, or the same "
                   "distributor's redundant paths (the first copy of each packet wins).");
@@ -110,12 +112,13 @@ void add_backbone_keys(config::Schema<ServerConfig>& s) {
     s.integer<uint32_t>("backbone.nak_max_attempts", &C::backbone_nak_max_attempts, 20, 1, 10000,
                         "NAKs per missing packet before it is declared lost (items go suspect "
                         "and are re-imaged).");
-    s.integer<uint64_t>("backbone.reorder_buffer_bytes", &C::backbone_reorder_buffer_bytes, 32 << 20,
-                        65536, 1ull << 34,
+    s.integer<uint64_t>("backbone.reorder_buffer_bytes", &C::backbone_reorder_buffer_bytes,
+                        32 << 20, 65536, 1ull << 34,
                         "Packets held after a gap until it is repaired; when full the oldest gap "
                         "is given up.");
     s.integer<uint64_t>("backbone.max_gap_packets", &C::backbone_max_gap_packets, 100000, 16,
-                        100000000, "A jump in sequence larger than this is lost at once, not NAKed.");
+                        100000000,
+                        "A jump in sequence larger than this is lost at once, not NAKed.");
     s.integer<uint32_t>("backbone.source_silent_ms", &C::backbone_source_silent_ms, 3000, 10,
                         3600000,
                         "No packet or heartbeat for this long: every item goes suspect until the "

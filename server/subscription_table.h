@@ -14,7 +14,7 @@ namespace mdcast::server {
 
 template <class Client>
 class SubscriptionTable {
-public:
+  public:
     struct Group {
         std::vector<uint32_t> view;  // sorted field ids; empty: all fields
         std::vector<Client*> clients;
@@ -24,7 +24,8 @@ public:
     bool add(uint64_t item_id, Client* client, const std::vector<uint32_t>& view) {
         auto& groups = items_[item_id];
         for (const auto& group : groups) {
-            if (std::find(group.clients.begin(), group.clients.end(), client) != group.clients.end()) {
+            if (std::find(group.clients.begin(), group.clients.end(), client) !=
+                group.clients.end()) {
                 return false;
             }
         }
@@ -75,7 +76,7 @@ public:
     void clear() { items_.clear(); }
     size_t item_count() const { return items_.size(); }
 
-private:
+  private:
     std::unordered_map<uint64_t, std::vector<Group>> items_;
 };
 

@@ -18,8 +18,8 @@ ProcessUsage process_usage() {
     if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
         unsigned long long size = 0, resident = 0;
         if (std::fscanf(statm, "%llu %llu", &size, &resident) == 2) {
-            usage.rss_mb = static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) /
-                           (1024.0 * 1024.0);
+            usage.rss_mb = static_cast<double>(resident) *
+                           static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
         }
         std::fclose(statm);
     }

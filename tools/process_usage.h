@@ -15,13 +15,13 @@ ProcessUsage process_usage();
 
 // CPU use between successive samples, as a percentage of one core.
 class CpuMeter {
-public:
+  public:
     // Starts the first interval at `now_ns` (CLOCK_MONOTONIC).
     explicit CpuMeter(int64_t now_ns);
     // Percent of one core used since the previous call (or construction); 0 for an empty interval.
     double sample(int64_t now_ns);
 
-private:
+  private:
     int64_t last_ns_;
     double last_cpu_s_;
 };

@@ -23,7 +23,8 @@ namespace {
 }
 
 bool ends_with(const std::string& text, const std::string& suffix) {
-    return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return text.size() >= suffix.size() &&
+           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string trim(const std::string& text) {
@@ -51,13 +52,16 @@ SampleItem yaml_item(const YAML::Node& entry, const std::string& path) {
     SampleItem item{entry["name"].as<std::string>(), {}, line};
     for (const auto& key : entry) {
         const auto k = key.first.as<std::string>();
-        if (k != "name" && k != "fields") fail(path, key.first.Mark().line + 1, "unknown key '" + k + "'");
+        if (k != "name" && k != "fields")
+            fail(path, key.first.Mark().line + 1, "unknown key '" + k + "'");
     }
     if (const YAML::Node fields = entry["fields"]) {
-        if (!fields.IsMap()) fail(path, fields.Mark().line + 1, "'fields' must map field names to values");
+        if (!fields.IsMap())
+            fail(path, fields.Mark().line + 1, "'fields' must map field names to values");
         for (const auto& field : fields) {
             if (!field.second.IsScalar()) {
-                fail(path, field.second.Mark().line + 1, "value of " + field.first.as<std::string>() + " must be a scalar");
+                fail(path, field.second.Mark().line + 1,
+                     "value of " + field.first.as<std::string>() + " must be a scalar");
             }
             item.fields.emplace_back(field.first.as<std::string>(), field.second.as<std::string>());
         }
@@ -103,7 +107,8 @@ bool parse_decimal(const std::string& text, wire::Decimal& out) {
         }
     }
     int64_t mantissa = 0;
-    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), mantissa);
+    const auto [end, error] =
+        std::from_chars(digits.data(), digits.data() + digits.size(), mantissa);
     if (error != std::errc() || end != digits.data() + digits.size()) return false;
     out.set_mantissa(mantissa);
     out.set_exponent(exponent);
@@ -137,8 +142,11 @@ bool set_value(proto::FieldType type, const std::string& text, wire::FieldValue&
             value.set_double_value(v);
             return true;
         }
-        case proto::FieldType::kDecimal: return parse_decimal(text, *value.mutable_decimal_value());
-        case proto::FieldType::kString: value.set_string_value(text); return true;
+        case proto::FieldType::kDecimal:
+            return parse_decimal(text, *value.mutable_decimal_value());
+        case proto::FieldType::kString:
+            value.set_string_value(text);
+            return true;
         case proto::FieldType::kTime: {
             int64_t ns = 0;
             if (!parse_date(text, ns)) return false;
@@ -164,13 +172,16 @@ void add_template_fields(const SampleItem& item, const proto::FieldDictionary& d
                          const std::string& file_name, wire::FieldList& out) {
     for (const auto& [name, text] : item.fields) {
         const proto::FieldDefinition* definition = dictionary.find(name);
-        if (!definition) fail(file_name, item.line, item.name + ": no field named '" + name + "' in the dictionary");
+        if (!definition)
+            fail(file_name, item.line,
+                 item.name + ": no field named '" + name + "' in the dictionary");
         wire::FieldValue* value = out.add_fields();
         value->set_id(definition->id);
         if (!set_value(definition->type, text, *value)) {
             fail(file_name, item.line,
-                 item.name + ": " + name + " is " + std::string(proto::field_type_name(definition->type)) +
-                     ", not '" + text + "'");
+                 item.name + ": " + name + " is " +
+                     std::string(proto::field_type_name(definition->type)) + ", not '" + text +
+                     "'");
         }
     }
 }

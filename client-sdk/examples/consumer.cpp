@@ -9,7 +9,7 @@
 #include <cstdlib>
 
 class Printer : public mdcast::ConsumerHandler {
-public:
+  public:
     void on_refresh(const mdcast::Event& e) override { print("image", e); }
     void on_update(const mdcast::Event& e) override { print("update", e); }
     void on_status(const mdcast::Event& e) override {
@@ -18,7 +18,7 @@ public:
                     e.state().text.c_str());
     }
 
-private:
+  private:
     static void print(const char* what, const mdcast::Event& e) {
         const mdcast::FieldValue* bid = e.field("BID");
         std::printf("%s %s seq=%llu BID=%s\n", what, e.item().c_str(),

@@ -2,9 +2,8 @@
 // and then ten stamped BID updates a second. The SDK re-publishes every image
 // by itself after a reconnect.
 //   mdcast-example-publisher HOST:PORT[,HOST:PORT...] SERVICE SECONDS ITEM...
-#include <mdcast/publisher.h>
-
 #include <mdcast/dictionary.h>
+#include <mdcast/publisher.h>
 
 #include <chrono>
 #include <cstdio>
@@ -12,7 +11,7 @@
 #include <thread>
 
 class Logger : public mdcast::PublisherHandler {
-public:
+  public:
     void on_connection(const mdcast::ConnectionEvent& c) override {
         std::printf("%s %s %s\n", std::string(mdcast::connection_state_name(c.state)).c_str(),
                     c.server.to_string().c_str(), c.text.c_str());

@@ -53,7 +53,7 @@ struct __attribute__((visibility("hidden"))) Consumer::Impl {
 
 // kIoThread: one reused event, handed to the handler at once.
 class Consumer::Impl::DirectSink final : public sdk::EventSink {
-public:
+  public:
     explicit DirectSink(Impl& impl) : impl_(impl) {}
     Event* acquire(ItemHandle handle) override {
         return handle && impl_.cancelled(handle) ? nullptr : &event_;
@@ -62,13 +62,14 @@ public:
         try {
             impl_.deliver(event_);
         } catch (const std::exception& e) {
-            impl_.log->error("handler threw on a {} event: {}", event_type_name(event_.type()), e.what());
+            impl_.log->error("handler threw on a {} event: {}", event_type_name(event_.type()),
+                             e.what());
         } catch (...) {
             impl_.log->error("handler threw on a {} event", event_type_name(event_.type()));
         }
     }
 
-private:
+  private:
     Impl& impl_;
     Event event_;
 };
@@ -76,7 +77,7 @@ private:
 // kDispatch: events go into the queue; the dispatching thread is woken once
 // per loop iteration (after everything read in it), not once per event.
 class Consumer::Impl::QueueSink final : public sdk::EventSink {
-public:
+  public:
     QueueSink(EventQueue& queue, EventLoop& loop)
         : queue_(queue), wake_(loop, [&queue] { queue.wake(); }) {}
     Event* acquire(ItemHandle handle) override { return queue_.acquire(handle); }
@@ -85,7 +86,7 @@ public:
         wake_.fire();
     }
 
-private:
+  private:
     EventQueue& queue_;
     Trigger wake_;
 };
@@ -125,8 +126,10 @@ void Consumer::Impl::deliver(const Event& event) {
         case EventType::kStatus:
             counters.statuses.fetch_add(1, std::memory_order_relaxed);
             return handler.on_status(event);
-        case EventType::kConnection: return handler.on_connection(event);
-        case EventType::kDirectory: return handler.on_directory(event);
+        case EventType::kConnection:
+            return handler.on_connection(event);
+        case EventType::kDirectory:
+            return handler.on_directory(event);
     }
 }
 
@@ -217,8 +220,13 @@ void Consumer::start() {
 
 void Consumer::stop() {
     Impl* impl = impl_.get();
-    impl->io.shutdown([impl] { if (impl->core) impl->core->stop(); },
-                      [impl] { if (impl->queue) impl->queue->release_waiters(); });
+    impl->io.shutdown(
+        [impl] {
+            if (impl->core) impl->core->stop();
+        },
+        [impl] {
+            if (impl->queue) impl->queue->release_waiters();
+        });
 }
 
 ItemHandle Consumer::subscribe(const std::string& service, const std::string& item,
@@ -272,8 +280,8 @@ size_t Consumer::dispatch(std::chrono::milliseconds timeout, size_t max_events) 
     if (!impl_->queue) {
         throw std::logic_error("dispatch() needs ConsumerOptions::delivery = Delivery::kDispatch");
     }
-    return impl_->queue->dispatch(timeout, max_events,
-                                  [impl = impl_.get()](const Event& event) { impl->deliver(event); });
+    return impl_->queue->dispatch(
+        timeout, max_events, [impl = impl_.get()](const Event& event) { impl->deliver(event); });
 }
 
 ConsumerStats Consumer::stats() const {

@@ -20,10 +20,9 @@ namespace {
 constexpr uint32_t kDefaultItemsPerRequest = 1000;
 
 // What the consumer accepts from a server.
-const proto::FrameTypeSet kAccepted{FrameType::kLoginResponse, FrameType::kPing,
-                                    FrameType::kPong,          FrameType::kClose,
-                                    FrameType::kRefresh,       FrameType::kUpdate,
-                                    FrameType::kItemStatus,    FrameType::kDirectory};
+const proto::FrameTypeSet kAccepted{
+    FrameType::kLoginResponse, FrameType::kPing,   FrameType::kPong,       FrameType::kClose,
+    FrameType::kRefresh,       FrameType::kUpdate, FrameType::kItemStatus, FrameType::kDirectory};
 
 std::string item_key(const std::string& service, const std::string& name) {
     std::string key;
@@ -39,8 +38,10 @@ std::string item_key(const std::string& service, const std::string& name) {
 // when the message was read, without a clock call per message.
 uint64_t ConsumerCore::now_ns() const {
     timeval tv{};
-    if (event_base_gettimeofday_cached(loop_.base(), &tv) != 0) return static_cast<uint64_t>(realtime_ns());
-    return static_cast<uint64_t>(tv.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(tv.tv_usec) * 1000;
+    if (event_base_gettimeofday_cached(loop_.base(), &tv) != 0)
+        return static_cast<uint64_t>(realtime_ns());
+    return static_cast<uint64_t>(tv.tv_sec) * 1'000'000'000 +
+           static_cast<uint64_t>(tv.tv_usec) * 1000;
 }
 
 ConsumerCore::ConsumerCore(EventLoop& loop, const ConsumerOptions& options, EventSink& sink,
@@ -102,8 +103,10 @@ void ConsumerCore::connect(const ReconnectPolicy::Attempt& attempt) {
     if (stopped_) return;
     const ServerAddress& server = options_.servers[attempt.server];
     emit_connection(ConnectionState::kConnecting, "");
-    log_->debug("connecting to {} (attempt after {} failures)", server.to_string(), attempt.failures);
-    link_.open(link_settings(options_, server, options_.max_frame_bytes, options_.max_output_bytes, tls_));
+    log_->debug("connecting to {} (attempt after {} failures)", server.to_string(),
+                attempt.failures);
+    link_.open(
+        link_settings(options_, server, options_.max_frame_bytes, options_.max_output_bytes, tls_));
 }
 
 void ConsumerCore::emit_connection(ConnectionState state, const std::string& text) {
@@ -121,7 +124,8 @@ void ConsumerCore::on_link_up(const wire::LoginResponse&) {
     policy_.on_success();
     attempt_.failures = 0;
     counters_.connections.fetch_add(1, std::memory_order_relaxed);
-    log_->info("logged in to {} ({})", options_.servers[attempt_.server].to_string(), link_.peer_id());
+    log_->info("logged in to {} ({})", options_.servers[attempt_.server].to_string(),
+               link_.peer_id());
     emit_connection(ConnectionState::kUp, "");
     std::vector<Item*> all;
     all.reserve(items_.size());
@@ -146,7 +150,7 @@ void ConsumerCore::on_link_down(LinkDown cause, const std::string& text) {
                          "lost " + options_.servers[attempt_.server].to_string() + ": " +
                              std::string(link_down_name(cause)) + "; failing over");
     }
-    attempt_ = was_up                            ? policy_.after_loss()
+    attempt_ = was_up                             ? policy_.after_loss()
                : cause == LinkDown::kLoginRefused ? policy_.after_refusal()
                                                   : policy_.after_failure();
     reconnect_timer_.start_once(attempt_.delay);
@@ -167,7 +171,8 @@ void ConsumerCore::mark_all_suspect(StatusCode code, const std::string& text) {
               [](const Item* a, const Item* b) { return a->handle.id < b->handle.id; });
     const uint64_t now = now_ns();
     for (Item* item : streaming) {
-        emit(item->handle, [&](Event& event) { EventWriter::status(event, ref(*item), state, now); });
+        emit(item->handle,
+             [&](Event& event) { EventWriter::status(event, ref(*item), state, now); });
     }
 }
 
@@ -206,8 +211,8 @@ void ConsumerCore::send_subscribe(const std::vector<Item*>& items) {
         for (uint32_t id : item->view) group.append(std::to_string(id)).push_back(',');
         groups[group].push_back(item);
     }
-    const uint32_t per_request = link_.max_items_per_request() > 0 ? link_.max_items_per_request()
-                                                                    : kDefaultItemsPerRequest;
+    const uint32_t per_request =
+        link_.max_items_per_request() > 0 ? link_.max_items_per_request() : kDefaultItemsPerRequest;
     for (const auto& [group, members] : groups) {
         for (size_t first = 0; first < members.size(); first += per_request) {
             wire::Subscribe subscribe;
@@ -250,11 +255,16 @@ void ConsumerCore::request_directory() {
 
 void ConsumerCore::on_link_frame(const proto::Frame& frame) {
     switch (frame.type) {
-        case FrameType::kUpdate: return on_update(frame);
-        case FrameType::kRefresh: return on_refresh(frame);
-        case FrameType::kItemStatus: return on_item_status(frame);
-        case FrameType::kDirectory: return on_directory(frame);
-        default: return;
+        case FrameType::kUpdate:
+            return on_update(frame);
+        case FrameType::kRefresh:
+            return on_refresh(frame);
+        case FrameType::kItemStatus:
+            return on_item_status(frame);
+        case FrameType::kDirectory:
+            return on_directory(frame);
+        default:
+            return;
     }
 }
 
@@ -272,7 +282,8 @@ void ConsumerCore::on_update(const proto::Frame& frame) {
         case ItemSequencer::Verdict::kDrop:
             counters_.duplicates_dropped.fetch_add(1, std::memory_order_relaxed);
             return;
-        case ItemSequencer::Verdict::kHold: return item.held.apply(update_.fields);
+        case ItemSequencer::Verdict::kHold:
+            return item.held.apply(update_.fields);
         case ItemSequencer::Verdict::kRelease:
             item.held.apply(update_.fields);
             holding_.erase(&item);
@@ -342,7 +353,8 @@ void ConsumerCore::on_item_status(const proto::Frame& frame) {
     std::vector<Item*> targets;
     // Snapshots waiting by name hear a status for the name (not found, recovering,
     // closed); a streaming item bound to the id hears what happens to its stream.
-    if (names != by_name_.end() && (bound == by_id_.end() || state.stream == StreamState::kClosed)) {
+    if (names != by_name_.end() &&
+        (bound == by_id_.end() || state.stream == StreamState::kClosed)) {
         targets.assign(names->second.snapshots.begin(), names->second.snapshots.end());
     }
     if (bound != by_id_.end()) {
@@ -415,10 +427,11 @@ void ConsumerCore::on_housekeeping() {
     }
     for (auto [item, wanted] : expired) {
         holding_.erase(item);
-        log_->warn("{}/{}: the image from {} did not catch up with sequence {} in {} ms; "
-                   "delivering it at {}",
-                   item->service, item->name, options_.servers[attempt_.server].to_string(), wanted,
-                   options_.catch_up_timeout_ms, item->sequencer.held_seq());
+        log_->warn(
+            "{}/{}: the image from {} did not catch up with sequence {} in {} ms; "
+            "delivering it at {}",
+            item->service, item->name, options_.servers[attempt_.server].to_string(), wanted,
+            options_.catch_up_timeout_ms, item->sequencer.held_seq());
         emit(item->handle, [&](Event& event) {
             EventWriter::refresh(event, ref(*item), item->held, item->sequencer.held_seq(),
                                  item->held_state, false, now_ns());

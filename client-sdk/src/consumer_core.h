@@ -33,12 +33,12 @@ namespace mdcast::sdk {
 
 // Where events go: straight to the handler, or into the dispatch queue.
 class EventSink {
-public:
+  public:
     // The event to fill for `handle` (0: not an item event); nullptr drops it.
     virtual Event* acquire(ItemHandle handle) = 0;
     virtual void commit() = 0;
 
-protected:
+  protected:
     ~EventSink() = default;
 };
 
@@ -61,13 +61,12 @@ struct SubscribeRequest {
 };
 
 class ConsumerCore final : public ServerLink::Listener {
-public:
+  public:
     // `finished` is called (on the I/O thread) when a handle will produce no
     // more events: unsubscribed, stream closed, or snapshot answered.
     ConsumerCore(EventLoop& loop, const ConsumerOptions& options, EventSink& sink,
                  ConsumerCounters& counters, std::function<void(ItemHandle)> finished,
-                 std::function<void()> stop_loop,
-                  std::shared_ptr<const TlsContext> tls = nullptr);
+                 std::function<void()> stop_loop, std::shared_ptr<const TlsContext> tls = nullptr);
     ~ConsumerCore();
 
     void start();
@@ -80,7 +79,7 @@ public:
     void on_link_frame(const proto::Frame& frame) override;
     void on_link_down(LinkDown cause, const std::string& text) override;
 
-private:
+  private:
     struct Item {
         ItemHandle handle;
         std::string service;

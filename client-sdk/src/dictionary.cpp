@@ -26,11 +26,16 @@ namespace {
 
 FieldKind kind_of(proto::FieldType type) {
     switch (type) {
-        case proto::FieldType::kInt: return FieldKind::kInt;
-        case proto::FieldType::kDecimal: return FieldKind::kDecimal;
-        case proto::FieldType::kDouble: return FieldKind::kDouble;
-        case proto::FieldType::kString: return FieldKind::kString;
-        case proto::FieldType::kTime: return FieldKind::kTime;
+        case proto::FieldType::kInt:
+            return FieldKind::kInt;
+        case proto::FieldType::kDecimal:
+            return FieldKind::kDecimal;
+        case proto::FieldType::kDouble:
+            return FieldKind::kDouble;
+        case proto::FieldType::kString:
+            return FieldKind::kString;
+        case proto::FieldType::kTime:
+            return FieldKind::kTime;
     }
     return FieldKind::kBlank;
 }
@@ -44,7 +49,9 @@ std::string dictionary_beside_library() {
     return (library.parent_path() / MDCAST_LIB_TO_DICTIONARY).lexically_normal().string();
 }
 
-bool readable(const std::string& path) { return !path.empty() && std::ifstream(path).good(); }
+bool readable(const std::string& path) {
+    return !path.empty() && std::ifstream(path).good();
+}
 
 }  // namespace
 
@@ -56,7 +63,8 @@ std::shared_ptr<const Dictionary> Dictionary::load_file(const std::string& path)
     return std::shared_ptr<const Dictionary>(new Dictionary(std::move(impl)));
 }
 
-std::shared_ptr<const Dictionary> Dictionary::parse(std::string_view text, const std::string& name) {
+std::shared_ptr<const Dictionary> Dictionary::parse(std::string_view text,
+                                                    const std::string& name) {
     auto impl = std::make_unique<Impl>(Impl{proto::FieldDictionary::parse(text, name)});
     return std::shared_ptr<const Dictionary>(new Dictionary(std::move(impl)));
 }
@@ -66,7 +74,8 @@ std::shared_ptr<const Dictionary> Dictionary::parse(std::string_view text, const
 std::shared_ptr<const Dictionary> Dictionary::load_installed() {
     const char* env = std::getenv("MDCAST_DICTIONARY");
     if (env && *env) return load_file(env);
-    for (const std::string& path : {dictionary_beside_library(), std::string(MDCAST_INSTALLED_DICTIONARY)}) {
+    for (const std::string& path :
+         {dictionary_beside_library(), std::string(MDCAST_INSTALLED_DICTIONARY)}) {
         if (readable(path)) return load_file(path);
     }
     return nullptr;
@@ -80,7 +89,8 @@ std::optional<uint32_t> Dictionary::id(std::string_view name) const {
 
 uint32_t Dictionary::require_id(std::string_view name) const {
     const auto found = id(name);
-    if (!found) throw std::invalid_argument("field '" + std::string(name) + "' is not in the dictionary");
+    if (!found)
+        throw std::invalid_argument("field '" + std::string(name) + "' is not in the dictionary");
     return *found;
 }
 
@@ -95,6 +105,8 @@ std::optional<FieldKind> Dictionary::kind(uint32_t id) const {
     return kind_of(def->type);
 }
 
-size_t Dictionary::size() const { return impl_->fields.fields().size(); }
+size_t Dictionary::size() const {
+    return impl_->fields.fields().size();
+}
 
 }  // namespace mdcast

@@ -43,7 +43,9 @@ void EventQueue::commit(bool wake_dispatcher) {
     if (wake_dispatcher) wake();
 }
 
-void EventQueue::wake() { not_empty_.notify_one(); }
+void EventQueue::wake() {
+    not_empty_.notify_one();
+}
 
 size_t EventQueue::dispatch(std::chrono::milliseconds timeout, size_t max_events,
                             const std::function<void(const Event&)>& handle) {

@@ -30,7 +30,7 @@
 namespace mdcast::sdk {
 
 class EventQueue {
-public:
+  public:
     explicit EventQueue(size_t capacity);
     ~EventQueue();
 
@@ -61,7 +61,7 @@ public:
     size_t size() const;
     uint64_t full_waits() const { return full_waits_.load(std::memory_order_relaxed); }
 
-private:
+  private:
     struct Slot {
         Event event;
         std::atomic<bool> skip{false};

@@ -28,31 +28,43 @@ void from_entry(const Entry& in, FieldValue& out, std::string& text) {
 
 FieldKind to_public_kind(proto::FieldKind kind) {
     switch (kind) {
-        case proto::FieldKind::kInt: return FieldKind::kInt;
-        case proto::FieldKind::kDecimal: return FieldKind::kDecimal;
-        case proto::FieldKind::kDouble: return FieldKind::kDouble;
-        case proto::FieldKind::kString: return FieldKind::kString;
-        case proto::FieldKind::kTime: return FieldKind::kTime;
-        default: return FieldKind::kBlank;
+        case proto::FieldKind::kInt:
+            return FieldKind::kInt;
+        case proto::FieldKind::kDecimal:
+            return FieldKind::kDecimal;
+        case proto::FieldKind::kDouble:
+            return FieldKind::kDouble;
+        case proto::FieldKind::kString:
+            return FieldKind::kString;
+        case proto::FieldKind::kTime:
+            return FieldKind::kTime;
+        default:
+            return FieldKind::kBlank;
     }
 }
 
 proto::FieldKind to_proto_kind(FieldKind kind) {
     switch (kind) {
-        case FieldKind::kInt: return proto::FieldKind::kInt;
-        case FieldKind::kDecimal: return proto::FieldKind::kDecimal;
-        case FieldKind::kDouble: return proto::FieldKind::kDouble;
-        case FieldKind::kString: return proto::FieldKind::kString;
-        case FieldKind::kTime: return proto::FieldKind::kTime;
-        case FieldKind::kBlank: return proto::FieldKind::kBlank;
+        case FieldKind::kInt:
+            return proto::FieldKind::kInt;
+        case FieldKind::kDecimal:
+            return proto::FieldKind::kDecimal;
+        case FieldKind::kDouble:
+            return proto::FieldKind::kDouble;
+        case FieldKind::kString:
+            return proto::FieldKind::kString;
+        case FieldKind::kTime:
+            return proto::FieldKind::kTime;
+        case FieldKind::kBlank:
+            return proto::FieldKind::kBlank;
     }
     return proto::FieldKind::kBlank;
 }
 
 ItemState to_item_state(const wire::Status& status) {
     ItemState state;
-    state.stream = status.stream_state() == wire::STREAM_CLOSED ? StreamState::kClosed
-                                                                 : StreamState::kOpen;
+    state.stream =
+        status.stream_state() == wire::STREAM_CLOSED ? StreamState::kClosed : StreamState::kOpen;
     state.data = status.data_state() == wire::DATA_SUSPECT ? DataState::kSuspect : DataState::kOk;
     state.code = static_cast<StatusCode>(status.code());
     state.text = status.text();
@@ -66,7 +78,7 @@ void to_wire_status(const ItemState& state, wire::Status& out) {
     // SDK-only codes (100+) never go on the wire.
     const auto code = static_cast<uint16_t>(state.code);
     out.set_code(code < 100 && wire::StatusCode_IsValid(code) ? static_cast<wire::StatusCode>(code)
-                                                               : wire::STATUS_NONE);
+                                                              : wire::STATUS_NONE);
     out.set_text(state.text);
 }
 
@@ -90,7 +102,8 @@ void EventWriter::begin(Event& event, EventType type, const ItemRef* ref, uint64
 }
 
 void EventWriter::refresh(Event& event, const ItemRef& ref, const proto::FieldImage& image,
-                          uint64_t seq, const ItemState& state, bool snapshot, uint64_t receive_ns) {
+                          uint64_t seq, const ItemState& state, bool snapshot,
+                          uint64_t receive_ns) {
     begin(event, EventType::kRefresh, &ref, receive_ns);
     event.sequence_ = seq;
     event.snapshot_ = snapshot;
@@ -141,7 +154,7 @@ void EventWriter::directory(Event& event, const wire::Directory& directory) {
         out.name = info.name();
         out.up = info.state() == wire::SERVICE_UP;
         out.mode = info.mode() == wire::SERVICE_INTERACTIVE ? ServiceMode::kInteractive
-                                                             : ServiceMode::kBroadcast;
+                                                            : ServiceMode::kBroadcast;
         out.item_count = info.item_count();
     }
 }

@@ -17,7 +17,7 @@
 namespace mdcast::detail {
 
 class EventWriter {
-public:
+  public:
     // The item part every item event shares.
     struct ItemRef {
         ItemHandle handle;
@@ -37,7 +37,7 @@ public:
     static void connection(Event& event, const ConnectionEvent& connection);
     static void directory(Event& event, const wire::v1::Directory& directory);
 
-private:
+  private:
     static void begin(Event& event, EventType type, const ItemRef* ref, uint64_t receive_ns);
 };
 

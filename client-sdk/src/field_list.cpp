@@ -55,7 +55,9 @@ FieldList& FieldList::add_time(uint32_t id, int64_t ns) {
     return add(FieldValue{id, FieldKind::kTime, 0, ns, 0, {}});
 }
 
-FieldList& FieldList::add_blank(uint32_t id) { return add(FieldValue{id, FieldKind::kBlank, 0, 0, 0, {}}); }
+FieldList& FieldList::add_blank(uint32_t id) {
+    return add(FieldValue{id, FieldKind::kBlank, 0, 0, 0, {}});
+}
 
 void FieldList::clear() {
     values_.clear();

@@ -40,7 +40,8 @@ void IoThread::start(std::function<void()> main) {
 }
 
 void IoThread::shutdown(Task stop, const Task& unblock) {
-    if (on_io_thread()) throw std::logic_error("stop() cannot be called from a handler or callback");
+    if (on_io_thread())
+        throw std::logic_error("stop() cannot be called from a handler or callback");
     {
         std::lock_guard lock(lifecycle_mutex_);
         if (!launched_ || shut_down_) return;

@@ -21,7 +21,7 @@ struct event;
 namespace mdcast::sdk {
 
 class IoThread {
-public:
+  public:
     using Task = std::function<void()>;
 
     IoThread();
@@ -49,7 +49,7 @@ public:
     void run(EventLoop& loop, Task on_wake = {});
     void stop_loop();
 
-private:
+  private:
     static void on_readable(int, short, void* self);
     void drain();
 

@@ -22,7 +22,7 @@
 namespace mdcast::sdk {
 
 class ItemSequencer {
-public:
+  public:
     enum class Verdict {
         kDeliver,  // hand it to the application
         kDrop,     // duplicate, stale, or no image to apply it to
@@ -46,7 +46,7 @@ public:
     uint64_t last_delivered() const { return last_; }
     bool has_base() const { return has_base_; }
 
-private:
+  private:
     void deliver_base(uint64_t seq);
 
     bool has_base_ = false;

@@ -120,7 +120,9 @@ void Publisher::start() {
 }
 
 void Publisher::stop() {
-    impl_->io.shutdown([impl = impl_.get()] { if (impl->core) impl->core->stop(kStopDrainMs); });
+    impl_->io.shutdown([impl = impl_.get()] {
+        if (impl->core) impl->core->stop(kStopDrainMs);
+    });
 }
 
 void Publisher::add_service(const std::string& name, ServiceMode mode) {
@@ -144,7 +146,8 @@ PublishedItem Publisher::add_item(const std::string& service, const std::string&
     {
         std::lock_guard lock(impl_->mutex);
         if (!impl_->services.count(service)) {
-            throw std::invalid_argument("service " + service + " was not added (add_service first)");
+            throw std::invalid_argument("service " + service +
+                                        " was not added (add_service first)");
         }
     }
     bool created = false;

@@ -21,10 +21,15 @@ constexpr uint32_t kMaxFrameBytes = 1u << 20;
 // What the publisher accepts from a distributor: the session, the answers to
 // its requests, rejections (ItemStatus), and the interactive conversation:
 // ImageRequest = "a subscriber wants this item", Unsubscribe = "nobody does".
-const proto::FrameTypeSet kAccepted{
-    FrameType::kLoginResponse, FrameType::kPing,           FrameType::kPong,
-    FrameType::kClose,         FrameType::kServiceAnnounceResponse, FrameType::kItemRegistered,
-    FrameType::kItemStatus,    FrameType::kImageRequest,   FrameType::kUnsubscribe};
+const proto::FrameTypeSet kAccepted{FrameType::kLoginResponse,
+                                    FrameType::kPing,
+                                    FrameType::kPong,
+                                    FrameType::kClose,
+                                    FrameType::kServiceAnnounceResponse,
+                                    FrameType::kItemRegistered,
+                                    FrameType::kItemStatus,
+                                    FrameType::kImageRequest,
+                                    FrameType::kUnsubscribe};
 
 // Application callbacks must not unwind through the event loop.
 template <class Call>
@@ -121,7 +126,7 @@ void PublisherCore::on_link_down(LinkDown cause, const std::string& text) {
     if (stopping_) return check_drained();
     if (was_up) counters_.connection_losses.fetch_add(1, std::memory_order_relaxed);
     emit_connection(ConnectionState::kDown, std::string(link_down_name(cause)) + ": " + text);
-    attempt_ = was_up                            ? policy_.after_loss()
+    attempt_ = was_up                             ? policy_.after_loss()
                : cause == LinkDown::kLoginRefused ? policy_.after_refusal()
                                                   : policy_.after_failure();
     reconnect_timer_.start_once(attempt_.delay);
@@ -138,7 +143,8 @@ void PublisherCore::stop(uint32_t drain_ms) {
 // Stopping: keeps sending until the outbox and the socket's queue are empty or
 // the deadline passes, then says goodbye.
 void PublisherCore::check_drained() {
-    const bool pending = next_ < batch_.records.size() || !outbox_.empty() || link_.queued_bytes() > 0;
+    const bool pending =
+        next_ < batch_.records.size() || !outbox_.empty() || link_.queued_bytes() > 0;
     if (session_up_ && pending && monotonic_ns() < drain_deadline_ns_) {
         work();
         return drain_timer_.start_once(std::chrono::milliseconds(1));
@@ -194,8 +200,10 @@ bool PublisherCore::apply(const OutboxRecord& r) {
     if (r.kind == Kind::kAddItem) {
         const auto service = services_.find(std::string(batch_.text1(r)));
         if (service == services_.end()) return false;
-        Item& item = item_for(PublishedItem{r.item}, *service->second, std::string(batch_.text2(r)));
-        if (item.service->mode == ServiceMode::kBroadcast && item.service->id != 0 && item.item_id == 0) {
+        Item& item =
+            item_for(PublishedItem{r.item}, *service->second, std::string(batch_.text2(r)));
+        if (item.service->mode == ServiceMode::kBroadcast && item.service->id != 0 &&
+            item.item_id == 0) {
             item.service->to_register.push_back(&item);
         }
         return true;
@@ -205,10 +213,17 @@ bool PublisherCore::apply(const OutboxRecord& r) {
     Item& item = *found->second;
     const ItemState state{r.stream, r.data, r.code, std::string(batch_.text1(r))};
     switch (r.kind) {
-        case Kind::kRefresh: publish_refresh(item, batch_.fields_of(r), state); break;
-        case Kind::kUpdate: publish_update(item, batch_.fields_of(r), r.stamp); break;
-        case Kind::kStatus: publish_status(item, state); break;
-        default: break;
+        case Kind::kRefresh:
+            publish_refresh(item, batch_.fields_of(r), state);
+            break;
+        case Kind::kUpdate:
+            publish_update(item, batch_.fields_of(r), r.stamp);
+            break;
+        case Kind::kStatus:
+            publish_status(item, state);
+            break;
+        default:
+            break;
     }
     return true;
 }
@@ -327,12 +342,18 @@ void PublisherCore::register_items(Service& service) {
 
 void PublisherCore::on_link_frame(const proto::Frame& frame) {
     switch (frame.type) {
-        case FrameType::kServiceAnnounceResponse: return on_announce_response(frame);
-        case FrameType::kItemRegistered: return on_items_registered(frame);
-        case FrameType::kImageRequest: return on_item_request(frame);
-        case FrameType::kUnsubscribe: return on_item_close(frame);
-        case FrameType::kItemStatus: return on_rejection(frame);
-        default: return;
+        case FrameType::kServiceAnnounceResponse:
+            return on_announce_response(frame);
+        case FrameType::kItemRegistered:
+            return on_items_registered(frame);
+        case FrameType::kImageRequest:
+            return on_item_request(frame);
+        case FrameType::kUnsubscribe:
+            return on_item_close(frame);
+        case FrameType::kItemStatus:
+            return on_rejection(frame);
+        default:
+            return;
     }
 }
 
@@ -354,9 +375,8 @@ void PublisherCore::on_announce_response(const proto::Frame& frame) {
         log_->warn("service {} refused by {}: {}", service.name,
                    options_.distributors[attempt_.server].to_string(), response.status().text());
     }
-    guarded(*log_, "on_service", [&] {
-        handler_.on_service(service.name, accepted, response.status().text());
-    });
+    guarded(*log_, "on_service",
+            [&] { handler_.on_service(service.name, accepted, response.status().text()); });
 }
 
 void PublisherCore::on_items_registered(const proto::Frame& frame) {
@@ -369,7 +389,8 @@ void PublisherCore::on_items_registered(const proto::Frame& frame) {
         Item& item = *found->second;
         if (entry.item_id() == 0) {
             counters_.rejections.fetch_add(1, std::memory_order_relaxed);
-            guarded(*log_, "on_item_rejected", [&] { handler_.on_item_rejected(item.handle, refused); });
+            guarded(*log_, "on_item_rejected",
+                    [&] { handler_.on_item_rejected(item.handle, refused); });
             continue;
         }
         bind(item, entry.item_id());
@@ -388,9 +409,11 @@ void PublisherCore::on_item_request(const proto::Frame& frame) {
     wire::ImageRequest request;
     if (!parse(frame, request)) return;
     Service* service = nullptr;
-    if (const auto by_id = by_service_id_.find(request.service_id()); by_id != by_service_id_.end()) {
+    if (const auto by_id = by_service_id_.find(request.service_id());
+        by_id != by_service_id_.end()) {
         service = by_id->second;
-    } else if (const auto by_name = services_.find(request.service_name()); by_name != services_.end()) {
+    } else if (const auto by_name = services_.find(request.service_name());
+               by_name != services_.end()) {
         service = by_name->second.get();
     }
     if (!service || service->mode != ServiceMode::kInteractive || request.item_id() == 0 ||

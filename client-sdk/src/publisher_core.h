@@ -40,14 +40,13 @@ struct PublisherCounters {
 };
 
 class PublisherCore final : public ServerLink::Listener {
-public:
+  public:
     // `handle_for` returns the handle of (service, item), creating it: the
     // front end owns handle numbering. `stop_loop` ends the I/O thread's loop.
     PublisherCore(EventLoop& loop, const PublisherOptions& options, PublisherHandler& handler,
                   PublisherCounters& counters, PublisherOutbox& outbox,
                   std::function<PublishedItem(const std::string&, const std::string&)> handle_for,
-                  std::function<void()> stop_loop,
-                  std::shared_ptr<const TlsContext> tls = nullptr);
+                  std::function<void()> stop_loop, std::shared_ptr<const TlsContext> tls = nullptr);
     ~PublisherCore();
 
     void start();
@@ -60,7 +59,7 @@ public:
     void on_link_frame(const proto::Frame& frame) override;
     void on_link_down(LinkDown cause, const std::string& text) override;
 
-private:
+  private:
     struct Service;
     struct Item {
         PublishedItem handle;

@@ -13,8 +13,7 @@ void OutboxBatch::clear() {
 
 size_t OutboxBatch::bytes() const {
     return records.size() * sizeof(OutboxRecord) +
-           fields.size() * (sizeof(proto::FieldEntry) + sizeof(field_text[0])) +
-           text.size();
+           fields.size() * (sizeof(proto::FieldEntry) + sizeof(field_text[0])) + text.size();
 }
 
 uint32_t PublisherOutbox::keep(std::string_view text) {
@@ -26,9 +25,10 @@ uint32_t PublisherOutbox::keep(std::string_view text) {
 bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fields,
                            std::string_view text1, std::string_view text2, bool bounded,
                            bool& wake) {
-    size_t adding = sizeof(OutboxRecord) +
-                    fields.size() * (sizeof(proto::FieldEntry) + sizeof(std::pair<uint32_t, uint32_t>)) +
-                    text1.size() + text2.size();
+    size_t adding =
+        sizeof(OutboxRecord) +
+        fields.size() * (sizeof(proto::FieldEntry) + sizeof(std::pair<uint32_t, uint32_t>)) +
+        text1.size() + text2.size();
     for (const FieldValue& f : fields) adding += f.text.size();
     std::lock_guard lock(mutex_);
     if (bounded && pending_.bytes() + adding > max_bytes_) return false;

@@ -61,7 +61,7 @@ struct OutboxBatch {
 };
 
 class PublisherOutbox {
-public:
+  public:
     explicit PublisherOutbox(uint64_t max_bytes) : max_bytes_(max_bytes) {}
 
     // False (nothing taken) when `bounded` and it would pass max_bytes.
@@ -74,7 +74,7 @@ public:
     void take(OutboxBatch& out);
     bool empty() const;
 
-private:
+  private:
     uint32_t keep(std::string_view text);
 
     uint64_t max_bytes_;

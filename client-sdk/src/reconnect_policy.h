@@ -25,7 +25,7 @@ struct ReconnectSettings {
 };
 
 class ReconnectPolicy {
-public:
+  public:
     struct Attempt {
         size_t server = 0;
         std::chrono::milliseconds delay{0};
@@ -52,7 +52,7 @@ public:
     // The un-jittered back-off for `failures` failures in a row.
     std::chrono::milliseconds backoff(uint32_t failures) const;
 
-private:
+  private:
     void advance() { server_ = (server_ + 1) % settings_.server_count; }
     Attempt jittered(std::chrono::milliseconds full);
 

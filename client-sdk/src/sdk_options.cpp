@@ -66,8 +66,12 @@ void validate(const PublisherOptions& o) {
 
 std::shared_ptr<const TlsContext> tls_context(const ConnectionOptions& o) {
     if (!o.tls.enabled) return nullptr;
-    TlsClientSettings settings{o.tls.ca_file, o.tls.cert_file, o.tls.key_file, o.tls.min_version,
-                               o.tls.insecure_skip_verify, "tls."};
+    TlsClientSettings settings{o.tls.ca_file,
+                               o.tls.cert_file,
+                               o.tls.key_file,
+                               o.tls.min_version,
+                               o.tls.insecure_skip_verify,
+                               "tls."};
     try {
         return TlsContext::client(settings);
     } catch (const std::runtime_error& error) {
@@ -97,7 +101,8 @@ LinkSettings link_settings(const ConnectionOptions& o, const ServerAddress& serv
 
 ReconnectSettings reconnect_settings(const ConnectionOptions& o, size_t server_count) {
     return ReconnectSettings{server_count, std::chrono::milliseconds(o.reconnect_delay_min_ms),
-                             std::chrono::milliseconds(o.reconnect_delay_max_ms), o.reconnect_jitter};
+                             std::chrono::milliseconds(o.reconnect_delay_max_ms),
+                             o.reconnect_jitter};
 }
 
 }  // namespace mdcast::sdk

@@ -19,13 +19,20 @@ namespace wire = mdcast::wire::v1;
 
 std::string_view link_down_name(LinkDown cause) {
     switch (cause) {
-        case LinkDown::kConnectFailed: return "connect_failed";
-        case LinkDown::kLoginFailed: return "login_failed";
-        case LinkDown::kLoginRefused: return "login_refused";
-        case LinkDown::kHeartbeatTimeout: return "heartbeat_timeout";
-        case LinkDown::kServerShutdown: return "server_shutdown";
-        case LinkDown::kLost: return "connection_lost";
-        case LinkDown::kProtocolError: return "protocol_error";
+        case LinkDown::kConnectFailed:
+            return "connect_failed";
+        case LinkDown::kLoginFailed:
+            return "login_failed";
+        case LinkDown::kLoginRefused:
+            return "login_refused";
+        case LinkDown::kHeartbeatTimeout:
+            return "heartbeat_timeout";
+        case LinkDown::kServerShutdown:
+            return "server_shutdown";
+        case LinkDown::kLost:
+            return "connection_lost";
+        case LinkDown::kProtocolError:
+            return "protocol_error";
     }
     return "unknown";
 }
@@ -135,8 +142,8 @@ void ServerLink::on_connect_ready(int fd, short what, void* self) {
     if (error != 0) {
         ::close(fd);
         link->pending_cause_ = LinkDown::kConnectFailed;
-        link->pending_text_ = "connect to " + link->settings_.server.to_string() + ": " +
-                              std::strerror(error);
+        link->pending_text_ =
+            "connect to " + link->settings_.server.to_string() + ": " + std::strerror(error);
         return link->report_failure();
     }
     link->connected(fd);
@@ -149,18 +156,21 @@ void ServerLink::connected(int fd) {
     if (settings_.tls) {
         // The login waits in the queue until the handshake is done; both are
         // bounded by login_timeout_ms.
-        limits.tls = {settings_.tls, settings_.tls_server_name, settings_.login_timeout_ms, nullptr};
+        limits.tls = {settings_.tls, settings_.tls_server_name, settings_.login_timeout_ms,
+                      nullptr};
         if (!settings_.tls->verifies_peer()) {
-            log_->warn("{}: TLS without certificate verification (tls.insecure_skip_verify): the server is "
-                       "not authenticated", settings_.server.to_string());
+            log_->warn(
+                "{}: TLS without certificate verification (tls.insecure_skip_verify): the server "
+                "is "
+                "not authenticated",
+                settings_.server.to_string());
         }
     }
-    connection_ = std::make_unique<TcpConnection>(loop_, flusher_, fd, 0,
-                                                  settings_.server.to_string(), accepted_, limits,
-                                                  *this);
+    connection_ = std::make_unique<TcpConnection>(
+        loop_, flusher_, fd, 0, settings_.server.to_string(), accepted_, limits, *this);
     connection_->start();
-    const wire::LoginRequest login = make_login_request(
-        settings_.user, settings_.application_id, settings_.position, settings_.password);
+    const wire::LoginRequest login = make_login_request(settings_.user, settings_.application_id,
+                                                        settings_.position, settings_.password);
     connection_->send(FrameType::kLoginRequest, login);
     login_timer_.start_once(std::chrono::milliseconds(settings_.login_timeout_ms));
 }
@@ -202,14 +212,20 @@ bool ServerLink::send_frame(std::span<const uint8_t> frame) {
     return up_ && connection_->send_frame(frame);
 }
 
-size_t ServerLink::queued_bytes() const { return connection_ ? connection_->queued_bytes() : 0; }
+size_t ServerLink::queued_bytes() const {
+    return connection_ ? connection_->queued_bytes() : 0;
+}
 
 void ServerLink::on_frame(TcpConnection& connection, const proto::Frame& frame) {
     switch (frame.type) {
-        case FrameType::kLoginResponse: return on_login_response(frame);
-        case FrameType::kPing: return answer_ping(connection, frame);
-        case FrameType::kPong: return;
-        case FrameType::kClose: return on_peer_close(frame);
+        case FrameType::kLoginResponse:
+            return on_login_response(frame);
+        case FrameType::kPing:
+            return answer_ping(connection, frame);
+        case FrameType::kPong:
+            return;
+        case FrameType::kClose:
+            return on_peer_close(frame);
         default:
             if (!up_) {
                 return connection.close(CloseReason::kProtocolError, "data before login response");
@@ -221,7 +237,8 @@ void ServerLink::on_frame(TcpConnection& connection, const proto::Frame& frame) 
 void ServerLink::on_login_response(const proto::Frame& frame) {
     wire::LoginResponse response;
     if (up_ || !response.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
-        return connection_->close(CloseReason::kProtocolError, "malformed or second login response");
+        return connection_->close(CloseReason::kProtocolError,
+                                  "malformed or second login response");
     }
     login_timer_.stop();
     if (!response.accepted()) {
@@ -240,7 +257,8 @@ void ServerLink::on_login_response(const proto::Frame& frame) {
                                 : std::min(ping_interval_ms_, response.heartbeat_interval_ms());
     }
     uint32_t tick_ms = ping_interval_ms_ > 0 ? ping_interval_ms_ : 1000;
-    if (settings_.heartbeat_timeout_ms > 0) tick_ms = std::min(tick_ms, settings_.heartbeat_timeout_ms / 4);
+    if (settings_.heartbeat_timeout_ms > 0)
+        tick_ms = std::min(tick_ms, settings_.heartbeat_timeout_ms / 4);
     tick_timer_.start_periodic(std::chrono::milliseconds(std::max<uint32_t>(tick_ms, 5)));
     last_ping_ns_ = monotonic_ns();
     listener_.on_link_up(response);
@@ -249,8 +267,8 @@ void ServerLink::on_login_response(const proto::Frame& frame) {
 void ServerLink::on_peer_close(const proto::Frame& frame) {
     wire::Close close;
     close.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()));
-    pending_cause_ = close.reason() == wire::CLOSE_SHUTDOWN ? LinkDown::kServerShutdown
-                                                             : LinkDown::kLost;
+    pending_cause_ =
+        close.reason() == wire::CLOSE_SHUTDOWN ? LinkDown::kServerShutdown : LinkDown::kLost;
     cause_set_ = true;
     connection_->close(CloseReason::kPeerClosed,
                        "closed by " + settings_.server.to_string() + ": " +
@@ -289,10 +307,12 @@ void ServerLink::on_closed(TcpConnection&, CloseReason reason, const std::string
         cause = reason == CloseReason::kProtocolError || reason == CloseReason::kFrameTooLarge
                     ? LinkDown::kProtocolError
                     : (was_up ? LinkDown::kLost : LinkDown::kLoginFailed);
-        if (is_tls_handshake_failure(reason)) cause = LinkDown::kConnectFailed;  // wrong CA, name, certificate
+        if (is_tls_handshake_failure(reason))
+            cause = LinkDown::kConnectFailed;  // wrong CA, name, certificate
     }
     log_->log(was_up ? spdlog::level::warn : spdlog::level::info, "{} {}: {}: {}",
-              settings_.server.to_string(), was_up ? "lost" : "failed", link_down_name(cause), text);
+              settings_.server.to_string(), was_up ? "lost" : "failed", link_down_name(cause),
+              text);
     listener_.on_link_down(cause, std::string(close_reason_name(reason)) + ": " + text);
 }
 

@@ -55,14 +55,14 @@ enum class LinkDown {
 std::string_view link_down_name(LinkDown cause);
 
 class ServerLink final : public TcpConnection::Handler {
-public:
+  public:
     class Listener {
-    public:
+      public:
         virtual void on_link_up(const wire::v1::LoginResponse& response) = 0;
         virtual void on_link_frame(const proto::Frame& frame) = 0;
         virtual void on_link_down(LinkDown cause, const std::string& text) = 0;
 
-    protected:
+      protected:
         virtual ~Listener() = default;
     };
 
@@ -87,7 +87,7 @@ public:
     void on_frame(TcpConnection& connection, const proto::Frame& frame) override;
     void on_closed(TcpConnection& connection, CloseReason reason, const std::string& text) override;
 
-private:
+  private:
     static void on_connect_ready(int fd, short what, void* self);
     void connected(int fd);
     void fail_later(LinkDown cause, const std::string& text);

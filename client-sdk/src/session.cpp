@@ -27,15 +27,16 @@ bool Session::open(std::string& error) {
     limits.max_frame_body_bytes = options_.max_frame_bytes;
     limits.max_output_bytes = options_.max_output_bytes;
     if (options_.tls) {
-        limits.tls = {options_.tls, options_.tls_server_name.empty() ? options_.host : options_.tls_server_name,
+        limits.tls = {options_.tls,
+                      options_.tls_server_name.empty() ? options_.host : options_.tls_server_name,
                       static_cast<uint32_t>(options_.connect_timeout_ms), nullptr};
     }
     connection_ = std::make_unique<TcpConnection>(
         loop_, flusher_, fd, id_, options_.host + ":" + std::to_string(options_.port), accepted_,
         limits, *this);
     connection_->start();
-    const wire::LoginRequest login =
-        make_login_request(options_.user, options_.application_id, options_.position, options_.password);
+    const wire::LoginRequest login = make_login_request(options_.user, options_.application_id,
+                                                        options_.position, options_.password);
     return connection_->send(FrameType::kLoginRequest, login);
 }
 
@@ -53,17 +54,21 @@ bool Session::send_frame(std::span<const uint8_t> frame) {
 
 void Session::on_frame(TcpConnection& connection, const proto::Frame& frame) {
     switch (frame.type) {
-        case FrameType::kLoginResponse: return on_login_response(frame);
-        case FrameType::kPing: return answer_ping(connection, frame);
-        case FrameType::kPong: return;
+        case FrameType::kLoginResponse:
+            return on_login_response(frame);
+        case FrameType::kPing:
+            return answer_ping(connection, frame);
+        case FrameType::kPong:
+            return;
         case FrameType::kClose: {
             wire::Close close;
             close.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()));
             // The peer told us why; close without answering.
-            connection.close(CloseReason::kPeerClosed,
-                             "peer closed: " + std::string(close_reason_name(
-                                                   close_reason_from_wire(close.reason()))) +
-                                 ": " + close.text());
+            connection.close(
+                CloseReason::kPeerClosed,
+                "peer closed: " +
+                    std::string(close_reason_name(close_reason_from_wire(close.reason()))) + ": " +
+                    close.text());
             return;
         }
         default:

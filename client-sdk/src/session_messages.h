@@ -12,8 +12,7 @@ namespace mdcast::sdk {
 // `position` empty: this host's name.
 wire::v1::LoginRequest make_login_request(const std::string& user,
                                           const std::string& application_id,
-                                          const std::string& position,
-                                          const std::string& password);
+                                          const std::string& position, const std::string& password);
 
 // Answers the peer's Ping with a Pong echoing its time.
 void answer_ping(TcpConnection& connection, const proto::Frame& ping);

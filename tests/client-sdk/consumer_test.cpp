@@ -4,6 +4,8 @@
 // image is behind (catch-up), a Close(shutdown), a refused login, an
 // unsubscribe racing its own refresh, and what the requests look like on the
 // wire. The real-server cases are in tests/integration/test_sdk_failover.py.
+#include "mdcast/consumer.h"
+
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -14,7 +16,6 @@
 #include <thread>
 #include <vector>
 
-#include "mdcast/consumer.h"
 #include "scripted_peer.h"
 #include "wire/client.pb.h"
 
@@ -27,7 +28,7 @@ using std::chrono::milliseconds;
 
 // A server: the session, then the refreshes and updates a test scripts.
 class ScriptedServer : public scripted::Peer {
-public:
+  public:
     // Accepts, answers the login, returns the Subscribe that follows.
     wire::Subscribe accept_session(bool accepted = true) {
         accept_login(accepted, 2);
@@ -57,7 +58,7 @@ public:
         send(FrameType::kUpdate, u);
     }
 
-private:
+  private:
     static void add_bid(wire::FieldList& fields, int64_t bid) {
         auto* f = fields.add_fields();
         f->set_id(22);
@@ -68,11 +69,12 @@ private:
 
 // What the application saw, in order, as short strings: "refresh X 10 100.00".
 class Recorder final : public mdcast::ConsumerHandler {
-public:
+  public:
     void on_refresh(const mdcast::Event& e) override { item("refresh", e); }
     void on_update(const mdcast::Event& e) override { item("update", e); }
     void on_status(const mdcast::Event& e) override {
-        seen.push_back("status " + e.item() + " " + std::string(mdcast::status_code_name(e.state().code)));
+        seen.push_back("status " + e.item() + " " +
+                       std::string(mdcast::status_code_name(e.state().code)));
     }
     void on_connection(const mdcast::Event& e) override {
         if (e.connection().state == mdcast::ConnectionState::kUp) {
@@ -81,11 +83,11 @@ public:
     }
     std::vector<std::string> seen;
 
-private:
+  private:
     void item(const char* what, const mdcast::Event& e) {
         const auto* bid = e.field(22);
-        seen.push_back(std::string(what) + " " + e.item() + " " + std::to_string(e.sequence()) + " " +
-                       (bid ? bid->to_string() : "-"));
+        seen.push_back(std::string(what) + " " + e.item() + " " + std::to_string(e.sequence()) +
+                       " " + (bid ? bid->to_string() : "-"));
     }
 };
 
@@ -114,8 +116,9 @@ struct TwoServers {
         consumer.subscribe("SVC", "X");
         consumer.start();
     }
-    static mdcast::ConsumerOptions adjusted(mdcast::ConsumerOptions options,
-                                            const std::function<void(mdcast::ConsumerOptions&)>& adjust) {
+    static mdcast::ConsumerOptions adjusted(
+        mdcast::ConsumerOptions options,
+        const std::function<void(mdcast::ConsumerOptions&)>& adjust) {
         if (adjust) adjust(options);
         return options;
     }
@@ -133,7 +136,8 @@ TEST_CASE("an image that is behind after a failover is brought level before it i
     Script script([&] {
         a.accept_session();
         a.refresh(7, "X", 10, 10010);
-        for (uint64_t seq = 11; seq <= 13; ++seq) a.update(7, seq, 10000 + static_cast<int64_t>(seq));
+        for (uint64_t seq = 11; seq <= 13; ++seq)
+            a.update(7, seq, 10000 + static_cast<int64_t>(seq));
         std::this_thread::sleep_for(milliseconds(100));
         a.drop();  // server A dies
         b.accept_session();
@@ -144,10 +148,15 @@ TEST_CASE("an image that is behind after a failover is brought level before it i
     });
     dispatch_until(consumer, recorder, 9);
     CHECK(script.join().empty());
-    const std::vector<std::string> expected{
-        "up " + std::to_string(a.port()), "refresh X 10 100.10", "update X 11 100.11",
-        "update X 12 100.12", "update X 13 100.13", "status X CONNECTION_LOST",
-        "up " + std::to_string(b.port()), "refresh X 13 100.13", "update X 14 100.14"};
+    const std::vector<std::string> expected{"up " + std::to_string(a.port()),
+                                            "refresh X 10 100.10",
+                                            "update X 11 100.11",
+                                            "update X 12 100.12",
+                                            "update X 13 100.13",
+                                            "status X CONNECTION_LOST",
+                                            "up " + std::to_string(b.port()),
+                                            "refresh X 13 100.13",
+                                            "update X 14 100.14"};
     CHECK(recorder.seen == expected);
     CHECK(consumer.stats().catch_ups == 1);
     CHECK(consumer.stats().connection_losses == 1);
@@ -173,10 +182,13 @@ TEST_CASE("an image ahead after a failover is delivered at once; repeats are dro
     });
     dispatch_until(consumer, recorder, 7);
     CHECK(script.join().empty());
-    const std::vector<std::string> expected{
-        "up " + std::to_string(a.port()), "refresh X 10 100.10", "update X 11 100.11",
-        "status X CONNECTION_LOST", "up " + std::to_string(b.port()), "refresh X 14 100.14",
-        "update X 15 100.15"};
+    const std::vector<std::string> expected{"up " + std::to_string(a.port()),
+                                            "refresh X 10 100.10",
+                                            "update X 11 100.11",
+                                            "status X CONNECTION_LOST",
+                                            "up " + std::to_string(b.port()),
+                                            "refresh X 14 100.14",
+                                            "update X 15 100.15"};
     CHECK(recorder.seen == expected);
     CHECK(consumer.stats().duplicates_dropped >= 2);
     consumer.stop();
@@ -222,8 +234,10 @@ TEST_CASE("a refused login moves to the next server after a back-off", "[consume
     consumer.stop();
 }
 
-TEST_CASE("requests on the wire: batches split, views sorted, snapshots flagged, stale refreshes "
-          "let go", "[consumer]") {
+TEST_CASE(
+    "requests on the wire: batches split, views sorted, snapshots flagged, stale refreshes "
+    "let go",
+    "[consumer]") {
     ScriptedServer a;
     Recorder recorder;
     auto options = options_for({&a});
@@ -233,7 +247,8 @@ TEST_CASE("requests on the wire: batches split, views sorted, snapshots flagged,
     consumer.snapshot("SVC", "S");
     const auto gone = consumer.subscribe("SVC", "G");
     CHECK_THROWS_AS(consumer.subscribe("SVC", "A"), std::invalid_argument);  // already streamed
-    CHECK_THROWS_AS(consumer.subscribe("SVC", "Z", mdcast::View{{}, {"NOPE"}}), std::invalid_argument);
+    CHECK_THROWS_AS(consumer.subscribe("SVC", "Z", mdcast::View{{}, {"NOPE"}}),
+                    std::invalid_argument);
     consumer.start();
     std::vector<wire::Subscribe> requests;
     std::optional<wire::Unsubscribe> let_go;
@@ -241,7 +256,8 @@ TEST_CASE("requests on the wire: batches split, views sorted, snapshots flagged,
     std::atomic<bool> unsubscribed{false};
     Script script([&] {
         requests.push_back(a.accept_session());
-        for (int i = 0; i < 3; ++i) requests.push_back(a.expect<wire::Subscribe>(FrameType::kSubscribe));
+        for (int i = 0; i < 3; ++i)
+            requests.push_back(a.expect<wire::Subscribe>(FrameType::kSubscribe));
         subscribed = true;
         while (!unsubscribed) std::this_thread::sleep_for(milliseconds(1));
         std::this_thread::sleep_for(milliseconds(100));  // the I/O thread takes the unsubscribe
@@ -253,7 +269,8 @@ TEST_CASE("requests on the wire: batches split, views sorted, snapshots flagged,
         }
     });
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!subscribed && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(milliseconds(1));
+    while (!subscribed && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(milliseconds(1));
     consumer.unsubscribe(gone);  // after the request went out, before its image arrives
     unsubscribed = true;
     CHECK(script.join().empty());
@@ -290,7 +307,7 @@ TEST_CASE("a closed status reaches the stream and the snapshots waiting for the 
     Script script([&] {
         a.accept_session();
         a.expect<wire::Subscribe>(FrameType::kSubscribe);  // the snapshot's own request
-        a.refresh(7, "X", 1, 10001);                         // answers the stream
+        a.refresh(7, "X", 1, 10001);                       // answers the stream
         wire::ItemStatus closed;
         closed.set_item_id(7);
         closed.set_service_name("SVC");

@@ -87,7 +87,8 @@ TEST_CASE("released waiters drop what does not fit instead of waiting", "[event_
     EventQueue queue(1);
     REQUIRE(produce(queue, 1, 1));
     std::atomic<bool> taken{true};
-    std::thread producer([&] { taken = produce(queue, 1, 2); });  // no Catch macros off the main thread
+    std::thread producer(
+        [&] { taken = produce(queue, 1, 2); });  // no Catch macros off the main thread
     std::this_thread::sleep_for(milliseconds(20));
     queue.release_waiters();
     producer.join();
@@ -148,7 +149,8 @@ TEST_CASE("one producer and one dispatcher: everything once and in order", "[eve
     while (expected <= kEvents && std::chrono::steady_clock::now() < deadline) {
         queue.dispatch(milliseconds(100), 50, [&](const Event& e) {
             in_order = in_order && std::stoull(e.state().text) == expected &&
-                       e.handle().id == expected % 7 + 1 && e.item() == "I" + std::to_string(e.handle().id);
+                       e.handle().id == expected % 7 + 1 &&
+                       e.item() == "I" + std::to_string(e.handle().id);
             ++expected;
         });
     }

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <ctime>
+#include <exception>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,13 +20,20 @@ namespace probe {
 // --key-file F, --server-name N, --insecure-skip-verify. True when `arg` was one.
 template <class Value>
 bool tls_arg(const std::string& arg, Value value, mdcast::TlsOptions& tls) {
-    if (arg == "--tls") tls.enabled = true;
-    else if (arg == "--ca-file") tls.ca_file = value();
-    else if (arg == "--cert-file") tls.cert_file = value();
-    else if (arg == "--key-file") tls.key_file = value();
-    else if (arg == "--server-name") tls.server_name = value();
-    else if (arg == "--insecure-skip-verify") tls.insecure_skip_verify = true;
-    else return false;
+    if (arg == "--tls")
+        tls.enabled = true;
+    else if (arg == "--ca-file")
+        tls.ca_file = value();
+    else if (arg == "--cert-file")
+        tls.cert_file = value();
+    else if (arg == "--key-file")
+        tls.key_file = value();
+    else if (arg == "--server-name")
+        tls.server_name = value();
+    else if (arg == "--insecure-skip-verify")
+        tls.insecure_skip_verify = true;
+    else
+        return false;
     return true;
 }
 

@@ -30,8 +30,13 @@ TEST_CASE("a field list keeps its string values valid while it grows and when co
           "[field_list]") {
     FieldList list;
     list.add_string(3, "first");
-    for (int i = 0; i < 100; ++i) list.add_string(100 + static_cast<uint32_t>(i), std::string(50, 'a' + i % 26));
-    list.add_decimal(22, 10125, -2).add_int(30, 7).add_double(3404, 1.5).add_time(16, 99).add_blank(6);
+    for (int i = 0; i < 100; ++i)
+        list.add_string(100 + static_cast<uint32_t>(i), std::string(50, 'a' + i % 26));
+    list.add_decimal(22, 10125, -2)
+        .add_int(30, 7)
+        .add_double(3404, 1.5)
+        .add_time(16, 99)
+        .add_blank(6);
     CHECK(list.values()[0].text == "first");
     CHECK(list.values()[100].text == std::string(50, 'a' + 99 % 26));
     const FieldList copy = list;
@@ -59,7 +64,8 @@ TEST_CASE("records come out in order with their fields and texts", "[publisher_o
     for (int i = 0; i < 50; ++i) {
         fields.clear();
         fields.add_int(30, i).add_string(3, "value " + std::to_string(i) + std::string(40, '.'));
-        REQUIRE(outbox.push(update_record(1, static_cast<uint64_t>(i)), fields.values(), {}, {}, true, wake));
+        REQUIRE(outbox.push(update_record(1, static_cast<uint64_t>(i)), fields.values(), {}, {},
+                            true, wake));
         CHECK_FALSE(wake);  // a wake-up is already on its way
     }
     OutboxBatch batch;
@@ -112,7 +118,8 @@ TEST_CASE("several publishing threads: each thread's records stay in its order",
             for (uint64_t n = 1; n <= kPerThread; ++n) {
                 fields.clear();
                 fields.add_string(3, "thread " + std::to_string(t));
-                outbox.push(update_record(static_cast<uint64_t>(t), n), fields.values(), {}, {}, true, wake);
+                outbox.push(update_record(static_cast<uint64_t>(t), n), fields.values(), {}, {},
+                            true, wake);
             }
         });
     }

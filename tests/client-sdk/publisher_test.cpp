@@ -3,6 +3,8 @@
 // sequences, re-publishing the image after a failover, the interactive
 // conversation (requests, closes, requests again) and the outbox bound. The
 // real-distributor cases are in tests/integration/test_sdk_publisher.py.
+#include "mdcast/publisher.h"
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <mutex>
@@ -10,7 +12,6 @@
 #include <thread>
 #include <vector>
 
-#include "mdcast/publisher.h"
 #include "scripted_peer.h"
 #include "wire/backbone.pb.h"
 #include "wire/client.pb.h"
@@ -28,12 +29,13 @@ constexpr uint32_t kBid = 22;
 
 // A distributor: the session and the answers to announcements and registrations.
 class ScriptedDistributor : public scripted::Peer {
-public:
+  public:
     // Accepts and answers the login and the announcement of `service` with `service_id`.
     void accept_publisher(const std::string& service, uint32_t service_id, wire::ServiceMode mode) {
         accept_login();
         const auto announce = expect<wire::ServiceAnnounce>(FrameType::kServiceAnnounce);
-        if (announce.name() != service || announce.mode() != mode) fail("announced " + announce.name());
+        if (announce.name() != service || announce.mode() != mode)
+            fail("announced " + announce.name());
         wire::ServiceAnnounceResponse response;
         response.set_name(service);
         response.set_service_id(service_id);
@@ -42,7 +44,8 @@ public:
     // Answers the next ItemRegister: every item gets `item_id` (one item expected).
     void register_one(const std::string& name, uint64_t item_id, uint64_t last_seq) {
         const auto request = expect<wire::ItemRegister>(FrameType::kItemRegister);
-        if (request.items_size() != 1 || request.items(0).name() != name) fail("registered the wrong items");
+        if (request.items_size() != 1 || request.items(0).name() != name)
+            fail("registered the wrong items");
         wire::ItemRegistered response;
         response.set_service_id(request.service_id());
         auto* entry = response.add_items();
@@ -58,25 +61,27 @@ public:
         if (frame->first == FrameType::kRefresh) {
             wire::Refresh r;
             r.ParseFromString(frame->second);
-            return "refresh " + std::to_string(r.item_id()) + " " + std::to_string(r.item_seq()) + " " +
-                   std::to_string(r.fields().fields(0).decimal_value().mantissa());
+            return "refresh " + std::to_string(r.item_id()) + " " + std::to_string(r.item_seq()) +
+                   " " + std::to_string(r.fields().fields(0).decimal_value().mantissa());
         }
         if (frame->first == FrameType::kUpdate) {
             wire::Update u;
             u.ParseFromString(frame->second);
             if (u.publish_time_ns() == 0) fail("update not stamped");
-            return "update " + std::to_string(u.item_id()) + " " + std::to_string(u.item_seq()) + " " +
-                   std::to_string(u.fields().fields(0).decimal_value().mantissa());
+            return "update " + std::to_string(u.item_id()) + " " + std::to_string(u.item_seq()) +
+                   " " + std::to_string(u.fields().fields(0).decimal_value().mantissa());
         }
         if (frame->first == FrameType::kItemStatus) {
             wire::ItemStatus s;
             s.ParseFromString(frame->second);
-            return "status " + std::to_string(s.item_id()) + " " + wire::StatusCode_Name(s.status().code());
+            return "status " + std::to_string(s.item_id()) + " " +
+                   wire::StatusCode_Name(s.status().code());
         }
         fail("unexpected " + std::string(mdcast::proto::frame_type_name(frame->first)));
         return {};
     }
-    void request(uint32_t service_id, const std::string& service, const std::string& item, uint64_t id) {
+    void request(uint32_t service_id, const std::string& service, const std::string& item,
+                 uint64_t id) {
         wire::ImageRequest r;
         r.set_service_id(service_id);
         r.set_service_name(service);
@@ -88,7 +93,7 @@ public:
 
 // Records the callbacks (I/O thread) for the test to read.
 class Recorder : public mdcast::PublisherHandler {
-public:
+  public:
     void on_service(const std::string& service, bool accepted, const std::string&) override {
         add("service " + service + (accepted ? " accepted" : " refused"));
     }
@@ -100,13 +105,13 @@ public:
         return seen_;
     }
 
-protected:
+  protected:
     void add(std::string line) {
         std::lock_guard lock(mutex_);
         seen_.push_back(std::move(line));
     }
 
-private:
+  private:
     std::mutex mutex_;
     std::vector<std::string> seen_;
 };
@@ -161,7 +166,7 @@ TEST_CASE("sequences continue and the image is re-published after a failover", "
         d1.drop();
         phase = 2;
         d2.accept_publisher("SVC", 6, wire::SERVICE_BROADCAST);
-        wait_for(phase, 3);  // the updates published while away are in
+        wait_for(phase, 3);           // the updates published while away are in
         d2.register_one("A", 88, 2);  // this distributor saw less than was sent
         data.push_back(d2.next_data());
         phase = 4;
@@ -179,7 +184,7 @@ TEST_CASE("sequences continue and the image is re-published after a failover", "
     publisher.update(item, bid(10006));
     CHECK(script.join().empty());
     const std::vector<std::string> expected{"refresh 77 0 10000", "update 77 1 10001",
-                                            "update 77 2 10002", "update 77 3 10003",
+                                            "update 77 2 10002",  "update 77 3 10003",
                                             "refresh 88 5 10005", "update 88 6 10006"};
     CHECK(data == expected);
     const auto seen = recorder.seen();
@@ -196,9 +201,10 @@ namespace {
 
 // Answers interactive requests the way an application would.
 class Source final : public Recorder {
-public:
+  public:
     explicit Source(mdcast::Publisher*& publisher) : publisher_(publisher) {}
-    void on_item_request(mdcast::PublishedItem item, const std::string&, const std::string& name) override {
+    void on_item_request(mdcast::PublishedItem item, const std::string&,
+                         const std::string& name) override {
         add("request " + name);
         if (name != "X") {
             publisher_->status(item, {mdcast::StreamState::kClosed, mdcast::DataState::kSuspect,
@@ -208,14 +214,15 @@ public:
         x = item.id;
         publisher_->refresh(item, bid(500));
     }
-    void on_item_closed(mdcast::PublishedItem, const std::string&, const std::string& name) override {
+    void on_item_closed(mdcast::PublishedItem, const std::string&,
+                        const std::string& name) override {
         add("closed " + name);
         closed = true;
     }
     std::atomic<bool> closed{false};
     std::atomic<uint64_t> x{0};  // written on the I/O thread, read by the test
 
-private:
+  private:
     mdcast::Publisher*& publisher_;
 };
 
@@ -252,7 +259,8 @@ TEST_CASE("interactive items are published while requested", "[publisher]") {
     while (!source.closed && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(milliseconds(1));
     }
-    publisher.update(mdcast::PublishedItem{source.x}, bid(502));  // closed: kept in the image, not sent
+    publisher.update(mdcast::PublishedItem{source.x},
+                     bid(502));  // closed: kept in the image, not sent
     std::this_thread::sleep_for(milliseconds(50));
     phase = 2;
     CHECK(script.join().empty());
@@ -285,6 +293,6 @@ TEST_CASE("a full outbox refuses what does not fit; misuse is refused", "[publis
     CHECK_THROWS_AS(publisher.add_service("SVC", mdcast::ServiceMode::kInteractive),
                     std::invalid_argument);
     CHECK(publisher.add_item("SVC", "A") == item);  // the same handle again
-    publisher.stop();  // never started: nothing to do
+    publisher.stop();                               // never started: nothing to do
     CHECK_THROWS_AS(mdcast::Publisher(mdcast::PublisherOptions{}, recorder), std::invalid_argument);
 }

@@ -49,13 +49,14 @@ TEST_CASE("failed attempts walk the list with a doubling, capped back-off", "[re
         const auto a = policy.after_failure();
         seen.emplace_back(a.server, a.delay.count());
     }
-    const std::vector<std::pair<size_t, int64_t>> expected{
-        {1, 100}, {0, 200}, {1, 400}, {0, 800}, {1, 1000}, {0, 1000}, {1, 1000}};
+    const std::vector<std::pair<size_t, int64_t>> expected{{1, 100},  {0, 200},  {1, 400}, {0, 800},
+                                                           {1, 1000}, {0, 1000}, {1, 1000}};
     CHECK(seen == expected);
     CHECK(policy.failures() == 7);
 }
 
-TEST_CASE("a refused login waits the longest back-off before the next server", "[reconnect_policy]") {
+TEST_CASE("a refused login waits the longest back-off before the next server",
+          "[reconnect_policy]") {
     ReconnectPolicy policy(settings(2), 1);
     policy.first();
     auto a = policy.after_refusal();

@@ -29,10 +29,12 @@ namespace wire = mdcast::wire::v1;
 using mdcast::proto::FrameType;
 using std::chrono::milliseconds;
 
-inline void fail(const std::string& what) { throw std::runtime_error(what); }
+inline void fail(const std::string& what) {
+    throw std::runtime_error(what);
+}
 
 class Peer {
-public:
+  public:
     Peer() {
         listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
         sockaddr_in address{};
@@ -65,7 +67,8 @@ public:
     }
 
     // The next frame that is not a Ping (pings are answered).
-    std::optional<std::pair<FrameType, std::string>> read(milliseconds timeout = milliseconds(5000)) {
+    std::optional<std::pair<FrameType, std::string>> read(
+        milliseconds timeout = milliseconds(5000)) {
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         for (;;) {
             while (buffer_.size() >= mdcast::proto::kFrameHeaderBytes) {
@@ -73,7 +76,8 @@ public:
                     reinterpret_cast<const uint8_t*>(buffer_.data()));
                 const size_t total = mdcast::proto::kFrameHeaderBytes + header.body_bytes;
                 if (buffer_.size() < total) break;
-                std::string body = buffer_.substr(mdcast::proto::kFrameHeaderBytes, header.body_bytes);
+                std::string body =
+                    buffer_.substr(mdcast::proto::kFrameHeaderBytes, header.body_bytes);
                 buffer_.erase(0, total);
                 const auto type = static_cast<FrameType>(header.type);
                 if (type == FrameType::kPing) {
@@ -82,9 +86,11 @@ public:
                 }
                 return std::make_pair(type, std::move(body));
             }
-            const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+            const auto left = std::chrono::duration_cast<milliseconds>(
+                deadline - std::chrono::steady_clock::now());
             pollfd p{fd_, POLLIN, 0};
-            if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) != 1) return std::nullopt;
+            if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) != 1)
+                return std::nullopt;
             char chunk[65536];
             const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
             if (n <= 0) return std::nullopt;
@@ -94,7 +100,8 @@ public:
     template <class Message>
     Message expect(FrameType type) {
         auto frame = read();
-        if (!frame) fail("expected " + std::string(mdcast::proto::frame_type_name(type)) + ", got nothing");
+        if (!frame)
+            fail("expected " + std::string(mdcast::proto::frame_type_name(type)) + ", got nothing");
         if (frame->first != type) {
             fail("expected " + std::string(mdcast::proto::frame_type_name(type)) + ", got " +
                  std::string(mdcast::proto::frame_type_name(frame->first)));
@@ -105,7 +112,8 @@ public:
     }
     void send(FrameType type, const google::protobuf::MessageLite& message) {
         const std::string bytes = mdcast::proto::encode_frame_string(type, message);
-        if (::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(bytes.size())) {
+        if (::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) !=
+            static_cast<ssize_t>(bytes.size())) {
             fail("send failed");
         }
     }
@@ -122,7 +130,7 @@ public:
         send(FrameType::kLoginResponse, response);
     }
 
-private:
+  private:
     int listen_fd_ = -1;
     int fd_ = -1;
     uint16_t port_ = 0;
@@ -131,7 +139,7 @@ private:
 
 // A peer's part of a test, on its own thread.
 class Script {
-public:
+  public:
     explicit Script(std::function<void()> body)
         : thread_([this, body = std::move(body)] {
               try {
@@ -146,7 +154,7 @@ public:
         return error_;
     }
 
-private:
+  private:
     std::string error_;
     std::thread thread_;
 };

@@ -60,28 +60,44 @@ Args parse_args(int argc, char** argv) {
             if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
             return argv[++i];
         };
-        if (arg == "--servers") a.servers = value();
-        else if (arg == "--service") a.service = value();
-        else if (arg == "--items") a.items = split(value());
-        else if (arg == "--view") a.view = split(value());
-        else if (arg == "--snapshot") a.snapshot = true;
-        else if (arg == "--dispatch") a.dispatch = true;
-        else if (arg == "--quiet-updates") a.quiet_updates = true;
-        else if (arg == "--directory") a.directory = true;
-        else if (arg == "--duration") a.duration_s = std::stod(value());
-        else if (arg == "--heartbeat-ms") a.heartbeat_ms = static_cast<uint32_t>(std::stoul(value()));
-        else if (arg == "--heartbeat-timeout-ms") a.heartbeat_timeout_ms = static_cast<uint32_t>(std::stoul(value()));
-        else if (arg == "--unsubscribe-after") a.unsubscribe_after = std::stoull(value());
-        else if (arg == "--user") a.user = value();
-        else if (probe::tls_arg(arg, value, a.tls)) continue;
-        else throw std::invalid_argument("unknown argument " + arg);
+        if (arg == "--servers")
+            a.servers = value();
+        else if (arg == "--service")
+            a.service = value();
+        else if (arg == "--items")
+            a.items = split(value());
+        else if (arg == "--view")
+            a.view = split(value());
+        else if (arg == "--snapshot")
+            a.snapshot = true;
+        else if (arg == "--dispatch")
+            a.dispatch = true;
+        else if (arg == "--quiet-updates")
+            a.quiet_updates = true;
+        else if (arg == "--directory")
+            a.directory = true;
+        else if (arg == "--duration")
+            a.duration_s = std::stod(value());
+        else if (arg == "--heartbeat-ms")
+            a.heartbeat_ms = static_cast<uint32_t>(std::stoul(value()));
+        else if (arg == "--heartbeat-timeout-ms")
+            a.heartbeat_timeout_ms = static_cast<uint32_t>(std::stoul(value()));
+        else if (arg == "--unsubscribe-after")
+            a.unsubscribe_after = std::stoull(value());
+        else if (arg == "--user")
+            a.user = value();
+        else if (probe::tls_arg(arg, value, a.tls))
+            continue;
+        else
+            throw std::invalid_argument("unknown argument " + arg);
     }
-    if (a.servers.empty() || a.items.empty()) throw std::invalid_argument("--servers and --items are required");
+    if (a.servers.empty() || a.items.empty())
+        throw std::invalid_argument("--servers and --items are required");
     return a;
 }
 
 class Printer final : public mdcast::ConsumerHandler {
-public:
+  public:
     Printer(const Args& args, mdcast::Consumer*& consumer) : args_(args), consumer_(consumer) {}
 
     void on_refresh(const mdcast::Event& e) override {
@@ -110,27 +126,26 @@ public:
         std::string services;
         for (const auto& s : e.services()) {
             if (!services.empty()) services += ",";
-            services += "{\"name\":" + json_string(s.name) + ",\"up\":" + (s.up ? "true" : "false") +
-                        ",\"interactive\":" +
+            services += "{\"name\":" + json_string(s.name) +
+                        ",\"up\":" + (s.up ? "true" : "false") + ",\"interactive\":" +
                         (s.mode == mdcast::ServiceMode::kInteractive ? "true" : "false") + "}";
         }
         line("{\"event\":\"directory\",\"services\":[" + services + "]}");
     }
     uint64_t updates() const { return updates_; }
 
-private:
+  private:
     void item_line(const char* kind, const mdcast::Event& e, bool with_fields) {
         const auto& s = e.state();
-        std::string text = "{\"event\":\"" + std::string(kind) + "\",\"h\":" +
-                           std::to_string(e.handle().id) + ",\"service\":" + json_string(e.service()) +
-                           ",\"item\":" + json_string(e.item()) + ",\"seq\":" +
-                           std::to_string(e.sequence()) + ",\"stamp\":" +
-                           std::to_string(e.publish_time_ns()) + ",\"snapshot\":" +
-                           (e.snapshot() ? "true" : "false") + ",\"stream\":\"" +
-                           (s.stream == mdcast::StreamState::kOpen ? "open" : "closed") +
-                           "\",\"data\":\"" + (s.data == mdcast::DataState::kOk ? "ok" : "suspect") +
-                           "\",\"code\":\"" + std::string(mdcast::status_code_name(s.code)) +
-                           "\",\"text\":" + json_string(s.text);
+        std::string text =
+            "{\"event\":\"" + std::string(kind) + "\",\"h\":" + std::to_string(e.handle().id) +
+            ",\"service\":" + json_string(e.service()) + ",\"item\":" + json_string(e.item()) +
+            ",\"seq\":" + std::to_string(e.sequence()) +
+            ",\"stamp\":" + std::to_string(e.publish_time_ns()) +
+            ",\"snapshot\":" + (e.snapshot() ? "true" : "false") + ",\"stream\":\"" +
+            (s.stream == mdcast::StreamState::kOpen ? "open" : "closed") + "\",\"data\":\"" +
+            (s.data == mdcast::DataState::kOk ? "ok" : "suspect") + "\",\"code\":\"" +
+            std::string(mdcast::status_code_name(s.code)) + "\",\"text\":" + json_string(s.text);
         if (with_fields) {
             text += ",\"fields\":{";
             bool first = true;
@@ -197,16 +212,17 @@ int main(int argc, char** argv) {
     }
     consumer.stop();
     const auto stats = consumer.stats();
-    std::printf("{\"event\":\"summary\",\"refreshes\":%llu,\"updates\":%llu,\"statuses\":%llu,"
-                "\"duplicates_dropped\":%llu,\"catch_ups\":%llu,\"connections\":%llu,"
-                "\"connection_losses\":%llu,\"cpu_s\":%.3f,\"t\":%lld}\n",
-                static_cast<unsigned long long>(stats.refreshes),
-                static_cast<unsigned long long>(stats.updates),
-                static_cast<unsigned long long>(stats.statuses),
-                static_cast<unsigned long long>(stats.duplicates_dropped),
-                static_cast<unsigned long long>(stats.catch_ups),
-                static_cast<unsigned long long>(stats.connections),
-                static_cast<unsigned long long>(stats.connection_losses), cpu_seconds(),
-                static_cast<long long>(monotonic_now()));
+    std::printf(
+        "{\"event\":\"summary\",\"refreshes\":%llu,\"updates\":%llu,\"statuses\":%llu,"
+        "\"duplicates_dropped\":%llu,\"catch_ups\":%llu,\"connections\":%llu,"
+        "\"connection_losses\":%llu,\"cpu_s\":%.3f,\"t\":%lld}\n",
+        static_cast<unsigned long long>(stats.refreshes),
+        static_cast<unsigned long long>(stats.updates),
+        static_cast<unsigned long long>(stats.statuses),
+        static_cast<unsigned long long>(stats.duplicates_dropped),
+        static_cast<unsigned long long>(stats.catch_ups),
+        static_cast<unsigned long long>(stats.connections),
+        static_cast<unsigned long long>(stats.connection_losses), cpu_seconds(),
+        static_cast<long long>(monotonic_now()));
     return 0;
 }

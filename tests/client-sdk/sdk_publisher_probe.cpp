@@ -51,14 +51,22 @@ Args parse_args(int argc, char** argv) {
             if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
             return argv[++i];
         };
-        if (arg == "--distributors") a.distributors = value();
-        else if (arg == "--service") a.service = value();
-        else if (arg == "--items") a.items = split(value());
-        else if (arg == "--interactive") a.interactive = true;
-        else if (arg == "--rate") a.rate = std::stod(value());
-        else if (arg == "--duration") a.duration_s = std::stod(value());
-        else if (probe::tls_arg(arg, value, a.tls)) continue;
-        else throw std::invalid_argument("unknown argument " + arg);
+        if (arg == "--distributors")
+            a.distributors = value();
+        else if (arg == "--service")
+            a.service = value();
+        else if (arg == "--items")
+            a.items = split(value());
+        else if (arg == "--interactive")
+            a.interactive = true;
+        else if (arg == "--rate")
+            a.rate = std::stod(value());
+        else if (arg == "--duration")
+            a.duration_s = std::stod(value());
+        else if (probe::tls_arg(arg, value, a.tls))
+            continue;
+        else
+            throw std::invalid_argument("unknown argument " + arg);
     }
     if (a.distributors.empty() || a.items.empty()) {
         throw std::invalid_argument("--distributors and --items are required");
@@ -69,7 +77,7 @@ Args parse_args(int argc, char** argv) {
 // The items and which of them are being published, shared by the I/O thread
 // (requests, closes) and the main thread (the update loop).
 class Source final : public mdcast::PublisherHandler {
-public:
+  public:
     Source(const Args& args, mdcast::Publisher*& publisher)
         : args_(args), publisher_(publisher), counts_(args.items.size(), 0) {}
 
@@ -79,18 +87,18 @@ public:
              c.server.to_string() + "\"}");
     }
     void on_service(const std::string& service, bool accepted, const std::string&) override {
-        line("{\"event\":\"service\",\"service\":\"" + service + "\",\"accepted\":" +
-             (accepted ? "true" : "false") + "}");
+        line("{\"event\":\"service\",\"service\":\"" + service +
+             "\",\"accepted\":" + (accepted ? "true" : "false") + "}");
     }
     void on_item_request(mdcast::PublishedItem item, const std::string&,
                          const std::string& name) override {
         line("{\"event\":\"request\",\"item\":\"" + name + "\"}");
         const int index = index_of(name);
         if (index < 0) {
-            publisher_->status(item, mdcast::ItemState{mdcast::StreamState::kClosed,
-                                                       mdcast::DataState::kSuspect,
-                                                       mdcast::StatusCode::kNotFound,
-                                                       "no such item at this source"});
+            publisher_->status(
+                item,
+                mdcast::ItemState{mdcast::StreamState::kClosed, mdcast::DataState::kSuspect,
+                                  mdcast::StatusCode::kNotFound, "no such item at this source"});
             return;
         }
         std::lock_guard lock(mutex_);
@@ -98,7 +106,8 @@ public:
         publish_refresh(static_cast<size_t>(index));
         active_.insert(static_cast<size_t>(index));
     }
-    void on_item_closed(mdcast::PublishedItem, const std::string&, const std::string& name) override {
+    void on_item_closed(mdcast::PublishedItem, const std::string&,
+                        const std::string& name) override {
         line("{\"event\":\"closed\",\"item\":\"" + name + "\"}");
         std::lock_guard lock(mutex_);
         if (const int index = index_of(name); index >= 0) active_.erase(static_cast<size_t>(index));
@@ -133,13 +142,14 @@ public:
         next_ = i + 1;
         const uint64_t n = counts_[i] + 1;
         fields_.clear();
-        fields_.add_decimal(22, 10000 + 100 * static_cast<int64_t>(i) + static_cast<int64_t>(n), -2);
+        fields_.add_decimal(22, 10000 + 100 * static_cast<int64_t>(i) + static_cast<int64_t>(n),
+                            -2);
         fields_.add_int(32, static_cast<int64_t>(n));
         if (publisher_->update(handles_[i], fields_)) counts_[i] = n;
         return true;
     }
 
-private:
+  private:
     int index_of(const std::string& name) const {
         for (size_t i = 0; i < args_.items.size(); ++i) {
             if (args_.items[i] == name) return static_cast<int>(i);
@@ -150,7 +160,8 @@ private:
     void publish_refresh(size_t i) {
         mdcast::FieldList image;
         image.add_string(3, args_.items[i]);
-        image.add_decimal(22, 10000 + 100 * static_cast<int64_t>(i) + static_cast<int64_t>(counts_[i]), -2);
+        image.add_decimal(
+            22, 10000 + 100 * static_cast<int64_t>(i) + static_cast<int64_t>(counts_[i]), -2);
         image.add_int(32, static_cast<int64_t>(counts_[i]));
         publisher_->refresh(handles_[i], image);
     }
@@ -195,26 +206,28 @@ int main(int argc, char** argv) {
     const int64_t deadline = start + static_cast<int64_t>(args.duration_s * 1e9);
     uint64_t sent = 0;
     while (!probe::stop_requested() && monotonic_now() < deadline) {
-        const auto owed = static_cast<uint64_t>(static_cast<double>(monotonic_now() - start) / 1e9 * args.rate);
+        const auto owed =
+            static_cast<uint64_t>(static_cast<double>(monotonic_now() - start) / 1e9 * args.rate);
         while (sent < owed && source.publish_next()) ++sent;
         if (sent < owed) sent = owed;  // nothing active: do not catch up later
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     publisher.stop();
     const auto s = publisher.stats();
-    std::printf("{\"event\":\"summary\",\"refreshes_sent\":%llu,\"updates_sent\":%llu,"
-                "\"statuses_sent\":%llu,\"updates_held\":%llu,\"item_requests\":%llu,"
-                "\"item_closes\":%llu,\"rejections\":%llu,\"connections\":%llu,"
-                "\"connection_losses\":%llu,\"outbox_full\":%llu}\n",
-                static_cast<unsigned long long>(s.refreshes_sent),
-                static_cast<unsigned long long>(s.updates_sent),
-                static_cast<unsigned long long>(s.statuses_sent),
-                static_cast<unsigned long long>(s.updates_held),
-                static_cast<unsigned long long>(s.item_requests),
-                static_cast<unsigned long long>(s.item_closes),
-                static_cast<unsigned long long>(s.rejections),
-                static_cast<unsigned long long>(s.connections),
-                static_cast<unsigned long long>(s.connection_losses),
-                static_cast<unsigned long long>(s.outbox_full));
+    std::printf(
+        "{\"event\":\"summary\",\"refreshes_sent\":%llu,\"updates_sent\":%llu,"
+        "\"statuses_sent\":%llu,\"updates_held\":%llu,\"item_requests\":%llu,"
+        "\"item_closes\":%llu,\"rejections\":%llu,\"connections\":%llu,"
+        "\"connection_losses\":%llu,\"outbox_full\":%llu}\n",
+        static_cast<unsigned long long>(s.refreshes_sent),
+        static_cast<unsigned long long>(s.updates_sent),
+        static_cast<unsigned long long>(s.statuses_sent),
+        static_cast<unsigned long long>(s.updates_held),
+        static_cast<unsigned long long>(s.item_requests),
+        static_cast<unsigned long long>(s.item_closes),
+        static_cast<unsigned long long>(s.rejections),
+        static_cast<unsigned long long>(s.connections),
+        static_cast<unsigned long long>(s.connection_losses),
+        static_cast<unsigned long long>(s.outbox_full));
     return 0;
 }

@@ -39,8 +39,8 @@ Schema<TestConfig> make_schema() {
     Schema<TestConfig> schema("mdcast-test");
     schema.address("listen.address", &TestConfig::listen_address, "0.0.0.0", "Address to bind.")
         .integer("listen.port", &TestConfig::listen_port, 9000, 1, 65535, "TCP port to listen on.")
-        .integer("limits.max_output_bytes", &TestConfig::max_output_bytes, kMiB, 1024,
-                 1024 * kMiB, "Output bytes queued per client before it is a slow consumer.")
+        .integer("limits.max_output_bytes", &TestConfig::max_output_bytes, kMiB, 1024, 1024 * kMiB,
+                 "Output bytes queued per client before it is a slow consumer.")
         .integer("limits.flush_interval_ms", &TestConfig::flush_interval_ms, 5, 0, 1000,
                  "Coalescing delay before output is flushed.")
         .integer("clock.offset_us", &TestConfig::clock_offset_us, -5, -100, 100,
@@ -94,9 +94,8 @@ struct TempFile {
 
 TEST_CASE("defaults are applied when nothing is configured", "[config]") {
     auto schema = make_schema();
-    for (const TestConfig& config :
-         {schema.defaults(), schema.load_string("", "empty.yaml"),
-          schema.load_string("# only a comment\n", "comment.yaml")}) {
+    for (const TestConfig& config : {schema.defaults(), schema.load_string("", "empty.yaml"),
+                                     schema.load_string("# only a comment\n", "comment.yaml")}) {
         CHECK(config.listen_address == "0.0.0.0");
         CHECK(config.listen_port == 9000);
         CHECK(config.max_output_bytes == kMiB);
@@ -157,14 +156,14 @@ TEST_CASE("booleans accept the YAML 1.1 spellings", "[config]") {
     auto schema = make_schema();
     for (const char* word : {"true", "True", "yes", "on", "ON"}) {
         INFO(word);
-        CHECK(schema.load_string(std::string("tls: {enabled: ") + word + "}", "b.yaml")
-                  .tls_enabled);
+        CHECK(
+            schema.load_string(std::string("tls: {enabled: ") + word + "}", "b.yaml").tls_enabled);
     }
     for (const char* word : {"false", "no", "off", "Off"}) {
         INFO(word);
-        CHECK_FALSE(schema.load_string(std::string("tls:\n  client:\n    verify_peer: ") + word,
-                                       "b.yaml")
-                        .verify_peer);
+        CHECK_FALSE(
+            schema.load_string(std::string("tls:\n  client:\n    verify_peer: ") + word, "b.yaml")
+                .verify_peer);
     }
 }
 
@@ -282,8 +281,7 @@ TEST_CASE("addresses must be IPv4 or IPv6 literals", "[config]") {
     auto schema = make_schema();
     CHECK(schema.load_string("listen: {address: 127.0.0.1}", "a.yaml").listen_address ==
           "127.0.0.1");
-    CHECK(schema.load_string("listen: {address: 'fe80::1'}", "a.yaml").listen_address ==
-          "fe80::1");
+    CHECK(schema.load_string("listen: {address: 'fe80::1'}", "a.yaml").listen_address == "fe80::1");
     CHECK_THAT(single_error("listen:\n  address: 999.0.0.1\n"),
                Catch::Contains(":2:12: key 'listen.address': '999.0.0.1' is not an IPv4 or IPv6"));
     CHECK_THAT(single_error("listen:\n  address: localhost\n"),
@@ -402,8 +400,7 @@ TEST_CASE("describe() documents every key", "[config]") {
     }
 }
 
-TEST_CASE("declaring a key twice or as both key and section is a programming error",
-          "[config]") {
+TEST_CASE("declaring a key twice or as both key and section is a programming error", "[config]") {
     Schema<TestConfig> schema("bad");
     schema.string("name", &TestConfig::name, "", "");
     CHECK_THROWS_AS(schema.string("name", &TestConfig::name, "", ""), std::logic_error);
@@ -412,11 +409,12 @@ TEST_CASE("declaring a key twice or as both key and section is a programming err
     CHECK_THROWS_AS(schema.string("a..b", &TestConfig::name, "", ""), std::logic_error);
 }
 
-TEST_CASE("changes() lists the keys that differ, rendered as the reload log shows them", "[config]") {
+TEST_CASE("changes() lists the keys that differ, rendered as the reload log shows them",
+          "[config]") {
     const auto schema = make_schema();
     const TestConfig before = schema.defaults();
-    TestConfig after = schema.load_string("listen:\n  port: 9100\nsampling:\n  ratio: 0.25\npeers: [a, b]\n",
-                                          "reload.yaml");
+    TestConfig after = schema.load_string(
+        "listen:\n  port: 9100\nsampling:\n  ratio: 0.25\npeers: [a, b]\n", "reload.yaml");
     const auto changes = schema.changes(before, after);
     REQUIRE(changes.size() == 3);
     CHECK(changes[0].key == "listen.port");
@@ -431,8 +429,10 @@ TEST_CASE("changes() lists the keys that differ, rendered as the reload log show
 TEST_CASE("apply_changes() copies only the reloadable keys", "[config]") {
     const auto schema = make_schema();
     TestConfig running = schema.defaults();
-    const TestConfig fresh = schema.load_string("listen:\n  port: 9100\nsampling:\n  ratio: 0.25\n", "reload.yaml");
-    const auto applied = schema.apply_changes(schema.changes(running, fresh), {"sampling.ratio"}, fresh, running);
+    const TestConfig fresh =
+        schema.load_string("listen:\n  port: 9100\nsampling:\n  ratio: 0.25\n", "reload.yaml");
+    const auto applied =
+        schema.apply_changes(schema.changes(running, fresh), {"sampling.ratio"}, fresh, running);
     CHECK(applied == std::vector<std::string>{"sampling.ratio"});
     CHECK(running.sample_ratio == 0.25);
     CHECK(running.listen_port == schema.defaults().listen_port);  // needs a restart: untouched

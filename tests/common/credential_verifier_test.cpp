@@ -30,10 +30,12 @@ TEST_CASE("passwords are checked off the loop and answered on it", "[credential_
     CredentialVerifier verifier(loop, VerifierSettings{10, 100, 3600});
     int answers = 0;
     bool right = false, wrong = true;
-    CHECK(verifier.verify("alice", "secret", kStored, kStoredText, [&](bool ok) { right = ok, ++answers; }) ==
-          CredentialVerifier::Result::kQueued);
-    CHECK(verifier.verify("alice", "guess", kStored, kStoredText, [&](bool ok) { wrong = ok, ++answers; }) ==
-          CredentialVerifier::Result::kQueued);
+    CHECK(verifier.verify("alice", "secret", kStored, kStoredText, [&](bool ok) {
+        right = ok, ++answers;
+    }) == CredentialVerifier::Result::kQueued);
+    CHECK(verifier.verify("alice", "guess", kStored, kStoredText, [&](bool ok) {
+        wrong = ok, ++answers;
+    }) == CredentialVerifier::Result::kQueued);
     CHECK(answers == 0);  // never inside verify() for a queued check
     run_until(loop, answers, 2);
     REQUIRE(answers == 2);
@@ -50,8 +52,8 @@ TEST_CASE("passwords are checked off the loop and answered on it", "[credential_
     CHECK(verifier.counters().cache_hits == 1);
     // A different stored hash (password changed in the file) misses the cache.
     const PasswordHash changed = hash_password("secret", 1000);
-    CHECK(verifier.verify("alice", "secret", changed, changed.to_string(), [&](bool) { ++answers; }) ==
-          CredentialVerifier::Result::kQueued);
+    CHECK(verifier.verify("alice", "secret", changed, changed.to_string(),
+                          [&](bool) { ++answers; }) == CredentialVerifier::Result::kQueued);
     run_until(loop, answers, 3);
     CHECK(verifier.counters().hashes == 3);
 }
@@ -61,7 +63,8 @@ TEST_CASE("identical logins share one check; distinct ones are bounded", "[crede
     CredentialVerifier verifier(loop, VerifierSettings{2, 0, 3600});
     int answers = 0, accepted = 0;
     for (int i = 0; i < 50; ++i) {
-        verifier.verify("bob", "secret", kStored, kStoredText, [&](bool ok) { ++answers, accepted += ok; });
+        verifier.verify("bob", "secret", kStored, kStoredText,
+                        [&](bool ok) { ++answers, accepted += ok; });
     }
     verifier.verify("carol", "x", kStored, kStoredText, [&](bool) { ++answers; });
     CHECK(verifier.verify("dave", "y", kStored, kStoredText, [&](bool) { ++answers; }) ==
@@ -75,15 +78,16 @@ TEST_CASE("identical logins share one check; distinct ones are bounded", "[crede
     CHECK(verifier.cached() == 0);  // cache_entries 0: nothing kept
 }
 
-TEST_CASE("several hashing threads answer every distinct login once, rightly", "[credential_verifier]") {
+TEST_CASE("several hashing threads answer every distinct login once, rightly",
+          "[credential_verifier]") {
     EventLoop loop;
     CredentialVerifier verifier(loop, VerifierSettings{100, 0, 3600, 3});
     int answers = 0;
     std::vector<int> verdicts(12, -1);
     for (int i = 0; i < 12; ++i) {
         const bool right = i % 2 == 0;
-        CHECK(verifier.verify("user" + std::to_string(i), right ? "secret" : "guess", kStored, kStoredText,
-                              [&, i](bool ok) {
+        CHECK(verifier.verify("user" + std::to_string(i), right ? "secret" : "guess", kStored,
+                              kStoredText, [&, i](bool ok) {
                                   CHECK(verdicts[i] == -1);  // exactly once
                                   verdicts[i] = ok ? 1 : 0;
                                   ++answers;

@@ -49,11 +49,11 @@ TEST_CASE("IPv6 addresses in brackets", "[host_port]") {
     REQUIRE(parse_host_port("[2001:db8::42]:443", out));
     CHECK(out.host == "2001:db8::42");
 
-    CHECK_FALSE(parses("[::1:80"));   // unterminated bracket
-    CHECK_FALSE(parses("[]:80"));     // empty address
-    CHECK_FALSE(parses("[::1]"));     // no port
-    CHECK_FALSE(parses("[::1]:"));    // empty port
-    CHECK_FALSE(parses("[::1]x:80")); // junk after the bracket
+    CHECK_FALSE(parses("[::1:80"));    // unterminated bracket
+    CHECK_FALSE(parses("[]:80"));      // empty address
+    CHECK_FALSE(parses("[::1]"));      // no port
+    CHECK_FALSE(parses("[::1]:"));     // empty port
+    CHECK_FALSE(parses("[::1]x:80"));  // junk after the bracket
 }
 
 TEST_CASE("missing host or port is refused", "[host_port]") {

@@ -31,9 +31,10 @@ Naive naive(const std::vector<int64_t>& sample) {
         ss += d * d;
     }
     n.mean = static_cast<double>(mean);
-    n.stddev = sample.size() > 1
-                   ? static_cast<double>(std::sqrt(ss / static_cast<long double>(sample.size() - 1)))
-                   : 0.0;
+    n.stddev =
+        sample.size() > 1
+            ? static_cast<double>(std::sqrt(ss / static_cast<long double>(sample.size() - 1)))
+            : 0.0;
     n.min = *std::min_element(sample.begin(), sample.end());
     n.max = *std::max_element(sample.begin(), sample.end());
     return n;
@@ -241,12 +242,12 @@ TEST_CASE("merging with an empty histogram", "[latency_histogram]") {
 TEST_CASE("display buckets are 10 us wide with an overflow bucket", "[latency_histogram]") {
     LatencyHistogram h;
     h.record(0);
-    h.record(9'999);      // still bucket 0
-    h.record(10'000);     // bucket 10 us
-    h.record(25'000);     // bucket 20 us
-    h.record(29'999);     // bucket 20 us
-    h.record(9'999'999);  // last regular bucket: 9.99 ms
-    h.record(10'000'000); // overflow
+    h.record(9'999);          // still bucket 0
+    h.record(10'000);         // bucket 10 us
+    h.record(25'000);         // bucket 20 us
+    h.record(29'999);         // bucket 20 us
+    h.record(9'999'999);      // last regular bucket: 9.99 ms
+    h.record(10'000'000);     // overflow
     h.record(5'000'000'000);  // overflow
     const auto buckets = h.display_buckets();
     using B = std::pair<int64_t, uint64_t>;

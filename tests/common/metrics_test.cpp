@@ -4,7 +4,8 @@
 
 using mdcast::MetricsRegistry;
 
-TEST_CASE("the registry renders Prometheus text, a log line and JSON from one declaration", "[metrics]") {
+TEST_CASE("the registry renders Prometheus text, a log line and JSON from one declaration",
+          "[metrics]") {
     MetricsRegistry metrics("mdcast_test_");
     uint64_t updates = 41;
     double depth = 2.5;
@@ -12,12 +13,13 @@ TEST_CASE("the registry renders Prometheus text, a log line and JSON from one de
     metrics.gauge("queue_depth", "Queue depth", [&] { return depth; });
     ++updates;  // read when rendered, not when declared
     const std::string text = metrics.prometheus();
-    CHECK(text == "# HELP mdcast_test_updates_total Updates seen\n"
-                  "# TYPE mdcast_test_updates_total counter\n"
-                  "mdcast_test_updates_total 42\n"
-                  "# HELP mdcast_test_queue_depth Queue depth\n"
-                  "# TYPE mdcast_test_queue_depth gauge\n"
-                  "mdcast_test_queue_depth 2.5\n");
+    CHECK(text ==
+          "# HELP mdcast_test_updates_total Updates seen\n"
+          "# TYPE mdcast_test_updates_total counter\n"
+          "mdcast_test_updates_total 42\n"
+          "# HELP mdcast_test_queue_depth Queue depth\n"
+          "# TYPE mdcast_test_queue_depth gauge\n"
+          "mdcast_test_queue_depth 2.5\n");
     CHECK(metrics.log_line() == "updates=42 queue_depth=2.5");
     CHECK(metrics.json() == "{\"updates_total\":42,\"queue_depth\":2.5}");
 }

@@ -20,8 +20,8 @@ TEST_CASE("beyond the guarantee a connection borrows from the shared pool", "[ou
     CHECK_FALSE(pool.admit(0, 2001));  // but not more: the pool is exhausted
     pool.on_change(0, 2000);
     CHECK(pool.borrowed() == 3000);
-    CHECK(pool.admit(0, 1000));        // guarantees still hold with the pool empty
-    pool.on_change(3000, 500);         // the first drained below its guarantee
+    CHECK(pool.admit(0, 1000));  // guarantees still hold with the pool empty
+    pool.on_change(3000, 500);   // the first drained below its guarantee
     CHECK(pool.borrowed() == 1000);
     CHECK(pool.peak_borrowed() == 3000);
 }

@@ -17,7 +17,8 @@ std::vector<uint8_t> signed_heartbeat(const PacketSigner& signer) {
     heartbeat.set_next_sequence(7);
     heartbeat.set_control_port(1234);
     packet.add(proto::FrameType::kHeartbeat, heartbeat);
-    const auto datagram = finish_packet(packet, proto::PacketType::kHeartbeat, uint64_t{1} << 48 | 5, 7, &signer);
+    const auto datagram =
+        finish_packet(packet, proto::PacketType::kHeartbeat, uint64_t{1} << 48 | 5, 7, &signer);
     return {datagram.begin(), datagram.end()};
 }
 }  // namespace
@@ -37,7 +38,8 @@ TEST_CASE("a signed packet verifies and decodes; any changed byte is refused", "
     }
 }
 
-TEST_CASE("another key is refused; the previous key is accepted during a rollover", "[packet_signer]") {
+TEST_CASE("another key is refused; the previous key is accepted during a rollover",
+          "[packet_signer]") {
     PacketSigner old_signer(kOldKey, "");
     const auto from_old = signed_heartbeat(old_signer);
     CHECK_FALSE(PacketSigner(kKey, "").verify_datagram(from_old));
@@ -49,7 +51,8 @@ TEST_CASE("short keys and missing key files are refused", "[packet_signer]") {
     CHECK_THROWS(PacketSigner::load_key("/nonexistent/backbone.key"));
 }
 
-TEST_CASE("re-signing after setting the retransmit flag keeps the packet valid", "[packet_signer]") {
+TEST_CASE("re-signing after setting the retransmit flag keeps the packet valid",
+          "[packet_signer]") {
     PacketSigner signer(kKey, "");
     auto datagram = signed_heartbeat(signer);
     datagram[5] = static_cast<uint8_t>(proto::PacketType::kData);  // only data packets are repaired

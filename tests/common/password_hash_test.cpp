@@ -6,11 +6,14 @@ using namespace mdcast::auth;
 
 namespace {
 
-std::vector<uint8_t> bytes(const std::string& text) { return {text.begin(), text.end()}; }
+std::vector<uint8_t> bytes(const std::string& text) {
+    return {text.begin(), text.end()};
+}
 
 std::vector<uint8_t> unhex(const std::string& hex) {
     std::vector<uint8_t> out;
-    for (size_t i = 0; i < hex.size(); i += 2) out.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    for (size_t i = 0; i < hex.size(); i += 2)
+        out.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
     return out;
 }
 

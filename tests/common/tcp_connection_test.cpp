@@ -2,10 +2,10 @@
 // reason, over plaintext and over the TLS transport.
 #include "common/tcp_connection.h"
 
-#include <catch2/catch.hpp>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <csignal>
 #include <string>
 #include <vector>
@@ -40,7 +40,9 @@ struct Pair {
     ~Pair() { ::close(theirs); }
 };
 
-std::span<const uint8_t> bytes(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
+std::span<const uint8_t> bytes(const std::string& s) {
+    return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
 
 }  // namespace
 
@@ -51,7 +53,8 @@ TEST_CASE("send refuses what would pass max_output_bytes", "[tcp_connection]") {
     Pair pair;
     TcpConnection::Limits limits;
     limits.max_output_bytes = 1000;
-    TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kServerToClientTypes, limits, handler);
+    TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kServerToClientTypes,
+                             limits, handler);
     const std::string frame(600, 'x');
     CHECK(connection.send_frame(bytes(frame)));
     CHECK(connection.queued_bytes() == 600);
@@ -70,27 +73,32 @@ TEST_CASE("the shared pool limits a connection beyond its guarantee", "[tcp_conn
     TcpConnection::Limits limits;
     limits.pool = &pool;
     {
-        TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kServerToClientTypes, limits, handler);
+        TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kServerToClientTypes,
+                                 limits, handler);
         CHECK(connection.send_frame(bytes(std::string(550, 'x'))));  // borrows 50
         CHECK(pool.borrowed() == 50);
-        CHECK_FALSE(connection.send_frame(bytes(std::string(60, 'x'))));  // the pool has only 50 left
+        CHECK_FALSE(
+            connection.send_frame(bytes(std::string(60, 'x'))));  // the pool has only 50 left
         connection.close(CloseReason::kSlowConsumer, "test");
         CHECK(pool.borrowed() == 0);  // a closed connection gives its loan back
     }
     CHECK(pool.borrowed() == 0);
 }
 
-TEST_CASE("an oversized frame closes the connection with its reason and tells the peer", "[tcp_connection]") {
+TEST_CASE("an oversized frame closes the connection with its reason and tells the peer",
+          "[tcp_connection]") {
     EventLoop loop;
     FlushScheduler flusher(loop, std::chrono::microseconds(0));
     Recorder handler;
     Pair pair;
     TcpConnection::Limits limits;
     limits.max_frame_body_bytes = 100;
-    TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kClientToServerTypes, limits, handler);
+    TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kClientToServerTypes,
+                             limits, handler);
     connection.start();
     uint8_t header[proto::kFrameHeaderBytes];
-    proto::encode_frame_header(proto::FrameHeader{101, static_cast<uint16_t>(proto::FrameType::kSubscribe), 0}, header);
+    proto::encode_frame_header(
+        proto::FrameHeader{101, static_cast<uint16_t>(proto::FrameType::kSubscribe), 0}, header);
     REQUIRE(::write(pair.theirs, header, sizeof header) == sizeof header);
     Timer stop(loop, [&] { loop.stop(); });
     stop.start_once(std::chrono::milliseconds(200));
@@ -100,10 +108,12 @@ TEST_CASE("an oversized frame closes the connection with its reason and tells th
     uint8_t reply[256];
     const ssize_t n = ::read(pair.theirs, reply, sizeof reply);
     REQUIRE(n >= static_cast<ssize_t>(proto::kFrameHeaderBytes));
-    CHECK(proto::decode_frame_header(reply).type == static_cast<uint16_t>(proto::FrameType::kClose));
+    CHECK(proto::decode_frame_header(reply).type ==
+          static_cast<uint16_t>(proto::FrameType::kClose));
 }
 
-TEST_CASE("close_after_flush sends what is queued, then Close, then closes once", "[tcp_connection]") {
+TEST_CASE("close_after_flush sends what is queued, then Close, then closes once",
+          "[tcp_connection]") {
     EventLoop loop;
     FlushScheduler flusher(loop, std::chrono::microseconds(0));
     Recorder handler;
@@ -111,7 +121,8 @@ TEST_CASE("close_after_flush sends what is queued, then Close, then closes once"
     OutputPool pool(100, 500, 10000);
     TcpConnection::Limits limits;
     limits.pool = &pool;
-    TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kServerToClientTypes, limits, handler);
+    TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kServerToClientTypes,
+                             limits, handler);
     const std::string data(300, 'x');
     REQUIRE(connection.send_frame(bytes(data)));
     connection.close_after_flush(CloseReason::kShutdown, "going away");
@@ -128,7 +139,8 @@ TEST_CASE("close_after_flush sends what is queued, then Close, then closes once"
     REQUIRE(n > 300);
     CHECK(received.compare(0, 300, data) == 0);  // the queued bytes first, whole
     const auto* close_header = reinterpret_cast<const uint8_t*>(received.data() + 300);
-    CHECK(proto::decode_frame_header(close_header).type == static_cast<uint16_t>(proto::FrameType::kClose));
+    CHECK(proto::decode_frame_header(close_header).type ==
+          static_cast<uint16_t>(proto::FrameType::kClose));
     connection.close(CloseReason::kShutdown, "again");  // already closed: no second on_closed
     CHECK(handler.closes == 1);
 }
@@ -174,7 +186,8 @@ void run_for(EventLoop& loop, int ms) {
 
 }  // namespace
 
-TEST_CASE("TLS: frames both ways, exact queue accounting, and the Close frame on close", "[tcp_connection][tls]") {
+TEST_CASE("TLS: frames both ways, exact queue accounting, and the Close frame on close",
+          "[tcp_connection][tls]") {
     testing::TestCertificates certs;
     EventLoop loop;
     FlushScheduler flusher(loop, std::chrono::microseconds(0));
@@ -187,15 +200,17 @@ TEST_CASE("TLS: frames both ways, exact queue accounting, and the Close frame on
     server_limits.tls = {server_context(certs), {}, 5000, &counters};
     TcpConnection::Limits client_limits;
     client_limits.tls = {client_context(certs), "localhost", 5000, nullptr};
-    TcpConnection server(loop, flusher, pair.ours, 1, "server", proto::kClientToServerTypes, server_limits, server_handler);
-    TcpConnection client(loop, flusher, ::dup(pair.theirs), 2, "client", proto::kServerToClientTypes, client_limits,
-                         client_handler);
+    TcpConnection server(loop, flusher, pair.ours, 1, "server", proto::kClientToServerTypes,
+                         server_limits, server_handler);
+    TcpConnection client(loop, flusher, ::dup(pair.theirs), 2, "client",
+                         proto::kServerToClientTypes, client_limits, client_handler);
     server.start();
     client.start();
     CHECK(server.is_tls());
     CHECK(server.tls_handshaking());
     wire::v1::Ping ping;
-    REQUIRE(client.send(proto::FrameType::kPing, ping));  // queued before the handshake: sent after it
+    REQUIRE(
+        client.send(proto::FrameType::kPing, ping));  // queued before the handshake: sent after it
     for (int i = 0; i < 200; ++i) REQUIRE(server.send(proto::FrameType::kPong, ping));
     CHECK(pool.borrowed() > 0);
     run_for(loop, 300);
@@ -220,7 +235,8 @@ TEST_CASE("TLS: frames both ways, exact queue accounting, and the Close frame on
 struct TlsServerEnd {
     explicit TlsServerEnd(uint32_t handshake_timeout_ms)
         : limits(make_limits(handshake_timeout_ms)),
-          server(loop, flusher, pair.ours, 1, "server", proto::kClientToServerTypes, limits, handler) {
+          server(loop, flusher, pair.ours, 1, "server", proto::kClientToServerTypes, limits,
+                 handler) {
         server.start();
     }
     TcpConnection::Limits make_limits(uint32_t handshake_timeout_ms) {
@@ -238,7 +254,8 @@ struct TlsServerEnd {
     TcpConnection server;
 };
 
-TEST_CASE("TLS: a peer that never starts the handshake is closed with its own reason", "[tcp_connection][tls]") {
+TEST_CASE("TLS: a peer that never starts the handshake is closed with its own reason",
+          "[tcp_connection][tls]") {
     TlsServerEnd end(100);
     run_for(end.loop, 400);
     CHECK(end.handler.closed);

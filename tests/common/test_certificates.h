@@ -3,7 +3,6 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,12 +11,13 @@
 namespace mdcast::testing {
 
 class TestCertificates {
-public:
+  public:
     TestCertificates() {
         char pattern[] = "/tmp/mdcast-tls-test-XXXXXX";
         REQUIRE(mkdtemp(pattern) != nullptr);
         dir_ = pattern;
-        run("req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.pem "
+        run("req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out "
+            "ca.pem "
             "-days 2 -subj /CN=test-ca -addext basicConstraints=critical,CA:TRUE "
             "-addext keyUsage=critical,keyCertSign,cRLSign");
         issue("server", "DNS:localhost,IP:127.0.0.1", "serverAuth");
@@ -32,16 +32,17 @@ public:
         return path(name);
     }
 
-private:
+  private:
     void run(const std::string& args) {
         const std::string command = "cd " + dir_ + " && openssl " + args + " >/dev/null 2>&1";
         REQUIRE(std::system(command.c_str()) == 0);
     }
     void issue(const std::string& name, const std::string& san, const std::string& usage) {
         write(name + ".ext", "subjectAltName=" + san + "\nextendedKeyUsage=" + usage + "\n");
-        run("req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + name + ".key -out " + name +
-            ".csr -subj /CN=" + name);
-        run("x509 -req -in " + name + ".csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -out " + name +
+        run("req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + name +
+            ".key -out " + name + ".csr -subj /CN=" + name);
+        run("x509 -req -in " + name +
+            ".csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -out " + name +
             ".pem -extfile " + name + ".ext");
     }
 

@@ -3,8 +3,9 @@
 // (two SSL objects joined by memory BIOs).
 #include "common/tls_context.h"
 
-#include <catch2/catch.hpp>
 #include <openssl/ssl.h>
+
+#include <catch2/catch.hpp>
 
 #include "test_certificates.h"
 
@@ -49,7 +50,8 @@ bool handshake(SSL* server, SSL* client) {
         const int s = SSL_do_handshake(server);
         client_done = c == 1;
         server_done = s == 1;
-        if ((c <= 0 && SSL_get_error(client, c) == SSL_ERROR_SSL) || (s <= 0 && SSL_get_error(server, s) == SSL_ERROR_SSL)) {
+        if ((c <= 0 && SSL_get_error(client, c) == SSL_ERROR_SSL) ||
+            (s <= 0 && SSL_get_error(server, s) == SSL_ERROR_SSL)) {
             break;
         }
     }
@@ -62,8 +64,8 @@ bool handshake(SSL* server, SSL* client) {
     return false;
 }
 
-bool connects(const TlsContext& server, const TlsContext& client, const std::string& host = "localhost",
-              int client_max_version = 0) {
+bool connects(const TlsContext& server, const TlsContext& client,
+              const std::string& host = "localhost", int client_max_version = 0) {
     SSL* s = server.new_server_ssl();
     SSL* c = client.new_client_ssl(host);
     if (client_max_version) SSL_set_max_proto_version(c, client_max_version);
@@ -75,7 +77,8 @@ bool connects(const TlsContext& server, const TlsContext& client, const std::str
 
 }  // namespace
 
-TEST_CASE("a matching certificate and key load; the description names the subject", "[tls_context]") {
+TEST_CASE("a matching certificate and key load; the description names the subject",
+          "[tls_context]") {
     TestCertificates certs;
     const auto context = TlsContext::server(server_settings(certs));
     CHECK(context->is_server());
@@ -96,7 +99,8 @@ TEST_CASE("bad files are refused with the setting, the file and the reason", "[t
     s = server_settings(certs);
     s.cert_file = certs.write("garbage.pem", "not a certificate\n");
     text = error_of([&] { TlsContext::server(s); });
-    CHECK(text.find("tls.cert_file (" + s.cert_file + "): not a PEM certificate") != std::string::npos);
+    CHECK(text.find("tls.cert_file (" + s.cert_file + "): not a PEM certificate") !=
+          std::string::npos);
 
     s = server_settings(certs);
     s.key_file = certs.path("other.key");
@@ -110,8 +114,9 @@ TEST_CASE("bad files are refused with the setting, the file and the reason", "[t
 
     s = server_settings(certs);
     s.min_version = "1.1";
-    CHECK(error_of([&] { TlsContext::server(s); }).find("tls.min_version: '1.1' is not a TLS version") !=
-          std::string::npos);
+    CHECK(error_of([&] {
+              TlsContext::server(s);
+          }).find("tls.min_version: '1.1' is not a TLS version") != std::string::npos);
 }
 
 TEST_CASE("the minimum version is enforced", "[tls_context]") {

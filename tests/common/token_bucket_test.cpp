@@ -11,7 +11,7 @@ TEST_CASE("a bucket allows its burst, then its rate", "[token_bucket]") {
     CHECK_FALSE(bucket.try_take(1, t0));
     CHECK_FALSE(bucket.try_take(11, t0 + 10'000'000));  // 10 ms later: 10 tokens
     CHECK(bucket.try_take(10, t0 + 10'000'000));
-    CHECK(bucket.try_take(100, t0 + 10'000'000'000));   // refill is capped at the burst
+    CHECK(bucket.try_take(100, t0 + 10'000'000'000));  // refill is capped at the burst
     CHECK_FALSE(bucket.try_take(1, t0 + 10'000'000'000));
 }
 

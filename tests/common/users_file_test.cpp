@@ -22,16 +22,21 @@ std::string good_file() {
            "      - service: \"*\"\n"
            "users:\n"
            "  alice:\n"
-           "    password: \"" + kHash + "\"\n"
+           "    password: \"" +
+           kHash +
+           "\"\n"
            "    groups: [fx]\n"
            "    allow:\n"
            "      - service: EQ\n"
            "        items: \"*.L\"\n"
            "  root:\n"
-           "    password: \"" + kHash + "\"\n"
+           "    password: \"" +
+           kHash +
+           "\"\n"
            "    groups: everything\n"
            "  nobody:\n"
-           "    password: \"" + kHash + "\"\n";
+           "    password: \"" +
+           kHash + "\"\n";
 }
 
 std::vector<config::ConfigError> errors_of(const std::string& text) {
@@ -74,22 +79,27 @@ TEST_CASE("every error in a users file is reported with file:line", "[users_file
     const auto errors = errors_of(
         "users:\n"
         "  alice:\n"
-        "    password: plain-text\n"          // line 3
-        "    groups: [traders]\n"             // line 4: no such group
+        "    password: plain-text\n"  // line 3
+        "    groups: [traders]\n"     // line 4: no such group
         "  bob:\n"
-        "    pasword: \"" + kHash + "\"\n"     // line 6: unknown key, and no password
+        "    pasword: \"" +
+        kHash +
+        "\"\n"  // line 6: unknown key, and no password
         "  carol:\n"
-        "    password: \"" + kHash + "\"\n"
+        "    password: \"" +
+        kHash +
+        "\"\n"
         "    allow:\n"
-        "      - items: [\"*\"]\n"            // line 10: no service
-        "extra: 1\n");                        // line 11
+        "      - items: [\"*\"]\n"  // line 10: no service
+        "extra: 1\n");              // line 11
     std::vector<std::string> texts;
     for (const auto& e : errors) texts.push_back(e.to_string());
     INFO(Catch::rangeToString(texts));
     REQUIRE(errors.size() == 6);
     const auto has = [&](int line, const std::string& what) {
         return std::any_of(errors.begin(), errors.end(), [&](const config::ConfigError& e) {
-            return e.line == line && e.file == "users.yaml" && e.to_string().find(what) != std::string::npos;
+            return e.line == line && e.file == "users.yaml" &&
+                   e.to_string().find(what) != std::string::npos;
         });
     };
     CHECK(has(3, "not a password hash"));
@@ -114,7 +124,8 @@ TEST_CASE("differences name the users whose entries changed", "[users_file]") {
     const UsersFile before = UsersFile::parse(good_file(), "users.yaml");
     std::string text = good_file();
     text.replace(text.find("\"GBP*\""), 6, "\"CHF*\"");  // fx group: alice's rules change
-    text.replace(text.find("  nobody:"), std::string::npos, "  dave:\n    password: \"" + kHash + "\"\n");
+    text.replace(text.find("  nobody:"), std::string::npos,
+                 "  dave:\n    password: \"" + kHash + "\"\n");
     const UsersFile after = UsersFile::parse(text, "users.yaml");
     const auto lines = UsersFile::differences(before, after);
     REQUIRE(lines.size() == 3);

@@ -1,12 +1,13 @@
 // Tests for distributor/item_registry.h: service ownership, id assignment, the
 // max_services and max_items limits, and the directory.
 #include "distributor/item_registry.h"
-#include "proto/source_ids.h"
 
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "proto/source_ids.h"
 
 namespace {
 

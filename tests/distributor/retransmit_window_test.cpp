@@ -1,14 +1,15 @@
 #include "distributor/retransmit_window.h"
 
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 using mdcast::distributor::RetransmitWindow;
 using Verdict = RetransmitWindow::RepairVerdict;
 
 namespace {
-std::vector<uint8_t> bytes(size_t n, uint8_t fill) { return std::vector<uint8_t>(n, fill); }
+std::vector<uint8_t> bytes(size_t n, uint8_t fill) {
+    return std::vector<uint8_t>(n, fill);
+}
 constexpr int64_t kMs = 1'000'000;
 }  // namespace
 
@@ -66,7 +67,9 @@ TEST_CASE("a NAK storm from many servers costs one repair per linger", "[retrans
     }
     CHECK(sends == 1);
     RetransmitWindow::Entry* entry = nullptr;
-    CHECK(window.repair_verdict(4, now + linger, linger, entry) == Verdict::kSend);  // a retry after the linger
-    CHECK(window.repair_verdict(5, now, linger, entry) == Verdict::kSend);           // other packets unaffected
+    CHECK(window.repair_verdict(4, now + linger, linger, entry) ==
+          Verdict::kSend);  // a retry after the linger
+    CHECK(window.repair_verdict(5, now, linger, entry) ==
+          Verdict::kSend);  // other packets unaffected
     CHECK(window.repair_verdict(42, now, linger, entry) == Verdict::kBeyondWindow);
 }

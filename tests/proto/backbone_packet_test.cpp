@@ -101,15 +101,15 @@ TEST_CASE("packet header has the documented 32-byte layout", "[backbone_packet]"
     encode_packet_header(header, out);
 
     const uint8_t expected[kPacketHeaderBytes] = {
-        'M',  'D',  'C',  'B',                            // magic
-        1,                                                // version
-        2,                                                // type: heartbeat
-        0,    0,                                          // flags
-        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,   // epoch
-        0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,   // sequence
-        0x21, 0x22,                                       // message count
-        0,    0,                                          // reserved
-        0x31, 0x32, 0x33, 0x34,                           // payload bytes
+        'M',  'D',  'C',  'B',                           // magic
+        1,                                               // version
+        2,                                               // type: heartbeat
+        0,    0,                                         // flags
+        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,  // epoch
+        0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,  // sequence
+        0x21, 0x22,                                      // message count
+        0,    0,                                         // reserved
+        0x31, 0x32, 0x33, 0x34,                          // payload bytes
     };
     CHECK(std::memcmp(out, expected, kPacketHeaderBytes) == 0);
     CHECK(kPacketMagic == 0x4D444342u);
@@ -190,7 +190,8 @@ TEST_CASE("every packet error is detected", "[backbone_packet]") {
         CHECK(decode_packet_header(repair, out) == PacketError::kNone);
         CHECK(out.flags == mdcast::proto::kPacketFlagRetransmit);
         repair[5] = static_cast<uint8_t>(PacketType::kHeartbeat);
-        CHECK(decode_packet_header(repair, out) == PacketError::kBadFlags);  // only data is repaired
+        CHECK(decode_packet_header(repair, out) ==
+              PacketError::kBadFlags);  // only data is repaired
         std::vector<uint8_t> copy(good.begin(), good.end());
         mdcast::proto::set_packet_retransmit_flag(copy, true);
         CHECK(copy[7] == 1);
@@ -289,7 +290,8 @@ TEST_CASE("builder packs messages and the iterator reads them back", "[backbone_
     }
     CHECK(w.frames[5].type == FrameType::kItemStatus);
     wire::Update back;
-    REQUIRE(back.ParseFromArray(w.frames[2].body.data(), static_cast<int>(w.frames[2].body.size())));
+    REQUIRE(
+        back.ParseFromArray(w.frames[2].body.data(), static_cast<int>(w.frames[2].body.size())));
     CHECK(back.item_id() == 103);
     CHECK(back.item_seq() == 3);
 }
@@ -310,7 +312,8 @@ TEST_CASE("builder reset starts a new packet", "[backbone_packet]") {
     CHECK(w.last == IterResult::kEnd);
     REQUIRE(w.frames.size() == 1);
     wire::Update back;
-    REQUIRE(back.ParseFromArray(w.frames[0].body.data(), static_cast<int>(w.frames[0].body.size())));
+    REQUIRE(
+        back.ParseFromArray(w.frames[0].body.data(), static_cast<int>(w.frames[0].body.size())));
     CHECK(back.item_id() == 9);
 }
 
@@ -402,10 +405,8 @@ TEST_CASE("iterator reports a truncated message", "[backbone_packet]") {
         CHECK(w.last == IterResult::kError);
     }
     SECTION("length field points past the datagram") {
-        const auto datagram =
-            datagram_with(raw_frame_header(0xFFFFFFF0u, static_cast<uint16_t>(FrameType::kUpdate), 0) +
-                              "abc",
-                          1);
+        const auto datagram = datagram_with(
+            raw_frame_header(0xFFFFFFF0u, static_cast<uint16_t>(FrameType::kUpdate), 0) + "abc", 1);
         const Walk w = walk(datagram, kBackboneDataTypes);
         CHECK(w.frames.empty());
         CHECK(w.last == IterResult::kError);
@@ -417,8 +418,8 @@ TEST_CASE("iterator refuses a message type not accepted here", "[backbone_packet
     request.set_item_name("AAPL.O");
     const std::string control = encode_frame_string(FrameType::kImageRequest, request);
     SECTION("control message in a data packet") {
-        const auto datagram = datagram_with(
-            encode_frame_string(FrameType::kUpdate, make_update(1, 1)) + control, 2);
+        const auto datagram =
+            datagram_with(encode_frame_string(FrameType::kUpdate, make_update(1, 1)) + control, 2);
         const Walk w = walk(datagram, kBackboneDataTypes);
         CHECK(w.frames.size() == 1);
         CHECK(w.last == IterResult::kError);

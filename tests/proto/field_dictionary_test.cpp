@@ -77,7 +77,8 @@ TEST_CASE("an empty dictionary is valid", "[field_dictionary]") {
 }
 
 TEST_CASE("lookups by id and by name", "[field_dictionary]") {
-    const auto dict = FieldDictionary::parse("22 BID DECIMAL\n25 ASK DECIMAL\n1 PROD_PERM INT\n", "x");
+    const auto dict =
+        FieldDictionary::parse("22 BID DECIMAL\n25 ASK DECIMAL\n1 PROD_PERM INT\n", "x");
     const auto* bid = dict.find(22);
     REQUIRE(bid != nullptr);
     CHECK(bid->name == "BID");

@@ -7,7 +7,9 @@ namespace wire = mdcast::wire::v1;
 
 namespace {
 
-FieldEntry int_entry(uint32_t id, int64_t v) { return FieldEntry{id, FieldKind::kInt, 0, v, 0, {}}; }
+FieldEntry int_entry(uint32_t id, int64_t v) {
+    return FieldEntry{id, FieldKind::kInt, 0, v, 0, {}};
+}
 
 std::vector<uint32_t> ids(const FieldImage& image) {
     std::vector<uint32_t> out;
@@ -37,7 +39,8 @@ TEST_CASE("an update replaces fields in place and appends new ones", "[field_ima
 TEST_CASE("a field may change kind, and the last of a repeated id wins", "[field_image]") {
     FieldImage image;
     const std::string text = "hello";
-    const std::vector<FieldEntry> update{int_entry(3, 1), FieldEntry{3, FieldKind::kString, 0, 0, 0, text}};
+    const std::vector<FieldEntry> update{int_entry(3, 1),
+                                         FieldEntry{3, FieldKind::kString, 0, 0, 0, text}};
     image.apply(update);
     REQUIRE(image.size() == 1);
     CHECK(image.find(3)->kind == FieldKind::kString);

@@ -31,12 +31,11 @@ namespace wire = mdcast::wire::v1;
 
 using Result = FrameReader::Result;
 
-const FrameTypeSet kAll{FrameType::kLoginRequest,  FrameType::kLoginResponse,
-                        FrameType::kPing,          FrameType::kPong,
-                        FrameType::kClose,         FrameType::kRefresh,
-                        FrameType::kUpdate,        FrameType::kItemStatus,
-                        FrameType::kDirectory,     FrameType::kSubscribe,
-                        FrameType::kHeartbeat,     FrameType::kImageRequest};
+const FrameTypeSet kAll{
+    FrameType::kLoginRequest, FrameType::kLoginResponse, FrameType::kPing,
+    FrameType::kPong,         FrameType::kClose,         FrameType::kRefresh,
+    FrameType::kUpdate,       FrameType::kItemStatus,    FrameType::kDirectory,
+    FrameType::kSubscribe,    FrameType::kHeartbeat,     FrameType::kImageRequest};
 
 std::span<const uint8_t> bytes_of(const std::string& s) {
     return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
@@ -113,8 +112,8 @@ TEST_CASE("encode_frame writes header then protobuf body", "[frame]") {
     CHECK(header.body_bytes == body.size());
     CHECK(header.type == static_cast<uint16_t>(FrameType::kUpdate));
     CHECK(header.flags == 0);
-    CHECK(std::string(reinterpret_cast<const char*>(out.data()) + kFrameHeaderBytes,
-                      body.size()) == body);
+    CHECK(std::string(reinterpret_cast<const char*>(out.data()) + kFrameHeaderBytes, body.size()) ==
+          body);
 
     // The type bytes are 0x00 0x15 (21) on the wire.
     CHECK(out[4] == 0x00);
@@ -137,10 +136,10 @@ TEST_CASE("frame type names and type sets", "[frame]") {
     CHECK(mdcast::proto::frame_type_name(FrameType::kDirectoryQuery) == "DirectoryQuery");
     CHECK(mdcast::proto::frame_type_name(static_cast<FrameType>(999)) == "unknown");
 
-    CHECK(mdcast::proto::kClientToServerTypes.contains(
-        static_cast<uint16_t>(FrameType::kSubscribe)));
-    CHECK_FALSE(mdcast::proto::kClientToServerTypes.contains(
-        static_cast<uint16_t>(FrameType::kRefresh)));
+    CHECK(
+        mdcast::proto::kClientToServerTypes.contains(static_cast<uint16_t>(FrameType::kSubscribe)));
+    CHECK_FALSE(
+        mdcast::proto::kClientToServerTypes.contains(static_cast<uint16_t>(FrameType::kRefresh)));
     CHECK(mdcast::proto::kBackboneDataTypes.contains(static_cast<uint16_t>(FrameType::kHeartbeat)));
     CHECK_FALSE(mdcast::proto::kBackboneDataTypes.contains(0));
     // Out of the 64-bit range: never contained, never undefined behaviour.
@@ -292,8 +291,8 @@ TEST_CASE("reader with zero max body accepts only empty bodies", "[frame_reader]
 }
 
 TEST_CASE("body exactly at the limit is accepted, one more byte is refused", "[frame_reader]") {
-    const std::string at_limit = raw_header(16, static_cast<uint16_t>(FrameType::kRefresh), 0) +
-                                 std::string(16, 'x');
+    const std::string at_limit =
+        raw_header(16, static_cast<uint16_t>(FrameType::kRefresh), 0) + std::string(16, 'x');
     {
         FrameReader reader(16, kAll);
         reader.append(bytes_of(at_limit));
@@ -379,7 +378,8 @@ TEST_CASE("non-zero flags are refused", "[frame_reader]") {
 TEST_CASE("reader stays in error once a bad frame was seen", "[frame_reader]") {
     FrameReader reader(1024, kAll);
     const std::string good = encode_frame_string(FrameType::kPing, make_ping(1));
-    reader.append(bytes_of(good + raw_header(0, static_cast<uint16_t>(FrameType::kPing), 4) + good));
+    reader.append(
+        bytes_of(good + raw_header(0, static_cast<uint16_t>(FrameType::kPing), 4) + good));
     Frame frame{};
     REQUIRE(reader.next(frame) == Result::kFrame);
     CHECK(reader.next(frame) == Result::kError);

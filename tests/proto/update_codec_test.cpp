@@ -3,12 +3,12 @@
 // and corruptions are refused exactly when they are invalid.
 #include "proto/update_codec.h"
 
-#include <catch2/catch.hpp>
+#include <google/protobuf/stubs/common.h>
 
+#include <catch2/catch.hpp>
 #include <random>
 
 #include "proto/frame.h"
-#include <google/protobuf/stubs/common.h>
 #include "wire/common.pb.h"
 
 using namespace mdcast::proto;
@@ -82,11 +82,13 @@ TEST_CASE("append_update_frame writes what protobuf reads", "[update_codec]") {
     u.conflated = true;
     std::string frame = "prefix";
     append_update_frame(frame, u);
-    const FrameHeader header = decode_frame_header(reinterpret_cast<const uint8_t*>(frame.data() + 6));
+    const FrameHeader header =
+        decode_frame_header(reinterpret_cast<const uint8_t*>(frame.data() + 6));
     CHECK(header.type == static_cast<uint16_t>(FrameType::kUpdate));
     REQUIRE(header.body_bytes == frame.size() - 6 - kFrameHeaderBytes);
     wire::Update back;
-    REQUIRE(back.ParseFromArray(frame.data() + 6 + kFrameHeaderBytes, static_cast<int>(header.body_bytes)));
+    REQUIRE(back.ParseFromArray(frame.data() + 6 + kFrameHeaderBytes,
+                                static_cast<int>(header.body_bytes)));
     wire::Update expected = original;
     expected.set_conflated(true);
     CHECK(back.SerializeAsString() == expected.SerializeAsString());
@@ -100,7 +102,8 @@ TEST_CASE("append_update_frame with a view writes only the view's fields", "[upd
     std::string frame;
     append_update_frame(frame, u, &view);
     wire::Update back;
-    REQUIRE(back.ParseFromArray(frame.data() + kFrameHeaderBytes, static_cast<int>(frame.size() - kFrameHeaderBytes)));
+    REQUIRE(back.ParseFromArray(frame.data() + kFrameHeaderBytes,
+                                static_cast<int>(frame.size() - kFrameHeaderBytes)));
     REQUIRE(back.fields().fields_size() == 2);
     CHECK(back.fields().fields(0).id() == 22);
     CHECK(back.fields().fields(1).string_value() == "VOD.L \xE2\x82\xAC");
@@ -109,8 +112,8 @@ TEST_CASE("append_update_frame with a view writes only the view's fields", "[upd
 
 TEST_CASE("unknown fields are skipped as protobuf skips them", "[update_codec]") {
     std::string bytes = sample_update().SerializeAsString();
-    bytes += std::string("\x78\x96\x01", 3);       // field 15, varint 150
-    bytes += std::string("\x82\x01\x02hi", 5);      // field 16, length-delimited "hi"
+    bytes += std::string("\x78\x96\x01", 3);              // field 15, varint 150
+    bytes += std::string("\x82\x01\x02hi", 5);            // field 16, length-delimited "hi"
     bytes += std::string("\x8d\x01\x01\x02\x03\x04", 6);  // field 17, fixed32
     wire::Update reference;
     REQUIRE(reference.ParseFromString(bytes));
@@ -138,7 +141,8 @@ TEST_CASE("corrupted bytes never crash and agree with protobuf", "[update_codec]
     for (int round = 0; round < 20000; ++round) {
         std::string corrupt = bytes;
         const int flips = 1 + static_cast<int>(random() % 3);
-        for (int i = 0; i < flips; ++i) corrupt[random() % corrupt.size()] = static_cast<char>(random());
+        for (int i = 0; i < flips; ++i)
+            corrupt[random() % corrupt.size()] = static_cast<char>(random());
         wire::Update reference;
         const bool ours = decode_update(as_bytes(corrupt), u);
         const bool theirs = reference.ParseFromString(corrupt);
@@ -152,16 +156,21 @@ TEST_CASE("corrupted bytes never crash and agree with protobuf", "[update_codec]
 
 TEST_CASE("malformed updates are refused", "[update_codec]") {
     UpdateView u;
-    const auto refuse = [&](const std::string& bytes) { return !decode_update(as_bytes(bytes), u); };
-    CHECK(refuse(std::string("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12)));  // 11-byte varint
-    CHECK(refuse(std::string("\x22\x05\x0a", 3)));   // field list longer than the body
-    CHECK(refuse(std::string("\x00\x01", 2)));       // field number 0
-    CHECK(refuse(std::string("\x0f", 1)));           // wire type 7
-    CHECK(refuse(std::string("\x19\x01\x02", 3)));   // truncated fixed64
+    const auto refuse = [&](const std::string& bytes) {
+        return !decode_update(as_bytes(bytes), u);
+    };
+    CHECK(refuse(
+        std::string("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12)));  // 11-byte varint
+    CHECK(refuse(std::string("\x22\x05\x0a", 3)));  // field list longer than the body
+    CHECK(refuse(std::string("\x00\x01", 2)));      // field number 0
+    CHECK(refuse(std::string("\x0f", 1)));          // wire type 7
+    CHECK(refuse(std::string("\x19\x01\x02", 3)));  // truncated fixed64
     // A string field with invalid UTF-8, which every client's protobuf would refuse.
-    for (const std::string& bad : {std::string("\xff"), std::string("\xc0\x80"), std::string("\xed\xa0\x80"),
-                                  std::string("\xf4\x90\x80\x80"), std::string("\xe2\x82")}) {
-        const std::string value = std::string("\x08\x03\x2a", 3) + static_cast<char>(bad.size()) + bad;
+    for (const std::string& bad :
+         {std::string("\xff"), std::string("\xc0\x80"), std::string("\xed\xa0\x80"),
+          std::string("\xf4\x90\x80\x80"), std::string("\xe2\x82")}) {
+        const std::string value =
+            std::string("\x08\x03\x2a", 3) + static_cast<char>(bad.size()) + bad;
         const std::string list = std::string("\x0a") + static_cast<char>(value.size()) + value;
         const std::string body = std::string("\x22") + static_cast<char>(list.size()) + list;
         google::protobuf::LogSilencer quiet;
@@ -169,5 +178,5 @@ TEST_CASE("malformed updates are refused", "[update_codec]") {
         CHECK_FALSE(reference.ParseFromString(body));
         CHECK(refuse(body));
     }
-    CHECK_FALSE(refuse(""));                           // empty is a valid (empty) update
+    CHECK_FALSE(refuse(""));  // empty is a valid (empty) update
 }

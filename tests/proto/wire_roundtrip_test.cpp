@@ -29,14 +29,25 @@ using mdcast::proto::FrameTypeSet;
 using mdcast::proto::json_escape;
 namespace wire = mdcast::wire::v1;
 
-const FrameTypeSet kEveryType{
-    FrameType::kLoginRequest,     FrameType::kLoginResponse,  FrameType::kPing,
-    FrameType::kPong,             FrameType::kClose,          FrameType::kServiceAnnounce,
-    FrameType::kServiceAnnounceResponse, FrameType::kItemRegister, FrameType::kItemRegistered,
-    FrameType::kRefresh,          FrameType::kUpdate,         FrameType::kItemStatus,
-    FrameType::kDirectory,        FrameType::kDirectoryRequest, FrameType::kSubscribe,
-    FrameType::kUnsubscribe,      FrameType::kHeartbeat,      FrameType::kImageRequest,
-    FrameType::kDirectoryQuery};
+const FrameTypeSet kEveryType{FrameType::kLoginRequest,
+                              FrameType::kLoginResponse,
+                              FrameType::kPing,
+                              FrameType::kPong,
+                              FrameType::kClose,
+                              FrameType::kServiceAnnounce,
+                              FrameType::kServiceAnnounceResponse,
+                              FrameType::kItemRegister,
+                              FrameType::kItemRegistered,
+                              FrameType::kRefresh,
+                              FrameType::kUpdate,
+                              FrameType::kItemStatus,
+                              FrameType::kDirectory,
+                              FrameType::kDirectoryRequest,
+                              FrameType::kSubscribe,
+                              FrameType::kUnsubscribe,
+                              FrameType::kHeartbeat,
+                              FrameType::kImageRequest,
+                              FrameType::kDirectoryQuery};
 
 // Frames `message`, pushes the bytes through a FrameReader and parses the body
 // back into a fresh message of the same type.
@@ -354,7 +365,8 @@ TEST_CASE("Heartbeat, ImageRequest and DirectoryQuery round trip", "[wire]") {
     CHECK(req_back.item_name() == "EUR=");
     CHECK(req_back.item_id() == 0);
 
-    const std::string query = encode_frame_string(FrameType::kDirectoryQuery, wire::DirectoryQuery{});
+    const std::string query =
+        encode_frame_string(FrameType::kDirectoryQuery, wire::DirectoryQuery{});
     CHECK(query.size() == mdcast::proto::kFrameHeaderBytes);
     (void)round_trip(FrameType::kDirectoryQuery, wire::DirectoryQuery{});
 }

@@ -252,9 +252,9 @@ TEST_CASE("updates and status for an unknown item are ignored", "[item_cache]") 
     CHECK(cache.apply_update(make_update(99, 1), item) == Outcome::kUnknownItem);
     CHECK(item == nullptr);
     item = reinterpret_cast<CachedItem*>(0x1);
-    CHECK(cache.apply_status(make_status(99, wire::STREAM_CLOSED, wire::DATA_SUSPECT,
-                                         wire::STATUS_NOT_FOUND),
-                             item) == Outcome::kUnknownItem);
+    CHECK(cache.apply_status(
+              make_status(99, wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_NOT_FOUND),
+              item) == Outcome::kUnknownItem);
     CHECK(item == nullptr);
     CHECK(cache.size() == 0);  // neither creates an entry
 }
@@ -264,17 +264,17 @@ TEST_CASE("a status updates the item's state", "[item_cache]") {
     CachedItem* item = nullptr;
     REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
     SECTION("open but suspect keeps the image") {
-        CHECK(cache.apply_status(make_status(7, wire::STREAM_OPEN, wire::DATA_SUSPECT,
-                                             wire::STATUS_SOURCE_DOWN),
-                                 item) == Outcome::kApplied);
+        CHECK(cache.apply_status(
+                  make_status(7, wire::STREAM_OPEN, wire::DATA_SUSPECT, wire::STATUS_SOURCE_DOWN),
+                  item) == Outcome::kApplied);
         CHECK(item->has_image);
         CHECK(item->status.data_state() == wire::DATA_SUSPECT);
         CHECK(item->status.code() == wire::STATUS_SOURCE_DOWN);
     }
     SECTION("closed drops the image") {
-        CHECK(cache.apply_status(make_status(7, wire::STREAM_CLOSED, wire::DATA_SUSPECT,
-                                             wire::STATUS_NOT_FOUND),
-                                 item) == Outcome::kApplied);
+        CHECK(cache.apply_status(
+                  make_status(7, wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_NOT_FOUND),
+                  item) == Outcome::kApplied);
         CHECK_FALSE(item->has_image);
         CHECK(item->status.stream_state() == wire::STREAM_CLOSED);
         CHECK(cache.apply_update(make_update(7, 4), item) == Outcome::kNoImage);
@@ -370,7 +370,7 @@ TEST_CASE("with images off only the item state is kept", "[item_cache]") {
     ItemCache cache(64, 100, false);
     CachedItem* item = nullptr;
     REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
-    CHECK(item->has_image);  // the stream is current ...
+    CHECK(item->has_image);      // the stream is current ...
     CHECK(item->image.empty());  // ... but its fields live upstream
     CHECK(cache.apply_update(make_update(7, 4), item) == Outcome::kApplied);
     CHECK(item->item_seq == 4);

@@ -3,7 +3,6 @@
 #include "server/loss_recovery.h"
 
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -26,8 +25,12 @@ struct Recorder : LossRecovery::Handler {
         payloads.emplace_back(datagram.begin(), datagram.end());
     }
     void on_unrecoverable(uint64_t from, uint64_t to) override { lost.emplace_back(from, to); }
-    void on_repaired(uint64_t sequence, int64_t ns) override { repaired.emplace_back(sequence, ns); }
-    void on_source_reset(uint64_t previous, uint64_t epoch) override { resets.emplace_back(previous, epoch); }
+    void on_repaired(uint64_t sequence, int64_t ns) override {
+        repaired.emplace_back(sequence, ns);
+    }
+    void on_source_reset(uint64_t previous, uint64_t epoch) override {
+        resets.emplace_back(previous, epoch);
+    }
 };
 
 LossRecoverySettings settings() {
@@ -51,8 +54,9 @@ struct Fixture {
 
     void data(uint64_t sequence, uint64_t epoch = kEpoch) {
         const std::string payload = "packet-" + std::to_string(sequence);
-        recovery.on_data(epoch, sequence,
-                         std::span(reinterpret_cast<const uint8_t*>(payload.data()), payload.size()), now);
+        recovery.on_data(
+            epoch, sequence,
+            std::span(reinterpret_cast<const uint8_t*>(payload.data()), payload.size()), now);
     }
     LossRecovery::Ranges tick(int64_t advance_ns) {
         now += advance_ns;
@@ -68,7 +72,8 @@ using Ranges = LossRecovery::Ranges;
 
 TEST_CASE("in-order packets are delivered at once, late join at the live edge", "[loss_recovery]") {
     Fixture f;
-    for (uint64_t s = 100; s < 105; ++s) f.data(s);  // first packet is 100: nothing before it is asked for
+    for (uint64_t s = 100; s < 105; ++s)
+        f.data(s);  // first packet is 100: nothing before it is asked for
     CHECK(f.events.delivered == std::vector<uint64_t>{100, 101, 102, 103, 104});
     CHECK(f.events.resets == std::vector<std::pair<uint64_t, uint64_t>>{{0, kEpoch}});
     CHECK(f.events.payloads[2] == "packet-102");
@@ -136,13 +141,13 @@ TEST_CASE("a lost NAK or a lost repair is retried, then given up", "[loss_recove
     Fixture f;
     f.data(1);
     f.data(3);
-    CHECK(f.tick(300 * kUs) == Ranges{{2, 3}});      // attempt 1: the NAK or its repair is lost
-    CHECK(f.tick(999 * kUs).empty());                 // not before the retry interval
-    CHECK(f.tick(1 * kUs) == Ranges{{2, 3}});         // attempt 2, after 1 ms
-    CHECK(f.tick(1999 * kUs).empty());                // the interval doubles ...
-    CHECK(f.tick(1 * kUs) == Ranges{{2, 3}});         // ... attempt 3 (the maximum) after 2 ms
+    CHECK(f.tick(300 * kUs) == Ranges{{2, 3}});  // attempt 1: the NAK or its repair is lost
+    CHECK(f.tick(999 * kUs).empty());            // not before the retry interval
+    CHECK(f.tick(1 * kUs) == Ranges{{2, 3}});    // attempt 2, after 1 ms
+    CHECK(f.tick(1999 * kUs).empty());           // the interval doubles ...
+    CHECK(f.tick(1 * kUs) == Ranges{{2, 3}});    // ... attempt 3 (the maximum) after 2 ms
     CHECK(f.events.lost.empty());
-    CHECK(f.tick(4000 * kUs).empty());                // exhausted: given up
+    CHECK(f.tick(4000 * kUs).empty());  // exhausted: given up
     CHECK(f.events.lost == Ranges{{2, 3}});
     CHECK(f.events.delivered == std::vector<uint64_t>{1, 3});  // what follows is not held back
     CHECK(f.recovery.counters().unrecoverable == 1);
@@ -199,7 +204,8 @@ TEST_CASE("a new epoch is a new source: held packets are dropped", "[loss_recove
     f.data(1);
     f.data(3);  // held behind the gap at 2
     f.data(7, 0xE2);
-    CHECK(f.events.resets == std::vector<std::pair<uint64_t, uint64_t>>{{0, kEpoch}, {kEpoch, 0xE2}});
+    CHECK(f.events.resets ==
+          std::vector<std::pair<uint64_t, uint64_t>>{{0, kEpoch}, {kEpoch, 0xE2}});
     CHECK(f.events.delivered == std::vector<uint64_t>{1, 7});
     CHECK(f.recovery.missing() == 0);
     CHECK(f.recovery.buffered_bytes() == 0);
@@ -218,7 +224,8 @@ TEST_CASE("a full hold buffer gives up the oldest gap", "[loss_recovery]") {
     CHECK(f.recovery.buffered_bytes() == 0);
 }
 
-TEST_CASE("a jump beyond max_gap_packets is lost at once, not NAKed one by one", "[loss_recovery]") {
+TEST_CASE("a jump beyond max_gap_packets is lost at once, not NAKed one by one",
+          "[loss_recovery]") {
     Fixture f;
     f.data(1);
     f.data(1'000'000'000);

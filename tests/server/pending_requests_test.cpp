@@ -128,8 +128,7 @@ TEST_CASE("take hands over the waiting subscribers once", "[pending_requests]") 
     CHECK_FALSE(pending.take("SVC", "never").has_value());
 }
 
-TEST_CASE("remove_client removes the client and drops entries left empty",
-          "[pending_requests]") {
+TEST_CASE("remove_client removes the client and drops entries left empty", "[pending_requests]") {
     Dummies clients;
     PendingRequests pending(10);
     PendingImage* entry = nullptr;

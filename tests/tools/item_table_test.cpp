@@ -31,7 +31,8 @@ TEST_CASE("a skip is a gap with the skipped count, and the base moves on", "[ite
     CHECK(missing == 0);
 }
 
-TEST_CASE("a repeated or older sequence is a duplicate and does not move the base", "[item_table]") {
+TEST_CASE("a repeated or older sequence is a duplicate and does not move the base",
+          "[item_table]") {
     ItemState item;
     item.last_seq = 7;
     uint64_t missing = 0;

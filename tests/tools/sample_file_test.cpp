@@ -69,14 +69,16 @@ TEST_CASE("YAML templates are typed by the dictionary", "[sample_file]") {
 
 TEST_CASE("errors name the file and line", "[sample_file]") {
     const auto dict = dictionary();
-    const auto bad_type = write_temp(".yaml", "items:\n  - IBM.N\n  - name: X\n    fields: {BID: abc}\n");
+    const auto bad_type =
+        write_temp(".yaml", "items:\n  - IBM.N\n  - name: X\n    fields: {BID: abc}\n");
     const auto items = load_sample_file(bad_type);
     wire::FieldList fields;
     CHECK_THROWS_WITH(add_template_fields(items[1], dict, bad_type, fields),
                       Catch::Contains(":3: X: BID is"));
     const auto unknown_field = write_temp(".yml", "items:\n  - name: X\n    fields: {NOPE: 1}\n");
-    CHECK_THROWS_WITH(add_template_fields(load_sample_file(unknown_field)[0], dict, unknown_field, fields),
-                      Catch::Contains("no field named 'NOPE'"));
+    CHECK_THROWS_WITH(
+        add_template_fields(load_sample_file(unknown_field)[0], dict, unknown_field, fields),
+        Catch::Contains("no field named 'NOPE'"));
     const auto unknown_key = write_temp(".yaml", "items: [A]\ncolour: red\n");
     CHECK_THROWS_WITH(load_sample_file(unknown_key), Catch::Contains(":2: unknown key 'colour'"));
     CHECK_THROWS_WITH(load_sample_file("/nonexistent/items.txt"), Catch::Contains("cannot read"));

@@ -72,8 +72,8 @@ TEST_CASE("absent fields are zero: an unstamped update", "[update_header]") {
 
 TEST_CASE("fields in any order and unknown fields are handled like protobuf", "[update_header]") {
     // seq (2), an unknown fixed32 field 9, id (1), an unknown varint 10, stamp (3).
-    const std::vector<uint8_t> data{0x10, 0x07, 0x4d, 1, 2, 3, 4, 0x08, 0x2a, 0x50, 0x96, 0x01,
-                                    0x19, 1, 0, 0, 0, 0, 0, 0, 0};
+    const std::vector<uint8_t> data{0x10, 0x07, 0x4d, 1, 2, 3, 4, 0x08, 0x2a, 0x50, 0x96,
+                                    0x01, 0x19, 1,    0, 0, 0, 0, 0,    0,    0};
     UpdateHeader header;
     REQUIRE(decode_update_header(data, header));
     CHECK(header.item_id == 42);
@@ -97,13 +97,13 @@ TEST_CASE("malformed bodies are refused", "[update_header]") {
         CHECK(decode_update_header(part, header) == protobuf_ok);
     }
     const std::vector<std::vector<uint8_t>> broken{
-        {0x08},                                      // varint missing
+        {0x08},                                                                    // varint missing
         {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},  // 11-byte varint
-        {0x19, 1, 2, 3},                             // fixed64 cut short
-        {0x22, 0x05, 1, 2},                          // length past the end
-        {0x0b, 0x0c},                                // a group: not in proto3
-        {0x00, 0x01},                                // field number 0
-        {0x0f},                                      // wire type 7
+        {0x19, 1, 2, 3},     // fixed64 cut short
+        {0x22, 0x05, 1, 2},  // length past the end
+        {0x0b, 0x0c},        // a group: not in proto3
+        {0x00, 0x01},        // field number 0
+        {0x0f},              // wire type 7
     };
     for (const auto& data : broken) CHECK_FALSE(decode_update_header(data, header));
 }

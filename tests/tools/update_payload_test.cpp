@@ -53,7 +53,9 @@ TEST_CASE("the bytes are exactly what protobuf writes for the same update", "[up
                 while (expected.fields().fields_size() > sample_fields) {
                     expected.mutable_fields()->mutable_fields()->RemoveLast();
                 }
-                if (target) *expected.mutable_fields()->add_fields() = decoded.fields().fields(sample_fields);
+                if (target)
+                    *expected.mutable_fields()->add_fields() =
+                        decoded.fields().fields(sample_fields);
                 const std::string bytes = expected.SerializeAsString();
                 INFO("target " << target << " seq " << seq << " stamp " << stamp);
                 REQUIRE(std::string(frame.begin() + 8, frame.end()) == bytes);
@@ -62,14 +64,16 @@ TEST_CASE("the bytes are exactly what protobuf writes for the same update", "[up
     }
 }
 
-TEST_CASE("every body is exactly the asked size across ids, sequences and stamps", "[update_payload]") {
+TEST_CASE("every body is exactly the asked size across ids, sequences and stamps",
+          "[update_payload]") {
     for (size_t target : {74u, 128u, 256u, 512u, 1024u}) {
         UpdateEncoder encoder(target);
         for (uint64_t seq : {1ull, 127ull, 128ull, 20'000ull, 3'000'000ull}) {
             for (uint64_t id : {1ull, 999ull, 70'000ull}) {
                 for (uint64_t stamp : {0ull, 1'795'000'000'000'000'000ull}) {
                     const auto frame = encoder.encode(id, id % 1000, seq, stamp);
-                    INFO("target " << target << " id " << id << " seq " << seq << " stamp " << stamp);
+                    INFO("target " << target << " id " << id << " seq " << seq << " stamp "
+                                   << stamp);
                     REQUIRE(frame.size() - 8 == target);
                     const auto update = decode(frame);
                     CHECK(update.item_seq() == seq);

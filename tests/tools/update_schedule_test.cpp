@@ -52,8 +52,7 @@ TEST_CASE("regular ticks send at the target rate", "[update_schedule]") {
     CHECK(schedule.shortfall(kStart + kSecond) == 0);
 }
 
-TEST_CASE("the owed count at each tick is exact at whole milliseconds",
-          "[update_schedule]") {
+TEST_CASE("the owed count at each tick is exact at whole milliseconds", "[update_schedule]") {
     // At 1000/s, k updates are due at exactly k ms after start.
     UpdateSchedule schedule(1000, 1'000'000);
     schedule.start(kStart);

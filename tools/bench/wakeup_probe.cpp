@@ -62,7 +62,8 @@ bool make_channel(const std::string& kind, int& reader, int& writer) {
     socklen_t length = sizeof a;
     const int bound = socket(AF_INET, udp ? SOCK_DGRAM : SOCK_STREAM, 0);
     if (bound < 0 || bind(bound, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        getsockname(bound, reinterpret_cast<sockaddr*>(&a), &length) != 0 || (!udp && listen(bound, 1) != 0)) {
+        getsockname(bound, reinterpret_cast<sockaddr*>(&a), &length) != 0 ||
+        (!udp && listen(bound, 1) != 0)) {
         return false;
     }
     writer = socket(AF_INET, udp ? SOCK_DGRAM : SOCK_STREAM, 0);
@@ -96,10 +97,13 @@ void report(const std::string& kind, bool spin, std::vector<int64_t>& v) {
     std::sort(v.begin(), v.end());
     double sum = 0;
     for (int64_t x : v) sum += static_cast<double>(x);
-    const auto at = [&](double q) { return static_cast<double>(v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))]) / 1e3; };
-    std::printf("%s %s: %zu hops, mean %.1f us, p50 %.1f, p90 %.1f, p99 %.1f, max %.1f\n", kind.c_str(),
-                spin ? "spinning reader" : "sleeping reader", v.size(), sum / static_cast<double>(v.size()) / 1e3,
-                at(0.5), at(0.9), at(0.99), at(1.0));
+    const auto at = [&](double q) {
+        return static_cast<double>(v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))]) /
+               1e3;
+    };
+    std::printf("%s %s: %zu hops, mean %.1f us, p50 %.1f, p90 %.1f, p99 %.1f, max %.1f\n",
+                kind.c_str(), spin ? "spinning reader" : "sleeping reader", v.size(),
+                sum / static_cast<double>(v.size()) / 1e3, at(0.5), at(0.9), at(0.99), at(1.0));
 }
 
 }  // namespace
@@ -110,7 +114,8 @@ int main(int argc, char** argv) {
     bool spin = false;
     mdcast::cli::CommandLine command_line(
         "mdcast-wakeup-probe",
-        "Measures one loopback hop (pipe, UDP or TCP) from a writer's stamp to a reader that sleeps "
+        "Measures one loopback hop (pipe, UDP or TCP) from a writer's stamp to a reader that "
+        "sleeps "
         "between messages, as mdcast's processes do: the floor under every hop of the stack.");
     command_line.option("kind", &kind, "KIND", "pipe, udp or tcp")
         .option("interval-us", &interval_us, "MICROS", "Time between messages", 1, 1'000'000)
@@ -124,7 +129,8 @@ int main(int argc, char** argv) {
     }
     int reader = -1, writer = -1;
     if (!make_channel(kind, reader, writer)) {
-        std::fprintf(stderr, "mdcast-wakeup-probe: cannot set up '%s': %s\n", kind.c_str(), std::strerror(errno));
+        std::fprintf(stderr, "mdcast-wakeup-probe: cannot set up '%s': %s\n", kind.c_str(),
+                     std::strerror(errno));
         return 2;
     }
     const pid_t child = fork();

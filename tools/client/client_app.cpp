@@ -54,7 +54,8 @@ bool ClientApp::start(std::string& error) {
         ++open_connections_;
     }
     if (options_.duration_s > 0) stop_timer_.start_once(seconds_us(options_.duration_s));
-    if (options_.stats_interval_s > 0) stats_timer_.start_periodic(seconds_us(options_.stats_interval_s));
+    if (options_.stats_interval_s > 0)
+        stats_timer_.start_periodic(seconds_us(options_.stats_interval_s));
     if (options_.warmup_s > 0) {
         warmup_timer_.start_once(seconds_us(options_.warmup_s));
     } else {
@@ -83,10 +84,14 @@ void ClientApp::on_session_frame(sdk::Session& session, const proto::Frame& fram
     const auto index = static_cast<int>(session.connection()->id());
     Connection& connection = connections_[static_cast<size_t>(index)];
     switch (frame.type) {
-        case FrameType::kUpdate: return on_update(connection, index, frame);
-        case FrameType::kRefresh: return on_refresh(connection, index, frame);
-        case FrameType::kItemStatus: return on_status(connection, index, frame);
-        default: return;
+        case FrameType::kUpdate:
+            return on_update(connection, index, frame);
+        case FrameType::kRefresh:
+            return on_refresh(connection, index, frame);
+        case FrameType::kItemStatus:
+            return on_status(connection, index, frame);
+        default:
+            return;
     }
 }
 
@@ -98,7 +103,8 @@ void ClientApp::on_refresh(Connection& connection, int index, const proto::Frame
     stats_.on_image(monotonic_ns());
     connection.items.on_image(refresh.item_id(), refresh.service_name(), refresh.item_name(),
                               refresh.item_seq());
-    if (refresh.status().stream_state() == wire::STREAM_CLOSED) connection.items.erase(refresh.item_id());
+    if (refresh.status().stream_state() == wire::STREAM_CLOSED)
+        connection.items.erase(refresh.item_id());
     printer_.refresh(index, refresh);
 }
 
@@ -121,11 +127,15 @@ void ClientApp::on_update(Connection& connection, int index, const proto::Frame&
     } else {
         uint64_t missing = 0;
         if (header.conflated) ++totals.conflated;
-        // A view filters updates out and a conflated update stands for several: both skip sequences.
+        // A view filters updates out and a conflated update stands for several: both skip
+        // sequences.
         const bool gaps_expected = !options_.view.empty() || header.conflated;
         switch (check_sequence(*item, header.item_seq, gaps_expected, missing)) {
-            case SequenceOutcome::kInOrder: break;
-            case SequenceOutcome::kDuplicate: ++totals.duplicates; break;
+            case SequenceOutcome::kInOrder:
+                break;
+            case SequenceOutcome::kDuplicate:
+                ++totals.duplicates;
+                break;
             case SequenceOutcome::kGap:
                 ++totals.gaps;
                 totals.missing += missing;
@@ -159,17 +169,20 @@ void ClientApp::on_status(Connection& connection, int index, const proto::Frame&
     if (ItemState* item = connection.items.find(status.item_id())) {
         service = item->service;
         name = item->name;
-        if (status.status().stream_state() == wire::STREAM_CLOSED) connection.items.erase(status.item_id());
+        if (status.status().stream_state() == wire::STREAM_CLOSED)
+            connection.items.erase(status.item_id());
     }
     printer_.status(index, service, name, status);
 }
 
-void ClientApp::on_session_closed(sdk::Session& session, CloseReason reason, const std::string& text) {
+void ClientApp::on_session_closed(sdk::Session& session, CloseReason reason,
+                                  const std::string& text) {
     Connection& connection = connections_[session.connection()->id()];
     if (connection.closed) return;
     connection.closed = true;
     --open_connections_;
-    printer_.closed(static_cast<int>(session.connection()->id()), std::string(close_reason_name(reason)), text);
+    printer_.closed(static_cast<int>(session.connection()->id()),
+                    std::string(close_reason_name(reason)), text);
     if (!stopping_) {
         ++stats_.totals.closed;
         log_->warn("connection {} to {} closed: {}: {}", session.connection()->id(),
@@ -186,13 +199,15 @@ void ClientApp::on_stats_timer() {
     const ProcessUsage usage = process_usage();
     const StatsSample sample = stats_.take_sample(now, cpu_.sample(now), usage.rss_mb);
     const ClientTotals& t = stats_.totals;
-    log_->info("updates/s={:.0f} refreshes={} statuses={} gaps={} dups={} closed={} latency_us "
-               "mean={:.1f} max={:.1f} (interval) p99={:.1f} ({}) cpu={:.0f}% rss_mb={:.1f}",
-               sample.updates_per_s, t.refreshes, t.statuses, t.gaps, t.duplicates, t.closed,
-               sample.latency.mean_ns() / 1e3, static_cast<double>(sample.latency.max_ns) / 1e3,
-               static_cast<double>((stats_.steady() ? stats_.steady_latency() : stats_.startup_latency())
-                                       .percentile_ns(0.99)) / 1e3,
-               stats_.steady() ? "steady" : "start-up", sample.cpu_percent, sample.rss_mb);
+    log_->info(
+        "updates/s={:.0f} refreshes={} statuses={} gaps={} dups={} closed={} latency_us "
+        "mean={:.1f} max={:.1f} (interval) p99={:.1f} ({}) cpu={:.0f}% rss_mb={:.1f}",
+        sample.updates_per_s, t.refreshes, t.statuses, t.gaps, t.duplicates, t.closed,
+        sample.latency.mean_ns() / 1e3, static_cast<double>(sample.latency.max_ns) / 1e3,
+        static_cast<double>((stats_.steady() ? stats_.steady_latency() : stats_.startup_latency())
+                                .percentile_ns(0.99)) /
+            1e3,
+        stats_.steady() ? "steady" : "start-up", sample.cpu_percent, sample.rss_mb);
     if (csv_) {
         std::fputs(stats_csv_row(sample, t).c_str(), csv_);
         std::fflush(csv_);
@@ -200,8 +215,8 @@ void ClientApp::on_stats_timer() {
 }
 
 void ClientApp::print_summary() {
-    const std::string text =
-        stats_.summary_json(monotonic_ns(), options_.connections, options_.warmup_s, process_usage());
+    const std::string text = stats_.summary_json(monotonic_ns(), options_.connections,
+                                                 options_.warmup_s, process_usage());
     if (printer_.format() == OutputFormat::kJson) {
         printer_.json_line(text);
     } else {

@@ -27,22 +27,22 @@
 namespace mdcast::tools {
 
 struct ClientOptions {
-    sdk::SessionOptions session;       // host/port replaced per connection from `servers`
+    sdk::SessionOptions session;  // host/port replaced per connection from `servers`
     std::vector<std::pair<std::string, uint16_t>> servers;  // connection i goes to servers[i % n]
     int64_t connections = 1;
     std::string service = "MDCAST";
     std::vector<std::string> items;
     bool snapshot = false;
     std::vector<uint32_t> view;
-    double duration_s = 0;     // 0: until SIGINT, --count, or every connection closed
-    double warmup_s = 0;       // latency before this counts as start-up, not steady state
-    int64_t count = 0;         // stop after this many updates in all (0: no limit)
+    double duration_s = 0;  // 0: until SIGINT, --count, or every connection closed
+    double warmup_s = 0;    // latency before this counts as start-up, not steady state
+    int64_t count = 0;      // stop after this many updates in all (0: no limit)
     double stats_interval_s = 0;
-    std::string csv_path;      // stats rows as CSV (empty: none)
+    std::string csv_path;  // stats rows as CSV (empty: none)
 };
 
 class ClientApp final : public sdk::Session::Listener {
-public:
+  public:
     ClientApp(EventLoop& loop, ClientOptions options, ItemPrinter& printer);
     ~ClientApp();
     // Opens every connection; false with `error` when one cannot be made.
@@ -52,9 +52,10 @@ public:
 
     void on_logged_in(sdk::Session& session, const wire::v1::LoginResponse& response) override;
     void on_session_frame(sdk::Session& session, const proto::Frame& frame) override;
-    void on_session_closed(sdk::Session& session, CloseReason reason, const std::string& text) override;
+    void on_session_closed(sdk::Session& session, CloseReason reason,
+                           const std::string& text) override;
 
-private:
+  private:
     struct Connection {
         std::unique_ptr<sdk::Session> session;
         ItemTable items;

@@ -7,8 +7,12 @@ namespace mdcast::tools {
 
 namespace {
 
-double us(double ns) { return ns / 1e3; }
-double us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
+double us(double ns) {
+    return ns / 1e3;
+}
+double us(int64_t ns) {
+    return static_cast<double>(ns) / 1e3;
+}
 
 }  // namespace
 
@@ -47,14 +51,14 @@ StatsSample ClientStats::take_sample(int64_t now_ns, double cpu_percent, double 
 
 std::string latency_json(const LatencyHistogram& h, bool with_histogram) {
     char text[640];
-    std::snprintf(text, sizeof text,
-                  "{\"count\":%" PRIu64
-                  ",\"mean\":%.2f,\"stddev\":%.2f,\"min\":%.2f,\"p50\":%.2f,\"p90\":%.2f,\"p99\":%.2f,"
-                  "\"p99_9\":%.2f,\"p99_99\":%.2f,\"max\":%.2f,\"negative\":%" PRIu64,
-                  h.count(), us(h.mean_ns()), us(h.stddev_ns()), us(h.min_ns()),
-                  us(h.percentile_ns(0.5)), us(h.percentile_ns(0.9)), us(h.percentile_ns(0.99)),
-                  us(h.percentile_ns(0.999)), us(h.percentile_ns(0.9999)), us(h.max_ns()),
-                  h.negative_count());
+    std::snprintf(
+        text, sizeof text,
+        "{\"count\":%" PRIu64
+        ",\"mean\":%.2f,\"stddev\":%.2f,\"min\":%.2f,\"p50\":%.2f,\"p90\":%.2f,\"p99\":%.2f,"
+        "\"p99_9\":%.2f,\"p99_99\":%.2f,\"max\":%.2f,\"negative\":%" PRIu64,
+        h.count(), us(h.mean_ns()), us(h.stddev_ns()), us(h.min_ns()), us(h.percentile_ns(0.5)),
+        us(h.percentile_ns(0.9)), us(h.percentile_ns(0.99)), us(h.percentile_ns(0.999)),
+        us(h.percentile_ns(0.9999)), us(h.max_ns()), h.negative_count());
     std::string out = text;
     if (with_histogram) {
         out += ",\"histogram_10us\":[";
@@ -80,16 +84,17 @@ std::string ClientStats::summary_json(int64_t now_ns, int64_t connections, doubl
     std::snprintf(
         text, sizeof text,
         "{\"type\":\"summary\",\"elapsed_s\":%.3f,\"connections\":%lld,\"refreshes\":%" PRIu64
-        ",\"updates\":%" PRIu64 ",\"statuses\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"missing\":%" PRIu64
-        ",\"duplicates\":%" PRIu64 ",\"conflated\":%" PRIu64 ",\"unknown_items\":%" PRIu64
-        ",\"closed\":%" PRIu64
+        ",\"updates\":%" PRIu64 ",\"statuses\":%" PRIu64 ",\"gaps\":%" PRIu64
+        ",\"missing\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"conflated\":%" PRIu64
+        ",\"unknown_items\":%" PRIu64 ",\"closed\":%" PRIu64
         ",\"updates_per_s\":%.1f,\"warmup_s\":%.3f,\"steady_s\":%.3f,\"steady_updates\":%" PRIu64
         ",\"steady_updates_per_s\":%.1f,\"image_time_s\":%.6f,\"images_per_s\":%.1f,"
         "\"cpu_s\":%.3f,\"cpu_percent\":%.1f,\"rss_mb\":%.1f,\"max_rss_mb\":%.1f,",
         elapsed, static_cast<long long>(connections), totals.refreshes, totals.updates,
-        totals.statuses, totals.gaps, totals.missing, totals.duplicates, totals.conflated, totals.unknown_items,
-        totals.closed, elapsed > 0 ? static_cast<double>(totals.updates) / elapsed : 0.0, warmup_s,
-        steady_s, steady_updates, steady_s > 0 ? static_cast<double>(steady_updates) / steady_s : 0.0,
+        totals.statuses, totals.gaps, totals.missing, totals.duplicates, totals.conflated,
+        totals.unknown_items, totals.closed,
+        elapsed > 0 ? static_cast<double>(totals.updates) / elapsed : 0.0, warmup_s, steady_s,
+        steady_updates, steady_s > 0 ? static_cast<double>(steady_updates) / steady_s : 0.0,
         image_s, image_s > 0 ? static_cast<double>(totals.refreshes) / image_s : 0.0, usage.cpu_s,
         elapsed > 0 ? 100.0 * usage.cpu_s / elapsed : 0.0, usage.rss_mb, usage.max_rss_mb);
     return std::string(text) + "\"latency_us\":" + latency_json(steady_latency_, true) +
@@ -106,8 +111,8 @@ std::string stats_csv_row(const StatsSample& s, const ClientTotals& t) {
     std::snprintf(text, sizeof text,
                   "%.3f,%" PRIu64 ",%.1f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
                   ",%" PRIu64 ",%.1f,%.1f,%" PRIu64 ",%.2f,%.2f\n",
-                  s.elapsed_s, t.updates, s.updates_per_s, t.refreshes, t.statuses, t.gaps, t.missing,
-                  t.duplicates, t.closed, s.cpu_percent, s.rss_mb, s.latency.count,
+                  s.elapsed_s, t.updates, s.updates_per_s, t.refreshes, t.statuses, t.gaps,
+                  t.missing, t.duplicates, t.closed, s.cpu_percent, s.rss_mb, s.latency.count,
                   us(s.latency.mean_ns()), us(s.latency.max_ns));
     return text;
 }

@@ -51,12 +51,13 @@ struct StatsSample {
 };
 
 class ClientStats {
-public:
+  public:
     explicit ClientStats(int64_t start_ns) : start_ns_(start_ns) {}
 
     // A refresh arrived at `now_ns` (CLOCK_MONOTONIC).
     void on_image(int64_t now_ns);
-    // An update's latency (ns; negative: publisher clock ahead). Unstamped updates are not recorded.
+    // An update's latency (ns; negative: publisher clock ahead). Unstamped updates are not
+    // recorded.
     void record_latency(int64_t latency_ns) {
         (steady_ ? steady_latency_ : startup_latency_).record(latency_ns);
         interval_.record(latency_ns < 0 ? 0 : latency_ns);
@@ -78,7 +79,7 @@ public:
     std::string summary_json(int64_t now_ns, int64_t connections, double warmup_s,
                              const ProcessUsage& usage) const;
 
-private:
+  private:
     int64_t start_ns_;
     int64_t steady_start_ns_ = 0;
     uint64_t updates_at_steady_ = 0;

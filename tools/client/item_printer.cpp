@@ -51,7 +51,8 @@ std::string ItemPrinter::fields_text(const wire::FieldList& fields) const {
 }
 
 std::string ItemPrinter::status_text(const wire::Status& status) {
-    std::string out = std::string(stream_name(status.stream_state())) + "/" + data_name(status.data_state());
+    std::string out =
+        std::string(stream_name(status.stream_state())) + "/" + data_name(status.data_state());
     if (status.code() != wire::STATUS_NONE) out += " " + code_name(status.code());
     if (!status.text().empty()) out += " \"" + status.text() + "\"";
     return out;
@@ -65,13 +66,14 @@ std::string ItemPrinter::status_json(const wire::Status& status) {
 
 void ItemPrinter::refresh(int connection, const wire::Refresh& r) {
     if (format_ == OutputFormat::kJson) {
-        std::fprintf(out_,
-                     "{\"type\":\"refresh\",\"conn\":%d,\"service\":\"%s\",\"item\":\"%s\",\"id\":%llu,"
-                     "\"seq\":%llu,\"clear_cache\":%s,%s,\"fields\":%s}\n",
-                     connection, json_escape(r.service_name()).c_str(), json_escape(r.item_name()).c_str(),
-                     static_cast<unsigned long long>(r.item_id()),
-                     static_cast<unsigned long long>(r.item_seq()), r.clear_cache() ? "true" : "false",
-                     status_json(r.status()).c_str(), fields_json(r.fields()).c_str());
+        std::fprintf(
+            out_,
+            "{\"type\":\"refresh\",\"conn\":%d,\"service\":\"%s\",\"item\":\"%s\",\"id\":%llu,"
+            "\"seq\":%llu,\"clear_cache\":%s,%s,\"fields\":%s}\n",
+            connection, json_escape(r.service_name()).c_str(), json_escape(r.item_name()).c_str(),
+            static_cast<unsigned long long>(r.item_id()),
+            static_cast<unsigned long long>(r.item_seq()), r.clear_cache() ? "true" : "false",
+            status_json(r.status()).c_str(), fields_json(r.fields()).c_str());
     } else if (format_ == OutputFormat::kText) {
         std::fprintf(out_, "[%d] REFRESH %s/%s id=%llu seq=%llu %s%s\n", connection,
                      r.service_name().c_str(), r.item_name().c_str(),
@@ -84,31 +86,34 @@ void ItemPrinter::refresh(int connection, const wire::Refresh& r) {
 void ItemPrinter::update(int connection, const std::string& service, const std::string& item,
                          const wire::Update& u, int64_t latency_ns) {
     if (format_ == OutputFormat::kJson) {
-        std::fprintf(out_,
-                     "{\"type\":\"update\",\"conn\":%d,\"service\":\"%s\",\"item\":\"%s\",\"id\":%llu,"
-                     "\"seq\":%llu,\"publish_ns\":%llu,\"latency_ns\":%lld,\"conflated\":%s,"
-                     "\"fields\":%s}\n",
-                     connection, json_escape(service).c_str(), json_escape(item).c_str(),
-                     static_cast<unsigned long long>(u.item_id()),
-                     static_cast<unsigned long long>(u.item_seq()),
-                     static_cast<unsigned long long>(u.publish_time_ns()),
-                     static_cast<long long>(latency_ns), u.conflated() ? "true" : "false",
-                     fields_json(u.fields()).c_str());
+        std::fprintf(
+            out_,
+            "{\"type\":\"update\",\"conn\":%d,\"service\":\"%s\",\"item\":\"%s\",\"id\":%llu,"
+            "\"seq\":%llu,\"publish_ns\":%llu,\"latency_ns\":%lld,\"conflated\":%s,"
+            "\"fields\":%s}\n",
+            connection, json_escape(service).c_str(), json_escape(item).c_str(),
+            static_cast<unsigned long long>(u.item_id()),
+            static_cast<unsigned long long>(u.item_seq()),
+            static_cast<unsigned long long>(u.publish_time_ns()),
+            static_cast<long long>(latency_ns), u.conflated() ? "true" : "false",
+            fields_json(u.fields()).c_str());
     } else if (format_ == OutputFormat::kText) {
-        std::fprintf(out_, "[%d] UPDATE  %s/%s seq=%llu%s%s\n", connection, service.c_str(),
-                     item.c_str(), static_cast<unsigned long long>(u.item_seq()),
-                     latency_ns >= 0 ? (" latency=" + std::to_string(latency_ns / 1000) + "us").c_str() : "",
-                     fields_text(u.fields()).c_str());
+        std::fprintf(
+            out_, "[%d] UPDATE  %s/%s seq=%llu%s%s\n", connection, service.c_str(), item.c_str(),
+            static_cast<unsigned long long>(u.item_seq()),
+            latency_ns >= 0 ? (" latency=" + std::to_string(latency_ns / 1000) + "us").c_str() : "",
+            fields_text(u.fields()).c_str());
     }
 }
 
 void ItemPrinter::status(int connection, const std::string& service, const std::string& item,
                          const wire::ItemStatus& s) {
     if (format_ == OutputFormat::kJson) {
-        std::fprintf(out_,
-                     "{\"type\":\"status\",\"conn\":%d,\"service\":\"%s\",\"item\":\"%s\",\"id\":%llu,%s}\n",
-                     connection, json_escape(service).c_str(), json_escape(item).c_str(),
-                     static_cast<unsigned long long>(s.item_id()), status_json(s.status()).c_str());
+        std::fprintf(
+            out_,
+            "{\"type\":\"status\",\"conn\":%d,\"service\":\"%s\",\"item\":\"%s\",\"id\":%llu,%s}\n",
+            connection, json_escape(service).c_str(), json_escape(item).c_str(),
+            static_cast<unsigned long long>(s.item_id()), status_json(s.status()).c_str());
     } else if (format_ == OutputFormat::kText) {
         std::fprintf(out_, "[%d] STATUS  %s/%s id=%llu %s\n", connection, service.c_str(),
                      item.c_str(), static_cast<unsigned long long>(s.item_id()),

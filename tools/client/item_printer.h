@@ -14,7 +14,7 @@ namespace mdcast::tools {
 enum class OutputFormat { kText, kJson, kNone };
 
 class ItemPrinter {
-public:
+  public:
     ItemPrinter(OutputFormat format, const proto::FieldDictionary& dictionary, std::FILE* out);
 
     void refresh(int connection, const wire::v1::Refresh& refresh);
@@ -28,7 +28,7 @@ public:
     bool enabled() const { return format_ != OutputFormat::kNone; }
     OutputFormat format() const { return format_; }
 
-private:
+  private:
     std::string fields_json(const wire::v1::FieldList& fields) const;
     std::string fields_text(const wire::v1::FieldList& fields) const;
     std::string field_name(uint32_t id) const;

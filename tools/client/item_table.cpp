@@ -1,9 +1,9 @@
 #include "item_table.h"
 
-
 namespace mdcast::tools {
 
-SequenceOutcome check_sequence(ItemState& item, uint64_t seq, bool gaps_expected, uint64_t& missing) {
+SequenceOutcome check_sequence(ItemState& item, uint64_t seq, bool gaps_expected,
+                               uint64_t& missing) {
     missing = 0;
     if (seq <= item.last_seq) return SequenceOutcome::kDuplicate;
     const uint64_t expected = item.last_seq + 1;
@@ -13,8 +13,8 @@ SequenceOutcome check_sequence(ItemState& item, uint64_t seq, bool gaps_expected
     return SequenceOutcome::kGap;
 }
 
-ItemState& ItemTable::on_image(uint64_t item_id, const std::string& service, const std::string& name,
-                               uint64_t seq) {
+ItemState& ItemTable::on_image(uint64_t item_id, const std::string& service,
+                               const std::string& name, uint64_t seq) {
     ItemState& item = items_[item_id];
     item.service = service;
     item.name = name;

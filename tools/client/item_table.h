@@ -23,10 +23,11 @@ enum class SequenceOutcome { kInOrder, kGap, kDuplicate };
 
 // Checks `seq` against the item's last sequence and advances it. `missing` is
 // set to the number of skipped sequence numbers for a gap, else 0.
-SequenceOutcome check_sequence(ItemState& item, uint64_t seq, bool gaps_expected, uint64_t& missing);
+SequenceOutcome check_sequence(ItemState& item, uint64_t seq, bool gaps_expected,
+                               uint64_t& missing);
 
 class ItemTable {
-public:
+  public:
     // An image: (re)sets the item's names and base sequence.
     ItemState& on_image(uint64_t item_id, const std::string& service, const std::string& name,
                         uint64_t seq);
@@ -34,7 +35,7 @@ public:
     void erase(uint64_t item_id) { items_.erase(item_id); }
     size_t size() const { return items_.size(); }
 
-private:
+  private:
     std::unordered_map<uint64_t, ItemState> items_;
 };
 

@@ -29,17 +29,21 @@ bool read_fixed64(const uint8_t*& p, const uint8_t* end, uint64_t& value) {
 bool skip_value(const uint8_t*& p, const uint8_t* end, uint8_t type) {
     uint64_t ignored = 0;
     switch (type) {
-        case kVarint: return read_varint(p, end, ignored);
-        case kFixed64: return read_fixed64(p, end, ignored);
+        case kVarint:
+            return read_varint(p, end, ignored);
+        case kFixed64:
+            return read_fixed64(p, end, ignored);
         case kFixed32:
             if (end - p < 4) return false;
             p += 4;
             return true;
         case kLengthDelimited:
-            if (!read_varint(p, end, ignored) || ignored > static_cast<uint64_t>(end - p)) return false;
+            if (!read_varint(p, end, ignored) || ignored > static_cast<uint64_t>(end - p))
+                return false;
             p += ignored;
             return true;
-        default: return false;  // groups (3, 4) and reserved types are not valid here
+        default:
+            return false;  // groups (3, 4) and reserved types are not valid here
     }
 }
 

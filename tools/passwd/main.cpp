@@ -43,10 +43,12 @@ int main(int argc, char** argv) {
         "Reads a password (from the terminal, not echoed, or the first line of stdin) and prints "
         "its salted PBKDF2-HMAC-SHA256 hash for the users file's password: key. With --user, "
         "prints a users-file entry. With --check HASH, says whether the password matches HASH.");
-    command_line.option("iterations", &iterations, "N", "PBKDF2 iterations: the cost of every login check",
-                        auth::kMinIterations, auth::kMaxIterations)
+    command_line
+        .option("iterations", &iterations, "N", "PBKDF2 iterations: the cost of every login check",
+                auth::kMinIterations, auth::kMaxIterations)
         .option("user", &user, "NAME", "Print a users-file entry for NAME")
-        .option("check", &check, "HASH", "Check the password against HASH (exit 0: matches, 1: not)");
+        .option("check", &check, "HASH",
+                "Check the password against HASH (exit 0: matches, 1: not)");
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != cli::CommandLine::Outcome::kRun) {
         return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
@@ -73,8 +75,10 @@ int main(int argc, char** argv) {
         return 2;
     }
     const auto start = std::chrono::steady_clock::now();
-    const std::string hash = auth::hash_password(password, static_cast<uint32_t>(iterations)).to_string();
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    const std::string hash =
+        auth::hash_password(password, static_cast<uint32_t>(iterations)).to_string();
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
     if (user.empty()) {
         std::cout << hash << "\n";
     } else {

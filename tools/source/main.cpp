@@ -28,19 +28,25 @@ int main(int argc, char** argv) {
         .option("service", &options.service, "NAME", "Service to announce")
         .option("item-prefix", &options.item_prefix, "TEXT", "Item names are PREFIX000000, ...")
         .option("items", &options.items, "N", "Number of items", 1, 10'000'000)
-        .option("item-file", &item_file, "FILE", "Items (and their image fields) from a sample file instead of --items")
-        .option("dictionary", &dictionary_path, "FILE", "Field dictionary for the sample file (default: etc/fields.dict)")
-        .option("update-bytes", &options.update_bytes, "BYTES", "Pad each update's body to this size (0: natural size)", 0, 60000)
+        .option("item-file", &item_file, "FILE",
+                "Items (and their image fields) from a sample file instead of --items")
+        .option("dictionary", &dictionary_path, "FILE",
+                "Field dictionary for the sample file (default: etc/fields.dict)")
+        .option("update-bytes", &options.update_bytes, "BYTES",
+                "Pad each update's body to this size (0: natural size)", 0, 60000)
         .option("rate", &options.rate, "PER_SEC", "Updates per second over all items", 0, 1e8)
         .option("duration", &options.duration_s, "SECONDS", "Run time (0: until SIGINT)", 0, 1e7)
         .option("tick-us", &options.tick_us, "MICROS", "Pacing tick", 10, 1'000'000)
-        .option("max-batch", &options.max_batch, "N", "Most updates sent in one tick", 1, 10'000'000)
+        .option("max-batch", &options.max_batch, "N", "Most updates sent in one tick", 1,
+                10'000'000)
         .flag("no-stamp", &no_stamp, "Do not embed publish timestamps")
-        .option("latency-rate", &options.latency_rate, "PER_SEC", "Stamp only this many updates per second, at random (default: all)", 0, 1e9)
+        .option("latency-rate", &options.latency_rate, "PER_SEC",
+                "Stamp only this many updates per second, at random (default: all)", 0, 1e9)
         .option("seed", &seed, "N", "Seed for the random choice of stamped updates", 0, INT64_MAX)
         .option("user", &options.session.user, "NAME", "User name for the login")
         .option("password-file", &password_file, "FILE",
-                "Login password: the first line of FILE (default: $MDCAST_PASSWORD; never on the command line)")
+                "Login password: the first line of FILE (default: $MDCAST_PASSWORD; never on the "
+                "command line)")
         .option("log-level", &log_level, "LEVEL", "trace, debug, info, warn, error")
         .counter('v', "verbose", &verbosity, "More logging");
     tools::ToolTlsOptions tls;
@@ -55,7 +61,8 @@ int main(int argc, char** argv) {
     }
     HostPort endpoint;
     if (!parse_host_port(distributor, endpoint)) {
-        std::cerr << "mdcast-source: error: --distributor must be HOST:PORT, got '" << distributor << "'\n";
+        std::cerr << "mdcast-source: error: --distributor must be HOST:PORT, got '" << distributor
+                  << "'\n";
         return 2;
     }
     options.session.host = endpoint.host;
@@ -65,7 +72,8 @@ int main(int argc, char** argv) {
     if (!item_file.empty()) {
         try {
             options.sample_items = tools::load_sample_file(item_file);
-            options.dictionary = proto::FieldDictionary::load_file(tools::find_dictionary(dictionary_path));
+            options.dictionary =
+                proto::FieldDictionary::load_file(tools::find_dictionary(dictionary_path));
             wire::v1::FieldList check;  // report template errors now, not at the first refresh
             for (const auto& item : options.sample_items) {
                 tools::add_template_fields(item, options.dictionary, item_file, check);
@@ -88,7 +96,7 @@ int main(int argc, char** argv) {
         std::cerr << "mdcast-source: error: " << error.what() << "\n";
         return 2;
     }
-    return tools::run_tool<tools::SourceApp>("mdcast-source", log_level, verbosity, [&](EventLoop& loop) {
-        return std::make_unique<tools::SourceApp>(loop, options);
-    });
+    return tools::run_tool<tools::SourceApp>(
+        "mdcast-source", log_level, verbosity,
+        [&](EventLoop& loop) { return std::make_unique<tools::SourceApp>(loop, options); });
 }

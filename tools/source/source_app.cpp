@@ -36,11 +36,14 @@ SourceApp::SourceApp(EventLoop& loop, SourceOptions options)
         }
     } else {
         items_.resize(static_cast<size_t>(options_.items));
-        for (size_t i = 0; i < items_.size(); ++i) items_[i].name = item_name(options_.item_prefix, i);
+        for (size_t i = 0; i < items_.size(); ++i)
+            items_[i].name = item_name(options_.item_prefix, i);
     }
 }
 
-bool SourceApp::start(std::string& error) { return session_.open(error); }
+bool SourceApp::start(std::string& error) {
+    return session_.open(error);
+}
 
 void SourceApp::on_logged_in(sdk::Session& session, const wire::LoginResponse&) {
     wire::ServiceAnnounce announce;
@@ -51,10 +54,14 @@ void SourceApp::on_logged_in(sdk::Session& session, const wire::LoginResponse&) 
 
 void SourceApp::on_session_frame(sdk::Session&, const proto::Frame& frame) {
     switch (frame.type) {
-        case FrameType::kServiceAnnounceResponse: return on_announce_response(frame);
-        case FrameType::kItemRegistered: return on_items_registered(frame);
-        case FrameType::kItemStatus: return on_item_status(frame);
-        default: return;
+        case FrameType::kServiceAnnounceResponse:
+            return on_announce_response(frame);
+        case FrameType::kItemRegistered:
+            return on_items_registered(frame);
+        case FrameType::kItemStatus:
+            return on_item_status(frame);
+        default:
+            return;
     }
 }
 
@@ -123,7 +130,8 @@ void SourceApp::begin_publishing() {
     stamps_.start(started_ns_);
     if (options_.rate > 0) tick_timer_.start_periodic(std::chrono::microseconds(options_.tick_us));
     if (options_.duration_s > 0) {
-        stop_timer_.start_once(std::chrono::microseconds(static_cast<int64_t>(options_.duration_s * 1e6)));
+        stop_timer_.start_once(
+            std::chrono::microseconds(static_cast<int64_t>(options_.duration_s * 1e6)));
     }
 }
 
@@ -168,11 +176,13 @@ void SourceApp::stop(const std::string& why) {
     tick_timer_.stop();
     report(spdlog::level::info);
     if (started_ns_ && schedule_.capped_ticks() > 0) {
-        log_->warn("target rate not reached: {} ticks owed more than --max-batch", schedule_.capped_ticks());
+        log_->warn("target rate not reached: {} ticks owed more than --max-batch",
+                   schedule_.capped_ticks());
     }
     if (encoder_.undersized_target() > 0 || encoder_.inexact() > 0) {
-        log_->warn("--update-bytes {}: {} updates were larger by nature, {} could not be padded exactly",
-                   options_.update_bytes, encoder_.undersized_target(), encoder_.inexact());
+        log_->warn(
+            "--update-bytes {}: {} updates were larger by nature, {} could not be padded exactly",
+            options_.update_bytes, encoder_.undersized_target(), encoder_.inexact());
     }
     print_summary();
     log_->info("stopping: {}", why);
@@ -184,18 +194,19 @@ void SourceApp::print_summary() {
     const int64_t now = monotonic_ns();
     const double elapsed = started_ns_ ? static_cast<double>(now - started_ns_) / 1e9 : 0;
     const ProcessUsage usage = process_usage();
-    std::printf("{\"type\":\"source_summary\",\"items\":%zu,\"sent\":%llu,\"elapsed_s\":%.3f,"
-                "\"updates_per_s\":%.1f,\"target_per_s\":%.1f,\"shortfall\":%llu,\"capped_ticks\":%llu,"
-                "\"stamped\":%llu,\"update_bytes\":%lld,\"undersized\":%llu,\"rejected\":%llu,"
-                "\"cpu_s\":%.3f,\"max_rss_mb\":%.1f}\n",
-                items_.size(), static_cast<unsigned long long>(schedule_.total_sent()), elapsed,
-                elapsed > 0 ? static_cast<double>(schedule_.total_sent()) / elapsed : 0.0, options_.rate,
-                static_cast<unsigned long long>(started_ns_ ? schedule_.shortfall(now) : 0),
-                static_cast<unsigned long long>(schedule_.capped_ticks()),
-                static_cast<unsigned long long>(stamps_.stamped()),
-                static_cast<long long>(options_.update_bytes),
-                static_cast<unsigned long long>(encoder_.undersized_target()),
-                static_cast<unsigned long long>(rejected_), usage.cpu_s, usage.max_rss_mb);
+    std::printf(
+        "{\"type\":\"source_summary\",\"items\":%zu,\"sent\":%llu,\"elapsed_s\":%.3f,"
+        "\"updates_per_s\":%.1f,\"target_per_s\":%.1f,\"shortfall\":%llu,\"capped_ticks\":%llu,"
+        "\"stamped\":%llu,\"update_bytes\":%lld,\"undersized\":%llu,\"rejected\":%llu,"
+        "\"cpu_s\":%.3f,\"max_rss_mb\":%.1f}\n",
+        items_.size(), static_cast<unsigned long long>(schedule_.total_sent()), elapsed,
+        elapsed > 0 ? static_cast<double>(schedule_.total_sent()) / elapsed : 0.0, options_.rate,
+        static_cast<unsigned long long>(started_ns_ ? schedule_.shortfall(now) : 0),
+        static_cast<unsigned long long>(schedule_.capped_ticks()),
+        static_cast<unsigned long long>(stamps_.stamped()),
+        static_cast<long long>(options_.update_bytes),
+        static_cast<unsigned long long>(encoder_.undersized_target()),
+        static_cast<unsigned long long>(rejected_), usage.cpu_s, usage.max_rss_mb);
     std::fflush(stdout);
 }
 

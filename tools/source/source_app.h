@@ -31,21 +31,21 @@ struct SourceOptions {
     std::string service = "MDCAST";
     std::string item_prefix = "ITEM";
     int64_t items = 100;
-    double rate = 1000;          // updates per second over all items
-    double duration_s = 10;      // 0: until SIGINT/SIGTERM
+    double rate = 1000;      // updates per second over all items
+    double duration_s = 10;  // 0: until SIGINT/SIGTERM
     int64_t tick_us = 1000;
-    int64_t max_batch = 10000;   // per tick
-    bool stamp = true;           // embed the publish time
-    double latency_rate = -1;    // stamps per second (< 0: every update)
-    uint64_t seed = 1;           // for the random choice of stamped updates
-    int64_t update_bytes = 0;    // protobuf body size of each update (0: natural)
+    int64_t max_batch = 10000;             // per tick
+    bool stamp = true;                     // embed the publish time
+    double latency_rate = -1;              // stamps per second (< 0: every update)
+    uint64_t seed = 1;                     // for the random choice of stamped updates
+    int64_t update_bytes = 0;              // protobuf body size of each update (0: natural)
     std::vector<SampleItem> sample_items;  // from --item-file (empty: generated names)
     std::string sample_file;
-    proto::FieldDictionary dictionary;     // types of the sample file's fields
+    proto::FieldDictionary dictionary;  // types of the sample file's fields
 };
 
 class SourceApp final : public sdk::Session::Listener {
-public:
+  public:
     SourceApp(EventLoop& loop, SourceOptions options);
     // Connects; false with `error` set when the distributor cannot be reached.
     bool start(std::string& error);
@@ -54,9 +54,10 @@ public:
 
     void on_logged_in(sdk::Session& session, const wire::v1::LoginResponse& response) override;
     void on_session_frame(sdk::Session& session, const proto::Frame& frame) override;
-    void on_session_closed(sdk::Session& session, CloseReason reason, const std::string& text) override;
+    void on_session_closed(sdk::Session& session, CloseReason reason,
+                           const std::string& text) override;
 
-private:
+  private:
     struct Item {
         std::string name;
         const SampleItem* sample = nullptr;  // template fields for the refresh

@@ -11,7 +11,8 @@ namespace mdcast::tools {
 namespace {
 
 // Protobuf wire tags (field number << 3 | wire type) of the messages written here.
-constexpr uint8_t kUpdateItemId = 0x08, kUpdateItemSeq = 0x10, kUpdateStamp = 0x19, kUpdateFields = 0x22;
+constexpr uint8_t kUpdateItemId = 0x08, kUpdateItemSeq = 0x10, kUpdateStamp = 0x19,
+                  kUpdateFields = 0x22;
 constexpr uint8_t kListEntry = 0x0a;
 constexpr uint8_t kValueId = 0x08, kValueInt = 0x10, kValueDecimal = 0x1a, kValueString = 0x2a;
 constexpr uint8_t kDecimalMantissa = 0x08, kDecimalExponent = 0x10;
@@ -22,8 +23,12 @@ size_t varint_size(uint64_t v) {
     return n;
 }
 
-uint64_t zigzag64(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-uint32_t zigzag32(int32_t v) { return (static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31); }
+uint64_t zigzag64(int64_t v) {
+    return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+uint32_t zigzag32(int32_t v) {
+    return (static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31);
+}
 
 uint8_t* put_varint(uint8_t* p, uint64_t v) {
     for (; v >= 0x80; v >>= 7) *p++ = static_cast<uint8_t>(v | 0x80);
@@ -32,7 +37,9 @@ uint8_t* put_varint(uint8_t* p, uint64_t v) {
 }
 
 // proto3: a scalar outside a oneof is written only when it is not zero.
-size_t optional_varint_size(uint64_t v) { return v ? 1 + varint_size(v) : 0; }
+size_t optional_varint_size(uint64_t v) {
+    return v ? 1 + varint_size(v) : 0;
+}
 uint8_t* put_optional_varint(uint8_t* p, uint8_t tag, uint64_t v) {
     if (!v) return p;
     *p++ = tag;
@@ -55,7 +62,9 @@ size_t filler_size(size_t length) {
     return 1 + varint_size(kFillerFieldId) + 1 + varint_size(length) + length;
 }
 
-size_t entry_size(size_t body) { return 1 + varint_size(body) + body; }
+size_t entry_size(size_t body) {
+    return 1 + varint_size(body) + body;
+}
 
 uint8_t* put_value(uint8_t* p, const SampleValue& v) {
     *p++ = kListEntry;
@@ -94,7 +103,8 @@ std::span<const uint8_t> UpdateEncoder::encode(uint64_t item_id, uint64_t index,
                                                uint64_t publish_time_ns) {
     const auto values = update_values(index, seq);
     size_t used = values.size();
-    const size_t head = optional_varint_size(item_id) + optional_varint_size(seq) + (publish_time_ns ? 9 : 0);
+    const size_t head =
+        optional_varint_size(item_id) + optional_varint_size(seq) + (publish_time_ns ? 9 : 0);
     size_t list = 0;
     for (const SampleValue& v : values) list += entry_size(value_size(v));
     const size_t natural = head + 1 + varint_size(list) + list;
@@ -107,14 +117,16 @@ std::span<const uint8_t> UpdateEncoder::encode(uint64_t item_id, uint64_t index,
     } else if (body_bytes_ > 0 && body_bytes_ < natural) {
         ++undersized_;
     }
-    const size_t fields = list + (filler >= 0 ? entry_size(filler_size(static_cast<size_t>(filler))) : 0);
+    const size_t fields =
+        list + (filler >= 0 ? entry_size(filler_size(static_cast<size_t>(filler))) : 0);
     const size_t body = head + 1 + varint_size(fields) + fields;
     if (body_bytes_ > natural && body != body_bytes_) ++inexact_;
-    if (frame_.size() < proto::kFrameHeaderBytes + body) frame_.resize(proto::kFrameHeaderBytes + body);
+    if (frame_.size() < proto::kFrameHeaderBytes + body)
+        frame_.resize(proto::kFrameHeaderBytes + body);
 
     uint8_t* const start = frame_.data();
-    proto::encode_frame_header({static_cast<uint32_t>(body), static_cast<uint16_t>(proto::FrameType::kUpdate), 0},
-                               start);
+    proto::encode_frame_header(
+        {static_cast<uint32_t>(body), static_cast<uint16_t>(proto::FrameType::kUpdate), 0}, start);
     uint8_t* p = start + proto::kFrameHeaderBytes;
     p = put_optional_varint(p, kUpdateItemId, item_id);
     p = put_optional_varint(p, kUpdateItemSeq, seq);

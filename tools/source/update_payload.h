@@ -29,7 +29,7 @@ namespace mdcast::tools {
 constexpr uint32_t kFillerFieldId = 32768;  // first application field id (etc/fields.dict)
 
 class UpdateEncoder {
-public:
+  public:
     // `body_bytes` 0: no filler (the natural size).
     explicit UpdateEncoder(size_t body_bytes);
 
@@ -43,7 +43,7 @@ public:
     uint64_t undersized_target() const { return undersized_; }  // natural size above the target
     uint64_t inexact() const { return inexact_; }               // padded, but not to the exact size
 
-private:
+  private:
     size_t body_bytes_;
     std::vector<uint8_t> frame_;
     uint64_t undersized_ = 0;

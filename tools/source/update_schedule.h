@@ -10,7 +10,7 @@
 namespace mdcast::tools {
 
 class UpdateSchedule {
-public:
+  public:
     // `rate` updates per second; `max_batch` caps one tick's sends.
     UpdateSchedule(double rate, uint64_t max_batch) : rate_(rate), max_batch_(max_batch) {}
 
@@ -24,7 +24,7 @@ public:
     // Updates owed but not sent because of the cap (the run fell behind the target).
     uint64_t shortfall(int64_t now_ns) const;
 
-private:
+  private:
     uint64_t due(int64_t now_ns) const;
     double rate_;
     uint64_t max_batch_;
@@ -39,7 +39,7 @@ private:
 // stamps go to updates picked uniformly at random (selection sampling), so they
 // do not alias with batching. Stamps owed beyond a tick's updates carry over.
 class StampSelector {
-public:
+  public:
     // `stamps_per_s` < 0: stamp every update.
     StampSelector(double stamps_per_s, uint64_t seed)
         : every_(stamps_per_s < 0), schedule_(every_ ? 0 : stamps_per_s, UINT64_MAX), rng_(seed) {}
@@ -51,7 +51,7 @@ public:
     bool next();
     uint64_t stamped() const { return stamped_; }
 
-private:
+  private:
     bool every_;
     UpdateSchedule schedule_;
     std::mt19937_64 rng_;

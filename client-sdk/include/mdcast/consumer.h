@@ -84,7 +84,7 @@ struct View {
 // Receives events; see THREADING above for where the calls happen. The Event
 // is valid only during the call.
 class ConsumerHandler {
-public:
+  public:
     virtual ~ConsumerHandler() = default;
     virtual void on_refresh(const Event&) {}
     virtual void on_update(const Event&) {}
@@ -95,19 +95,19 @@ public:
 
 // Counters since start(); safe to read from any thread.
 struct ConsumerStats {
-    uint64_t refreshes = 0;   // delivered to the handler
+    uint64_t refreshes = 0;  // delivered to the handler
     uint64_t updates = 0;
     uint64_t statuses = 0;
     uint64_t duplicates_dropped = 0;  // updates not newer than what was delivered
     uint64_t catch_ups = 0;           // images brought up to date after a failover
     uint64_t connections = 0;         // successful logins
     uint64_t connection_losses = 0;
-    uint64_t queue_full_waits = 0;    // kDispatch: times the I/O thread waited for room
-    uint64_t queued_events = 0;       // kDispatch: waiting now
+    uint64_t queue_full_waits = 0;  // kDispatch: times the I/O thread waited for room
+    uint64_t queued_events = 0;     // kDispatch: waiting now
 };
 
 class MDCAST_API Consumer {
-public:
+  public:
     // Throws std::invalid_argument when the options cannot work (no servers,
     // zero timeouts, ...). Nothing connects before start().
     Consumer(ConsumerOptions options, ConsumerHandler& handler);
@@ -131,14 +131,11 @@ public:
                          const View& view = {});
     // Batch: one request for many items; one handle per item, in order.
     std::vector<ItemHandle> subscribe(const std::string& service,
-                                      const std::vector<std::string>& items,
-                                      const View& view = {});
+                                      const std::vector<std::string>& items, const View& view = {});
     // One refresh (Event::snapshot() true), then the handle is finished.
-    ItemHandle snapshot(const std::string& service, const std::string& item,
-                        const View& view = {});
+    ItemHandle snapshot(const std::string& service, const std::string& item, const View& view = {});
     std::vector<ItemHandle> snapshot(const std::string& service,
-                                     const std::vector<std::string>& items,
-                                     const View& view = {});
+                                     const std::vector<std::string>& items, const View& view = {});
     void unsubscribe(ItemHandle handle);
     // The answer arrives as a kDirectory event.
     void request_directory();
@@ -149,7 +146,7 @@ public:
 
     ConsumerStats stats() const;
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -17,7 +17,7 @@
 namespace mdcast {
 
 class MDCAST_API Dictionary {
-public:
+  public:
     // Throw std::runtime_error naming file:line on any error.
     static std::shared_ptr<const Dictionary> load_file(const std::string& path);
     static std::shared_ptr<const Dictionary> parse(std::string_view text,
@@ -38,7 +38,7 @@ public:
     std::optional<FieldKind> kind(uint32_t id) const;
     size_t size() const;
 
-private:
+  private:
     struct Impl;
     explicit Dictionary(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;

@@ -41,7 +41,7 @@ enum class EventType : uint8_t {
 MDCAST_API std::string_view event_type_name(EventType type);
 
 class MDCAST_API Event {
-public:
+  public:
     Event();
     ~Event();
     Event(const Event&) = delete;
@@ -83,7 +83,7 @@ public:
     // ---- kDirectory ----
     std::span<const ServiceInfo> services() const { return services_; }
 
-private:
+  private:
     friend class detail::EventWriter;
 
     EventType type_ = EventType::kStatus;

@@ -17,7 +17,7 @@
 namespace mdcast {
 
 class MDCAST_API FieldList {
-public:
+  public:
     FieldList() = default;
     FieldList(const FieldList& other);
     FieldList& operator=(const FieldList& other);
@@ -37,7 +37,7 @@ public:
     size_t size() const { return values_.size(); }
     std::span<const FieldValue> values() const { return values_; }
 
-private:
+  private:
     FieldList& add(FieldValue value);
     void rebase(const char* old_base);
 

@@ -65,7 +65,7 @@ struct PublishedItem {
 
 // Callbacks run on the I/O thread.
 class PublisherHandler {
-public:
+  public:
     virtual ~PublisherHandler() = default;
     virtual void on_connection(const ConnectionEvent&) {}
     // The distributor's answer to a service announcement (after every login).
@@ -86,18 +86,18 @@ struct PublisherStats {
     uint64_t refreshes_sent = 0;
     uint64_t updates_sent = 0;
     uint64_t statuses_sent = 0;
-    uint64_t updates_held = 0;      // merged into the image while not sendable
-    uint64_t updates_dropped = 0;   // before the item's first refresh
-    uint64_t outbox_full = 0;       // calls refused because the outbox was full
-    uint64_t item_requests = 0;     // interactive
-    uint64_t item_closes = 0;       // interactive
+    uint64_t updates_held = 0;     // merged into the image while not sendable
+    uint64_t updates_dropped = 0;  // before the item's first refresh
+    uint64_t outbox_full = 0;      // calls refused because the outbox was full
+    uint64_t item_requests = 0;    // interactive
+    uint64_t item_closes = 0;      // interactive
     uint64_t rejections = 0;
     uint64_t connections = 0;
     uint64_t connection_losses = 0;
 };
 
 class MDCAST_API Publisher {
-public:
+  public:
     // CLOCK_REALTIME at the call, the default stamp of update().
     static constexpr uint64_t kStampNow = ~uint64_t{0};
 
@@ -130,7 +130,7 @@ public:
 
     PublisherStats stats() const;
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

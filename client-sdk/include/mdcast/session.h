@@ -23,8 +23,8 @@ struct SessionOptions {
     uint16_t port = 0;
     std::string user = "mdcast";
     std::string application_id = "mdcast-sdk";
-    std::string position;           // defaults to the host name
-    std::string password;           // checked when the peer has authentication on
+    std::string position;  // defaults to the host name
+    std::string password;  // checked when the peer has authentication on
     int connect_timeout_ms = 5000;
     uint32_t max_frame_bytes = 16 << 20;
     uint64_t max_output_bytes = 64 << 20;
@@ -37,16 +37,16 @@ struct SessionOptions {
 };
 
 class Session final : public TcpConnection::Handler {
-public:
+  public:
     class Listener {
-    public:
+      public:
         virtual void on_logged_in(Session& session, const wire::v1::LoginResponse& response) = 0;
         // Every frame other than login response, ping, pong and close.
         virtual void on_session_frame(Session& session, const proto::Frame& frame) = 0;
         virtual void on_session_closed(Session& session, CloseReason reason,
                                        const std::string& text) = 0;
 
-    protected:
+      protected:
         virtual ~Listener() = default;
     };
 
@@ -72,7 +72,7 @@ public:
     void on_frame(TcpConnection& connection, const proto::Frame& frame) override;
     void on_closed(TcpConnection& connection, CloseReason reason, const std::string& text) override;
 
-private:
+  private:
     void on_login_response(const proto::Frame& frame);
     void send_ping();
 

@@ -124,10 +124,10 @@ struct ConnectionEvent {
 // the next address is tried.
 struct TlsOptions {
     bool enabled = false;
-    std::string ca_file;      // PEM CAs the peer must chain to; empty: system store
-    std::string cert_file;    // PEM client certificate, for peers with tls.client_certs
-    std::string key_file;     // its PEM private key
-    std::string server_name;  // name to verify instead of ServerAddress::host
+    std::string ca_file;              // PEM CAs the peer must chain to; empty: system store
+    std::string cert_file;            // PEM client certificate, for peers with tls.client_certs
+    std::string key_file;             // its PEM private key
+    std::string server_name;          // name to verify instead of ServerAddress::host
     std::string min_version = "1.2";  // "1.2" or "1.3"
     // DANGER: accept any certificate and any name. The link is encrypted but
     // anyone in the path can impersonate the server. For tests and debugging
