@@ -6,6 +6,7 @@
 #   deploy/setup.sh test         install, build, run every test (ctest)
 #   deploy/setup.sh test --sanitize   the same with AddressSanitizer + UBSan (build-asan/)
 #   deploy/setup.sh build        install and build only
+#   deploy/setup.sh format       reformat every C++ file with clang-format (CI checks it)
 #
 # Run as root on a fresh machine (it calls apt-get), or as a user when the
 # packages are already there.
@@ -18,7 +19,7 @@ sanitize=0
 
 packages=(g++ cmake ninja-build pkg-config libevent-dev libssl-dev libprotobuf-dev
           protobuf-compiler libspdlog-dev libyaml-cpp-dev catch2 python3 python3-matplotlib
-          iproute2 libsystemd-dev systemd strace dpkg-dev openssl)
+          iproute2 libsystemd-dev systemd strace dpkg-dev openssl clang-format)
 
 install_missing() {
     local missing=()
@@ -56,6 +57,10 @@ build() {
 }
 
 install_missing
+if [[ "$mode" == format ]]; then
+    cd "$here" && git ls-files -- '*.cpp' '*.h' '*.cc' | xargs clang-format -i
+    exit 0
+fi
 if [[ $sanitize -eq 1 ]]; then
     build_dir="$here/build-asan"
     build "$build_dir" -DCMAKE_BUILD_TYPE=Debug -DMDCAST_SANITIZE=ON
@@ -77,7 +82,7 @@ case "$mode" in
         "$build_dir/tools/mdcast-bench" quick
         ;;
     *)
-        echo "usage: $0 run|test|build [--sanitize]" >&2
+        echo "usage: $0 run|test|build|format [--sanitize]" >&2
         exit 2
         ;;
 esac
