@@ -41,7 +41,7 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 from bench_stack import Process, free_port, merge_config, wait_for_port  # noqa: E402
 
-QUEUE_WORDS = ("queue", "pending", "buffered", "backlog", "held")
+QUEUE_WORDS = ("queue", "pending", "buffered", "backlog", "window", "pool_borrowed", "subscriptions", "clients")
 
 
 def binaries(build):
