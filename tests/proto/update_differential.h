@@ -17,8 +17,9 @@
 namespace mdcast::proto::testing {
 
 // Empty when `field` decoded by us equals protobuf's FieldValue; otherwise what differs.
-inline std::string field_difference(const FieldEntry& ours, const wire::v1::FieldValue& theirs) {
-    using Case = wire::v1::FieldValue::ValueCase;
+inline std::string field_difference(const FieldEntry& ours,
+                                    const ::mdcast::wire::v1::FieldValue& theirs) {
+    using Case = ::mdcast::wire::v1::FieldValue::ValueCase;
     std::ostringstream why;
     if (ours.id != theirs.id()) why << "id " << ours.id << " vs " << theirs.id() << "; ";
     switch (theirs.value_case()) {
@@ -60,7 +61,7 @@ inline std::string field_difference(const FieldEntry& ours, const wire::v1::Fiel
 
 // Empty when decode_update and protobuf agree on `body`; otherwise what differs.
 inline std::string update_disagreement(std::span<const uint8_t> body, UpdateView& ours) {
-    wire::v1::Update theirs;
+    ::mdcast::wire::v1::Update theirs;
     const bool ours_ok = decode_update(body, ours);
     const bool theirs_ok = theirs.ParseFromArray(body.data(), static_cast<int>(body.size()));
     if (ours_ok != theirs_ok)
@@ -87,7 +88,7 @@ inline std::string update_disagreement(std::span<const uint8_t> body, UpdateView
     // less the unknown fields we drop.
     std::string frame;
     append_update_frame(frame, ours);
-    wire::v1::Update back;
+    ::mdcast::wire::v1::Update back;
     if (!back.ParseFromArray(frame.data() + kFrameHeaderBytes,
                              static_cast<int>(frame.size() - kFrameHeaderBytes)))
         return "protobuf refuses our re-encoding";
