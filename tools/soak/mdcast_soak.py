@@ -196,10 +196,16 @@ class Watcher:
         if now - max(server_life, self.server.stopped_until) < stale_s:
             return
         for item, entry in self.state.items():
-            if entry["state"] == "ok" and now - entry["last"] > stale_s and not entry.get("reported"):
+            if entry.get("reported"):
+                continue
+            if entry["state"] == "ok" and now - entry["last"] > stale_s:
                 entry["reported"] = True
                 findings.append(f"silent stale: {item} shown current but not updated for "
                                 f"{now - entry['last']:.1f} s ({self.process.name})")
+            elif entry["state"] == "waiting" and now - entry["last"] > 2 * stale_s:
+                entry["reported"] = True
+                findings.append(f"silent stale: {item} subscribed {now - entry['last']:.1f} s ago, "
+                                f"neither an image nor a status yet ({self.process.name})")
 
 
 class SoakStack:
