@@ -222,6 +222,7 @@ int main(int argc, char** argv) {
     const fs::path out = argv[1], etc = argv[2];
     const uint64_t epoch = make_epoch(1, 0x1234), restarted = make_epoch(1, 0x5678);
     update_seeds(out / "update_decoder");
+    update_seeds(out / "update_header");
     frame_reader_seeds(out / "frame_reader");
     wire_message_seeds(out / "wire_messages");
     packet_seeds(out / "backbone_packet", epoch);
