@@ -107,6 +107,13 @@ class ProtobufReader {
 
     // At most 5 bytes; the 5th may be at most `max_last`. Bits past 32 are dropped.
     bool short_varint(uint32_t& value, uint8_t max_last) {
+        if (p_ < end_ && *p_ < 0x80) {  // tags and lengths are one byte most of the time
+            value = *p_++;
+            return true;
+        }
+        return short_varint_slow(value, max_last);
+    }
+    [[gnu::noinline]] bool short_varint_slow(uint32_t& value, uint8_t max_last) {
         value = 0;
         for (int i = 0; i < 5 && p_ < end_; ++i) {
             const uint8_t byte = *p_++;
