@@ -38,6 +38,7 @@ TcpConnection::TcpConnection(EventLoop& loop, FlushScheduler& flusher, int fd, u
                    sizeof limits_.send_buffer_bytes);
     }
     last_input_ns_ = monotonic_ns();
+    ready_ns_ = last_input_ns_;
     if (const auto& tls = limits_.tls; tls.context) {
         const TlsContext& context = *tls.context;
         tls_ = std::make_unique<TlsStream>(
@@ -307,6 +308,10 @@ void TcpConnection::on_tls_written(size_t bytes) {
     ++writes_;
     queue_changed(before);
     if (fd_ >= 0 && closing_ && queued_bytes() == 0) close(closing_reason_, closing_text_);
+}
+
+void TcpConnection::on_tls_established() {
+    ready_ns_ = monotonic_ns();
 }
 
 void TcpConnection::on_tls_input(evbuffer* input) {

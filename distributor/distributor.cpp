@@ -261,10 +261,11 @@ void Distributor::on_housekeeping() {
         TcpConnection& connection = session->connection();
         if (!connection.is_open()) continue;
         const int64_t silent_ms = (now - connection.last_input_ns()) / 1'000'000;
+        const int64_t open_ms = (now - connection.ready_ns()) / 1'000'000;
         if (connection.tls_handshaking()) continue;  // its own deadline: tls.handshake_timeout_ms
-        if (!session->logged_in() && silent_ms >= config_.publishers_login_timeout_ms) {
-            connection.close(CloseReason::kAuthFailed,
-                             "no login within publishers.login_timeout_ms");
+        if (!session->logged_in() && open_ms >= config_.publishers_login_timeout_ms) {
+            connection.close(CloseReason::kNotLoggedIn,
+                             "no login within publishers.login_timeout_ms of connecting");
         } else if (config_.publishers_idle_timeout_ms > 0 &&
                    silent_ms >= config_.publishers_idle_timeout_ms) {
             connection.close(CloseReason::kIdleTimeout,

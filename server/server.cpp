@@ -795,11 +795,12 @@ void Server::check_client_timeouts(int64_t now) {
     for (auto& [id, client] : clients_) {
         if (!client->is_open()) continue;
         const int64_t silent_ms = (now - client->connection().last_input_ns()) / 1'000'000;
+        const int64_t open_ms = (now - client->connection().ready_ns()) / 1'000'000;
         if (client->connection().tls_handshaking())
             continue;  // its own deadline: tls.handshake_timeout_ms
-        if (!client->logged_in() && silent_ms >= config_.clients_login_timeout_ms) {
-            client->connection().close(CloseReason::kAuthFailed,
-                                       "no login within clients.login_timeout_ms");
+        if (!client->logged_in() && open_ms >= config_.clients_login_timeout_ms) {
+            client->connection().close(CloseReason::kNotLoggedIn,
+                                       "no login within clients.login_timeout_ms of connecting");
         } else if (config_.clients_idle_timeout_ms > 0 &&
                    silent_ms >= config_.clients_idle_timeout_ms) {
             client->connection().close(CloseReason::kIdleTimeout,

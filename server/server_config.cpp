@@ -37,7 +37,9 @@ void add_client_keys(config::Schema<ServerConfig>& s) {
     s.integer<uint32_t>("clients.idle_timeout_ms", &C::clients_idle_timeout_ms, 15000, 0, 3600000,
                         "Close a client silent for this long (0: never).");
     s.integer<uint32_t>("clients.login_timeout_ms", &C::clients_login_timeout_ms, 5000, 100, 600000,
-                        "A client must log in within this time.");
+                        "A client must log in within this time of connecting (of its TLS handshake "
+                        "ending); bytes that are not a login do not extend it. Closed as "
+                        "not_logged_in.");
 }
 
 void add_output_keys(config::Schema<ServerConfig>& s) {

@@ -1,0 +1,80 @@
+"""Hardening (docs/hardening.md): one misbehaving peer, packet or value is
+refused, closed or limited with a reason counted in /metrics, and the
+well-behaved clients of the same server lose nothing."""
+import json
+import os
+import select
+import socket
+import struct
+import threading
+import time
+
+from harness import (CLOSE, LOGIN_REQUEST, LOGIN_RESPONSE, SUBSCRIBE, Stack, check, frame,
+                     login_frame, pb_string, read_frames_until_close, run, split_frames, varint,
+                     wait_for_events, wait_for_log)
+from test_hostile_client import CLOSE_NOT_LOGGED_IN, close_reason
+from test_tls import admin_port, metric
+from wire import ITEM_STATUS, REFRESH, UPDATE, fields, first
+
+SERVICE_ANNOUNCE, SERVICE_ANNOUNCE_RESPONSE, ITEM_REGISTER, ITEM_REGISTERED = 10, 11, 12, 13
+STATUS_INVALID_REQUEST = 8
+
+
+def trickle_until_closed(port, seconds):
+    """Connects and sends one byte of a never-finished login every 0.1 s. Returns
+    (seconds until the peer closed, the frames it sent), or (None, []) when it
+    was still open after `seconds`."""
+    body = b"\x0a" + bytes([120]) + b"u" * 120  # a login whose user name never ends
+    trickle = frame(LOGIN_REQUEST, body)
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        started = time.monotonic()
+        for byte in trickle:
+            if time.monotonic() - started > seconds:
+                return None, []
+            try:
+                s.sendall(bytes([byte]))
+            except OSError:
+                break
+            if select.select([s], [], [], 0.1)[0]:
+                break  # a Close frame, or the end of the stream
+        return time.monotonic() - started, read_frames_until_close(s, timeout=2)
+
+
+def good_client_summary(client):
+    lines = [json.loads(line) for line in open(client.stdout_path) if line.strip()]
+    check(lines and lines[-1]["type"] == "summary", f"no summary from {client.name}")
+    return lines[-1]
+
+
+def test_trickled_bytes_do_not_extend_the_login_timeout():
+    """Item 1: the login deadline counts from accept; a peer sending one byte at a
+    time is closed as not_logged_in (counted), on the server and the distributor."""
+    with Stack("trickle") as stack:
+        distributor = stack.distributor(extra_publishers="  login_timeout_ms: 800")
+        server = stack.server(1, extra_clients="  login_timeout_ms: 800")
+        source = stack.source("--items", "5", "--rate", "500", "--duration", "5")
+        wait_for_log(source, "items registered")
+        good = stack.client(1, "--items", "ITEM000000,ITEM000003", "--duration", "4", name="good")
+        wait_for_log(server, "logged in")
+        for name, process, port in (("server", server, stack.client_ports[1]),
+                                    ("distributor", distributor, stack.publisher_port)):
+            elapsed, frames = trickle_until_closed(port, seconds=6)
+            check(elapsed is not None, f"{name}: a trickling peer was still open after 6 s")
+            check(elapsed < 3, f"{name}: a trickling peer was closed only after {elapsed:.1f} s")
+            check(close_reason(frames) == CLOSE_NOT_LOGGED_IN,
+                  f"{name}: trickling peer closed with {close_reason(frames)}, not not_logged_in")
+            prefix = "mdcast_server" if name == "server" else "mdcast_distributor"
+            admin = admin_port(process)
+            check(metric(admin, f"{prefix}_close_not_logged_in_total") >= 1,
+                  f"{name}: not_logged_in close not counted")
+            check(metric(admin, f"{prefix}_close_auth_failed_total") == 0,
+                  f"{name}: a login timeout counted as auth_failed")
+        check(source.wait(15) == 0, "source failed")
+        check(good.wait(15) == 0, "good client exit code")
+        summary = good_client_summary(good)
+        check(summary["gaps"] == 0 and summary["duplicates"] == 0 and summary["updates"] >= 500,
+              f"good client disturbed: {summary}")
+
+
+if __name__ == "__main__":
+    run([test_trickled_bytes_do_not_extend_the_login_timeout])
