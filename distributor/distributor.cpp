@@ -179,7 +179,10 @@ void Distributor::on_backbone_congestion(bool congested) {
     }
 }
 
-void Distributor::on_image_request(const wire::ImageRequest& request) {
+// An image when there is one (multicast: every server caching the item gains);
+// a NOT_FOUND only to the server that asked (one client's unknown names must
+// not cost the other servers anything, docs/hardening.md).
+void Distributor::on_image_request(const wire::ImageRequest& request, const sockaddr_in& from) {
     const ServiceEntry* service = request.service_id() != 0
                                       ? registry_.service(request.service_id())
                                       : registry_.service(request.service_name());
@@ -228,6 +231,7 @@ void Distributor::on_image_request(const wire::ImageRequest& request) {
     }
     status.set_service_name(status.service_name().substr(0, 256));
     status.set_item_name(status.item_name().substr(0, 1024));
+    if (!item) return control_.reply_not_found(status, from);
     backbone_.send(proto::FrameType::kItemStatus, status);
 }
 
@@ -330,6 +334,9 @@ void Distributor::register_metrics() {
     m.gauge("window_bytes", "Bytes held for repair", [this] { return backbone_.window().bytes(); });
     m.counter("image_requests_total", "Image requests from servers",
               [&c] { return c.image_requests; });
+    m.counter("not_found_replies_total",
+              "Image requests for unknown names, answered NOT_FOUND by unicast to the asker",
+              [&c] { return c.not_found_replies; });
     m.counter("directory_queries_total", "Directory queries from servers",
               [&c] { return c.directory_queries; });
     m.counter("malformed_control_total", "Control datagrams dropped as malformed",

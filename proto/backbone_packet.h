@@ -42,7 +42,7 @@ enum class PacketType : uint8_t {
     kData = 1,          // multicast: refresh / update / status / directory
     kHeartbeat = 2,     // multicast: sender idle; carries Heartbeat
     kControl = 3,       // unicast server -> distributor: image requests, queries, NAKs
-    kControlReply = 4,  // unicast distributor -> server: RTT echoes
+    kControlReply = 4,  // unicast distributor -> server: RTT echoes, NOT_FOUND answers
 };
 
 struct PacketHeader {

@@ -137,7 +137,7 @@ BackboneReceiver::BackboneReceiver(EventLoop& loop, const Settings& settings, Ha
       control_event_(event_new(loop.base(), control_socket_.fd(), EV_READ | EV_PERSIST,
                                &on_control_readable, this)),
       batch_(32, settings.max_datagram_bytes),
-      control_batch_(4, 512),
+      control_batch_(16, 2048),  // a NOT_FOUND answer carries names up to 1,280 bytes
       control_flush_(loop, [this] { flush_control(); }),
       nak_timer_(loop, [this] { on_nak_timer(); }),
       rtt_timer_(loop, [this] { send_rtt_probes(); }),
@@ -404,32 +404,38 @@ void BackboneReceiver::on_control_readable(int, short, void* self) {
     const size_t n = receiver->control_batch_.receive(receiver->control_socket_.fd());
     const int64_t now = monotonic_ns();
     for (size_t i = 0; i < n; ++i) {
-        const auto datagram = receiver->control_batch_.datagram(i);
-        const sockaddr_in& from = receiver->control_batch_.source(i);
-        proto::PacketHeader header;
-        if (proto::decode_packet_header(datagram, header) != proto::PacketError::kNone ||
-            header.type != proto::PacketType::kControlReply ||
-            !receiver->authentic(datagram, header)) {
-            receiver->drop_malformed(from, "bad control reply");
-            continue;
+        receiver->handle_control_reply(receiver->control_batch_.datagram(i),
+                                       receiver->control_batch_.source(i), now);
+    }
+}
+
+// RTT echoes and NOT_FOUND answers, accepted only from a source's control address.
+void BackboneReceiver::handle_control_reply(std::span<const uint8_t> datagram,
+                                            const sockaddr_in& from, int64_t now) {
+    proto::PacketHeader header;
+    if (proto::decode_packet_header(datagram, header) != proto::PacketError::kNone ||
+        header.type != proto::PacketType::kControlReply || !authentic(datagram, header)) {
+        return drop_malformed(from, "bad control reply");
+    }
+    Source* source = nullptr;
+    for (auto& [id, s] : sources_) {
+        if (s->control_address && s->control_address->sin_addr.s_addr == from.sin_addr.s_addr &&
+            s->control_address->sin_port == from.sin_port) {
+            source = s.get();
         }
-        Source* source = nullptr;  // the echo comes from the source's control address
-        for (auto& [id, s] : receiver->sources_) {
-            if (s->control_address && s->control_address->sin_addr.s_addr == from.sin_addr.s_addr &&
-                s->control_address->sin_port == from.sin_port) {
-                source = s.get();
-            }
-        }
-        PacketMessageIterator messages(datagram, header, proto::kBackboneControlReplyTypes);
-        proto::Frame frame;
-        wire::v1::RttProbe echo;
-        while (source && messages.next(frame) == PacketMessageIterator::Result::kFrame) {
-            if (echo.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) &&
-                echo.sent_time_ns() != 0 && static_cast<int64_t>(echo.sent_time_ns()) <= now) {
-                const int64_t rtt = now - static_cast<int64_t>(echo.sent_time_ns());
-                receiver->round_trips_.record(rtt);
-                source->note_round_trip(rtt);
-            }
+    }
+    if (!source) return;  // e.g. an echo from before the source's reset
+    PacketMessageIterator messages(datagram, header, proto::kBackboneControlReplyTypes);
+    proto::Frame frame;
+    wire::v1::RttProbe echo;
+    while (messages.next(frame) == PacketMessageIterator::Result::kFrame) {
+        if (frame.type == proto::FrameType::kItemStatus) {
+            handler_.on_control_answer(source->id, frame);
+        } else if (echo.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) &&
+                   echo.sent_time_ns() != 0 && static_cast<int64_t>(echo.sent_time_ns()) <= now) {
+            const int64_t rtt = now - static_cast<int64_t>(echo.sent_time_ns());
+            round_trips_.record(rtt);
+            source->note_round_trip(rtt);
         }
     }
 }

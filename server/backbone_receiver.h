@@ -65,6 +65,9 @@ class BackboneReceiver {
         virtual void on_control_ready(uint16_t source) = 0;
         // Nothing heard from the source for source_silent_ms (true), or heard again (false).
         virtual void on_source_silent(uint16_t source, bool silent) = 0;
+        // An answer the source sent to this server alone (unicast to its control
+        // socket): an ItemStatus saying a name this server asked for is not found.
+        virtual void on_control_answer(uint16_t source, const proto::Frame& frame) = 0;
 
       protected:
         virtual ~Handler() = default;
@@ -111,6 +114,8 @@ class BackboneReceiver {
 
     static void on_readable(int, short, void* group);
     static void on_control_readable(int, short, void* self);
+    void handle_control_reply(std::span<const uint8_t> datagram, const sockaddr_in& from,
+                              int64_t now);
     void read_group(Group& group);
     void handle_datagram(std::span<const uint8_t> datagram, const sockaddr_in& from, bool truncated,
                          int64_t now);

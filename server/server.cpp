@@ -566,6 +566,20 @@ void Server::on_item_status(uint16_t source, const proto::Frame& frame) {
     answer_pending(status);
 }
 
+// A NOT_FOUND the distributor sent to this server alone: it closes the names
+// waiting here; nothing else (no cached item, no other server) is touched.
+void Server::on_control_answer(uint16_t, const proto::Frame& frame) {
+    wire::ItemStatus status;
+    if (!status.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) ||
+        status.item_id() != 0 || status.status().code() != wire::STATUS_NOT_FOUND ||
+        status.status().stream_state() != wire::STREAM_CLOSED) {
+        ++counters_.malformed_messages;
+        return;
+    }
+    ++counters_.not_found_in;
+    answer_pending(status);
+}
+
 // Tells clients waiting for an image by name what upstream said instead.
 void Server::answer_pending(const wire::ItemStatus& status) {
     if (status.status().stream_state() != wire::STREAM_CLOSED) {
@@ -867,6 +881,11 @@ void Server::register_metrics() {
     m.counter("refreshes_in_total", "Refreshes received", [&c] { return c.refreshes_in; });
     m.counter("updates_in_total", "Updates received", [&c] { return c.updates_in; });
     m.counter("statuses_in_total", "Item statuses received", [&c] { return c.statuses_in; });
+    m.counter("waiting_for_source_total",
+              "Item requests answered open/suspect: no source for their service yet",
+              [&c] { return c.waiting_for_source; });
+    m.counter("not_found_in_total", "NOT_FOUND answers the distributor sent to this server alone",
+              [&c] { return c.not_found_in; });
     m.counter("heartbeats_total", "Backbone heartbeats received",
               [&b] { return b.heartbeats_received; });
     m.counter("malformed_packets_total", "Backbone datagrams dropped as malformed",

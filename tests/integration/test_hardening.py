@@ -76,5 +76,70 @@ def test_trickled_bytes_do_not_extend_the_login_timeout():
               f"good client disturbed: {summary}")
 
 
+def hammer_unknown_items(port, seconds, tag, batch=50):
+    """Logs in and asks for never-seen item names of service MDCAST as fast as the
+    server takes them, for `seconds`. Returns the ItemStatus frames it got back."""
+    statuses, pending, n = 0, b"", 0
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(login_frame())
+        s.settimeout(0.01)
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            names = b"".join(pb_string(3, f"NOPE-{tag}-{n + i}") for i in range(batch))
+            n += batch
+            s.sendall(frame(SUBSCRIBE, pb_string(2, "MDCAST") + names))
+            try:
+                pending += s.recv(1 << 20)
+            except socket.timeout:
+                pass
+            frames, pending = split_frames(pending)
+            statuses += sum(1 for kind, _ in frames if kind == ITEM_STATUS)
+    return statuses
+
+
+def test_unknown_items_cost_only_the_asker():
+    """Item 2: NOT_FOUND answers go by unicast to the asking server only; a client
+    hammering unknown names gets its statuses, the other server hears nothing of
+    it, and well-behaved clients on the same server lose nothing."""
+    with Stack("unknown") as stack:
+        distributor = stack.distributor()
+        server = stack.server(1)
+        other = stack.server(2)
+        source = stack.source("--items", "20", "--rate", "2000", "--duration", "8")
+        wait_for_log(source, "items registered")
+        good = stack.client(1, "--item-count", "20", "--duration", "7", "--output", "none",
+                            name="good")
+        bystander = stack.client(2, "--item-count", "20", "--duration", "7", "--output", "none",
+                                 name="bystander")
+        wait_for_log(server, "logged in")
+        wait_for_log(other, "logged in")
+        time.sleep(1)
+        other_admin = admin_port(other)
+        other_statuses = metric(other_admin, "mdcast_server_statuses_in_total")
+        results = []
+        threads = [threading.Thread(target=lambda t=t: results.append(
+            hammer_unknown_items(stack.client_ports[1], 4, t))) for t in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        check(sum(results) > 0, "the hammering clients got no NOT_FOUND status back")
+        heard = metric(other_admin, "mdcast_server_statuses_in_total") - other_statuses
+        check(heard == 0, f"the other server heard {heard:.0f} statuses for names it never asked for")
+        check(source.wait(20) == 0, "source failed")
+        for client in (good, bystander):
+            check(client.wait(20) == 0, f"{client.name} exit code")
+            summary = json.loads(open(client.log_path).read().strip().splitlines()[-1])
+            check(summary["gaps"] == 0 and summary["duplicates"] == 0 and summary["statuses"] == 0
+                  and summary["updates"] > 5000, f"{client.name} disturbed: {summary}")
+        check(metric(admin_port(server), "mdcast_server_unrecoverable_total") == 0,
+              "backbone loss while unknown names were asked for")
+        check(metric(admin_port(distributor), "mdcast_distributor_not_found_replies_total") > 0,
+              "NOT_FOUND answers not counted by the distributor")
+        check(metric(admin_port(server), "mdcast_server_not_found_in_total") > 0,
+              "NOT_FOUND answers not counted by the asking server")
+
+
 if __name__ == "__main__":
-    run([test_trickled_bytes_do_not_extend_the_login_timeout])
+    run([test_trickled_bytes_do_not_extend_the_login_timeout,
+         test_unknown_items_cost_only_the_asker])
