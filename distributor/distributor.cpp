@@ -304,6 +304,9 @@ void Distributor::register_metrics() {
                   [this, i] { return closes_[i]; });
     }
     m.counter("rejected_total", "Publisher messages refused", [&p] { return p.rejected_messages; });
+    m.counter("invalid_content_total",
+              "Publisher messages refused alone for invalid content (not UTF-8); connection kept",
+              [&p] { return p.invalid_content; });
     m.counter("packets_total", "Backbone datagrams sent", [&b] { return b.packets_sent; });
     m.counter("bytes_total", "Backbone bytes sent", [&b] { return b.bytes_sent; });
     m.counter("messages_total", "Messages sent on the backbone", [&b] { return b.messages_sent; });

@@ -140,6 +140,85 @@ def test_unknown_items_cost_only_the_asker():
               "NOT_FOUND answers not counted by the asking server")
 
 
+def pb_bytes(field, data):
+    return varint(field << 3 | 2) + varint(len(data)) + data
+
+
+def pb_varint(field, value):
+    return varint(field << 3) + varint(value)
+
+
+def read_frame_of(sock, kind, timeout=5):
+    """Reads frames until one of `kind` (returns its body); fails on a Close."""
+    data, deadline = b"", time.monotonic() + timeout
+    sock.settimeout(timeout)
+    while time.monotonic() < deadline:
+        frames, _ = split_frames(data)
+        for k, body in frames:
+            if k == kind:
+                return body
+            check(k != CLOSE, f"closed while waiting for frame {kind}: {body}")
+        chunk = sock.recv(65536)
+        check(chunk, f"connection ended while waiting for frame {kind}")
+        data += chunk
+    raise AssertionError(f"no frame {kind} within {timeout} s")
+
+
+def raw_publisher(port, service, item):
+    """Logs in to the distributor, announces `service`, registers `item`;
+    returns (socket, item id)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(login_frame("raw-publisher"))
+    read_frame_of(s, LOGIN_RESPONSE)
+    s.sendall(frame(SERVICE_ANNOUNCE, pb_string(1, service) + pb_varint(2, 1)))
+    service_id = first(fields(read_frame_of(s, SERVICE_ANNOUNCE_RESPONSE)), 2)
+    s.sendall(frame(ITEM_REGISTER,
+                    pb_varint(1, service_id) + pb_bytes(2, pb_varint(1, 1) + pb_string(2, item))))
+    entry = fields(first(fields(read_frame_of(s, ITEM_REGISTERED)), 2, b""))
+    return s, first(entry, 2)
+
+
+def field_list(value):
+    """A FieldList with field 22 (BID) set to the string bytes `value`."""
+    return pb_bytes(1, pb_varint(1, 22) + pb_bytes(5, value))
+
+
+def test_invalid_utf8_is_refused_alone():
+    """Item 3: a refresh or update whose string is not UTF-8 is refused with an
+    INVALID_REQUEST status for that item; the publisher stays connected and its
+    next valid messages flow; the refusal is counted."""
+    with Stack("utf8") as stack:
+        distributor = stack.distributor()
+        server = stack.server(1)
+        s, item_id = raw_publisher(stack.publisher_port, "RAW", "BADVALUE")
+        check(item_id != 0, "item not registered")
+        bad = b"\xff\xfe not utf-8"
+        for kind, body in ((REFRESH, pb_varint(1, item_id) + pb_varint(2, 1) +
+                            pb_bytes(9, field_list(bad))),
+                           (UPDATE, pb_varint(1, item_id) + pb_varint(2, 1) +
+                            pb_bytes(4, field_list(bad)))):
+            s.sendall(frame(kind, body))
+            status = fields(read_frame_of(s, ITEM_STATUS))
+            check(first(status, 1) == item_id and
+                  first(fields(first(status, 5, b"")), 3) == STATUS_INVALID_REQUEST,
+                  f"frame {kind} with a bad string not refused with INVALID_REQUEST: {status}")
+        # Still connected: a valid refresh is taken and reaches a subscriber.
+        s.sendall(frame(REFRESH, pb_varint(1, item_id) + pb_varint(2, 1) +
+                        pb_bytes(9, field_list("ok".encode()))))
+        client = stack.client(1, "--service", "RAW", "--items", "BADVALUE", "--duration", "3")
+        check(client.wait(15) == 0, "client exit code")
+        summary = json.loads(open(client.stdout_path).read().strip().splitlines()[-1])
+        check(summary["refreshes"] == 1, f"the valid refresh after the refusals was lost: {summary}")
+        admin = admin_port(distributor)
+        check(metric(admin, "mdcast_distributor_invalid_content_total") == 2,
+              "refused values not counted")
+        check(metric(admin, "mdcast_distributor_close_protocol_error_total") == 0,
+              "the publisher was closed for a bad value")
+        s.close()
+        server.stop()
+
+
 if __name__ == "__main__":
     run([test_trickled_bytes_do_not_extend_the_login_timeout,
-         test_unknown_items_cost_only_the_asker])
+         test_unknown_items_cost_only_the_asker,
+         test_invalid_utf8_is_refused_alone])
