@@ -1,7 +1,5 @@
 #include "distributor/distributor.h"
 
-#include <random>
-
 #include "common/auth_keys.h"
 #include "common/clock.h"
 #include "common/daemon_keys.h"
@@ -12,11 +10,11 @@ namespace mdcast::distributor {
 
 namespace {
 
+// Epochs are ordered: the low 48 bits are the start time in milliseconds
+// (CLOCK_REALTIME), so a later start has a larger epoch and servers can refuse
+// an older one (a replayed packet from before a restart, docs/hardening.md).
 uint64_t new_epoch(uint16_t source) {
-    std::random_device device;
-    uint64_t random = 0;
-    while ((random & 0xFFFF'FFFF'FFFFull) == 0) random = (uint64_t{device()} << 32) | device();
-    return proto::make_epoch(source, random);
+    return proto::make_epoch(source, static_cast<uint64_t>(realtime_ns() / 1'000'000));
 }
 
 BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16_t control_port,

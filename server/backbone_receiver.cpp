@@ -34,6 +34,15 @@ class BackboneReceiver::Source final : public LossRecovery::Handler {
     bool silent = false;
     int64_t smoothed_rtt_ns = 0;
 
+    // Epochs grow with the distributor's start time: an older one than the
+    // epoch followed is a replayed packet from before a restart. Only a silent
+    // source (its host's clock stepped back across a restart) may go back.
+    bool refuses_epoch(uint64_t epoch) {
+        if (recovery.epoch() == 0 || epoch >= recovery.epoch() || silent) return false;
+        ++receiver_.counters_.stale_epochs;
+        return true;
+    }
+
     void heard(int64_t now) {
         last_heard_ns = now;
         if (!silent) return;
@@ -309,6 +318,7 @@ void BackboneReceiver::handle_datagram(std::span<const uint8_t> datagram, const 
         ++counters_.foreign_sources;
         return drop_malformed(from, "more distributors than backbone.max_sources");
     }
+    if (source->refuses_epoch(header.epoch)) return;  // counted in stale_epochs
     if (header.flags & proto::kPacketFlagRetransmit) ++counters_.repairs_received;
     source->heard(now);
     source->recovery.on_data(header.epoch, header.sequence, datagram, now);
@@ -332,6 +342,7 @@ bool BackboneReceiver::handle_heartbeat(std::span<const uint8_t> datagram,
         ++counters_.foreign_sources;
         return true;
     }
+    if (source->refuses_epoch(header.epoch)) return true;  // counted; not malformed
     ++counters_.heartbeats_received;
     source->heard(now);
     source->recovery.on_heartbeat(header.epoch, heartbeat.next_sequence(),

@@ -1,7 +1,8 @@
 // The server's end of the backbone. Joins one or more multicast groups and
 // keeps one Source per distributor heard on them, told apart by the
 // distributor id in the top bits of each packet's epoch (proto/source_ids.h):
-// a new epoch with a known id is that distributor restarting; another id is
+// a new, larger epoch with a known id is that distributor restarting (an older
+// one is a replay and is dropped, unless the source has gone silent); another id is
 // another distributor, kept apart (its own ordering, repair, control address
 // and silence detection) rather than mistaken for a restart. A distributor
 // heard on several groups (redundant A/B paths) feeds one Source, so the first
@@ -48,6 +49,8 @@ struct BackboneReceiverCounters {
     uint64_t injected_drops = 0;  // testing.loss
     uint64_t source_silences = 0;
     uint64_t bad_signatures = 0;  // unsigned or forged while keys are configured: dropped
+    uint64_t stale_epochs = 0;    // packets of an older epoch than the one followed: dropped
+    uint64_t stalls = 0;          // silence checks skipped: this process had not run (paused)
 };
 
 class BackboneReceiver {

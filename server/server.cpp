@@ -892,6 +892,12 @@ void Server::register_metrics() {
               [&b] { return b.malformed_packets; });
     m.counter("bad_signatures_total", "Backbone datagrams unsigned or forged, dropped",
               [&b] { return b.bad_signatures; });
+    m.counter("stalls_total",
+              "Times this server found it had not run for a while (paused): sources not blamed",
+              [&b] { return b.stalls; });
+    m.counter("stale_epochs_total",
+              "Backbone datagrams of an older epoch than the distributor's current one, dropped",
+              [&b] { return b.stale_epochs; });
     m.counter("malformed_messages_total", "Messages dropped as malformed",
               [&c] { return c.malformed_messages; });
     m.counter("foreign_messages_total", "Messages for another distributor's ids, dropped",

@@ -218,7 +218,69 @@ def test_invalid_utf8_is_refused_alone():
         server.stop()
 
 
+def join_group(group, port):
+    """A socket that hears the test's backbone group on loopback."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_UDP)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((group, port))
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                 struct.pack("4s4s", socket.inet_aton(group), socket.inet_aton("127.0.0.1")))
+    s.settimeout(5)
+    return s
+
+
+def send_to_group(group, port, datagram):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_UDP) as s:
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("127.0.0.1"))
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 0)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
+        s.sendto(datagram, (group, port))
+
+
+def wait_metric_at_least(port, name, value, timeout=10):
+    deadline = time.monotonic() + timeout
+    while metric(port, name) < value:
+        check(time.monotonic() < deadline, f"{name} stayed below {value} for {timeout} s")
+        time.sleep(0.1)
+
+
+def test_replayed_old_epoch_is_refused():
+    """Item 4: epochs grow with the distributor's start time; after a restart a
+    replayed, validly signed packet of the old epoch is dropped (counted) and
+    does not reset the server again."""
+    with Stack("replay") as stack:
+        key = stack.write("backbone.key", os.urandom(32).hex())
+        listener = join_group(stack.group, stack.backbone_port)
+        server = stack.server(1, extra=f"  key_file: {key}")
+        admin = admin_port(server)
+        distributor = stack.distributor(extra=f"  key_file: {key}")
+        old = [listener.recv(65536)]  # the first epoch's first heartbeat, signed
+        wait_for_log(server, "control address")  # the server follows the first epoch
+        distributor.stop()
+        stack.distributor(extra=f"  key_file: {key}")
+        wait_metric_at_least(admin, "mdcast_server_epoch_changes_total", 1)
+        source = stack.source("--items", "5", "--rate", "500", "--duration", "5")
+        wait_for_log(source, "items registered")
+        good = stack.client(1, "--items", "ITEM000000,ITEM000003", "--duration", "4", name="good")
+        wait_for_log(server, "logged in")
+        time.sleep(1)
+        for _ in range(20):
+            for datagram in old:
+                send_to_group(stack.group, stack.backbone_port, datagram)
+            time.sleep(0.05)
+        check(metric(admin, "mdcast_server_epoch_changes_total") == 1,
+              "a replayed old packet switched the server back to the old epoch")
+        check(source.wait(15) == 0, "source failed")
+        check(good.wait(15) == 0, "good client exit code")
+        summary = good_client_summary(good)
+        check(summary["gaps"] == 0 and summary["duplicates"] == 0 and summary["statuses"] == 0
+              and summary["refreshes"] == 2, f"good client disturbed by the replay: {summary}")
+        check(metric(admin, "mdcast_server_stale_epochs_total") >= 20, "replays not counted")
+        listener.close()
+
+
 if __name__ == "__main__":
     run([test_trickled_bytes_do_not_extend_the_login_timeout,
          test_unknown_items_cost_only_the_asker,
-         test_invalid_utf8_is_refused_alone])
+         test_invalid_utf8_is_refused_alone,
+         test_replayed_old_epoch_is_refused])
