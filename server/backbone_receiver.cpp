@@ -216,6 +216,8 @@ LossRecoveryCounters BackboneReceiver::recovery_counters() const {
         sum.unrecoverable_events += c.unrecoverable_events;
         sum.epoch_changes += c.epoch_changes;
         sum.buffer_overflows += c.buffer_overflows;
+        sum.jumps_refused += c.jumps_refused;
+        sum.jumps_taken += c.jumps_taken;
     }
     return sum;
 }

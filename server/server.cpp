@@ -41,6 +41,7 @@ BackboneReceiver::Settings receiver_settings(const ServerConfig& config,
     r.nak_max_attempts = config.backbone_nak_max_attempts;
     r.max_buffered_bytes = config.backbone_reorder_buffer_bytes;
     r.max_gap_packets = config.backbone_max_gap_packets;
+    r.jump_confirmations = config.backbone_jump_confirmations;
     r.seed = config.loss_seed ^ (uint64_t{config.instance} << 32) ^
              static_cast<uint64_t>(monotonic_ns());
     settings.source_silent_ms = config.backbone_source_silent_ms;
@@ -930,6 +931,11 @@ void Server::register_metrics() {
               [recovery] { return recovery().unrecoverable; });
     m.counter("epoch_changes_total", "Distributor restarts seen",
               [recovery] { return recovery().epoch_changes; });
+    m.counter("jumps_refused_total",
+              "Packets or heartbeats too far ahead in sequence, not believed (dropped)",
+              [recovery] { return recovery().jumps_refused; });
+    m.counter("jumps_taken_total", "Far sequence jumps confirmed and taken",
+              [recovery] { return recovery().jumps_taken; });
     m.gauge("repair_p50_seconds", "Median repair time (loss seen to repair received)", [this] {
         return static_cast<double>(backbone_.repair_times().percentile_ns(0.5)) / 1e9;
     });

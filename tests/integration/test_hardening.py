@@ -279,8 +279,45 @@ def test_replayed_old_epoch_is_refused():
         listener.close()
 
 
+def capture_data_packet(listener):
+    """The next data packet (type 1) heard on the group."""
+    while True:
+        datagram = listener.recv(65536)
+        if datagram[5] == 1:
+            return datagram
+
+
+def test_forged_far_sequence_does_not_stall():
+    """Item 5: signing off, one forged packet numbered 10^9 ahead is not believed
+    (dropped, counted): nothing is given up, no data stops."""
+    with Stack("jump") as stack:
+        listener = join_group(stack.group, stack.backbone_port)
+        stack.distributor()
+        server = stack.server(1)
+        admin = admin_port(server)
+        source = stack.source("--items", "5", "--rate", "500", "--duration", "5")
+        wait_for_log(source, "items registered")
+        good = stack.client(1, "--items", "ITEM000000,ITEM000003", "--duration", "4", name="good")
+        wait_for_log(server, "logged in")
+        time.sleep(1)
+        real = capture_data_packet(listener)
+        sequence = struct.unpack_from(">Q", real, 16)[0]
+        forged = real[:16] + struct.pack(">Q", sequence + 1_000_000_000) + real[24:]
+        send_to_group(stack.group, stack.backbone_port, forged)
+        check(source.wait(15) == 0, "source failed")
+        check(good.wait(15) == 0, "good client exit code")
+        check(metric(admin, "mdcast_server_unrecoverable_total") == 0,
+              "a forged sequence made the server give packets up")
+        summary = good_client_summary(good)
+        check(summary["gaps"] == 0 and summary["statuses"] == 0 and summary["updates"] >= 1000,
+              f"good client disturbed by the forged packet: {summary}")
+        check(metric(admin, "mdcast_server_jumps_refused_total") >= 1, "the forged jump not counted")
+        listener.close()
+
+
 if __name__ == "__main__":
     run([test_trickled_bytes_do_not_extend_the_login_timeout,
          test_unknown_items_cost_only_the_asker,
          test_invalid_utf8_is_refused_alone,
-         test_replayed_old_epoch_is_refused])
+         test_replayed_old_epoch_is_refused,
+         test_forged_far_sequence_does_not_stall])
