@@ -277,13 +277,33 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
     PendingImage* pending = nullptr;
     switch (pending_.add(service, name, PendingSubscriber{&client, snapshot, view}, pending)) {
         case PendingRequests::AddResult::kFirst:
-            if (route_pending(*pending) == Route::kNoSuchService) close_unroutable({service, name});
+            switch (route_pending(*pending)) {
+                case Route::kNoSuchService:
+                    return close_unroutable({service, name});
+                case Route::kWaiting:
+                    return tell_no_source_yet(client, service, name);
+                case Route::kSent:
+                    return;
+            }
             return;
         case PendingRequests::AddResult::kJoined:
+            if (pending->attempts == 0) tell_no_source_yet(client, service, name);
             return;
         case PendingRequests::AddResult::kLimitReached:
             return refuse_pending(client, service, name);
     }
+}
+
+// Nothing upstream can be asked yet (no distributor heard, or not every one
+// has sent its directory): the subscriber hears so at once, and keeps waiting
+// for the image (or for closed/NOT_FOUND when the directories lack the service).
+void Server::tell_no_source_yet(ClientSession& client, const std::string& service,
+                                const std::string& name) {
+    ++counters_.waiting_for_source;
+    send_status(
+        client, service, name, 0,
+        make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT, wire::STATUS_SOURCE_DOWN,
+                    "no source for service " + service + " yet; the image follows when one is up"));
 }
 
 bool Server::add_subscription(ClientSession& client, const CachedItem& item,

@@ -130,6 +130,8 @@ class Server final : public BackboneReceiver::Handler, public ClientSession::Own
     std::optional<uint16_t> service_source(const std::string& service) const;
     Route route_pending(PendingImage& pending);
     void route_pending(const std::vector<PendingImage*>& entries);
+    void tell_no_source_yet(ClientSession& client, const std::string& service,
+                            const std::string& name);
     void close_unroutable(const std::pair<std::string, std::string>& name);
 
     // Access control (server/server_access.cpp).

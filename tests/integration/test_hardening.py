@@ -315,9 +315,30 @@ def test_forged_far_sequence_does_not_stall():
         listener.close()
 
 
+def test_subscription_before_any_source_is_answered():
+    """Item 6: with no distributor heard yet, a subscription is answered at once
+    with open/suspect SOURCE_DOWN (counted), and gets its image once the
+    distributor and the publisher are up."""
+    with Stack("nosource") as stack:
+        server = stack.server(1)
+        client = stack.client(1, "--items", "ITEM000001", "--duration", "12", name="early")
+        events = wait_for_events(client, lambda e: any(x["type"] == "status" for x in e),
+                                 timeout=5, what="a status before any source is up")
+        status = next(x for x in events if x["type"] == "status")
+        check(status["stream"] == "open" and status["data"] == "suspect" and
+              status["code"] == "SOURCE_DOWN", f"unexpected first answer: {status}")
+        check(metric(admin_port(server), "mdcast_server_waiting_for_source_total") >= 1,
+              "the waiting subscription was not counted")
+        stack.distributor()
+        source = stack.source("--items", "5", "--rate", "100", "--duration", "6")
+        wait_for_log(source, "items registered")
+        wait_for_events(client, lambda e: any(x["type"] == "refresh" for x in e), timeout=10,
+                        what="the image once the source is up")
+        client.stop()
+        source.stop()
+
+
 if __name__ == "__main__":
-    run([test_trickled_bytes_do_not_extend_the_login_timeout,
-         test_unknown_items_cost_only_the_asker,
-         test_invalid_utf8_is_refused_alone,
-         test_replayed_old_epoch_is_refused,
-         test_forged_far_sequence_does_not_stall])
+    run([test_trickled_bytes_do_not_extend_the_login_timeout, test_unknown_items_cost_only_the_asker,
+         test_invalid_utf8_is_refused_alone, test_replayed_old_epoch_is_refused,
+         test_forged_far_sequence_does_not_stall, test_subscription_before_any_source_is_answered])
