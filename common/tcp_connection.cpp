@@ -247,14 +247,16 @@ void TcpConnection::close_after_flush(CloseReason reason, const std::string& tex
 
 void TcpConnection::close(CloseReason reason, const std::string& text) {
     if (fd_ < 0) return;
+    // The events go before the descriptor: deleting them after close() makes
+    // libevent touch a closed (or already reused) descriptor.
+    event_del(read_event_);
+    event_del(write_event_);
     if (tls_) {
         close_tls(reason, text);
     } else {
         close_socket(reason, text);
     }
     const size_t accounted = queued_bytes();  // what the pool holds for us
-    event_del(read_event_);
-    event_del(write_event_);
     flusher_.cancel(*this);
     evbuffer_drain(output_, evbuffer_get_length(output_));  // unsent output is discarded
     tls_queued_ = 0;

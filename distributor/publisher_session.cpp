@@ -304,9 +304,13 @@ void PublisherSession::on_closed(TcpConnection& connection, CloseReason reason,
                            ? spdlog::level::info
                            : spdlog::level::warn;
     // The listener's owner logs failed handshakes, rate-limited.
-    if (!is_tls_handshake_failure(reason)) {
-        log_->log(level, "publisher {} (user {}) closed: {}: {}", connection.peer(),
-                  user_.empty() ? "-" : user_, close_reason_name(reason), text);
+    uint64_t suppressed = 0;  // warnings share one limit
+    if (!is_tls_handshake_failure(reason) &&
+        (level != spdlog::level::warn ||
+         log::close_warnings(static_cast<size_t>(reason)).allow(suppressed))) {
+        log_->log(level, "publisher {} (user {}) closed: {}: {}{}", connection.peer(),
+                  user_.empty() ? "-" : user_, close_reason_name(reason), text,
+                  suppressed ? fmt::format(" ({} similar suppressed)", suppressed) : "");
     }
     owner_.on_publisher_closed(*this, reason, text);
 }

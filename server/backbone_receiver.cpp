@@ -236,7 +236,7 @@ void BackboneReceiver::on_readable(int, short, void* group) {
 void BackboneReceiver::read_group(Group& group) {
     // One batch per wakeup keeps client sockets and timers served under load.
     const size_t n = batch_.receive(group.socket.fd());
-    group.kernel_drops = batch_.kernel_drops();
+    group.kernel_drops = std::max(group.kernel_drops, batch_.kernel_drops());  // per socket
     const int64_t now = monotonic_ns();
     const auto handle = [&](size_t i) {
         handle_datagram(batch_.datagram(i), batch_.source(i), batch_.truncated(i), now);
@@ -455,6 +455,19 @@ void BackboneReceiver::handle_control_reply(std::span<const uint8_t> datagram,
 
 void BackboneReceiver::check_silence() {
     const int64_t now = monotonic_ns();
+    const int64_t period_ns =
+        int64_t{std::max<uint32_t>(settings_.source_silent_ms / 4, 1)} * 1'000'000;
+    const bool stalled =
+        last_silence_check_ns_ != 0 && now - last_silence_check_ns_ > 2 * period_ns;
+    last_silence_check_ns_ = now;
+    if (stalled) {
+        // This process did not run (SIGSTOP, a long stall): what looks like
+        // silence is ours, and the packets are waiting in the socket. The
+        // sources get a fresh period to be heard before they are blamed.
+        ++counters_.stalls;
+        for (auto& [id, source] : sources_) source->last_heard_ns = now;
+        return;
+    }
     for (auto& [id, source] : sources_) {
         if (source->silent || source->last_heard_ns == 0) continue;
         const int64_t quiet_ms = (now - source->last_heard_ns) / 1'000'000;

@@ -146,6 +146,7 @@ class BackboneReceiver {
     int64_t nak_timer_deadline_ = INT64_MAX;
     Timer rtt_timer_;
     Timer silence_timer_;
+    int64_t last_silence_check_ns_ = 0;
     LossInjector receive_loss_;
     LossInjector control_send_loss_;
     BackboneReceiverCounters counters_;
