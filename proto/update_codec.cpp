@@ -181,6 +181,10 @@ bool decode_field_list(std::span<const uint8_t> bytes, int depth, std::vector<Fi
 
 }  // namespace
 
+bool is_valid_utf8(std::string_view text) {
+    return valid_utf8({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+}
+
 bool decode_update(std::span<const uint8_t> body, UpdateView& out) {
     out.item_id = out.item_seq = out.publish_time_ns = 0;
     out.conflated = false;
