@@ -106,6 +106,14 @@ class BackboneReceiver {
     const LatencyHistogram& round_trips() const { return round_trips_; }
     uint64_t kernel_drops() const;
 
+    // One datagram as read from a group socket at time `now` (steady ns): what the
+    // socket callback calls, and the entry point of the stateful fuzz target
+    // (tests/fuzz/backbone_receiver_fuzz.cpp), which has no socket to read from.
+    void handle_datagram(std::span<const uint8_t> datagram, const sockaddr_in& from, bool truncated,
+                         int64_t now);
+    // Arms the NAK timer for what handle_datagram found missing.
+    void schedule_naks();
+
   private:
     class Source;
     struct Group {
@@ -120,15 +128,12 @@ class BackboneReceiver {
     void handle_control_reply(std::span<const uint8_t> datagram, const sockaddr_in& from,
                               int64_t now);
     void read_group(Group& group);
-    void handle_datagram(std::span<const uint8_t> datagram, const sockaddr_in& from, bool truncated,
-                         int64_t now);
     bool handle_heartbeat(std::span<const uint8_t> datagram, const proto::PacketHeader& header,
                           const sockaddr_in& from, int64_t now);
     Source* source_for(uint64_t epoch);
     void drop_malformed(const sockaddr_in& from, std::string_view why);
     bool authentic(std::span<const uint8_t> datagram, const proto::PacketHeader& header);
     void flush_control();
-    void schedule_naks();
     void on_nak_timer();
     void send_rtt_probes();
     void check_silence();

@@ -890,7 +890,7 @@ void Server::register_metrics() {
         return sum;
     };
     m.gauge("clients", "Client connections open",
-            [this, clients] { return clients([](auto&) { return 1; }); });
+            [clients] { return clients([](auto&) { return 1; }); });
     m.gauge("subscriptions", "Open item subscriptions over all clients", [clients] {
         return clients([](ClientSession& s) { return s.subscriptions().size(); });
     });

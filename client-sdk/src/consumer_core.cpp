@@ -427,7 +427,8 @@ void ConsumerCore::on_housekeeping() {
         const uint64_t wanted = item->sequencer.last_delivered();
         if (item->sequencer.hold_expired(now, timeout)) expired.emplace_back(item, wanted);
     }
-    for (auto [item, wanted] : expired) {
+    for (const auto& [expired_item, wanted] : expired) {
+        Item* item = expired_item;  // a plain variable: clang 14 cannot capture a binding
         holding_.erase(item);
         log_->warn(
             "{}/{}: the image from {} did not catch up with sequence {} in {} ms; "
