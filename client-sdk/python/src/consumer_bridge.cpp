@@ -8,9 +8,13 @@ ConsumerBridge::ConsumerBridge(ConsumerOptions options, size_t max_queued_events
     consumer_ = std::make_unique<Consumer>(std::move(options), *this);
 }
 
-ConsumerBridge::~ConsumerBridge() { stop(); }
+ConsumerBridge::~ConsumerBridge() {
+    stop();
+}
 
-void ConsumerBridge::start() { consumer_->start(); }
+void ConsumerBridge::start() {
+    consumer_->start();
+}
 
 void ConsumerBridge::stop() {
     // The I/O thread may be waiting for room in the channel; closing it first
@@ -20,24 +24,24 @@ void ConsumerBridge::stop() {
 }
 
 ItemHandle ConsumerBridge::subscribe(const std::string& service, const std::string& item,
-                                   const View& view) {
+                                     const View& view) {
     return consumer_->subscribe(service, item, view);
 }
 
 std::vector<ItemHandle> ConsumerBridge::subscribe_batch(const std::string& service,
-                                                      const std::vector<std::string>& items,
-                                                      const View& view) {
+                                                        const std::vector<std::string>& items,
+                                                        const View& view) {
     return consumer_->subscribe(service, items, view);
 }
 
 ItemHandle ConsumerBridge::snapshot(const std::string& service, const std::string& item,
-                                  const View& view) {
+                                    const View& view) {
     return consumer_->snapshot(service, item, view);
 }
 
 std::vector<ItemHandle> ConsumerBridge::snapshot_batch(const std::string& service,
-                                                     const std::vector<std::string>& items,
-                                                     const View& view) {
+                                                       const std::vector<std::string>& items,
+                                                       const View& view) {
     return consumer_->snapshot(service, items, view);
 }
 

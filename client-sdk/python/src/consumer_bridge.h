@@ -43,8 +43,7 @@ class ConsumerBridge final : public ConsumerHandler {
                                             const View& view);
     ItemHandle snapshot(const std::string& service, const std::string& item, const View& view);
     std::vector<ItemHandle> snapshot_batch(const std::string& service,
-                                           const std::vector<std::string>& items,
-                                           const View& view);
+                                           const std::vector<std::string>& items, const View& view);
     // Nothing of `handle` reaches Python after this returns.
     void unsubscribe(uint64_t handle);
     void request_directory() { consumer_->request_directory(); }

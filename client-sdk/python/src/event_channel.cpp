@@ -31,7 +31,9 @@ EventChannel::EventChannel(size_t max_events, std::shared_ptr<const Dictionary> 
     filling_ = std::make_shared<EventBatch>(dictionary_);
 }
 
-EventChannel::~EventChannel() { ::close(fd_); }
+EventChannel::~EventChannel() {
+    ::close(fd_);
+}
 
 void EventChannel::push(const Event& event) {
     std::unique_lock lock(mutex_);

@@ -53,8 +53,8 @@ int64_t datetime_to_ns(py::handle value) {
     if (dt.attr("tzinfo").is_none()) {
         dt = dt.attr("replace")(py::arg("tzinfo") = datetime.attr("timezone").attr("utc"));
     }
-    py::object epoch = datetime.attr("datetime")(1970, 1, 1, py::arg("tzinfo") =
-                                                                 datetime.attr("timezone").attr("utc"));
+    py::object epoch = datetime.attr("datetime")(
+        1970, 1, 1, py::arg("tzinfo") = datetime.attr("timezone").attr("utc"));
     py::object delta = dt - epoch;
     const int64_t days = delta.attr("days").cast<int64_t>();
     const int64_t seconds = delta.attr("seconds").cast<int64_t>();
@@ -75,8 +75,9 @@ void add_decimal(FieldList& fields, uint32_t id, std::string_view name, py::hand
     std::string text;
     if (py::isinstance<py::float_>(value)) {
         const double d = value.cast<double>();
-        if (!std::isfinite(d)) throw py::value_error("field " + std::string(name) + ": " +
-                                                     std::to_string(d) + " is not a decimal");
+        if (!std::isfinite(d))
+            throw py::value_error("field " + std::string(name) + ": " + std::to_string(d) +
+                                  " is not a decimal");
         char buffer[64];
         auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, d);  // shortest form
         text.assign(buffer, end);

@@ -38,7 +38,8 @@ std::string_view kind_name(FieldKind kind) {
 }
 
 void bind_status_code(py::module_& m) {
-    py::enum_<StatusCode>(m, "StatusCode", "Why an item is in its state (the server's or the SDK's).")
+    py::enum_<StatusCode>(m, "StatusCode",
+                          "Why an item is in its state (the server's or the SDK's).")
         .value("NONE", StatusCode::kNone)
         .value("NOT_FOUND", StatusCode::kNotFound)
         .value("NOT_ENTITLED", StatusCode::kNotEntitled)
@@ -54,31 +55,35 @@ void bind_status_code(py::module_& m) {
 }
 
 void bind_dictionary(py::module_& m) {
-    py::class_<Dictionary, std::shared_ptr<Dictionary>>(m, "Dictionary",
-                                                        "Field id <-> name <-> kind (etc/fields.dict).")
-        .def_static("load_file", [](const std::string& path) {
-            return mutable_dictionary(Dictionary::load_file(path));
-        }, py::arg("path"))
-        .def_static("parse", [](const std::string& text) {
-            return mutable_dictionary(Dictionary::parse(text));
-        }, py::arg("text"))
-        .def_static("load_installed", [] { return mutable_dictionary(Dictionary::load_installed()); },
-                    "The dictionary installed with libmdcast or $MDCAST_DICTIONARY; None if neither.")
+    py::class_<Dictionary, std::shared_ptr<Dictionary>>(
+        m, "Dictionary", "Field id <-> name <-> kind (etc/fields.dict).")
+        .def_static(
+            "load_file",
+            [](const std::string& path) { return mutable_dictionary(Dictionary::load_file(path)); },
+            py::arg("path"))
+        .def_static(
+            "parse",
+            [](const std::string& text) { return mutable_dictionary(Dictionary::parse(text)); },
+            py::arg("text"))
+        .def_static(
+            "load_installed", [] { return mutable_dictionary(Dictionary::load_installed()); },
+            "The dictionary installed with libmdcast or $MDCAST_DICTIONARY; None if neither.")
         .def("id", [](const Dictionary& d, const std::string& name) { return d.id(name); })
-        .def("name", [](const Dictionary& d, uint32_t id) -> py::object {
-            const auto n = d.name(id);
-            if (n.empty()) return py::none();
-            return py::str(n.data(), n.size());
-        })
-        .def("kind", [](const Dictionary& d, uint32_t id) -> py::object {
-            const auto k = d.kind(id);
-            if (!k) return py::none();
-            return py::str(kind_name(*k));
-        })
+        .def("name",
+             [](const Dictionary& d, uint32_t id) -> py::object {
+                 const auto n = d.name(id);
+                 if (n.empty()) return py::none();
+                 return py::str(n.data(), n.size());
+             })
+        .def("kind",
+             [](const Dictionary& d, uint32_t id) -> py::object {
+                 const auto k = d.kind(id);
+                 if (!k) return py::none();
+                 return py::str(kind_name(*k));
+             })
         .def("__len__", &Dictionary::size)
-        .def("__contains__", [](const Dictionary& d, const std::string& name) {
-            return d.id(name).has_value();
-        });
+        .def("__contains__",
+             [](const Dictionary& d, const std::string& name) { return d.id(name).has_value(); });
 }
 
 // ConnectionOptions' fields, on ConsumerOptions and PublisherOptions alike.
@@ -128,22 +133,24 @@ void bind_options(py::module_& m) {
     bind_connection_options(consumer);
     consumer.def_readwrite("catch_up_timeout_ms", &ConsumerOptions::catch_up_timeout_ms)
         .def_readwrite("max_frame_bytes", &ConsumerOptions::max_frame_bytes)
-        .def_property("servers", [](const ConsumerOptions& o) { return addresses(o.servers); },
-                      [](ConsumerOptions& o, const std::vector<std::string>& s) {
-                          o.servers = parse_addresses(s);
-                      })
-        .def_property("dictionary",
-                      [](const ConsumerOptions& o) { return mutable_dictionary(o.dictionary); },
-                      [](ConsumerOptions& o, std::shared_ptr<Dictionary> d) { o.dictionary = std::move(d); });
+        .def_property(
+            "servers", [](const ConsumerOptions& o) { return addresses(o.servers); },
+            [](ConsumerOptions& o, const std::vector<std::string>& s) {
+                o.servers = parse_addresses(s);
+            })
+        .def_property(
+            "dictionary", [](const ConsumerOptions& o) { return mutable_dictionary(o.dictionary); },
+            [](ConsumerOptions& o, std::shared_ptr<Dictionary> d) { o.dictionary = std::move(d); });
 
     py::class_<PublisherOptions> publisher(m, "PublisherOptions");
     publisher.def(py::init<>());
     bind_connection_options(publisher);
     publisher.def_readwrite("max_queued_bytes", &PublisherOptions::max_queued_bytes)
-        .def_property("distributors", [](const PublisherOptions& o) { return addresses(o.distributors); },
-                      [](PublisherOptions& o, const std::vector<std::string>& s) {
-                          o.distributors = parse_addresses(s);
-                      });
+        .def_property(
+            "distributors", [](const PublisherOptions& o) { return addresses(o.distributors); },
+            [](PublisherOptions& o, const std::vector<std::string>& s) {
+                o.distributors = parse_addresses(s);
+            });
 }
 
 }  // namespace
@@ -152,7 +159,8 @@ void bind_types(py::module_& m) {
     bind_status_code(m);
     bind_dictionary(m);
     bind_options(m);
-    m.def("realtime_now_ns", &realtime_now_ns, "CLOCK_REALTIME in ns, the clock updates are stamped with.");
+    m.def("realtime_now_ns", &realtime_now_ns,
+          "CLOCK_REALTIME in ns, the clock updates are stamped with.");
 }
 
 }  // namespace mdcast::python

@@ -61,26 +61,39 @@ void bind_publisher(py::module_& m) {
         .def("stop", &P::stop, Release())
         .def("add_service", &P::add_service, py::arg("name"), py::arg("interactive") = false)
         .def("add_item", &P::add_item, py::arg("service"), py::arg("item"))
-        .def("refresh", [](P& p, uint64_t item, const py::dict& fields, const std::string& stream,
-                           const std::string& data, StatusCode code, const std::string& text) {
-            return p.refresh(item, fields, make_state(stream, data, code, text));
-        }, py::arg("item"), py::arg("fields"), py::arg("stream") = "open", py::arg("data") = "ok",
-           py::arg("code") = StatusCode::kNone, py::arg("text") = "")
-        .def("update", [](P& p, uint64_t item, const py::dict& fields,
-                          std::optional<uint64_t> publish_time_ns) {
-            return p.update(item, fields, publish_time_ns.value_or(Publisher::kStampNow));
-        }, py::arg("item"), py::arg("fields"), py::arg("publish_time_ns") = py::none())
-        .def("status", [](P& p, uint64_t item, const std::string& stream, const std::string& data,
-                          StatusCode code, const std::string& text) {
-            return p.status(item, make_state(stream, data, code, text));
-        }, py::arg("item"), py::arg("stream") = "open", py::arg("data") = "ok",
-           py::arg("code") = StatusCode::kNone, py::arg("text") = "")
-        .def("flush", [](P& p, double timeout) {
-            if (!(timeout >= 0)) throw py::value_error("timeout must be >= 0 seconds");
-            const auto ms = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout * 1000)));
-            py::gil_scoped_release release;
-            return p.flush(ms);
-        }, py::arg("timeout"))
+        .def(
+            "refresh",
+            [](P& p, uint64_t item, const py::dict& fields, const std::string& stream,
+               const std::string& data, StatusCode code, const std::string& text) {
+                return p.refresh(item, fields, make_state(stream, data, code, text));
+            },
+            py::arg("item"), py::arg("fields"), py::arg("stream") = "open", py::arg("data") = "ok",
+            py::arg("code") = StatusCode::kNone, py::arg("text") = "")
+        .def(
+            "update",
+            [](P& p, uint64_t item, const py::dict& fields,
+               std::optional<uint64_t> publish_time_ns) {
+                return p.update(item, fields, publish_time_ns.value_or(Publisher::kStampNow));
+            },
+            py::arg("item"), py::arg("fields"), py::arg("publish_time_ns") = py::none())
+        .def(
+            "status",
+            [](P& p, uint64_t item, const std::string& stream, const std::string& data,
+               StatusCode code, const std::string& text) {
+                return p.status(item, make_state(stream, data, code, text));
+            },
+            py::arg("item"), py::arg("stream") = "open", py::arg("data") = "ok",
+            py::arg("code") = StatusCode::kNone, py::arg("text") = "")
+        .def(
+            "flush",
+            [](P& p, double timeout) {
+                if (!(timeout >= 0)) throw py::value_error("timeout must be >= 0 seconds");
+                const auto ms =
+                    std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout * 1000)));
+                py::gil_scoped_release release;
+                return p.flush(ms);
+            },
+            py::arg("timeout"))
         .def("stats", &stats_dict);
 }
 

@@ -18,11 +18,16 @@ PublisherBridge::~PublisherBridge() {
     publisher_.reset();  // stops and joins the I/O thread
 }
 
-void PublisherBridge::start() { publisher_->start(); }
-void PublisherBridge::stop() { publisher_->stop(); }
+void PublisherBridge::start() {
+    publisher_->start();
+}
+void PublisherBridge::stop() {
+    publisher_->stop();
+}
 
 void PublisherBridge::add_service(const std::string& name, bool interactive) {
-    publisher_->add_service(name, interactive ? ServiceMode::kInteractive : ServiceMode::kBroadcast);
+    publisher_->add_service(name,
+                            interactive ? ServiceMode::kInteractive : ServiceMode::kBroadcast);
 }
 
 uint64_t PublisherBridge::add_item(const std::string& service, const std::string& item) {
