@@ -102,8 +102,8 @@ class Consumer:
     def wait_connected(self, timeout: float = 5.0) -> str:
         """Waits until logged in to a server; returns its "host:port".
 
-        Raises LoginRefused (the server's reason in ``.text``) when the last
-        attempt was refused, NotConnected when no server answered in time
+        Raises LoginRefused (the server's reason in ``.text``) as soon as a
+        login is refused, NotConnected when no server answered in time
         (e.g. all down), ConsumerStopped after stop(). Events keep flowing."""
         state, server, text = self._core.wait_connected(timeout)
         if state == "up":

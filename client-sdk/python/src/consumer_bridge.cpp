@@ -67,8 +67,12 @@ void ConsumerBridge::on_connection(const Event& event) {
 
 ConnectionSnapshot ConsumerBridge::wait_connected(std::chrono::milliseconds timeout) {
     std::unique_lock lock(state_mutex_);
+    // A refused login ends the wait at once: the next attempt waits the longest
+    // back-off and would most likely be refused again.
     state_changed_.wait_for(lock, timeout, [this] {
-        return state_.state == ConnectionState::kUp || state_.state == ConnectionState::kStopped;
+        return state_.state == ConnectionState::kUp || state_.state == ConnectionState::kStopped ||
+               (state_.state == ConnectionState::kDown &&
+                state_.text.find("login_refused") != std::string::npos);
     });
     return state_;
 }

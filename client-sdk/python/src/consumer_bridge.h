@@ -51,7 +51,8 @@ class ConsumerBridge final : public ConsumerHandler {
     EventChannel& channel() { return channel_; }
     const std::shared_ptr<const Dictionary>& dictionary() const { return dictionary_; }
     ConsumerStats stats() const { return consumer_->stats(); }
-    // Waits up to `timeout` for a login; returns the state then.
+    // Waits up to `timeout` for a login, a refused login or stop(); returns the
+    // state then.
     ConnectionSnapshot wait_connected(std::chrono::milliseconds timeout);
 
     void on_refresh(const Event& event) override { channel_.push(event); }

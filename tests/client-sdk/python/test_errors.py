@@ -23,7 +23,7 @@ def test_refused_login_raises_with_the_server_reason(stack):
     server = stack.server(1, extra=auth_section(stack))
     harness.wait_for_log(server, "authentication on")
     address = f"127.0.0.1:{stack.client_ports[1]}"
-    with mdcast.Consumer(address, user="alice", password="wrong", reconnect_delay_max=0.5) as consumer:
+    with mdcast.Consumer(address, user="alice", password="wrong") as consumer:
         with pytest.raises(mdcast.LoginRefused) as refused:
             consumer.wait_connected(timeout=3)
     assert "login_refused" in refused.value.text and "wrong password" in str(refused.value)
@@ -46,7 +46,7 @@ def test_server_down_is_an_error_not_a_hang():
         consumer.subscribe("MDCAST", "ITEM000001")
         with pytest.raises(mdcast.NotConnected) as down:
             consumer.wait_connected(timeout=1)
-        events = list(consumer.events(timeout=0.5))
+        events = list(consumer.read(timeout=0.5))
     assert "refused" in down.value.text.lower() or "connect" in down.value.text.lower(), down.value.text
     assert any(e.kind == "connection" and e.connection_state == "down" for e in events)
     with pytest.raises(mdcast.ConsumerStopped):
@@ -77,3 +77,11 @@ def test_closed_stream_from_a_stopped_source(stack):
         status = next(e for e in consumer.events(timeout=5) if e.kind == "status")
     assert status.data_state == "suspect" or status.stream_state == "closed", status
     assert status.status_code == mdcast.StatusCode.SOURCE_DOWN and status.status_text, status
+
+
+def test_stop_right_after_start_never_hangs():
+    # Regression: a stop() posted before the SDK's I/O thread entered its loop was lost.
+    port = harness.free_port()
+    for _ in range(20):
+        mdcast.Consumer(f"127.0.0.1:{port}").start().stop()
+        mdcast.Publisher(f"127.0.0.1:{port}").start().stop()
