@@ -1,25 +1,28 @@
 """Type stubs of the C++ extension under the mdcast package (libmdcast bindings)."""
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
-import enum
 
 FieldKey = Union[str, int]
 Value = Union[None, int, float, str]
 
-class StatusCode(enum.IntEnum):
-    NONE = 0
-    NOT_FOUND = 1
-    NOT_ENTITLED = 2
-    SOURCE_DOWN = 3
-    UNRECOVERABLE_LOSS = 4
-    SOURCE_RESET = 5
-    SERVER_SHUTDOWN = 6
-    LIMIT_REACHED = 7
-    INVALID_REQUEST = 8
-    RECOVERING = 9
-    CONNECTION_LOST = 100
-    CANCELLED = 101
+class StatusCode:
+    """Why an item is in its state (a pybind11 enum: ``.name``, ``.value``, int())."""
+    NONE: StatusCode
+    NOT_FOUND: StatusCode
+    NOT_ENTITLED: StatusCode
+    SOURCE_DOWN: StatusCode
+    UNRECOVERABLE_LOSS: StatusCode
+    SOURCE_RESET: StatusCode
+    SERVER_SHUTDOWN: StatusCode
+    LIMIT_REACHED: StatusCode
+    INVALID_REQUEST: StatusCode
+    RECOVERING: StatusCode
+    CONNECTION_LOST: StatusCode
+    CANCELLED: StatusCode
     @property
     def name(self) -> str: ...
+    @property
+    def value(self) -> int: ...
+    def __int__(self) -> int: ...
 
 class Dictionary:
     """Field id <-> name <-> kind (etc/fields.dict)."""

@@ -47,3 +47,22 @@ def test_latency_probe(stack, mode):
     rate = float(re.search(r"= ([\d,]+) updates/s", out).group(1).replace(",", ""))
     assert rate > 500, out
     assert re.search(r"latency us: p50 [\d.]+", out), out
+
+
+def measure(rate, seconds, mode, items=1000):
+    """A private stack (distributor, server, mdcast-source at `rate` updates/s over
+    `items` items) and latency_probe.py in `mode`; prints the probe's report."""
+    from conftest import harness
+    with harness.Stack("python-measure") as stack:
+        servers = start_source_stack(stack, items=items, rate=rate)
+        print(output(run("latency_probe.py", "--servers", servers, "--items", str(items),
+                         "--duration", str(seconds), "--warmup", "2", "--mode", mode),
+                     timeout=seconds + 60), end="")
+
+
+if __name__ == "__main__":
+    # python3 test_examples.py --measure RATE SECONDS [iterator|batch|asyncio]: not part of the suite.
+    if len(sys.argv) >= 4 and sys.argv[1] == "--measure":
+        measure(int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else "iterator")
+    else:
+        sys.exit(pytest.main([__file__, "-q"]))
