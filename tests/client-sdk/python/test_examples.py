@@ -24,10 +24,12 @@ def output(process, timeout=60):
 
 
 def test_publisher_and_watchlist(stack):
+    from conftest import harness
     stack.distributor()
-    stack.server(1)
+    server = stack.server(1)
     publisher = run("publisher.py", "--distributors", f"127.0.0.1:{stack.publisher_port}",
-                    "--rate", "20", "--duration", "4")
+                    "--rate", "20", "--duration", "5")
+    harness.wait_for_log(server, "service PYQUOTES (")  # the server knows the service is up
     watchlist = run("watchlist.py", "--servers", f"127.0.0.1:{stack.client_ports[1]}",
                     "--service", "PYQUOTES", "--duration", "3", "VOD.L", "BARC.L", "NOPE.L")
     watched = output(watchlist)
