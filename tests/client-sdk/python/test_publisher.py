@@ -85,12 +85,12 @@ def test_interactive_service_answers_requests(stack):
             wanted = consumer.subscribe("ONDEMAND", "ALPHA")
             consumer.subscribe("ONDEMAND", "NOPE")
             events = collect(consumer, lambda ev: any(e.kind == "refresh" for e in ev)
-                             and any(e.kind == "status" for e in ev))
+                             and any(e.item == "NOPE" and e.stream_state == "closed" for e in ev))
             assert wanted in {e.handle for e in events}
     refresh = next(e for e in events if e.kind == "refresh")
     assert refresh.item == "ALPHA" and refresh["BID"] == 1.5 and refresh["DSPLY_NAME"] == "ALPHA"
-    status = next(e for e in events if e.kind == "status")
-    assert status.item == "NOPE" and status.status_code == mdcast.StatusCode.NOT_FOUND
+    status = next(e for e in events if e.item == "NOPE" and e.stream_state == "closed")
+    assert status.stream_state == "closed" and status.status_code == mdcast.StatusCode.NOT_FOUND
     assert status.status_text == "no such item"
     assert sorted(requests) == ["ALPHA", "NOPE"]
     assert pub.stats()["callback_errors"] >= 1, "the raising on_connection was not reported"
