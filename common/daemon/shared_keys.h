@@ -29,9 +29,11 @@ void add_backbone_group_keys(config::Schema<C>& s) {
               "it).");
     s.template integer<uint16_t>("backbone.port", &C::backbone_port, 15001, 1, 65535,
                                  "UDP port of the backbone group.");
-    s.address("backbone.interface", &C::backbone_interface, "127.0.0.1",
-              "Local address of the interface to send on (distributor) or join on (server). "
-              "127.0.0.1 with backbone.ttl 0 keeps every packet on this host (local mode).");
+    s.address(
+        "backbone.interface", &C::backbone_interface, "127.0.0.1",
+        "Local address of the interface to send on (distributor) or join on (server). "
+        "127.0.0.1 with the distributor's backbone.ttl 0 keeps every packet on this host (local "
+        "mode).");
 }
 
 // backbone_extra_groups, backbone_key_file, backbone_previous_key_file
