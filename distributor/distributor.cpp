@@ -1,5 +1,7 @@
 #include "distributor/distributor.h"
 
+#include <random>
+
 #include "common/auth/auth_keys.h"
 #include "common/clock.h"
 #include "common/daemon/daemon_keys.h"

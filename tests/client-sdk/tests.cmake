@@ -50,3 +50,6 @@ find_program(MDCAST_READELF readelf REQUIRED)
 add_test(NAME sdk_needed_libraries
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/client-sdk/check_sdk_needed.sh ${MDCAST_READELF} $<TARGET_FILE:mdcast>)
 set_tests_properties(sdk_needed_libraries PROPERTIES TIMEOUT 30 LABELS sdk)
+if(MDCAST_BUILD_PYTHON)
+  include(client-sdk/python/tests.cmake)
+endif()
