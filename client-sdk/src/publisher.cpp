@@ -9,6 +9,7 @@
 
 #include "io_thread.h"
 #include "publisher_core.h"
+#include "sdk_log.h"
 #include "sdk_options.h"
 
 namespace mdcast {
@@ -20,13 +21,10 @@ constexpr uint32_t kStopDrainMs = 2000;
 // Hidden: only Publisher's own members are the library's interface.
 struct __attribute__((visibility("hidden"))) Publisher::Impl {
     Impl(PublisherOptions o, PublisherHandler& h)
-        : options(std::move(o)),
-          handler(h),
-          log(log::get("sdk.publisher")),
-          outbox(options.max_queued_bytes) {
+        : options(std::move(o)), handler(h), outbox(options.max_queued_bytes) {
         sdk::validate(options);
+        log = sdk::logger("sdk.publisher", options.log_level);
         tls = sdk::tls_context(options);
-        log->set_level(spdlog::level::from_str(options.log_level));
     }
 
     PublishedItem handle_for(const std::string& service, const std::string& item, bool& created);
