@@ -1,12 +1,11 @@
 // Tests for client-sdk/src/types.cpp: the names of states, codes and events
-// (to_string and operator<<), and an event's typed values by field name.
+// (to_string and operator<<). Typed values by field name are in
+// event_writer_test, beside the events they read.
 #include "mdcast/types.h"
 
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "event_writer.h"
-#include "mdcast/dictionary.h"
 #include "mdcast/event.h"
 
 namespace {
@@ -45,37 +44,4 @@ TEST_CASE("an item state reads as one phrase", "[types]") {
     const mdcast::ItemState closed{mdcast::StreamState::kClosed, mdcast::DataState::kSuspect,
                                    mdcast::StatusCode::kNotFound, ""};
     CHECK(streamed(closed) == "closed/suspect NOT_FOUND");
-}
-
-TEST_CASE("an event gives typed values by field name", "[types]") {
-    const auto dictionary = mdcast::Dictionary::parse(
-        "22 BID DECIMAL\n25 ASK DECIMAL\n3 DSPLY_NAME STRING\n6 TRDPRC_1 DECIMAL\n");
-    mdcast::wire::v1::FieldList fields;
-    auto* bid = fields.add_fields();
-    bid->set_id(22);
-    bid->mutable_decimal_value()->set_mantissa(10125);
-    bid->mutable_decimal_value()->set_exponent(-2);
-    auto* name = fields.add_fields();
-    name->set_id(3);
-    name->set_string_value("VODAFONE");
-    auto* blank = fields.add_fields();
-    blank->set_id(6);
-    blank->mutable_blank();
-    mdcast::proto::FieldImage image;
-    image.assign(fields);
-    mdcast::Event event;
-    mdcast::detail::EventWriter::refresh(
-        event, {mdcast::ItemHandle{1}, "MDCAST", "VOD.L", dictionary.get()}, image, 1, {}, false,
-        0);
-
-    CHECK(event.number("BID") == Approx(101.25));
-    CHECK(event.text("BID") == "101.25");
-    CHECK(streamed(*event.field("BID")) == "101.25");
-    CHECK(event.text("DSPLY_NAME") == "VODAFONE");
-    CHECK_FALSE(event.number("DSPLY_NAME"));  // a string is not a number
-    CHECK_FALSE(event.number("TRDPRC_1"));    // blank
-    CHECK(event.text("TRDPRC_1") == "");
-    CHECK_FALSE(event.number("ASK"));  // in the dictionary, not in this event
-    CHECK_FALSE(event.text("ASK"));
-    CHECK_FALSE(event.text("NO_SUCH_FIELD"));
 }
