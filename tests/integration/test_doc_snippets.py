@@ -46,8 +46,9 @@ def cpp_blocks(path):
         kind = " ".join(words[1:]) or "program"
         check(kind in ("program", "fragment"), f"{where}: unknown C++ block kind '{kind}'")
         has_main = re.search(r"\bint\s+main\s*\(", match.group(2)) is not None
-        check(has_main == (kind == "program"),
+        check(has_main or kind == "fragment",
               f"{where}: a `cpp` block is a whole program with main(); mark a part `cpp fragment`")
+        check(not has_main or kind == "program", f"{where}: a program with main() is a `cpp` block, not a fragment")
         blocks.append((line, kind, match.group(2)))
     return blocks
 
