@@ -181,6 +181,9 @@ struct ConnectionOptions {
     uint32_t reconnect_delay_min_ms = 100;
     uint32_t reconnect_delay_max_ms = 5000;
     double reconnect_jitter = 0.5;
+    // A session lost sooner than this after its login counts as a failed
+    // attempt (back-off grows) instead of failing over at once.
+    uint32_t reconnect_stable_ms = 1000;
 
     // Level of this consumer's (publisher's) log lines: trace, debug, info,
     // warn, error, off; empty: the process-wide set_log_level() (default
