@@ -32,13 +32,33 @@ void ImageRecovery::wait_by_name(const std::string& service, const std::string& 
     PendingImage* pending = nullptr;
     switch (pending_.add(service, name, subscriber, pending)) {
         case PendingRequests::AddResult::kFirst:
-            if (route(*pending) == Route::kNoSuchService) close_unroutable(service, name);
+            switch (route(*pending)) {
+                case Route::kNoSuchService:
+                    return close_unroutable(service, name);
+                case Route::kWaiting:
+                    return tell_no_source_yet(subscriber, service, name);
+                case Route::kSent:
+                    return;
+            }
             return;
         case PendingRequests::AddResult::kJoined:
+            if (pending->attempts == 0) tell_no_source_yet(subscriber, service, name);
             return;
         case PendingRequests::AddResult::kLimitReached:
             return refuse_full(subscriber, service, name, 0, "");
     }
+}
+
+// Nothing upstream can be asked yet (no distributor heard, or not every one
+// has sent its directory): the subscriber hears so at once, and keeps waiting
+// for the image (or for closed/NOT_FOUND when the directories lack the service).
+void ImageRecovery::tell_no_source_yet(const PendingSubscriber& subscriber,
+                                       const std::string& service, const std::string& name) {
+    ++counters_.waiting_for_source;
+    link_.tell_waiting(
+        subscriber, service, name, 0,
+        make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT, wire::STATUS_SOURCE_DOWN,
+                    "no source for service " + service + " yet; the image follows when one is up"));
 }
 
 void ImageRecovery::wait_for_image(const CachedItem& item, PendingSubscriber subscriber) {

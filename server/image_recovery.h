@@ -32,6 +32,10 @@
 
 namespace mdcast::server {
 
+struct ImageRecoveryCounters {
+    uint64_t waiting_for_source = 0;  // requests told "no source yet" (then imaged)
+};
+
 class ImageRecovery {
   public:
     // The rest of the server, as recovery sees it.
@@ -62,7 +66,8 @@ class ImageRecovery {
     // Waits for the image of (service, name), asking the distributor of its service
     // (once per name: later subscribers join). Refused with limit_reached when
     // max_pending names wait already; closed not_found when every distributor
-    // sent its directory and none lists the service.
+    // sent its directory and none lists the service; told open/suspect "no
+    // source yet" while nothing upstream can be asked.
     void wait_by_name(const std::string& service, const std::string& name,
                       PendingSubscriber subscriber);
     // Cache off: the item is live but its image is upstream; waits by name and
@@ -106,6 +111,7 @@ class ImageRecovery {
     void remove_client(ClientSession* client) { pending_.remove_client(client); }
 
     size_t pending_count() const { return pending_.size(); }
+    const ImageRecoveryCounters& counters() const { return counters_; }
     size_t recovering_count() const { return recovering_.size(); }
 
   private:
@@ -113,6 +119,8 @@ class ImageRecovery {
     Route route(PendingImage& pending);
     void route(const std::vector<PendingImage*>& entries);
     void close_unroutable(const std::string& service, const std::string& name);
+    void tell_no_source_yet(const PendingSubscriber& subscriber, const std::string& service,
+                            const std::string& name);
     std::optional<uint16_t> service_source(const std::string& service) const;
     bool send_by_id(uint64_t item_id, uint32_t service_id);
     void refuse_full(const PendingSubscriber& subscriber, const std::string& service,
@@ -126,6 +134,7 @@ class ImageRecovery {
     int64_t last_recovery_request_ns_ = 0;
     std::unordered_map<uint32_t, wire::ServiceInfo> directory_;  // by service id
     std::set<uint16_t> sources_with_directory_;
+    ImageRecoveryCounters counters_;
     std::shared_ptr<spdlog::logger> log_;
 };
 

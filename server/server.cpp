@@ -38,6 +38,7 @@ BackboneReceiver::Settings receiver_settings(const ServerConfig& config,
     r.nak_max_attempts = config.backbone_nak_max_attempts;
     r.max_buffered_bytes = config.backbone_reorder_buffer_bytes;
     r.max_gap_packets = config.backbone_max_gap_packets;
+    r.jump_confirmations = config.backbone_jump_confirmations;
     r.seed = config.loss_seed ^ (uint64_t{config.instance} << 32) ^
              static_cast<uint64_t>(monotonic_ns());
     settings.source_silent_ms = config.backbone_source_silent_ms;
@@ -270,11 +271,12 @@ void Server::check_client_timeouts(int64_t now) {
     for (auto& [id, client] : clients_) {
         if (!client->is_open()) continue;
         const int64_t silent_ms = (now - client->connection().last_input_ns()) / 1'000'000;
+        const int64_t open_ms = (now - client->connection().ready_ns()) / 1'000'000;
         if (client->connection().tls_handshaking())
             continue;  // its own deadline: tls.handshake_timeout_ms
-        if (!client->logged_in() && silent_ms >= config_.clients_login_timeout_ms) {
-            client->connection().close(CloseReason::kAuthFailed,
-                                       "no login within clients.login_timeout_ms");
+        if (!client->logged_in() && open_ms >= config_.clients_login_timeout_ms) {
+            client->connection().close(CloseReason::kNotLoggedIn,
+                                       "no login within clients.login_timeout_ms of connecting");
         } else if (config_.clients_idle_timeout_ms > 0 &&
                    silent_ms >= config_.clients_idle_timeout_ms) {
             client->connection().close(CloseReason::kIdleTimeout,

@@ -122,6 +122,20 @@ void Server::on_item_status(uint16_t source, const proto::Frame& frame) {
     recovery_.status_arrived(status);
 }
 
+// A NOT_FOUND the distributor sent to this server alone: it closes the names
+// waiting here; nothing else (no cached item, no other server) is touched.
+void Server::on_control_answer(uint16_t, const proto::Frame& frame) {
+    wire::ItemStatus status;
+    if (!status.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) ||
+        status.item_id() != 0 || status.status().code() != wire::STATUS_NOT_FOUND ||
+        status.status().stream_state() != wire::STREAM_CLOSED) {
+        ++counters_.malformed_messages;
+        return;
+    }
+    ++counters_.not_found_in;
+    recovery_.status_arrived(status);
+}
+
 void Server::on_directory(uint16_t source, const proto::Frame& frame) {
     wire::Directory directory;
     if (!directory.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {

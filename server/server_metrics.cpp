@@ -22,7 +22,7 @@ void Server::register_metrics() {
         return sum;
     };
     m.gauge("clients", "Client connections open",
-            [this, clients] { return clients([](auto&) { return 1; }); });
+            [clients] { return clients([](auto&) { return 1; }); });
     m.gauge("subscriptions", "Open item subscriptions over all clients", [this, clients] {
         return clients([this](ClientSession& s) { return fanout_.subscription_count(s); });
     });
@@ -38,12 +38,23 @@ void Server::register_metrics() {
     m.counter("refreshes_in_total", "Refreshes received", [&c] { return c.refreshes_in; });
     m.counter("updates_in_total", "Updates received", [&c] { return c.updates_in; });
     m.counter("statuses_in_total", "Item statuses received", [&c] { return c.statuses_in; });
+    m.counter("waiting_for_source_total",
+              "Item requests answered open/suspect: no source for their service yet",
+              [this] { return recovery_.counters().waiting_for_source; });
+    m.counter("not_found_in_total", "NOT_FOUND answers the distributor sent to this server alone",
+              [&c] { return c.not_found_in; });
     m.counter("heartbeats_total", "Backbone heartbeats received",
               [&b] { return b.heartbeats_received; });
     m.counter("malformed_packets_total", "Backbone datagrams dropped as malformed",
               [&b] { return b.malformed_packets; });
     m.counter("bad_signatures_total", "Backbone datagrams unsigned or forged, dropped",
               [&b] { return b.bad_signatures; });
+    m.counter("stalls_total",
+              "Times this server found it had not run for a while (paused): sources not blamed",
+              [&b] { return b.stalls; });
+    m.counter("stale_epochs_total",
+              "Backbone datagrams of an older epoch than the distributor's current one, dropped",
+              [&b] { return b.stale_epochs; });
     m.counter("malformed_messages_total", "Messages dropped as malformed",
               [&c] { return c.malformed_messages; });
     m.counter("foreign_messages_total", "Messages for another distributor's ids, dropped",
@@ -76,6 +87,11 @@ void Server::register_metrics() {
               [recovery] { return recovery().unrecoverable; });
     m.counter("epoch_changes_total", "Distributor restarts seen",
               [recovery] { return recovery().epoch_changes; });
+    m.counter("jumps_refused_total",
+              "Packets or heartbeats too far ahead in sequence, not believed (dropped)",
+              [recovery] { return recovery().jumps_refused; });
+    m.counter("jumps_taken_total", "Far sequence jumps confirmed and taken",
+              [recovery] { return recovery().jumps_taken; });
     m.gauge("repair_p50_seconds", "Median repair time (loss seen to repair received)", [this] {
         return static_cast<double>(backbone_.repair_times().percentile_ns(0.5)) / 1e9;
     });

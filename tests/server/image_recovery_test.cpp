@@ -108,8 +108,11 @@ TEST_CASE("a name waits for the directory of its service, then is asked of its d
     f.link.sources = {1};
     f.link.ready = {1};
     f.recovery.wait_by_name("SVC", "A", {f.clients[0], false, {}});
-    CHECK(f.link.sent.empty());  // no directory yet: waiting, not refused
-    CHECK(f.link.told.empty());
+    CHECK(f.link.sent.empty());  // no directory yet: waiting, not refused, told so
+    REQUIRE(f.link.told.size() == 1);
+    CHECK(f.link.told[0].status.stream_state() == wire::STREAM_OPEN);
+    CHECK(f.link.told[0].status.code() == wire::STATUS_SOURCE_DOWN);
+    CHECK(f.recovery.counters().waiting_for_source == 1);
     CHECK(f.recovery.pending_count() == 1);
 
     f.recovery.on_directory(1, directory_of(1, "SVC"));
@@ -121,6 +124,7 @@ TEST_CASE("a name waits for the directory of its service, then is asked of its d
     // A second subscriber joins the first request.
     f.recovery.wait_by_name("SVC", "A", {f.clients[1], true, {}});
     CHECK(f.link.sent.size() == 1);
+    CHECK(f.link.told.size() == 1);  // asked already: nothing to tell the second
     const auto pending = f.recovery.image_arrived(f.cached(proto::make_item_id(1, 1), "A"));
     REQUIRE(pending.has_value());
     CHECK(pending->waiting.size() == 2);
@@ -142,6 +146,9 @@ TEST_CASE("a service no distributor lists is closed not found", "[image_recovery
 
 TEST_CASE("names beyond max_pending are refused limit reached", "[image_recovery]") {
     Fixture f;  // max_pending 2
+    f.link.sources = {1};
+    f.link.ready = {1};
+    f.recovery.on_directory(1, directory_of(1, "SVC"));
     f.recovery.wait_by_name("SVC", "A", {f.clients[0], false, {}});
     f.recovery.wait_by_name("SVC", "B", {f.clients[0], false, {}});
     CHECK(f.link.told.empty());
@@ -150,10 +157,14 @@ TEST_CASE("names beyond max_pending are refused limit reached", "[image_recovery
     CHECK(f.link.told[0].client == f.clients[1]);
     CHECK(f.link.told[0].name == "C");
     CHECK(f.link.told[0].status.code() == wire::STATUS_LIMIT_REACHED);
+    CHECK(f.link.sent.size() == 2);
 }
 
 TEST_CASE("upstream's closed status ends the wait; an open one does not", "[image_recovery]") {
     Fixture f;
+    f.link.sources = {1};
+    f.link.ready = {1};
+    f.recovery.on_directory(1, directory_of(1, "SVC"));
     f.recovery.wait_by_name("SVC", "A", {f.clients[0], false, {}});
     auto open = closed_status("A", wire::STATUS_RECOVERING);
     open.mutable_status()->set_stream_state(wire::STREAM_OPEN);
