@@ -12,7 +12,7 @@
 
 namespace {
 
-using namespace mdcast;
+namespace proto = mdcast::proto;
 using mdcast::server::CachedItem;
 using mdcast::server::ClientSession;
 using mdcast::server::Fanout;
@@ -219,20 +219,27 @@ TEST_CASE("a snapshot is one solicited image with the stream closed", "[fanout]"
     CHECK(fanout.subscription_count(client) == 0);
 }
 
-TEST_CASE("a conflating client is sent the current state once its queue drains", "[fanout]") {
+// A client with a 200-byte queue, subscribed to items 1 and 2, made to conflate
+// by updates of item 1 (the next sequence to send is `seq`).
+struct SlowClient {
     ClientFixture clients;
     Items items;
-    Fanout fanout(items.cache);
-    clients.on_drained = [&](ClientSession& c) { fanout.drain(c); };
+    Fanout fanout{items.cache};
     ClientSession& slow = clients.connect(true, 200);
-    fanout.subscribe(slow, 1, {});
-    fanout.subscribe(slow, 2, {});
-
     uint64_t seq = 2;
-    while (!slow.conflating()) {
-        REQUIRE(seq < 100);
-        items.update(fanout, make_update(1, seq++, {30}));
+    SlowClient() {
+        clients.on_drained = [this](ClientSession& c) { fanout.drain(c); };
+        fanout.subscribe(slow, 1, {});
+        fanout.subscribe(slow, 2, {});
+        while (!slow.conflating()) {
+            REQUIRE(seq < 100);
+            items.update(fanout, make_update(1, seq++, {30}));
+        }
     }
+};
+
+TEST_CASE_METHOD(SlowClient, "a conflating client is sent the current state once its queue drains",
+                 "[fanout]") {
     const uint64_t last_seq = seq + 3;
     while (seq <= last_seq) items.update(fanout, make_update(1, seq++, {30}));
     ItemCache::invalidate(*items.b, wire::STATUS_SOURCE_DOWN, "down");
@@ -267,19 +274,9 @@ TEST_CASE("a conflating client is sent the current state once its queue drains",
     CHECK(clients.closes.empty());
 }
 
-TEST_CASE("the drain forgets items unsubscribed while conflating", "[fanout]") {
-    ClientFixture clients;
-    Items items;
-    Fanout fanout(items.cache);
-    clients.on_drained = [&](ClientSession& c) { fanout.drain(c); };
-    ClientSession& slow = clients.connect(true, 200);
-    fanout.subscribe(slow, 1, {});
-    uint64_t seq = 2;
-    while (!slow.conflating()) {
-        REQUIRE(seq < 100);
-        items.update(fanout, make_update(1, seq++, {30}));
-    }
+TEST_CASE_METHOD(SlowClient, "the drain forgets items unsubscribed while conflating", "[fanout]") {
     fanout.unsubscribe(slow, 1);
+    fanout.unsubscribe(slow, 2);
     for (int round = 0; round < 10 && slow.conflating(); ++round) clients.received(slow);
     CHECK_FALSE(slow.conflating());
     CHECK(fanout.counters().conflated_out == 0);

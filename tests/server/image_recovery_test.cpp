@@ -14,7 +14,7 @@
 
 namespace {
 
-using namespace mdcast;
+namespace proto = mdcast::proto;
 using mdcast::server::CachedItem;
 using mdcast::server::ClientSession;
 using mdcast::server::ImageRecovery;
@@ -184,7 +184,7 @@ TEST_CASE("overdue names are asked again and their subscribers told after two at
     f.recovery.on_directory(1, directory_of(1, "SVC"));
     f.recovery.wait_by_name("SVC", "A", {f.clients[0], false, {}});
     REQUIRE(f.link.sent.size() == 1);
-    int64_t now = monotonic_ns();
+    int64_t now = mdcast::monotonic_ns();
     f.recovery.on_timer(now);  // not overdue yet
     CHECK(f.link.sent.size() == 1);
     now += 2 * kTimeoutNs;
@@ -211,7 +211,7 @@ TEST_CASE("a suspect item is asked for by id until an image arrives", "[image_re
     REQUIRE(f.link.sent.size() == 1);
     CHECK(f.link.sent[0].second.item_id() == item.id);
     CHECK(f.recovery.recovering_count() == 1);
-    int64_t now = monotonic_ns() + 2 * kTimeoutNs;
+    int64_t now = mdcast::monotonic_ns() + 2 * kTimeoutNs;
     f.recovery.on_timer(now);
     CHECK(f.link.sent.size() == 2);
 
