@@ -80,8 +80,8 @@ class ClientFixture : public ClientSession::Owner {
     std::function<size_t(const ClientSession&)> count_subscriptions;
     std::vector<CloseReason> closes;
 
-    void on_login_request(ClientSession&, const wire::v1::LoginRequest&) override {}
-    void on_subscribe(ClientSession&, const wire::v1::Subscribe&) override {}
+    void on_login_request(ClientSession&, const ::mdcast::wire::v1::LoginRequest&) override {}
+    void on_subscribe(ClientSession&, const ::mdcast::wire::v1::Subscribe&) override {}
     void on_unsubscribe(ClientSession&, uint64_t) override {}
     void on_directory_request(ClientSession&) override {}
     void on_client_closed(ClientSession&, CloseReason reason, const std::string&) override {
