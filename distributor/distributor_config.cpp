@@ -1,7 +1,7 @@
 #include "distributor/distributor_config.h"
 
-#include "common/auth_keys.h"
-#include "common/daemon_keys.h"
+#include "common/auth/auth_keys.h"
+#include "common/daemon/daemon_keys.h"
 #include "common/logging.h"
 #include "proto/limits.h"
 

@@ -36,6 +36,10 @@ void ImageRecovery::wait_by_name(const std::string& service, const std::string& 
                 case Route::kNoSuchService:
                     return close_unroutable(service, name);
                 case Route::kWaiting:
+                    // Asked before any source could answer: it waits for the
+                    // service to appear (not closed by the first directory
+                    // that lacks it, e.g. a distributor up before its publisher).
+                    pending->recovering = true;
                     return tell_no_source_yet(subscriber, service, name);
                 case Route::kSent:
                     return;
@@ -51,7 +55,7 @@ void ImageRecovery::wait_by_name(const std::string& service, const std::string& 
 
 // Nothing upstream can be asked yet (no distributor heard, or not every one
 // has sent its directory): the subscriber hears so at once, and keeps waiting
-// for the image (or for closed/NOT_FOUND when the directories lack the service).
+// (open/suspect) for the image, however long its service takes to appear.
 void ImageRecovery::tell_no_source_yet(const PendingSubscriber& subscriber,
                                        const std::string& service, const std::string& name) {
     ++counters_.waiting_for_source;

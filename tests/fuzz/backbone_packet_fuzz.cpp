@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "common/packet_signer.h"
+#include "proto/packet_signer.h"
 #include "fuzz_input.h"
 #include "proto/backbone_packet.h"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "common/packet_signer.h"
+#include "proto/packet_signer.h"
 #include "proto/backbone_packet.h"
 #include "proto/frame.h"
 #include "proto/source_ids.h"

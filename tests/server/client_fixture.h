@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "common/event_loop.h"
-#include "common/flush_scheduler.h"
-#include "common/tcp_connection.h"
+#include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
+#include "common/net/tcp_connection.h"
 #include "proto/frame_reader.h"
 #include "server/client_session.h"
 
