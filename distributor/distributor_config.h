@@ -77,4 +77,8 @@ struct DistributorConfig : AuthConfig, TlsKeys {
 
 const config::Schema<DistributorConfig>& distributor_schema();
 
+// The start-up checks beyond the schema's rules: ports differ, and the TLS, users and
+// backbone key files load.
+config::Problems distributor_preflight(const DistributorConfig& config);
+
 }  // namespace mdcast::distributor

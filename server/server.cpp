@@ -107,11 +107,6 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
       reaper_(loop, [this] { reap_closed(); }),
       housekeeping_(loop, [this] { on_housekeeping(); }),
       grace_timer_(loop, [this] { finish_shutdown("grace period over"); }) {
-    if (!config.cache_enable_cache && config.output_slow_consumer_policy == "conflate") {
-        throw std::runtime_error(
-            "output.slow_consumer_policy: conflate needs cache.enable_cache: true (conflated "
-            "updates are built from the cached images)");
-    }
     housekeeping_.start_periodic(std::chrono::milliseconds(100));
     register_metrics();
     if (config.admin_enabled) {

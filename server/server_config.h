@@ -103,4 +103,8 @@ struct ServerConfig : AuthConfig, TlsKeys {
 
 const config::Schema<ServerConfig>& server_schema();
 
+// The start-up checks beyond the schema's rules, for config.instance: the instance's
+// ports fit and differ, and the TLS, users and backbone key files load.
+config::Problems server_preflight(const ServerConfig& config);
+
 }  // namespace mdcast::server

@@ -73,5 +73,36 @@ def test_metrics_health_and_stats():
         check(source.wait(15) == 0, "source failed")
 
 
+def wait_healthy(port, timeout=5):
+    deadline = time.monotonic() + timeout
+    code, body = get(port, "/healthz")
+    while code != 200 and time.monotonic() < deadline:
+        time.sleep(0.1)
+        code, body = get(port, "/healthz")
+    return code, body
+
+
+def test_healthy_with_a_distributor_and_no_publisher():
+    # The distributor heartbeats from start-up: a server started after it hears it
+    # (and is healthy) before any publisher connects, and stays so while it is idle.
+    with Stack("admin-idle") as stack:
+        distributor = stack.distributor()
+        time.sleep(1.5)  # past the first heartbeats: the server must hear later ones
+        server = stack.server(1)
+        sport = admin_port(server)
+        code, body = wait_healthy(sport)
+        check(code == 200 and body.strip() == "ok", f"healthz with an idle distributor: {code} {body}")
+        time.sleep(3.5)  # longer than backbone.source_silent_ms (3 s)
+        code, body = get(sport, "/healthz")
+        check(code == 200, f"healthz after idle seconds: {code} {body}")
+        distributor.stop()
+        code, body = get(sport, "/healthz")
+        deadline = time.monotonic() + 6
+        while code == 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            code, body = get(sport, "/healthz")
+        check(code == 503 and "silent" in body, f"healthz with the distributor gone: {code} {body}")
+
+
 if __name__ == "__main__":
-    run([test_metrics_health_and_stats])
+    run([test_metrics_health_and_stats, test_healthy_with_a_distributor_and_no_publisher])
