@@ -5,6 +5,7 @@
 #include <exception>
 #include <map>
 
+#include "common/admin_http.h"
 #include "common/host_port.h"
 #include "common/packet_signer.h"
 #include "common/users_file.h"
@@ -83,6 +84,15 @@ void check_users_file(const std::string& key, const std::string& path, Problems&
         auth::UsersFile::load(path);
     } catch (const std::exception& error) {
         problems.push_back({key, std::string("does not load:\n") + error.what()});
+    }
+}
+
+void check_admin_token(const std::string& key, const std::string& path, Problems& problems) {
+    if (path.empty()) return;
+    try {
+        AdminHttp::load_token(path);
+    } catch (const std::exception& error) {
+        problems.push_back({key, error.what()});
     }
 }
 

@@ -41,6 +41,8 @@ void require_distinct_ports(const std::vector<BoundPort>& ports, Problems& probl
 void check_tls_files(bool enabled, const TlsServerSettings& settings, Problems& problems);
 // The users file parses (every error of its own is in the message); empty: auth off.
 void check_users_file(const std::string& key, const std::string& path, Problems& problems);
+// The admin token file, when set, holds a usable token.
+void check_admin_token(const std::string& key, const std::string& path, Problems& problems);
 // Each backbone key file that is set holds a usable key.
 void check_key_files(const std::string& section, const std::string& key_file,
                      const std::string& previous_key_file, Problems& problems);

@@ -344,6 +344,14 @@ class Schema {
     // Reference of every key: type, default, range and doc (printed by `--help-config`).
     std::string describe() const { return core_.describe(); }
 
+    // Every key with its value as the reload log shows it, in declaration order
+    // (/info shows the effective configuration with these).
+    std::vector<std::pair<std::string, std::string>> values(const T& config) const {
+        std::vector<std::pair<std::string, std::string>> result;
+        for (const auto& key : keys_) result.emplace_back(key.name, key.render(config));
+        return result;
+    }
+
     // Every key whose value differs, in declaration order.
     std::vector<ConfigChange> changes(const T& before, const T& after) const {
         std::vector<ConfigChange> result;

@@ -44,6 +44,10 @@ struct DaemonProcess {
         reload;
 };
 
+// Keys changed in the file that a SIGHUP could not apply (they need a restart), as
+// of the last reload; /info shows them.
+std::vector<std::string>& keys_waiting_for_restart();
+
 namespace detail {
 
 // log.file with {name} replaced by the process name.
@@ -80,6 +84,7 @@ void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& s
     const auto changes = schema.changes(running, fresh);
     config::ReloadResult result;
     if (process.reload) result = process.reload(fresh, changes);
+    keys_waiting_for_restart().clear();
     auto& applied = result.applied;
     const auto& failed = result.failed;
     for (const auto& change : changes) {
@@ -98,6 +103,7 @@ void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& s
         } else {
             logger->warn("SIGHUP: {} changed ({} -> {}) but needs a restart; not applied",
                          change.key, change.before, change.after);
+            keys_waiting_for_restart().push_back(change.key);
         }
     }
     if (changes.empty()) logger->info("SIGHUP: configuration unchanged");
@@ -156,7 +162,7 @@ int run_daemon(int argc, char** argv, cli::CommandLine& command_line, DaemonOpti
     try {
         log::init(name, config.log_level, options.verbosity,
                   detail::log_file_path(config.log_file, name), config.log_max_file_bytes,
-                  config.log_max_files);
+                  config.log_max_files, config.log_format);
     } catch (const std::exception& error) {
         std::cerr << name << ": cannot open the log file: " << error.what() << "\n";
         return 1;

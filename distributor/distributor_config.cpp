@@ -38,6 +38,7 @@ config::Schema<DistributorConfig> build_schema() {
               "Address of the admin endpoint; keep it on loopback or a management network.");
     s.integer<uint16_t>("admin.port", &C::admin_port, 0, 0, 65535,
                         "Port of the admin endpoint (0: pick a free port and log it).");
+    add_admin_token_key(s);
     s.address("publishers.address", &C::publishers_address, "127.0.0.1",
               "Address the publisher listener binds to.");
     s.integer<uint16_t>("publishers.port", &C::publishers_port, 14001, 0, 65535,
@@ -156,6 +157,7 @@ config::Problems distributor_preflight(const DistributorConfig& c) {
         problems);
     config::check_tls_files(c.publishers_tls, tls_server_settings(c), problems);
     config::check_users_file("auth.users_file", c.auth_users_file, problems);
+    config::check_admin_token("admin.token_file", c.admin_token_file, problems);
     config::check_key_files("backbone", c.backbone_key_file, c.backbone_previous_key_file,
                             problems);
     return problems;

@@ -7,6 +7,7 @@
 #include "common/auth_keys.h"
 #include "common/clock.h"
 #include "common/daemon_keys.h"
+#include "common/process_metrics.h"
 #include "proto/field_values.h"
 #include "proto/source_ids.h"
 
@@ -106,15 +107,17 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
           [this](int fd, std::string peer, bool tls) { on_accept(fd, std::move(peer), tls); }),
       reaper_(loop, [this] { reap_closed(); }),
       housekeeping_(loop, [this] { on_housekeeping(); }),
-      grace_timer_(loop, [this] { finish_shutdown("grace period over"); }) {
+      grace_timer_(loop, [this] { finish_shutdown("grace period over"); }),
+      drain_timer_(loop, [this] { on_drain_tick(); }) {
     housekeeping_.start_periodic(std::chrono::milliseconds(100));
     register_metrics();
     if (config.admin_enabled) {
         admin_ = std::make_unique<AdminHttp>(
-            loop, config.admin_address, config.instance_admin_port(), metrics_,
-            AdminHttp::Handlers{[this] { return health(); }, [this] { return stats_json(); }});
-        log_->info("admin http on {}:{} (/metrics /healthz /stats)", config.admin_address,
-                   admin_->port());
+            loop, config.admin_address, config.instance_admin_port(), metrics_, admin_handlers(),
+            config.admin_token_file.empty() ? "" : AdminHttp::load_token(config.admin_token_file));
+        log_->info("admin http on {}:{} (/metrics /healthz /stats /info /items{})",
+                   config.admin_address, admin_->port(),
+                   config.admin_token_file.empty() ? "" : "; POST /kick /drain /reload");
     }
     log_->info("{}: clients {}; {} writes{}", server_id_, listeners_.describe(),
                config.output_timed_writes ? "timed" : "natural-batching",
@@ -899,14 +902,23 @@ void Server::register_metrics() {
               [recovery] { return recovery().unrecoverable; });
     m.counter("epoch_changes_total", "Distributor restarts seen",
               [recovery] { return recovery().epoch_changes; });
-    m.gauge("repair_p50_seconds", "Median repair time (loss seen to repair received)", [this] {
-        return static_cast<double>(backbone_.repair_times().percentile_ns(0.5)) / 1e9;
-    });
-    m.gauge("repair_p99_seconds", "99th percentile repair time", [this] {
-        return static_cast<double>(backbone_.repair_times().percentile_ns(0.99)) / 1e9;
-    });
-    m.gauge("rtt_p50_seconds", "Median round trip to the distributors", [this] {
-        return static_cast<double>(backbone_.round_trips().percentile_ns(0.5)) / 1e9;
+    m.histogram("repair_seconds", "Repair time: loss seen to repair received",
+                [this] { return backbone_.repair_times().prometheus_seconds(); });
+    m.histogram("rtt_seconds", "Round trips to the distributors (control probes)",
+                [this] { return backbone_.round_trips().prometheus_seconds(); });
+    m.gauge("sources", "Distributors heard on the backbone",
+            [this] { return backbone_.sources().size(); });
+    m.gauge("sources_silent", "Distributors heard before but silent now (their items suspect)",
+            [this] {
+                size_t silent = 0;
+                for (uint16_t source : backbone_.sources()) silent += backbone_.silent(source);
+                return silent;
+            });
+    m.gauge("items_suspect", "Cached items whose data is not current (stale or suspect)", [this] {
+        size_t suspect = 0;
+        cache_.for_each(
+            [&suspect](CachedItem& item) { suspect += item.status.data_state() != wire::DATA_OK; });
+        return suspect;
     });
     m.counter("refreshes_out_total", "Refreshes sent to clients", [&c] { return c.refreshes_out; });
     m.counter("updates_out_total", "Updates sent to clients", [&c] { return c.updates_out; });
@@ -932,6 +944,8 @@ void Server::register_metrics() {
     });
     m.gauge("pool_borrowed", "Bytes borrowed from output.pool_bytes",
             [this] { return output_pool_.borrowed(); });
+    m.gauge("pool_bytes", "Size of the shared output pool (output.pool_bytes)",
+            [this] { return output_pool_.pool(); });
     m.gauge("pool_peak", "Most bytes ever borrowed from the pool",
             [this] { return output_pool_.peak_borrowed(); });
     m.counter("slow_consumers_total", "Clients disconnected as slow consumers",
@@ -958,9 +972,10 @@ void Server::register_metrics() {
     });
     for (size_t i = 0; i < kCloseReasonCount; ++i) {
         const std::string reason(close_reason_name(static_cast<CloseReason>(i)));
-        m.counter("close_" + reason + "_total", "Client connections closed: " + reason,
+        m.counter("closes_total", "Client connections closed, by reason", {{"reason", reason}},
                   [&c, i] { return c.closes[i]; });
     }
+    register_process_metrics(m, "mdcast-server");
 }
 
 void Server::log_counters(spdlog::level::level_enum level) {
@@ -970,6 +985,7 @@ void Server::log_counters(spdlog::level::level_enum level) {
 // Healthy while serving and at least one distributor is heard.
 std::pair<bool, std::string> Server::health() const {
     if (shutting_down_) return {false, "shutting down"};
+    if (drain_.active) return {false, "draining: clients are moving to other instances"};
     const auto sources = backbone_.sources();
     if (sources.empty()) return {false, "no distributor heard on the backbone yet"};
     for (uint16_t source : sources) {

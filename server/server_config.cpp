@@ -181,6 +181,7 @@ config::Schema<ServerConfig> build_schema() {
     s.integer<uint16_t>("admin.port", &C::admin_port, 0, 0, 65535,
                         "Admin port of instance 1; instance N uses port + N - 1 (0: pick a free "
                         "port and log it).");
+    add_admin_token_key(s);
     add_client_keys(s);
     add_tls_keys(s);
     add_output_keys(s);
@@ -233,6 +234,7 @@ config::Problems server_preflight(const ServerConfig& c) {
         problems);
     config::check_tls_files(c.clients_tls, tls_server_settings(c), problems);
     config::check_users_file("auth.users_file", c.auth_users_file, problems);
+    config::check_admin_token("admin.token_file", c.admin_token_file, problems);
     config::check_key_files("backbone", c.backbone_key_file, c.backbone_previous_key_file,
                             problems);
     return problems;
