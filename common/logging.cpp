@@ -1,5 +1,6 @@
 #include "common/logging.h"
 
+#include <google/protobuf/stubs/logging.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/dist_sink.h>
 #include <spdlog/sinks/rotating_file_sink.h>
@@ -7,8 +8,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 
 #include "common/clock.h"
 
@@ -103,7 +106,27 @@ std::string line_pattern(const std::string& process_name, const std::string& for
            "] [%n] %v";
 }
 
+void on_protobuf_log(google::protobuf::LogLevel level, const char* file, int line,
+                     const std::string& message) {
+    static std::mutex mutex;  // protobuf may log from any thread (the SDK's, the hash workers)
+    static RateLimiter limit;
+    uint64_t suppressed = 0;
+    {
+        std::lock_guard lock(mutex);
+        if (!limit.allow(suppressed)) return;
+    }
+    const auto spd_level = level >= google::protobuf::LOGLEVEL_ERROR     ? spdlog::level::err
+                           : level == google::protobuf::LOGLEVEL_WARNING ? spdlog::level::warn
+                                                                         : spdlog::level::info;
+    get("protobuf")
+        ->log(spd_level, "{} ({}:{}; {} similar suppressed)", message, file, line, suppressed);
+}
+
 }  // namespace
+
+void route_protobuf_logs() {
+    google::protobuf::SetLogHandler(&on_protobuf_log);
+}
 
 void init(const std::string& process_name, const std::string& level, int verbosity,
           const std::string& file, uint64_t max_file_bytes, uint32_t max_files,
@@ -120,6 +143,7 @@ void init(const std::string& process_name, const std::string& level, int verbosi
         line_pattern(process_name, format, file.empty() && stderr_is_journal()));
     shared_sink()->set_formatter(std::move(formatter));
     set_level(level, verbosity);
+    route_protobuf_logs();
 }
 
 void set_level(const std::string& level, int verbosity) {
@@ -137,6 +161,11 @@ std::shared_ptr<spdlog::logger> get(const std::string& component) {
     logger->flush_on(spdlog::level::info);
     spdlog::register_logger(logger);
     return logger;
+}
+
+RateLimiter& close_warnings(size_t reason) {
+    static std::array<RateLimiter, 32> limits;
+    return limits[std::min(reason, limits.size() - 1)];
 }
 
 bool RateLimiter::allow(uint64_t& suppressed) {

@@ -38,6 +38,7 @@ TcpConnection::TcpConnection(EventLoop& loop, FlushScheduler& flusher, int fd, u
                    sizeof limits_.send_buffer_bytes);
     }
     last_input_ns_ = monotonic_ns();
+    ready_ns_ = last_input_ns_;
     if (const auto& tls = limits_.tls; tls.context) {
         const TlsContext& context = *tls.context;
         tls_ = std::make_unique<TlsStream>(
@@ -246,14 +247,16 @@ void TcpConnection::close_after_flush(CloseReason reason, const std::string& tex
 
 void TcpConnection::close(CloseReason reason, const std::string& text) {
     if (fd_ < 0) return;
+    // The events go before the descriptor: deleting them after close() makes
+    // libevent touch a closed (or already reused) descriptor.
+    event_del(read_event_);
+    event_del(write_event_);
     if (tls_) {
         close_tls(reason, text);
     } else {
         close_socket(reason, text);
     }
     const size_t accounted = queued_bytes();  // what the pool holds for us
-    event_del(read_event_);
-    event_del(write_event_);
     flusher_.cancel(*this);
     evbuffer_drain(output_, evbuffer_get_length(output_));  // unsent output is discarded
     tls_queued_ = 0;
@@ -307,6 +310,10 @@ void TcpConnection::on_tls_written(size_t bytes) {
     ++writes_;
     queue_changed(before);
     if (fd_ >= 0 && closing_ && queued_bytes() == 0) close(closing_reason_, closing_text_);
+}
+
+void TcpConnection::on_tls_established() {
+    ready_ns_ = monotonic_ns();
 }
 
 void TcpConnection::on_tls_input(evbuffer* input) {

@@ -121,6 +121,10 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     uint64_t frames_in() const { return frames_in_; }
     uint64_t writes() const { return writes_; }
     int64_t last_input_ns() const { return last_input_ns_; }
+    // When frames could first flow: accept (or connect) for plaintext, the end
+    // of the handshake for TLS. Login deadlines count from here, never from the
+    // last byte, so a peer trickling bytes cannot hold a slot without logging in.
+    int64_t ready_ns() const { return ready_ns_; }
 
   private:
     static void on_readable(int, short, void* self);
@@ -135,6 +139,7 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     void close_socket(CloseReason reason, const std::string& text);
     void close_tls(CloseReason reason, const std::string& text);
     void write_tls();
+    void on_tls_established() override;
     void on_tls_input(evbuffer* input) override;
     void on_tls_written(size_t bytes) override;
     void on_tls_ended(CloseReason reason, const std::string& text) override;
@@ -163,6 +168,7 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     uint64_t frames_in_ = 0;
     uint64_t writes_ = 0;
     int64_t last_input_ns_ = 0;
+    int64_t ready_ns_ = 0;
 };
 
 // Blocking connect with a timeout, for tools and tests. Returns the socket or -1

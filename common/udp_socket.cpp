@@ -194,6 +194,7 @@ size_t DatagramBatch::receive(int fd) {
         headers_[i].msg_hdr.msg_control = control_.data() + i * kControlBytes;
         headers_[i].msg_hdr.msg_controllen = kControlBytes;
     }
+    kernel_drops_ = 0;
     const int n = recvmmsg(fd, headers_.data(), static_cast<unsigned>(headers_.size()),
                            MSG_DONTWAIT, nullptr);
     if (n <= 0) return 0;

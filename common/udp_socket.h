@@ -62,8 +62,9 @@ class DatagramBatch {
     const sockaddr_in& source(size_t i) const { return sources_[i]; }
     // True when the datagram was cut to the buffer size (sender misconfigured).
     bool truncated(size_t i) const;
-    // Datagrams the kernel dropped on this socket since it opened, as of the last
-    // receive (SO_RXQ_OVFL; 0 when the socket does not report it).
+    // Datagrams the kernel dropped on the socket of the last receive() since it
+    // opened (SO_RXQ_OVFL); 0 when that receive carried no report. One batch may
+    // serve several sockets: a count never carries over from one to another.
     uint64_t kernel_drops() const { return kernel_drops_; }
 
   private:

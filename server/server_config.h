@@ -70,6 +70,7 @@ struct ServerConfig : AuthConfig, TlsKeys {
     uint32_t backbone_nak_max_attempts = 0;
     uint64_t backbone_reorder_buffer_bytes = 0;
     uint64_t backbone_max_gap_packets = 0;
+    uint32_t backbone_jump_confirmations = 0;
     uint32_t backbone_source_silent_ms = 0;
     uint32_t backbone_rtt_probe_interval_ms = 0;
 

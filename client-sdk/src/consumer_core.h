@@ -131,6 +131,7 @@ class ConsumerCore final : public ServerLink::Listener {
     Timer reconnect_timer_;
     Timer housekeeping_;
     bool session_up_ = false;
+    int64_t session_up_ns_ = 0;  // when it logged in: a session lost soon after backs off
     bool stopped_ = false;
     bool directory_wanted_ = false;
     std::unordered_map<uint64_t, std::unique_ptr<Item>> items_;  // by handle
