@@ -54,7 +54,7 @@ const char* type_name(MetricsRegistry::Kind kind) {
 }  // namespace
 
 void MetricsRegistry::add(Metric metric) {
-    if (!valid_name(metric.name))
+    if (!valid_name(metric.name) || !valid_name(metric.short_name))
         throw std::invalid_argument("bad metric name '" + metric.name + "'");
     for (const auto& [key, value] : metric.labels) {
         if (!valid_name(key)) throw std::invalid_argument("bad label name '" + key + "'");

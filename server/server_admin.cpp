@@ -6,6 +6,7 @@
 #include "common/clock.h"
 #include "common/daemon_main.h"
 #include "common/process_metrics.h"
+#include "proto/field_image.h"  // before field_values.h, whose `wire` alias would hide its own
 #include "proto/field_values.h"
 #include "server/server.h"
 
