@@ -1,12 +1,13 @@
 #include "distributor/distributor.h"
 
 #include <csignal>
+#include <random>
 
-#include "common/auth_keys.h"
+#include "common/auth/auth_keys.h"
 #include "common/clock.h"
-#include "common/daemon_keys.h"
-#include "common/daemon_main.h"
-#include "common/process_metrics.h"
+#include "common/daemon/daemon_keys.h"
+#include "common/daemon/daemon_main.h"
+#include "common/daemon/process_metrics.h"
 #include "proto/field_values.h"
 #include "proto/source_ids.h"
 

@@ -22,13 +22,13 @@
 #include <optional>
 #include <vector>
 
-#include "common/event_loop.h"
 #include "common/latency_histogram.h"
 #include "common/logging.h"
-#include "common/loss_injector.h"
-#include "common/packet_signer.h"
-#include "common/udp_socket.h"
+#include "common/net/event_loop.h"
+#include "common/net/loss_injector.h"
+#include "common/net/udp_socket.h"
 #include "proto/backbone_packet.h"
+#include "proto/packet_signer.h"
 #include "server/loss_recovery.h"
 #include "wire/backbone.pb.h"
 

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "common/auth_keys.h"
+#include "common/auth/auth_keys.h"
 #include "common/clock.h"
-#include "common/daemon_keys.h"
-#include "common/process_metrics.h"
+#include "common/daemon/daemon_keys.h"
+#include "common/daemon/process_metrics.h"
 #include "proto/field_values.h"
 #include "proto/source_ids.h"
 
@@ -279,6 +279,10 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
                 case Route::kNoSuchService:
                     return close_unroutable({service, name});
                 case Route::kWaiting:
+                    // Asked before any source could answer: it waits for the
+                    // service to appear (not closed by the first directory
+                    // that lacks it, e.g. a distributor up before its publisher).
+                    pending->recovering = true;
                     return tell_no_source_yet(client, service, name);
                 case Route::kSent:
                     return;
@@ -294,7 +298,7 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
 
 // Nothing upstream can be asked yet (no distributor heard, or not every one
 // has sent its directory): the subscriber hears so at once, and keeps waiting
-// for the image (or for closed/NOT_FOUND when the directories lack the service).
+// (open/suspect) for the image, however long its service takes to appear.
 void Server::tell_no_source_yet(ClientSession& client, const std::string& service,
                                 const std::string& name) {
     ++counters_.waiting_for_source;

@@ -4,8 +4,8 @@
 #include <csignal>
 
 #include "common/clock.h"
-#include "common/daemon_main.h"
-#include "common/process_metrics.h"
+#include "common/daemon/daemon_main.h"
+#include "common/daemon/process_metrics.h"
 #include "proto/field_image.h"  // before field_values.h, whose `wire` alias would hide its own
 #include "proto/field_values.h"
 #include "server/server.h"

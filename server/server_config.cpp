@@ -1,8 +1,8 @@
 #include "server/server_config.h"
 
-#include "common/auth_keys.h"
-#include "common/config_checks.h"
-#include "common/daemon_keys.h"
+#include "common/auth/auth_keys.h"
+#include "common/daemon/config_checks.h"
+#include "common/daemon/daemon_keys.h"
 #include "common/logging.h"
 
 namespace mdcast::server {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "common/clock.h"
-#include "common/host_port.h"
+#include "common/net/host_port.h"
 #include "mdcast/dictionary.h"
 #include "mdcast/event.h"
 #include "proto/field_values.h"

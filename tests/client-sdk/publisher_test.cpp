@@ -297,7 +297,7 @@ TEST_CASE("a full outbox refuses what does not fit; misuse is refused", "[publis
     CHECK_THROWS_AS(mdcast::Publisher(mdcast::PublisherOptions{}, recorder), std::invalid_argument);
 }
 
-TEST_CASE("a value that is not UTF-8 is refused at the call; the image keeps its last value",
+TEST_CASE("a value that is not UTF-8 is refused at the call, the image keeps its last value",
           "[publisher]") {
     // Sent, it would be refused by the distributor and every consumer, and kept
     // in the image it would be re-sent after every reconnect.

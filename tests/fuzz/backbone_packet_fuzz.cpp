@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <vector>
 
-#include "common/packet_signer.h"
 #include "fuzz_input.h"
 #include "proto/backbone_packet.h"
+#include "proto/packet_signer.h"
 
 using namespace mdcast::proto;
 

@@ -4,7 +4,7 @@
 // crash is a finding.
 #include <string>
 
-#include "common/config_schema.h"
+#include "common/config/config_schema.h"
 #include "distributor/distributor_config.h"
 #include "fuzz_input.h"
 #include "server/server_config.h"

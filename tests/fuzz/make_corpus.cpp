@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "common/packet_signer.h"
 #include "proto/backbone_packet.h"
 #include "proto/frame.h"
+#include "proto/packet_signer.h"
 #include "proto/source_ids.h"
 #include "proto/update_codec.h"
 #include "wire/backbone.pb.h"

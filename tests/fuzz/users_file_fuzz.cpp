@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/config_schema.h"
-#include "common/users_file.h"
+#include "common/auth/users_file.h"
+#include "common/config/config_schema.h"
 #include "fuzz_input.h"
 #include "proto/field_dictionary.h"
 

