@@ -45,7 +45,7 @@ std::string Server::info_json() const {
     for (const auto& [id, client] : clients_) {
         if (!client->is_open()) continue;
         ++connections;
-        subscriptions += client->subscriptions().size();
+        subscriptions += fanout_.subscription_count(*client);
     }
     const auto [healthy, health_text] = health();
     return fmt::format(
@@ -55,7 +55,7 @@ std::string Server::info_json() const {
         "\"keys_waiting_for_restart\":{},\"config\":{}}}",
         json_escape(server_id_), config_.instance, process_info_json(), healthy ? "true" : "false",
         json_escape(health_text), drain_.active ? "true" : "false", connections, cache_.size(),
-        subscriptions_.item_count(), subscriptions, backbone_.sources().size(),
+        fanout_.subscribed_item_count(), subscriptions, backbone_.sources().size(),
         json_string_list(keys_waiting_for_restart()), config_json(server_schema().values(config_)));
 }
 
@@ -63,13 +63,7 @@ std::string Server::info_json() const {
 // subscribers. Without a name: up to `limit` (100) items in brief.
 AdminHttp::Reply Server::items_reply(const AdminHttp::Query& query) {
     const auto subscriber_ids = [this](uint64_t item_id) {
-        std::vector<uint64_t> ids;
-        if (const auto* groups = subscriptions_.find(item_id)) {
-            for (const auto& group : *groups)
-                for (const ClientSession* client : group.clients)
-                    ids.push_back(client->connection().id());
-        }
-        return ids;
+        return fanout_.subscriber_ids(item_id);
     };
     const auto summary = [&](const CachedItem& item) {
         return fmt::format(
