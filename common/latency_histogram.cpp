@@ -76,6 +76,26 @@ int64_t LatencyHistogram::percentile_ns(double fraction) const {
     return max_;
 }
 
+HistogramSnapshot LatencyHistogram::prometheus_seconds() const {
+    static const std::vector<double> kBounds{25e-6, 50e-6,  100e-6, 250e-6, 500e-6,
+                                             1e-3,  2.5e-3, 5e-3,   10e-3,  25e-3,
+                                             50e-3, 100e-3, 250e-3, 500e-3, 1.0};
+    HistogramSnapshot out{kBounds,
+                          std::vector<uint64_t>(kBounds.size()),
+                          count_,
+                          mean_ * static_cast<double>(count_) / 1e9,
+                          static_cast<double>(percentile_ns(0.5)) / 1e9,
+                          static_cast<double>(percentile_ns(0.99)) / 1e9};
+    for (size_t i = 0; i < buckets_.size(); ++i) {
+        if (buckets_[i] == 0) continue;
+        const double upper_s = static_cast<double>(bucket_upper(i)) / 1e9;
+        const auto first = std::lower_bound(kBounds.begin(), kBounds.end(), upper_s);
+        if (first != kBounds.end()) out.cumulative[first - kBounds.begin()] += buckets_[i];
+    }
+    for (size_t b = 1; b < out.cumulative.size(); ++b) out.cumulative[b] += out.cumulative[b - 1];
+    return out;
+}
+
 std::vector<std::pair<int64_t, uint64_t>> LatencyHistogram::display_buckets() const {
     std::vector<std::pair<int64_t, uint64_t>> out;
     for (size_t i = 0; i < display_.size(); ++i) {

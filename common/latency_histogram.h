@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/metrics.h"
+
 namespace mdcast {
 
 class LatencyHistogram {
@@ -30,6 +32,10 @@ class LatencyHistogram {
     // Value at or below which `fraction` (0..1) of samples fall; upper edge of its bucket,
     // capped at max().
     int64_t percentile_ns(double fraction) const;
+
+    // As a Prometheus histogram in seconds, with buckets from 25 us to 1 s. A sample
+    // counts under the first bound at or above its log-linear bucket's upper edge.
+    HistogramSnapshot prometheus_seconds() const;
 
     // Non-empty display buckets as (lower bound ns, count); the last may be the overflow.
     std::vector<std::pair<int64_t, uint64_t>> display_buckets() const;

@@ -1,12 +1,16 @@
 #include "common/logging.h"
 
 #include <google/protobuf/stubs/logging.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/dist_sink.h>
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include "common/clock.h"
@@ -36,6 +40,72 @@ spdlog::level::level_enum& current_level() {
     return level;
 }
 
+// %* : the syslog priority of the level, which journald reads from a "<N>" line prefix.
+class SyslogPriority final : public spdlog::custom_flag_formatter {
+  public:
+    void format(const spdlog::details::log_msg& msg, const std::tm&,
+                spdlog::memory_buf_t& dest) override {
+        static constexpr char kPriority[] = {'7', '7', '6', '4', '3', '2', '6'};
+        dest.push_back(kPriority[std::min<size_t>(msg.level, sizeof kPriority - 1)]);
+    }
+    std::unique_ptr<custom_flag_formatter> clone() const override {
+        return std::make_unique<SyslogPriority>();
+    }
+};
+
+// %J : the message escaped for a JSON string.
+class JsonMessage final : public spdlog::custom_flag_formatter {
+  public:
+    void format(const spdlog::details::log_msg& msg, const std::tm&,
+                spdlog::memory_buf_t& dest) override {
+        for (char c : msg.payload) append(c, dest);
+    }
+    std::unique_ptr<custom_flag_formatter> clone() const override {
+        return std::make_unique<JsonMessage>();
+    }
+    static void append(char c, spdlog::memory_buf_t& dest) {
+        if (c == '"' || c == '\\') {
+            dest.push_back('\\');
+            dest.push_back(c);
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+            dest.append(escaped, escaped + 6);
+        } else {
+            dest.push_back(c);
+        }
+    }
+};
+
+// True when stderr is the journal's stream (systemd sets JOURNAL_STREAM to its
+// device:inode), so lines may carry a "<N>" priority prefix.
+bool stderr_is_journal() {
+    const char* stream = std::getenv("JOURNAL_STREAM");
+    struct stat status {};
+    if (!stream || fstat(2, &status) != 0) return false;
+    const std::string ours = std::to_string(status.st_dev) + ":" + std::to_string(status.st_ino);
+    return ours == stream;
+}
+
+std::string json_escaped(const std::string& text) {
+    spdlog::memory_buf_t buffer;
+    for (char c : text) JsonMessage::append(c, buffer);
+    return std::string(buffer.data(), buffer.size());
+}
+
+// Local time with its UTC offset, to the microsecond.
+constexpr const char* kTimestamp = "%Y-%m-%dT%H:%M:%S.%f%z";
+
+std::string line_pattern(const std::string& process_name, const std::string& format, bool journal) {
+    if (format == "json") {
+        return std::string(journal ? "<%*>" : "") + "{\"time\":\"" + kTimestamp +
+               "\",\"level\":\"%l\",\"process\":\"" + json_escaped(process_name) +
+               "\",\"component\":\"%n\",\"message\":\"%J\"}";
+    }
+    return std::string(journal ? "<%*>" : "") + kTimestamp + " %^%-5l%$ [" + process_name +
+           "] [%n] %v";
+}
+
 void on_protobuf_log(google::protobuf::LogLevel level, const char* file, int line,
                      const std::string& message) {
     static std::mutex mutex;  // protobuf may log from any thread (the SDK's, the hash workers)
@@ -59,7 +129,8 @@ void route_protobuf_logs() {
 }
 
 void init(const std::string& process_name, const std::string& level, int verbosity,
-          const std::string& file, uint64_t max_file_bytes, uint32_t max_files) {
+          const std::string& file, uint64_t max_file_bytes, uint32_t max_files,
+          const std::string& format) {
     process() = process_name;
     if (!file.empty()) {
         // Throws spdlog_ex (a std::exception) naming the file when it cannot be opened.
@@ -67,7 +138,10 @@ void init(const std::string& process_name, const std::string& level, int verbosi
             file, static_cast<size_t>(max_file_bytes), static_cast<size_t>(max_files));
         shared_sink()->set_sinks({rotating});
     }
-    shared_sink()->set_pattern("%Y-%m-%dT%H:%M:%S.%f %^%-5l%$ [" + process_name + "] [%n] %v");
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<SyslogPriority>('*').add_flag<JsonMessage>('J').set_pattern(
+        line_pattern(process_name, format, file.empty() && stderr_is_journal()));
+    shared_sink()->set_formatter(std::move(formatter));
     set_level(level, verbosity);
     route_protobuf_logs();
 }

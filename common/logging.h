@@ -1,7 +1,10 @@
 // Logging set-up: one spdlog logger per component, all sharing one sink.
 // Logs go to stderr (journald picks them up under systemd) with the process
 // name in every line, e.g. "[mdcast-server.1] [client] ...", or to a file that
-// rotates at a size limit (log.file).
+// rotates at a size limit (log.file). Timestamps are local time with the UTC
+// offset (2026-11-23T20:15:02.123456+00:00). log.format json writes one JSON
+// object per line instead. When stderr is the journal, every line starts with
+// its syslog priority ("<4>" for warn) so journald files it at the level's priority.
 #pragma once
 
 #include <spdlog/spdlog.h>
@@ -15,13 +18,16 @@ namespace mdcast::log {
 
 // Valid names for the `log.level` config key.
 inline const std::vector<std::string> kLevelNames{"trace", "debug", "info", "warn", "error", "off"};
+// Valid names for the `log.format` config key.
+inline const std::vector<std::string> kFormatNames{"text", "json"};
 
 // `level` is a config level name; each -v makes it one step more verbose.
 // A non-empty `file` sends every line there instead of stderr, rotating at
 // `max_file_bytes` and keeping `max_files` old files (file.1 … file.N).
 // Throws when the file cannot be opened.
 void init(const std::string& process_name, const std::string& level, int verbosity,
-          const std::string& file = "", uint64_t max_file_bytes = 0, uint32_t max_files = 0);
+          const std::string& file = "", uint64_t max_file_bytes = 0, uint32_t max_files = 0,
+          const std::string& format = "text");
 
 // Sends libprotobuf's own messages (e.g. "String field ... contains invalid
 // UTF-8 data") to the "protobuf" logger, at most one line per second with the

@@ -57,6 +57,10 @@ install(FILES ${MDCAST_DEPLOY_DIR}/sysctl.d/60-mdcast.conf
 install(FILES ${PROJECT_SOURCE_DIR}/docs/operations.md ${PROJECT_SOURCE_DIR}/README.md
         ${PROJECT_SOURCE_DIR}/docs/access-control.md
         DESTINATION ${common_doc} COMPONENT common EXCLUDE_FROM_ALL)
+# The monitoring pack: Grafana dashboard and Prometheus alert rules (docs/operations.md).
+install(FILES ${MDCAST_DEPLOY_DIR}/monitoring/mdcast-dashboard.json
+        ${MDCAST_DEPLOY_DIR}/monitoring/mdcast-alerts.yml
+        DESTINATION share/mdcast/monitoring COMPONENT common EXCLUDE_FROM_ALL)
 # Both daemons read a users file (auth.users_file); the example sits beside their configs.
 mdcast_package_config(common ${PROJECT_SOURCE_DIR}/etc/users.yaml.example)
 
@@ -119,6 +123,8 @@ set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_COMMON_PACKAGE_ARCHITECTURE all)
 # adduser for the mdcast user; procps for /usr/bin/kill, the units' ExecReload=.
 set(CPACK_DEBIAN_COMMON_PACKAGE_DEPENDS "adduser, procps")
+# mdcastctl is a Python 3 script (standard library only); shlibdeps cannot see that.
+set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "python3")
 # A shlibs file for libmdcast.so (packages built against it then depend on this version
 # or later); CPack has no per-component switch, and only libmdcast-dev has a library.
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)

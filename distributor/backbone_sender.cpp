@@ -40,7 +40,10 @@ BackboneSender::BackboneSender(EventLoop& loop, const Settings& settings, uint64
         log_->warn("TESTING: dropping backbone packets on send ({})",
                    settings.send_loss.describe());
     }
+    // Heartbeats from start-up, not from the first data: servers see this distributor
+    // (healthy, control port known) before any publisher has sent anything.
     send_heartbeat(monotonic_ns());
+    heartbeat_timer_.start_once(std::chrono::microseconds(settings.heartbeat_min_us));
 }
 
 bool BackboneSender::send_frame(std::span<const uint8_t> frame) {

@@ -1,10 +1,13 @@
 #include "distributor/distributor.h"
 
+#include <csignal>
 #include <random>
 
 #include "common/auth/auth_keys.h"
 #include "common/clock.h"
 #include "common/daemon/daemon_keys.h"
+#include "common/daemon/daemon_main.h"
+#include "common/daemon/process_metrics.h"
 #include "proto/field_values.h"
 #include "proto/limits.h"
 #include "proto/source_ids.h"
@@ -12,6 +15,8 @@
 namespace mdcast::distributor {
 
 namespace {
+
+constexpr size_t kStatsItems = 1000;  // items listed in /stats
 
 // Epochs are ordered: the low 48 bits are the start time in milliseconds
 // (CLOCK_REALTIME), so a later start has a larger epoch and servers can refuse
@@ -83,13 +88,10 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
     register_metrics();
     if (config.admin_enabled) {
         admin_ = std::make_unique<AdminHttp>(
-            loop, config.admin_address, config.admin_port, metrics_,
-            AdminHttp::Handlers{[] {
-                                    return std::pair{true, std::string("ok")};
-                                },
-                                [this] { return stats_json(); }});
-        log_->info("admin http on {}:{} (/metrics /healthz /stats)", config.admin_address,
-                   admin_->port());
+            loop, config.admin_address, config.admin_port, metrics_, admin_handlers(),
+            config.admin_token_file.empty() ? "" : AdminHttp::load_token(config.admin_token_file));
+        log_->info("admin http on {}:{} (/metrics /healthz /stats /info{})", config.admin_address,
+                   admin_->port(), config.admin_token_file.empty() ? "" : "; POST /reload");
     }
     log_->info(
         "distributor {}: publishers {}; backbone {}:{}{} via {} ttl {}; control port {}; "
@@ -300,9 +302,10 @@ void Distributor::register_metrics() {
     });
     for (size_t i = 0; i < kCloseReasonCount; ++i) {
         const std::string reason(close_reason_name(static_cast<CloseReason>(i)));
-        m.counter("close_" + reason + "_total", "Publisher connections closed: " + reason,
+        m.counter("closes_total", "Publisher connections closed, by reason", {{"reason", reason}},
                   [this, i] { return closes_[i]; });
     }
+    register_process_metrics(m, "mdcast-distributor");
     m.counter("rejected_total", "Publisher messages refused", [&p] { return p.rejected_messages; });
     m.counter("invalid_content_total",
               "Publisher messages refused alone for invalid content (not UTF-8); connection kept",
@@ -355,7 +358,10 @@ void Distributor::log_counters(spdlog::level::level_enum level) {
     log_->log(level, "{}", metrics_.log_line());
 }
 
+// Publishers, services (with their owner and state) and items (up to
+// kStatsItems of them; `item_count` says how many there are).
 std::string Distributor::stats_json() const {
+    using proto::json_escape;
     std::string out =
         "{\"epoch\":\"" + fmt::format("{:016x}", backbone_.epoch()) + "\",\"publishers\":[";
     bool first = true;
@@ -364,11 +370,59 @@ std::string Distributor::stats_json() const {
         if (!c.is_open()) continue;
         out += fmt::format(
             "{}{{\"id\":{},\"peer\":\"{}\",\"user\":\"{}\",\"bytes_in\":{},\"frames_in\":{}}}",
-            first ? "" : ",", id, proto::json_escape(c.peer()), proto::json_escape(session->user()),
-            c.bytes_in(), c.frames_in());
+            first ? "" : ",", id, json_escape(c.peer()), json_escape(session->user()), c.bytes_in(),
+            c.frames_in());
         first = false;
     }
+    out += "],\"services\":[";
+    first = true;
+    registry_.for_each_service([&](const ServiceEntry& service) {
+        out += fmt::format(
+            "{}{{\"id\":{},\"name\":\"{}\",\"mode\":\"{}\",\"state\":\"{}\","
+            "\"publisher\":{},\"items\":{}}}",
+            first ? "" : ",", service.id, json_escape(service.name),
+            wire::ServiceMode_Name(service.mode), wire::ServiceState_Name(service.state),
+            service.owner_session, service.item_count);
+        first = false;
+    });
+    out += fmt::format("],\"item_count\":{},\"items\":[", registry_.item_count());
+    size_t listed = 0;
+    registry_.for_each_item([&](const ItemEntry& item) {
+        if (listed >= kStatsItems) return;
+        out += fmt::format(
+            "{}{{\"id\":{},\"service_id\":{},\"name\":\"{}\",\"sequence\":{},"
+            "\"data_state\":\"{}\",\"has_image\":{},\"closed\":{}}}",
+            listed++ ? "," : "", item.id, item.service_id, json_escape(item.name), item.item_seq,
+            wire::DataState_Name(item.data_state), item.has_image ? "true" : "false",
+            item.closed ? "true" : "false");
+    });
     return out + "],\"metrics\":" + metrics_.json() + "}";
+}
+
+AdminHttp::Handlers Distributor::admin_handlers() {
+    AdminHttp::Handlers handlers;
+    handlers.health = [] { return std::pair{true, std::string("ok")}; };
+    handlers.stats = [this] { return stats_json(); };
+    handlers.info = [this] {
+        size_t publishers = 0;
+        for (const auto& [id, session] : sessions_) publishers += session->connection().is_open();
+        return fmt::format(
+            "{{\"daemon\":\"mdcast-distributor\",\"distributor_id\":{},\"epoch\":\"{:016x}\",{},"
+            "\"publishers\":{},\"services\":{},\"items\":{},\"keys_waiting_for_restart\":{},"
+            "\"config\":{}}}",
+            config_.distributor_id, backbone_.epoch(), process_info_json(), publishers,
+            registry_.service_count(), registry_.item_count(),
+            json_string_list(keys_waiting_for_restart()),
+            config_json(distributor_schema().values(config_)));
+    };
+    handlers.act = [this](const std::string& action, const AdminHttp::Query&) {
+        if (action != "reload") return AdminHttp::Reply{404, "the distributor only reloads\n"};
+        log_->info("reload asked for on the admin endpoint");
+        std::raise(SIGHUP);  // the SIGHUP path: re-read, apply, log each change
+        return AdminHttp::Reply{200,
+                                "{\"reload\":\"started\",\"see\":\"the log for each change\"}"};
+    };
+    return handlers;
 }
 
 config::ReloadResult Distributor::reload(const DistributorConfig& fresh,

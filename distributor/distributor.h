@@ -62,6 +62,7 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
     void log_counters(spdlog::level::level_enum level);
     void register_metrics();
     std::string stats_json() const;
+    AdminHttp::Handlers admin_handlers();
 
     EventLoop& loop_;
     DistributorConfig config_;

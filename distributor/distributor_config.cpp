@@ -1,6 +1,7 @@
 #include "distributor/distributor_config.h"
 
 #include "common/auth/auth_keys.h"
+#include "common/daemon/config_checks.h"
 #include "common/daemon/daemon_keys.h"
 #include "common/daemon/shared_keys.h"
 #include "common/logging.h"
@@ -9,6 +10,20 @@
 namespace mdcast::distributor {
 
 namespace {
+
+void add_rules(config::Schema<DistributorConfig>& s) {
+    s.rule([](const DistributorConfig& c, config::Problems& problems) {
+        config::require_multicast_group("backbone.group", c.backbone_group, problems);
+        config::require_multicast_groups("backbone.extra_groups", c.backbone_extra_groups,
+                                         problems);
+        config::require_listener("publishers", c.publishers_plaintext, c.publishers_tls, problems);
+        if (uint64_t{c.backbone_heartbeat_min_us} > uint64_t{c.backbone_heartbeat_max_ms} * 1000) {
+            problems.push_back({"backbone.heartbeat_min_us",
+                                "more than backbone.heartbeat_max_ms (" +
+                                    std::to_string(c.backbone_heartbeat_max_ms) + " ms)"});
+        }
+    });
+}
 
 config::Schema<DistributorConfig> build_schema() {
     using C = DistributorConfig;
@@ -20,6 +35,7 @@ config::Schema<DistributorConfig> build_schema() {
                         "Unique among the distributors a server joins: it prefixes this "
                         "distributor's epochs, item ids and service ids.");
     add_admin_keys(s);
+    add_admin_token_key(s);
     s.address("publishers.address", &C::publishers_address, "127.0.0.1",
               "Address the publisher listener binds to.");
     s.integer<uint16_t>("publishers.port", &C::publishers_port, 14001, 0, 65535,
@@ -107,6 +123,7 @@ config::Schema<DistributorConfig> build_schema() {
            "TESTING ONLY: drop this fraction of control packets (NAKs, requests) on receive.");
     add_loss_seed_key(s);
     add_auth_keys(s);
+    add_rules(s);
     return s;
 }
 
@@ -115,6 +132,21 @@ config::Schema<DistributorConfig> build_schema() {
 const config::Schema<DistributorConfig>& distributor_schema() {
     static const config::Schema<DistributorConfig> schema = build_schema();
     return schema;
+}
+
+config::Problems distributor_preflight(const DistributorConfig& c) {
+    config::Problems problems;
+    config::require_distinct_ports(
+        {{"publishers.port", c.publishers_port, c.publishers_plaintext},
+         {"publishers.tls_port", c.publishers_tls_port, c.publishers_tls},
+         {"admin.port", c.admin_port, c.admin_enabled}},
+        problems);
+    config::check_tls_files(c.publishers_tls, tls_server_settings(c), problems);
+    config::check_users_file("auth.users_file", c.auth_users_file, problems);
+    config::check_admin_token("admin.token_file", c.admin_token_file, problems);
+    config::check_key_files("backbone", c.backbone_key_file, c.backbone_previous_key_file,
+                            problems);
+    return problems;
 }
 
 }  // namespace mdcast::distributor

@@ -16,6 +16,7 @@ namespace mdcast::distributor {
 // of TlsKeys (declared by add_tls_keys).
 struct DistributorConfig : AuthConfig, TlsKeys {
     std::string log_level;
+    std::string log_format;
     std::string log_file;  // empty: stderr
     uint64_t log_max_file_bytes = 0;
     uint32_t log_max_files = 0;
@@ -23,6 +24,7 @@ struct DistributorConfig : AuthConfig, TlsKeys {
     bool admin_enabled = true;
     std::string admin_address;
     uint16_t admin_port = 0;
+    std::string admin_token_file;  // empty: POSTs refused
     uint16_t distributor_id = 1;
 
     // Publisher listener.
@@ -76,5 +78,9 @@ struct DistributorConfig : AuthConfig, TlsKeys {
 };
 
 const config::Schema<DistributorConfig>& distributor_schema();
+
+// The start-up checks beyond the schema's rules: ports differ, and the TLS, users and
+// backbone key files load.
+config::Problems distributor_preflight(const DistributorConfig& config);
 
 }  // namespace mdcast::distributor

@@ -106,4 +106,14 @@ wire::Directory ItemRegistry::directory() const {
     return directory;
 }
 
+void ItemRegistry::for_each_service(const std::function<void(const ServiceEntry&)>& visit) const {
+    for (const auto& service : services_) {
+        if (service) visit(*service);
+    }
+}
+
+void ItemRegistry::for_each_item(const std::function<void(const ItemEntry&)>& visit) const {
+    for (const auto& [id, item] : items_) visit(*item);
+}
+
 }  // namespace mdcast::distributor

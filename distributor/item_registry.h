@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -65,6 +66,9 @@ class ItemRegistry {
     void mark_service_items_suspect(uint32_t service_id);
 
     wire::Directory directory() const;
+    // Every service (in id order) and every item (in no particular order), for /stats.
+    void for_each_service(const std::function<void(const ServiceEntry&)>& visit) const;
+    void for_each_item(const std::function<void(const ItemEntry&)>& visit) const;
     size_t item_count() const { return items_.size(); }
     size_t service_count() const { return services_.size(); }
 

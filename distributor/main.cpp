@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
     return run_daemon<DistributorConfig>(
         argc, argv, command_line, options, distributor::distributor_schema(),
         [](const DistributorConfig&) { return std::string("mdcast-distributor"); },
+        distributor::distributor_preflight,
         [](EventLoop& loop, DistributorConfig& config) {
             auto process = std::make_shared<distributor::Distributor>(loop, config);
             return DaemonProcess<DistributorConfig>{

@@ -193,4 +193,14 @@ void Fanout::drain(ClientSession& client) {
         });
 }
 
+std::vector<uint64_t> Fanout::subscriber_ids(uint64_t item_id) const {
+    std::vector<uint64_t> ids;
+    if (const auto* groups = by_item_.find(item_id)) {
+        for (const auto& group : *groups)
+            for (const ClientSession* client : group.clients)
+                ids.push_back(client->connection().id());
+    }
+    return ids;
+}
+
 }  // namespace mdcast::server

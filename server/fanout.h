@@ -60,6 +60,8 @@ class Fanout {
     bool has_subscribers(uint64_t item_id) const { return by_item_.find(item_id) != nullptr; }
     std::vector<uint64_t> subscribed_items() const { return by_item_.item_ids(); }
     size_t subscribed_item_count() const { return by_item_.item_count(); }
+    // Connection ids of the item's subscribers (for /items), in no particular order.
+    std::vector<uint64_t> subscriber_ids(uint64_t item_id) const;
 
     // ---- sending ----
     // Hot path: the update just applied to `item`. `whole` is the frame as it came

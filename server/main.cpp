@@ -18,6 +18,11 @@ int main(int argc, char** argv) {
     return run_daemon<ServerConfig>(
         argc, argv, command_line, options, server::server_schema(),
         [&](const ServerConfig&) { return "mdcast-server." + std::to_string(instance); },
+        [&](const ServerConfig& config) {
+            ServerConfig of_instance = config;
+            of_instance.instance = static_cast<uint32_t>(instance);
+            return server::server_preflight(of_instance);
+        },
         [&](EventLoop& loop, ServerConfig& config) {
             config.instance = static_cast<uint32_t>(instance);
             auto process = std::make_shared<server::Server>(loop, config);

@@ -98,20 +98,17 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
           [this](int fd, std::string peer, bool tls) { on_accept(fd, std::move(peer), tls); }),
       reaper_(loop, [this] { reap_closed(); }),
       housekeeping_(loop, [this] { on_housekeeping(); }),
-      grace_timer_(loop, [this] { finish_shutdown("grace period over"); }) {
-    if (!config.cache_enable_cache && config.output_slow_consumer_policy == "conflate") {
-        throw std::runtime_error(
-            "output.slow_consumer_policy: conflate needs cache.enable_cache: true (conflated "
-            "updates are built from the cached images)");
-    }
+      grace_timer_(loop, [this] { finish_shutdown("grace period over"); }),
+      drain_timer_(loop, [this] { on_drain_tick(); }) {
     housekeeping_.start_periodic(std::chrono::milliseconds(100));
     register_metrics();
     if (config.admin_enabled) {
         admin_ = std::make_unique<AdminHttp>(
-            loop, config.admin_address, config.instance_admin_port(), metrics_,
-            AdminHttp::Handlers{[this] { return health(); }, [this] { return stats_json(); }});
-        log_->info("admin http on {}:{} (/metrics /healthz /stats)", config.admin_address,
-                   admin_->port());
+            loop, config.admin_address, config.instance_admin_port(), metrics_, admin_handlers(),
+            config.admin_token_file.empty() ? "" : AdminHttp::load_token(config.admin_token_file));
+        log_->info("admin http on {}:{} (/metrics /healthz /stats /info /items{})",
+                   config.admin_address, admin_->port(),
+                   config.admin_token_file.empty() ? "" : "; POST /kick /drain /reload");
     }
     log_->info("{}: clients {}; {} writes{}", server_id_, listeners_.describe(),
                config.output_timed_writes ? "timed" : "natural-batching",

@@ -138,6 +138,15 @@ class Server final : public BackboneReceiver::Handler,
     void register_metrics();
     std::pair<bool, std::string> health() const;
     std::string stats_json() const;
+
+    // Operators' view and actions on the admin endpoint (server/server_admin.cpp).
+    AdminHttp::Handlers admin_handlers();
+    std::string info_json() const;
+    AdminHttp::Reply items_reply(const AdminHttp::Query& query);
+    AdminHttp::Reply admin_action(const std::string& action, const AdminHttp::Query& query);
+    AdminHttp::Reply kick(const AdminHttp::Query& query);
+    AdminHttp::Reply start_drain(const AdminHttp::Query& query);
+    void on_drain_tick();
     void log_counters(spdlog::level::level_enum level);
 
     EventLoop& loop_;
@@ -158,6 +167,16 @@ class Server final : public BackboneReceiver::Handler,
     Trigger reaper_;
     Timer housekeeping_;
     Timer grace_timer_;
+    Timer drain_timer_;
+    // Lame duck (POST /drain): no new clients; the open ones are closed with
+    // `shutdown` a few at a time so they fail over gradually, then the server stops.
+    struct Drain {
+        bool active = false;
+        int64_t start_ns = 0;
+        int64_t duration_ns = 0;
+        size_t initial = 0;  // clients open when it began
+        std::unordered_set<uint64_t> moved;
+    } drain_;
     ServerCounters counters_;
     MetricsRegistry metrics_{"mdcast_server_"};
     std::unique_ptr<AdminHttp> admin_;

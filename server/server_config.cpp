@@ -1,6 +1,7 @@
 #include "server/server_config.h"
 
 #include "common/auth/auth_keys.h"
+#include "common/daemon/config_checks.h"
 #include "common/daemon/daemon_keys.h"
 #include "common/daemon/shared_keys.h"
 #include "common/logging.h"
@@ -124,12 +125,54 @@ void add_backbone_keys(config::Schema<ServerConfig>& s) {
                         10, 3600000, "Round-trip probes to the distributor (for NAK sizing).");
 }
 
+// Output sizes: the guarantee is within the limit, and the pool can lend at least one
+// client what its limit allows beyond the guarantee (else the limit is never reached
+// and every client past its guarantee is a slow consumer at once).
+void check_output_sizes(const ServerConfig& c, config::Problems& problems) {
+    if (c.output_guaranteed_bytes > c.output_max_bytes) {
+        problems.push_back({"output.guaranteed_bytes", std::to_string(c.output_guaranteed_bytes) +
+                                                           " is more than output.max_bytes (" +
+                                                           std::to_string(c.output_max_bytes) +
+                                                           ")"});
+    } else if (c.output_max_bytes - c.output_guaranteed_bytes > c.output_pool_bytes) {
+        problems.push_back(
+            {"output.max_bytes",
+             std::to_string(c.output_max_bytes) + " needs " +
+                 std::to_string(c.output_max_bytes - c.output_guaranteed_bytes) +
+                 " bytes from the pool beyond output.guaranteed_bytes, but output.pool_bytes "
+                 "is " +
+                 std::to_string(c.output_pool_bytes) +
+                 ": no client could reach it (raise the pool or lower the limit)"});
+    }
+}
+
+void add_rules(config::Schema<ServerConfig>& s) {
+    s.rule([](const ServerConfig& c, config::Problems& problems) {
+        config::require_multicast_group("backbone.group", c.backbone_group, problems);
+        config::require_multicast_groups("backbone.extra_groups", c.backbone_extra_groups,
+                                         problems);
+        config::require_listener("clients", c.clients_plaintext, c.clients_tls, problems);
+        check_output_sizes(c, problems);
+        if (!c.cache_enable_cache && c.output_slow_consumer_policy == "conflate") {
+            problems.push_back({"output.slow_consumer_policy",
+                                "conflate needs cache.enable_cache: true (conflated updates are "
+                                "built from the cached images)"});
+        }
+        if (c.backbone_nak_backoff_min_us > c.backbone_nak_backoff_max_us) {
+            problems.push_back({"backbone.nak_backoff_min_us",
+                                "more than backbone.nak_backoff_max_us (" +
+                                    std::to_string(c.backbone_nak_backoff_max_us) + ")"});
+        }
+    });
+}
+
 config::Schema<ServerConfig> build_schema() {
     using C = ServerConfig;
     config::Schema<C> s("mdcast-server");
     add_log_keys(s);
     add_shutdown_keys(s);
     add_admin_keys(s);
+    add_admin_token_key(s);
     add_client_keys(s);
     add_tls_keys(s);
     add_output_keys(s);
@@ -158,6 +201,7 @@ config::Schema<ServerConfig> build_schema() {
     s.real("testing.loss.control_send_rate", &C::loss_control_send_rate, 0, 0, 1,
            "TESTING ONLY: drop this fraction of control packets (NAKs, requests) on send.");
     add_loss_seed_key(s);
+    add_rules(s);
     return s;
 }
 
@@ -166,6 +210,24 @@ config::Schema<ServerConfig> build_schema() {
 const config::Schema<ServerConfig>& server_schema() {
     static const config::Schema<ServerConfig> schema = build_schema();
     return schema;
+}
+
+config::Problems server_preflight(const ServerConfig& c) {
+    config::Problems problems;
+    const auto of_instance = [&c](uint16_t port) {
+        return port == 0 ? 0 : uint32_t{port} + c.instance - 1;  // 0 stays "pick a free port"
+    };
+    config::require_distinct_ports(
+        {{"clients.port", of_instance(c.clients_port), c.clients_plaintext},
+         {"clients.tls_port", of_instance(c.clients_tls_port), c.clients_tls},
+         {"admin.port", of_instance(c.admin_port), c.admin_enabled}},
+        problems);
+    config::check_tls_files(c.clients_tls, tls_server_settings(c), problems);
+    config::check_users_file("auth.users_file", c.auth_users_file, problems);
+    config::check_admin_token("admin.token_file", c.admin_token_file, problems);
+    config::check_key_files("backbone", c.backbone_key_file, c.backbone_previous_key_file,
+                            problems);
+    return problems;
 }
 
 }  // namespace mdcast::server

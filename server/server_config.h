@@ -16,6 +16,7 @@ namespace mdcast::server {
 // of TlsKeys (declared by add_tls_keys).
 struct ServerConfig : AuthConfig, TlsKeys {
     std::string log_level;
+    std::string log_format;
     std::string log_file;  // empty: stderr
     uint64_t log_max_file_bytes = 0;
     uint32_t log_max_files = 0;
@@ -26,6 +27,7 @@ struct ServerConfig : AuthConfig, TlsKeys {
     bool admin_enabled = true;
     std::string admin_address;
     uint16_t admin_port = 0;
+    std::string admin_token_file;  // empty: POSTs refused
 
     // Client listener. Instance N listens on clients.port + N - 1.
     std::string clients_address;
@@ -103,5 +105,9 @@ struct ServerConfig : AuthConfig, TlsKeys {
 };
 
 const config::Schema<ServerConfig>& server_schema();
+
+// The start-up checks beyond the schema's rules, for config.instance: the instance's
+// ports fit and differ, and the TLS, users and backbone key files load.
+config::Problems server_preflight(const ServerConfig& config);
 
 }  // namespace mdcast::server

@@ -1,6 +1,7 @@
 // The server's figures: every counter declared once in the metrics registry
 // (read by /metrics and the counters log line), the health verdict (/healthz)
 // and the per-client table (/stats).
+#include "common/daemon/process_metrics.h"
 #include "proto/field_values.h"
 #include "server/server.h"
 
@@ -92,14 +93,23 @@ void Server::register_metrics() {
               [recovery] { return recovery().jumps_refused; });
     m.counter("jumps_taken_total", "Far sequence jumps confirmed and taken",
               [recovery] { return recovery().jumps_taken; });
-    m.gauge("repair_p50_seconds", "Median repair time (loss seen to repair received)", [this] {
-        return static_cast<double>(backbone_.repair_times().percentile_ns(0.5)) / 1e9;
-    });
-    m.gauge("repair_p99_seconds", "99th percentile repair time", [this] {
-        return static_cast<double>(backbone_.repair_times().percentile_ns(0.99)) / 1e9;
-    });
-    m.gauge("rtt_p50_seconds", "Median round trip to the distributors", [this] {
-        return static_cast<double>(backbone_.round_trips().percentile_ns(0.5)) / 1e9;
+    m.histogram("repair_seconds", "Repair time: loss seen to repair received",
+                [this] { return backbone_.repair_times().prometheus_seconds(); });
+    m.histogram("rtt_seconds", "Round trips to the distributors (control probes)",
+                [this] { return backbone_.round_trips().prometheus_seconds(); });
+    m.gauge("sources", "Distributors heard on the backbone",
+            [this] { return backbone_.sources().size(); });
+    m.gauge("sources_silent", "Distributors heard before but silent now (their items suspect)",
+            [this] {
+                size_t silent = 0;
+                for (uint16_t source : backbone_.sources()) silent += backbone_.silent(source);
+                return silent;
+            });
+    m.gauge("items_suspect", "Cached items whose data is not current (stale or suspect)", [this] {
+        size_t suspect = 0;
+        cache_.for_each(
+            [&suspect](CachedItem& item) { suspect += item.status.data_state() != wire::DATA_OK; });
+        return suspect;
     });
     m.counter("refreshes_out_total", "Refreshes sent to clients", [&f] { return f.refreshes_out; });
     m.counter("updates_out_total", "Updates sent to clients", [&f] { return f.updates_out; });
@@ -123,6 +133,8 @@ void Server::register_metrics() {
             most = std::max(most, client->connection().queued_bytes());
         return static_cast<double>(most);
     });
+    m.gauge("pool_bytes", "Size of the shared output pool (output.pool_bytes)",
+            [this] { return output_pool_.pool(); });
     m.gauge("pool_borrowed", "Bytes borrowed from output.pool_bytes",
             [this] { return output_pool_.borrowed(); });
     m.gauge("pool_peak", "Most bytes ever borrowed from the pool",
@@ -151,9 +163,10 @@ void Server::register_metrics() {
     });
     for (size_t i = 0; i < kCloseReasonCount; ++i) {
         const std::string reason(close_reason_name(static_cast<CloseReason>(i)));
-        m.counter("close_" + reason + "_total", "Client connections closed: " + reason,
+        m.counter("closes_total", "Client connections closed, by reason", {{"reason", reason}},
                   [&c, i] { return c.closes[i]; });
     }
+    register_process_metrics(m, "mdcast-server");
 }
 
 void Server::log_counters(spdlog::level::level_enum level) {
@@ -163,6 +176,7 @@ void Server::log_counters(spdlog::level::level_enum level) {
 // Healthy while serving and at least one distributor is heard.
 std::pair<bool, std::string> Server::health() const {
     if (shutting_down_) return {false, "shutting down"};
+    if (drain_.active) return {false, "draining: clients are moving to other instances"};
     const auto sources = backbone_.sources();
     if (sources.empty()) return {false, "no distributor heard on the backbone yet"};
     for (uint16_t source : sources) {

@@ -43,6 +43,15 @@ ConfigError make_error(const std::string& file, const YAML::Mark& mark, std::str
     return error;
 }
 
+// Where the value of dotted `key` is in a loaded document; null when it is not there.
+YAML::Mark value_mark(const YAML::Node& mapping, std::string_view key) {
+    if (!mapping.IsMap()) return YAML::Mark::null_mark();
+    const size_t dot = key.find('.');
+    const YAML::Node child = mapping[std::string(key.substr(0, dot))];
+    if (!child || child.IsNull()) return YAML::Mark::null_mark();
+    return dot == std::string_view::npos ? child.Mark() : value_mark(child, key.substr(dot + 1));
+}
+
 // Human name of what a node holds, for "expected X, got Y" messages.
 std::string node_kind(const YAML::Node& node) {
     switch (node.Type()) {
@@ -323,6 +332,25 @@ std::string SchemaCore::suggest(const std::string& unknown_key) const {
         }
     }
     return best.empty() ? "" : "; did you mean '" + best + "'?";
+}
+
+std::vector<ConfigError> SchemaCore::positioned(const Problems& problems,
+                                                const std::string& yaml_text,
+                                                const std::string& file_name) {
+    YAML::Node root;
+    try {
+        root = YAML::Load(yaml_text);
+    } catch (const YAML::Exception&) {
+        // Only reached for text that loaded before; the errors then carry no line.
+    }
+    std::vector<ConfigError> errors;
+    for (const auto& problem : problems) {
+        const YAML::Mark mark = value_mark(root, problem.key);
+        errors.push_back(
+            make_error(file_name, mark, problem.key,
+                       mark.is_null() ? problem.message + " (the default)" : problem.message));
+    }
+    return errors;
 }
 
 std::string SchemaCore::read_file(const std::string& path) {

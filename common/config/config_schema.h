@@ -48,6 +48,15 @@ struct ConfigChange {
     std::string after;
 };
 
+// A rule broken by a loaded configuration: the key it is about and why. Turned into a
+// ConfigError positioned at that key's value in the file (or at no line when the key is not
+// in the file and its default is what breaks the rule).
+struct Problem {
+    std::string key;
+    std::string message;
+};
+using Problems = std::vector<Problem>;
+
 // What a daemon did with the changed keys on SIGHUP.
 struct ReloadResult {
     std::vector<std::string> applied;  // in effect from now on
@@ -103,6 +112,12 @@ class SchemaCore {
 
     // Reads a whole file; throws ConfigErrors when it cannot be read.
     static std::string read_file(const std::string& path);
+
+    // The problems as errors positioned at each key's value in `yaml_text` (no line when the
+    // key is absent and its default applies).
+    static std::vector<ConfigError> positioned(const Problems& problems,
+                                               const std::string& yaml_text,
+                                               const std::string& file_name);
 
     std::string describe() const;
 
@@ -289,18 +304,53 @@ class Schema {
         return load_string(detail::SchemaCore::read_file(path), path);
     }
 
-    // `file_name` is only used in error messages.
+    // `file_name` is only used in error messages. After the keys, every rule given to
+    // rule() is checked; broken rules are errors like any other.
     T load_string(const std::string& yaml_text, const std::string& file_name) const {
         T result = defaults();
         core_.load(yaml_text, file_name,
                    [this, &result](size_t index, const YAML::Node& value, ValueError& error) {
                        return appliers_[index](value, result, error);
                    });
+        const Problems problems = broken_rules(result);
+        if (!problems.empty()) {
+            throw ConfigErrors(detail::SchemaCore::positioned(problems, yaml_text, file_name));
+        }
         return result;
+    }
+
+    // A rule between keys that the ranges cannot say (a listener must be on, a size below
+    // another): checked on every load, so --check-config, start-up and SIGHUP all refuse
+    // a file that breaks it. The rule adds a Problem naming the key to fix.
+    Schema& rule(std::function<void(const T&, Problems&)> check) {
+        rules_.push_back(std::move(check));
+        return *this;
+    }
+
+    // `problems` found outside the schema, as errors positioned in the file at `path`
+    // ("(defaults)" when empty). Throws ConfigErrors when the file cannot be read.
+    static std::vector<ConfigError> positioned(const Problems& problems, const std::string& path) {
+        if (path.empty()) return detail::SchemaCore::positioned(problems, "", "(defaults)");
+        return detail::SchemaCore::positioned(problems, detail::SchemaCore::read_file(path), path);
+    }
+
+    // The problems of `config` under every rule (the defaults pass them all).
+    Problems broken_rules(const T& config) const {
+        Problems problems;
+        for (const auto& check : rules_) check(config, problems);
+        return problems;
     }
 
     // Reference of every key: type, default, range and doc (printed by `--help-config`).
     std::string describe() const { return core_.describe(); }
+
+    // Every key with its value as the reload log shows it, in declaration order
+    // (/info shows the effective configuration with these).
+    std::vector<std::pair<std::string, std::string>> values(const T& config) const {
+        std::vector<std::pair<std::string, std::string>> result;
+        for (const auto& key : keys_) result.emplace_back(key.name, key.render(config));
+        return result;
+    }
 
     // Every key whose value differs, in declaration order.
     std::vector<ConfigChange> changes(const T& before, const T& after) const {
@@ -379,6 +429,7 @@ class Schema {
     detail::SchemaCore core_;
     std::vector<std::function<void(T&)>> defaults_;
     std::vector<Applier> appliers_;  // same order as the keys registered in core_
+    std::vector<std::function<void(const T&, Problems&)>> rules_;
 };
 
 }  // namespace mdcast::config

@@ -4,9 +4,12 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <netinet/in.h>
+#include <openssl/crypto.h>
 #include <sys/socket.h>
 
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace mdcast {
@@ -22,13 +25,48 @@ void reply(evhttp_request* request, int code, const char* reason, const std::str
     evbuffer_free(buffer);
 }
 
+void reply(evhttp_request* request, const AdminHttp::Reply& answer) {
+    const bool ok = answer.first >= 200 && answer.first < 300;
+    reply(request, answer.first, ok ? "OK" : "Refused", answer.second,
+          ok ? "application/json" : "text/plain");
+}
+
+AdminHttp::Query parse_query(const evhttp_uri* uri) {
+    AdminHttp::Query query;
+    const char* text = uri ? evhttp_uri_get_query(uri) : nullptr;
+    if (!text) return query;
+    evkeyvalq pairs{};
+    if (evhttp_parse_query_str(text, &pairs) != 0) return query;
+    for (evkeyval* pair = pairs.tqh_first; pair; pair = pair->next.tqe_next)
+        query[pair->key] = pair->value;
+    evhttp_clear_headers(&pairs);
+    return query;
+}
+
 }  // namespace
 
+std::string AdminHttp::load_token(const std::string& path) {
+    std::ifstream file(path);
+    if (!file) throw std::runtime_error(path + ": cannot read the admin token file");
+    std::stringstream text;
+    text << file.rdbuf();
+    std::string token = text.str();
+    const auto first = token.find_first_not_of(" \t\r\n");
+    const auto last = token.find_last_not_of(" \t\r\n");
+    token = first == std::string::npos ? "" : token.substr(first, last - first + 1);
+    if (token.size() < 16)
+        throw std::runtime_error(path + ": the admin token must have at least 16 characters");
+    return token;
+}
+
 AdminHttp::AdminHttp(EventLoop& loop, const std::string& address, uint16_t port,
-                     const MetricsRegistry& metrics, Handlers handlers)
-    : metrics_(metrics), handlers_(std::move(handlers)), http_(evhttp_new(loop.base())) {
+                     const MetricsRegistry& metrics, Handlers handlers, std::string token)
+    : metrics_(metrics),
+      handlers_(std::move(handlers)),
+      token_(std::move(token)),
+      http_(evhttp_new(loop.base())) {
     if (!http_) throw std::runtime_error("evhttp_new failed");
-    evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET);
+    evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
     evhttp_set_max_headers_size(http_, 8192);
     evhttp_set_max_body_size(http_, 1024);
     evhttp_set_timeout(http_, 10);
@@ -59,6 +97,9 @@ void AdminHttp::handle(evhttp_request* request) {
     const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
     const char* path = uri ? evhttp_uri_get_path(uri) : nullptr;
     const std::string route = path ? path : "";
+    const Query query = parse_query(uri);
+    if (evhttp_request_get_command(request) == EVHTTP_REQ_POST)
+        return handle_post(request, route, query);
     if (route == "/metrics") {
         return reply(request, 200, "OK", metrics_.prometheus(), "text/plain; version=0.0.4");
     }
@@ -72,7 +113,39 @@ void AdminHttp::handle(evhttp_request* request) {
         return reply(request, 200, "OK", handlers_.stats ? handlers_.stats() : "{}",
                      "application/json");
     }
-    reply(request, 404, "Not Found", "try /metrics, /healthz or /stats\n", "text/plain");
+    if (route == "/info" && handlers_.info) {
+        return reply(request, 200, "OK", handlers_.info(), "application/json");
+    }
+    if (route == "/items" && handlers_.items) return reply(request, handlers_.items(query));
+    reply(request, 404, "Not Found", "try /metrics, /healthz, /stats, /info or /items\n",
+          "text/plain");
+}
+
+// "Authorization: Bearer TOKEN", compared in constant time.
+bool AdminHttp::authorized(evhttp_request* request) const {
+    const char* header =
+        evhttp_find_header(evhttp_request_get_input_headers(request), "Authorization");
+    const std::string expected = "Bearer " + token_;
+    return !token_.empty() && header && std::strlen(header) == expected.size() &&
+           CRYPTO_memcmp(header, expected.data(), expected.size()) == 0;
+}
+
+void AdminHttp::handle_post(evhttp_request* request, const std::string& route, const Query& query) {
+    const bool known = route == "/kick" || route == "/drain" || route == "/reload";
+    if (!known || !handlers_.act) {
+        return reply(request, 405, "Method Not Allowed", "POST only to /kick, /drain or /reload\n",
+                     "text/plain");
+    }
+    if (token_.empty()) {
+        return reply(request, 403, "Forbidden",
+                     "admin.token_file is not set: changes through the admin endpoint are off\n",
+                     "text/plain");
+    }
+    if (!authorized(request)) {
+        ++refused_posts_;
+        return reply(request, 401, "Unauthorized", "missing or wrong admin token\n", "text/plain");
+    }
+    reply(request, handlers_.act(route.substr(1), query));
 }
 
 }  // namespace mdcast

@@ -1,6 +1,6 @@
 // Configuration keys every daemon has, declared once for any config struct
 // with the matching members (log_level, log_file, log_max_file_bytes,
-// log_max_files, shutdown_grace_ms, tls_*).
+// log_max_files, log_format, shutdown_grace_ms, tls_*).
 #pragma once
 
 #include "common/config/config_schema.h"
@@ -14,6 +14,9 @@ void add_log_keys(config::Schema<C>& s) {
     s.choice("log.level", &C::log_level, "info", log::kLevelNames,
              "Log level; each -v on the command line makes it one step more verbose. "
              "Reloads on SIGHUP.");
+    s.choice("log.format", &C::log_format, "text", log::kFormatNames,
+             "text: one line per event (time with UTC offset, level, process, component, "
+             "message). json: one JSON object per line with the same fields, for log shippers.");
     s.string("log.file", &C::log_file, "",
              "Write the log to this file instead of stderr/journald; {name} becomes the "
              "process name (mdcast-server.2), so instances keep separate files. Empty: stderr.");
@@ -22,6 +25,14 @@ void add_log_keys(config::Schema<C>& s) {
     s.template integer<uint32_t>(
         "log.max_files", &C::log_max_files, 5, 1, 1000,
         "Rotated files kept (name.1.log … name.N.log); older ones are deleted.");
+}
+
+template <class C>
+void add_admin_token_key(config::Schema<C>& s) {
+    s.string("admin.token_file", &C::admin_token_file, "",
+             "File holding the token (at least 16 characters) that POSTs to the admin endpoint "
+             "(/kick, /drain, /reload; mdcastctl) must carry. Empty: those are refused. Keep it "
+             "readable by the daemon's user and the operators only.");
 }
 
 template <class C>

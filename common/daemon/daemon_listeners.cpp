@@ -88,6 +88,9 @@ void DaemonListeners::register_metrics(MetricsRegistry& m,
     m.counter("tls_handshakes_timed_out_total",
               "TLS handshakes not finished within tls.handshake_timeout_ms",
               [&c] { return c.handshakes_timed_out; });
+    m.gauge("tls_certificate_expiry_seconds",
+            "When the TLS listener's certificate expires, seconds since the epoch (0: no TLS)",
+            [this] { return context_ ? context_->not_after_s() : 0.0; });
 }
 
 }  // namespace mdcast

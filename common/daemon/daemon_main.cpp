@@ -2,6 +2,11 @@
 
 namespace mdcast {
 
+std::vector<std::string>& keys_waiting_for_restart() {
+    static std::vector<std::string> keys;
+    return keys;
+}
+
 void add_daemon_options(cli::CommandLine& command_line, DaemonOptions& options) {
     command_line.option("config", &options.config_path, "FILE",
                         "YAML configuration file (default: built-in defaults)");

@@ -44,6 +44,10 @@ struct DaemonProcess {
         reload;
 };
 
+// Keys changed in the file that a SIGHUP could not apply (they need a restart), as
+// of the last reload; /info shows them.
+std::vector<std::string>& keys_waiting_for_restart();
+
 namespace detail {
 
 // log.file with {name} replaced by the process name.
@@ -80,6 +84,7 @@ void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& s
     const auto changes = schema.changes(running, fresh);
     config::ReloadResult result;
     if (process.reload) result = process.reload(fresh, changes);
+    keys_waiting_for_restart().clear();
     auto& applied = result.applied;
     const auto& failed = result.failed;
     for (const auto& change : changes) {
@@ -98,6 +103,7 @@ void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& s
         } else {
             logger->warn("SIGHUP: {} changed ({} -> {}) but needs a restart; not applied",
                          change.key, change.before, change.after);
+            keys_waiting_for_restart().push_back(change.key);
         }
     }
     if (changes.empty()) logger->info("SIGHUP: configuration unchanged");
@@ -105,12 +111,37 @@ void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& s
 
 }  // namespace detail
 
+// Loads the configuration and runs `preflight` on it (the checks that read files or
+// depend on the command line). False after printing every error to stderr.
+template <class Config>
+bool load_checked_config(const DaemonOptions& options, const config::Schema<Config>& schema,
+                         const std::function<config::Problems(const Config&)>& preflight,
+                         Config& config) {
+    std::vector<config::ConfigError> errors;
+    try {
+        config =
+            options.config_path.empty() ? schema.defaults() : schema.load_file(options.config_path);
+        const config::Problems problems = preflight ? preflight(config) : config::Problems{};
+        if (!problems.empty()) errors = schema.positioned(problems, options.config_path);
+    } catch (const config::ConfigErrors& thrown) {
+        errors = thrown.errors();
+    }
+    for (const auto& error : errors) std::cerr << error.to_string() << "\n";
+    if (errors.empty()) return true;
+    std::cerr << errors.size() << " configuration error(s); not starting\n";
+    return false;
+}
+
 // `make_process` builds the daemon on the loop and returns its signal hooks.
-// `process_name` may depend on options (instance N).
+// `process_name` may depend on options (instance N). `preflight` runs the checks
+// that need no running system beyond the schema's own rules (files load, ports with
+// the instance offset). Exit status 2 for any configuration error, at start-up or
+// with --check-config, so systemd does not restart a daemon that cannot start.
 template <class Config>
 int run_daemon(int argc, char** argv, cli::CommandLine& command_line, DaemonOptions& options,
                const config::Schema<Config>& schema,
                const std::function<std::string(const Config&)>& process_name,
+               const std::function<config::Problems(const Config&)>& preflight,
                const std::function<DaemonProcess<Config>(EventLoop&, Config&)>& make_process) {
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != cli::CommandLine::Outcome::kRun) {
@@ -121,14 +152,7 @@ int run_daemon(int argc, char** argv, cli::CommandLine& command_line, DaemonOpti
         return 0;
     }
     Config config;
-    try {
-        config =
-            options.config_path.empty() ? schema.defaults() : schema.load_file(options.config_path);
-    } catch (const config::ConfigErrors& errors) {
-        for (const auto& error : errors.errors()) std::cerr << error.to_string() << "\n";
-        std::cerr << errors.errors().size() << " configuration error(s); not starting\n";
-        return 2;
-    }
+    if (!load_checked_config(options, schema, preflight, config)) return 2;
     if (options.check_config) {
         std::cout << (options.config_path.empty() ? "(defaults)" : options.config_path)
                   << ": configuration OK\n";
@@ -138,7 +162,7 @@ int run_daemon(int argc, char** argv, cli::CommandLine& command_line, DaemonOpti
     try {
         log::init(name, config.log_level, options.verbosity,
                   detail::log_file_path(config.log_file, name), config.log_max_file_bytes,
-                  config.log_max_files);
+                  config.log_max_files, config.log_format);
     } catch (const std::exception& error) {
         std::cerr << name << ": cannot open the log file: " << error.what() << "\n";
         return 1;
@@ -162,6 +186,10 @@ int run_daemon(int argc, char** argv, cli::CommandLine& command_line, DaemonOpti
         systemd.ready(name + " running" +
                       (options.config_path.empty() ? "" : " with " + options.config_path));
         loop.run();
+    } catch (const config::ConfigErrors& errors) {
+        for (const auto& error : errors.errors())
+            log::get("main")->critical("{}: {}", name, error.to_string());
+        return 2;
     } catch (const std::exception& error) {
         log::get("main")->critical("{}: {}", name, error.what());
         return 1;

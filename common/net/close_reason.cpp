@@ -30,6 +30,8 @@ std::string_view close_reason_name(CloseReason reason) {
             return "tls_handshake_failed";
         case CloseReason::kTlsHandshakeTimeout:
             return "tls_handshake_timeout";
+        case CloseReason::kKicked:
+            return "kicked";
     }
     return "unknown";
 }

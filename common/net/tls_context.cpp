@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
 
 namespace mdcast {
@@ -108,6 +109,15 @@ std::string describe_certificate(SSL_CTX* ctx) {
     return std::string("subject ") + subject + ", expires " + expiry;
 }
 
+// notAfter of the context's certificate in seconds since the epoch; 0 without one.
+double certificate_not_after(SSL_CTX* ctx) {
+    X509* cert = SSL_CTX_get0_certificate(ctx);
+    if (!cert) return 0;
+    tm when{};
+    if (ASN1_TIME_to_tm(X509_get0_notAfter(cert), &when) != 1) return 0;
+    return static_cast<double>(timegm(&when));
+}
+
 bool is_ip_literal(const std::string& host) {
     unsigned char buffer[sizeof(in6_addr)];
     return inet_pton(AF_INET, host.c_str(), buffer) == 1 ||
@@ -117,7 +127,11 @@ bool is_ip_literal(const std::string& host) {
 }  // namespace
 
 TlsContext::TlsContext(SSL_CTX* ctx, bool server, bool verify)
-    : ctx_(ctx), server_(server), verify_(verify), description_(describe_certificate(ctx)) {}
+    : ctx_(ctx),
+      server_(server),
+      verify_(verify),
+      description_(describe_certificate(ctx)),
+      not_after_s_(certificate_not_after(ctx)) {}
 
 TlsContext::~TlsContext() {
     SSL_CTX_free(ctx_);

@@ -67,6 +67,8 @@ class TlsContext {
     bool verifies_peer() const { return verify_; }
     // "subject CN=..., expires 2026-01-01" of the loaded certificate (or "no certificate").
     const std::string& description() const { return description_; }
+    // When the loaded certificate expires, in seconds since the epoch (0: no certificate).
+    double not_after_s() const { return not_after_s_; }
 
   private:
     TlsContext(ssl_ctx_st* ctx, bool server, bool verify);
@@ -75,6 +77,7 @@ class TlsContext {
     bool server_;
     bool verify_;
     std::string description_;
+    double not_after_s_;
 };
 
 // OpenSSL's queued errors as one line (and clears the queue); `fallback` when empty.

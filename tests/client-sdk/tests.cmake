@@ -34,6 +34,8 @@ function(mdcast_sdk_integration_test name script timeout)
   set_property(TEST ${name} APPEND PROPERTY LABELS sdk)
 endfunction()
 mdcast_sdk_integration_test(integration_sdk_failover integration/test_sdk_failover.py 180)
+# mdcastctl's drain moves SDK consumers (test_mdcastctl.py uses the failover checks).
+mdcast_sdk_integration_test(integration_mdcastctl integration/test_mdcastctl.py 180)
 mdcast_sdk_integration_test(integration_sdk_consumer integration/test_sdk_consumer.py 120)
 mdcast_sdk_integration_test(integration_sdk_publisher integration/test_sdk_publisher.py 180)
 mdcast_sdk_integration_test(integration_tls integration/test_tls.py 240)

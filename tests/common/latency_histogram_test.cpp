@@ -272,3 +272,20 @@ TEST_CASE("reset empties the histogram", "[latency_histogram]") {
     CHECK(h.min_ns() == 7);
     CHECK(h.max_ns() == 7);
 }
+
+TEST_CASE("a latency histogram exports cumulative Prometheus buckets in seconds", "[histogram]") {
+    mdcast::LatencyHistogram h;
+    h.record(10'000);         // 10 us: the first bucket (25 us)
+    h.record(400'000);        // 400 us: the 500 us bucket
+    h.record(3'000'000);      // 3 ms: the 5 ms bucket
+    h.record(5'000'000'000);  // 5 s: only +Inf
+    const auto p = h.prometheus_seconds();
+    REQUIRE(p.upper_bounds.size() == p.cumulative.size());
+    CHECK(p.count == 4);
+    CHECK(p.sum == Approx(5.00341).epsilon(0.001));
+    CHECK(p.cumulative.front() == 1);
+    CHECK(p.cumulative[4] == 2);  // le=0.0005
+    CHECK(p.cumulative[3] == 1);  // le=0.00025
+    CHECK(p.cumulative[7] == 3);  // le=0.005
+    CHECK(p.cumulative.back() == 3);
+}

@@ -29,3 +29,37 @@ TEST_CASE("metric names are refused unless lower-case words", "[metrics]") {
     CHECK_THROWS_AS(metrics.counter("Bad-Name", "", [] { return 0.0; }), std::invalid_argument);
     CHECK_THROWS_AS(metrics.gauge("", "", [] { return 0.0; }), std::invalid_argument);
 }
+
+TEST_CASE("labelled series share one HELP and TYPE; histograms are cumulative", "[metrics]") {
+    MetricsRegistry metrics("mdcast_test_");
+    metrics.counter("closes_total", "Closes", {{"reason", "slow_consumer"}}, [] { return 3.0; });
+    metrics.counter("closes_total", "Closes", {{"reason", "a\"b"}}, [] { return 1.0; });
+    metrics.histogram("latency_seconds", "Latency", [] {
+        return mdcast::HistogramSnapshot{{0.001, 0.01}, {2, 5}, 7, 0.25, 0.002, 0.5};
+    });
+    metrics.gauge_unprefixed("mdcast_build_info", "Build", {{"version", "1.0"}},
+                             [] { return 1.0; });
+    CHECK(metrics.prometheus() ==
+          "# HELP mdcast_test_closes_total Closes\n"
+          "# TYPE mdcast_test_closes_total counter\n"
+          "mdcast_test_closes_total{reason=\"slow_consumer\"} 3\n"
+          "mdcast_test_closes_total{reason=\"a\\\"b\"} 1\n"
+          "# HELP mdcast_test_latency_seconds Latency\n"
+          "# TYPE mdcast_test_latency_seconds histogram\n"
+          "mdcast_test_latency_seconds_bucket{le=\"0.001\"} 2\n"
+          "mdcast_test_latency_seconds_bucket{le=\"0.01\"} 5\n"
+          "mdcast_test_latency_seconds_bucket{le=\"+Inf\"} 7\n"
+          "mdcast_test_latency_seconds_sum 0.25\n"
+          "mdcast_test_latency_seconds_count 7\n"
+          "# HELP mdcast_build_info Build\n"
+          "# TYPE mdcast_build_info gauge\n"
+          "mdcast_build_info{version=\"1.0\"} 1\n");
+    CHECK(metrics.log_line() ==
+          "closes_slow_consumer=3 closes_a\"b=1 latency_p50_seconds=0.002 "
+          "latency_p99_seconds=0.5 mdcast_build_info_1.0=1");
+    CHECK(
+        metrics.json().starts_with("{\"closes_total:slow_consumer\":3,\"closes_total:a\\\"b\":1,"
+                                   "\"latency_p50_seconds\":0.002,"));
+    CHECK_THROWS_AS(metrics.counter("x", "", {{"Bad", "v"}}, [] { return 0.0; }),
+                    std::invalid_argument);
+}

@@ -58,13 +58,17 @@ def test_metrics_health_and_stats():
         code, metrics = get(sport, "/metrics")
         check(code == 200, f"metrics: {code}")
         for name in ("mdcast_server_updates_in_total", "mdcast_server_updates_out_total", "mdcast_server_clients",
-                     "mdcast_server_repaired_total", "mdcast_server_close_peer_closed_total"):
-            check(re.search(rf"^# TYPE {name} (counter|gauge)$", metrics, re.M) and
-                  re.search(rf"^{name} \d", metrics, re.M), f"{name} missing from /metrics")
+                     "mdcast_server_repaired_total", "mdcast_server_closes_total", "mdcast_build_info",
+                     "process_resident_memory_bytes", "mdcast_server_repair_seconds"):
+            check(re.search(rf"^# TYPE {name} (counter|gauge|histogram)$", metrics, re.M) and
+                  re.search(rf"^{name}(_count)?({{[^}}]*}})? \d", metrics, re.M), f"{name} missing from /metrics")
         updates = int(re.search(r"^mdcast_server_updates_out_total (\d+)", metrics, re.M).group(1))
         check(updates > 0, "no updates out counted")
-        check(int(re.search(r"^mdcast_server_close_peer_closed_total (\d+)", metrics, re.M).group(1)) >= 1,
+        check(int(re.search(r'^mdcast_server_closes_total{reason="peer_closed"} (\d+)', metrics, re.M).group(1)) >= 1,
               "closes by reason not counted")
+        build = re.search(r'^mdcast_build_info{daemon="mdcast-server",version="[\d.]+",commit="\w+",'
+                          r'build_type="\w*"} 1$', metrics, re.M)
+        check(build, "mdcast_build_info without its labels")
         code, metrics = get(dport, "/metrics")
         check(code == 200 and re.search(r"^mdcast_distributor_updates_total [1-9]", metrics, re.M), "distributor metrics")
         check(get(dport, "/healthz")[0] == 200, "distributor healthz")
@@ -73,5 +77,36 @@ def test_metrics_health_and_stats():
         check(source.wait(15) == 0, "source failed")
 
 
+def wait_healthy(port, timeout=5):
+    deadline = time.monotonic() + timeout
+    code, body = get(port, "/healthz")
+    while code != 200 and time.monotonic() < deadline:
+        time.sleep(0.1)
+        code, body = get(port, "/healthz")
+    return code, body
+
+
+def test_healthy_with_a_distributor_and_no_publisher():
+    # The distributor heartbeats from start-up: a server started after it hears it
+    # (and is healthy) before any publisher connects, and stays so while it is idle.
+    with Stack("admin-idle") as stack:
+        distributor = stack.distributor()
+        time.sleep(1.5)  # past the first heartbeats: the server must hear later ones
+        server = stack.server(1)
+        sport = admin_port(server)
+        code, body = wait_healthy(sport)
+        check(code == 200 and body.strip() == "ok", f"healthz with an idle distributor: {code} {body}")
+        time.sleep(3.5)  # longer than backbone.source_silent_ms (3 s)
+        code, body = get(sport, "/healthz")
+        check(code == 200, f"healthz after idle seconds: {code} {body}")
+        distributor.stop()
+        code, body = get(sport, "/healthz")
+        deadline = time.monotonic() + 6
+        while code == 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            code, body = get(sport, "/healthz")
+        check(code == 503 and "silent" in body, f"healthz with the distributor gone: {code} {body}")
+
+
 if __name__ == "__main__":
-    run([test_metrics_health_and_stats])
+    run([test_metrics_health_and_stats, test_healthy_with_a_distributor_and_no_publisher])

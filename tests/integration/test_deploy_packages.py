@@ -29,7 +29,9 @@ PACKAGES = {}  # name -> {"path", "fields", "files", "control"}
 
 EXPECTED = {
     "mdcast-common": ["/usr/lib/sysctl.d/60-mdcast.conf", "/usr/share/doc/mdcast-common/operations.md",
-                      "/usr/share/doc/mdcast-common/access-control.md", "/etc/mdcast/users.yaml.example"],
+                      "/usr/share/doc/mdcast-common/access-control.md", "/etc/mdcast/users.yaml.example",
+                      "/usr/share/mdcast/monitoring/mdcast-dashboard.json",
+                      "/usr/share/mdcast/monitoring/mdcast-alerts.yml"],
     "mdcast-server": ["/usr/bin/mdcast-server", "/lib/systemd/system/mdcast-server@.service",
                       "/etc/mdcast/server.yaml",
                       "/usr/share/doc/mdcast-server/examples/10-realtime.conf.example",
@@ -40,7 +42,7 @@ EXPECTED = {
                            "/usr/share/doc/mdcast-distributor/examples/10-realtime.conf.example",
                            "/usr/share/doc/mdcast-distributor/examples/profiles/latency/distributor.yaml"],
     "mdcast-tools": ["/usr/bin/mdcast-source", "/usr/bin/mdcast-client", "/usr/bin/mdcast-passwd",
-                     "/etc/mdcast/fields.dict"],
+                     "/usr/bin/mdcastctl", "/etc/mdcast/fields.dict"],
     "libmdcast-dev": ["/usr/include/mdcast/consumer.h", "/usr/include/mdcast/publisher.h",
                       "/usr/include/mdcast/log.h", "/usr/share/mdcast/fields.dict",
                       "/usr/share/mdcast/examples/CMakeLists.txt", "/usr/share/mdcast/examples/consumer.cpp",
@@ -95,7 +97,8 @@ def test_five_packages_with_their_files():
     # Every daemon and tool binary is in exactly the package named for it.
     binaries = {f for p in PACKAGES.values() for f in p["files"] if f.startswith("/usr/bin/")}
     check(binaries == {"/usr/bin/mdcast-server", "/usr/bin/mdcast-distributor", "/usr/bin/mdcast-source",
-                       "/usr/bin/mdcast-client", "/usr/bin/mdcast-passwd"}, f"binaries packaged: {sorted(binaries)}")
+                       "/usr/bin/mdcast-client", "/usr/bin/mdcast-passwd", "/usr/bin/mdcastctl"},
+          f"binaries packaged: {sorted(binaries)}")
 
 
 def test_no_file_in_two_packages_and_nothing_stray():

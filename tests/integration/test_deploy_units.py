@@ -90,6 +90,10 @@ def test_exec_start_runs_a_built_binary_with_options_it_accepts():
         done = subprocess.run(local, capture_output=True, text=True, timeout=20)
         check(done.returncode == 0 and "configuration OK" in done.stdout,
               f"{' '.join(local)}: {done.returncode} {done.stdout} {done.stderr}")
+    # ExecStartPre checks the same command line (a bad file fails `systemctl start` at once).
+    for kind in UNITS:
+        pre = shlex.split(service(kind)["ExecStartPre"][-1].replace("%i", "1"))
+        check(pre == exec_start(kind, "1") + ["--check-config"], f"{kind}: ExecStartPre={pre}")
     # The instance number comes from the unit name; a bad one is exit status 2, which
     # RestartPreventExitStatus=2 keeps from restarting in a loop.
     check("--instance" in exec_start("server", "7"), "mdcast-server@.service passes no --instance")

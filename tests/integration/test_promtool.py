@@ -1,6 +1,7 @@
 """/metrics of the server and the distributor, with traffic flowing, parsed and
 linted by `promtool check metrics` (Prometheus' own parser, from Debian's
-prometheus package). Skipped (77) when no promtool is available."""
+prometheus package), and the alert rules of deploy/monitoring/ checked by
+`promtool check rules`. Skipped (77) when no promtool is available."""
 import os
 import shutil
 import subprocess
@@ -44,9 +45,16 @@ def test_promtool_accepts_both_daemons_metrics():
         check_metrics(tool, text, "mdcast-distributor /metrics")
 
 
+def test_promtool_accepts_the_alert_rules():
+    rules = os.path.join(os.path.dirname(__file__), "../../deploy/monitoring/mdcast-alerts.yml")
+    result = subprocess.run([promtool(), "check", "rules", rules], capture_output=True, timeout=30)
+    output = (result.stdout + result.stderr).decode()
+    check(result.returncode == 0 and "SUCCESS" in output, f"promtool check rules: {output}")
+
+
 if __name__ == "__main__":
     if promtool() is None:
         print("SKIP: no promtool (deploy/setup.sh test unpacks it from Debian's prometheus package, "
               "or install prometheus)")
         sys.exit(77)
-    run([test_promtool_accepts_both_daemons_metrics])
+    run([test_promtool_accepts_both_daemons_metrics, test_promtool_accepts_the_alert_rules])

@@ -1,0 +1,112 @@
+#include "common/daemon/config_checks.h"
+
+#include <arpa/inet.h>
+
+#include <exception>
+#include <map>
+
+#include "common/auth/users_file.h"
+#include "common/daemon/admin_http.h"
+#include "common/net/host_port.h"
+#include "proto/packet_signer.h"
+
+namespace mdcast::config {
+
+namespace {
+
+bool is_ipv4_multicast(const std::string& text) {
+    in_addr address{};
+    if (inet_pton(AF_INET, text.c_str(), &address) != 1) return false;
+    return (ntohl(address.s_addr) >> 28) == 0xE;
+}
+
+}  // namespace
+
+void require_multicast_group(const std::string& key, const std::string& group, Problems& problems) {
+    if (!is_ipv4_multicast(group)) {
+        problems.push_back({key, "'" + group +
+                                     "' is not an IPv4 multicast group (224.0.0.0 to "
+                                     "239.255.255.255; 239.x.x.x for a private backbone)"});
+    }
+}
+
+void require_multicast_groups(const std::string& key, const std::vector<std::string>& groups,
+                              Problems& problems) {
+    for (const auto& text : groups) {
+        HostPort group;
+        if (!parse_host_port(text, group)) {
+            problems.push_back({key, "'" + text + "' is not GROUP:PORT"});
+        } else if (!is_ipv4_multicast(group.host)) {
+            problems.push_back(
+                {key, "'" + text + "': '" + group.host + "' is not an IPv4 multicast group"});
+        }
+    }
+}
+
+void require_listener(const std::string& section, bool plaintext, bool tls, Problems& problems) {
+    if (!plaintext && !tls) {
+        problems.push_back({section + ".plaintext", "false, and " + section +
+                                                        ".tls is false too: no listener is left, "
+                                                        "nobody could connect"});
+    }
+}
+
+void require_distinct_ports(const std::vector<BoundPort>& ports, Problems& problems) {
+    std::map<uint32_t, std::string> taken;
+    for (const auto& bound : ports) {
+        if (!bound.enabled || bound.port == 0) continue;
+        if (bound.port > 65535) {
+            problems.push_back({bound.key, "port " + std::to_string(bound.port) +
+                                               " (with the instance offset) "
+                                               "is past 65535"});
+            continue;
+        }
+        auto [other, inserted] = taken.emplace(bound.port, bound.key);
+        if (!inserted) {
+            problems.push_back({bound.key, "port " + std::to_string(bound.port) +
+                                               " is also the port of " + other->second});
+        }
+    }
+}
+
+void check_tls_files(bool enabled, const TlsServerSettings& settings, Problems& problems) {
+    if (!enabled) return;
+    try {
+        TlsContext::server(settings);
+    } catch (const std::exception& error) {
+        problems.push_back({settings.key_prefix + "cert_file", error.what()});
+    }
+}
+
+void check_users_file(const std::string& key, const std::string& path, Problems& problems) {
+    if (path.empty()) return;
+    try {
+        auth::UsersFile::load(path);
+    } catch (const std::exception& error) {
+        problems.push_back({key, std::string("does not load:\n") + error.what()});
+    }
+}
+
+void check_admin_token(const std::string& key, const std::string& path, Problems& problems) {
+    if (path.empty()) return;
+    try {
+        AdminHttp::load_token(path);
+    } catch (const std::exception& error) {
+        problems.push_back({key, error.what()});
+    }
+}
+
+void check_key_files(const std::string& section, const std::string& key_file,
+                     const std::string& previous_key_file, Problems& problems) {
+    for (const auto& [key, path] : {std::pair{section + ".key_file", key_file},
+                                    std::pair{section + ".previous_key_file", previous_key_file}}) {
+        if (path.empty()) continue;
+        try {
+            PacketSigner::load_key(path);
+        } catch (const std::exception& error) {
+            problems.push_back({key, error.what()});
+        }
+    }
+}
+
+}  // namespace mdcast::config

@@ -1,0 +1,135 @@
+"""--check-config tells the truth: every start-up check that needs no running
+system (multicast group, a listener, ports, sizes, the TLS, users and key files)
+fails it with exit status 2 and file:line; the daemon itself refuses the same
+file with status 2 (the units' RestartPreventExitStatus). The example configs
+in etc/ hold every key of the schema with its real default, so they cannot drift."""
+import os
+import re
+import subprocess
+import tempfile
+
+import yaml
+
+from harness import BIN, ETC, check, run
+
+
+def call(*argv, timeout=20):
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    return done.returncode, done.stdout, done.stderr
+
+
+def write(directory, name, text):
+    path = os.path.join(directory, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+# (daemon, config text, key the error names, line of that key's value or None for a default)
+BAD_CONFIGS = [
+    ("server", "backbone:\n  group: 10.1.2.3\n", "backbone.group", 2),
+    ("distributor", "backbone:\n  group: 192.168.0.1\n", "backbone.group", 2),
+    ("server", "backbone:\n  extra_groups: [\"239.1.1.1:15002\", \"10.0.0.1:15003\"]\n",
+     "backbone.extra_groups", 2),
+    ("server", "clients:\n  plaintext: false\n", "clients.plaintext", 2),
+    ("distributor", "publishers:\n  plaintext: false\n", "publishers.plaintext", 2),
+    ("server", "clients:\n  tls: true\n  tls_port: 15555\ntls:\n  cert_file: /nonexistent/cert.pem\n"
+               "  key_file: /nonexistent/key.pem\n", "tls.cert_file", 5),
+    ("server", "clients:\n  port: 15555\nadmin:\n  port: 15555\n", "admin.port", 4),
+    ("server", "output:\n  max_bytes: 67108864\n  pool_bytes: 1048576\n", "output.max_bytes", 2),
+    ("server", "output:\n  guaranteed_bytes: 1048576\n  max_bytes: 65536\n", "output.guaranteed_bytes", 2),
+    ("server", "cache:\n  enable_cache: false\noutput:\n  slow_consumer_policy: conflate\n",
+     "output.slow_consumer_policy", 4),
+    ("server", "auth:\n  users_file: USERS\n", "auth.users_file", 2),
+    ("distributor", "backbone:\n  key_file: /nonexistent/backbone.key\n", "backbone.key_file", 2),
+    ("distributor", "backbone:\n  heartbeat_min_us: 500000\n  heartbeat_max_ms: 100\n",
+     "backbone.heartbeat_min_us", 2),
+]
+
+
+def test_each_bad_config_exits_2_naming_key_and_line():
+    with tempfile.TemporaryDirectory(prefix="mdcast-checks-") as directory:
+        users = write(directory, "users.yaml", "users:\n  alice: {password: not-a-hash}\n")
+        for daemon, text, key, line in BAD_CONFIGS:
+            path = write(directory, f"{daemon}.yaml", text.replace("USERS", users))
+            code, out, err = call(BIN[daemon], "--config", path, "--check-config")
+            where = f"{path}:{line}:" if line else f"{path}: "
+            check(code == 2 and "configuration OK" not in out, f"{daemon} {text!r}: exit {code}\n{out}{err}")
+            check(where in err and f"key '{key}'" in err, f"{daemon} {text!r}: no error at {where} for {key}:\n{err}")
+
+
+def test_the_daemon_itself_refuses_a_bad_config_with_status_2():
+    with tempfile.TemporaryDirectory(prefix="mdcast-checks-") as directory:
+        for daemon, text in (("server", "backbone:\n  group: 10.1.2.3\nclients:\n  port: 0\n"),
+                             ("distributor", "publishers:\n  port: 0\n  plaintext: false\n")):
+            path = write(directory, f"{daemon}.yaml", text)
+            code, _, err = call(BIN[daemon], "--config", path)
+            check(code == 2 and "not starting" in err, f"{daemon} started or exited {code}:\n{err}")
+
+
+def test_instance_offset_past_65535_is_refused():
+    with tempfile.TemporaryDirectory(prefix="mdcast-checks-") as directory:
+        path = write(directory, "server.yaml", "clients:\n  port: 65530\n")
+        code, _, err = call(BIN["server"], "--config", path, "--instance", "10", "--check-config")
+        check(code == 2 and "past 65535" in err and f"{path}:2:" in err, f"instance 10 of port 65530: {code} {err}")
+        code, out, _ = call(BIN["server"], "--config", path, "--instance", "6", "--check-config")
+        check(code == 0 and "configuration OK" in out, f"instance 6 of port 65530 is 65535: {code} {out}")
+
+
+def schema_defaults(daemon):
+    """{key: (type, default text)} from --help-config."""
+    code, out, err = call(BIN[daemon], "--help-config")
+    check(code == 0, f"--help-config: {err}")
+    keys = {}
+    for line in out.splitlines():
+        match = re.match(r"^([a-z0-9_.]+) \(([a-z ]+)(?:, [^;]*)?; default (.*)\)$", line)
+        if match:
+            keys[match.group(1)] = (match.group(2), match.group(3))
+    check(len(keys) > 40, f"--help-config lists only {len(keys)} keys")
+    return keys
+
+
+def flatten(mapping, prefix=""):
+    out = {}
+    for name, value in mapping.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, dict):
+            out.update(flatten(value, key + "."))
+        else:
+            out[key] = value
+    return out
+
+
+def as_default_text(kind, value):
+    if kind == "boolean":
+        return "true" if value else "false"
+    if kind == "real":
+        return repr(float(value))
+    if kind in ("string", "address", "choice"):
+        return f'"{value}"'
+    if kind == "string list":
+        return "[" + ", ".join(value) + "]"
+    return str(value)
+
+
+def test_example_configs_hold_every_key_with_its_default():
+    for daemon in ("server", "distributor"):
+        schema = schema_defaults(daemon)
+        with open(os.path.join(ETC, f"{daemon}.yaml")) as f:
+            example = flatten(yaml.safe_load(f))
+        missing = sorted(set(schema) - set(example))
+        check(not missing, f"etc/{daemon}.yaml lacks {missing}")
+        unknown = sorted(set(example) - set(schema))
+        check(not unknown, f"etc/{daemon}.yaml has keys the schema does not know: {unknown}")
+        wrong = []
+        for key, (kind, default) in schema.items():
+            shown = as_default_text(kind, example[key])
+            expected = repr(float(default)) if kind == "real" else default
+            if shown != expected:
+                wrong.append(f"{key}: {shown} (default {expected})")
+        check(not wrong, f"etc/{daemon}.yaml shows values that are not the defaults: {wrong}")
+
+
+if __name__ == "__main__":
+    run([test_each_bad_config_exits_2_naming_key_and_line, test_the_daemon_itself_refuses_a_bad_config_with_status_2,
+         test_instance_offset_past_65535_is_refused, test_example_configs_hold_every_key_with_its_default])

@@ -1,0 +1,78 @@
+"""The monitoring pack (deploy/monitoring/): the Grafana dashboard is valid JSON
+and the alert rules valid YAML, and every metric either names is one the daemons
+export, read from the /metrics of a running server and distributor."""
+import json
+import os
+import re
+
+import yaml
+
+from harness import Stack, check, run, wait_for_log
+from test_admin_http import admin_port, get
+
+MONITORING = os.path.join(os.path.dirname(__file__), "../../deploy/monitoring")
+METRIC = re.compile(r"\b((?:mdcast|process)_[a-z0-9_]+)")
+
+
+def exported_names(text):
+    """Metric names in an exposition, histograms also by their _bucket/_sum/_count series."""
+    return set(re.findall(r"^([a-z_][a-z0-9_]*)[{ ]", text, re.M))
+
+
+def dashboard_expressions(node):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("expr", "query") and isinstance(value, str):
+                yield value
+            else:
+                yield from dashboard_expressions(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from dashboard_expressions(value)
+
+
+def rule_expressions(rules):
+    for group in rules["groups"]:
+        for rule in group["rules"]:
+            yield rule["expr"]
+
+
+def unknown_names(expressions, exported):
+    return sorted({name for expr in expressions for name in METRIC.findall(expr)} - exported)
+
+
+def test_dashboard_and_rules_name_only_exported_metrics():
+    with open(os.path.join(MONITORING, "mdcast-dashboard.json")) as f:
+        dashboard = json.load(f)
+    with open(os.path.join(MONITORING, "mdcast-alerts.yml")) as f:
+        rules = yaml.safe_load(f)
+    panels = [p for p in dashboard["panels"] if p["type"] != "row"]
+    check(len(panels) >= 20, f"dashboard has {len(panels)} panels")
+    alerts = {rule["alert"] for group in rules["groups"] for rule in group["rules"]}
+    for wanted in ("MdcastBackboneLoss", "MdcastUnrecoverableGap", "MdcastSlowConsumerCloses",
+                   "MdcastOutputPoolHigh", "MdcastSourceDown", "MdcastStaleItems", "MdcastLoginFailures",
+                   "MdcastCertificateExpiry"):
+        check(wanted in alerts, f"alert {wanted} missing")
+    with Stack("monitoring") as stack:
+        distributor = stack.distributor()
+        server = stack.server(1)
+        source = stack.source("--items", "10", "--rate", "500", "--duration", "3")
+        wait_for_log(source, "items registered")
+        client = stack.client(1, "--item-count", "10", "--duration", "1")
+        check(client.wait(15) == 0, "client exit code")
+        exported = set()
+        for process in (server, distributor):
+            code, text = get(admin_port(process), "/metrics")
+            check(code == 200, f"{process.name} /metrics: {code}")
+            exported |= exported_names(text)
+    # The check itself can fail: a made-up name is caught.
+    check(unknown_names(["rate(mdcast_server_no_such_metric_total[1m])"], exported) ==
+          ["mdcast_server_no_such_metric_total"], "the name check accepts anything")
+    missing = unknown_names(dashboard_expressions(dashboard), exported)
+    check(not missing, f"the dashboard names metrics no daemon exports: {missing}")
+    missing = unknown_names(rule_expressions(rules), exported)
+    check(not missing, f"the alert rules name metrics no daemon exports: {missing}")
+
+
+if __name__ == "__main__":
+    run([test_dashboard_and_rules_name_only_exported_metrics])
