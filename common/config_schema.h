@@ -296,7 +296,26 @@ class Schema {
                    [this, &result](size_t index, const YAML::Node& value, ValueError& error) {
                        return appliers_[index](value, result, error);
                    });
+        check_rules(result, file_name);
         return result;
+    }
+
+    // A rule across keys, checked once every key has its value: `check` returns
+    // why the values do not go together, or "" when they do. Reported under
+    // `key` (the one to change), like a value error.
+    Schema& rule(std::string key, std::function<std::string(const T&)> check) {
+        rules_.push_back({std::move(key), std::move(check)});
+        return *this;
+    }
+
+    // Throws ConfigErrors naming every rule the values break.
+    void check_rules(const T& config, const std::string& file_name) const {
+        std::vector<ConfigError> errors;
+        for (const auto& [key, check] : rules_) {
+            std::string why = check(config);
+            if (!why.empty()) errors.push_back(ConfigError{file_name, 0, 0, key, std::move(why)});
+        }
+        if (!errors.empty()) throw ConfigErrors(std::move(errors));
     }
 
     // Reference of every key: type, default, range and doc (printed by `--help-config`).
@@ -379,6 +398,7 @@ class Schema {
     detail::SchemaCore core_;
     std::vector<std::function<void(T&)>> defaults_;
     std::vector<Applier> appliers_;  // same order as the keys registered in core_
+    std::vector<std::pair<std::string, std::function<std::string(const T&)>>> rules_;
 };
 
 }  // namespace mdcast::config
