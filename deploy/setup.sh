@@ -25,7 +25,9 @@ fuzz_seconds=600
 packages=(g++ cmake ninja-build pkg-config libevent-dev libssl-dev libprotobuf-dev
           protobuf-compiler libspdlog-dev libyaml-cpp-dev catch2 python3 python3-matplotlib
           iproute2 libsystemd-dev systemd strace dpkg-dev openssl clang-format
-          clang-14 libclang-rt-14-dev)
+          clang-14 libclang-rt-14-dev
+          python3-dev pybind11-dev python3-pybind11 python3-pytest python3-setuptools
+          python3-wheel python3-pip python3-venv)
 
 install_missing() {
     local missing=()

@@ -8,12 +8,12 @@
 #include <cstdint>
 #include <functional>
 
-#include "common/event_loop.h"
 #include "common/logging.h"
-#include "common/loss_injector.h"
-#include "common/packet_signer.h"
-#include "common/udp_socket.h"
+#include "common/net/event_loop.h"
+#include "common/net/loss_injector.h"
+#include "common/net/udp_socket.h"
 #include "proto/frame.h"
+#include "proto/packet_signer.h"
 #include "wire/backbone.pb.h"
 #include "wire/common.pb.h"
 

@@ -1,8 +1,10 @@
 #include "distributor/distributor.h"
 
-#include "common/auth_keys.h"
+#include <random>
+
+#include "common/auth/auth_keys.h"
 #include "common/clock.h"
-#include "common/daemon_keys.h"
+#include "common/daemon/daemon_keys.h"
 #include "proto/field_values.h"
 #include "proto/source_ids.h"
 

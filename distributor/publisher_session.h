@@ -16,9 +16,9 @@
 #include <set>
 #include <string>
 
-#include "common/authenticator.h"
+#include "common/auth/authenticator.h"
 #include "common/logging.h"
-#include "common/tcp_connection.h"
+#include "common/net/tcp_connection.h"
 #include "distributor/backbone_sender.h"
 #include "distributor/item_registry.h"
 #include "proto/update_codec.h"

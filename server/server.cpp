@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "common/auth_keys.h"
+#include "common/auth/auth_keys.h"
 #include "common/clock.h"
-#include "common/daemon_keys.h"
+#include "common/daemon/daemon_keys.h"
 #include "proto/field_values.h"
 #include "proto/source_ids.h"
 

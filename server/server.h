@@ -19,13 +19,13 @@
 #include <unordered_set>
 #include <vector>
 
-#include "common/admin_http.h"
-#include "common/authenticator.h"
-#include "common/daemon_listeners.h"
-#include "common/event_loop.h"
-#include "common/flush_scheduler.h"
+#include "common/auth/authenticator.h"
+#include "common/daemon/admin_http.h"
+#include "common/daemon/daemon_listeners.h"
 #include "common/metrics.h"
-#include "common/output_pool.h"
+#include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
+#include "common/net/output_pool.h"
 #include "server/backbone_receiver.h"
 #include "server/client_session.h"
 #include "server/item_cache.h"

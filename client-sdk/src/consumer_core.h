@@ -16,9 +16,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "common/event_loop.h"
-#include "common/flush_scheduler.h"
 #include "common/logging.h"
+#include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
 #include "event_writer.h"
 #include "item_sequencer.h"
 #include "mdcast/consumer.h"

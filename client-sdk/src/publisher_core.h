@@ -10,9 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/event_loop.h"
-#include "common/flush_scheduler.h"
 #include "common/logging.h"
+#include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
 #include "mdcast/publisher.h"
 #include "proto/field_image.h"
 #include "proto/update_codec.h"

@@ -1,10 +1,10 @@
 // The daemons' YAML config files (server/server_config, distributor/distributor_config
-// through common/config_schema), the first byte choosing the daemon. Bad input
+// through common/config/config_schema), the first byte choosing the daemon. Bad input
 // must end as config::ConfigErrors naming file:line; any other exception or a
 // crash is a finding.
 #include <string>
 
-#include "common/config_schema.h"
+#include "common/config/config_schema.h"
 #include "distributor/distributor_config.h"
 #include "fuzz_input.h"
 #include "server/server_config.h"
