@@ -4,6 +4,7 @@
 #include "common/daemon/daemon_keys.h"
 #include "common/daemon/shared_keys.h"
 #include "common/logging.h"
+#include "proto/limits.h"
 
 namespace mdcast::distributor {
 
@@ -33,8 +34,9 @@ config::Schema<DistributorConfig> build_schema() {
                         "TLS port for publishers (0: pick a free port and log it).");
     s.integer<uint32_t>("publishers.max_connections", &C::publishers_max_connections, 64, 1, 100000,
                         "Publisher connections accepted at once; more are refused.");
-    s.integer<uint32_t>("publishers.max_frame_bytes", &C::publishers_max_frame_bytes, 65536, 256,
-                        16 << 20, "Largest frame body a publisher may send.");
+    s.integer<uint32_t>("publishers.max_frame_bytes", &C::publishers_max_frame_bytes, 65536,
+                        proto::kMinFrameBodyBytes, proto::kMaxFrameBodyBytes,
+                        "Largest frame body a publisher may send.");
     s.integer<uint64_t>("publishers.max_output_bytes", &C::publishers_max_output_bytes, 4 << 20,
                         4096, 1ull << 32, "Output queued to one publisher before it is closed.");
     s.integer<uint32_t>("publishers.login_timeout_ms", &C::publishers_login_timeout_ms, 5000, 100,

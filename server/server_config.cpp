@@ -4,6 +4,7 @@
 #include "common/daemon/daemon_keys.h"
 #include "common/daemon/shared_keys.h"
 #include "common/logging.h"
+#include "proto/limits.h"
 
 namespace mdcast::server {
 
@@ -27,8 +28,9 @@ void add_client_keys(config::Schema<ServerConfig>& s) {
         "free port and log it).");
     s.integer<uint32_t>("clients.max_connections", &C::clients_max_connections, 1000, 1, 1000000,
                         "Client connections accepted at once; more are refused with a reason.");
-    s.integer<uint32_t>("clients.max_frame_bytes", &C::clients_max_frame_bytes, 65536, 256,
-                        16 << 20, "Largest frame body a client may send.");
+    s.integer<uint32_t>("clients.max_frame_bytes", &C::clients_max_frame_bytes, 65536,
+                        proto::kMinFrameBodyBytes, proto::kMaxFrameBodyBytes,
+                        "Largest frame body a client may send.");
     s.integer<uint32_t>("clients.max_items_per_request", &C::clients_max_items_per_request, 10000,
                         1, 1000000, "Item names in one (batch) subscribe request.");
     s.integer<uint32_t>("clients.max_subscriptions", &C::clients_max_subscriptions, 100000, 1,
