@@ -46,7 +46,11 @@ def registered_tests():
                 name = args[args.index("NAME") + 1]
                 if name.startswith("${") or name.startswith("fuzz_"):
                     continue
-                script = next(a for a in args if re.search(r"\.(sh|py)$", a) and "/" in a)
+                script = next((a for a in args if re.search(r"\.(sh|py)$", a) and "/" in a), None)
+                if script is None:  # a command held in a variable: its source file of ours
+                    var = next(a[2:-1] for a in args if a.startswith("${") and a.endswith("}"))
+                    body = re.search(r"set\(%s\s(.*?)\)" % re.escape(var), text, flags=re.S).group(1)
+                    script = next(a for a in body.split() if re.search(r"\.(cpp|sh|py)$", a))
                 # tests.cmake is included from tests/CMakeLists.txt: its current source dir is tests/
                 current = "tests/fuzz" if rel.startswith("tests/fuzz/") else "tests"
                 script = script.replace("${CMAKE_CURRENT_SOURCE_DIR}", current)
