@@ -9,8 +9,10 @@
 namespace mdcast::distributor {
 
 namespace {
-constexpr uint64_t kMaxSequencesPerNak = 4096;  // a hostile NAK cannot trigger a flood
-}
+// NAK source addresses with a repair bucket; a new one beyond it forgets them
+// all (they start again with a full second's worth).
+constexpr size_t kMaxNakSources = 4096;
+}  // namespace
 
 BackboneSender::BackboneSender(EventLoop& loop, const Settings& settings, uint64_t epoch,
                                std::function<void(bool)> on_congestion)
@@ -143,31 +145,41 @@ void BackboneSender::drain_backlog() {
     }
 }
 
-void BackboneSender::on_nak(const wire::v1::Nak& nak) {
+TokenBucket& BackboneSender::nak_source(uint32_t address) {
+    auto it = nak_sources_.find(address);
+    if (it != nak_sources_.end()) return it->second;
+    if (nak_sources_.size() >= kMaxNakSources) nak_sources_.clear();
+    const uint32_t rate = settings_.repairs_per_source_per_s;
+    return nak_sources_.emplace(address, TokenBucket(rate, rate)).first->second;
+}
+
+void BackboneSender::on_nak(const wire::v1::Nak& nak, uint32_t source_address) {
     ++counters_.naks_received;
     const int64_t now = monotonic_ns();
     window_.expire(now);
+    TokenBucket& source = nak_source(source_address);
     bool advertise_edge = false;
-    uint64_t budget = kMaxSequencesPerNak;
+    uint64_t budget = settings_.max_repairs_per_nak;
     for (const auto& range : nak.ranges()) {
         if (range.to() <= range.from() || range.to() > next_sequence_) {
             ++counters_.naks_invalid;
             continue;
         }
-        for (uint64_t sequence = range.from(); sequence < range.to(); ++sequence) {
-            if (budget-- == 0) {
-                ++counters_.naks_invalid;
-                break;
-            }
+        const uint64_t asked = range.to() - range.from();
+        const uint64_t looked_at = std::min(asked, budget);
+        counters_.nak_sequences_over_cap += asked - looked_at;
+        budget -= looked_at;
+        for (uint64_t sequence = range.from(); sequence < range.from() + looked_at; ++sequence) {
             ++counters_.nak_sequences;
-            repair(sequence, now, advertise_edge);
+            repair(sequence, now, source, advertise_edge);
         }
     }
     // Tell everyone at once what is gone, rather than let each server ask again.
     if (advertise_edge) send_heartbeat(now);
 }
 
-void BackboneSender::repair(uint64_t sequence, int64_t now, bool& advertise_edge) {
+void BackboneSender::repair(uint64_t sequence, int64_t now, TokenBucket& source,
+                            bool& advertise_edge) {
     RetransmitWindow::Entry* entry = nullptr;
     switch (
         window_.repair_verdict(sequence, now, int64_t{settings_.repair_linger_us} * 1000, entry)) {
@@ -180,6 +192,10 @@ void BackboneSender::repair(uint64_t sequence, int64_t now, bool& advertise_edge
             return;
         case RetransmitWindow::RepairVerdict::kSend:
             break;
+    }
+    if (!source.try_take(1, now)) {
+        ++counters_.repairs_source_limited;  // this peer asked for its second's worth already
+        return;
     }
     if (!retransmit_rate_.try_take(entry->datagram.size(), now)) {
         ++counters_.retransmit_rate_limited;  // the server asks again after its retry interval

@@ -8,7 +8,12 @@
 // sender is idle, so tail loss is seen within about a millisecond; at least one
 // is sent every heartbeat_max_ms even under load, for servers that join late.
 // Repairs are multicast (one send heals every server missing the packet), not
-// repeated within repair_linger_us, and limited to a retransmit byte rate. A
+// repeated within repair_linger_us, and limited to a retransmit byte rate.
+// NAKs are unsigned unless backbone.key_file is set, so one small datagram must
+// not buy many repairs: at most max_repairs_per_nak sequences of one NAK are
+// looked at, and each NAK source address has its own token bucket of
+// repairs_per_source_per_s repairs (one second's burst), so one peer cannot
+// spend the retransmit budget that every other server's repairs need. A
 // data byte rate limit queues datagrams in a bounded backlog and asks the
 // distributor to stop reading publishers while it is full (back-pressure).
 #pragma once
@@ -17,6 +22,7 @@
 #include <deque>
 #include <functional>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "common/logging.h"
@@ -43,9 +49,11 @@ struct BackboneSenderCounters {
     uint64_t nak_sequences = 0;  // sequences asked for
     uint64_t repairs_sent = 0;
     uint64_t repair_bytes = 0;
-    uint64_t naks_lingering = 0;      // asked again within repair_linger_us: not re-sent
-    uint64_t naks_beyond_window = 0;  // older than the trailing edge: unrecoverable
-    uint64_t naks_invalid = 0;        // not sent yet, or over the per-NAK limit
+    uint64_t naks_lingering = 0;          // asked again within repair_linger_us: not re-sent
+    uint64_t naks_beyond_window = 0;      // older than the trailing edge: unrecoverable
+    uint64_t naks_invalid = 0;            // not sent yet
+    uint64_t nak_sequences_over_cap = 0;  // beyond max_repairs_per_nak in one NAK: ignored
+    uint64_t repairs_source_limited = 0;  // refused: the NAK source's bucket was empty
     uint64_t retransmit_rate_limited = 0;
     uint64_t data_rate_limited = 0;  // datagrams that waited in the backlog
     uint64_t injected_drops = 0;     // testing.loss on send
@@ -65,6 +73,8 @@ class BackboneSender final : public Flushable {
         uint32_t retransmit_window_ms = 10000;
         uint32_t repair_linger_us = 500;
         uint64_t retransmit_rate_bytes_per_s = 0;  // 0: unlimited
+        uint32_t max_repairs_per_nak = 1024;       // sequences of one NAK looked at
+        uint32_t repairs_per_source_per_s = 0;     // per NAK source address; 0: unlimited
         uint64_t data_rate_bytes_per_s = 0;        // 0: unlimited
         uint64_t max_backlog_bytes = 16 << 20;
         LossSettings send_loss;                // testing only
@@ -85,7 +95,9 @@ class BackboneSender final : public Flushable {
 
     void flush() override;
     // Re-sends what a server asked for (see the class comment for the rules).
-    void on_nak(const wire::v1::Nak& nak);
+    // `source_address`: the NAK's IPv4 source address (host order).
+    void on_nak(const wire::v1::Nak& nak, uint32_t source_address);
+    size_t nak_sources() const { return nak_sources_.size(); }
 
     uint64_t epoch() const { return epoch_; }
     uint64_t next_sequence() const { return next_sequence_; }
@@ -98,7 +110,8 @@ class BackboneSender final : public Flushable {
     bool send_everywhere(std::span<const uint8_t> datagram);
     void transmit(std::span<const uint8_t> datagram);
     void drain_backlog();
-    void repair(uint64_t sequence, int64_t now, bool& advertise_edge);
+    void repair(uint64_t sequence, int64_t now, TokenBucket& source, bool& advertise_edge);
+    TokenBucket& nak_source(uint32_t address);
     void on_heartbeat_timer();
     void send_heartbeat(int64_t now);
     void note_data_sent(int64_t now);
@@ -113,6 +126,7 @@ class BackboneSender final : public Flushable {
     RetransmitWindow window_;
     TokenBucket data_rate_;
     TokenBucket retransmit_rate_;
+    std::unordered_map<uint32_t, TokenBucket> nak_sources_;  // bounded: kMaxNakSources
     LossInjector send_loss_;
     std::deque<std::vector<uint8_t>> backlog_;
     size_t backlog_bytes_ = 0;

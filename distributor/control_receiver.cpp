@@ -94,7 +94,7 @@ bool ControlReceiver::dispatch(const proto::Frame& frame, const sockaddr_in& fro
             wire::v1::Nak nak;
             if (!parse(nak)) return false;
             ++counters_.naks;
-            handler_.on_nak(nak);
+            handler_.on_nak(nak, from);
             return true;
         }
         case proto::FrameType::kRttProbe: {

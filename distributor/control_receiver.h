@@ -39,7 +39,7 @@ class ControlReceiver {
         virtual void on_image_request(const wire::v1::ImageRequest& request,
                                       const sockaddr_in& from) = 0;
         virtual void on_directory_query() = 0;
-        virtual void on_nak(const wire::v1::Nak& nak) = 0;
+        virtual void on_nak(const wire::v1::Nak& nak, const sockaddr_in& from) = 0;
 
       protected:
         virtual ~Handler() = default;

@@ -40,6 +40,8 @@ BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16
     settings.retransmit_window_ms = config.backbone_retransmit_window_ms;
     settings.repair_linger_us = config.backbone_repair_linger_us;
     settings.retransmit_rate_bytes_per_s = config.backbone_retransmit_rate_bytes_per_s;
+    settings.max_repairs_per_nak = config.backbone_max_repairs_per_nak;
+    settings.repairs_per_source_per_s = config.backbone_repairs_per_source_per_s;
     settings.data_rate_bytes_per_s = config.backbone_data_rate_bytes_per_s;
     settings.max_backlog_bytes = config.backbone_max_backlog_bytes;
     settings.signer = signer;
@@ -164,8 +166,8 @@ void Distributor::on_directory_query() {
     on_directory_changed();
 }
 
-void Distributor::on_nak(const wire::Nak& nak) {
-    backbone_.on_nak(nak);
+void Distributor::on_nak(const wire::Nak& nak, const sockaddr_in& from) {
+    backbone_.on_nak(nak, ntohl(from.sin_addr.s_addr));
 }
 
 // Back-pressure: while the backbone backlog is full, publishers are not read,
@@ -327,8 +329,14 @@ void Distributor::register_metrics() {
               [&b] { return b.naks_lingering; });
     m.counter("naks_beyond_window_total", "NAKs behind the trailing edge",
               [&b] { return b.naks_beyond_window; });
-    m.counter("naks_invalid_total", "NAK sequences not sent yet or over the limit",
+    m.counter("naks_invalid_total", "NAK ranges of sequences not sent yet",
               [&b] { return b.naks_invalid; });
+    m.counter("nak_sequences_over_cap_total",
+              "NAK sequences beyond backbone.max_repairs_per_nak in one NAK, ignored",
+              [&b] { return b.nak_sequences_over_cap; });
+    m.counter("repairs_source_limited_total",
+              "Repairs refused: the NAK's source address spent backbone.repairs_per_source_per_s",
+              [&b] { return b.repairs_source_limited; });
     m.counter("retransmit_rate_limited_total", "Repairs skipped by the retransmit rate limit",
               [&b] { return b.retransmit_rate_limited; });
     m.counter("data_rate_limited_total", "Datagrams that waited in the rate-limit backlog",

@@ -50,7 +50,7 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
     void on_service_announced(PublisherSession& session, const ServiceEntry& service) override;
     void on_image_request(const wire::ImageRequest& request, const sockaddr_in& from) override;
     void on_directory_query() override;
-    void on_nak(const wire::Nak& nak) override;
+    void on_nak(const wire::Nak& nak, const sockaddr_in& from) override;
 
   private:
     void on_accept(int fd, std::string peer, bool tls);

@@ -94,6 +94,16 @@ config::Schema<DistributorConfig> build_schema() {
                         &C::backbone_retransmit_rate_bytes_per_s, 50000000, 0, 1ull << 40,
                         "Byte rate limit for repairs (0: unlimited). NAKs over it are ignored; "
                         "servers ask again.");
+    s.integer<uint32_t>("backbone.max_repairs_per_nak", &C::backbone_max_repairs_per_nak, 1024, 1,
+                        1000000,
+                        "Sequences of one NAK looked at; the rest are ignored (counted) and the "
+                        "server asks again. One unsigned datagram cannot buy more repairs.");
+    s.integer<uint32_t>(
+        "backbone.repairs_per_source_per_s", &C::backbone_repairs_per_source_per_s, 10000, 0,
+        100000000,
+        "Repairs per second one NAK source address may cause (a burst of one second's worth; 0: "
+        "unlimited). Beyond it its NAKs are ignored (counted) and the server asks again, so one "
+        "peer cannot spend the retransmit budget of every other server.");
     s.integer<uint64_t>("backbone.data_rate_bytes_per_s", &C::backbone_data_rate_bytes_per_s, 0, 0,
                         1ull << 40,
                         "Byte rate limit for new data (0: unlimited). Over it datagrams wait in "

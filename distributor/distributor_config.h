@@ -53,6 +53,8 @@ struct DistributorConfig : AuthConfig, TlsKeys {
     uint32_t backbone_retransmit_window_ms = 0;
     uint32_t backbone_repair_linger_us = 0;
     uint64_t backbone_retransmit_rate_bytes_per_s = 0;
+    uint32_t backbone_max_repairs_per_nak = 0;
+    uint32_t backbone_repairs_per_source_per_s = 0;
     uint64_t backbone_data_rate_bytes_per_s = 0;
     uint64_t backbone_max_backlog_bytes = 0;
     uint32_t backbone_send_buffer_bytes = 0;

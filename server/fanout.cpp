@@ -185,8 +185,14 @@ void Fanout::drain(ClientSession& client) {
                 return std::nullopt;  // unsubscribed or gone meanwhile
             }
             const auto& view = views->at(item_id);
-            if (!item->has_image || item->status.data_state() != wire::DATA_OK) {
-                return status_frame(*item);
+            // No image (being recovered): the status; the image follows when it comes.
+            if (!item->has_image) return status_frame(*item);
+            // Suspect but still holding values: the image carries both the status and
+            // the values applied while the client conflated (a status alone would
+            // leave it behind the cache).
+            if (item->status.data_state() != wire::DATA_OK) {
+                ++counters_.conflated_suspect_images;
+                return image_frame(*item, &item->image, view, false, false);
             }
             if (owed == ClientSession::Owed::kUpdate) return conflated_frame(*item, view);
             return image_frame(*item, &item->image, view, false, false);

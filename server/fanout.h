@@ -31,7 +31,8 @@ struct FanoutCounters {
     uint64_t refreshes_out = 0;
     uint64_t updates_out = 0;
     uint64_t statuses_out = 0;
-    uint64_t conflated_out = 0;  // frames sent from a conflation backlog
+    uint64_t conflated_out = 0;             // frames sent from a conflation backlog
+    uint64_t conflated_suspect_images = 0;  // drains that gave a suspect item its image
 };
 
 class Fanout {

@@ -60,6 +60,33 @@ void add_output_keys(config::Schema<ServerConfig>& s) {
                         "Shared pool the clients borrow from beyond guaranteed_bytes (the seed's "
                         "poolSize, in bytes). A client that needs it while it is empty is a slow "
                         "consumer.");
+    s.integer<uint32_t>(
+        "output.expected_clients", &C::output_expected_clients, 32, 1, 1000000,
+        "Clients expected to be behind at the same time, each up to output.max_bytes. The server "
+        "refuses to start (and --check-config fails) when (max_bytes - guaranteed_bytes) x "
+        "expected_clients is more than output.pool_bytes: otherwise the pool runs out first and "
+        "clients are closed as slow consumers well before their own limit.");
+    s.rule([](const C& c, config::Problems& problems) {
+        std::string why = [&c]() -> std::string {
+            const uint64_t borrow = c.output_max_bytes > c.output_guaranteed_bytes
+                                        ? c.output_max_bytes - c.output_guaranteed_bytes
+                                        : 0;
+            if (borrow * c.output_expected_clients <= c.output_pool_bytes) return "";
+            return "output.max_bytes " + std::to_string(c.output_max_bytes) +
+                   " lets each client borrow " + std::to_string(borrow) +
+                   " bytes beyond output.guaranteed_bytes, but output.pool_bytes " +
+                   std::to_string(c.output_pool_bytes) + " holds that for only " +
+                   std::to_string(borrow ? c.output_pool_bytes / borrow : 0) + " of the " +
+                   std::to_string(c.output_expected_clients) +
+                   " output.expected_clients: lower max_bytes to at most " +
+                   std::to_string(c.output_guaranteed_bytes +
+                                  c.output_pool_bytes / c.output_expected_clients) +
+                   ", or raise pool_bytes to " +
+                   std::to_string(borrow * c.output_expected_clients) +
+                   ", or lower expected_clients";
+        }();
+        if (!why.empty()) problems.push_back({"output.max_bytes", std::move(why)});
+    });
     s.choice("output.slow_consumer_policy", &C::output_slow_consumer_policy, "disconnect",
              {"disconnect", "conflate"},
              "disconnect: tell the client and close it. conflate: stop queueing its updates and, "

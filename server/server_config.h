@@ -47,6 +47,7 @@ struct ServerConfig : AuthConfig, TlsKeys {
     uint64_t output_max_bytes = 0;
     uint64_t output_guaranteed_bytes = 0;
     uint64_t output_pool_bytes = 0;
+    uint32_t output_expected_clients = 0;
     std::string output_slow_consumer_policy;  // "disconnect" or "conflate"
     bool output_tcp_nodelay = true;
     uint32_t output_tcp_send_buffer_bytes = 0;

@@ -149,6 +149,10 @@ void Server::register_metrics() {
     });
     m.counter("conflated_out_total", "Messages sent from conflation backlogs",
               [&f] { return f.conflated_out; });
+    m.counter("conflated_suspect_images_total",
+              "Conflation drains that sent a suspect item its image (values and status), not a "
+              "status alone",
+              [&f] { return f.conflated_suspect_images; });
     m.counter("refused_total", "Connections refused (limit or shutdown)",
               [&c] { return c.clients_refused; });
     auth_.register_metrics(m);

@@ -17,6 +17,7 @@ struct AuthConfig {
     uint32_t auth_cache_entries = 0;
     uint32_t auth_cache_ttl_s = 0;
     uint32_t auth_hash_threads = 0;
+    uint32_t auth_max_hashes_per_s = 0;
 };
 
 template <class C>
@@ -54,6 +55,13 @@ void add_auth_keys(config::Schema<C>& s) {
                                  "is about 150 ms of one core at 100,000 iterations: more threads "
                                  "let many distinct users log in at once (after a failover) where "
                                  "cores are free. Needs a restart.");
+    s.template integer<uint32_t>(
+        "auth.max_hashes_per_s", &C::auth_max_hashes_per_s, 5, 0, 1000000,
+        "Password hashes started per second, all peers together (a burst of one second's "
+        "worth); beyond it a login that needs a hash is refused at once as busy (the SDK backs "
+        "off and retries). Cache hits and logins sharing a check cost nothing. Bounds the CPU "
+        "that guesses spread over many addresses can take: 5/s is about 75 % of one core at "
+        "100,000 iterations. 0: unlimited.");
 }
 
 inline auth::AuthSettings auth_settings(const AuthConfig& c) {
@@ -66,6 +74,7 @@ inline auth::AuthSettings auth_settings(const AuthConfig& c) {
     s.verifier.cache_entries = c.auth_cache_entries;
     s.verifier.cache_ttl_s = c.auth_cache_ttl_s;
     s.verifier.threads = c.auth_hash_threads;
+    s.verifier.max_hashes_per_s = c.auth_max_hashes_per_s;
     return s;
 }
 
@@ -74,7 +83,8 @@ inline std::vector<std::string> reloadable_auth_keys(const AuthConfig& running,
                                                      const AuthConfig& fresh) {
     std::vector<std::string> keys{"auth.peer_failure_burst", "auth.peer_failure_refill_ms",
                                   "auth.max_tracked_peers",  "auth.max_pending_logins",
-                                  "auth.cache_entries",      "auth.cache_ttl_s"};
+                                  "auth.cache_entries",      "auth.cache_ttl_s",
+                                  "auth.max_hashes_per_s"};
     if (running.auth_users_file.empty() == fresh.auth_users_file.empty())
         keys.push_back("auth.users_file");
     return keys;

@@ -75,6 +75,11 @@ void Authenticator::check(const std::string& peer, const std::string& user,
         refuse(peer, user, LoginVerdict::Kind::kBusy,
                "server busy checking other logins (auth.max_pending_logins); try again later",
                done);
+    } else if (result == CredentialVerifier::Result::kOverBudget) {
+        refuse(peer, user, LoginVerdict::Kind::kOverBudget,
+               "server busy: password checks per second spent (auth.max_hashes_per_s); try again "
+               "later",
+               done);
     }
 }
 
@@ -99,6 +104,9 @@ void Authenticator::refuse(const std::string& peer, const std::string& user,
             break;
         case LoginVerdict::Kind::kBusy:
             ++counters_.busy;
+            break;
+        case LoginVerdict::Kind::kOverBudget:
+            ++counters_.over_budget;
             break;
         default:
             ++counters_.failed;
@@ -159,6 +167,10 @@ void Authenticator::register_metrics(MetricsRegistry& m) {
     m.counter("logins_busy_total",
               "Logins refused unchecked: auth.max_pending_logins checks waiting",
               [&c] { return c.busy; });
+    m.counter("logins_over_budget_total",
+              "Logins refused unchecked: auth.max_hashes_per_s password hashes already started "
+              "this second",
+              [&c] { return c.over_budget; });
     m.counter("auth_reloads_total", "Users file re-read on SIGHUP", [&c] { return c.reloads; });
     m.counter("auth_reload_errors_total", "Users file reloads refused for errors",
               [&c] { return c.reload_errors; });

@@ -33,12 +33,13 @@ struct AuthCounters {
     uint64_t failed = 0;        // unknown user or wrong password
     uint64_t rate_limited = 0;  // refused unchecked: too many failures from the peer
     uint64_t busy = 0;          // refused unchecked: too many checks waiting
+    uint64_t over_budget = 0;   // refused unchecked: auth.max_hashes_per_s spent
     uint64_t reloads = 0;
     uint64_t reload_errors = 0;
 };
 
 struct LoginVerdict {
-    enum class Kind { kAccepted, kBadCredentials, kRateLimited, kBusy };
+    enum class Kind { kAccepted, kBadCredentials, kRateLimited, kBusy, kOverBudget };
     Kind kind = Kind::kAccepted;
     std::string text;                       // for the peer (LoginResponse status, Close)
     std::shared_ptr<const UserEntry> user;  // null when authentication is off

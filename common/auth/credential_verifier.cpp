@@ -17,7 +17,9 @@
 namespace mdcast::auth {
 
 CredentialVerifier::CredentialVerifier(EventLoop& loop, VerifierSettings settings)
-    : settings_(settings), result_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+    : settings_(settings),
+      hash_budget_(settings.max_hashes_per_s, settings.max_hashes_per_s),
+      result_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
     if (result_fd_ < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
     if (RAND_bytes(hmac_key_.data(), static_cast<int>(hmac_key_.size())) != 1) {
         ::close(result_fd_);
@@ -45,6 +47,9 @@ CredentialVerifier::~CredentialVerifier() {
 }
 
 void CredentialVerifier::configure(const VerifierSettings& settings) {
+    if (settings.max_hashes_per_s != settings_.max_hashes_per_s) {
+        hash_budget_ = TokenBucket(settings.max_hashes_per_s, settings.max_hashes_per_s);
+    }
     settings_ = settings;
     while (cache_.size() > settings_.cache_entries) {
         cache_.erase(lru_.back());
@@ -114,6 +119,10 @@ CredentialVerifier::Result CredentialVerifier::verify(std::string_view user,
     if (in_flight_.size() >= settings_.max_queued) {
         ++counters_.busy;
         return Result::kBusy;
+    }
+    if (!hash_budget_.try_take(1, monotonic_ns())) {
+        ++counters_.over_budget;
+        return Result::kOverBudget;
     }
     in_flight_[key].push_back(std::move(done));
     {

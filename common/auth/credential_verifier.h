@@ -17,6 +17,10 @@
 //     are never cached: they are limited per peer (PeerLimiter) instead.
 //   - At most `max_queued` distinct checks wait for the worker; beyond that a
 //     login is refused as busy rather than queued without bound.
+//   - At most `max_hashes_per_s` new hashes start per second, whatever their
+//     source (a token bucket holding one second's worth): guesses spread over
+//     many addresses pass the per-peer limit but cannot keep a core hashing.
+//     Beyond it a login is refused at once (kOverBudget), never queued.
 #pragma once
 
 #include <array>
@@ -36,6 +40,7 @@
 
 #include "common/auth/password_hash.h"
 #include "common/net/event_loop.h"
+#include "common/net/token_bucket.h"
 
 struct event;
 
@@ -45,21 +50,23 @@ struct VerifierSettings {
     size_t max_queued = 1000;      // distinct checks waiting for the workers
     size_t cache_entries = 10000;  // 0: no cache
     uint32_t cache_ttl_s = 3600;
-    size_t threads = 1;  // hashing threads; fixed when the verifier is made
+    size_t threads = 1;             // hashing threads; fixed when the verifier is made
+    uint32_t max_hashes_per_s = 0;  // new hashes started per second, all peers; 0: unlimited
 };
 
 struct VerifierCounters {
-    uint64_t hashes = 0;      // PBKDF2 computations done
-    uint64_t cache_hits = 0;  // logins answered from the cache
-    uint64_t joined = 0;      // logins that waited for an identical check
-    uint64_t busy = 0;        // refused: max_queued checks waiting
-    uint64_t hash_ns = 0;     // worker time spent hashing
+    uint64_t hashes = 0;       // PBKDF2 computations done
+    uint64_t cache_hits = 0;   // logins answered from the cache
+    uint64_t joined = 0;       // logins that waited for an identical check
+    uint64_t busy = 0;         // refused: max_queued checks waiting
+    uint64_t over_budget = 0;  // refused: max_hashes_per_s spent
+    uint64_t hash_ns = 0;      // worker time spent hashing
 };
 
 class CredentialVerifier {
   public:
     using Done = std::function<void(bool ok)>;
-    enum class Result { kDone, kQueued, kBusy };
+    enum class Result { kDone, kQueued, kBusy, kOverBudget };
 
     CredentialVerifier(EventLoop& loop, VerifierSettings settings);
     // Stops and joins the worker; callbacks still waiting never run.
@@ -68,7 +75,8 @@ class CredentialVerifier {
     CredentialVerifier& operator=(const CredentialVerifier&) = delete;
 
     // Loop thread. kDone: a cache hit, done(true) has already run. kQueued:
-    // done runs later on the loop thread, exactly once. kBusy: done never runs.
+    // done runs later on the loop thread, exactly once. kBusy, kOverBudget: done
+    // never runs.
     // `stored_text` is the hash as written in the users file.
     Result verify(std::string_view user, std::string_view password, const PasswordHash& stored,
                   const std::string& stored_text, Done done);
@@ -101,6 +109,7 @@ class CredentialVerifier {
     VerifierSettings settings_;
     std::array<uint8_t, 32> hmac_key_{};
     VerifierCounters counters_;
+    TokenBucket hash_budget_;
     std::map<Key, std::vector<Done>> in_flight_;  // loop thread only
     std::map<Key, CacheEntry> cache_;
     std::list<Key> lru_;  // most recently used first

@@ -70,6 +70,27 @@ def test_server_instances_take_their_own_port_and_name():
     check("[mdcast-server.3]" in out and f"127.0.0.1:{base + 2}" in out, f"instance name or port not logged:\n{out}")
 
 
+def test_output_limits_must_fit_the_pool():
+    """(max_bytes - guaranteed_bytes) x expected_clients may not exceed pool_bytes: the old
+    throughput profile (40 MB per client, 256 MB pool, 50 clients) is refused, by --check-config
+    and at start, both with exit code 2; every shipped profile passes."""
+    old = ("output:\n  guaranteed_bytes: 6553600\n  pool_bytes: 262144000\n  max_bytes: 40960000\n"
+           "  expected_clients: 50\n")
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(old)
+    try:
+        for extra in (["--check-config"], []):
+            code, out, err = call(BIN["server"], "--config", f.name, *extra)
+            check(code == 2 and "output.max_bytes" in err and "output.expected_clients" in err
+                  and "at most 11796480" in err, f"{extra}: oversized max_bytes accepted: {code} {out} {err}")
+    finally:
+        os.unlink(f.name)
+    for profile in sorted(os.listdir(os.path.join(ETC, "profiles"))):
+        path = os.path.join(ETC, "profiles", profile, "server.yaml")
+        code, out, err = call(BIN["server"], "--config", path, "--check-config")
+        check(code == 0 and "configuration OK" in out, f"profile {profile}: {code} {out} {err}")
+
+
 def test_missing_config_file():
     code, _, err = call(BIN["distributor"], "--config", "/nonexistent/mdcast.yaml", "--check-config")
     check(code == 2 and "/nonexistent/mdcast.yaml" in err, f"missing file: {code} {err}")
@@ -78,4 +99,5 @@ def test_missing_config_file():
 if __name__ == "__main__":
     run([test_help_and_version, test_example_configs_are_valid,
          test_config_errors_are_all_reported_with_file_and_line, test_server_instances_take_their_own_port_and_name,
+         test_output_limits_must_fit_the_pool,
          test_missing_config_file])

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "client_fixture.h"
+#include "server/make_status.h"
 
 namespace {
 
@@ -280,4 +281,39 @@ TEST_CASE_METHOD(SlowClient, "the drain forgets items unsubscribed while conflat
     for (int round = 0; round < 10 && slow.conflating(); ++round) clients.received(slow);
     CHECK_FALSE(slow.conflating());
     CHECK(fanout.counters().conflated_out == 0);
+}
+
+TEST_CASE_METHOD(SlowClient,
+                 "an item gone suspect with its image kept drains to the cache's values",
+                 "[fanout]") {
+    // Issue 12: updates applied while the client conflated, then the source marks
+    // the item suspect but keeps it (and its values) open. A status alone would
+    // leave the client at its last value, behind the cache.
+    const uint64_t last_seq = seq + 3;
+    while (seq <= last_seq) items.update(fanout, make_update(1, seq++, {30}));
+    wire::ItemStatus stale;
+    stale.set_item_id(1);
+    *stale.mutable_status() = mdcast::server::make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT,
+                                                          wire::STATUS_SOURCE_DOWN, "stale");
+    CachedItem* item = nullptr;
+    REQUIRE(items.cache.apply_status(stale, item) == ItemCache::Outcome::kApplied);
+    REQUIRE(item->has_image);
+    fanout.fan_out_status(*item);
+
+    std::vector<ReceivedFrame> got;
+    for (int round = 0; round < 10 && slow.conflating(); ++round) {
+        for (auto& frame : clients.received(slow)) got.push_back(std::move(frame));
+    }
+    for (auto& frame : clients.received(slow)) got.push_back(std::move(frame));
+    CHECK_FALSE(slow.conflating());
+    REQUIRE_FALSE(got.empty());
+    const auto& last = got.back();
+    REQUIRE(last.type == FrameType::kRefresh);
+    wire::Refresh refresh;
+    REQUIRE(refresh.ParseFromString(last.body));
+    CHECK(refresh.item_id() == 1);
+    CHECK(refresh.item_seq() == last_seq);  // the cache's values, not the last ones sent
+    CHECK(refresh.status().data_state() == wire::DATA_SUSPECT);  // and still suspect
+    CHECK(refresh.fields().fields_size() == 3);
+    CHECK(fanout.counters().conflated_suspect_images >= 1);
 }

@@ -1,5 +1,6 @@
 #include "common/auth/credential_verifier.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "common/net/event_loop.h"
@@ -98,4 +99,38 @@ TEST_CASE("several hashing threads answer every distinct login once, rightly",
     for (int i = 0; i < 12; ++i) CHECK(verdicts[i] == (i % 2 == 0 ? 1 : 0));
     CHECK(verifier.counters().hashes == 12);
     CHECK(verifier.queued() == 0);
+}
+
+TEST_CASE("password hashes per second are bounded for all peers together",
+          "[credential_verifier]") {
+    // Guesses from many addresses each pass the per-peer limit; the global
+    // budget still refuses the hashes beyond max_hashes_per_s at once.
+    EventLoop loop;
+    VerifierSettings settings{100, 100, 3600};
+    settings.max_hashes_per_s = 3;
+    CredentialVerifier verifier(loop, settings);
+    int answers = 0;
+    std::vector<CredentialVerifier::Result> results;
+    for (int i = 0; i < 10; ++i) {
+        results.push_back(verifier.verify("user" + std::to_string(i), "guess", kStored, kStoredText,
+                                          [&](bool) { ++answers; }));
+    }
+    const auto queued =
+        std::count(results.begin(), results.end(), CredentialVerifier::Result::kQueued);
+    CHECK(queued == 3);
+    CHECK(verifier.counters().over_budget == 7);
+    // A login joining a check in progress costs no hash, so no budget.
+    CHECK(verifier.verify("user0", "guess", kStored, kStoredText, [&](bool) { ++answers; }) ==
+          CredentialVerifier::Result::kQueued);
+    run_until(loop, answers, 4);
+    CHECK(answers == 4);
+    CHECK(verifier.counters().hashes == 3);
+    // The budget comes back with time (one hash every 333 ms).
+    Timer wait(loop, [&] { loop.stop(); });
+    wait.start_once(std::chrono::milliseconds(400));
+    loop.run();
+    CHECK(verifier.verify("user11", "guess", kStored, kStoredText, [&](bool) { ++answers; }) ==
+          CredentialVerifier::Result::kQueued);
+    run_until(loop, answers, 5);
+    CHECK(answers == 5);
 }

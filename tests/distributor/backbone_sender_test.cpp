@@ -1,0 +1,98 @@
+// Repairs a NAK can buy: capped per NAK and per NAK source address, over a
+// real BackboneSender multicasting on loopback (TTL 0, nobody listening).
+#include "distributor/backbone_sender.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "proto/frame.h"
+#include "wire/common.pb.h"
+
+using namespace mdcast;
+using mdcast::distributor::BackboneSender;
+
+namespace {
+
+// A UDP port nobody else on this host uses right now.
+uint16_t free_udp_port() {
+    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    socklen_t length = sizeof address;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+    ::close(fd);
+    return ntohs(address.sin_port);
+}
+
+BackboneSender::Settings settings(uint32_t per_nak, uint32_t per_source) {
+    BackboneSender::Settings s;
+    s.endpoints.push_back(
+        MulticastEndpoint{"239.255.213.77", free_udp_port(), "127.0.0.1", 0, true});
+    s.repair_linger_us = 0;  // every NAK may repair again: only the new limits hold repairs back
+    s.max_repairs_per_nak = per_nak;
+    s.repairs_per_source_per_s = per_source;
+    return s;
+}
+
+// `count` data packets, one message each: sequences 1..count.
+void send_packets(BackboneSender& sender, int count) {
+    wire::v1::ItemStatus status;
+    status.set_item_name("ITEM");
+    for (int i = 0; i < count; ++i) {
+        status.set_item_id(static_cast<uint64_t>(i + 1));
+        REQUIRE(sender.send(proto::FrameType::kItemStatus, status));
+        sender.flush();
+    }
+    REQUIRE(sender.next_sequence() == static_cast<uint64_t>(count) + 1);
+}
+
+wire::v1::Nak nak(std::initializer_list<std::pair<uint64_t, uint64_t>> ranges) {
+    wire::v1::Nak message;
+    for (const auto& [from, to] : ranges) {
+        auto* range = message.add_ranges();
+        range->set_from(from);
+        range->set_to(to);
+    }
+    return message;
+}
+
+constexpr uint32_t kServerA = 0x7f000002, kServerB = 0x7f000003;
+
+}  // namespace
+
+TEST_CASE("one NAK buys at most max_repairs_per_nak repairs, over all its ranges",
+          "[backbone_sender]") {
+    EventLoop loop;
+    BackboneSender sender(loop, settings(100, 0), 1);
+    send_packets(sender, 600);
+    // Several ranges, each under the cap but together far over it.
+    sender.on_nak(nak({{1, 81}, {101, 181}, {201, 281}, {301, 601}}), kServerA);
+    CHECK(sender.counters().repairs_sent == 100);
+    CHECK(sender.counters().nak_sequences_over_cap == 80 * 3 + 300 - 100);
+    // One huge range the same.
+    sender.on_nak(nak({{1, 601}}), kServerA);
+    CHECK(sender.counters().repairs_sent == 200);
+    CHECK(sender.counters().nak_sequences_over_cap == 440 + 500);
+}
+
+TEST_CASE("each NAK source address has its own repair budget per second", "[backbone_sender]") {
+    EventLoop loop;
+    BackboneSender sender(loop, settings(1000, 250), 1);
+    send_packets(sender, 600);
+    sender.on_nak(nak({{1, 601}}), kServerA);
+    CHECK(sender.counters().repairs_sent == 250);
+    CHECK(sender.counters().repairs_source_limited == 350);
+    // The same peer again at once: its second's worth is spent.
+    sender.on_nak(nak({{1, 601}}), kServerA);
+    CHECK(sender.counters().repairs_sent == 250);
+    // Another server is not held back by the first one's NAKs.
+    sender.on_nak(nak({{1, 101}}), kServerB);
+    CHECK(sender.counters().repairs_sent == 350);
+    CHECK(sender.nak_sources() == 2);
+}
