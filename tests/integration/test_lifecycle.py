@@ -136,7 +136,8 @@ def test_log_file_rotates():
         check(names == ["mdcast-server.1.1.log", "mdcast-server.1.2.log", "mdcast-server.1.log"],
               f"rotated files: {names}")
         check(all(os.path.getsize(f) <= 4096 + 512 for f in files), "a file passed max_file_bytes")
-        check("logged in" in open(files[-1]).read() + open(files[0]).read(), "client lines not in the file")
+        # Rotation may leave the login lines in any of the files: what counts is that they are kept.
+        check(any("logged in" in open(f).read() for f in files), "client lines not in the files")
         check(server.log_text().strip() == "", "lines still went to stderr")
 
 
