@@ -1,7 +1,6 @@
 #include "distributor/distributor.h"
 
 #include <csignal>
-#include <random>
 
 #include "common/auth/auth_keys.h"
 #include "common/clock.h"
