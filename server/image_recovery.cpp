@@ -106,7 +106,8 @@ std::optional<uint16_t> ImageRecovery::service_source(const std::string& service
 
 // Sends the image request for a name to the distributor that has its service.
 // kNoSuchService when every distributor heard has sent its directory and none
-// lists the service (a recovering subscription keeps waiting instead).
+// lists the service, nor ever did (a recovering subscription, or one for a
+// service gone with a restarting distributor, keeps waiting instead).
 ImageRecovery::Route ImageRecovery::route(PendingImage& pending) {
     if (const auto source = service_source(pending.service_name)) {
         wire::ImageRequest request;
@@ -123,7 +124,9 @@ ImageRecovery::Route ImageRecovery::route(PendingImage& pending) {
         !heard.empty() && std::all_of(heard.begin(), heard.end(), [&](uint16_t s) {
             return sources_with_directory_.contains(s);
         });
-    return all_known && !pending.recovering ? Route::kNoSuchService : Route::kWaiting;
+    const bool known_before = services_seen_.contains(pending.service_name);
+    return all_known && !pending.recovering && !known_before ? Route::kNoSuchService
+                                                             : Route::kWaiting;
 }
 
 void ImageRecovery::route(const std::vector<PendingImage*>& entries) {
@@ -190,6 +193,7 @@ ImageRecovery::DirectoryChange ImageRecovery::on_directory(uint16_t source,
             change.went_down.push_back(info);
         }
         directory_[info.service_id()] = info;
+        if (services_seen_.size() < kMaxServicesSeen) services_seen_.insert(info.name());
     }
     // Names that were waiting for a directory naming their service.
     std::vector<PendingImage*> unsent;

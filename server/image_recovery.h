@@ -134,6 +134,11 @@ class ImageRecovery {
     int64_t last_recovery_request_ns_ = 0;
     std::unordered_map<uint32_t, wire::ServiceInfo> directory_;  // by service id
     std::set<uint16_t> sources_with_directory_;
+    // Service names any directory has listed since start: a request for one of
+    // them waits for it to come back (a distributor or publisher restarting)
+    // instead of being closed "no such service". Bounded: directories are few.
+    std::unordered_set<std::string> services_seen_;
+    static constexpr size_t kMaxServicesSeen = 4096;
     ImageRecoveryCounters counters_;
     std::shared_ptr<spdlog::logger> log_;
 };

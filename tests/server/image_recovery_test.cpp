@@ -144,6 +144,27 @@ TEST_CASE("a service no distributor lists is closed not found", "[image_recovery
     CHECK(f.recovery.pending_count() == 0);
 }
 
+TEST_CASE("a service seen before waits while its distributor restarts without it",
+          "[image_recovery]") {
+    Fixture f;
+    f.link.sources = {1};
+    f.link.ready = {1};
+    f.recovery.on_directory(1, directory_of(1, "SVC"));
+    f.recovery.forget_source(1);  // the distributor restarted: its publisher is not back yet
+    f.recovery.on_directory(1, directory_of(1, "OTHER"));
+    f.recovery.wait_by_name("SVC", "A", {f.clients[0], false, {}});
+    REQUIRE(f.link.told.size() == 1);
+    CHECK(f.link.told[0].status.stream_state() == wire::STREAM_OPEN);
+    CHECK(f.link.told[0].status.code() == wire::STATUS_SOURCE_DOWN);
+    CHECK(f.link.sent.empty());
+    f.recovery.on_directory(1, directory_of(1, "OTHER"));  // still not back: still waiting
+    CHECK(f.link.told.size() == 1);
+    CHECK(f.recovery.pending_count() == 1);
+    f.recovery.on_directory(1, directory_of(1, "SVC"));
+    REQUIRE(f.link.sent.size() == 1);
+    CHECK(f.link.sent[0].second.item_name() == "A");
+}
+
 TEST_CASE("names beyond max_pending are refused limit reached", "[image_recovery]") {
     Fixture f;  // max_pending 2
     f.link.sources = {1};

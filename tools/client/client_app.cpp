@@ -15,6 +15,9 @@ std::chrono::microseconds seconds_us(double seconds) {
     return std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
 }
 
+// Printed lines reach a pipe or file at most this late (stdout is block-buffered there).
+constexpr std::chrono::microseconds kOutputFlushInterval{100'000};
+
 }  // namespace
 
 ClientApp::ClientApp(EventLoop& loop, ClientOptions options, ItemPrinter& printer)
@@ -25,6 +28,7 @@ ClientApp::ClientApp(EventLoop& loop, ClientOptions options, ItemPrinter& printe
       stop_timer_(loop, [this] { stop("run time over"); }),
       stats_timer_(loop, [this] { on_stats_timer(); }),
       warmup_timer_(loop, [this] { stats_.begin_steady(monotonic_ns()); }),
+      output_timer_(loop, [this] { printer_.flush(); }),
       stats_(monotonic_ns()),
       cpu_(monotonic_ns()),
       log_(log::get("client")) {}
@@ -54,6 +58,7 @@ bool ClientApp::start(std::string& error) {
         ++open_connections_;
     }
     if (options_.duration_s > 0) stop_timer_.start_once(seconds_us(options_.duration_s));
+    if (printer_.enabled()) output_timer_.start_periodic(kOutputFlushInterval);
     if (options_.stats_interval_s > 0)
         stats_timer_.start_periodic(seconds_us(options_.stats_interval_s));
     if (options_.warmup_s > 0) {

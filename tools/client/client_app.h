@@ -78,6 +78,7 @@ class ClientApp final : public sdk::Session::Listener {
     Timer stop_timer_;
     Timer stats_timer_;
     Timer warmup_timer_;
+    Timer output_timer_;
     ClientStats stats_;
     CpuMeter cpu_;
     std::FILE* csv_ = nullptr;

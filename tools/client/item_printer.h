@@ -25,6 +25,9 @@ class ItemPrinter {
     void closed(int connection, const std::string& reason, const std::string& text);
     // Raw JSON object text (already formatted), e.g. the summary.
     void json_line(const std::string& object);
+    // Hands what is buffered to the output: a reader of a pipe or a file sees
+    // each line within one flush interval, without a write per line.
+    void flush() { std::fflush(out_); }
     bool enabled() const { return format_ != OutputFormat::kNone; }
     OutputFormat format() const { return format_; }
 

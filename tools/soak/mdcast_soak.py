@@ -34,6 +34,7 @@ import os
 import random
 import signal
 import socket
+import subprocess
 import sys
 import time
 import urllib.request
@@ -185,7 +186,10 @@ class Watcher:
             self.stack.counts["statuses"] += 1
             entry["state"] = {"ok": "ok", "suspect": "suspect"}.get(event.get("data"), "closed")
             if event.get("stream") == "closed":
+                # The source publishes every item throughout: a closed stream is service lost.
                 entry["state"] = "closed"
+                findings.append(f"closed: {item} {event.get('code')} \"{event.get('text')}\" "
+                                f"({self.process.name})")
             entry["last"] = now
 
     def check_stale(self, now, stale_s, findings):
@@ -262,6 +266,23 @@ class SoakStack:
         self.source = self.start(f"source-{len(self.processes)}", [
             self.bin["source"], "--distributor", f"127.0.0.1:{self.publisher_port}", "--items", str(a.items),
             "--rate", str(a.rate), "--duration", str(int(a.duration) + 60)])
+
+    def wait_until_serving(self, timeout=30.0):
+        """Every server answers an image of the source's first item: the stack is up, so the
+        watchers' subscriptions meet a known service (a service no distributor has listed yet
+        is closed "no such service", as it should be, and is not what the soak tests)."""
+        deadline = time.monotonic() + timeout
+        for server in self.servers:
+            while True:
+                probe = subprocess.run(
+                    [self.bin["client"], "--server", f"127.0.0.1:{server.port}", "--items", "ITEM000000",
+                     "--snapshot", "--output", "json", "--duration", "1"],
+                    capture_output=True, text=True, timeout=10)
+                if '"type":"refresh"' in probe.stdout:
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{server.name} serves no image of ITEM000000 within {timeout} s")
+                time.sleep(0.2)
 
     def item_names(self, count, rng):
         return [f"ITEM{i:06d}" for i in sorted(rng.sample(range(self.args.items), count))]
@@ -362,6 +383,7 @@ def run(args):
     try:
         stack.start_daemons()
         stack.start_source()
+        stack.wait_until_serving()
         watchers = [Watcher(stack, server, stack.item_names(min(args.watch_items, args.items), rng))
                     for server in stack.servers]
         churn = Churn(stack, rng)
@@ -442,6 +464,10 @@ def run(args):
     return 1 if findings else 0
 
 
+def interrupted(signum, _frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -471,6 +497,9 @@ def main():
     args = p.parse_args()
     if args.out is None:
         args.out = os.path.join("reports", "soak-" + time.strftime("%Y%m%d-%H%M%S"))
+    # SIGTERM (CTest's timeout, an operator) unwinds like Ctrl-C, so the stack's
+    # daemons and clients are stopped instead of left running.
+    signal.signal(signal.SIGTERM, interrupted)
     return run(args)
 
 

@@ -64,6 +64,19 @@ def collect(consumer, until, timeout=10.0):
     raise AssertionError(f"condition not met within {timeout} s; last events: {events[-5:]}")
 
 
+def wait_for_service(consumer, name, timeout=10.0):
+    """Asks the server's directory until it lists service name as up (a service a
+    publisher has just added reaches the servers one backbone directory later)."""
+    import time
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        consumer.request_directory()
+        for event in consumer.read(0.2):
+            if event.kind == "directory" and any(s.name == name and s.up for s in event.services):
+                return
+    raise AssertionError(f"service {name} not in the server's directory within {timeout} s")
+
+
 def password_hash(password):
     out = subprocess.run([os.environ.get("MDCAST_PASSWD", "mdcast-passwd"), "--iterations", "1000"],
                          input=password + "\n", capture_output=True, text=True, timeout=30, check=True)

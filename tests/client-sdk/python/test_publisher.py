@@ -3,7 +3,7 @@ refresh/update/status with every field kind, and an interactive service."""
 import datetime
 
 import mdcast
-from conftest import collect
+from conftest import collect, wait_for_service
 
 
 def start_stack(stack):
@@ -82,6 +82,7 @@ def test_interactive_service_answers_requests(stack):
         pub.add_service("ONDEMAND", interactive=True)
         pub.wait_connected(5)
         with mdcast.Consumer(server) as consumer:
+            wait_for_service(consumer, "ONDEMAND")
             wanted = consumer.subscribe("ONDEMAND", "ALPHA")
             consumer.subscribe("ONDEMAND", "NOPE")
             events = collect(consumer, lambda ev: any(e.kind == "refresh" for e in ev)
