@@ -18,6 +18,7 @@ class Reader {
     explicit Reader(std::span<const uint8_t> bytes)
         : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
     bool done() const { return p_ == end_; }
+    const uint8_t* position() const { return p_; }
 
     bool varint(uint64_t& value) {
         if (p_ < end_ && *p_ < 0x80) {  // tags, field ids and small values: one byte
@@ -217,28 +218,83 @@ bool decode_value(std::span<const uint8_t> bytes, FieldEntry& entry) {
     return true;
 }
 
-bool decode_field_list(std::span<const uint8_t> bytes, std::vector<FieldEntry>& fields) {
-    Reader r(bytes);
-    while (!r.done()) {
-        uint32_t field, type;
-        std::span<const uint8_t> value;
-        if (!r.tag(field, type)) return false;
-        if (field == 1 && type == kLengthDelimited) {
-            if (!r.bytes(value)) return false;
-            fields.emplace_back();
-            if (!decode_value(value, fields.back())) return false;
-        } else if (!r.skip(type)) {
-            return false;
-        }
+// The id of a FieldValue when it is its first member (no other member decoded).
+bool peek_id(std::span<const uint8_t> value, uint32_t& id) {
+    Reader r(value);
+    uint32_t field, type;
+    uint64_t v = 0;
+    if (!r.tag(field, type) || field != 1 || type != kVarint || !r.varint(v) || v > UINT32_MAX) {
+        return false;
     }
+    id = static_cast<uint32_t>(v);
     return true;
 }
 
 }  // namespace
 
-bool decode_update(std::span<const uint8_t> body, UpdateView& out) {
+// The next FieldList entry's bytes, with unknown FieldList members skipped.
+FieldListCursor::Step FieldListCursor::next_value(std::span<const uint8_t>& value) {
+    Reader r({p_, static_cast<size_t>(end_ - p_)});
+    for (;;) {
+        if (r.done()) return Step::kEnd;
+        uint32_t field, type;
+        if (!r.tag(field, type)) return Step::kMalformed;
+        if (field == 1 && type == kLengthDelimited) {
+            if (!r.bytes(value)) return Step::kMalformed;
+            p_ = r.position();
+            return Step::kField;
+        }
+        if (!r.skip(type)) return Step::kMalformed;
+    }
+}
+
+FieldListCursor::Step FieldListCursor::next(FieldEntry& out) {
+    std::span<const uint8_t> value;
+    const Step step = next_value(value);
+    if (step != Step::kField) return step;
+    return decode_value(value, out) ? Step::kField : Step::kMalformed;
+}
+
+FieldListCursor::Step FieldListCursor::find(uint32_t id, FieldEntry& out) {
+    for (;;) {
+        std::span<const uint8_t> value;
+        const Step step = next_value(value);
+        if (step != Step::kField) return step;
+        uint32_t peeked = 0;
+        if (peek_id(value, peeked) && peeked != id) continue;
+        if (!decode_value(value, out)) return Step::kMalformed;
+        if (out.id == id) return Step::kField;
+    }
+}
+
+namespace {
+
+bool decode_field_list(std::span<const uint8_t> bytes, std::vector<FieldEntry>& fields) {
+    FieldListCursor cursor(bytes);
+    for (;;) {
+        fields.emplace_back();
+        switch (cursor.next(fields.back())) {
+            case FieldListCursor::Step::kField:
+                continue;
+            case FieldListCursor::Step::kEnd:
+                fields.pop_back();
+                return true;
+            case FieldListCursor::Step::kMalformed:
+                return false;
+        }
+    }
+}
+
+}  // namespace
+
+namespace {
+
+// The Update's own fields; the field list decoded too unless `lazy` (then only
+// found, and a second list is refused: a lazy reader has room for one).
+bool decode_top(std::span<const uint8_t> body, UpdateView& out, bool lazy) {
     out.item_id = out.item_seq = out.publish_time_ns = 0;
     out.conflated = false;
+    out.field_bytes = {};
     out.fields.clear();
     Reader r(body);
     while (!r.done()) {
@@ -254,7 +310,10 @@ bool decode_update(std::span<const uint8_t> body, UpdateView& out) {
         } else if (field == 3 && type == kFixed64) {
             ok = r.fixed64(out.publish_time_ns);
         } else if (field == 4 && type == kLengthDelimited) {
-            ok = r.bytes(sub) && decode_field_list(sub, out.fields);
+            ok = r.bytes(sub) && !(lazy && out.field_bytes.data() != nullptr);
+            if (out.field_bytes.data() == nullptr) out.field_bytes = sub;
+            // A repeated field of a message that appears twice: protobuf merges the lists.
+            if (ok && !lazy) ok = decode_field_list(sub, out.fields);
         } else if (field == 5 && type == kVarint) {
             ok = r.varint(v);
             out.conflated = v != 0;
@@ -264,6 +323,21 @@ bool decode_update(std::span<const uint8_t> body, UpdateView& out) {
         if (!ok) return false;
     }
     return true;
+}
+
+}  // namespace
+
+bool decode_update(std::span<const uint8_t> body, UpdateView& out) {
+    return decode_top(body, out, false);
+}
+
+bool decode_update_header(std::span<const uint8_t> body, UpdateView& out) {
+    return decode_top(body, out, true);
+}
+
+bool decode_fields(UpdateView& out) {
+    out.fields.clear();
+    return decode_field_list(out.field_bytes, out.fields);
 }
 
 namespace {
