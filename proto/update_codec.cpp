@@ -482,4 +482,19 @@ void append_update_frame(std::string& out, const UpdateView& update,
     }
 }
 
+void append_update_frame(std::string& out, uint64_t item_id, uint64_t item_seq,
+                         std::span<const uint8_t> rest) {
+    const size_t body = 2 + varint_size(item_id) + varint_size(item_seq) + rest.size();
+    const size_t start = out.size();
+    out.resize(start + kFrameHeaderBytes);
+    encode_frame_header(
+        FrameHeader{static_cast<uint32_t>(body), static_cast<uint16_t>(FrameType::kUpdate), 0},
+        reinterpret_cast<uint8_t*>(out.data() + start));
+    out.push_back(0x08);
+    put_varint(out, item_id);
+    out.push_back(0x10);
+    put_varint(out, item_seq);
+    out.append(reinterpret_cast<const char*>(rest.data()), rest.size());
+}
+
 }  // namespace mdcast::proto

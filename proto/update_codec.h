@@ -72,5 +72,10 @@ class FieldListCursor {
 // (sorted field ids) only those fields are written.
 void append_update_frame(std::string& out, const UpdateView& update,
                          const std::vector<uint32_t>* view = nullptr);
+// Appends an Update frame whose body is `item_id` and `item_seq` followed by
+// `rest`, an encoded Update body without them (protobuf reads fields in any
+// order): for an update encoded before its item had an id.
+void append_update_frame(std::string& out, uint64_t item_id, uint64_t item_seq,
+                         std::span<const uint8_t> rest);
 
 }  // namespace mdcast::proto
