@@ -1,10 +1,13 @@
 #include "common/logging.h"
 
+#include <google/protobuf/stubs/logging.h>
 #include <spdlog/sinks/dist_sink.h>
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include <algorithm>
+#include <array>
+#include <mutex>
 
 #include "common/clock.h"
 
@@ -33,7 +36,27 @@ spdlog::level::level_enum& current_level() {
     return level;
 }
 
+void on_protobuf_log(google::protobuf::LogLevel level, const char* file, int line,
+                     const std::string& message) {
+    static std::mutex mutex;  // protobuf may log from any thread (the SDK's, the hash workers)
+    static RateLimiter limit;
+    uint64_t suppressed = 0;
+    {
+        std::lock_guard lock(mutex);
+        if (!limit.allow(suppressed)) return;
+    }
+    const auto spd_level = level >= google::protobuf::LOGLEVEL_ERROR     ? spdlog::level::err
+                           : level == google::protobuf::LOGLEVEL_WARNING ? spdlog::level::warn
+                                                                         : spdlog::level::info;
+    get("protobuf")
+        ->log(spd_level, "{} ({}:{}; {} similar suppressed)", message, file, line, suppressed);
+}
+
 }  // namespace
+
+void route_protobuf_logs() {
+    google::protobuf::SetLogHandler(&on_protobuf_log);
+}
 
 void init(const std::string& process_name, const std::string& level, int verbosity,
           const std::string& file, uint64_t max_file_bytes, uint32_t max_files) {
@@ -46,6 +69,7 @@ void init(const std::string& process_name, const std::string& level, int verbosi
     }
     shared_sink()->set_pattern("%Y-%m-%dT%H:%M:%S.%f %^%-5l%$ [" + process_name + "] [%n] %v");
     set_level(level, verbosity);
+    route_protobuf_logs();
 }
 
 void set_level(const std::string& level, int verbosity) {
@@ -63,6 +87,11 @@ std::shared_ptr<spdlog::logger> get(const std::string& component) {
     logger->flush_on(spdlog::level::info);
     spdlog::register_logger(logger);
     return logger;
+}
+
+RateLimiter& close_warnings(size_t reason) {
+    static std::array<RateLimiter, 32> limits;
+    return limits[std::min(reason, limits.size() - 1)];
 }
 
 bool RateLimiter::allow(uint64_t& suppressed) {

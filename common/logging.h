@@ -23,6 +23,13 @@ inline const std::vector<std::string> kLevelNames{"trace", "debug", "info", "war
 void init(const std::string& process_name, const std::string& level, int verbosity,
           const std::string& file = "", uint64_t max_file_bytes = 0, uint32_t max_files = 0);
 
+// Sends libprotobuf's own messages (e.g. "String field ... contains invalid
+// UTF-8 data") to the "protobuf" logger, at most one line per second with the
+// number suppressed, instead of raw lines on stderr for every bad message a
+// peer sends. init() calls it (the daemons and tools; the SDK leaves the
+// application's own handler alone). Thread-safe.
+void route_protobuf_logs();
+
 // Changes every logger's level (SIGHUP reload of log.level).
 void set_level(const std::string& level, int verbosity);
 
@@ -44,5 +51,11 @@ class RateLimiter {
     int64_t last_ns_ = 0;
     uint64_t skipped_ = 0;
 };
+
+// The limiter shared by every connection's close warning for one close reason
+// (its enum value) in this process (daemons run one event loop): a flood of
+// peers misbehaving the same way costs one warning line a second, with the
+// count of those suppressed; every close is still counted in the metrics.
+RateLimiter& close_warnings(size_t reason);
 
 }  // namespace mdcast::log

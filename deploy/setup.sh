@@ -3,10 +3,13 @@
 # missing), builds, then either runs a local stack or the whole test suite.
 #
 #   deploy/setup.sh run          install, build, run mdcast-bench quick (~30 s), print its tables
-#   deploy/setup.sh test         install, build, run every test (ctest)
+#   deploy/setup.sh test         install, build, run every test (ctest), then a short smoke
+#                                run of every fuzz target (clang build in build-fuzz/)
 #   deploy/setup.sh test --sanitize   the same with AddressSanitizer + UBSan (build-asan/)
 #   deploy/setup.sh build        install and build only
 #   deploy/setup.sh format       reformat every C++ file with clang-format (CI checks it)
+#   deploy/setup.sh fuzz [SECONDS]   build the libFuzzer targets with clang (build-fuzz/) and
+#                                run each for SECONDS (default 600) on its corpus
 #
 # Run as root on a fresh machine (it calls apt-get), or as a user when the
 # packages are already there.
@@ -16,10 +19,15 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mode=${1:-build}
 sanitize=0
 [[ "${2:-}" == "--sanitize" ]] && sanitize=1
+fuzz_seconds=600
+[[ "$mode" == fuzz && -n "${2:-}" ]] && fuzz_seconds=$2
 
 packages=(g++ cmake ninja-build pkg-config libevent-dev libssl-dev libprotobuf-dev
           protobuf-compiler libspdlog-dev libyaml-cpp-dev catch2 python3 python3-matplotlib
-          iproute2 libsystemd-dev systemd strace dpkg-dev openssl clang-format)
+          iproute2 libsystemd-dev systemd strace dpkg-dev openssl clang-format
+          clang-14 libclang-rt-14-dev
+          python3-dev pybind11-dev python3-pybind11 python3-pytest python3-setuptools
+          python3-wheel python3-pip python3-venv)
 
 install_missing() {
     local missing=()
@@ -56,10 +64,29 @@ build() {
     cmake --build "$dir" -j "$(nproc)"
 }
 
+# The libFuzzer targets (tests/fuzz/) and only the libraries they link, built with
+# clang, ASan and UBSan; the gcc build above is not touched.
+fuzz_build() {
+    fuzz_dir="$here/build-fuzz"
+    CXX=clang++-14 cmake -S "$here" -B "$fuzz_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DMDCAST_FUZZ=ON -DMDCAST_BUILD_TESTS=OFF >/dev/null
+    cmake --build "$fuzz_dir" --target mdcast-fuzz-targets -j "$(nproc)"
+}
+
 install_missing
 if [[ "$mode" == format ]]; then
     cd "$here" && git ls-files -- '*.cpp' '*.h' '*.cc' | xargs clang-format -i
     exit 0
+fi
+if [[ "$mode" == fuzz ]]; then
+    fuzz_build
+    failed=0
+    for target in "$fuzz_dir"/tests/fuzz/*_fuzz; do
+        name=$(basename "$target" _fuzz)
+        "$here/tests/fuzz/run_fuzz.sh" "$target" "$here/tests/fuzz/corpus/$name" \
+            "$fuzz_dir/tests/fuzz/work/$name" "$fuzz_seconds" || failed=1
+    done
+    exit $failed
 fi
 if [[ $sanitize -eq 1 ]]; then
     build_dir="$here/build-asan"
@@ -73,8 +100,15 @@ case "$mode" in
     build) ;;
     test)
         fetch_promtool "$build_dir"
-        cd "$build_dir"
-        ctest --output-on-failure -j "$(nproc)" --timeout 600
+        status=0
+        (cd "$build_dir" && ctest --output-on-failure -j "$(nproc)" --timeout 600) || status=$?
+        if [[ $sanitize -eq 0 ]]; then
+            # Each fuzz target for a few seconds on its checked-in corpus: a crash on a
+            # known input fails the run.
+            fuzz_build
+            (cd "$fuzz_dir" && ctest --output-on-failure -L fuzz --timeout 120) || status=1
+        fi
+        exit $status
         ;;
     run)
         # A whole local stack per point; the report (tables beside the seed's, charts) goes
@@ -82,7 +116,7 @@ case "$mode" in
         "$build_dir/tools/mdcast-bench" quick
         ;;
     *)
-        echo "usage: $0 run|test|build|format [--sanitize]" >&2
+        echo "usage: $0 run|test|build|format [--sanitize] | fuzz [SECONDS]" >&2
         exit 2
         ;;
 esac

@@ -19,15 +19,15 @@
 #include <span>
 #include <vector>
 
-#include "common/event_loop.h"
-#include "common/flush_scheduler.h"
 #include "common/logging.h"
-#include "common/loss_injector.h"
-#include "common/packet_signer.h"
-#include "common/token_bucket.h"
-#include "common/udp_socket.h"
+#include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
+#include "common/net/loss_injector.h"
+#include "common/net/token_bucket.h"
+#include "common/net/udp_socket.h"
 #include "distributor/retransmit_window.h"
 #include "proto/backbone_packet.h"
+#include "proto/packet_signer.h"
 #include "wire/backbone.pb.h"
 
 namespace mdcast::distributor {

@@ -87,7 +87,7 @@ bool ControlReceiver::dispatch(const proto::Frame& frame, const sockaddr_in& fro
             wire::v1::ImageRequest request;
             if (!parse(request)) return false;
             ++counters_.image_requests;
-            handler_.on_image_request(request);
+            handler_.on_image_request(request, from);
             return true;
         }
         case proto::FrameType::kNak: {
@@ -112,8 +112,21 @@ bool ControlReceiver::dispatch(const proto::Frame& frame, const sockaddr_in& fro
 // Echoed at once by unicast to the prober's control socket: the round trip a
 // NAK and its repair take, without the multicast group in the way.
 void ControlReceiver::echo_rtt_probe(const wire::v1::RttProbe& probe, const sockaddr_in& to) {
-    proto::PacketBuilder packet(128, signer_ ? kSignatureBytes : 0);
-    packet.add(proto::FrameType::kRttEcho, probe);
+    reply(proto::FrameType::kRttEcho, probe, to);
+}
+
+void ControlReceiver::reply_not_found(const wire::v1::ItemStatus& status, const sockaddr_in& to) {
+    ++counters_.not_found_replies;
+    reply(proto::FrameType::kItemStatus, status, to);
+}
+
+// One message in one signed control-reply datagram (names are bounded, so it fits).
+void ControlReceiver::reply(proto::FrameType type, const google::protobuf::MessageLite& message,
+                            const sockaddr_in& to) {
+    const size_t trailer = signer_ ? kSignatureBytes : 0;
+    proto::PacketBuilder packet(proto::kPacketHeaderBytes + proto::frame_bytes(message) + trailer,
+                                trailer);
+    packet.add(type, message);
     socket_.send_to(finish_packet(packet, proto::PacketType::kControlReply, 0, 0, signer_), to);
 }
 

@@ -8,13 +8,14 @@
 #include <cstdint>
 #include <functional>
 
-#include "common/event_loop.h"
 #include "common/logging.h"
-#include "common/loss_injector.h"
-#include "common/packet_signer.h"
-#include "common/udp_socket.h"
+#include "common/net/event_loop.h"
+#include "common/net/loss_injector.h"
+#include "common/net/udp_socket.h"
 #include "proto/frame.h"
+#include "proto/packet_signer.h"
 #include "wire/backbone.pb.h"
+#include "wire/common.pb.h"
 
 namespace mdcast::distributor {
 
@@ -25,15 +26,18 @@ struct ControlCounters {
     uint64_t naks = 0;
     uint64_t rtt_probes = 0;
     uint64_t malformed = 0;
-    uint64_t injected_drops = 0;  // testing.loss on control receive
-    uint64_t bad_signatures = 0;  // unsigned or forged, with backbone keys configured
+    uint64_t injected_drops = 0;     // testing.loss on control receive
+    uint64_t bad_signatures = 0;     // unsigned or forged, with backbone keys configured
+    uint64_t not_found_replies = 0;  // NOT_FOUND answers sent by unicast to the asking server
 };
 
 class ControlReceiver {
   public:
     class Handler {
       public:
-        virtual void on_image_request(const wire::v1::ImageRequest& request) = 0;
+        // `from`: the asking server's control socket, for answers meant only for it.
+        virtual void on_image_request(const wire::v1::ImageRequest& request,
+                                      const sockaddr_in& from) = 0;
         virtual void on_directory_query() = 0;
         virtual void on_nak(const wire::v1::Nak& nak) = 0;
 
@@ -47,6 +51,9 @@ class ControlReceiver {
     ~ControlReceiver();
 
     uint16_t port() const;
+    // Answers an image request that names nothing known (NOT_FOUND) to the asking
+    // server alone: one server's unknown names never reach the multicast group.
+    void reply_not_found(const wire::v1::ItemStatus& status, const sockaddr_in& to);
     const ControlCounters& counters() const { return counters_; }
 
   private:
@@ -54,6 +61,8 @@ class ControlReceiver {
     void handle(std::span<const uint8_t> datagram, const sockaddr_in& from);
     bool dispatch(const proto::Frame& frame, const sockaddr_in& from);
     void echo_rtt_probe(const wire::v1::RttProbe& probe, const sockaddr_in& to);
+    void reply(proto::FrameType type, const google::protobuf::MessageLite& message,
+               const sockaddr_in& to);
 
     UdpSocket socket_;
     Handler& handler_;

@@ -2,9 +2,9 @@
 
 #include <random>
 
-#include "common/auth_keys.h"
+#include "common/auth/auth_keys.h"
 #include "common/clock.h"
-#include "common/daemon_keys.h"
+#include "common/daemon/daemon_keys.h"
 #include "proto/field_values.h"
 #include "proto/source_ids.h"
 
@@ -12,11 +12,11 @@ namespace mdcast::distributor {
 
 namespace {
 
+// Epochs are ordered: the low 48 bits are the start time in milliseconds
+// (CLOCK_REALTIME), so a later start has a larger epoch and servers can refuse
+// an older one (a replayed packet from before a restart, docs/hardening.md).
 uint64_t new_epoch(uint16_t source) {
-    std::random_device device;
-    uint64_t random = 0;
-    while ((random & 0xFFFF'FFFF'FFFFull) == 0) random = (uint64_t{device()} << 32) | device();
-    return proto::make_epoch(source, random);
+    return proto::make_epoch(source, static_cast<uint64_t>(realtime_ns() / 1'000'000));
 }
 
 BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16_t control_port,
@@ -179,7 +179,10 @@ void Distributor::on_backbone_congestion(bool congested) {
     }
 }
 
-void Distributor::on_image_request(const wire::ImageRequest& request) {
+// An image when there is one (multicast: every server caching the item gains);
+// a NOT_FOUND only to the server that asked (one client's unknown names must
+// not cost the other servers anything, docs/hardening.md).
+void Distributor::on_image_request(const wire::ImageRequest& request, const sockaddr_in& from) {
     const ServiceEntry* service = request.service_id() != 0
                                       ? registry_.service(request.service_id())
                                       : registry_.service(request.service_name());
@@ -228,6 +231,7 @@ void Distributor::on_image_request(const wire::ImageRequest& request) {
     }
     status.set_service_name(status.service_name().substr(0, 256));
     status.set_item_name(status.item_name().substr(0, 1024));
+    if (!item) return control_.reply_not_found(status, from);
     backbone_.send(proto::FrameType::kItemStatus, status);
 }
 
@@ -261,10 +265,11 @@ void Distributor::on_housekeeping() {
         TcpConnection& connection = session->connection();
         if (!connection.is_open()) continue;
         const int64_t silent_ms = (now - connection.last_input_ns()) / 1'000'000;
+        const int64_t open_ms = (now - connection.ready_ns()) / 1'000'000;
         if (connection.tls_handshaking()) continue;  // its own deadline: tls.handshake_timeout_ms
-        if (!session->logged_in() && silent_ms >= config_.publishers_login_timeout_ms) {
-            connection.close(CloseReason::kAuthFailed,
-                             "no login within publishers.login_timeout_ms");
+        if (!session->logged_in() && open_ms >= config_.publishers_login_timeout_ms) {
+            connection.close(CloseReason::kNotLoggedIn,
+                             "no login within publishers.login_timeout_ms of connecting");
         } else if (config_.publishers_idle_timeout_ms > 0 &&
                    silent_ms >= config_.publishers_idle_timeout_ms) {
             connection.close(CloseReason::kIdleTimeout,
@@ -299,6 +304,9 @@ void Distributor::register_metrics() {
                   [this, i] { return closes_[i]; });
     }
     m.counter("rejected_total", "Publisher messages refused", [&p] { return p.rejected_messages; });
+    m.counter("invalid_content_total",
+              "Publisher messages refused alone for invalid content (not UTF-8); connection kept",
+              [&p] { return p.invalid_content; });
     m.counter("packets_total", "Backbone datagrams sent", [&b] { return b.packets_sent; });
     m.counter("bytes_total", "Backbone bytes sent", [&b] { return b.bytes_sent; });
     m.counter("messages_total", "Messages sent on the backbone", [&b] { return b.messages_sent; });
@@ -329,6 +337,9 @@ void Distributor::register_metrics() {
     m.gauge("window_bytes", "Bytes held for repair", [this] { return backbone_.window().bytes(); });
     m.counter("image_requests_total", "Image requests from servers",
               [&c] { return c.image_requests; });
+    m.counter("not_found_replies_total",
+              "Image requests for unknown names, answered NOT_FOUND by unicast to the asker",
+              [&c] { return c.not_found_replies; });
     m.counter("directory_queries_total", "Directory queries from servers",
               [&c] { return c.directory_queries; });
     m.counter("malformed_control_total", "Control datagrams dropped as malformed",

@@ -8,19 +8,19 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/admin_http.h"
-#include "common/authenticator.h"
-#include "common/daemon_listeners.h"
-#include "common/event_loop.h"
-#include "common/flush_scheduler.h"
+#include "common/auth/authenticator.h"
+#include "common/daemon/admin_http.h"
+#include "common/daemon/daemon_listeners.h"
 #include "common/metrics.h"
-#include "common/packet_signer.h"
+#include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
 #include "distributor/backbone_sender.h"
 #include "distributor/control_receiver.h"
 #include "distributor/distributor_config.h"
 #include "distributor/interest_tracker.h"
 #include "distributor/item_registry.h"
 #include "distributor/publisher_session.h"
+#include "proto/packet_signer.h"
 
 namespace mdcast::distributor {
 
@@ -48,7 +48,7 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
     void on_publisher_closed(PublisherSession& session, CloseReason reason,
                              const std::string& text) override;
     void on_service_announced(PublisherSession& session, const ServiceEntry& service) override;
-    void on_image_request(const wire::ImageRequest& request) override;
+    void on_image_request(const wire::ImageRequest& request, const sockaddr_in& from) override;
     void on_directory_query() override;
     void on_nak(const wire::Nak& nak) override;
 

@@ -1,7 +1,7 @@
 #include "distributor/distributor_config.h"
 
-#include "common/auth_keys.h"
-#include "common/daemon_keys.h"
+#include "common/auth/auth_keys.h"
+#include "common/daemon/daemon_keys.h"
 #include "common/logging.h"
 
 namespace mdcast::distributor {
@@ -42,7 +42,10 @@ config::Schema<DistributorConfig> build_schema() {
     s.integer<uint64_t>("publishers.max_output_bytes", &C::publishers_max_output_bytes, 4 << 20,
                         4096, 1ull << 32, "Output queued to one publisher before it is closed.");
     s.integer<uint32_t>("publishers.login_timeout_ms", &C::publishers_login_timeout_ms, 5000, 100,
-                        600000, "A publisher must log in within this time.");
+                        600000,
+                        "A publisher must log in within this time of connecting (of its TLS "
+                        "handshake ending); bytes that are not a login do not extend it. Closed as "
+                        "not_logged_in.");
     s.integer<uint32_t>("publishers.idle_timeout_ms", &C::publishers_idle_timeout_ms, 30000, 0,
                         3600000, "Close a publisher silent for this long (0: never).");
     add_tls_keys(s);

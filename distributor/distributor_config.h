@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "common/auth_keys.h"
-#include "common/config_schema.h"
-#include "common/daemon_keys.h"
-#include "common/udp_socket.h"
+#include "common/auth/auth_keys.h"
+#include "common/config/config_schema.h"
+#include "common/daemon/daemon_keys.h"
+#include "common/net/udp_socket.h"
 
 namespace mdcast::distributor {
 
-// The auth.* keys are members of AuthConfig (common/auth_keys.h), the tls.* keys
+// The auth.* keys are members of AuthConfig (common/auth/auth_keys.h), the tls.* keys
 // of TlsKeys (declared by add_tls_keys).
 struct DistributorConfig : AuthConfig, TlsKeys {
     std::string log_level;

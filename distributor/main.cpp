@@ -1,6 +1,6 @@
 // mdcast-distributor: the source distributor. Publishers connect over TCP; their
 // updates go onto the multicast backbone for every fanout server.
-#include "common/daemon_main.h"
+#include "common/daemon/daemon_main.h"
 #include "distributor/distributor.h"
 
 int main(int argc, char** argv) {

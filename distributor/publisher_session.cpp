@@ -25,6 +25,29 @@ bool PublisherSession::parse(const proto::Frame& frame, Message& message) {
     return false;
 }
 
+// Refresh, Update and ItemStatus: a body that fails to parse only because of
+// its content is refused alone (refuse_content); broken framing still closes.
+template <class Message>
+bool PublisherSession::parse_item_message(const proto::Frame& frame, Message& message) {
+    if (message.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) return true;
+    refuse_content(frame);
+    return false;
+}
+
+void PublisherSession::refuse_content(const proto::Frame& frame) {
+    wire::ItemRef ref;
+    if (!ref.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) ||
+        ref.item_id() == 0) {
+        return protocol_error("malformed " + std::string(proto::frame_type_name(frame.type)) +
+                              " body");
+    }
+    ++counters_.invalid_content;
+    reject(ref.item_id(), wire::STATUS_INVALID_REQUEST,
+           std::string(proto::frame_type_name(frame.type)) +
+               " refused: a value is not valid UTF-8 or not well-formed; the item keeps its "
+               "previous image");
+}
+
 void PublisherSession::protocol_error(const std::string& text) {
     connection_->close(CloseReason::kProtocolError, text);
 }
@@ -216,7 +239,7 @@ void PublisherSession::reject(uint64_t item_id, wire::StatusCode code, const std
 
 void PublisherSession::on_refresh(const proto::Frame& frame) {
     wire::Refresh refresh;
-    if (!parse(frame, refresh)) return;
+    if (!parse_item_message(frame, refresh)) return;
     ItemEntry* item = owned_item(refresh.item_id(), "refresh");
     if (!item) return;
     const ServiceEntry* service = registry_.service(item->service_id);
@@ -244,7 +267,7 @@ void PublisherSession::on_refresh(const proto::Frame& frame) {
 // The hot path: decoded without allocation, merged into the image cache, and
 // forwarded as the publisher's own bytes.
 void PublisherSession::on_update(const proto::Frame& frame) {
-    if (!proto::decode_update(frame.body, update_)) return protocol_error("malformed Update body");
+    if (!proto::decode_update(frame.body, update_)) return refuse_content(frame);
     ItemEntry* item = owned_item(update_.item_id, "update");
     if (!item) return;
     if (!item->has_image) {
@@ -261,7 +284,7 @@ void PublisherSession::on_update(const proto::Frame& frame) {
 
 void PublisherSession::on_item_status(const proto::Frame& frame) {
     wire::ItemStatus status;
-    if (!parse(frame, status)) return;
+    if (!parse_item_message(frame, status)) return;
     ItemEntry* item = owned_item(status.item_id(), "status");
     if (!item) return;
     const ServiceEntry* service = registry_.service(item->service_id);
@@ -293,9 +316,13 @@ void PublisherSession::on_closed(TcpConnection& connection, CloseReason reason,
                            ? spdlog::level::info
                            : spdlog::level::warn;
     // The listener's owner logs failed handshakes, rate-limited.
-    if (!is_tls_handshake_failure(reason)) {
-        log_->log(level, "publisher {} (user {}) closed: {}: {}", connection.peer(),
-                  user_.empty() ? "-" : user_, close_reason_name(reason), text);
+    uint64_t suppressed = 0;  // warnings share one limit
+    if (!is_tls_handshake_failure(reason) &&
+        (level != spdlog::level::warn ||
+         log::close_warnings(static_cast<size_t>(reason)).allow(suppressed))) {
+        log_->log(level, "publisher {} (user {}) closed: {}: {}{}", connection.peer(),
+                  user_.empty() ? "-" : user_, close_reason_name(reason), text,
+                  suppressed ? fmt::format(" ({} similar suppressed)", suppressed) : "");
     }
     owner_.on_publisher_closed(*this, reason, text);
 }

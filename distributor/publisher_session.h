@@ -3,8 +3,12 @@
 //
 // Updates are validated (the item must belong to a service this publisher
 // owns), merged into the distributor's image cache, and forwarded onto the
-// backbone as the exact bytes the publisher encoded. Anything malformed closes
-// this publisher with protocol_error; other publishers are unaffected.
+// backbone as the exact bytes the publisher encoded. A refresh, update or
+// status that is well-formed protobuf but whose content is invalid (a string
+// that is not UTF-8) is refused alone: an INVALID_REQUEST status for that item
+// goes back to the publisher, the connection and its other items stay up.
+// Anything else malformed closes this publisher with protocol_error; other
+// publishers are unaffected.
 #pragma once
 
 #include <cstdint>
@@ -12,9 +16,9 @@
 #include <set>
 #include <string>
 
-#include "common/authenticator.h"
+#include "common/auth/authenticator.h"
 #include "common/logging.h"
-#include "common/tcp_connection.h"
+#include "common/net/tcp_connection.h"
 #include "distributor/backbone_sender.h"
 #include "distributor/item_registry.h"
 #include "proto/update_codec.h"
@@ -28,7 +32,8 @@ struct PublisherCounters {
     uint64_t refreshes = 0;
     uint64_t updates = 0;
     uint64_t statuses = 0;
-    uint64_t rejected_messages = 0;  // unknown item, not owned, too large for a datagram
+    uint64_t rejected_messages = 0;  // unknown item, not owned, too large, invalid content
+    uint64_t invalid_content = 0;    // of which: well-formed but invalid (not UTF-8)
 };
 
 class PublisherSession final : public TcpConnection::Handler {
@@ -85,6 +90,9 @@ class PublisherSession final : public TcpConnection::Handler {
     void protocol_error(const std::string& text);
     template <class Message>
     bool parse(const proto::Frame& frame, Message& message);
+    template <class Message>
+    bool parse_item_message(const proto::Frame& frame, Message& message);
+    void refuse_content(const proto::Frame& frame);
 
     Owner& owner_;
     ItemRegistry& registry_;

@@ -8,7 +8,8 @@
 //   offset  5  u8   packet type (PacketType)
 //   offset  6  u16  flags: bit 0 = retransmission (a repair); bit 1 = signed
 //                   (a 16-byte HMAC trailer follows the payload); other bits 0
-//   offset  8  u64  epoch: random per sender start; a new epoch is a new source
+//   offset  8  u64  epoch: distributor id and start time (ms), so ordered; a new
+//                   (larger) epoch is a restart, an older one a replay (dropped)
 //   offset 16  u64  sequence: per epoch, +1 per data packet; heartbeats carry the
 //                   next sequence to be sent and do not consume one
 //   offset 24  u16  message count
@@ -42,7 +43,7 @@ enum class PacketType : uint8_t {
     kData = 1,          // multicast: refresh / update / status / directory
     kHeartbeat = 2,     // multicast: sender idle; carries Heartbeat
     kControl = 3,       // unicast server -> distributor: image requests, queries, NAKs
-    kControlReply = 4,  // unicast distributor -> server: RTT echoes
+    kControlReply = 4,  // unicast distributor -> server: RTT echoes, NOT_FOUND answers
 };
 
 struct PacketHeader {

@@ -19,7 +19,7 @@ const FrameTypeSet kDistributorToPublisherTypes{
     kLoginResponse, kPing, kPong, kClose, kServiceAnnounceResponse, kItemRegistered, kFlushAck};
 const FrameTypeSet kBackboneDataTypes{kRefresh, kUpdate, kItemStatus, kDirectory, kHeartbeat};
 const FrameTypeSet kBackboneControlTypes{kImageRequest, kDirectoryQuery, kNak, kRttProbe};
-const FrameTypeSet kBackboneControlReplyTypes{kRttEcho};
+const FrameTypeSet kBackboneControlReplyTypes{kRttEcho, kItemStatus};
 
 std::string_view frame_type_name(FrameType type) {
     switch (type) {

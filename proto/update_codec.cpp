@@ -5,80 +5,18 @@
 #include <cstring>
 
 #include "proto/frame.h"
+#include "proto/protobuf_reader.h"
 
 namespace mdcast::proto {
 
 namespace {
 
-enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
-
-// A bounds-checked reader over protobuf bytes.
-class Reader {
-  public:
-    explicit Reader(std::span<const uint8_t> bytes)
-        : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
-    bool done() const { return p_ == end_; }
-    const uint8_t* position() const { return p_; }
-
-    bool varint(uint64_t& value) {
-        if (p_ < end_ && *p_ < 0x80) {  // tags, field ids and small values: one byte
-            value = *p_++;
-            return true;
-        }
-        return varint_slow(value);
-    }
-    [[gnu::noinline]] bool varint_slow(uint64_t& value) {
-        value = 0;
-        for (int shift = 0; shift < 64 && p_ < end_; shift += 7) {
-            const uint8_t byte = *p_++;
-            value |= uint64_t{byte & 0x7Fu} << shift;
-            if ((byte & 0x80) == 0) return true;
-        }
-        return false;  // truncated or longer than 10 bytes
-    }
-    bool fixed64(uint64_t& value) {
-        if (end_ - p_ < 8) return false;
-        std::memcpy(&value, p_, 8);  // little-endian on the wire; x86/ARM64 hosts are too
-        p_ += 8;
-        return true;
-    }
-    bool bytes(std::span<const uint8_t>& out) {
-        uint64_t length = 0;
-        if (!varint(length) || length > static_cast<uint64_t>(end_ - p_)) return false;
-        out = {p_, static_cast<size_t>(length)};
-        p_ += length;
-        return true;
-    }
-    bool skip(uint32_t wire_type) {
-        uint64_t ignored = 0;
-        std::span<const uint8_t> ignored_bytes;
-        switch (wire_type) {
-            case kVarint:
-                return varint(ignored);
-            case kFixed64:
-                return fixed64(ignored);
-            case kLengthDelimited:
-                return bytes(ignored_bytes);
-            case kFixed32:
-                if (end_ - p_ < 4) return false;
-                p_ += 4;
-                return true;
-            default:
-                return false;  // groups are not used by mdcast
-        }
-    }
-    bool tag(uint32_t& field, uint32_t& wire_type) {
-        uint64_t key = 0;
-        if (!varint(key) || key > UINT32_MAX) return false;
-        field = static_cast<uint32_t>(key >> 3);
-        wire_type = static_cast<uint32_t>(key & 7);
-        return field != 0;
-    }
-
-  private:
-    const uint8_t* p_;
-    const uint8_t* end_;
-};
+using Reader = ProtobufReader;
+using WireType = ProtobufReader::WireType;
+constexpr auto kVarint = WireType::kVarint;
+constexpr auto kFixed64 = WireType::kFixed64;
+constexpr auto kLengthDelimited = WireType::kLengthDelimited;
+constexpr int kRecursionLimit = ProtobufReader::kRecursionLimit;
 
 // Well-formed UTF-8 as protobuf requires for `string` fields: no overlong
 // forms, no surrogates, nothing above U+10FFFF. Without this a publisher could
@@ -121,25 +59,29 @@ bool valid_utf8(std::span<const uint8_t> s) {
 int64_t unzigzag(uint64_t v) {
     return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));
 }
+int32_t unzigzag32(uint32_t v) {
+    return static_cast<int32_t>((v >> 1) ^ (~(v & 1) + 1));
+}
 uint64_t zigzag(int64_t v) {
     return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
 }
 
-bool decode_decimal(std::span<const uint8_t> bytes, FieldEntry& entry) {
-    Reader r(bytes);
-    entry.integer = 0;
-    entry.exponent = 0;
+// Merges a Decimal into `entry`: like protobuf, a second decimal_value in the
+// same FieldValue only overwrites the members it carries.
+bool decode_decimal(std::span<const uint8_t> bytes, int depth, FieldEntry& entry) {
+    Reader r(bytes, depth);
     while (!r.done()) {
         uint32_t field, type;
         uint64_t v;
+        uint32_t v32;
         if (!r.tag(field, type)) return false;
         if (field == 1 && type == kVarint) {
             if (!r.varint(v)) return false;
             entry.integer = unzigzag(v);
         } else if (field == 2 && type == kVarint) {
-            if (!r.varint(v)) return false;
-            entry.exponent = static_cast<int32_t>(unzigzag(v));  // sint32: low 32 bits, as protobuf
-        } else if (!r.skip(type)) {
+            if (!r.varint32(v32)) return false;
+            entry.exponent = unzigzag32(v32);  // sint32: zigzag over the low 32 bits
+        } else if (!r.skip(field, type)) {
             return false;
         }
     }
@@ -147,11 +89,11 @@ bool decode_decimal(std::span<const uint8_t> bytes, FieldEntry& entry) {
 }
 
 // An empty message type (Blank) may still carry unknown fields; they must parse.
-bool well_formed_message(std::span<const uint8_t> bytes) {
-    Reader r(bytes);
+bool well_formed_message(std::span<const uint8_t> bytes, int depth) {
+    Reader r(bytes, depth);
     while (!r.done()) {
         uint32_t field, type;
-        if (!r.tag(field, type) || !r.skip(type)) return false;
+        if (!r.tag(field, type) || !r.skip(field, type)) return false;
     }
     return true;
 }
@@ -167,8 +109,12 @@ bool decode_member(Reader& r, uint32_t field, FieldEntry& entry) {
             entry.integer = unzigzag(v);
             return true;
         case 3:
-            entry.kind = FieldKind::kDecimal;
-            return r.bytes(sub) && decode_decimal(sub, entry);
+            if (entry.kind != FieldKind::kDecimal) {  // a new oneof member starts empty
+                entry.kind = FieldKind::kDecimal;
+                entry.integer = 0;
+                entry.exponent = 0;
+            }
+            return r.message(sub) && decode_decimal(sub, r.depth() - 1, entry);
         case 4:
             if (!r.fixed64(v)) return false;
             entry.kind = FieldKind::kDouble;
@@ -186,7 +132,7 @@ bool decode_member(Reader& r, uint32_t field, FieldEntry& entry) {
             return true;
         case 7:
             entry.kind = FieldKind::kBlank;
-            return r.bytes(sub) && well_formed_message(sub);
+            return r.message(sub) && well_formed_message(sub, r.depth() - 1);
         default:
             return false;
     }
@@ -197,21 +143,36 @@ constexpr uint32_t kMemberWireType[8] = {0,        kVarint,          kVarint,  k
                                          kFixed64, kLengthDelimited, kFixed64, kLengthDelimited};
 
 // One FieldValue. A later member of the oneof replaces an earlier one, as in protobuf.
-bool decode_value(std::span<const uint8_t> bytes, FieldEntry& entry) {
-    Reader r(bytes);
+bool decode_value(std::span<const uint8_t> bytes, int depth, FieldEntry& entry) {
+    Reader r(bytes, depth);
     entry = FieldEntry{};
     while (!r.done()) {
         uint32_t field, type;
         if (!r.tag(field, type)) return false;
         if (field >= 8 || type != kMemberWireType[field]) {
-            if (!r.skip(type)) return false;  // unknown field, or known with a foreign type
+            if (!r.skip(field, type)) return false;  // unknown, or known with a foreign type
             continue;
         }
         if (field == 1) {
-            uint64_t id = 0;
-            if (!r.varint(id) || id > UINT32_MAX) return false;
-            entry.id = static_cast<uint32_t>(id);
+            if (!r.varint32(entry.id)) return false;  // uint32: high bits dropped
         } else if (!decode_member(r, field, entry)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool decode_field_list(std::span<const uint8_t> bytes, int depth, std::vector<FieldEntry>& fields) {
+    Reader r(bytes, depth);
+    while (!r.done()) {
+        uint32_t field, type;
+        std::span<const uint8_t> value;
+        if (!r.tag(field, type)) return false;
+        if (field == 1 && type == kLengthDelimited) {
+            if (!r.message(value)) return false;
+            fields.emplace_back();
+            if (!decode_value(value, r.depth() - 1, fields.back())) return false;
+        } else if (!r.skip(field, type)) {
             return false;
         }
     }
@@ -220,74 +181,10 @@ bool decode_value(std::span<const uint8_t> bytes, FieldEntry& entry) {
 
 // The id of a FieldValue when it is its first member (no other member decoded).
 bool peek_id(std::span<const uint8_t> value, uint32_t& id) {
-    Reader r(value);
+    Reader r(value, 1);
     uint32_t field, type;
-    uint64_t v = 0;
-    if (!r.tag(field, type) || field != 1 || type != kVarint || !r.varint(v) || v > UINT32_MAX) {
-        return false;
-    }
-    id = static_cast<uint32_t>(v);
-    return true;
+    return r.tag(field, type) && field == 1 && type == kVarint && r.varint32(id);
 }
-
-}  // namespace
-
-// The next FieldList entry's bytes, with unknown FieldList members skipped.
-FieldListCursor::Step FieldListCursor::next_value(std::span<const uint8_t>& value) {
-    Reader r({p_, static_cast<size_t>(end_ - p_)});
-    for (;;) {
-        if (r.done()) return Step::kEnd;
-        uint32_t field, type;
-        if (!r.tag(field, type)) return Step::kMalformed;
-        if (field == 1 && type == kLengthDelimited) {
-            if (!r.bytes(value)) return Step::kMalformed;
-            p_ = r.position();
-            return Step::kField;
-        }
-        if (!r.skip(type)) return Step::kMalformed;
-    }
-}
-
-FieldListCursor::Step FieldListCursor::next(FieldEntry& out) {
-    std::span<const uint8_t> value;
-    const Step step = next_value(value);
-    if (step != Step::kField) return step;
-    return decode_value(value, out) ? Step::kField : Step::kMalformed;
-}
-
-FieldListCursor::Step FieldListCursor::find(uint32_t id, FieldEntry& out) {
-    for (;;) {
-        std::span<const uint8_t> value;
-        const Step step = next_value(value);
-        if (step != Step::kField) return step;
-        uint32_t peeked = 0;
-        if (peek_id(value, peeked) && peeked != id) continue;
-        if (!decode_value(value, out)) return Step::kMalformed;
-        if (out.id == id) return Step::kField;
-    }
-}
-
-namespace {
-
-bool decode_field_list(std::span<const uint8_t> bytes, std::vector<FieldEntry>& fields) {
-    FieldListCursor cursor(bytes);
-    for (;;) {
-        fields.emplace_back();
-        switch (cursor.next(fields.back())) {
-            case FieldListCursor::Step::kField:
-                continue;
-            case FieldListCursor::Step::kEnd:
-                fields.pop_back();
-                return true;
-            case FieldListCursor::Step::kMalformed:
-                return false;
-        }
-    }
-}
-
-}  // namespace
-
-namespace {
 
 // The Update's own fields; the field list decoded too unless `lazy` (then only
 // found, and a second list is refused: a lazy reader has room for one).
@@ -296,7 +193,7 @@ bool decode_top(std::span<const uint8_t> body, UpdateView& out, bool lazy) {
     out.conflated = false;
     out.field_bytes = {};
     out.fields.clear();
-    Reader r(body);
+    Reader r(body, kRecursionLimit);
     while (!r.done()) {
         uint32_t field, type;
         uint64_t v = 0;
@@ -310,22 +207,64 @@ bool decode_top(std::span<const uint8_t> body, UpdateView& out, bool lazy) {
         } else if (field == 3 && type == kFixed64) {
             ok = r.fixed64(out.publish_time_ns);
         } else if (field == 4 && type == kLengthDelimited) {
-            ok = r.bytes(sub) && !(lazy && out.field_bytes.data() != nullptr);
+            ok = r.message(sub) && !(lazy && out.field_bytes.data() != nullptr);
             if (out.field_bytes.data() == nullptr) out.field_bytes = sub;
-            // A repeated field of a message that appears twice: protobuf merges the lists.
-            if (ok && !lazy) ok = decode_field_list(sub, out.fields);
+            // A message field that appears twice: protobuf merges the lists.
+            if (ok && !lazy) ok = decode_field_list(sub, r.depth() - 1, out.fields);
         } else if (field == 5 && type == kVarint) {
             ok = r.varint(v);
             out.conflated = v != 0;
         } else {
-            ok = r.skip(type);
+            ok = r.skip(field, type);
         }
         if (!ok) return false;
     }
     return true;
 }
 
+// A FieldList inside an Update body, as decode_update reads it.
+constexpr int kFieldListDepth = kRecursionLimit - 1;
+
 }  // namespace
+
+// The next FieldList entry's bytes, with unknown FieldList members skipped.
+FieldListCursor::Step FieldListCursor::next_value(std::span<const uint8_t>& value) {
+    Reader r({p_, static_cast<size_t>(end_ - p_)}, kFieldListDepth);
+    for (;;) {
+        if (r.done()) return Step::kEnd;
+        uint32_t field, type;
+        if (!r.tag(field, type)) return Step::kMalformed;
+        if (field == 1 && type == kLengthDelimited) {
+            if (!r.message(value)) return Step::kMalformed;
+            p_ = value.data() + value.size();
+            return Step::kField;
+        }
+        if (!r.skip(field, type)) return Step::kMalformed;
+    }
+}
+
+FieldListCursor::Step FieldListCursor::next(FieldEntry& out) {
+    std::span<const uint8_t> value;
+    const Step step = next_value(value);
+    if (step != Step::kField) return step;
+    return decode_value(value, kFieldListDepth - 1, out) ? Step::kField : Step::kMalformed;
+}
+
+FieldListCursor::Step FieldListCursor::find(uint32_t id, FieldEntry& out) {
+    for (;;) {
+        std::span<const uint8_t> value;
+        const Step step = next_value(value);
+        if (step != Step::kField) return step;
+        uint32_t peeked = 0;
+        if (peek_id(value, peeked) && peeked != id) continue;
+        if (!decode_value(value, kFieldListDepth - 1, out)) return Step::kMalformed;
+        if (out.id == id) return Step::kField;
+    }
+}
+
+bool is_valid_utf8(std::string_view text) {
+    return valid_utf8({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+}
 
 bool decode_update(std::span<const uint8_t> body, UpdateView& out) {
     return decode_top(body, out, false);
@@ -337,7 +276,7 @@ bool decode_update_header(std::span<const uint8_t> body, UpdateView& out) {
 
 bool decode_fields(UpdateView& out) {
     out.fields.clear();
-    return decode_field_list(out.field_bytes, out.fields);
+    return decode_field_list(out.field_bytes, kFieldListDepth, out.fields);
 }
 
 namespace {

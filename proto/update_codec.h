@@ -38,6 +38,10 @@ struct UpdateView {
     std::vector<FieldEntry> fields;        // reused between decodes: no allocation once warm
 };
 
+// Well-formed UTF-8 as protobuf requires of `string` fields (no overlong
+// forms, no surrogates, nothing above U+10FFFF).
+bool is_valid_utf8(std::string_view text);
+
 // Decodes an Update body. False when the bytes are not a valid Update.
 bool decode_update(std::span<const uint8_t> body, UpdateView& out);
 // Decodes only the Update's own fields and finds its field list (field_bytes);

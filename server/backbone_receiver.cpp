@@ -34,6 +34,15 @@ class BackboneReceiver::Source final : public LossRecovery::Handler {
     bool silent = false;
     int64_t smoothed_rtt_ns = 0;
 
+    // Epochs grow with the distributor's start time: an older one than the
+    // epoch followed is a replayed packet from before a restart. Only a silent
+    // source (its host's clock stepped back across a restart) may go back.
+    bool refuses_epoch(uint64_t epoch) {
+        if (recovery.epoch() == 0 || epoch >= recovery.epoch() || silent) return false;
+        ++receiver_.counters_.stale_epochs;
+        return true;
+    }
+
     void heard(int64_t now) {
         last_heard_ns = now;
         if (!silent) return;
@@ -137,7 +146,7 @@ BackboneReceiver::BackboneReceiver(EventLoop& loop, const Settings& settings, Ha
       control_event_(event_new(loop.base(), control_socket_.fd(), EV_READ | EV_PERSIST,
                                &on_control_readable, this)),
       batch_(32, settings.max_datagram_bytes),
-      control_batch_(4, 512),
+      control_batch_(16, 2048),  // a NOT_FOUND answer carries names up to 1,280 bytes
       control_flush_(loop, [this] { flush_control(); }),
       nak_timer_(loop, [this] { on_nak_timer(); }),
       rtt_timer_(loop, [this] { send_rtt_probes(); }),
@@ -207,6 +216,8 @@ LossRecoveryCounters BackboneReceiver::recovery_counters() const {
         sum.unrecoverable_events += c.unrecoverable_events;
         sum.epoch_changes += c.epoch_changes;
         sum.buffer_overflows += c.buffer_overflows;
+        sum.jumps_refused += c.jumps_refused;
+        sum.jumps_taken += c.jumps_taken;
     }
     return sum;
 }
@@ -225,7 +236,7 @@ void BackboneReceiver::on_readable(int, short, void* group) {
 void BackboneReceiver::read_group(Group& group) {
     // One batch per wakeup keeps client sockets and timers served under load.
     const size_t n = batch_.receive(group.socket.fd());
-    group.kernel_drops = batch_.kernel_drops();
+    group.kernel_drops = std::max(group.kernel_drops, batch_.kernel_drops());  // per socket
     const int64_t now = monotonic_ns();
     const auto handle = [&](size_t i) {
         handle_datagram(batch_.datagram(i), batch_.source(i), batch_.truncated(i), now);
@@ -309,6 +320,7 @@ void BackboneReceiver::handle_datagram(std::span<const uint8_t> datagram, const 
         ++counters_.foreign_sources;
         return drop_malformed(from, "more distributors than backbone.max_sources");
     }
+    if (source->refuses_epoch(header.epoch)) return;  // counted in stale_epochs
     if (header.flags & proto::kPacketFlagRetransmit) ++counters_.repairs_received;
     source->heard(now);
     source->recovery.on_data(header.epoch, header.sequence, datagram, now);
@@ -332,6 +344,7 @@ bool BackboneReceiver::handle_heartbeat(std::span<const uint8_t> datagram,
         ++counters_.foreign_sources;
         return true;
     }
+    if (source->refuses_epoch(header.epoch)) return true;  // counted; not malformed
     ++counters_.heartbeats_received;
     source->heard(now);
     source->recovery.on_heartbeat(header.epoch, heartbeat.next_sequence(),
@@ -404,38 +417,57 @@ void BackboneReceiver::on_control_readable(int, short, void* self) {
     const size_t n = receiver->control_batch_.receive(receiver->control_socket_.fd());
     const int64_t now = monotonic_ns();
     for (size_t i = 0; i < n; ++i) {
-        const auto datagram = receiver->control_batch_.datagram(i);
-        const sockaddr_in& from = receiver->control_batch_.source(i);
-        proto::PacketHeader header;
-        if (proto::decode_packet_header(datagram, header) != proto::PacketError::kNone ||
-            header.type != proto::PacketType::kControlReply ||
-            !receiver->authentic(datagram, header)) {
-            receiver->drop_malformed(from, "bad control reply");
-            continue;
+        receiver->handle_control_reply(receiver->control_batch_.datagram(i),
+                                       receiver->control_batch_.source(i), now);
+    }
+}
+
+// RTT echoes and NOT_FOUND answers, accepted only from a source's control address.
+void BackboneReceiver::handle_control_reply(std::span<const uint8_t> datagram,
+                                            const sockaddr_in& from, int64_t now) {
+    proto::PacketHeader header;
+    if (proto::decode_packet_header(datagram, header) != proto::PacketError::kNone ||
+        header.type != proto::PacketType::kControlReply || !authentic(datagram, header)) {
+        return drop_malformed(from, "bad control reply");
+    }
+    Source* source = nullptr;
+    for (auto& [id, s] : sources_) {
+        if (s->control_address && s->control_address->sin_addr.s_addr == from.sin_addr.s_addr &&
+            s->control_address->sin_port == from.sin_port) {
+            source = s.get();
         }
-        Source* source = nullptr;  // the echo comes from the source's control address
-        for (auto& [id, s] : receiver->sources_) {
-            if (s->control_address && s->control_address->sin_addr.s_addr == from.sin_addr.s_addr &&
-                s->control_address->sin_port == from.sin_port) {
-                source = s.get();
-            }
-        }
-        PacketMessageIterator messages(datagram, header, proto::kBackboneControlReplyTypes);
-        proto::Frame frame;
-        wire::v1::RttProbe echo;
-        while (source && messages.next(frame) == PacketMessageIterator::Result::kFrame) {
-            if (echo.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) &&
-                echo.sent_time_ns() != 0 && static_cast<int64_t>(echo.sent_time_ns()) <= now) {
-                const int64_t rtt = now - static_cast<int64_t>(echo.sent_time_ns());
-                receiver->round_trips_.record(rtt);
-                source->note_round_trip(rtt);
-            }
+    }
+    if (!source) return;  // e.g. an echo from before the source's reset
+    PacketMessageIterator messages(datagram, header, proto::kBackboneControlReplyTypes);
+    proto::Frame frame;
+    wire::v1::RttProbe echo;
+    while (messages.next(frame) == PacketMessageIterator::Result::kFrame) {
+        if (frame.type == proto::FrameType::kItemStatus) {
+            handler_.on_control_answer(source->id, frame);
+        } else if (echo.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) &&
+                   echo.sent_time_ns() != 0 && static_cast<int64_t>(echo.sent_time_ns()) <= now) {
+            const int64_t rtt = now - static_cast<int64_t>(echo.sent_time_ns());
+            round_trips_.record(rtt);
+            source->note_round_trip(rtt);
         }
     }
 }
 
 void BackboneReceiver::check_silence() {
     const int64_t now = monotonic_ns();
+    const int64_t period_ns =
+        int64_t{std::max<uint32_t>(settings_.source_silent_ms / 4, 1)} * 1'000'000;
+    const bool stalled =
+        last_silence_check_ns_ != 0 && now - last_silence_check_ns_ > 2 * period_ns;
+    last_silence_check_ns_ = now;
+    if (stalled) {
+        // This process did not run (SIGSTOP, a long stall): what looks like
+        // silence is ours, and the packets are waiting in the socket. The
+        // sources get a fresh period to be heard before they are blamed.
+        ++counters_.stalls;
+        for (auto& [id, source] : sources_) source->last_heard_ns = now;
+        return;
+    }
     for (auto& [id, source] : sources_) {
         if (source->silent || source->last_heard_ns == 0) continue;
         const int64_t quiet_ms = (now - source->last_heard_ns) / 1'000'000;

@@ -1,7 +1,8 @@
 // The server's end of the backbone. Joins one or more multicast groups and
 // keeps one Source per distributor heard on them, told apart by the
 // distributor id in the top bits of each packet's epoch (proto/source_ids.h):
-// a new epoch with a known id is that distributor restarting; another id is
+// a new, larger epoch with a known id is that distributor restarting (an older
+// one is a replay and is dropped, unless the source has gone silent); another id is
 // another distributor, kept apart (its own ordering, repair, control address
 // and silence detection) rather than mistaken for a restart. A distributor
 // heard on several groups (redundant A/B paths) feeds one Source, so the first
@@ -21,13 +22,13 @@
 #include <optional>
 #include <vector>
 
-#include "common/event_loop.h"
 #include "common/latency_histogram.h"
 #include "common/logging.h"
-#include "common/loss_injector.h"
-#include "common/packet_signer.h"
-#include "common/udp_socket.h"
+#include "common/net/event_loop.h"
+#include "common/net/loss_injector.h"
+#include "common/net/udp_socket.h"
 #include "proto/backbone_packet.h"
+#include "proto/packet_signer.h"
 #include "server/loss_recovery.h"
 #include "wire/backbone.pb.h"
 
@@ -48,6 +49,8 @@ struct BackboneReceiverCounters {
     uint64_t injected_drops = 0;  // testing.loss
     uint64_t source_silences = 0;
     uint64_t bad_signatures = 0;  // unsigned or forged while keys are configured: dropped
+    uint64_t stale_epochs = 0;    // packets of an older epoch than the one followed: dropped
+    uint64_t stalls = 0;          // silence checks skipped: this process had not run (paused)
 };
 
 class BackboneReceiver {
@@ -65,6 +68,9 @@ class BackboneReceiver {
         virtual void on_control_ready(uint16_t source) = 0;
         // Nothing heard from the source for source_silent_ms (true), or heard again (false).
         virtual void on_source_silent(uint16_t source, bool silent) = 0;
+        // An answer the source sent to this server alone (unicast to its control
+        // socket): an ItemStatus saying a name this server asked for is not found.
+        virtual void on_control_answer(uint16_t source, const proto::Frame& frame) = 0;
 
       protected:
         virtual ~Handler() = default;
@@ -100,6 +106,14 @@ class BackboneReceiver {
     const LatencyHistogram& round_trips() const { return round_trips_; }
     uint64_t kernel_drops() const;
 
+    // One datagram as read from a group socket at time `now` (steady ns): what the
+    // socket callback calls, and the entry point of the stateful fuzz target
+    // (tests/fuzz/backbone_receiver_fuzz.cpp), which has no socket to read from.
+    void handle_datagram(std::span<const uint8_t> datagram, const sockaddr_in& from, bool truncated,
+                         int64_t now);
+    // Arms the NAK timer for what handle_datagram found missing.
+    void schedule_naks();
+
   private:
     class Source;
     struct Group {
@@ -111,16 +125,15 @@ class BackboneReceiver {
 
     static void on_readable(int, short, void* group);
     static void on_control_readable(int, short, void* self);
+    void handle_control_reply(std::span<const uint8_t> datagram, const sockaddr_in& from,
+                              int64_t now);
     void read_group(Group& group);
-    void handle_datagram(std::span<const uint8_t> datagram, const sockaddr_in& from, bool truncated,
-                         int64_t now);
     bool handle_heartbeat(std::span<const uint8_t> datagram, const proto::PacketHeader& header,
                           const sockaddr_in& from, int64_t now);
     Source* source_for(uint64_t epoch);
     void drop_malformed(const sockaddr_in& from, std::string_view why);
     bool authentic(std::span<const uint8_t> datagram, const proto::PacketHeader& header);
     void flush_control();
-    void schedule_naks();
     void on_nak_timer();
     void send_rtt_probes();
     void check_silence();
@@ -138,6 +151,7 @@ class BackboneReceiver {
     int64_t nak_timer_deadline_ = INT64_MAX;
     Timer rtt_timer_;
     Timer silence_timer_;
+    int64_t last_silence_check_ns_ = 0;
     LossInjector receive_loss_;
     LossInjector control_send_loss_;
     BackboneReceiverCounters counters_;

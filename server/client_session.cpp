@@ -176,11 +176,15 @@ void ClientSession::on_closed(TcpConnection&, CloseReason reason, const std::str
                        : reason == CloseReason::kPeerClosed || reason == CloseReason::kShutdown
                            ? spdlog::level::info
                            : spdlog::level::warn;
-    // The listener's owner logs failed handshakes, rate-limited.
-    if (!is_tls_handshake_failure(reason)) {
-        log_->log(level, "{} closed: {}: {} (in {} bytes, out {} bytes, {} subscriptions)",
+    // The listener's owner logs failed handshakes, rate-limited; warnings share one limit.
+    uint64_t suppressed = 0;
+    if (!is_tls_handshake_failure(reason) &&
+        (level != spdlog::level::warn ||
+         log::close_warnings(static_cast<size_t>(reason)).allow(suppressed))) {
+        log_->log(level, "{} closed: {}: {} (in {} bytes, out {} bytes, {} subscriptions){}",
                   describe(), close_reason_name(reason), text, connection_->bytes_in(),
-                  connection_->bytes_out(), subscriptions_.size());
+                  connection_->bytes_out(), subscriptions_.size(),
+                  suppressed ? fmt::format(" ({} similar suppressed)", suppressed) : "");
     }
     owner_.on_client_closed(*this, reason, text);
 }

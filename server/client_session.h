@@ -13,9 +13,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/authenticator.h"
+#include "common/auth/authenticator.h"
 #include "common/logging.h"
-#include "common/tcp_connection.h"
+#include "common/net/tcp_connection.h"
 #include "wire/client.pb.h"
 #include "wire/session.pb.h"
 

@@ -28,7 +28,30 @@ bool LossRecovery::enter_epoch(uint64_t epoch, uint64_t first_sequence) {
     buffered_bytes_ = 0;
     next_expected_ = first_sequence;
     highest_seen_ = first_sequence == 0 ? 0 : first_sequence - 1;
+    jump_sequence_ = 0;
+    jump_votes_ = 0;
     handler_.on_source_reset(previous, epoch);
+    return true;
+}
+
+// A sequence beyond highest_seen_ + max_gap_packets counts as one vote for a
+// far jump; true once jump_confirmations votes within max_gap_packets of each
+// other agree (the jump is then taken), false while it is not believed.
+bool LossRecovery::believe_jump(uint64_t sequence) {
+    if (sequence - highest_seen_ <= settings_.max_gap_packets) return true;
+    const bool agrees = jump_votes_ > 0 && sequence >= jump_sequence_ &&
+                        sequence - jump_sequence_ <= settings_.max_gap_packets;
+    if (!agrees) {
+        jump_sequence_ = sequence;
+        jump_votes_ = 0;
+    }
+    if (++jump_votes_ < settings_.jump_confirmations) {
+        ++counters_.jumps_refused;
+        return false;
+    }
+    ++counters_.jumps_taken;
+    jump_sequence_ = 0;
+    jump_votes_ = 0;
     return true;
 }
 
@@ -39,6 +62,7 @@ void LossRecovery::on_data(uint64_t epoch, uint64_t sequence, std::span<const ui
         ++counters_.duplicates;
         return;
     }
+    if (sequence > highest_seen_ && !believe_jump(sequence)) return;
     if (sequence > highest_seen_ + 1) mark_missing(highest_seen_ + 1, sequence, now_ns);
     highest_seen_ = std::max(highest_seen_, sequence);
     if (const auto it = missing_.find(sequence); it != missing_.end()) {
@@ -64,6 +88,7 @@ void LossRecovery::on_data(uint64_t epoch, uint64_t sequence, std::span<const ui
 void LossRecovery::on_heartbeat(uint64_t epoch, uint64_t next_sequence, uint64_t trailing_edge,
                                 int64_t now_ns) {
     if (enter_epoch(epoch, next_sequence)) return;
+    if (next_sequence > highest_seen_ + 1 && !believe_jump(next_sequence - 1)) return;
     if (next_sequence > highest_seen_ + 1) {
         mark_missing(highest_seen_ + 1, next_sequence, now_ns);  // tail loss
         highest_seen_ = next_sequence - 1;

@@ -11,6 +11,13 @@
 //   servers ask. Unanswered NAKs are retried after nak_retry, doubling each time
 //   (up to 128 x), and given up after nak_max_attempts, or at once when the
 //   sender's trailing edge has passed.
+// - A sequence more than max_gap_packets ahead of the highest seen (a data
+//   packet or a heartbeat's next sequence) is not believed on its own: with
+//   signing off one forged datagram could otherwise make the server skip or
+//   wait for a billion packets. It is dropped and counted until
+//   jump_confirmations of them (each within max_gap_packets of the first) say
+//   the same; only then is the jump taken: the packets before the last
+//   max_gap_packets are reported lost at once and the rest NAKed as usual.
 // - Given-up packets are reported as unrecoverable [from, to) before anything
 //   after them is delivered.
 // - The first packet of an epoch is a late join at the live edge: nothing before
@@ -35,6 +42,7 @@ struct LossRecoverySettings {
     uint32_t nak_max_attempts = 20;
     size_t max_buffered_bytes = 32 << 20;
     uint64_t max_gap_packets = 100'000;  // a larger jump is not NAKed: it is lost at once
+    uint32_t jump_confirmations = 3;     // ... and only taken when this many packets agree
     uint64_t seed = 1;
 };
 
@@ -51,6 +59,8 @@ struct LossRecoveryCounters {
     uint64_t unrecoverable_events = 0;
     uint64_t epoch_changes = 0;
     uint64_t buffer_overflows = 0;  // gaps given up because the hold buffer was full
+    uint64_t jumps_refused = 0;     // packets/heartbeats too far ahead, not (yet) believed
+    uint64_t jumps_taken = 0;       // far jumps confirmed by jump_confirmations packets
 };
 
 class LossRecovery {
@@ -102,6 +112,7 @@ class LossRecovery {
     };
 
     bool enter_epoch(uint64_t epoch, uint64_t first_sequence);
+    bool believe_jump(uint64_t sequence);
     void mark_missing(uint64_t from, uint64_t to, int64_t now_ns);
     void give_up_below(uint64_t sequence);
     void report_lost(uint64_t from, uint64_t to);
@@ -120,6 +131,8 @@ class LossRecovery {
     size_t buffered_bytes_ = 0;
     int64_t earliest_nak_ns_ = INT64_MAX;
     int64_t retry_floor_ns_ = 0;  // may be early (never late) between on_timer calls
+    uint64_t jump_sequence_ = 0;  // the first unconfirmed far sequence (0: none)
+    uint32_t jump_votes_ = 0;
     std::mt19937_64 random_;
     LossRecoveryCounters counters_;
 };

@@ -1,6 +1,6 @@
 // mdcast-server: a multiplexed fanout server instance. Joins the backbone,
 // caches items and serves client applications over TCP.
-#include "common/daemon_main.h"
+#include "common/daemon/daemon_main.h"
 #include "server/server.h"
 
 int main(int argc, char** argv) {

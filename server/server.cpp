@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "common/auth_keys.h"
+#include "common/auth/auth_keys.h"
 #include "common/clock.h"
-#include "common/daemon_keys.h"
+#include "common/daemon/daemon_keys.h"
 #include "proto/field_values.h"
 #include "proto/source_ids.h"
 
@@ -41,6 +41,7 @@ BackboneReceiver::Settings receiver_settings(const ServerConfig& config,
     r.nak_max_attempts = config.backbone_nak_max_attempts;
     r.max_buffered_bytes = config.backbone_reorder_buffer_bytes;
     r.max_gap_packets = config.backbone_max_gap_packets;
+    r.jump_confirmations = config.backbone_jump_confirmations;
     r.seed = config.loss_seed ^ (uint64_t{config.instance} << 32) ^
              static_cast<uint64_t>(monotonic_ns());
     settings.source_silent_ms = config.backbone_source_silent_ms;
@@ -276,13 +277,37 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
     PendingImage* pending = nullptr;
     switch (pending_.add(service, name, PendingSubscriber{&client, snapshot, view}, pending)) {
         case PendingRequests::AddResult::kFirst:
-            if (route_pending(*pending) == Route::kNoSuchService) close_unroutable({service, name});
+            switch (route_pending(*pending)) {
+                case Route::kNoSuchService:
+                    return close_unroutable({service, name});
+                case Route::kWaiting:
+                    // Asked before any source could answer: it waits for the
+                    // service to appear (not closed by the first directory
+                    // that lacks it, e.g. a distributor up before its publisher).
+                    pending->recovering = true;
+                    return tell_no_source_yet(client, service, name);
+                case Route::kSent:
+                    return;
+            }
             return;
         case PendingRequests::AddResult::kJoined:
+            if (pending->attempts == 0) tell_no_source_yet(client, service, name);
             return;
         case PendingRequests::AddResult::kLimitReached:
             return refuse_pending(client, service, name);
     }
+}
+
+// Nothing upstream can be asked yet (no distributor heard, or not every one
+// has sent its directory): the subscriber hears so at once, and keeps waiting
+// (open/suspect) for the image, however long its service takes to appear.
+void Server::tell_no_source_yet(ClientSession& client, const std::string& service,
+                                const std::string& name) {
+    ++counters_.waiting_for_source;
+    send_status(
+        client, service, name, 0,
+        make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT, wire::STATUS_SOURCE_DOWN,
+                    "no source for service " + service + " yet; the image follows when one is up"));
 }
 
 bool Server::add_subscription(ClientSession& client, const CachedItem& item,
@@ -566,6 +591,20 @@ void Server::on_item_status(uint16_t source, const proto::Frame& frame) {
     answer_pending(status);
 }
 
+// A NOT_FOUND the distributor sent to this server alone: it closes the names
+// waiting here; nothing else (no cached item, no other server) is touched.
+void Server::on_control_answer(uint16_t, const proto::Frame& frame) {
+    wire::ItemStatus status;
+    if (!status.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) ||
+        status.item_id() != 0 || status.status().code() != wire::STATUS_NOT_FOUND ||
+        status.status().stream_state() != wire::STREAM_CLOSED) {
+        ++counters_.malformed_messages;
+        return;
+    }
+    ++counters_.not_found_in;
+    answer_pending(status);
+}
+
 // Tells clients waiting for an image by name what upstream said instead.
 void Server::answer_pending(const wire::ItemStatus& status) {
     if (status.status().stream_state() != wire::STREAM_CLOSED) {
@@ -795,11 +834,12 @@ void Server::check_client_timeouts(int64_t now) {
     for (auto& [id, client] : clients_) {
         if (!client->is_open()) continue;
         const int64_t silent_ms = (now - client->connection().last_input_ns()) / 1'000'000;
+        const int64_t open_ms = (now - client->connection().ready_ns()) / 1'000'000;
         if (client->connection().tls_handshaking())
             continue;  // its own deadline: tls.handshake_timeout_ms
-        if (!client->logged_in() && silent_ms >= config_.clients_login_timeout_ms) {
-            client->connection().close(CloseReason::kAuthFailed,
-                                       "no login within clients.login_timeout_ms");
+        if (!client->logged_in() && open_ms >= config_.clients_login_timeout_ms) {
+            client->connection().close(CloseReason::kNotLoggedIn,
+                                       "no login within clients.login_timeout_ms of connecting");
         } else if (config_.clients_idle_timeout_ms > 0 &&
                    silent_ms >= config_.clients_idle_timeout_ms) {
             client->connection().close(CloseReason::kIdleTimeout,
@@ -850,7 +890,7 @@ void Server::register_metrics() {
         return sum;
     };
     m.gauge("clients", "Client connections open",
-            [this, clients] { return clients([](auto&) { return 1; }); });
+            [clients] { return clients([](auto&) { return 1; }); });
     m.gauge("subscriptions", "Open item subscriptions over all clients", [clients] {
         return clients([](ClientSession& s) { return s.subscriptions().size(); });
     });
@@ -866,12 +906,23 @@ void Server::register_metrics() {
     m.counter("refreshes_in_total", "Refreshes received", [&c] { return c.refreshes_in; });
     m.counter("updates_in_total", "Updates received", [&c] { return c.updates_in; });
     m.counter("statuses_in_total", "Item statuses received", [&c] { return c.statuses_in; });
+    m.counter("waiting_for_source_total",
+              "Item requests answered open/suspect: no source for their service yet",
+              [&c] { return c.waiting_for_source; });
+    m.counter("not_found_in_total", "NOT_FOUND answers the distributor sent to this server alone",
+              [&c] { return c.not_found_in; });
     m.counter("heartbeats_total", "Backbone heartbeats received",
               [&b] { return b.heartbeats_received; });
     m.counter("malformed_packets_total", "Backbone datagrams dropped as malformed",
               [&b] { return b.malformed_packets; });
     m.counter("bad_signatures_total", "Backbone datagrams unsigned or forged, dropped",
               [&b] { return b.bad_signatures; });
+    m.counter("stalls_total",
+              "Times this server found it had not run for a while (paused): sources not blamed",
+              [&b] { return b.stalls; });
+    m.counter("stale_epochs_total",
+              "Backbone datagrams of an older epoch than the distributor's current one, dropped",
+              [&b] { return b.stale_epochs; });
     m.counter("malformed_messages_total", "Messages dropped as malformed",
               [&c] { return c.malformed_messages; });
     m.counter("foreign_messages_total", "Messages for another distributor's ids, dropped",
@@ -904,6 +955,11 @@ void Server::register_metrics() {
               [recovery] { return recovery().unrecoverable; });
     m.counter("epoch_changes_total", "Distributor restarts seen",
               [recovery] { return recovery().epoch_changes; });
+    m.counter("jumps_refused_total",
+              "Packets or heartbeats too far ahead in sequence, not believed (dropped)",
+              [recovery] { return recovery().jumps_refused; });
+    m.counter("jumps_taken_total", "Far sequence jumps confirmed and taken",
+              [recovery] { return recovery().jumps_taken; });
     m.gauge("repair_p50_seconds", "Median repair time (loss seen to repair received)", [this] {
         return static_cast<double>(backbone_.repair_times().percentile_ns(0.5)) / 1e9;
     });

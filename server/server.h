@@ -19,13 +19,13 @@
 #include <unordered_set>
 #include <vector>
 
-#include "common/admin_http.h"
-#include "common/authenticator.h"
-#include "common/daemon_listeners.h"
-#include "common/event_loop.h"
-#include "common/flush_scheduler.h"
+#include "common/auth/authenticator.h"
+#include "common/daemon/admin_http.h"
+#include "common/daemon/daemon_listeners.h"
 #include "common/metrics.h"
-#include "common/output_pool.h"
+#include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
+#include "common/net/output_pool.h"
 #include "server/backbone_receiver.h"
 #include "server/client_session.h"
 #include "server/item_cache.h"
@@ -39,6 +39,8 @@ struct ServerCounters {
     uint64_t refreshes_in = 0;
     uint64_t updates_in = 0;
     uint64_t statuses_in = 0;
+    uint64_t not_found_in = 0;        // unicast NOT_FOUND answers to this server
+    uint64_t waiting_for_source = 0;  // requests told "no source yet" (then imaged)
     uint64_t malformed_messages = 0;
     uint64_t foreign_messages = 0;  // a distributor speaking for another's items: dropped
     uint64_t updates_dropped = 0;   // stale, no image, unknown item
@@ -83,6 +85,7 @@ class Server final : public BackboneReceiver::Handler, public ClientSession::Own
     void on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t epoch) override;
     void on_control_ready(uint16_t source) override;
     void on_source_silent(uint16_t source, bool silent) override;
+    void on_control_answer(uint16_t source, const proto::Frame& frame) override;
 
     void on_login_request(ClientSession& client, const wire::LoginRequest& request) override;
     void on_subscribe(ClientSession& client, const wire::Subscribe& request) override;
@@ -127,6 +130,8 @@ class Server final : public BackboneReceiver::Handler, public ClientSession::Own
     std::optional<uint16_t> service_source(const std::string& service) const;
     Route route_pending(PendingImage& pending);
     void route_pending(const std::vector<PendingImage*>& entries);
+    void tell_no_source_yet(ClientSession& client, const std::string& service,
+                            const std::string& name);
     void close_unroutable(const std::pair<std::string, std::string>& name);
 
     // Access control (server/server_access.cpp).

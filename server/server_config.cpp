@@ -1,7 +1,7 @@
 #include "server/server_config.h"
 
-#include "common/auth_keys.h"
-#include "common/daemon_keys.h"
+#include "common/auth/auth_keys.h"
+#include "common/daemon/daemon_keys.h"
 #include "common/logging.h"
 
 namespace mdcast::server {
@@ -37,7 +37,9 @@ void add_client_keys(config::Schema<ServerConfig>& s) {
     s.integer<uint32_t>("clients.idle_timeout_ms", &C::clients_idle_timeout_ms, 15000, 0, 3600000,
                         "Close a client silent for this long (0: never).");
     s.integer<uint32_t>("clients.login_timeout_ms", &C::clients_login_timeout_ms, 5000, 100, 600000,
-                        "A client must log in within this time.");
+                        "A client must log in within this time of connecting (of its TLS handshake "
+                        "ending); bytes that are not a login do not extend it. Closed as "
+                        "not_logged_in.");
 }
 
 void add_output_keys(config::Schema<ServerConfig>& s) {
@@ -118,7 +120,12 @@ void add_backbone_keys(config::Schema<ServerConfig>& s) {
                         "is given up.");
     s.integer<uint64_t>("backbone.max_gap_packets", &C::backbone_max_gap_packets, 100000, 16,
                         100000000,
-                        "A jump in sequence larger than this is lost at once, not NAKed.");
+                        "A jump in sequence larger than this is lost at once, not NAKed (and is "
+                        "only believed when backbone.jump_confirmations packets agree).");
+    s.integer<uint32_t>("backbone.jump_confirmations", &C::backbone_jump_confirmations, 3, 1, 1000,
+                        "Packets or heartbeats that must agree before a sequence jump beyond "
+                        "backbone.max_gap_packets is taken; fewer are dropped and counted "
+                        "(jumps_refused_total): one forged datagram cannot stall the backbone.");
     s.integer<uint32_t>("backbone.source_silent_ms", &C::backbone_source_silent_ms, 3000, 10,
                         3600000,
                         "No packet or heartbeat for this long: every item goes suspect until the "

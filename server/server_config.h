@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "common/auth_keys.h"
-#include "common/config_schema.h"
-#include "common/daemon_keys.h"
-#include "common/udp_socket.h"
+#include "common/auth/auth_keys.h"
+#include "common/config/config_schema.h"
+#include "common/daemon/daemon_keys.h"
+#include "common/net/udp_socket.h"
 
 namespace mdcast::server {
 
-// The auth.* keys are members of AuthConfig (common/auth_keys.h), the tls.* keys
+// The auth.* keys are members of AuthConfig (common/auth/auth_keys.h), the tls.* keys
 // of TlsKeys (declared by add_tls_keys).
 struct ServerConfig : AuthConfig, TlsKeys {
     std::string log_level;
@@ -68,6 +68,7 @@ struct ServerConfig : AuthConfig, TlsKeys {
     uint32_t backbone_nak_max_attempts = 0;
     uint64_t backbone_reorder_buffer_bytes = 0;
     uint64_t backbone_max_gap_packets = 0;
+    uint32_t backbone_jump_confirmations = 0;
     uint32_t backbone_source_silent_ms = 0;
     uint32_t backbone_rtt_probe_interval_ms = 0;
 

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "common/command_line.h"
-#include "common/tls_context.h"
+#include "common/config/command_line.h"
+#include "common/net/tls_context.h"
 
 namespace mdcast::tools {
 

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "common/event_loop.h"
 #include "common/logging.h"
+#include "common/net/event_loop.h"
 
 namespace mdcast::tools {
 

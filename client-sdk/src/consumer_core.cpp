@@ -122,6 +122,7 @@ void ConsumerCore::emit_connection(ConnectionState state, const std::string& tex
 
 void ConsumerCore::on_link_up(const wire::LoginResponse&) {
     session_up_ = true;
+    session_up_ns_ = monotonic_ns();
     policy_.on_success();
     attempt_.failures = 0;
     counters_.connections.fetch_add(1, std::memory_order_relaxed);
@@ -151,7 +152,8 @@ void ConsumerCore::on_link_down(LinkDown cause, const std::string& text) {
                          "lost " + options_.servers[attempt_.server].to_string() + ": " +
                              std::string(link_down_name(cause)) + "; failing over");
     }
-    attempt_ = was_up                             ? policy_.after_loss()
+    const auto lasted = std::chrono::milliseconds((monotonic_ns() - session_up_ns_) / 1'000'000);
+    attempt_ = was_up                             ? policy_.after_loss(lasted)
                : cause == LinkDown::kLoginRefused ? policy_.after_refusal()
                                                   : policy_.after_failure();
     reconnect_timer_.start_once(attempt_.delay);
@@ -440,7 +442,8 @@ void ConsumerCore::on_housekeeping() {
         const uint64_t wanted = item->sequencer.last_delivered();
         if (item->sequencer.hold_expired(now, timeout)) expired.emplace_back(item, wanted);
     }
-    for (auto [item, wanted] : expired) {
+    for (const auto& [expired_item, wanted] : expired) {
+        Item* item = expired_item;  // a plain variable: clang 14 cannot capture a binding
         holding_.erase(item);
         log_->warn(
             "{}/{}: the image from {} did not catch up with sequence {} in {} ms; "

@@ -16,9 +16,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "common/event_loop.h"
-#include "common/flush_scheduler.h"
 #include "common/logging.h"
+#include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
 #include "event_writer.h"
 #include "item_sequencer.h"
 #include "mdcast/consumer.h"
@@ -135,6 +135,7 @@ class ConsumerCore final : public ServerLink::Listener {
     Timer reconnect_timer_;
     Timer housekeeping_;
     bool session_up_ = false;
+    int64_t session_up_ns_ = 0;  // when it logged in: a session lost soon after backs off
     bool stopped_ = false;
     bool directory_wanted_ = false;
     std::unordered_map<uint64_t, std::unique_ptr<Item>> items_;  // by handle

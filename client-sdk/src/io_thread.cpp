@@ -75,7 +75,10 @@ void IoThread::run(EventLoop& loop, Task on_wake) {
     on_wake_ = std::move(on_wake);
     event* ev = event_new(loop.base(), wake_fd_, EV_READ | EV_PERSIST, &on_readable, this);
     event_add(ev, nullptr);
-    drain();  // tasks posted before start()
+    // Tasks posted before start() run from inside the loop, not before it: a
+    // stop() among them breaks the loop, and libevent forgets a break asked
+    // for before the loop runs (stop() right after start() then hung).
+    event_active(ev, EV_READ, 1);
     loop.run();
     event_free(ev);
     loop_ = nullptr;

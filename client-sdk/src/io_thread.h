@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/event_loop.h"
+#include "common/net/event_loop.h"
 
 struct event;
 

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "io_thread.h"
+#include "proto/update_codec.h"
 #include "publisher_core.h"
 #include "sdk_options.h"
 
@@ -17,6 +18,21 @@ namespace mdcast {
 
 namespace {
 constexpr uint32_t kStopDrainMs = 2000;
+
+// Text the distributor and every client would refuse never enters the outbox
+// or the item's image (it would be re-sent after every reconnect).
+void require_utf8(std::string_view text, const std::string& what) {
+    if (!proto::is_valid_utf8(text))
+        throw std::invalid_argument(what + " is not valid UTF-8; nothing was published");
+}
+
+void require_utf8(std::span<const FieldValue> fields, const ItemState& state) {
+    for (const FieldValue& field : fields) {
+        if (field.kind == FieldKind::kString)
+            require_utf8(field.text, "the string value of field " + std::to_string(field.id));
+    }
+    require_utf8(state.text, "the status text");
+}
 }  // namespace
 
 // Hidden: only Publisher's own members are the library's interface.
@@ -87,6 +103,7 @@ bool Publisher::Impl::publish(sdk::OutboxRecord::Kind kind, PublishedItem item,
                               const ItemState& state, std::span<const FieldValue> fields,
                               uint64_t stamp) {
     if (!known(item)) return false;
+    require_utf8(fields, state);
     sdk::OutboxRecord record;
     record.kind = kind;
     record.item = item.id;
@@ -142,6 +159,7 @@ void Publisher::stop() {
 
 void Publisher::add_service(const std::string& name, ServiceMode mode) {
     if (name.empty()) throw std::invalid_argument("empty service name");
+    require_utf8(name, "service name '" + name + "'");
     {
         std::lock_guard lock(impl_->mutex);
         const auto [it, inserted] = impl_->services.emplace(name, mode);
@@ -158,6 +176,7 @@ void Publisher::add_service(const std::string& name, ServiceMode mode) {
 
 PublishedItem Publisher::add_item(const std::string& service, const std::string& item) {
     if (item.empty()) throw std::invalid_argument("empty item name");
+    require_utf8(item, "item name");
     {
         std::lock_guard lock(impl_->mutex);
         if (!impl_->services.count(service)) {

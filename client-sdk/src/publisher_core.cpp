@@ -103,6 +103,7 @@ void PublisherCore::emit_connection(ConnectionState state, const std::string& te
 
 void PublisherCore::on_link_up(const wire::LoginResponse&) {
     session_up_ = true;
+    session_up_ns_ = monotonic_ns();
     policy_.on_success();
     attempt_.failures = 0;
     counters_.connections.fetch_add(1, std::memory_order_relaxed);
@@ -131,7 +132,8 @@ void PublisherCore::on_link_down(LinkDown cause, const std::string& text) {
     if (stopping_) return check_drained();
     if (was_up) counters_.connection_losses.fetch_add(1, std::memory_order_relaxed);
     emit_connection(ConnectionState::kDown, std::string(link_down_name(cause)) + ": " + text);
-    attempt_ = was_up                             ? policy_.after_loss()
+    const auto lasted = std::chrono::milliseconds((monotonic_ns() - session_up_ns_) / 1'000'000);
+    attempt_ = was_up                             ? policy_.after_loss(lasted)
                : cause == LinkDown::kLoginRefused ? policy_.after_refusal()
                                                   : policy_.after_failure();
     reconnect_timer_.start_once(attempt_.delay);

@@ -10,9 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/event_loop.h"
-#include "common/flush_scheduler.h"
 #include "common/logging.h"
+#include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
 #include "mdcast/publisher.h"
 #include "proto/field_image.h"
 #include "proto/update_codec.h"
@@ -133,6 +133,7 @@ class PublisherCore final : public ServerLink::Listener {
     Timer retry_timer_;  // output was full: try again
     Timer drain_timer_;  // stopping: wait for the output to go
     bool session_up_ = false;
+    int64_t session_up_ns_ = 0;  // when it logged in: a session lost soon after backs off
     bool stopping_ = false;
     int64_t drain_deadline_ns_ = 0;
     std::unordered_map<std::string, std::unique_ptr<Service>> services_;

@@ -18,7 +18,8 @@ ReconnectPolicy::Attempt ReconnectPolicy::first() {
     return Attempt{server_, std::chrono::milliseconds(0), 0};
 }
 
-ReconnectPolicy::Attempt ReconnectPolicy::after_loss() {
+ReconnectPolicy::Attempt ReconnectPolicy::after_loss(std::chrono::milliseconds lasted) {
+    if (lasted < settings_.stable_session) return after_failure();
     failures_ = 0;
     advance();
     return Attempt{server_, std::chrono::milliseconds(0), 0};

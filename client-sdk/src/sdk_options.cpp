@@ -102,7 +102,7 @@ LinkSettings link_settings(const ConnectionOptions& o, const ServerAddress& serv
 ReconnectSettings reconnect_settings(const ConnectionOptions& o, size_t server_count) {
     return ReconnectSettings{server_count, std::chrono::milliseconds(o.reconnect_delay_min_ms),
                              std::chrono::milliseconds(o.reconnect_delay_max_ms),
-                             o.reconnect_jitter};
+                             o.reconnect_jitter, std::chrono::milliseconds(o.reconnect_stable_ms)};
 }
 
 }  // namespace mdcast::sdk

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "common/event_loop.h"
-#include "common/flush_scheduler.h"
 #include "common/logging.h"
-#include "common/tcp_connection.h"
+#include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
+#include "common/net/tcp_connection.h"
 #include "mdcast/types.h"
 #include "wire/session.pb.h"
 

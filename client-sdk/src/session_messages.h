@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "common/tcp_connection.h"
+#include "common/net/tcp_connection.h"
 #include "wire/session.pb.h"
 
 namespace mdcast::sdk {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "common/clock.h"
-#include "common/host_port.h"
+#include "common/net/host_port.h"
 #include "event_writer.h"
 #include "mdcast/dictionary.h"
 #include "mdcast/event.h"

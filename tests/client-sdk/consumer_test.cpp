@@ -132,7 +132,10 @@ struct TwoServers {
 TEST_CASE("an image that is behind after a failover is brought level before it is delivered",
           "[consumer]") {
     TwoServers t;
-    auto& [a, b, recorder, consumer] = t;
+    // References, not a structured binding: clang 14 cannot capture bindings in lambdas.
+    auto &a = t.a, &b = t.b;
+    auto& recorder = t.recorder;
+    auto& consumer = t.consumer;
     Script script([&] {
         a.accept_session();
         a.refresh(7, "X", 10, 10010);
@@ -166,7 +169,10 @@ TEST_CASE("an image that is behind after a failover is brought level before it i
 TEST_CASE("an image ahead after a failover is delivered at once; repeats are dropped",
           "[consumer]") {
     TwoServers t;
-    auto& [a, b, recorder, consumer] = t;
+    // References, not a structured binding: clang 14 cannot capture bindings in lambdas.
+    auto &a = t.a, &b = t.b;
+    auto& recorder = t.recorder;
+    auto& consumer = t.consumer;
     Script script([&] {
         a.accept_session();
         a.refresh(7, "X", 10, 10010);
@@ -199,7 +205,10 @@ TEST_CASE("a server shutting down sends the consumer to the next at once", "[con
         options.heartbeat_interval_ms = 10000;  // only the Close can explain a quick move
         options.heartbeat_timeout_ms = 30000;
     });
-    auto& [a, b, recorder, consumer] = t;
+    // References, not a structured binding: clang 14 cannot capture bindings in lambdas.
+    auto &a = t.a, &b = t.b;
+    auto& recorder = t.recorder;
+    auto& consumer = t.consumer;
     Script script([&] {
         a.accept_session();
         a.refresh(7, "X", 1, 10001);
@@ -220,7 +229,10 @@ TEST_CASE("a server shutting down sends the consumer to the next at once", "[con
 
 TEST_CASE("a refused login moves to the next server after a back-off", "[consumer]") {
     TwoServers t;
-    auto& [a, b, recorder, consumer] = t;
+    // References, not a structured binding: clang 14 cannot capture bindings in lambdas.
+    auto &a = t.a, &b = t.b;
+    auto& recorder = t.recorder;
+    auto& consumer = t.consumer;
     Script script([&] {
         a.accept_session(false);
         b.accept_session();

@@ -334,3 +334,27 @@ TEST_CASE("a full outbox refuses what does not fit; misuse is refused", "[publis
     publisher.stop();                               // never started: nothing to do
     CHECK_THROWS_AS(mdcast::Publisher(mdcast::PublisherOptions{}, recorder), std::invalid_argument);
 }
+
+TEST_CASE("a value that is not UTF-8 is refused at the call, the image keeps its last value",
+          "[publisher]") {
+    // Sent, it would be refused by the distributor and every consumer, and kept
+    // in the image it would be re-sent after every reconnect.
+    ScriptedDistributor d;
+    Recorder recorder;
+    mdcast::Publisher publisher(options_for({&d}), recorder);
+    publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
+    const auto item = publisher.add_item("SVC", "A");
+    mdcast::FieldList bad;
+    bad.add_string(kBid, std::string("\xff\xfe", 2));
+    CHECK_THROWS_AS(publisher.update(item, bad), std::invalid_argument);
+    CHECK_THROWS_AS(publisher.refresh(item, bad), std::invalid_argument);
+    mdcast::ItemState state;
+    state.text = "\xc0\xaf";  // an overlong '/'
+    CHECK_THROWS_AS(publisher.status(item, state), std::invalid_argument);
+    CHECK_THROWS_AS(publisher.add_item("SVC", std::string("\xed\xa0\x80", 3)),  // a surrogate
+                    std::invalid_argument);
+    mdcast::FieldList good;
+    good.add_string(kBid, "caf\xc3\xa9");  // valid two-byte UTF-8
+    CHECK(publisher.update(item, good));
+    publisher.stop();
+}

@@ -1,5 +1,6 @@
 // Tests for client-sdk/src/reconnect_policy.h: failover order, immediate
-// failover after a loss, exponential back-off with jitter, reset on success.
+// failover after a stable session's loss, exponential back-off with jitter,
+// reset only by a stable session, back-off after a session lost at once.
 #include "reconnect_policy.h"
 
 #include <catch2/catch.hpp>
@@ -11,6 +12,7 @@ namespace {
 using mdcast::sdk::ReconnectPolicy;
 using mdcast::sdk::ReconnectSettings;
 using std::chrono::milliseconds;
+const milliseconds kStable(5000);  // longer than the default stable_session
 
 ReconnectSettings settings(size_t servers, double jitter = 0.0) {
     return ReconnectSettings{servers, milliseconds(100), milliseconds(1000), jitter};
@@ -30,14 +32,14 @@ TEST_CASE("a lost session fails over to the next server at once", "[reconnect_po
     ReconnectPolicy policy(settings(3), 1);
     policy.first();
     policy.on_success();
-    auto a = policy.after_loss();
+    auto a = policy.after_loss(kStable);
     CHECK(a.server == 1);
     CHECK(a.delay == milliseconds(0));
     policy.on_success();
-    a = policy.after_loss();
+    a = policy.after_loss(kStable);
     CHECK(a.server == 2);
     policy.on_success();
-    a = policy.after_loss();
+    a = policy.after_loss(kStable);
     CHECK(a.server == 0);  // wraps round the list
 }
 
@@ -68,14 +70,32 @@ TEST_CASE("a refused login waits the longest back-off before the next server",
     CHECK(a.delay == milliseconds(200));
 }
 
-TEST_CASE("a login resets the back-off", "[reconnect_policy]") {
+TEST_CASE("only a stable session resets the back-off", "[reconnect_policy]") {
     ReconnectPolicy policy(settings(2), 1);
     policy.first();
     policy.after_failure();
     policy.after_failure();
     policy.on_success();
+    CHECK(policy.failures() == 2);  // a login alone proves nothing
+    CHECK(policy.after_loss(kStable).delay == milliseconds(0));
     CHECK(policy.failures() == 0);
     CHECK(policy.after_failure().delay == milliseconds(100));
+}
+
+TEST_CASE("a session lost right after its login backs off like a failed attempt",
+          "[reconnect_policy]") {
+    // A peer that accepts every login and closes at once (it refuses what is
+    // sent next) must not be reconnected to in a tight loop.
+    ReconnectPolicy policy(settings(1), 1);
+    policy.first();
+    std::vector<int64_t> delays;
+    for (int i = 0; i < 6; ++i) {
+        policy.on_success();
+        delays.push_back(policy.after_loss(milliseconds(10)).delay.count());
+    }
+    CHECK(delays == std::vector<int64_t>{100, 200, 400, 800, 1000, 1000});
+    policy.on_success();
+    CHECK(policy.after_loss(milliseconds(1000)).delay == milliseconds(0));  // stable: at once
 }
 
 TEST_CASE("a loss right after failures starts the back-off again", "[reconnect_policy]") {
@@ -83,7 +103,7 @@ TEST_CASE("a loss right after failures starts the back-off again", "[reconnect_p
     policy.first();
     policy.after_failure();
     policy.after_failure();
-    const auto a = policy.after_loss();
+    const auto a = policy.after_loss(kStable);
     CHECK(a.delay == milliseconds(0));
     CHECK(policy.after_failure().delay == milliseconds(100));
 }
@@ -92,7 +112,7 @@ TEST_CASE("jitter draws each delay from [d * (1 - jitter), d]", "[reconnect_poli
     ReconnectPolicy policy(settings(1, 0.5), 7);
     std::set<int64_t> distinct;
     for (int round = 0; round < 200; ++round) {
-        policy.on_success();
+        policy.after_loss(kStable);  // forgets the failures
         for (uint32_t failures = 1; failures <= 5; ++failures) {
             const auto a = policy.after_failure();
             const int64_t full = policy.backoff(failures).count();

@@ -45,3 +45,11 @@ elseif(MDCAST_SANITIZE_THREAD)
 endif()
 mdcast_unit_test(consumer_test client-sdk/consumer_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(publisher_test client-sdk/publisher_test.cpp mdcast_sdk_objects)
+# libmdcast.so needs neither yaml-cpp nor libsystemd (the SDK links only common/ root and net/).
+find_program(MDCAST_READELF readelf REQUIRED)
+add_test(NAME sdk_needed_libraries
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/client-sdk/check_sdk_needed.sh ${MDCAST_READELF} $<TARGET_FILE:mdcast>)
+set_tests_properties(sdk_needed_libraries PROPERTIES TIMEOUT 30 LABELS sdk)
+if(MDCAST_BUILD_PYTHON)
+  include(client-sdk/python/tests.cmake)
+endif()

@@ -98,10 +98,11 @@ class Stack:
         self.processes.append(p)
         return p
 
-    def distributor(self, extra=""):
+    def distributor(self, extra="", extra_publishers=""):
         cfg = self.write("distributor.yaml", f"""
 publishers:
   port: {self.publisher_port}
+{extra_publishers}
 backbone:
   group: {self.group}
   port: {self.backbone_port}

@@ -224,15 +224,48 @@ TEST_CASE("a full hold buffer gives up the oldest gap", "[loss_recovery]") {
     CHECK(f.recovery.buffered_bytes() == 0);
 }
 
-TEST_CASE("a jump beyond max_gap_packets is lost at once, not NAKed one by one",
-          "[loss_recovery]") {
+TEST_CASE("one forged far sequence is dropped and the stream goes on", "[loss_recovery]") {
+    // Signing off: any host on the group can send a packet numbered 10^9.
     Fixture f;
     f.data(1);
     f.data(1'000'000'000);
-    CHECK(f.events.lost == Ranges{{2, 1'000'000'000 - 1000}});
+    f.data(2);
+    f.recovery.on_heartbeat(kEpoch, 2'000'000'000, 1, f.now);  // a forged heartbeat too
+    f.data(3);
+    CHECK(f.events.delivered == std::vector<uint64_t>{1, 2, 3});
+    CHECK(f.events.lost.empty());
+    CHECK(f.recovery.missing() == 0);
+    CHECK(f.recovery.next_deadline() == INT64_MAX);  // nothing to wait for, nothing to NAK
+    CHECK(f.recovery.counters().jumps_refused == 2);
+    CHECK(f.recovery.counters().jumps_taken == 0);
+}
+
+TEST_CASE("votes for a far jump must agree with each other", "[loss_recovery]") {
+    Fixture f;
+    f.data(1);
+    f.data(1'000'000);  // 10^6, 2 x 10^6, 3 x 10^6: three far packets, no two within 1000
+    f.data(2'000'000);
+    f.data(3'000'000);
+    f.data(2);
+    CHECK(f.events.delivered == std::vector<uint64_t>{1, 2});
+    CHECK(f.recovery.counters().jumps_refused == 3);
+}
+
+TEST_CASE(
+    "a jump beyond max_gap_packets confirmed by agreeing packets is lost at once, not "
+    "NAKed one by one",
+    "[loss_recovery]") {
+    Fixture f;
+    f.data(1);
+    f.data(1'000'000'000);
+    f.data(1'000'000'001);
+    CHECK(f.events.lost.empty());  // two votes: not yet
+    f.data(1'000'000'002);         // the third agrees: taken
+    CHECK(f.recovery.counters().jumps_taken == 1);
+    CHECK(f.events.lost == Ranges{{2, 1'000'000'002 - 1000}});
     CHECK(f.recovery.missing() == 1000);  // the last max_gap_packets are still asked for
     const auto naks = f.tick(300 * kUs);
-    CHECK(naks == Ranges{{1'000'000'000 - 1000, 1'000'000'000}});
+    CHECK(naks == Ranges{{1'000'000'002 - 1000, 1'000'000'002}});
 }
 
 TEST_CASE("the measured round trip sets a floor under the retry interval", "[loss_recovery]") {

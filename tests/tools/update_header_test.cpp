@@ -101,9 +101,31 @@ TEST_CASE("malformed bodies are refused", "[update_header]") {
         {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},  // 11-byte varint
         {0x19, 1, 2, 3},     // fixed64 cut short
         {0x22, 0x05, 1, 2},  // length past the end
-        {0x0b, 0x0c},        // a group: not in proto3
+        {0x0b, 0x14},        // a group closed by another field's end-group tag
         {0x00, 0x01},        // field number 0
         {0x0f},              // wire type 7
     };
     for (const auto& data : broken) CHECK_FALSE(decode_update_header(data, header));
+}
+
+// The reader is proto/protobuf_reader.h, which accepts what protobuf accepts: before,
+// a 5-byte tag with bits above 32 or an unknown group was refused and the test
+// client closed a connection whose updates every protobuf client reads.
+TEST_CASE("5-byte tags and unknown groups are read as protobuf reads them", "[update_header]") {
+    const std::string body(
+        "\x88\x80\x80\x80\x10\x05"  // item_id 5 behind a 5-byte tag
+        "\x7b\x08\x01\x7c"          // field 15: a group holding 1: 1
+        "\x10\x07",                 // item_seq 7
+        12);
+    wire::Update reference;
+    REQUIRE(reference.ParseFromString(body));
+    UpdateHeader header;
+    REQUIRE(
+        decode_update_header({reinterpret_cast<const uint8_t*>(body.data()), body.size()}, header));
+    CHECK(header.item_id == reference.item_id());
+    CHECK(header.item_seq == reference.item_seq());
+    CHECK(header.item_id == 5);
+    const std::vector<uint8_t> empty_group{0x0b, 0x0c};  // field 1 as a group: unknown, skipped
+    REQUIRE(reference.ParseFromArray(empty_group.data(), 2));
+    CHECK(decode_update_header(empty_group, header));
 }

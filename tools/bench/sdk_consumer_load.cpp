@@ -26,7 +26,7 @@
 
 #include "client_stats.h"
 #include "common/clock.h"
-#include "common/command_line.h"
+#include "common/config/command_line.h"
 #include "item_table.h"
 #include "mdcast/consumer.h"
 #include "tools/process_usage.h"

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "common/command_line.h"
+#include "common/config/command_line.h"
 #include "mdcast/publisher.h"
 #include "tools/sample_items.h"
 #include "update_payload.h"

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "common/command_line.h"
+#include "common/config/command_line.h"
 
 namespace {
 

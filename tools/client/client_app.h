@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "client_stats.h"
-#include "common/event_loop.h"
-#include "common/flush_scheduler.h"
 #include "common/logging.h"
+#include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
 #include "item_printer.h"
 #include "item_table.h"
 #include "mdcast/session.h"

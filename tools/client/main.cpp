@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "client_app.h"
-#include "common/command_line.h"
-#include "common/host_port.h"
+#include "common/config/command_line.h"
+#include "common/net/host_port.h"
 #include "tools/credentials.h"
 #include "tools/sample_file.h"
 #include "tools/sample_items.h"

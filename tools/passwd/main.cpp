@@ -8,8 +8,8 @@
 #include <iostream>
 #include <string>
 
-#include "common/command_line.h"
-#include "common/password_hash.h"
+#include "common/auth/password_hash.h"
+#include "common/config/command_line.h"
 
 namespace {
 

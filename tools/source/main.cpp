@@ -1,8 +1,8 @@
 // mdcast-source: paced load publisher (see source_app.h).
 #include <iostream>
 
-#include "common/command_line.h"
-#include "common/host_port.h"
+#include "common/config/command_line.h"
+#include "common/net/host_port.h"
 #include "source_app.h"
 #include "tools/credentials.h"
 #include "tools/tls_options.h"

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "common/event_loop.h"
-#include "common/flush_scheduler.h"
 #include "common/logging.h"
+#include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
 #include "mdcast/session.h"
 #include "tools/sample_file.h"
 #include "update_payload.h"

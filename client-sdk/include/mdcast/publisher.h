@@ -131,14 +131,18 @@ class MDCAST_API Publisher {
     void stop();
 
     // Announced now (if connected) and after every reconnect. Throws
-    // std::invalid_argument for an empty name or one already added with
-    // another mode.
+    // std::invalid_argument for an empty name, one that is not UTF-8, or one
+    // already added with another mode.
     void add_service(const std::string& name, ServiceMode mode);
     // The handle of (service, item), created on first use; broadcast items
-    // are registered with the distributor. The service must have been added.
+    // are registered with the distributor. The service must have been added;
+    // the item name must be valid UTF-8 (std::invalid_argument otherwise).
     PublishedItem add_item(const std::string& service, const std::string& item);
 
     // false: the outbox is full (nothing taken) or the handle is unknown.
+    // Throws std::invalid_argument (nothing taken, the image unchanged) when a
+    // string value or the status text is not valid UTF-8: the distributor and
+    // every consumer would refuse it.
     bool refresh(PublishedItem item, const FieldList& fields, const ItemState& state = {});
     // publish_time_ns: kStampNow stamps CLOCK_REALTIME now; 0 sends no stamp.
     bool update(PublishedItem item, const FieldList& fields, uint64_t publish_time_ns = kStampNow);

@@ -11,9 +11,9 @@
 #include <memory>
 #include <string>
 
-#include "common/event_loop.h"
-#include "common/flush_scheduler.h"
-#include "common/tcp_connection.h"
+#include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
+#include "common/net/tcp_connection.h"
 #include "wire/session.pb.h"
 
 namespace mdcast::sdk {

@@ -158,6 +158,9 @@ struct ConnectionOptions {
     uint32_t reconnect_delay_min_ms = 100;
     uint32_t reconnect_delay_max_ms = 5000;
     double reconnect_jitter = 0.5;
+    // A session lost sooner than this after its login counts as a failed
+    // attempt (back-off grows) instead of failing over at once.
+    uint32_t reconnect_stable_ms = 1000;
 
     // spdlog level of the SDK's own log lines (stderr): trace, debug, info,
     // warn, error, off.

@@ -1,0 +1,29 @@
+"""mdcast: market data from mdcast servers in Python.
+
+The package binds libmdcast, the C++ SDK, so failover, sequence checking,
+TLS, login and views behave exactly as in C++. A first consumer::
+
+    import mdcast
+
+    with mdcast.Consumer("127.0.0.1:14002,127.0.0.1:14003") as consumer:
+        consumer.subscribe_batch("MDCAST", ["ITEM000001", "ITEM000002"], view=["BID", "ASK"])
+        for event in consumer.events(timeout=5.0):
+            if event.kind in ("refresh", "update"):
+                print(event.item, event.sequence, event["BID"], event.get("ASK"))
+            elif event.kind == "status":
+                print(event.item, event.stream_state, event.data_state, event.status_text)
+
+See docs/python.md for callbacks, asyncio, batches and the publisher.
+"""
+from ._mdcast import Batch, Dictionary, Event, Service, StatusCode, realtime_now_ns
+from ._consumer import Consumer
+from ._errors import ConsumerStopped, LoginRefused, MdcastError, NotConnected
+from ._options import Tls
+from ._publisher import Publisher
+
+__all__ = [
+    "Batch", "Consumer", "ConsumerStopped", "Dictionary", "Event", "LoginRefused",
+    "MdcastError", "NotConnected", "Publisher", "Service", "StatusCode", "Tls",
+    "realtime_now_ns",
+]
+__version__ = "0.1.0"

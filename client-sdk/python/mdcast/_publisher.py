@@ -1,0 +1,153 @@
+"""mdcast.Publisher: publish items to mdcast distributors."""
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Union
+
+from . import _mdcast
+from ._errors import LoginRefused, NotConnected
+from ._options import Tls, apply_connection_options, load_dictionary, server_list
+
+log = logging.getLogger("mdcast")
+
+Fields = Mapping[Union[str, int], Any]
+
+
+class Publisher:
+    """Feeds one or more services to a distributor (failover list).
+
+    Fields are dicts by dictionary name (or id): ``{"BID": 101.25, "BIDSIZE": 300}``.
+    The dictionary's kind decides the encoding (DECIMAL from float uses its
+    shortest decimal form, so 101.25 is sent exactly). refresh/update/status
+    copy what they are given and return at once (False: the outbox is full);
+    the SDK keeps each item's image and sequence and re-publishes after a
+    reconnect.
+
+    Callbacks run on the SDK's I/O thread, one at a time; an exception in one
+    is reported (``on_error`` or the "mdcast" logger), never raised there:
+
+    * ``on_connection(state, server, text)``: "connecting", "up", "down", "stopped";
+    * ``on_service(name, accepted, text)``: the distributor's answer to an announcement;
+    * ``on_item_request(item, service, name)``: interactive services; answer
+      with refresh(), or status(item, stream="closed", code=StatusCode.NOT_FOUND);
+    * ``on_item_closed(item, service, name)``: nobody wants it any more;
+    * ``on_item_rejected(item, code, text)``: the distributor refused a message.
+    """
+
+    def __init__(self, distributors: Union[str, Iterable[str]], *, user: str = "mdcast",
+                 password: Optional[str] = None, password_file: Optional[str] = None,
+                 application_id: str = "mdcast-python-publisher", tls: Optional[Tls] = None,
+                 heartbeat_interval: float = 1.0, heartbeat_timeout: float = 3.0,
+                 connect_timeout: float = 2.0, login_timeout: float = 3.0,
+                 reconnect_delay_min: float = 0.1, reconnect_delay_max: float = 5.0,
+                 dictionary: Any = None, max_queued_bytes: int = 64 << 20,
+                 log_level: str = "warn",
+                 on_connection: Optional[Callable[[str, str, str], Any]] = None,
+                 on_service: Optional[Callable[[str, bool, str], Any]] = None,
+                 on_item_request: Optional[Callable[[int, str, str], Any]] = None,
+                 on_item_closed: Optional[Callable[[int, str, str], Any]] = None,
+                 on_item_rejected: Optional[Callable[[int, str, str], Any]] = None,
+                 on_error: Optional[Callable[[BaseException, str], Any]] = None):
+        options = _mdcast.PublisherOptions()
+        options.distributors = server_list(distributors)
+        apply_connection_options(
+            options, user=user, password=password, password_file=password_file,
+            application_id=application_id, tls=tls, heartbeat_interval=heartbeat_interval,
+            heartbeat_timeout=heartbeat_timeout, connect_timeout=connect_timeout,
+            login_timeout=login_timeout, reconnect_delay_min=reconnect_delay_min,
+            reconnect_delay_max=reconnect_delay_max, log_level=log_level)
+        options.max_queued_bytes = max_queued_bytes
+        self.dictionary = load_dictionary(dictionary)
+        self._callbacks: Dict[str, Optional[Callable]] = {
+            "connection": on_connection, "service": on_service, "item_request": on_item_request,
+            "item_closed": on_item_closed, "item_rejected": on_item_rejected}
+        self._on_error = on_error
+        self._state = ("connecting", "", "")
+        self._state_changed = threading.Condition()
+        self.callback_errors = 0
+        self._core = _mdcast.PublisherCore(options, self.dictionary, self._callback)
+
+    def start(self) -> "Publisher":
+        self._core.start()
+        return self
+
+    def stop(self) -> None:
+        """Sends what is queued (for at most 2 s), closes, joins the I/O thread."""
+        self._core.stop()
+
+    def __enter__(self) -> "Publisher":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def wait_connected(self, timeout: float = 5.0) -> str:
+        """Waits for a login to a distributor; returns its "host:port". Raises
+        LoginRefused or NotConnected with the last reason otherwise."""
+        with self._state_changed:
+            self._state_changed.wait_for(lambda: self._state[0] == "up", timeout)
+            state, server, text = self._state
+        if state == "up":
+            return server
+        if "login_refused" in text:
+            raise LoginRefused(f"login to {server} refused: {text}", text)
+        raise NotConnected(f"not connected within {timeout} s (last: {server}: "
+                           f"{text or 'no answer yet'})", text)
+
+    def add_service(self, name: str, interactive: bool = False) -> None:
+        """Announced now and after every reconnect. Interactive services get
+        on_item_request for each item a subscriber asks for."""
+        self._core.add_service(name, interactive)
+
+    def add_item(self, service: str, item: str) -> int:
+        """The item's handle (created on first use; broadcast items are registered)."""
+        return self._core.add_item(service, item)
+
+    def refresh(self, item: int, fields: Fields, *, stream: str = "open", data: str = "ok",
+                code: _mdcast.StatusCode = _mdcast.StatusCode.NONE, text: str = "") -> bool:
+        """The item's full image. False when the outbox is full (nothing taken)."""
+        return self._core.refresh(item, dict(fields), stream, data, code, text)
+
+    def update(self, item: int, fields: Fields, publish_time_ns: Optional[int] = None) -> bool:
+        """Changed fields. ``publish_time_ns`` None stamps now (CLOCK_REALTIME),
+        0 sends no stamp. Dropped (and counted) before the item's first refresh."""
+        return self._core.update(item, dict(fields), publish_time_ns)
+
+    def status(self, item: int, *, stream: str = "open", data: str = "suspect",
+               code: _mdcast.StatusCode = _mdcast.StatusCode.NONE, text: str = "") -> bool:
+        """A closed stream ends the item; a suspect one says its data may be stale."""
+        return self._core.status(item, stream, data, code, text)
+
+    def flush(self, timeout: float = 2.0) -> bool:
+        """Waits until the I/O thread has handed every refresh, update and status
+        published so far to the connection (or held it while disconnected).
+        False when that did not happen within ``timeout`` s."""
+        return self._core.flush(timeout)
+
+    def stats(self) -> dict:
+        s = self._core.stats()
+        s["callback_errors"] = self.callback_errors
+        return s
+
+    # Called by the C++ bridge on the I/O thread, with the GIL.
+    def _callback(self, name: str, *args: Any) -> None:
+        if name == "connection":
+            with self._state_changed:
+                state, server, text = args
+                self._state = (state, server, text or self._state[2])
+                self._state_changed.notify_all()
+        handler = self._callbacks.get(name)
+        if handler is None:
+            return
+        try:
+            handler(*args)
+        except Exception as error:  # noqa: BLE001 - reported, the I/O thread goes on
+            self.callback_errors += 1
+            if self._on_error is not None:
+                try:
+                    self._on_error(error, name)
+                    return
+                except Exception:  # noqa: BLE001
+                    log.exception("mdcast: on_error raised while reporting another error")
+            log.error("mdcast: publisher callback %s%r raised", name, args, exc_info=error)

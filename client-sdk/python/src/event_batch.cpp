@@ -1,0 +1,65 @@
+#include "event_batch.h"
+
+namespace mdcast::python {
+
+TextRef EventBatch::keep(std::string_view text) {
+    TextRef ref{static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(text.size())};
+    text_.append(text);
+    return ref;
+}
+
+void EventBatch::append(const Event& event) {
+    EventRecord& r = records_.emplace_back();
+    r.type = event.type();
+    r.snapshot = event.snapshot();
+    r.conflated = event.conflated();
+    r.stream = event.state().stream;
+    r.data = event.state().data;
+    r.code = event.state().code;
+    r.handle = event.handle().id;
+    r.sequence = event.sequence();
+    r.publish_time_ns = event.publish_time_ns();
+    r.receive_time_ns = event.receive_time_ns();
+    r.service = keep(event.service());
+    r.item = keep(event.item());
+    r.text = keep(event.state().text);
+    r.first_field = static_cast<uint32_t>(fields_.size());
+    r.field_count = static_cast<uint32_t>(event.fields().size());
+    for (const FieldValue& value : event.fields()) {
+        fields_.push_back(StoredField{value.id, value.kind, value.exponent, value.integer,
+                                      value.real, keep(value.text)});
+    }
+    if (r.type == EventType::kConnection) {
+        r.first_extra = static_cast<uint32_t>(connections_.size());
+        r.extra_count = 1;
+        connections_.push_back(event.connection());
+        r.text = keep(event.connection().text);
+    } else if (r.type == EventType::kDirectory) {
+        r.first_extra = static_cast<uint32_t>(services_.size());
+        r.extra_count = static_cast<uint32_t>(event.services().size());
+        services_.insert(services_.end(), event.services().begin(), event.services().end());
+    }
+}
+
+size_t EventBatch::drop(uint64_t handle) {
+    // Their fields and text stay behind unused until clear(): rare, and cheaper
+    // than compacting.
+    return std::erase_if(records_, [handle](const EventRecord& r) { return r.handle == handle; });
+}
+
+void EventBatch::clear() {
+    records_.clear();
+    fields_.clear();
+    text_.clear();
+    connections_.clear();
+    services_.clear();
+}
+
+const StoredField* EventBatch::field(const EventRecord& r, uint32_t id) const {
+    for (const StoredField& f : fields(r)) {
+        if (f.id == id) return &f;
+    }
+    return nullptr;
+}
+
+}  // namespace mdcast::python

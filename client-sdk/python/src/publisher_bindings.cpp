@@ -1,0 +1,100 @@
+// PublisherBridge for Python.
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+
+#include "bindings.h"
+#include "publisher_bridge.h"
+
+namespace mdcast::python {
+namespace {
+
+StreamState parse_stream(const std::string& s) {
+    if (s == "open") return StreamState::kOpen;
+    if (s == "closed") return StreamState::kClosed;
+    throw py::value_error("stream must be 'open' or 'closed', not '" + s + "'");
+}
+
+DataState parse_data(const std::string& s) {
+    if (s == "ok") return DataState::kOk;
+    if (s == "suspect") return DataState::kSuspect;
+    throw py::value_error("data must be 'ok' or 'suspect', not '" + s + "'");
+}
+
+ItemState make_state(const std::string& stream, const std::string& data, StatusCode code,
+                     const std::string& text) {
+    return ItemState{parse_stream(stream), parse_data(data), code, text};
+}
+
+py::dict stats_dict(const PublisherBridge& p) {
+    const PublisherStats s = p.stats();
+    py::dict d;
+    d["refreshes_sent"] = s.refreshes_sent;
+    d["updates_sent"] = s.updates_sent;
+    d["statuses_sent"] = s.statuses_sent;
+    d["updates_held"] = s.updates_held;
+    d["updates_dropped"] = s.updates_dropped;
+    d["outbox_full"] = s.outbox_full;
+    d["item_requests"] = s.item_requests;
+    d["item_closes"] = s.item_closes;
+    d["rejections"] = s.rejections;
+    d["connections"] = s.connections;
+    d["connection_losses"] = s.connection_losses;
+    return d;
+}
+
+}  // namespace
+
+void bind_publisher(py::module_& m) {
+    using P = PublisherBridge;
+    using Release = py::call_guard<py::gil_scoped_release>;
+    py::class_<P>(m, "PublisherCore", "The C++ publisher under mdcast.Publisher.")
+        .def(py::init([](PublisherOptions options, std::shared_ptr<Dictionary> dictionary,
+                         py::object callback) {
+                 return std::make_unique<P>(std::move(options), std::move(dictionary),
+                                            std::move(callback));
+             }),
+             py::arg("options"), py::arg("dictionary"), py::arg("callback"))
+        .def("start", &P::start, Release())
+        .def("stop", &P::stop, Release())
+        .def("add_service", &P::add_service, py::arg("name"), py::arg("interactive") = false)
+        .def("add_item", &P::add_item, py::arg("service"), py::arg("item"))
+        .def(
+            "refresh",
+            [](P& p, uint64_t item, const py::dict& fields, const std::string& stream,
+               const std::string& data, StatusCode code, const std::string& text) {
+                return p.refresh(item, fields, make_state(stream, data, code, text));
+            },
+            py::arg("item"), py::arg("fields"), py::arg("stream") = "open", py::arg("data") = "ok",
+            py::arg("code") = StatusCode::kNone, py::arg("text") = "")
+        .def(
+            "update",
+            [](P& p, uint64_t item, const py::dict& fields,
+               std::optional<uint64_t> publish_time_ns) {
+                return p.update(item, fields, publish_time_ns.value_or(Publisher::kStampNow));
+            },
+            py::arg("item"), py::arg("fields"), py::arg("publish_time_ns") = py::none())
+        .def(
+            "status",
+            [](P& p, uint64_t item, const std::string& stream, const std::string& data,
+               StatusCode code, const std::string& text) {
+                return p.status(item, make_state(stream, data, code, text));
+            },
+            py::arg("item"), py::arg("stream") = "open", py::arg("data") = "ok",
+            py::arg("code") = StatusCode::kNone, py::arg("text") = "")
+        .def(
+            "flush",
+            [](P& p, double timeout) {
+                if (!(timeout >= 0)) throw py::value_error("timeout must be >= 0 seconds");
+                const auto ms =
+                    std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout * 1000)));
+                py::gil_scoped_release release;
+                return p.flush(ms);
+            },
+            py::arg("timeout"))
+        .def("stats", &stats_dict);
+}
+
+}  // namespace mdcast::python

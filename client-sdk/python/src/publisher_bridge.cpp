@@ -1,0 +1,110 @@
+#include "publisher_bridge.h"
+
+#include <thread>
+
+#include "field_values.h"
+
+namespace mdcast::python {
+
+PublisherBridge::PublisherBridge(PublisherOptions options,
+                                 std::shared_ptr<const Dictionary> dictionary, py::object callback)
+    : dictionary_(std::move(dictionary)), callback_(std::move(callback)) {
+    if (!dictionary_) throw std::invalid_argument("a publisher needs a field dictionary");
+    publisher_ = std::make_unique<Publisher>(std::move(options), *this);
+}
+
+PublisherBridge::~PublisherBridge() {
+    py::gil_scoped_release release;
+    publisher_.reset();  // stops and joins the I/O thread
+}
+
+void PublisherBridge::start() {
+    publisher_->start();
+}
+void PublisherBridge::stop() {
+    publisher_->stop();
+}
+
+void PublisherBridge::add_service(const std::string& name, bool interactive) {
+    publisher_->add_service(name,
+                            interactive ? ServiceMode::kInteractive : ServiceMode::kBroadcast);
+}
+
+uint64_t PublisherBridge::add_item(const std::string& service, const std::string& item) {
+    return publisher_->add_item(service, item).id;
+}
+
+bool PublisherBridge::refresh(uint64_t item, const py::dict& fields, const ItemState& state) {
+    fields_.clear();
+    fill_field_list(fields_, *dictionary_, fields);
+    const bool taken = publisher_->refresh(PublishedItem{item}, fields_, state);
+    if (taken) refreshes_.fetch_add(1, std::memory_order_relaxed);
+    return taken;
+}
+
+bool PublisherBridge::update(uint64_t item, const py::dict& fields, uint64_t publish_time_ns) {
+    fields_.clear();
+    fill_field_list(fields_, *dictionary_, fields);
+    const bool taken = publisher_->update(PublishedItem{item}, fields_, publish_time_ns);
+    if (taken) updates_.fetch_add(1, std::memory_order_relaxed);
+    return taken;
+}
+
+bool PublisherBridge::status(uint64_t item, const ItemState& state) {
+    const bool taken = publisher_->status(PublishedItem{item}, state);
+    if (taken) statuses_.fetch_add(1, std::memory_order_relaxed);
+    return taken;
+}
+
+// Re-sent images after a reconnect count as sent too, so this may say "all
+// handled" a little early after a reconnect; it never waits for ever.
+bool PublisherBridge::handled_all() const {
+    const PublisherStats s = publisher_->stats();
+    return s.refreshes_sent >= refreshes_.load() && s.statuses_sent >= statuses_.load() &&
+           s.updates_sent + s.updates_held + s.updates_dropped >= updates_.load();
+}
+
+bool PublisherBridge::flush(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!handled_all()) {
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+}
+
+template <typename... Args>
+void PublisherBridge::call(const char* name, Args&&... args) {
+    if (_Py_IsFinalizing()) return;
+    py::gil_scoped_acquire gil;
+    try {
+        callback_(name, std::forward<Args>(args)...);
+    } catch (py::error_already_set& error) {
+        error.discard_as_unraisable(name);
+    }
+}
+
+void PublisherBridge::on_connection(const ConnectionEvent& e) {
+    call("connection", std::string(connection_state_name(e.state)), e.server.to_string(), e.text);
+}
+
+void PublisherBridge::on_service(const std::string& service, bool accepted,
+                                 const std::string& text) {
+    call("service", service, accepted, text);
+}
+
+void PublisherBridge::on_item_request(PublishedItem item, const std::string& service,
+                                      const std::string& name) {
+    call("item_request", item.id, service, name);
+}
+
+void PublisherBridge::on_item_closed(PublishedItem item, const std::string& service,
+                                     const std::string& name) {
+    call("item_closed", item.id, service, name);
+}
+
+void PublisherBridge::on_item_rejected(PublishedItem item, const ItemState& state) {
+    call("item_rejected", item.id, std::string(status_code_name(state.code)), state.text);
+}
+
+}  // namespace mdcast::python

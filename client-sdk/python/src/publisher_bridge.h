@@ -1,0 +1,65 @@
+// PublisherBridge: an mdcast::Publisher driven from Python.
+//
+// Fields come as {name: value} dicts, resolved with the dictionary. The SDK's
+// callbacks (connection, service answer, item request/close, rejection) run on
+// its I/O thread: the bridge takes the GIL there and calls one Python
+// function, `callback(name, *args)`, that mdcast.Publisher routes to the
+// application and guards (an exception is reported, never raised into the I/O
+// thread; whatever still escapes is reported as unraisable). stop() and the
+// destructor release the GIL while the I/O thread is joined, so a callback
+// waiting for the GIL cannot deadlock them.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "mdcast/dictionary.h"
+#include "mdcast/publisher.h"
+
+namespace mdcast::python {
+
+namespace py = pybind11;
+
+class PublisherBridge final : public PublisherHandler {
+  public:
+    PublisherBridge(PublisherOptions options, std::shared_ptr<const Dictionary> dictionary,
+                    py::object callback);
+    ~PublisherBridge() override;
+
+    void start();
+    void stop();
+    void add_service(const std::string& name, bool interactive);
+    uint64_t add_item(const std::string& service, const std::string& item);
+    bool refresh(uint64_t item, const py::dict& fields, const ItemState& state);
+    bool update(uint64_t item, const py::dict& fields, uint64_t publish_time_ns);
+    bool status(uint64_t item, const ItemState& state);
+    // Waits (GIL released by the caller) until the I/O thread has handled
+    // every refresh, update and status accepted so far, for at most `timeout`.
+    bool flush(std::chrono::milliseconds timeout);
+    PublisherStats stats() const { return publisher_->stats(); }
+
+    void on_connection(const ConnectionEvent& event) override;
+    void on_service(const std::string& service, bool accepted, const std::string& text) override;
+    void on_item_request(PublishedItem item, const std::string& service,
+                         const std::string& name) override;
+    void on_item_closed(PublishedItem item, const std::string& service,
+                        const std::string& name) override;
+    void on_item_rejected(PublishedItem item, const ItemState& state) override;
+
+  private:
+    template <typename... Args>
+    void call(const char* name, Args&&... args);
+    bool handled_all() const;
+
+    std::shared_ptr<const Dictionary> dictionary_;
+    py::object callback_;
+    std::unique_ptr<Publisher> publisher_;
+    FieldList fields_;  // reused; only touched with the GIL held
+    std::atomic<uint64_t> refreshes_{0}, updates_{0}, statuses_{0};
+};
+
+}  // namespace mdcast::python

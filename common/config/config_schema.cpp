@@ -1,0 +1,507 @@
+#include "common/config/config_schema.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string_view>
+
+namespace mdcast::config {
+
+namespace {
+
+constexpr size_t kDescribeWidth = 100;
+constexpr size_t kDocIndent = 4;
+
+std::string join_errors(const std::vector<ConfigError>& errors) {
+    std::string text;
+    for (const auto& error : errors) {
+        if (!text.empty()) text += '\n';
+        text += error.to_string();
+    }
+    return text;
+}
+
+ConfigError make_error(const std::string& file, const YAML::Mark& mark, std::string key,
+                       std::string message) {
+    ConfigError error{file, 0, 0, std::move(key), std::move(message)};
+    if (!mark.is_null()) {
+        error.line = mark.line + 1;
+        error.column = mark.column + 1;
+    }
+    return error;
+}
+
+// Human name of what a node holds, for "expected X, got Y" messages.
+std::string node_kind(const YAML::Node& node) {
+    switch (node.Type()) {
+        case YAML::NodeType::Map:
+            return "a mapping";
+        case YAML::NodeType::Sequence:
+            return "a list";
+        case YAML::NodeType::Scalar:
+            return "'" + node.Scalar() + "'";
+        default:
+            return "nothing";
+    }
+}
+
+std::string with_article(const std::string& noun) {
+    bool vowel = !noun.empty() && std::string_view("aeiou").find(noun[0]) != std::string::npos;
+    return (vowel ? "an " : "a ") + noun;
+}
+
+bool require_scalar(const YAML::Node& node, const std::string& expected,
+                    detail::ValueError& error) {
+    if (node.IsScalar()) return true;
+    error.message = "expected " + expected + ", got " + node_kind(node);
+    return false;
+}
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+        return std::tolower(static_cast<unsigned char>(x)) ==
+               std::tolower(static_cast<unsigned char>(y));
+    });
+}
+
+bool is_valid_key(const std::string& key) {
+    if (key.empty() || key.front() == '.' || key.back() == '.') return false;
+    if (key.find("..") != std::string::npos) return false;
+    return std::all_of(key.begin(), key.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+    });
+}
+
+bool starts_with_section(const std::string& key, const std::string& section) {
+    return key.size() > section.size() && key.compare(0, section.size(), section) == 0 &&
+           key[section.size()] == '.';
+}
+
+// Optimal string alignment distance: Levenshtein plus adjacent transpositions, so that the
+// common typo "prot" for "port" costs 1.
+size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    return d[a.size()][b.size()];
+}
+
+// How many edits still count as a typo rather than a different word.
+size_t typo_budget(const std::string& word) {
+    return std::clamp<size_t>(word.size() / 4, 1, 3);
+}
+
+std::string leaf_of(const std::string& key) {
+    size_t dot = key.rfind('.');
+    return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+// Greedy word wrap; every output line starts with `indent` spaces.
+std::string wrap_text(const std::string& text, size_t indent, size_t width) {
+    std::istringstream words(text);
+    std::string word;
+    std::string out;
+    size_t column = 0;
+    while (words >> word) {
+        if (column > indent && column + 1 + word.size() > width) {
+            out += '\n';
+            column = 0;
+        }
+        if (column == 0) {
+            out.append(indent, ' ');
+            column = indent;
+        } else {
+            out += ' ';
+            ++column;
+        }
+        out += word;
+        column += word.size();
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string ConfigError::to_string() const {
+    std::string text = file;
+    if (line > 0) text += ":" + std::to_string(line) + ":" + std::to_string(column);
+    text += ": ";
+    if (!key.empty()) text += "key '" + key + "': ";
+    return text + message;
+}
+
+ConfigErrors::ConfigErrors(std::vector<ConfigError> errors)
+    : std::runtime_error(join_errors(errors)), errors_(std::move(errors)) {}
+
+namespace detail {
+
+// Mutable context of one load() call.
+struct SchemaCore::WalkState {
+    const std::string& file;
+    const ApplyFn& apply;
+    std::vector<ConfigError> errors;
+
+    void report(const YAML::Mark& mark, std::string key, std::string message) {
+        errors.push_back(make_error(file, mark, std::move(key), std::move(message)));
+    }
+};
+
+SchemaCore::SchemaCore(std::string daemon_name) : daemon_name_(std::move(daemon_name)) {}
+
+void SchemaCore::add(KeyInfo info) {
+    if (!is_valid_key(info.key)) {
+        throw std::logic_error("config schema: malformed key '" + info.key + "'");
+    }
+    for (const auto& existing : keys_) {
+        if (existing.key == info.key || starts_with_section(existing.key, info.key) ||
+            starts_with_section(info.key, existing.key)) {
+            throw std::logic_error("config schema: key '" + info.key + "' clashes with '" +
+                                   existing.key + "'");
+        }
+    }
+    keys_.push_back(std::move(info));
+}
+
+void SchemaCore::load(const std::string& yaml_text, const std::string& file_name,
+                      const ApplyFn& apply) const {
+    WalkState state{file_name, apply, {}};
+    std::vector<YAML::Node> documents;
+    try {
+        documents = YAML::LoadAll(yaml_text);
+    } catch (const YAML::Exception& e) {
+        state.report(e.mark, "", "YAML syntax error: " + e.msg);
+        throw ConfigErrors(std::move(state.errors));
+    }
+    if (documents.size() > 1) {
+        state.report(documents[1].Mark(), "", "only one YAML document is allowed per file");
+    }
+    if (!documents.empty() && !documents[0].IsNull()) {
+        if (documents[0].IsMap()) {
+            walk_mapping(documents[0], "", state);
+        } else {
+            state.report(documents[0].Mark(), "",
+                         "the top level must be a mapping of keys, got " + node_kind(documents[0]));
+        }
+    }
+    if (!state.errors.empty()) throw ConfigErrors(std::move(state.errors));
+}
+
+// Visits every key of one mapping; `prefix` is the dotted path of the mapping itself.
+void SchemaCore::walk_mapping(const YAML::Node& mapping, const std::string& prefix,
+                              WalkState& state) const {
+    std::map<std::string, YAML::Mark> seen;
+    for (const auto& pair : mapping) {
+        const YAML::Node& key = pair.first;
+        if (!key.IsScalar()) {
+            state.report(key.Mark(), prefix, "keys must be plain names, got " + node_kind(key));
+            continue;
+        }
+        std::string full_key = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();
+        if (key.Scalar().find('.') != std::string::npos) {
+            // One spelling per key keeps duplicate detection and the docs simple.
+            state.report(key.Mark(), full_key,
+                         "dotted keys must be written as nested mappings ('a.b: 1' is 'a:' then "
+                         "an indented 'b: 1')");
+            continue;
+        }
+        auto [first, inserted] = seen.emplace(key.Scalar(), key.Mark());
+        if (!inserted) {
+            state.report(
+                key.Mark(), full_key,
+                "duplicate key (first set on line " + std::to_string(first->second.line + 1) + ")");
+            continue;
+        }
+        walk_pair(key, pair.second, full_key, state);
+    }
+}
+
+void SchemaCore::walk_pair(const YAML::Node& key, const YAML::Node& value,
+                           const std::string& full_key, WalkState& state) const {
+    std::optional<size_t> index = find_key(full_key);
+    if (index) {
+        // A null value's own mark points past it, at the next token: report at the key.
+        if (value.IsNull()) {
+            state.report(key.Mark(), full_key,
+                         "missing value (expected " + with_article(keys_[*index].type) + ")");
+            return;
+        }
+        ValueError error;
+        if (!state.apply(*index, value, error)) {
+            state.report(error.mark.is_null() ? value.Mark() : error.mark, full_key, error.message);
+        }
+        return;
+    }
+    if (is_section(full_key)) {
+        if (value.IsMap()) {
+            walk_mapping(value, full_key, state);
+        } else if (!value.IsNull()) {
+            state.report(value.Mark(), full_key,
+                         "expected a mapping (section with keys " + section_children(full_key) +
+                             "), got " + node_kind(value));
+        }
+        return;
+    }
+    state.report(key.Mark(), full_key, "unknown key" + suggest(full_key));
+}
+
+std::optional<size_t> SchemaCore::find_key(const std::string& key) const {
+    for (size_t i = 0; i < keys_.size(); ++i) {
+        if (keys_[i].key == key) return i;
+    }
+    return std::nullopt;
+}
+
+bool SchemaCore::is_section(const std::string& prefix) const {
+    return std::any_of(keys_.begin(), keys_.end(),
+                       [&](const KeyInfo& info) { return starts_with_section(info.key, prefix); });
+}
+
+// Immediate children of a section, e.g. "address, port" for "listen".
+std::string SchemaCore::section_children(const std::string& prefix) const {
+    std::vector<std::string> children;
+    for (const auto& info : keys_) {
+        if (!starts_with_section(info.key, prefix)) continue;
+        std::string rest = info.key.substr(prefix.size() + 1);
+        std::string child = rest.substr(0, rest.find('.'));
+        if (std::find(children.begin(), children.end(), child) == children.end()) {
+            children.push_back(child);
+        }
+    }
+    return list_text(children);
+}
+
+// "; did you mean 'x'?" when a known key or section is within typo distance of the unknown
+// key, either as a whole or by its last component (a key put in the wrong section).
+std::string SchemaCore::suggest(const std::string& unknown_key) const {
+    std::vector<std::string> candidates;
+    for (const auto& info : keys_) {
+        candidates.push_back(info.key);
+        for (size_t dot = info.key.find('.'); dot != std::string::npos;
+             dot = info.key.find('.', dot + 1)) {
+            candidates.push_back(info.key.substr(0, dot));
+        }
+    }
+    std::string best;
+    size_t best_distance = typo_budget(unknown_key) + 1;
+    for (const auto& candidate : candidates) {
+        size_t distance = edit_distance(unknown_key, candidate);
+        if (distance < best_distance) {
+            best = candidate;
+            best_distance = distance;
+        }
+    }
+    if (best.empty()) {
+        std::string leaf = leaf_of(unknown_key);
+        best_distance = typo_budget(leaf) + 1;
+        for (const auto& info : keys_) {
+            size_t distance = edit_distance(leaf, leaf_of(info.key));
+            if (distance < best_distance) {
+                best = info.key;
+                best_distance = distance;
+            }
+        }
+    }
+    return best.empty() ? "" : "; did you mean '" + best + "'?";
+}
+
+std::string SchemaCore::read_file(const std::string& path) {
+    auto fail = [&path](const std::string& message) {
+        return ConfigErrors({ConfigError{path, 0, 0, "", message}});
+    };
+    std::error_code ignored;
+    if (std::filesystem::is_directory(path, ignored)) {
+        throw fail("cannot read config file: it is a directory");
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw fail("cannot open config file: " + std::string(std::strerror(errno)));
+    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (in.bad()) throw fail("cannot read config file: " + std::string(std::strerror(errno)));
+    return text;
+}
+
+std::string SchemaCore::describe() const {
+    std::string text = "Configuration keys for " + daemon_name_ + ".\n";
+    text += wrap_text(
+        "The file is YAML. A dotted key such as 'listen.port' is written as nested mappings "
+        "('listen:' then an indented 'port:'). Keys that are left out keep their default; "
+        "unknown keys are rejected.",
+        0, kDescribeWidth);
+    text += "\n";
+    for (const auto& info : keys_) {
+        text += "\n" + info.key + " (" + info.type;
+        if (!info.constraint.empty()) text += ", " + info.constraint;
+        text += "; default " + info.default_text + ")\n";
+        if (!info.doc.empty()) text += wrap_text(info.doc, kDocIndent, kDescribeWidth) + "\n";
+    }
+    return text;
+}
+
+bool parse_integer(const YAML::Node& node, ParsedInteger& out, ValueError& error) {
+    if (!require_scalar(node, "an integer", error)) return false;
+    std::string_view text = node.Scalar();
+    bool negative = !text.empty() && text.front() == '-';
+    if (!text.empty() && (text.front() == '-' || text.front() == '+')) text.remove_prefix(1);
+    int base = 10;
+    if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+        base = 16;
+        text.remove_prefix(2);
+    }
+    uintmax_t magnitude = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), magnitude, base);
+    if (text.empty() || end != text.data() + text.size() ||
+        (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+        error.message = "expected an integer, got '" + node.Scalar() + "'";
+        return false;
+    }
+    constexpr auto kMaxNegative = static_cast<uintmax_t>(std::numeric_limits<intmax_t>::max()) + 1;
+    out = ParsedInteger{};
+    out.negative = negative && magnitude != 0;
+    out.overflow = ec == std::errc::result_out_of_range || (negative && magnitude > kMaxNegative);
+    if (out.overflow) return true;
+    if (out.negative) {
+        // -(magnitude - 1) - 1 avoids overflowing on the most negative value.
+        out.negative_value = -static_cast<intmax_t>(magnitude - 1) - 1;
+    } else {
+        out.positive_value = magnitude;
+    }
+    return true;
+}
+
+std::string out_of_range_message(const YAML::Node& node, const std::string& min,
+                                 const std::string& max) {
+    return node.Scalar() + " is out of range (allowed " + min + ".." + max + ")";
+}
+
+bool convert_real(const YAML::Node& node, double min, double max, double& out, ValueError& error) {
+    if (!require_scalar(node, "a real number", error)) return false;
+    std::string_view text = node.Scalar();
+    if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+        !std::isfinite(value)) {
+        error.message = "expected a real number, got '" + node.Scalar() + "'";
+        return false;
+    }
+    if (value < min || value > max) {
+        error.message = out_of_range_message(node, real_text(min), real_text(max));
+        return false;
+    }
+    out = value;
+    return true;
+}
+
+bool convert_boolean(const YAML::Node& node, bool& out, ValueError& error) {
+    if (!require_scalar(node, "a boolean", error)) return false;
+    const std::string& text = node.Scalar();
+    // YAML 1.1 spellings, which is what people write in config files.
+    static constexpr std::pair<std::string_view, bool> kBooleanWords[] = {
+        {"true", true},   {"yes", true}, {"on", true},
+        {"false", false}, {"no", false}, {"off", false}};
+    for (const auto& [word, value] : kBooleanWords) {
+        if (equals_ignoring_case(text, word)) {
+            out = value;
+            return true;
+        }
+    }
+    error.message = "expected a boolean (true/false, yes/no, on/off), got '" + text + "'";
+    return false;
+}
+
+bool convert_string(const YAML::Node& node, std::string& out, ValueError& error) {
+    if (!require_scalar(node, "a string", error)) return false;
+    out = node.Scalar();
+    return true;
+}
+
+bool convert_address(const YAML::Node& node, std::string& out, ValueError& error) {
+    if (!require_scalar(node, "an IP address", error)) return false;
+    const std::string& text = node.Scalar();
+    unsigned char buffer[sizeof(struct in6_addr)];
+    if (inet_pton(AF_INET, text.c_str(), buffer) != 1 &&
+        inet_pton(AF_INET6, text.c_str(), buffer) != 1) {
+        error.message = "'" + text +
+                        "' is not an IPv4 or IPv6 address (host names are not "
+                        "accepted)";
+        return false;
+    }
+    out = text;
+    return true;
+}
+
+bool convert_choice(const YAML::Node& node, const std::vector<std::string>& allowed,
+                    std::string& out, ValueError& error) {
+    if (!require_scalar(node, "one of: " + list_text(allowed), error)) return false;
+    const std::string& text = node.Scalar();
+    if (std::find(allowed.begin(), allowed.end(), text) == allowed.end()) {
+        error.message = "'" + text + "' is not one of: " + list_text(allowed);
+        return false;
+    }
+    out = text;
+    return true;
+}
+
+bool convert_string_list(const YAML::Node& node, std::vector<std::string>& out, ValueError& error) {
+    if (!node.IsSequence()) {
+        error.message = "expected a list of strings, got " + node_kind(node);
+        return false;
+    }
+    std::vector<std::string> values;
+    for (size_t i = 0; i < node.size(); ++i) {
+        const YAML::Node element = node[i];
+        if (!element.IsScalar()) {
+            error.message = "list element " + std::to_string(i + 1) + " must be a string, got " +
+                            node_kind(element);
+            if (!element.IsNull()) error.mark = element.Mark();
+            return false;
+        }
+        values.push_back(element.Scalar());
+    }
+    out = std::move(values);
+    return true;
+}
+
+std::string real_text(double value) {
+    std::ostringstream text;
+    text.imbue(std::locale::classic());
+    text << value;
+    return text.str();
+}
+
+std::string quoted(const std::string& value) {
+    return "\"" + value + "\"";
+}
+
+std::string list_text(const std::vector<std::string>& values) {
+    std::string text;
+    for (const auto& value : values) {
+        if (!text.empty()) text += ", ";
+        text += value;
+    }
+    return text;
+}
+
+}  // namespace detail
+
+}  // namespace mdcast::config

@@ -1,0 +1,82 @@
+// Configuration keys every daemon has, declared once for any config struct
+// with the matching members (log_level, log_file, log_max_file_bytes,
+// log_max_files, shutdown_grace_ms, tls_*).
+#pragma once
+
+#include "common/config/config_schema.h"
+#include "common/logging.h"
+#include "common/net/tls_context.h"
+
+namespace mdcast {
+
+template <class C>
+void add_log_keys(config::Schema<C>& s) {
+    s.choice("log.level", &C::log_level, "info", log::kLevelNames,
+             "Log level; each -v on the command line makes it one step more verbose. "
+             "Reloads on SIGHUP.");
+    s.string("log.file", &C::log_file, "",
+             "Write the log to this file instead of stderr/journald; {name} becomes the "
+             "process name (mdcast-server.2), so instances keep separate files. Empty: stderr.");
+    s.template integer<uint64_t>("log.max_file_bytes", &C::log_max_file_bytes, 100ull << 20, 4096,
+                                 1ull << 40, "The log file rotates when it reaches this size.");
+    s.template integer<uint32_t>(
+        "log.max_files", &C::log_max_files, 5, 1, 1000,
+        "Rotated files kept (name.1.log … name.N.log); older ones are deleted.");
+}
+
+template <class C>
+void add_shutdown_keys(config::Schema<C>& s) {
+    s.template integer<uint32_t>(
+        "shutdown.grace_ms", &C::shutdown_grace_ms, 2000, 0, 600000,
+        "On SIGTERM: stop accepting, send every peer a shutdown Close behind what is queued for "
+        "it, and exit when all of it is written or after this long, whichever is first. A second "
+        "SIGTERM exits at once.");
+}
+
+// The members add_tls_keys fills; a daemon's config struct derives from it.
+struct TlsKeys {
+    std::string tls_cert_file;
+    std::string tls_key_file;
+    std::string tls_ca_file;
+    std::string tls_min_version;
+    std::string tls_client_certs;
+    uint32_t tls_handshake_timeout_ms = 0;
+};
+
+// The TLS identity and policy of a daemon's TLS listener (clients.tls at the
+// server, publishers.tls at the distributor). The files are re-read on SIGHUP.
+template <class C>
+void add_tls_keys(config::Schema<C>& s) {
+    s.string("tls.cert_file", &C::tls_cert_file, "",
+             "PEM certificate chain of this daemon (leaf first), presented on its TLS listener. "
+             "Re-read on SIGHUP: new connections get the new certificate, open ones keep theirs; "
+             "a file that does not load is logged and the running certificate kept.");
+    s.string("tls.key_file", &C::tls_key_file, "",
+             "PEM private key of tls.cert_file (keep it readable by the daemon's user only). "
+             "Re-read on SIGHUP.");
+    s.string("tls.ca_file", &C::tls_ca_file, "",
+             "PEM CA certificates that client certificates must chain to; needed when "
+             "tls.client_certs is optional or required. Re-read on SIGHUP.");
+    s.choice("tls.min_version", &C::tls_min_version, "1.2", kTlsVersionNames,
+             "Lowest TLS version accepted (1.2 is the floor; 1.3 refuses 1.2 clients).");
+    s.choice("tls.client_certs", &C::tls_client_certs, "none", kTlsClientCertModes,
+             "none: no client certificate is asked for. optional: asked for and, when sent, "
+             "verified against tls.ca_file. required: a client without a valid certificate fails "
+             "the handshake (tls_handshake_failed).");
+    s.template integer<uint32_t>(
+        "tls.handshake_timeout_ms", &C::tls_handshake_timeout_ms, 5000, 100, 600000,
+        "A TLS connection whose handshake has not finished after this long is closed with "
+        "reason tls_handshake_timeout (counted; guards against idle or slow-loris peers).");
+}
+
+inline TlsServerSettings tls_server_settings(const TlsKeys& config) {
+    return {config.tls_cert_file,   config.tls_key_file,     config.tls_ca_file,
+            config.tls_min_version, config.tls_client_certs, "tls."};
+}
+
+// The keys of add_tls_keys that a SIGHUP applies by building a new context.
+inline const std::vector<std::string> kTlsReloadableKeys{
+    "tls.cert_file",   "tls.key_file",     "tls.ca_file",
+    "tls.min_version", "tls.client_certs", "tls.handshake_timeout_ms"};
+
+}  // namespace mdcast

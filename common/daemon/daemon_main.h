@@ -1,0 +1,173 @@
+// The start-up sequence every daemon shares: command line, config (with
+// --check-config), logging, signals, run. Exceptions stop at this edge.
+#pragma once
+
+#include <algorithm>
+#include <csignal>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config/command_line.h"
+#include "common/config/config_schema.h"
+#include "common/daemon/systemd_notify.h"
+#include "common/logging.h"
+#include "common/net/event_loop.h"
+
+namespace mdcast {
+
+struct DaemonOptions {
+    std::string config_path;
+    bool check_config = false;
+    bool help_config = false;
+    int verbosity = 0;
+};
+
+// Adds the options every daemon has (--config, --check-config, --help-config, -v).
+void add_daemon_options(cli::CommandLine& command_line, DaemonOptions& options);
+
+// What a running daemon exposes to the signal handlers.
+template <class Config>
+struct DaemonProcess {
+    // SIGTERM/SIGINT: stop accepting, say goodbye, flush, then stop the loop
+    // (within the daemon's grace period).
+    std::function<void(const std::string& why)> shutdown;
+    // SIGHUP: `fresh` is the re-read configuration and `changes` the keys that
+    // differ from the running one. Re-reads the daemon's files (certificates,
+    // users, entitlements), applies what it can and says which keys it applied
+    // and which failed to load; the others are logged as needing a restart. May be
+    // empty (nothing reloads).
+    std::function<config::ReloadResult(const Config& fresh,
+                                       const std::vector<config::ConfigChange>& changes)>
+        reload;
+};
+
+namespace detail {
+
+// log.file with {name} replaced by the process name.
+inline std::string log_file_path(std::string pattern, const std::string& name) {
+    for (size_t at = pattern.find("{name}"); at != std::string::npos;
+         at = pattern.find("{name}", at)) {
+        pattern.replace(at, 6, name);
+        at += name.size();
+    }
+    return pattern;
+}
+
+// SIGHUP: re-read the file, hand the changes to the daemon, log each outcome.
+// `running` keeps the applied values, so a later SIGHUP compares against them.
+template <class Config>
+void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& schema,
+                   Config& running, DaemonProcess<Config>& process) {
+    auto logger = log::get("main");
+    Config fresh = running;
+    if (options.config_path.empty()) {
+        logger->info("SIGHUP: no configuration file; re-reading the daemon's files only");
+    } else {
+        try {
+            fresh = schema.load_file(options.config_path);
+        } catch (const config::ConfigErrors& errors) {
+            for (const auto& error : errors.errors())
+                logger->error("SIGHUP: {}", error.to_string());
+            logger->error(
+                "SIGHUP: {} configuration error(s) in {}; keeping the running configuration",
+                errors.errors().size(), options.config_path);
+            return;
+        }
+    }
+    const auto changes = schema.changes(running, fresh);
+    config::ReloadResult result;
+    if (process.reload) result = process.reload(fresh, changes);
+    auto& applied = result.applied;
+    const auto& failed = result.failed;
+    for (const auto& change : changes) {
+        if (change.key == "log.level") {
+            log::set_level(fresh.log_level, options.verbosity);
+            applied.push_back(change.key);
+        }
+        if (std::find(applied.begin(), applied.end(), change.key) != applied.end()) {
+            schema.copy_key(change.key, fresh, running);
+            logger->info("SIGHUP: applied {}: {} -> {}", change.key, change.before, change.after);
+        } else if (std::find(failed.begin(), failed.end(), change.key) != failed.end()) {
+            logger->error(
+                "SIGHUP: {} changed ({} -> {}) but its files did not load (see above); "
+                "the running value stays",
+                change.key, change.before, change.after);
+        } else {
+            logger->warn("SIGHUP: {} changed ({} -> {}) but needs a restart; not applied",
+                         change.key, change.before, change.after);
+        }
+    }
+    if (changes.empty()) logger->info("SIGHUP: configuration unchanged");
+}
+
+}  // namespace detail
+
+// `make_process` builds the daemon on the loop and returns its signal hooks.
+// `process_name` may depend on options (instance N).
+template <class Config>
+int run_daemon(int argc, char** argv, cli::CommandLine& command_line, DaemonOptions& options,
+               const config::Schema<Config>& schema,
+               const std::function<std::string(const Config&)>& process_name,
+               const std::function<DaemonProcess<Config>(EventLoop&, Config&)>& make_process) {
+    const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
+    if (outcome != cli::CommandLine::Outcome::kRun) {
+        return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
+    }
+    if (options.help_config) {
+        std::cout << schema.describe();
+        return 0;
+    }
+    Config config;
+    try {
+        config =
+            options.config_path.empty() ? schema.defaults() : schema.load_file(options.config_path);
+    } catch (const config::ConfigErrors& errors) {
+        for (const auto& error : errors.errors()) std::cerr << error.to_string() << "\n";
+        std::cerr << errors.errors().size() << " configuration error(s); not starting\n";
+        return 2;
+    }
+    if (options.check_config) {
+        std::cout << (options.config_path.empty() ? "(defaults)" : options.config_path)
+                  << ": configuration OK\n";
+        return 0;
+    }
+    const std::string name = process_name(config);
+    try {
+        log::init(name, config.log_level, options.verbosity,
+                  detail::log_file_path(config.log_file, name), config.log_max_file_bytes,
+                  config.log_max_files);
+    } catch (const std::exception& error) {
+        std::cerr << name << ": cannot open the log file: " << error.what() << "\n";
+        return 1;
+    }
+    std::signal(SIGPIPE, SIG_IGN);
+    try {
+        EventLoop loop;
+        SystemdNotifier systemd(loop);  // Type=notify units; does nothing outside systemd
+        DaemonProcess<Config> process = make_process(loop, config);
+        auto stop = [&](const std::string& why) {
+            systemd.stopping("stopping on " + why);
+            process.shutdown(why);
+        };
+        loop.on_signal(SIGTERM, [&] { stop("SIGTERM"); });
+        loop.on_signal(SIGINT, [&] { stop("SIGINT"); });
+        loop.on_signal(SIGHUP, [&] {
+            systemd.reloading();
+            detail::reload_daemon(options, schema, config, process);
+            systemd.ready("reloaded");
+        });
+        systemd.ready(name + " running" +
+                      (options.config_path.empty() ? "" : " with " + options.config_path));
+        loop.run();
+    } catch (const std::exception& error) {
+        log::get("main")->critical("{}: {}", name, error.what());
+        return 1;
+    }
+    log::get("main")->info("stopped");
+    return 0;
+}
+
+}  // namespace mdcast

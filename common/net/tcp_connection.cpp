@@ -1,0 +1,391 @@
+#include "common/net/tcp_connection.h"
+
+#include <arpa/inet.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/clock.h"
+
+namespace mdcast {
+
+TcpConnection::TcpConnection(EventLoop& loop, FlushScheduler& flusher, int fd, uint64_t id,
+                             std::string peer, proto::FrameTypeSet accepted, Limits limits,
+                             Handler& handler)
+    : flusher_(flusher),
+      fd_(fd),
+      id_(id),
+      peer_(std::move(peer)),
+      limits_(limits),
+      handler_(handler),
+      reader_(limits.max_frame_body_bytes, accepted),
+      output_(evbuffer_new()),
+      read_event_(event_new(loop.base(), fd, EV_READ | EV_PERSIST, &on_readable, this)),
+      write_event_(event_new(loop.base(), fd, EV_WRITE | EV_PERSIST, &on_writable, this)) {
+    evutil_make_socket_nonblocking(fd_);
+    const int nodelay = limits_.tcp_nodelay ? 1 : 0;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
+    if (limits_.send_buffer_bytes > 0) {
+        setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &limits_.send_buffer_bytes,
+                   sizeof limits_.send_buffer_bytes);
+    }
+    last_input_ns_ = monotonic_ns();
+    ready_ns_ = last_input_ns_;
+    if (const auto& tls = limits_.tls; tls.context) {
+        const TlsContext& context = *tls.context;
+        tls_ = std::make_unique<TlsStream>(
+            loop, fd_,
+            context.is_server() ? context.new_server_ssl() : context.new_client_ssl(tls.host),
+            context.is_server() ? TlsStream::Role::kAccept : TlsStream::Role::kConnect,
+            std::chrono::milliseconds(tls.handshake_timeout_ms),
+            limits_.max_frame_body_bytes + (64 << 10), tls.counters,
+            static_cast<TlsStream::Owner&>(*this));
+    }
+}
+
+TcpConnection::~TcpConnection() {
+    if (limits_.pool) limits_.pool->on_change(queued_bytes(), 0);
+    flusher_.cancel(*this);
+    event_free(read_event_);
+    event_free(write_event_);
+    evbuffer_free(output_);
+    if (fd_ >= 0 && !tls_) ::close(fd_);  // a TLS stream closes its socket itself
+}
+
+void TcpConnection::start() {
+    if (tls_) return tls_->set_reading(!reading_paused_);
+    if (!reading_paused_) event_add(read_event_, nullptr);
+}
+
+void TcpConnection::pause_reading() {
+    reading_paused_ = true;
+    if (fd_ < 0) return;
+    if (tls_) return tls_->set_reading(false);
+    event_del(read_event_);
+}
+
+void TcpConnection::resume_reading() {
+    reading_paused_ = false;
+    if (fd_ < 0 || closing_) return;
+    if (tls_) return tls_->set_reading(true);
+    event_add(read_event_, nullptr);
+}
+
+size_t TcpConnection::queued_bytes() const {
+    return evbuffer_get_length(output_) + tls_queued_;
+}
+
+bool TcpConnection::enqueue_allowed(size_t bytes) const {
+    const size_t queued = queued_bytes();
+    if (limits_.pool) return limits_.pool->admit(queued, bytes);
+    return queued + bytes <= limits_.max_output_bytes;
+}
+
+bool TcpConnection::can_queue(size_t bytes) const {
+    return accepts_output() && enqueue_allowed(bytes);
+}
+
+// Keeps the shared pool and the drain watermark in step with the queue.
+void TcpConnection::queue_changed(size_t before) {
+    const size_t after = queued_bytes();
+    if (limits_.pool) limits_.pool->on_change(before, after);
+    if (after > low_watermark_) {
+        above_watermark_ = true;
+    } else if (above_watermark_ && after < before) {
+        above_watermark_ = false;
+        handler_.on_output_drained(*this);
+    }
+}
+
+bool TcpConnection::send_frame(std::span<const uint8_t> frame) {
+    if (!accepts_output() || !enqueue_allowed(frame.size())) return false;
+    const size_t before = queued_bytes();
+    evbuffer_add(output_, frame.data(), frame.size());
+    queue_changed(before);
+    flusher_.schedule(*this);
+    return true;
+}
+
+bool TcpConnection::send(proto::FrameType type, const google::protobuf::MessageLite& message) {
+    if (!accepts_output()) return false;
+    const size_t size = proto::frame_bytes(message);
+    if (!enqueue_allowed(size)) return false;
+    const size_t before = queued_bytes();
+    evbuffer_iovec vec;
+    if (evbuffer_reserve_space(output_, static_cast<ev_ssize_t>(size), &vec, 1) < 1) return false;
+    proto::encode_frame(type, message, static_cast<uint8_t*>(vec.iov_base));
+    vec.iov_len = size;
+    evbuffer_commit_space(output_, &vec, 1);
+    queue_changed(before);
+    flusher_.schedule(*this);
+    return true;
+}
+
+void TcpConnection::flush() {
+    if (fd_ < 0 || write_waiting_) return;  // the write event drains a backlog
+    if (tls_) return write_tls();
+    write_some();
+}
+
+void TcpConnection::write_some() {
+    while (evbuffer_get_length(output_) > 0) {
+        const size_t before = queued_bytes();
+        const int written = evbuffer_write(output_, fd_);
+        if (written > 0) {
+            bytes_out_ += static_cast<uint64_t>(written);
+            ++writes_;
+            queue_changed(before);
+            if (fd_ < 0) return;  // the drain handler closed us
+            continue;
+        }
+        if (written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            if (!write_waiting_) {
+                write_waiting_ = true;
+                event_add(write_event_, nullptr);
+            }
+            return;
+        }
+        close(CloseReason::kWriteError, written < 0 ? std::strerror(errno) : "write returned 0");
+        return;
+    }
+    if (write_waiting_) {
+        write_waiting_ = false;
+        event_del(write_event_);
+    }
+    if (closing_) close(closing_reason_, closing_text_);  // everything, Close included, is out
+}
+
+void TcpConnection::on_writable(int, short, void* self) {
+    static_cast<TcpConnection*>(self)->write_some();
+}
+
+void TcpConnection::on_readable(int, short, void* self) {
+    static_cast<TcpConnection*>(self)->read_some();
+}
+
+void TcpConnection::read_some() {
+    for (int round = 0; round < limits_.reads_per_wakeup && fd_ >= 0; ++round) {
+        auto space = reader_.prepare(limits_.read_chunk_bytes);
+        const ssize_t n = ::read(fd_, space.data(), space.size());
+        if (n > 0) {
+            reader_.commit(static_cast<size_t>(n));
+            bytes_in_ += static_cast<uint64_t>(n);
+            last_input_ns_ = monotonic_ns();
+            if (!deliver_frames()) return;
+            if (static_cast<size_t>(n) < space.size()) return;  // socket drained
+            continue;
+        }
+        if (n == 0) {
+            close(CloseReason::kPeerClosed, "peer closed the connection");
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            close(CloseReason::kReadError, std::strerror(errno));
+        }
+        return;
+    }
+}
+
+// Hands every complete frame to the handler. Returns false once the connection closed.
+bool TcpConnection::deliver_frames() {
+    proto::Frame frame;
+    while (fd_ >= 0) {
+        switch (reader_.next(frame)) {
+            case proto::FrameReader::Result::kFrame:
+                ++frames_in_;
+                handler_.on_frame(*this, frame);
+                break;
+            case proto::FrameReader::Result::kNeedMore:
+                return true;
+            case proto::FrameReader::Result::kError:
+                close(reader_.error() == proto::FrameError::kTooLarge ? CloseReason::kFrameTooLarge
+                                                                      : CloseReason::kProtocolError,
+                      reader_.error_text());
+                return false;
+        }
+    }
+    return false;
+}
+
+std::string TcpConnection::close_frame(CloseReason reason, const std::string& text) const {
+    wire::v1::Close message;
+    message.set_reason(close_reason_wire(reason));
+    message.set_text(text);
+    return proto::encode_frame_string(proto::FrameType::kClose, message);
+}
+
+void TcpConnection::queue_close_frame(CloseReason reason, const std::string& text) {
+    const std::string frame = close_frame(reason, text);
+    const size_t before = queued_bytes();
+    evbuffer_add(output_, frame.data(), frame.size());  // past the limits: it is the last frame
+    if (limits_.pool) limits_.pool->on_change(before, queued_bytes());
+}
+
+void TcpConnection::close_after_flush(CloseReason reason, const std::string& text) {
+    if (fd_ < 0 || closing_) return;
+    // Mid-handshake there is nothing to flush and the handshake would stall without reads.
+    if (tls_handshaking()) return close(reason, text);
+    closing_ = true;
+    closing_reason_ = reason;
+    closing_text_ = text;
+    if (close_reason_wire(reason) != wire::v1::CLOSE_REASON_UNSPECIFIED)
+        queue_close_frame(reason, text);
+    flusher_.cancel(*this);
+    if (tls_) {
+        tls_->set_reading(false);
+        return write_tls();
+    }
+    event_del(read_event_);
+    if (!write_waiting_) write_some();
+}
+
+void TcpConnection::close(CloseReason reason, const std::string& text) {
+    if (fd_ < 0) return;
+    // The events go before the descriptor: deleting them after close() makes
+    // libevent touch a closed (or already reused) descriptor.
+    event_del(read_event_);
+    event_del(write_event_);
+    if (tls_) {
+        close_tls(reason, text);
+    } else {
+        close_socket(reason, text);
+    }
+    const size_t accounted = queued_bytes();  // what the pool holds for us
+    flusher_.cancel(*this);
+    evbuffer_drain(output_, evbuffer_get_length(output_));  // unsent output is discarded
+    tls_queued_ = 0;
+    if (limits_.pool) limits_.pool->on_change(accounted, 0);
+    fd_ = -1;
+    handler_.on_closed(*this, reason, text);
+}
+
+// Plaintext: the Close frame behind what is queued, one non-blocking attempt
+// to write it all (a peer that does not read will not get it), then the socket goes.
+void TcpConnection::close_socket(CloseReason reason, const std::string& text) {
+    if (close_reason_wire(reason) != wire::v1::CLOSE_REASON_UNSPECIFIED && !closing_) {
+        queue_close_frame(reason, text);
+        const size_t before = queued_bytes();
+        while (evbuffer_get_length(output_) > 0 && evbuffer_write(output_, fd_) > 0) {
+        }
+        if (limits_.pool)
+            limits_.pool->on_change(before, queued_bytes());  // the pool saw the Close frame go in
+    }
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+}
+
+// TLS: the same last attempt, through the stream (which keeps its socket until
+// the connection is destroyed, so the descriptor cannot be reused under it).
+void TcpConnection::close_tls(CloseReason reason, const std::string& text) {
+    std::string last;
+    if (close_reason_wire(reason) != wire::v1::CLOSE_REASON_UNSPECIFIED && !closing_ &&
+        tls_->established()) {
+        last.resize(evbuffer_get_length(output_));
+        evbuffer_copyout(output_, last.data(), last.size());
+        last += close_frame(reason, text);
+    }
+    tls_->shut({reinterpret_cast<const uint8_t*>(last.data()), last.size()});
+}
+
+// ---- TLS transport -------------------------------------------------------------------------
+
+void TcpConnection::write_tls() {
+    if (const size_t queued = evbuffer_get_length(output_); queued > 0) {
+        tls_queued_ += queued;
+        tls_->write(output_);  // moves the chains; queued_bytes() is unchanged
+    }
+    if (closing_ && tls_queued_ == 0) close(closing_reason_, closing_text_);
+}
+
+void TcpConnection::on_tls_written(size_t bytes) {
+    const size_t before = queued_bytes();
+    tls_queued_ -= std::min(bytes, tls_queued_);
+    bytes_out_ += bytes;
+    ++writes_;
+    queue_changed(before);
+    if (fd_ >= 0 && closing_ && queued_bytes() == 0) close(closing_reason_, closing_text_);
+}
+
+void TcpConnection::on_tls_established() {
+    ready_ns_ = monotonic_ns();
+}
+
+void TcpConnection::on_tls_input(evbuffer* input) {
+    while (fd_ >= 0 && !reading_paused_ && !closing_) {
+        const size_t available = evbuffer_get_length(input);
+        if (available == 0) return;
+        const size_t want = std::min(available, limits_.read_chunk_bytes);
+        auto space = reader_.prepare(want);
+        const int n = evbuffer_remove(input, space.data(), want);
+        if (n <= 0) return;
+        reader_.commit(static_cast<size_t>(n));
+        bytes_in_ += static_cast<uint64_t>(n);
+        last_input_ns_ = monotonic_ns();
+        if (!deliver_frames()) return;
+    }
+}
+
+void TcpConnection::on_tls_ended(CloseReason reason, const std::string& text) {
+    close(reason, text);
+}
+
+std::string format_address(const sockaddr* address) {
+    char host[INET6_ADDRSTRLEN] = "?";
+    uint16_t port = 0;
+    if (address->sa_family == AF_INET) {
+        const auto* in = reinterpret_cast<const sockaddr_in*>(address);
+        inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+        port = ntohs(in->sin_port);
+        return std::string(host) + ":" + std::to_string(port);
+    }
+    if (address->sa_family == AF_INET6) {
+        const auto* in6 = reinterpret_cast<const sockaddr_in6*>(address);
+        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+        port = ntohs(in6->sin6_port);
+        return "[" + std::string(host) + "]:" + std::to_string(port);
+    }
+    return "unknown";
+}
+
+int connect_tcp(const std::string& host, uint16_t port, int timeout_ms, std::string& error) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+    if (rc != 0) {
+        error = "cannot resolve " + host + ": " + gai_strerror(rc);
+        return -1;
+    }
+    int fd = -1;
+    for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) continue;
+        int result = ::connect(fd, a->ai_addr, a->ai_addrlen);
+        if (result != 0 && errno == EINPROGRESS) {
+            pollfd p{fd, POLLOUT, 0};
+            int err = ETIMEDOUT;
+            if (poll(&p, 1, timeout_ms) == 1) {
+                socklen_t len = sizeof err;
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+            }
+            errno = err;
+            result = err == 0 ? 0 : -1;
+        }
+        if (result != 0) {
+            error = "cannot connect to " + host + ":" + std::to_string(port) + ": " +
+                    std::strerror(errno);
+            ::close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(found);
+    return fd;
+}
+
+}  // namespace mdcast

@@ -1,0 +1,181 @@
+// A framed TCP connection on the process's event loop.
+//
+// Input: bytes are read straight into a FrameReader and complete frames handed
+// to the Handler. Output: frames are appended to an output buffer and written
+// once per flush round (FlushScheduler), so many frames go out in one write.
+// A frame that breaks the rules closes this connection only, with a reason.
+//
+// Transport: plaintext (the socket, read and written directly: the hot path)
+// or TLS (Limits::tls set: a TlsStream over the socket; each flush moves the
+// queued frames into it without copying, and queued_bytes() counts them until
+// they are handed to SSL_write). The Handler sees the same contract either way.
+// The process must not die of SIGPIPE (daemons and tools ignore it, the SDK
+// blocks it on its I/O thread): a write to a peer that has gone fails with EPIPE.
+//
+// Ownership: the owner creates and destroys the connection. close() calls
+// Handler::on_closed synchronously, possibly from inside on_frame, so the owner
+// must only mark the connection there and destroy it later (reap), never inside
+// its own callback.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/net/close_reason.h"
+#include "common/net/flush_scheduler.h"
+#include "common/net/output_pool.h"
+#include "common/net/tls_context.h"
+#include "common/net/tls_stream.h"
+#include "proto/frame.h"
+#include "proto/frame_reader.h"
+#include "wire/common.pb.h"
+
+struct event;
+struct evbuffer;
+struct sockaddr;
+
+namespace mdcast {
+
+class TcpConnection final : public Flushable, private TlsStream::Owner {
+  public:
+    class Handler {
+      public:
+        virtual void on_frame(TcpConnection& connection, const proto::Frame& frame) = 0;
+        virtual void on_closed(TcpConnection& connection, CloseReason reason,
+                               const std::string& text) = 0;
+        // The output queue fell to the low watermark or below after having been
+        // above it (see set_low_watermark).
+        virtual void on_output_drained(TcpConnection& connection) {}
+
+      protected:
+        virtual ~Handler() = default;
+    };
+
+    struct Limits {
+        size_t max_frame_body_bytes = 1 << 20;
+        size_t max_output_bytes = 8 << 20;  // send() refuses beyond this (and beyond `pool`)
+        OutputPool* pool = nullptr;         // shared budget, when set
+        bool tcp_nodelay = true;
+        int send_buffer_bytes = 0;  // SO_SNDBUF (0: kernel default)
+        size_t read_chunk_bytes = 64 << 10;
+        int reads_per_wakeup = 4;  // fairness: then let other connections run
+        // TLS transport: set `context` (server or client). Frames flow only
+        // after the handshake; one that does not finish within
+        // handshake_timeout_ms closes with kTlsHandshakeTimeout.
+        struct Tls {
+            std::shared_ptr<const TlsContext> context;
+            std::string host;  // client: the name or IP the certificate must carry
+            uint32_t handshake_timeout_ms = 10000;
+            TlsCounters* counters = nullptr;
+        } tls;
+    };
+
+    // Takes ownership of the connected socket `fd` (made non-blocking here).
+    TcpConnection(EventLoop& loop, FlushScheduler& flusher, int fd, uint64_t id, std::string peer,
+                  proto::FrameTypeSet accepted, Limits limits, Handler& handler);
+    ~TcpConnection();
+    TcpConnection(const TcpConnection&) = delete;
+    TcpConnection& operator=(const TcpConnection&) = delete;
+
+    void start();
+    // Back-pressure: stop and resume reading from the peer (its TCP window fills).
+    void pause_reading();
+    void resume_reading();
+
+    // Queue one complete frame. Returns false (and queues nothing) when the queue
+    // would pass max_output_bytes; the caller applies its slow-consumer policy.
+    bool send_frame(std::span<const uint8_t> frame);
+    bool send(proto::FrameType type, const google::protobuf::MessageLite& message);
+
+    // Closes once: tells the peer with a Close frame when the reason has a wire
+    // code, writes what it can without blocking, and calls on_closed.
+    void close(CloseReason reason, const std::string& text);
+    // Graceful close (shutdown): queues the Close frame behind what is queued,
+    // stops reading and accepting frames, and closes once all of it is written.
+    // The owner bounds the wait by calling close() when its grace period ends.
+    void close_after_flush(CloseReason reason, const std::string& text);
+    bool closing() const { return closing_; }
+
+    void flush() override;
+    // on_output_drained fires when the queue falls to `bytes` after passing it.
+    void set_low_watermark(size_t bytes) { low_watermark_ = bytes; }
+    // Room left before send() refuses (pool and max taken into account).
+    bool can_queue(size_t bytes) const;
+
+    bool is_open() const { return fd_ >= 0; }
+    // Open and not closing: send() would queue (limits permitting).
+    bool accepts_output() const { return fd_ >= 0 && !closing_; }
+    bool is_tls() const { return tls_ != nullptr; }
+    // TLS connection whose handshake has not finished yet.
+    bool tls_handshaking() const { return tls_ && !tls_->established(); }
+    // Protocol, cipher and peer certificate of a TLS connection ("" for plaintext).
+    std::string tls_description() const { return tls_ ? tls_->describe() : std::string(); }
+    uint64_t id() const { return id_; }
+    const std::string& peer() const { return peer_; }
+    size_t queued_bytes() const;
+    uint64_t bytes_in() const { return bytes_in_; }
+    uint64_t bytes_out() const { return bytes_out_; }
+    uint64_t frames_in() const { return frames_in_; }
+    uint64_t writes() const { return writes_; }
+    int64_t last_input_ns() const { return last_input_ns_; }
+    // When frames could first flow: accept (or connect) for plaintext, the end
+    // of the handshake for TLS. Login deadlines count from here, never from the
+    // last byte, so a peer trickling bytes cannot hold a slot without logging in.
+    int64_t ready_ns() const { return ready_ns_; }
+
+  private:
+    static void on_readable(int, short, void* self);
+    static void on_writable(int, short, void* self);
+    void read_some();
+    bool deliver_frames();
+    void write_some();
+    bool enqueue_allowed(size_t bytes) const;
+    void queue_changed(size_t before);
+    void queue_close_frame(CloseReason reason, const std::string& text);
+    std::string close_frame(CloseReason reason, const std::string& text) const;
+    void close_socket(CloseReason reason, const std::string& text);
+    void close_tls(CloseReason reason, const std::string& text);
+    void write_tls();
+    void on_tls_established() override;
+    void on_tls_input(evbuffer* input) override;
+    void on_tls_written(size_t bytes) override;
+    void on_tls_ended(CloseReason reason, const std::string& text) override;
+
+    FlushScheduler& flusher_;
+    int fd_;
+    uint64_t id_;
+    std::string peer_;
+    Limits limits_;
+    Handler& handler_;
+    proto::FrameReader reader_;
+    evbuffer* output_;
+    event* read_event_;
+    event* write_event_;
+    std::unique_ptr<TlsStream> tls_;  // null: plaintext
+    size_t tls_queued_ = 0;           // moved to tls_, not yet given to SSL_write
+    bool write_waiting_ = false;
+    bool reading_paused_ = false;
+    bool closing_ = false;
+    CloseReason closing_reason_ = CloseReason::kShutdown;
+    std::string closing_text_;
+    size_t low_watermark_ = 0;
+    bool above_watermark_ = false;
+    uint64_t bytes_in_ = 0;
+    uint64_t bytes_out_ = 0;
+    uint64_t frames_in_ = 0;
+    uint64_t writes_ = 0;
+    int64_t last_input_ns_ = 0;
+    int64_t ready_ns_ = 0;
+};
+
+// Blocking connect with a timeout, for tools and tests. Returns the socket or -1
+// with `error` set.
+int connect_tcp(const std::string& host, uint16_t port, int timeout_ms, std::string& error);
+
+// "host:port" text for a socket address.
+std::string format_address(const ::sockaddr* address);
+
+}  // namespace mdcast

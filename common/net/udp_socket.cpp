@@ -1,0 +1,220 @@
+#include "common/net/udp_socket.h"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "common/net/host_port.h"
+
+namespace mdcast {
+
+namespace {
+
+constexpr size_t kControlBytes = CMSG_SPACE(sizeof(uint32_t));
+
+[[noreturn]] void fail(const std::string& what, const std::string& where) {
+    throw std::runtime_error(what + " for " + where + ": " + std::strerror(errno));
+}
+
+int new_udp_socket(const std::string& where) {
+    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) fail("socket", where);
+    return fd;
+}
+
+void set_option(int fd, int level, int name, int value, const char* what,
+                const std::string& where) {
+    if (setsockopt(fd, level, name, &value, sizeof value) != 0) fail(what, where);
+}
+
+std::string describe(const MulticastEndpoint& e) {
+    return e.group + ":" + std::to_string(e.port) + " on " + e.interface_address;
+}
+
+in_addr parse_ipv4(const std::string& text, const std::string& where) {
+    in_addr address{};
+    if (inet_pton(AF_INET, text.c_str(), &address) != 1) {
+        throw std::runtime_error("'" + text + "' is not an IPv4 address (" + where + ")");
+    }
+    return address;
+}
+
+}  // namespace
+
+sockaddr_in make_ipv4_address(const std::string& address, uint16_t port) {
+    sockaddr_in out{};
+    out.sin_family = AF_INET;
+    out.sin_port = htons(port);
+    out.sin_addr = parse_ipv4(address, address);
+    return out;
+}
+
+std::vector<MulticastEndpoint> multicast_endpoints(const MulticastEndpoint& primary,
+                                                   const std::vector<std::string>& extra_groups,
+                                                   const std::string& key) {
+    std::vector<MulticastEndpoint> all{primary};
+    for (const auto& text : extra_groups) {
+        HostPort group;
+        if (!parse_host_port(text, group)) {
+            throw std::runtime_error(key + ": '" + text + "' is not GROUP:PORT");
+        }
+        MulticastEndpoint endpoint = primary;
+        endpoint.group = group.host;
+        endpoint.port = group.port;
+        all.push_back(endpoint);
+    }
+    return all;
+}
+
+std::string format_ipv4(const sockaddr_in& address) {
+    char text[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &address.sin_addr, text, sizeof text);
+    return std::string(text) + ":" + std::to_string(ntohs(address.sin_port));
+}
+
+UdpSocket::~UdpSocket() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+UdpSocket& UdpSocket::operator=(UdpSocket&& other) noexcept {
+    if (this != &other) {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = other.fd_;
+        other.fd_ = -1;
+    }
+    return *this;
+}
+
+UdpSocket UdpSocket::multicast_sender(const MulticastEndpoint& endpoint, int send_buffer_bytes) {
+    const std::string where = describe(endpoint);
+    UdpSocket sock(new_udp_socket(where));
+    const in_addr interface = parse_ipv4(endpoint.interface_address, where);
+    if (setsockopt(sock.fd_, IPPROTO_IP, IP_MULTICAST_IF, &interface, sizeof interface) != 0) {
+        fail("IP_MULTICAST_IF", where);
+    }
+    set_option(sock.fd_, IPPROTO_IP, IP_MULTICAST_TTL, endpoint.ttl, "IP_MULTICAST_TTL", where);
+    set_option(sock.fd_, IPPROTO_IP, IP_MULTICAST_LOOP, endpoint.loopback ? 1 : 0,
+               "IP_MULTICAST_LOOP", where);
+    if (send_buffer_bytes > 0) {
+        set_option(sock.fd_, SOL_SOCKET, SO_SNDBUF, send_buffer_bytes, "SO_SNDBUF", where);
+    }
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    local.sin_addr = interface;
+    if (bind(sock.fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) fail("bind", where);
+    const sockaddr_in group = make_ipv4_address(endpoint.group, endpoint.port);
+    if (!IN_MULTICAST(ntohl(group.sin_addr.s_addr))) {
+        throw std::runtime_error("'" + endpoint.group + "' is not a multicast group");
+    }
+    if (connect(sock.fd_, reinterpret_cast<const sockaddr*>(&group), sizeof group) != 0) {
+        fail("connect", where);
+    }
+    return sock;
+}
+
+UdpSocket UdpSocket::multicast_receiver(const MulticastEndpoint& endpoint,
+                                        int receive_buffer_bytes) {
+    const std::string where = describe(endpoint);
+    UdpSocket sock(new_udp_socket(where));
+    // Several server instances on one host join the same group and port.
+    set_option(sock.fd_, SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR", where);
+    if (receive_buffer_bytes > 0) {
+        set_option(sock.fd_, SOL_SOCKET, SO_RCVBUF, receive_buffer_bytes, "SO_RCVBUF", where);
+    }
+    // Bind to the group, not INADDR_ANY, so other groups on the same port stay out.
+    const sockaddr_in group = make_ipv4_address(endpoint.group, endpoint.port);
+    if (!IN_MULTICAST(ntohl(group.sin_addr.s_addr))) {
+        throw std::runtime_error("'" + endpoint.group + "' is not a multicast group");
+    }
+    if (bind(sock.fd_, reinterpret_cast<const sockaddr*>(&group), sizeof group) != 0) {
+        fail("bind", where);
+    }
+    ip_mreq membership{};
+    membership.imr_multiaddr = group.sin_addr;
+    membership.imr_interface = parse_ipv4(endpoint.interface_address, where);
+    if (setsockopt(sock.fd_, IPPROTO_IP, IP_ADD_MEMBERSHIP, &membership, sizeof membership) != 0) {
+        fail("IP_ADD_MEMBERSHIP", where);
+    }
+    set_option(sock.fd_, SOL_SOCKET, SO_RXQ_OVFL, 1, "SO_RXQ_OVFL", where);
+    return sock;
+}
+
+UdpSocket UdpSocket::unicast(const std::string& address, uint16_t port, int buffer_bytes) {
+    const std::string where = address + ":" + std::to_string(port);
+    UdpSocket sock(new_udp_socket(where));
+    if (buffer_bytes > 0) {
+        set_option(sock.fd_, SOL_SOCKET, SO_RCVBUF, buffer_bytes, "SO_RCVBUF", where);
+        set_option(sock.fd_, SOL_SOCKET, SO_SNDBUF, buffer_bytes, "SO_SNDBUF", where);
+    }
+    const sockaddr_in local = make_ipv4_address(address, port);
+    if (bind(sock.fd_, reinterpret_cast<const sockaddr*>(&local), sizeof local) != 0) {
+        fail("bind", where);
+    }
+    return sock;
+}
+
+sockaddr_in UdpSocket::local_address() const {
+    sockaddr_in address{};
+    socklen_t length = sizeof address;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    return address;
+}
+
+bool UdpSocket::send(std::span<const uint8_t> datagram) {
+    return ::send(fd_, datagram.data(), datagram.size(), MSG_DONTWAIT) ==
+           static_cast<ssize_t>(datagram.size());
+}
+
+bool UdpSocket::send_to(std::span<const uint8_t> datagram, const sockaddr_in& to) {
+    return ::sendto(fd_, datagram.data(), datagram.size(), MSG_DONTWAIT,
+                    reinterpret_cast<const sockaddr*>(&to),
+                    sizeof to) == static_cast<ssize_t>(datagram.size());
+}
+
+DatagramBatch::DatagramBatch(size_t capacity, size_t max_datagram_bytes)
+    : max_bytes_(max_datagram_bytes),
+      storage_(capacity * max_datagram_bytes),
+      headers_(capacity),
+      vectors_(capacity),
+      sources_(capacity),
+      control_(capacity * kControlBytes) {}
+
+size_t DatagramBatch::receive(int fd) {
+    for (size_t i = 0; i < headers_.size(); ++i) {
+        vectors_[i] = iovec{storage_.data() + i * max_bytes_, max_bytes_};
+        headers_[i] = mmsghdr{};
+        headers_[i].msg_hdr.msg_iov = &vectors_[i];
+        headers_[i].msg_hdr.msg_iovlen = 1;
+        headers_[i].msg_hdr.msg_name = &sources_[i];
+        headers_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+        headers_[i].msg_hdr.msg_control = control_.data() + i * kControlBytes;
+        headers_[i].msg_hdr.msg_controllen = kControlBytes;
+    }
+    kernel_drops_ = 0;
+    const int n = recvmmsg(fd, headers_.data(), static_cast<unsigned>(headers_.size()),
+                           MSG_DONTWAIT, nullptr);
+    if (n <= 0) return 0;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&headers_[n - 1].msg_hdr); c != nullptr;
+         c = CMSG_NXTHDR(&headers_[n - 1].msg_hdr, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+            uint32_t drops = 0;
+            std::memcpy(&drops, CMSG_DATA(c), sizeof drops);
+            kernel_drops_ = drops;
+        }
+    }
+    return static_cast<size_t>(n);
+}
+
+std::span<const uint8_t> DatagramBatch::datagram(size_t i) const {
+    return {storage_.data() + i * max_bytes_, headers_[i].msg_len};
+}
+
+bool DatagramBatch::truncated(size_t i) const {
+    return (headers_[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+}
+
+}  // namespace mdcast

@@ -1,0 +1,70 @@
+"""pytest fixtures for the mdcast Python package: real daemons on loopback,
+started with tests/integration/harness.py (free ports, private multicast group,
+stopped by PID even on failure, logs printed when a test fails)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "integration"))
+import harness  # noqa: E402
+
+ITEMS = [f"ITEM{i:06d}" for i in range(5)]
+
+
+def expected_bid(item, seq):
+    """mdcast-source's BID for item ITEMnnnnnn at item sequence seq (docs/tools.md)."""
+    i = int(item[4:])
+    return f"{(10000 + 100 * i + seq % 1000) / 100:.2f}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, "report_" + report.when, report)
+
+
+@pytest.fixture
+def stack(request):
+    """A harness.Stack; its daemons' logs go to stderr when the test fails."""
+    s = harness.Stack(request.node.name[:40])
+    try:
+        yield s
+    finally:
+        failed = getattr(request.node, "report_call", None)
+        for p in reversed(s.processes):
+            p.stop()
+        if failed is not None and failed.failed:
+            for p in s.processes:
+                sys.stderr.write(f"---- {p.name} log ----\n{p.log_text()[-6000:]}\n")
+
+
+def start_source_stack(stack, servers=1, items=len(ITEMS), rate=500, extra_server=""):
+    """Distributor, `servers` server instances and mdcast-source; returns the
+    consumers' failover list ("127.0.0.1:port,...")."""
+    stack.distributor()
+    for n in range(1, servers + 1):
+        stack.server(n, extra=extra_server)
+    source = stack.source("--items", str(items), "--rate", str(rate), "--duration", "60")
+    harness.wait_for_log(source, "items registered")
+    return ",".join(f"127.0.0.1:{stack.client_ports[n]}" for n in range(1, servers + 1))
+
+
+def collect(consumer, until, timeout=10.0):
+    """Events from consumer.events() until until(events) holds; fails after timeout s."""
+    import time
+    events = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        events.extend(consumer.read(0.2))
+        if until(events):
+            return events
+    raise AssertionError(f"condition not met within {timeout} s; last events: {events[-5:]}")
+
+
+def password_hash(password):
+    out = subprocess.run([os.environ.get("MDCAST_PASSWD", "mdcast-passwd"), "--iterations", "1000"],
+                         input=password + "\n", capture_output=True, text=True, timeout=30, check=True)
+    return out.stdout.strip()

@@ -1,0 +1,87 @@
+"""Errors a Python user sees: a refused login, a server that is down, bad arguments."""
+import os
+
+import pytest
+
+import mdcast
+from conftest import harness, password_hash, start_source_stack
+
+
+def auth_section(stack):
+    users = stack.write("users.yaml", f"""
+users:
+  alice:
+    password: "{password_hash('alice-secret')}"
+    allow:
+      - service: "*"
+""")
+    return f"auth:\n  users_file: {users}\n"
+
+
+def test_refused_login_raises_with_the_server_reason(stack):
+    stack.distributor()
+    server = stack.server(1, extra=auth_section(stack))
+    harness.wait_for_log(server, "authentication on")
+    address = f"127.0.0.1:{stack.client_ports[1]}"
+    with mdcast.Consumer(address, user="alice", password="wrong") as consumer:
+        with pytest.raises(mdcast.LoginRefused) as refused:
+            consumer.wait_connected(timeout=3)
+    assert "login_refused" in refused.value.text and "wrong password" in str(refused.value)
+
+    password_file = stack.write("alice.pw", "alice-secret\n")
+    with mdcast.Consumer(address, user="alice", password_file=password_file) as consumer:
+        assert consumer.wait_connected(timeout=5) == address
+
+    os.environ[mdcast._options.PASSWORD_ENV] = "alice-secret"
+    try:
+        with mdcast.Consumer(address, user="alice") as consumer:
+            assert consumer.wait_connected(timeout=5) == address
+    finally:
+        del os.environ[mdcast._options.PASSWORD_ENV]
+
+
+def test_server_down_is_an_error_not_a_hang():
+    port = harness.free_port()  # nobody listens there
+    with mdcast.Consumer(f"127.0.0.1:{port}", reconnect_delay_max=0.2) as consumer:
+        consumer.subscribe("MDCAST", "ITEM000001")
+        with pytest.raises(mdcast.NotConnected) as down:
+            consumer.wait_connected(timeout=1)
+        events = list(consumer.read(timeout=0.5))
+    assert "refused" in down.value.text.lower() or "connect" in down.value.text.lower(), down.value.text
+    assert any(e.kind == "connection" and e.connection_state == "down" for e in events)
+    with pytest.raises(mdcast.ConsumerStopped):
+        consumer.wait_connected(timeout=1)
+
+
+def test_bad_arguments_are_python_exceptions():
+    with pytest.raises(ValueError):
+        mdcast.Consumer([])
+    with pytest.raises(ValueError):
+        mdcast.Consumer("no-port-here")
+    consumer = mdcast.Consumer("127.0.0.1:1")
+    with pytest.raises(ValueError):
+        consumer.subscribe("MDCAST", "")
+    consumer.subscribe("MDCAST", "A")
+    with pytest.raises(ValueError):
+        consumer.subscribe("MDCAST", "A")  # already streamed
+    with pytest.raises(TypeError):
+        consumer.subscribe("MDCAST", "B", view="BID")
+
+
+def test_closed_stream_from_a_stopped_source(stack):
+    servers = start_source_stack(stack)
+    with mdcast.Consumer(servers) as consumer:
+        consumer.subscribe("MDCAST", "ITEM000001")
+        next(e for e in consumer.events(timeout=5) if e.kind == "update")
+        next(p for p in stack.processes if p.name == "source").stop()
+        status = next(e for e in consumer.events(timeout=5) if e.kind == "status")
+    assert status.data_state == "suspect" or status.stream_state == "closed", status
+    assert status.status_code == mdcast.StatusCode.SOURCE_DOWN and status.status_text, status
+
+
+def test_stop_right_after_start_never_hangs():
+    # Regression: a stop() posted before the SDK's I/O thread entered its loop was lost.
+    port = harness.free_port()
+    for _ in range(20):
+        mdcast.Consumer(f"127.0.0.1:{port}").start().stop()
+        mdcast.Publisher(f"127.0.0.1:{port}").start().stop()

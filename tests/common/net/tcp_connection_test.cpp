@@ -1,0 +1,285 @@
+// TcpConnection over a real socketpair: the output limits and closing for a
+// reason, over plaintext and over the TLS transport.
+#include "common/net/tcp_connection.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <csignal>
+#include <string>
+#include <vector>
+
+#include "test_certificates.h"
+
+using namespace mdcast;
+
+namespace {
+
+struct Recorder : TcpConnection::Handler {
+    int frames = 0;
+    bool closed = false;
+    int closes = 0;
+    CloseReason reason = CloseReason::kPeerClosed;
+    void on_frame(TcpConnection&, const proto::Frame&) override { ++frames; }
+    void on_closed(TcpConnection&, CloseReason r, const std::string&) override {
+        closed = true;
+        ++closes;
+        reason = r;
+    }
+};
+
+struct Pair {
+    int ours = -1, theirs = -1;
+    Pair() {
+        int fds[2];
+        REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
+        ours = fds[0];
+        theirs = fds[1];
+    }
+    ~Pair() { ::close(theirs); }
+};
+
+std::span<const uint8_t> bytes(const std::string& s) {
+    return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+TEST_CASE("send refuses what would pass max_output_bytes", "[tcp_connection]") {
+    EventLoop loop;
+    FlushScheduler flusher(loop, std::chrono::microseconds(0));
+    Recorder handler;
+    Pair pair;
+    TcpConnection::Limits limits;
+    limits.max_output_bytes = 1000;
+    TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kServerToClientTypes,
+                             limits, handler);
+    const std::string frame(600, 'x');
+    CHECK(connection.send_frame(bytes(frame)));
+    CHECK(connection.queued_bytes() == 600);
+    CHECK_FALSE(connection.send_frame(bytes(frame)));  // 1200 > 1000
+    CHECK(connection.queued_bytes() == 600);           // nothing half-queued
+    CHECK(connection.can_queue(400));
+    CHECK_FALSE(connection.can_queue(401));
+}
+
+TEST_CASE("the shared pool limits a connection beyond its guarantee", "[tcp_connection]") {
+    EventLoop loop;
+    FlushScheduler flusher(loop, std::chrono::microseconds(0));
+    Recorder handler;
+    Pair pair;
+    OutputPool pool(100, 500, 10000);
+    TcpConnection::Limits limits;
+    limits.pool = &pool;
+    {
+        TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kServerToClientTypes,
+                                 limits, handler);
+        CHECK(connection.send_frame(bytes(std::string(550, 'x'))));  // borrows 50
+        CHECK(pool.borrowed() == 50);
+        CHECK_FALSE(
+            connection.send_frame(bytes(std::string(60, 'x'))));  // the pool has only 50 left
+        connection.close(CloseReason::kSlowConsumer, "test");
+        CHECK(pool.borrowed() == 0);  // a closed connection gives its loan back
+    }
+    CHECK(pool.borrowed() == 0);
+}
+
+TEST_CASE("an oversized frame closes the connection with its reason and tells the peer",
+          "[tcp_connection]") {
+    EventLoop loop;
+    FlushScheduler flusher(loop, std::chrono::microseconds(0));
+    Recorder handler;
+    Pair pair;
+    TcpConnection::Limits limits;
+    limits.max_frame_body_bytes = 100;
+    TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kClientToServerTypes,
+                             limits, handler);
+    connection.start();
+    uint8_t header[proto::kFrameHeaderBytes];
+    proto::encode_frame_header(
+        proto::FrameHeader{101, static_cast<uint16_t>(proto::FrameType::kSubscribe), 0}, header);
+    REQUIRE(::write(pair.theirs, header, sizeof header) == sizeof header);
+    Timer stop(loop, [&] { loop.stop(); });
+    stop.start_once(std::chrono::milliseconds(200));
+    loop.run();
+    CHECK(handler.closed);
+    CHECK(handler.reason == CloseReason::kFrameTooLarge);
+    uint8_t reply[256];
+    const ssize_t n = ::read(pair.theirs, reply, sizeof reply);
+    REQUIRE(n >= static_cast<ssize_t>(proto::kFrameHeaderBytes));
+    CHECK(proto::decode_frame_header(reply).type ==
+          static_cast<uint16_t>(proto::FrameType::kClose));
+}
+
+TEST_CASE("close_after_flush sends what is queued, then Close, then closes once",
+          "[tcp_connection]") {
+    EventLoop loop;
+    FlushScheduler flusher(loop, std::chrono::microseconds(0));
+    Recorder handler;
+    Pair pair;
+    OutputPool pool(100, 500, 10000);
+    TcpConnection::Limits limits;
+    limits.pool = &pool;
+    TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kServerToClientTypes,
+                             limits, handler);
+    const std::string data(300, 'x');
+    REQUIRE(connection.send_frame(bytes(data)));
+    connection.close_after_flush(CloseReason::kShutdown, "going away");
+    CHECK_FALSE(connection.accepts_output());
+    CHECK_FALSE(connection.send_frame(bytes(data)));  // nothing after the Close
+    Timer stop(loop, [&] { loop.stop(); });
+    stop.start_once(std::chrono::milliseconds(200));
+    loop.run();
+    CHECK(handler.closed);
+    CHECK(handler.reason == CloseReason::kShutdown);
+    CHECK(pool.borrowed() == 0);
+    std::string received(4096, '\0');
+    const ssize_t n = ::read(pair.theirs, received.data(), received.size());
+    REQUIRE(n > 300);
+    CHECK(received.compare(0, 300, data) == 0);  // the queued bytes first, whole
+    const auto* close_header = reinterpret_cast<const uint8_t*>(received.data() + 300);
+    CHECK(proto::decode_frame_header(close_header).type ==
+          static_cast<uint16_t>(proto::FrameType::kClose));
+    connection.close(CloseReason::kShutdown, "again");  // already closed: no second on_closed
+    CHECK(handler.closes == 1);
+}
+
+// ---- the TLS transport ---------------------------------------------------------------------
+
+namespace {
+
+struct TypeRecorder : Recorder {
+    std::vector<proto::FrameType> types;
+    void on_frame(TcpConnection& c, const proto::Frame& f) override {
+        Recorder::on_frame(c, f);
+        types.push_back(f.type);
+    }
+};
+
+std::shared_ptr<const TlsContext> server_context(const testing::TestCertificates& certs) {
+    TlsServerSettings s;
+    s.cert_file = certs.path("server.pem");
+    s.key_file = certs.path("server.key");
+    return TlsContext::server(s);
+}
+
+std::shared_ptr<const TlsContext> client_context(const testing::TestCertificates& certs) {
+    TlsClientSettings s;
+    s.ca_file = certs.path("ca.pem");
+    return TlsContext::client(s);
+}
+
+// Like every process that uses TcpConnection (daemons and tools ignore it, the
+// SDK blocks it on its I/O thread): OpenSSL writes with write(), and a write to
+// a peer that has gone must fail with EPIPE rather than kill the process.
+const bool kSigpipeIgnored = [] {
+    std::signal(SIGPIPE, SIG_IGN);
+    return true;
+}();
+
+void run_for(EventLoop& loop, int ms) {
+    Timer stop(loop, [&] { loop.stop(); });
+    stop.start_once(std::chrono::milliseconds(ms));
+    loop.run();
+}
+
+}  // namespace
+
+TEST_CASE("TLS: frames both ways, exact queue accounting, and the Close frame on close",
+          "[tcp_connection][tls]") {
+    testing::TestCertificates certs;
+    EventLoop loop;
+    FlushScheduler flusher(loop, std::chrono::microseconds(0));
+    TypeRecorder server_handler, client_handler;
+    Pair pair;
+    OutputPool pool(1 << 20, 1000, 1 << 20);
+    TlsCounters counters;
+    TcpConnection::Limits server_limits;
+    server_limits.pool = &pool;
+    server_limits.tls = {server_context(certs), {}, 5000, &counters};
+    TcpConnection::Limits client_limits;
+    client_limits.tls = {client_context(certs), "localhost", 5000, nullptr};
+    TcpConnection server(loop, flusher, pair.ours, 1, "server", proto::kClientToServerTypes,
+                         server_limits, server_handler);
+    TcpConnection client(loop, flusher, ::dup(pair.theirs), 2, "client",
+                         proto::kServerToClientTypes, client_limits, client_handler);
+    server.start();
+    client.start();
+    CHECK(server.is_tls());
+    CHECK(server.tls_handshaking());
+    wire::v1::Ping ping;
+    REQUIRE(
+        client.send(proto::FrameType::kPing, ping));  // queued before the handshake: sent after it
+    for (int i = 0; i < 200; ++i) REQUIRE(server.send(proto::FrameType::kPong, ping));
+    CHECK(pool.borrowed() > 0);
+    run_for(loop, 300);
+    CHECK_FALSE(server.tls_handshaking());
+    CHECK(counters.handshakes_ok == 1);
+    CHECK(server_handler.frames == 1);
+    CHECK(client_handler.frames == 200);
+    CHECK(server.queued_bytes() == 0);
+    CHECK(pool.borrowed() == 0);
+    CHECK(server.bytes_out() == client.bytes_in());
+    CHECK(server.tls_description().find("TLSv1.3") != std::string::npos);
+    server.close(CloseReason::kSlowConsumer, "test");
+    CHECK(server_handler.reason == CloseReason::kSlowConsumer);
+    run_for(loop, 200);
+    REQUIRE_FALSE(client_handler.types.empty());
+    CHECK(client_handler.types.back() == proto::FrameType::kClose);  // the peer was told why
+    CHECK(client_handler.closed);
+    CHECK(pool.borrowed() == 0);
+}
+
+// A TLS server connection on one end of a socketpair; the test plays the peer on `pair.theirs`.
+struct TlsServerEnd {
+    explicit TlsServerEnd(uint32_t handshake_timeout_ms)
+        : limits(make_limits(handshake_timeout_ms)),
+          server(loop, flusher, pair.ours, 1, "server", proto::kClientToServerTypes, limits,
+                 handler) {
+        server.start();
+    }
+    TcpConnection::Limits make_limits(uint32_t handshake_timeout_ms) {
+        TcpConnection::Limits l;
+        l.tls = {server_context(certs), {}, handshake_timeout_ms, &counters};
+        return l;
+    }
+    testing::TestCertificates certs;
+    EventLoop loop;
+    FlushScheduler flusher{loop, std::chrono::microseconds(0)};
+    Recorder handler;
+    Pair pair;
+    TlsCounters counters;
+    TcpConnection::Limits limits;
+    TcpConnection server;
+};
+
+TEST_CASE("TLS: a peer that never starts the handshake is closed with its own reason",
+          "[tcp_connection][tls]") {
+    TlsServerEnd end(100);
+    run_for(end.loop, 400);
+    CHECK(end.handler.closed);
+    CHECK(end.handler.reason == CloseReason::kTlsHandshakeTimeout);
+    CHECK(end.counters.handshakes_timed_out == 1);
+    char byte;
+    CHECK(::read(end.pair.theirs, &byte, 1) == 0);  // the socket was shut down
+}
+
+TEST_CASE("TLS: a peer that speaks plaintext fails the handshake", "[tcp_connection][tls]") {
+    TlsServerEnd end(5000);
+    const std::string junk(64, 'x');
+    REQUIRE(::write(end.pair.theirs, junk.data(), junk.size()) == 64);
+    run_for(end.loop, 200);
+    CHECK(end.handler.reason == CloseReason::kTlsHandshakeFailed);
+    CHECK(end.counters.handshakes_failed == 1);
+}
+
+TEST_CASE("TLS: a graceful close during the handshake closes at once", "[tcp_connection][tls]") {
+    TlsServerEnd end(60000);
+    run_for(end.loop, 50);
+    REQUIRE(end.server.tls_handshaking());
+    end.server.close_after_flush(CloseReason::kShutdown, "server shutting down");
+    CHECK(end.handler.closed);  // not after the 60 s handshake timeout or a grace period
+    CHECK(end.handler.reason == CloseReason::kShutdown);
+    CHECK(end.handler.closes == 1);
+}
