@@ -80,6 +80,11 @@ void set_level(const std::string& level, int verbosity) {
         [](const std::shared_ptr<spdlog::logger>& logger) { logger->set_level(current_level()); });
 }
 
+void redirect(spdlog::sink_ptr sink) {
+    if (!sink) sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+    shared_sink()->set_sinks({std::move(sink)});
+}
+
 std::shared_ptr<spdlog::logger> get(const std::string& component) {
     if (auto existing = spdlog::get(component)) return existing;
     auto logger = std::make_shared<spdlog::logger>(component, shared_sink());

@@ -33,6 +33,10 @@ void route_protobuf_logs();
 // Changes every logger's level (SIGHUP reload of log.level).
 void set_level(const std::string& level, int verbosity);
 
+// Every logger writes to `sink` from now on instead of stderr or the log file
+// (the client SDK's application log handler); nullptr goes back to stderr.
+void redirect(spdlog::sink_ptr sink);
+
 // The logger for one component ("client", "backbone", ...); created on first use.
 std::shared_ptr<spdlog::logger> get(const std::string& component);
 

@@ -7,7 +7,8 @@
 #   mdcast-server       /usr/bin/mdcast-server, mdcast-server@.service, /etc/mdcast/server.yaml
 #   mdcast-distributor  /usr/bin/mdcast-distributor, its unit, /etc/mdcast/distributor.yaml
 #   mdcast-tools        mdcast-source, mdcast-client, /etc/mdcast/fields.dict (where they look)
-#   libmdcast-dev       the client SDK: libmdcast.so, headers, CMake package, mdcast.pc
+#   libmdcast-dev       the client SDK: libmdcast.so, headers, CMake package, mdcast.pc, and
+#                       the examples with their CMakeLists.txt (/usr/share/mdcast/examples)
 #
 # Each package takes what its source folder installs: the folders' own install() rules
 # (without a component) are replayed here under the package's component, so a binary or
@@ -132,7 +133,7 @@ set(CPACK_COMPONENT_DISTRIBUTOR_DESCRIPTION
 set(CPACK_COMPONENT_TOOLS_DESCRIPTION
   "mdcast load and test tools\n mdcast-source (paced load publisher) and mdcast-client (test client with\n latency statistics), with the field dictionary in /etc/mdcast, and mdcast-passwd\n (password hashes for the users file).")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
-  "mdcast client SDK (libmdcast) and its development files\n Consumer and publisher C++20 APIs: shared library, headers, CMake package\n (find_package(mdcast)) and pkg-config file (mdcast.pc).")
+  "mdcast client SDK (libmdcast) and its development files\n Consumer and publisher C++20 APIs: shared library, headers, CMake package\n (find_package(mdcast)), pkg-config file (mdcast.pc), and a consumer and a\n publisher example with their CMakeLists.txt in /usr/share/mdcast/examples.")
 set(CPACK_COMPONENT_SERVER_DEPENDS common)
 set(CPACK_COMPONENT_DISTRIBUTOR_DEPENDS common)
 

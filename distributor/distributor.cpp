@@ -6,6 +6,7 @@
 #include "common/clock.h"
 #include "common/daemon/daemon_keys.h"
 #include "proto/field_values.h"
+#include "proto/limits.h"
 #include "proto/source_ids.h"
 
 namespace mdcast::distributor {
@@ -229,8 +230,8 @@ void Distributor::on_image_request(const wire::ImageRequest& request, const sock
         s->set_code(wire::STATUS_RECOVERING);
         s->set_text("waiting for an image from the source");
     }
-    status.set_service_name(status.service_name().substr(0, 256));
-    status.set_item_name(status.item_name().substr(0, 1024));
+    status.set_service_name(status.service_name().substr(0, proto::kMaxServiceNameBytes));
+    status.set_item_name(status.item_name().substr(0, proto::kMaxItemNameBytes));
     if (!item) return control_.reply_not_found(status, from);
     backbone_.send(proto::FrameType::kItemStatus, status);
 }
@@ -242,8 +243,7 @@ ItemEntry* Distributor::ask_source(const ServiceEntry& service, ItemEntry* item,
                                    const std::string& name) {
     const auto owner = sessions_.find(service.owner_session);
     if (owner == sessions_.end() || !owner->second->connection().is_open()) return item;
-    if (!item && !name.empty() && name.size() <= 1024)
-        item = registry_.register_item(service.id, name);
+    if (!item) item = registry_.register_item(service.id, name);  // refuses an invalid name
     if (item && interest_.should_request(item->id, service.id, monotonic_ns())) {
         owner->second->request_item(service, *item);
     }

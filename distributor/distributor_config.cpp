@@ -2,7 +2,9 @@
 
 #include "common/auth/auth_keys.h"
 #include "common/daemon/daemon_keys.h"
+#include "common/daemon/shared_keys.h"
 #include "common/logging.h"
+#include "proto/limits.h"
 
 namespace mdcast::distributor {
 
@@ -17,12 +19,7 @@ config::Schema<DistributorConfig> build_schema() {
     s.integer<uint16_t>("distributor.id", &C::distributor_id, 1, 1, 65535,
                         "Unique among the distributors a server joins: it prefixes this "
                         "distributor's epochs, item ids and service ids.");
-    s.boolean("admin.enabled", &C::admin_enabled, true,
-              "Serve /metrics (Prometheus), /healthz and /stats over HTTP.");
-    s.address("admin.address", &C::admin_address, "127.0.0.1",
-              "Address of the admin endpoint; keep it on loopback or a management network.");
-    s.integer<uint16_t>("admin.port", &C::admin_port, 0, 0, 65535,
-                        "Port of the admin endpoint (0: pick a free port and log it).");
+    add_admin_keys(s);
     s.address("publishers.address", &C::publishers_address, "127.0.0.1",
               "Address the publisher listener binds to.");
     s.integer<uint16_t>("publishers.port", &C::publishers_port, 14001, 0, 65535,
@@ -37,8 +34,9 @@ config::Schema<DistributorConfig> build_schema() {
                         "TLS port for publishers (0: pick a free port and log it).");
     s.integer<uint32_t>("publishers.max_connections", &C::publishers_max_connections, 64, 1, 100000,
                         "Publisher connections accepted at once; more are refused.");
-    s.integer<uint32_t>("publishers.max_frame_bytes", &C::publishers_max_frame_bytes, 65536, 256,
-                        16 << 20, "Largest frame body a publisher may send.");
+    s.integer<uint32_t>("publishers.max_frame_bytes", &C::publishers_max_frame_bytes, 65536,
+                        proto::kMinFrameBodyBytes, proto::kMaxFrameBodyBytes,
+                        "Largest frame body a publisher may send.");
     s.integer<uint64_t>("publishers.max_output_bytes", &C::publishers_max_output_bytes, 4 << 20,
                         4096, 1ull << 32, "Output queued to one publisher before it is closed.");
     s.integer<uint32_t>("publishers.login_timeout_ms", &C::publishers_login_timeout_ms, 5000, 100,
@@ -50,13 +48,7 @@ config::Schema<DistributorConfig> build_schema() {
                         3600000, "Close a publisher silent for this long (0: never).");
     add_tls_keys(s);
 
-    s.address("backbone.group", &C::backbone_group, "239.192.10.1",
-              "IPv4 multicast group of the backbone.");
-    s.integer<uint16_t>("backbone.port", &C::backbone_port, 15001, 1, 65535,
-                        "UDP port of the backbone group.");
-    s.address("backbone.interface", &C::backbone_interface, "127.0.0.1",
-              "Local address of the interface to send on. 127.0.0.1 with ttl 0 keeps every "
-              "packet on this host (local mode).");
+    add_backbone_group_keys(s);
     s.integer<int>("backbone.ttl", &C::backbone_ttl, 0, 0, 255,
                    "Multicast TTL: 0 = this host only; 1 = this LAN segment.");
     s.boolean("backbone.loopback", &C::backbone_loopback, true,
@@ -96,15 +88,7 @@ config::Schema<DistributorConfig> build_schema() {
                         "until it drains (back-pressure).");
     s.integer<uint32_t>("backbone.send_buffer_bytes", &C::backbone_send_buffer_bytes, 4 << 20, 0,
                         1 << 30, "SO_SNDBUF of the multicast socket (0: kernel default).");
-    s.string_list("backbone.extra_groups", &C::backbone_extra_groups, {},
-                  "More GROUP:PORT groups on which every packet is also sent (redundant A/B "
-                  "paths: a server joined to several takes the first copy of each packet).");
-    s.string("backbone.key_file", &C::backbone_key_file, "",
-             "File with the shared key (at least 16 random bytes) that signs every backbone packet "
-             "with a truncated HMAC-SHA256; servers with the key drop unsigned or forged packets. "
-             "Empty: unsigned.");
-    s.string("backbone.previous_key_file", &C::backbone_previous_key_file, "",
-             "During a key rollover: the old key, still accepted on control packets.");
+    add_backbone_redundancy_and_key_keys(s);
     s.integer<uint16_t>("backbone.control_port", &C::backbone_control_port, 0, 0, 65535,
                         "UDP port on backbone.interface where servers send image requests "
                         "(0: pick a free port; servers learn it from heartbeats).");
@@ -121,8 +105,7 @@ config::Schema<DistributorConfig> build_schema() {
                         1ull << 20, "TESTING ONLY: ... drop this many in a row.");
     s.real("testing.loss.control_receive_rate", &C::loss_control_receive_rate, 0, 0, 1,
            "TESTING ONLY: drop this fraction of control packets (NAKs, requests) on receive.");
-    s.integer<uint64_t>("testing.loss.seed", &C::loss_seed, 1, 0, UINT64_MAX,
-                        "TESTING ONLY: seed of the loss generators.");
+    add_loss_seed_key(s);
     add_auth_keys(s);
     return s;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "proto/limits.h"
 #include "proto/source_ids.h"
 
 namespace mdcast::distributor {
@@ -17,6 +18,7 @@ std::string ItemRegistry::name_key(uint32_t service_id, const std::string& name)
 
 ItemRegistry::AnnounceResult ItemRegistry::announce(const std::string& name, wire::ServiceMode mode,
                                                     uint64_t session, ServiceEntry*& out) {
+    if (!proto::valid_service_name(name)) return AnnounceResult::kLimitReached;
     ServiceEntry* entry = service(name);
     if (entry && entry->owner_session != 0 && entry->owner_session != session) {
         return AnnounceResult::kOwnedByAnother;
@@ -61,7 +63,7 @@ ServiceEntry* ItemRegistry::service(const std::string& name) {
 
 ItemEntry* ItemRegistry::register_item(uint32_t service_id, const std::string& name) {
     ServiceEntry* owner = service(service_id);
-    if (!owner) return nullptr;
+    if (!owner || !proto::valid_item_name(name)) return nullptr;
     if (ItemEntry* existing = find_item(service_id, name)) return existing;
     if (items_.size() >= max_items_ || next_item_number_ > proto::kMaxItemNumber) return nullptr;
     auto entry = std::make_unique<ItemEntry>();

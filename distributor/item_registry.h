@@ -46,6 +46,7 @@ class ItemRegistry {
 
     enum class AnnounceResult { kAccepted, kOwnedByAnother, kLimitReached };
     // Creates the service, or takes over one no publisher owns. Sets it up.
+    // kLimitReached also for a name proto/limits.h does not allow.
     AnnounceResult announce(const std::string& name, wire::ServiceMode mode, uint64_t session,
                             ServiceEntry*& out);
     // Marks every service of `session` down and ownerless; returns their ids.
@@ -54,7 +55,8 @@ class ItemRegistry {
     ServiceEntry* service(uint32_t id);
     ServiceEntry* service(const std::string& name);
 
-    // Existing or new item in an existing service; nullptr when max_items is reached.
+    // Existing or new item in an existing service; nullptr when max_items is
+    // reached or the name is not one proto/limits.h allows.
     ItemEntry* register_item(uint32_t service_id, const std::string& name);
     ItemEntry* item(uint64_t id);
     ItemEntry* find_item(uint32_t service_id, const std::string& name);

@@ -1,5 +1,7 @@
 #include "distributor/publisher_session.h"
 
+#include "proto/limits.h"
+
 namespace mdcast::distributor {
 
 using proto::FrameType;
@@ -105,7 +107,7 @@ void PublisherSession::on_login(const proto::Frame& frame) {
     wire::LoginRequest request;
     if (!parse(frame, request)) return;
     if (logged_in_ || login_pending_) return protocol_error("second login on one connection");
-    if (request.user().empty() || request.user().size() > 256 || request.password().size() > 1024) {
+    if (!proto::valid_login(request.user(), request.password())) {
         return connection_->close(CloseReason::kAuthFailed, "user name missing or too long");
     }
     login_pending_ = true;
@@ -145,9 +147,7 @@ void PublisherSession::on_service_announce(const proto::Frame& frame) {
     ServiceEntry* entry = nullptr;
     const auto mode = announce.mode() == wire::SERVICE_INTERACTIVE ? wire::SERVICE_INTERACTIVE
                                                                    : wire::SERVICE_BROADCAST;
-    const auto result = announce.name().empty() || announce.name().size() > 256
-                            ? ItemRegistry::AnnounceResult::kLimitReached
-                            : registry_.announce(announce.name(), mode, connection_->id(), entry);
+    const auto result = registry_.announce(announce.name(), mode, connection_->id(), entry);
     if (result == ItemRegistry::AnnounceResult::kAccepted) {
         response.set_service_id(entry->id);
         status->set_stream_state(wire::STREAM_OPEN);
@@ -191,9 +191,8 @@ void PublisherSession::on_item_register(const proto::Frame& frame) {
     for (const auto& entry : request.items()) {
         auto* out = response.add_items();
         out->set_ref(entry.ref());
-        ItemEntry* item = owned && !entry.name().empty() && entry.name().size() <= 1024
-                              ? registry_.register_item(request.service_id(), entry.name())
-                              : nullptr;
+        ItemEntry* item =
+            owned ? registry_.register_item(request.service_id(), entry.name()) : nullptr;
         if (item) {
             out->set_item_id(item->id);
             out->set_last_item_seq(item->item_seq);

@@ -26,13 +26,13 @@
 #include <vector>
 
 #include "proto/frame.h"
+#include "proto/limits.h"
 
 namespace mdcast::proto {
 
 constexpr uint32_t kPacketMagic = 0x4D444342;  // "MDCB"
 constexpr uint8_t kPacketVersion = 1;
 constexpr size_t kPacketHeaderBytes = 32;
-constexpr size_t kMaxDatagramBytes = 65507;  // largest UDP payload over IPv4
 
 constexpr uint16_t kPacketFlagRetransmit = 0x0001;
 constexpr uint16_t kPacketFlagSigned = 0x0002;

@@ -32,12 +32,13 @@ class FieldImage {
     };
 
     // Replaces the image with a refresh's fields.
-    void assign(const wire::v1::FieldList& fields);
+    void assign(const ::mdcast::wire::v1::FieldList& fields);
     // Merges an update: a field present replaces the image's value for its id;
     // a new id is appended. The image keeps its field order.
     void apply(std::span<const FieldEntry> fields);
     // Writes the image (only `view`'s sorted ids, when given) as a FieldList.
-    void to_field_list(wire::v1::FieldList& out, const std::vector<uint32_t>* view = nullptr) const;
+    void to_field_list(::mdcast::wire::v1::FieldList& out,
+                       const std::vector<uint32_t>* view = nullptr) const;
 
     const std::vector<Slot>& slots() const { return slots_; }
     const Slot* find(uint32_t id) const;

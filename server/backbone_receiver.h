@@ -113,6 +113,10 @@ class BackboneReceiver {
                          int64_t now);
     // Arms the NAK timer for what handle_datagram found missing.
     void schedule_naks();
+    // One datagram read from the control socket (RTT echoes, NOT_FOUND answers);
+    // public for the same fuzz target.
+    void handle_control_reply(std::span<const uint8_t> datagram, const sockaddr_in& from,
+                              int64_t now);
 
   private:
     class Source;
@@ -125,8 +129,7 @@ class BackboneReceiver {
 
     static void on_readable(int, short, void* group);
     static void on_control_readable(int, short, void* self);
-    void handle_control_reply(std::span<const uint8_t> datagram, const sockaddr_in& from,
-                              int64_t now);
+
     void read_group(Group& group);
     bool handle_heartbeat(std::span<const uint8_t> datagram, const proto::PacketHeader& header,
                           const sockaddr_in& from, int64_t now);

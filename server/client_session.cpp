@@ -1,5 +1,7 @@
 #include "server/client_session.h"
 
+#include "proto/limits.h"
+
 namespace mdcast::server {
 
 using proto::FrameType;
@@ -70,6 +72,22 @@ void ClientSession::sample_rates(int64_t now_ns) {
     rates_.bytes_out = connection_->bytes_out();
 }
 
+size_t ClientSession::drain_owed(const OwedFrame& frame_for) {
+    size_t sent = 0;
+    for (auto it = owed_.begin(); it != owed_.end();) {
+        const std::optional<std::string> frame = frame_for(it->first, it->second);
+        if (frame) {
+            if (!connection_->can_queue(frame->size())) return sent;  // more at the next drain
+            connection_->send_frame(
+                {reinterpret_cast<const uint8_t*>(frame->data()), frame->size()});
+            ++sent;
+        }
+        it = owed_.erase(it);
+    }
+    end_conflation();
+    return sent;
+}
+
 void ClientSession::end_conflation() {
     conflating_ = false;
     owed_.clear();
@@ -126,9 +144,9 @@ void ClientSession::on_login(const proto::Frame& frame) {
     if (!parse(frame, request)) return;
     if (logged_in_ || login_pending_)
         return connection_->close(CloseReason::kProtocolError, "second login");
-    if (request.user().empty() || request.user().size() > 256 ||
-        request.application_id().size() > 256 || request.position().size() > 256 ||
-        request.password().size() > 1024) {
+    if (!proto::valid_login(request.user(), request.password()) ||
+        request.application_id().size() > proto::kMaxLoginFieldBytes ||
+        request.position().size() > proto::kMaxLoginFieldBytes) {
         return connection_->close(CloseReason::kAuthFailed, "user name missing or fields too long");
     }
     login_pending_ = true;
@@ -183,7 +201,7 @@ void ClientSession::on_closed(TcpConnection&, CloseReason reason, const std::str
          log::close_warnings(static_cast<size_t>(reason)).allow(suppressed))) {
         log_->log(level, "{} closed: {}: {} (in {} bytes, out {} bytes, {} subscriptions){}",
                   describe(), close_reason_name(reason), text, connection_->bytes_in(),
-                  connection_->bytes_out(), subscriptions_.size(),
+                  connection_->bytes_out(), owner_.subscription_count(*this),
                   suppressed ? fmt::format(" ({} similar suppressed)", suppressed) : "");
     }
     owner_.on_client_closed(*this, reason, text);

@@ -7,11 +7,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
-#include <unordered_map>
-#include <vector>
 
 #include "common/auth/authenticator.h"
 #include "common/logging.h"
@@ -44,6 +44,8 @@ class ClientSession final : public TcpConnection::Handler {
                                       const std::string& text) = 0;
         // A conflating client's queue drained: send it what its backlog names.
         virtual void on_client_drained(ClientSession& client) = 0;
+        // Items the client holds (for its close log line).
+        virtual size_t subscription_count(const ClientSession& client) const = 0;
 
       protected:
         virtual ~Owner() = default;
@@ -103,15 +105,14 @@ class ClientSession final : public TcpConnection::Handler {
     const Rates& rates() const { return rates_; }
 
     bool conflating() const { return conflating_; }
-    std::map<uint64_t, Owed>& owed() { return owed_; }
-    void end_conflation();
+    // The conflation backlog after the queue drained: for each item owed, in item
+    // order, `frame_for` builds the frame to send (nullopt: nothing is owed any
+    // more). Stops, keeping the rest, when the queue is full again; ends
+    // conflation once everything owed is sent. Returns the frames sent.
+    using OwedFrame = std::function<std::optional<std::string>(uint64_t item_id, Owed kind)>;
+    size_t drain_owed(const OwedFrame& frame_for);
     uint64_t conflation_episodes() const { return conflation_episodes_; }
 
-    // Item ids this client holds (value: view), kept by the server.
-    std::unordered_map<uint64_t, std::vector<uint32_t>>& subscriptions() { return subscriptions_; }
-    const std::unordered_map<uint64_t, std::vector<uint32_t>>& subscriptions() const {
-        return subscriptions_;
-    }
     const ClientLimits& limits() const { return limits_; }
 
     void on_frame(TcpConnection& connection, const proto::Frame& frame) override;
@@ -123,6 +124,7 @@ class ClientSession final : public TcpConnection::Handler {
     void on_ping(const proto::Frame& frame);
     void refuse_slow();
     void owe(uint64_t item_id, Owed kind);
+    void end_conflation();
     template <class Message>
     bool parse(const proto::Frame& frame, Message& message);
 
@@ -137,7 +139,6 @@ class ClientSession final : public TcpConnection::Handler {
     std::string user_;
     std::string application_id_;
     std::string position_;
-    std::unordered_map<uint64_t, std::vector<uint32_t>> subscriptions_;
     bool conflating_ = false;
     std::map<uint64_t, Owed> owed_;
     uint64_t conflation_episodes_ = 0;

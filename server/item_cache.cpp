@@ -1,5 +1,7 @@
 #include "server/item_cache.h"
 
+#include <utility>
+
 namespace mdcast::server {
 
 ItemCache::ItemCache(size_t hash_table_size, size_t max_items, bool keep_images)
@@ -23,7 +25,6 @@ ItemCache::Outcome ItemCache::apply_refresh(const wire::Refresh& refresh, Cached
     } else if (refresh.solicited() && item->has_image && refresh.item_seq() == item->item_seq &&
                refresh.status().data_state() == item->status.data_state() &&
                refresh.status().stream_state() == item->status.stream_state()) {
-        item->image_requested = false;
         // The distributor's answer to another server's request, from the same
         // stream we applied: nothing new. A publisher's own refresh always counts.
         return Outcome::kRedundant;
@@ -34,7 +35,6 @@ ItemCache::Outcome ItemCache::apply_refresh(const wire::Refresh& refresh, Cached
     item->item_seq = refresh.item_seq();
     item->status = refresh.status();
     item->has_image = true;
-    item->image_requested = false;
     return Outcome::kApplied;
 }
 
@@ -63,6 +63,10 @@ ItemCache::Outcome ItemCache::apply_status(const wire::ItemStatus& status, Cache
 }
 
 CachedItem* ItemCache::find(uint64_t id) {
+    return const_cast<CachedItem*>(std::as_const(*this).find(id));
+}
+
+const CachedItem* ItemCache::find(uint64_t id) const {
     const auto it = by_id_.find(id);
     return it == by_id_.end() ? nullptr : it->second.get();
 }

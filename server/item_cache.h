@@ -27,8 +27,7 @@ struct CachedItem {
     std::string service_name;
     std::string name;
     uint64_t item_seq = 0;
-    bool has_image = false;        // false: image unknown or invalid; ask upstream
-    bool image_requested = false;  // an image request is outstanding
+    bool has_image = false;  // false: image unknown or invalid; ask upstream
     proto::FieldImage image;
     wire::Status status;  // stream and data state, code, text
 };
@@ -56,6 +55,7 @@ class ItemCache {
     Outcome apply_status(const wire::ItemStatus& status, CachedItem*& item);
 
     CachedItem* find(uint64_t id);
+    const CachedItem* find(uint64_t id) const;
     CachedItem* find(std::string_view service, std::string_view name);
 
     // Marks the image invalid and suspect (loss, source down); next subscriber asks upstream.

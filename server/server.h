@@ -1,7 +1,8 @@
 // The fanout server process (one instance of possibly several on a host): owns
 // the event loop's components and implements the item side of the protocol.
 //
-//   backbone -> ItemCache (parse once, merge) -> SubscriptionTable -> clients
+//   backbone -> ItemCache (parse once, merge) -> Fanout (subscriptions) -> clients
+//                         ImageRecovery (images asked upstream, retried)
 //
 // An update is parsed once to apply it to the cache; subscribers without a view
 // get the exact bytes from the backbone, and each distinct view is encoded once.
@@ -13,10 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <optional>
-#include <set>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "common/auth/authenticator.h"
@@ -28,10 +26,10 @@
 #include "common/net/output_pool.h"
 #include "server/backbone_receiver.h"
 #include "server/client_session.h"
+#include "server/fanout.h"
+#include "server/image_recovery.h"
 #include "server/item_cache.h"
-#include "server/pending_requests.h"
 #include "server/server_config.h"
-#include "server/subscription_table.h"
 
 namespace mdcast::server {
 
@@ -39,18 +37,13 @@ struct ServerCounters {
     uint64_t refreshes_in = 0;
     uint64_t updates_in = 0;
     uint64_t statuses_in = 0;
-    uint64_t not_found_in = 0;        // unicast NOT_FOUND answers to this server
-    uint64_t waiting_for_source = 0;  // requests told "no source yet" (then imaged)
+    uint64_t not_found_in = 0;  // unicast NOT_FOUND answers to this server
     uint64_t malformed_messages = 0;
     uint64_t foreign_messages = 0;  // a distributor speaking for another's items: dropped
     uint64_t updates_dropped = 0;   // stale, no image, unknown item
     uint64_t item_gaps = 0;
-    uint64_t refreshes_out = 0;
-    uint64_t updates_out = 0;
-    uint64_t statuses_out = 0;
     uint64_t slow_consumers = 0;       // disconnected by the policy
     uint64_t conflation_episodes = 0;  // clients that started conflating
-    uint64_t conflated_out = 0;        // frames sent from a conflation backlog
     uint64_t clients_accepted = 0;
     uint64_t clients_refused = 0;
     uint64_t cache_full = 0;
@@ -63,7 +56,12 @@ struct ServerCounters {
     uint64_t closed_writes = 0;
 };
 
-class Server final : public BackboneReceiver::Handler, public ClientSession::Owner {
+// The go-between: the backbone's events and the clients' requests arrive here
+// and are handed to the rooms that own the state (ItemCache, Fanout,
+// ImageRecovery), which never call one another.
+class Server final : public BackboneReceiver::Handler,
+                     public ClientSession::Owner,
+                     private ImageRecovery::Link {
   public:
     // Binds every socket; throws std::runtime_error naming what failed.
     Server(EventLoop& loop, const ServerConfig& config);
@@ -80,6 +78,7 @@ class Server final : public BackboneReceiver::Handler, public ClientSession::Own
     uint16_t client_port() const { return listeners_.port(); }
     uint16_t client_tls_port() const { return listeners_.tls_port(); }
 
+    // The backbone (server/server_backbone.cpp).
     void on_backbone_message(uint16_t source, const proto::Frame& frame) override;
     void on_backbone_unrecoverable(uint16_t source, uint64_t from, uint64_t to) override;
     void on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t epoch) override;
@@ -93,46 +92,35 @@ class Server final : public BackboneReceiver::Handler, public ClientSession::Own
     void on_directory_request(ClientSession& client) override;
     void on_client_closed(ClientSession& client, CloseReason reason,
                           const std::string& text) override;
-    void on_client_drained(ClientSession& client) override;
+    void on_client_drained(ClientSession& client) override { fanout_.drain(client); }
+    size_t subscription_count(const ClientSession& client) const override {
+        return fanout_.subscription_count(client);
+    }
 
   private:
-    using Subscriptions = SubscriptionTable<ClientSession>;
+    // ImageRecovery::Link
+    bool send_image_request(uint16_t source, const wire::ImageRequest& request) override {
+        return backbone_.request_image(source, request);
+    }
+    std::vector<uint16_t> backbone_sources() const override { return backbone_.sources(); }
+    void tell_waiting(const PendingSubscriber& waiting, const std::string& service,
+                      const std::string& name, uint64_t item_id,
+                      const wire::Status& status) override {
+        fanout_.send_status(*waiting.client, service, name, item_id, status);
+    }
 
     void on_accept(int fd, std::string peer, bool tls);
-    enum class Route { kSent, kWaiting, kNoSuchService };
+    void subscribe_one(ClientSession& client, const std::string& service, const std::string& name,
+                       bool snapshot, const std::vector<uint32_t>& view);
 
+    // The backbone (server/server_backbone.cpp).
     bool foreign(uint16_t source, uint64_t item_id);
     void on_refresh(uint16_t source, const proto::Frame& frame);
     void on_update(uint16_t source, const proto::Frame& frame);
     void on_item_status(uint16_t source, const proto::Frame& frame);
     void on_directory(uint16_t source, const proto::Frame& frame);
-
-    void subscribe_one(ClientSession& client, const std::string& service, const std::string& name,
-                       bool snapshot, const std::vector<uint32_t>& view);
-    bool add_subscription(ClientSession& client, const CachedItem& item,
-                          const std::vector<uint32_t>& view);
-    void drop_subscriptions(uint64_t item_id);
-    void send_image(ClientSession& client, const CachedItem& item,
-                    const std::vector<uint32_t>& view, bool snapshot);
-    std::string image_frame(const CachedItem& item, const std::vector<uint32_t>& view,
-                            bool solicited, bool snapshot) const;
-    std::string status_frame(const CachedItem& item) const;
-    std::string conflated_frame(const CachedItem& item, const std::vector<uint32_t>& view) const;
-    void fan_out_image(const CachedItem& item);
-    void fan_out_status(const CachedItem& item);
-    void refuse_pending(ClientSession& client, const std::string& service, const std::string& name);
-    void send_status(ClientSession& client, const std::string& service, const std::string& name,
-                     uint64_t item_id, const wire::Status& status);
-    void serve_pending(const CachedItem& item);
-    void answer_pending(const wire::ItemStatus& status);
+    void serve_waiting(const CachedItem& item, const proto::FieldImage* image);
     void mark_suspect_and_recover(CachedItem& item, wire::StatusCode code, const std::string& text);
-    void request_image_by_id(CachedItem& item);
-    std::optional<uint16_t> service_source(const std::string& service) const;
-    Route route_pending(PendingImage& pending);
-    void route_pending(const std::vector<PendingImage*>& entries);
-    void tell_no_source_yet(ClientSession& client, const std::string& service,
-                            const std::string& name);
-    void close_unroutable(const std::pair<std::string, std::string>& name);
 
     // Access control (server/server_access.cpp).
     static wire::Status not_entitled_status();
@@ -143,9 +131,10 @@ class Server final : public BackboneReceiver::Handler, public ClientSession::Own
 
     void on_housekeeping();
     void check_client_timeouts(int64_t now);
-    void retry_image_requests(int64_t now);
     void reap_closed();
     void finish_shutdown(const std::string& why);
+
+    // Metrics, /stats and health (server/server_metrics.cpp).
     void register_metrics();
     std::pair<bool, std::string> health() const;
     std::string stats_json() const;
@@ -159,14 +148,9 @@ class Server final : public BackboneReceiver::Handler, public ClientSession::Own
     FlushScheduler flusher_;
     OutputPool output_pool_;
     ItemCache cache_;
-    Subscriptions subscriptions_;
-    PendingRequests pending_;
-    std::unordered_set<uint64_t> recovering_;  // subscribed items waiting for an image
-    int64_t last_recovery_request_ns_ = 0;
-    std::unordered_map<uint32_t, wire::ServiceInfo> directory_;
-    std::set<uint16_t> sources_with_directory_;
-    const wire::Refresh* upstream_refresh_ = nullptr;  // the refresh being handled (cache off)
-    std::unique_ptr<PacketSigner> signer_;             // before backbone_, which uses it
+    Fanout fanout_;  // before clients_: a closing client asks it for its count
+    ImageRecovery recovery_;
+    std::unique_ptr<PacketSigner> signer_;  // before backbone_, which uses it
     BackboneReceiver backbone_;
     DaemonListeners listeners_;
     std::unordered_map<uint64_t, std::unique_ptr<ClientSession>> clients_;
@@ -188,9 +172,7 @@ class Server final : public BackboneReceiver::Handler, public ClientSession::Own
     int64_t last_rate_sample_ns_ = 0;
     bool shutting_down_ = false;
     bool stopped_ = false;
-    // Reused on the hot path to avoid an allocation per message.
-    proto::UpdateView update_;
-    std::string view_frame_;
+    proto::UpdateView update_;  // reused on the hot path to avoid an allocation per message
 };
 
 }  // namespace mdcast::server

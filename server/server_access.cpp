@@ -23,20 +23,23 @@ void Server::on_login_request(ClientSession& client, const wire::LoginRequest& r
 void Server::refuse_not_entitled(ClientSession& client, const std::string& service,
                                  const std::string& name, uint64_t item_id) {
     ++counters_.not_entitled;
-    send_status(client, service, name, item_id, not_entitled_status());
+    fanout_.send_status(client, service, name, item_id, not_entitled_status());
 }
 
 // The client's subscriptions its (new) entitlements no longer allow are closed
 // "not entitled" and dropped exactly as an unsubscribe would drop them.
 size_t Server::revoke_subscriptions(ClientSession& client) {
     std::vector<const CachedItem*> revoked;
-    for (const auto& [item_id, view] : client.subscriptions()) {
-        const CachedItem* item = cache_.find(item_id);
-        if (item && !client.entitled(item->service_name, item->name)) revoked.push_back(item);
+    if (const Fanout::Views* held = fanout_.subscriptions_of(client)) {
+        for (const auto& [item_id, view] : *held) {
+            const CachedItem* item = cache_.find(item_id);
+            if (item && !client.entitled(item->service_name, item->name)) revoked.push_back(item);
+        }
     }
     for (const CachedItem* item : revoked) {
-        on_unsubscribe(client, item->id);
-        send_status(client, item->service_name, item->name, item->id, not_entitled_status());
+        fanout_.unsubscribe(client, item->id);
+        fanout_.send_status(client, item->service_name, item->name, item->id,
+                            not_entitled_status());
     }
     return revoked.size();
 }

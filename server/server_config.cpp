@@ -2,7 +2,9 @@
 
 #include "common/auth/auth_keys.h"
 #include "common/daemon/daemon_keys.h"
+#include "common/daemon/shared_keys.h"
 #include "common/logging.h"
+#include "proto/limits.h"
 
 namespace mdcast::server {
 
@@ -26,8 +28,9 @@ void add_client_keys(config::Schema<ServerConfig>& s) {
         "free port and log it).");
     s.integer<uint32_t>("clients.max_connections", &C::clients_max_connections, 1000, 1, 1000000,
                         "Client connections accepted at once; more are refused with a reason.");
-    s.integer<uint32_t>("clients.max_frame_bytes", &C::clients_max_frame_bytes, 65536, 256,
-                        16 << 20, "Largest frame body a client may send.");
+    s.integer<uint32_t>("clients.max_frame_bytes", &C::clients_max_frame_bytes, 65536,
+                        proto::kMinFrameBodyBytes, proto::kMaxFrameBodyBytes,
+                        "Largest frame body a client may send.");
     s.integer<uint32_t>("clients.max_items_per_request", &C::clients_max_items_per_request, 10000,
                         1, 1000000, "Item names in one (batch) subscribe request.");
     s.integer<uint32_t>("clients.max_subscriptions", &C::clients_max_subscriptions, 100000, 1,
@@ -75,12 +78,7 @@ void add_output_keys(config::Schema<ServerConfig>& s) {
 
 void add_backbone_keys(config::Schema<ServerConfig>& s) {
     using C = ServerConfig;
-    s.address("backbone.group", &C::backbone_group, "239.192.10.1",
-              "IPv4 multicast group of the backbone to join.");
-    s.integer<uint16_t>("backbone.port", &C::backbone_port, 15001, 1, 65535,
-                        "UDP port of the backbone group.");
-    s.address("backbone.interface", &C::backbone_interface, "127.0.0.1",
-              "Local address of the interface to join on (127.0.0.1: local mode).");
+    add_backbone_group_keys(s);
     s.integer<uint32_t>("backbone.receive_buffer_bytes", &C::backbone_receive_buffer_bytes, 8 << 20,
                         0, 1 << 30,
                         "SO_RCVBUF of the multicast socket; raise net.core.rmem_max to match.");
@@ -88,15 +86,7 @@ void add_backbone_keys(config::Schema<ServerConfig>& s) {
                         65507, "Largest datagram accepted.");
     s.integer<uint32_t>("backbone.image_request_timeout_ms", &C::backbone_image_request_timeout_ms,
                         1000, 10, 60000, "Resend an unanswered image request after this long.");
-    s.string_list("backbone.extra_groups", &C::backbone_extra_groups, {},
-                  "More GROUP:PORT groups to join: other distributors' backbones, or the same "
-                  "distributor's redundant paths (the first copy of each packet wins).");
-    s.string("backbone.key_file", &C::backbone_key_file, "",
-             "Shared key file (at least 16 random bytes): backbone packets must carry a valid "
-             "truncated HMAC-SHA256 under it (or under previous_key_file); unsigned or forged ones "
-             "are dropped and counted. Control packets are signed with it. Empty: not checked.");
-    s.string("backbone.previous_key_file", &C::backbone_previous_key_file, "",
-             "During a key rollover: the old key, still accepted.");
+    add_backbone_redundancy_and_key_keys(s);
     s.integer<uint32_t>("backbone.max_sources", &C::backbone_max_sources, 16, 1, 1024,
                         "Distributors (by distributor.id) tracked at once; packets from more are "
                         "dropped and counted.");
@@ -139,13 +129,7 @@ config::Schema<ServerConfig> build_schema() {
     config::Schema<C> s("mdcast-server");
     add_log_keys(s);
     add_shutdown_keys(s);
-    s.boolean("admin.enabled", &C::admin_enabled, true,
-              "Serve /metrics (Prometheus), /healthz and /stats over HTTP.");
-    s.address("admin.address", &C::admin_address, "127.0.0.1",
-              "Address of the admin endpoint; keep it on loopback or a management network.");
-    s.integer<uint16_t>("admin.port", &C::admin_port, 0, 0, 65535,
-                        "Admin port of instance 1; instance N uses port + N - 1 (0: pick a free "
-                        "port and log it).");
+    add_admin_keys(s);
     add_client_keys(s);
     add_tls_keys(s);
     add_output_keys(s);
@@ -173,8 +157,7 @@ config::Schema<ServerConfig> build_schema() {
            "TESTING ONLY: let the next packet overtake this fraction of packets.");
     s.real("testing.loss.control_send_rate", &C::loss_control_send_rate, 0, 0, 1,
            "TESTING ONLY: drop this fraction of control packets (NAKs, requests) on send.");
-    s.integer<uint64_t>("testing.loss.seed", &C::loss_seed, 1, 0, UINT64_MAX,
-                        "TESTING ONLY: seed of the loss generators.");
+    add_loss_seed_key(s);
     return s;
 }
 

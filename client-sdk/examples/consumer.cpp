@@ -1,50 +1,43 @@
-// A minimal mdcast consumer: subscribes to items and prints every image,
-// update and status, with BID by its dictionary name. Events are dispatched
-// on this thread; the SDK fails over between the servers given.
+// Subscribes to items with a BID/ASK view and prints them by name, failing
+// over between the servers given. Runs for SECONDS, then stops.
 //   mdcast-example-consumer HOST:PORT[,HOST:PORT...] SERVICE SECONDS ITEM...
 #include <mdcast/consumer.h>
 
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
 
-class Printer : public mdcast::ConsumerHandler {
-  public:
+class Printer : public mdcast::ConsumerHandler {  // called on the SDK's I/O thread
     void on_refresh(const mdcast::Event& e) override { print("image", e); }
     void on_update(const mdcast::Event& e) override { print("update", e); }
-    void on_status(const mdcast::Event& e) override {
-        std::printf("status %s %s: %s\n", e.item().c_str(),
-                    std::string(mdcast::status_code_name(e.state().code)).c_str(),
-                    e.state().text.c_str());
+    void on_status(const mdcast::Event& e) override {  // e.g. open/suspect CONNECTION_LOST
+        std::cout << "status " << e.item() << ' ' << e.state() << std::endl;
     }
-
-  private:
+    void on_connection(const mdcast::Event& e) override {  // up, down (failover), ...
+        std::cout << "connection " << e.connection().state << ' ' << e.connection().server << ' '
+                  << e.connection().text << std::endl;
+    }
     static void print(const char* what, const mdcast::Event& e) {
-        const mdcast::FieldValue* bid = e.field("BID");
-        std::printf("%s %s seq=%llu BID=%s\n", what, e.item().c_str(),
-                    static_cast<unsigned long long>(e.sequence()),
-                    bid ? bid->to_string().c_str() : "-");
+        std::cout << what << ' ' << e.item() << " seq=" << e.sequence()
+                  << " BID=" << e.text("BID").value_or("-")
+                  << " ASK=" << e.text("ASK").value_or("-") << std::endl;
     }
 };
 
 int main(int argc, char** argv) {
     if (argc < 5) {
-        std::fprintf(stderr, "usage: %s HOST:PORT[,...] SERVICE SECONDS ITEM...\n", argv[0]);
+        std::cerr << "usage: " << argv[0] << " HOST:PORT[,HOST:PORT...] SERVICE SECONDS ITEM...\n";
         return 2;
     }
     mdcast::ConsumerOptions options;
-    options.servers = mdcast::parse_server_list(argv[1]);
-    options.dictionary = mdcast::Dictionary::load_installed();
-    options.delivery = mdcast::ConsumerOptions::Delivery::kDispatch;
+    options.servers = mdcast::parse_server_list(argv[1]);  // tried in this order
     Printer printer;
     mdcast::Consumer consumer(options, printer);
-    consumer.subscribe(argv[2], std::vector<std::string>(argv + 4, argv + argc));
-    consumer.start();
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(std::atoi(argv[3]));
-    while (std::chrono::steady_clock::now() < end) {
-        consumer.dispatch(std::chrono::milliseconds(100));
-        std::fflush(stdout);
-    }
+    const std::vector<std::string> items(argv + 4, argv + argc);
+    consumer.subscribe_batch(argv[2], items, {.field_names = {"BID", "ASK"}});
+    consumer.start();  // connects, logs in, subscribes; re-subscribes after a failover
+    std::this_thread::sleep_for(std::chrono::seconds(std::stoi(argv[3])));
     consumer.stop();
-    return 0;
 }

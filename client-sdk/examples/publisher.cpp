@@ -1,51 +1,47 @@
-// A minimal mdcast publisher: one broadcast service whose items get an image
-// and then ten stamped BID updates a second. The SDK re-publishes every image
-// by itself after a reconnect.
+// Publishes items on a broadcast service: an image with BID and ASK by name,
+// then ten updates a second for SECONDS. After a reconnect the SDK sends every
+// item's current image again by itself.
 //   mdcast-example-publisher HOST:PORT[,HOST:PORT...] SERVICE SECONDS ITEM...
-#include <mdcast/dictionary.h>
 #include <mdcast/publisher.h>
 
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
+#include <iostream>
+#include <string>
 #include <thread>
+#include <vector>
 
-class Logger : public mdcast::PublisherHandler {
-  public:
+class Logger : public mdcast::PublisherHandler {  // called on the SDK's I/O thread
     void on_connection(const mdcast::ConnectionEvent& c) override {
-        std::printf("%s %s %s\n", std::string(mdcast::connection_state_name(c.state)).c_str(),
-                    c.server.to_string().c_str(), c.text.c_str());
-        std::fflush(stdout);
+        std::cout << c.state << ' ' << c.server << ' ' << c.text << std::endl;
     }
 };
 
 int main(int argc, char** argv) {
     if (argc < 5) {
-        std::fprintf(stderr, "usage: %s HOST:PORT[,...] SERVICE SECONDS ITEM...\n", argv[0]);
+        std::cerr << "usage: " << argv[0] << " HOST:PORT[,HOST:PORT...] SERVICE SECONDS ITEM...\n";
         return 2;
     }
-    const auto dictionary = mdcast::Dictionary::load_installed();
-    const uint32_t bid = dictionary->require_id("BID");
     mdcast::PublisherOptions options;
-    options.distributors = mdcast::parse_server_list(argv[1]);
+    options.distributors = mdcast::parse_server_list(argv[1]);  // tried in this order
     Logger logger;
     mdcast::Publisher publisher(options, logger);
     publisher.add_service(argv[2], mdcast::ServiceMode::kBroadcast);
+    mdcast::FieldList fields(mdcast::Dictionary::load_installed());  // fields by name
     std::vector<mdcast::PublishedItem> items;
-    mdcast::FieldList fields;
     for (int i = 4; i < argc; ++i) {
         items.push_back(publisher.add_item(argv[2], argv[i]));
-        publisher.refresh(items.back(), fields.add_decimal(bid, 10000, -2));
         fields.clear();
+        fields.add_decimal("BID", 10000, -2).add_decimal("ASK", 10010, -2);  // 100.00, 100.10
+        publisher.refresh(items.back(), fields);
     }
     publisher.start();
-    for (int tick = 1; tick <= std::atoi(argv[3]) * 10; ++tick) {
+    for (int tick = 1; tick <= std::stoi(argv[3]) * 10; ++tick) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         for (const auto& item : items) {
             fields.clear();
-            publisher.update(item, fields.add_decimal(bid, 10000 + tick, -2));  // stamped now
+            fields.add_decimal("BID", 10000 + tick, -2).add_decimal("ASK", 10010 + tick, -2);
+            publisher.update(item, fields);  // stamped with CLOCK_REALTIME now
         }
     }
     publisher.stop();
-    return 0;
 }

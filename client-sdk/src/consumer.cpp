@@ -11,6 +11,7 @@
 #include "consumer_core.h"
 #include "event_queue.h"
 #include "io_thread.h"
+#include "sdk_log.h"
 #include "sdk_options.h"
 
 namespace mdcast {
@@ -93,11 +94,11 @@ class Consumer::Impl::QueueSink final : public sdk::EventSink {
     Trigger wake_;
 };
 
-Consumer::Impl::Impl(ConsumerOptions o, ConsumerHandler& h)
-    : options(std::move(o)), handler(h), log(log::get("sdk.consumer")) {
+Consumer::Impl::Impl(ConsumerOptions o, ConsumerHandler& h) : options(std::move(o)), handler(h) {
     sdk::validate(options);
+    log = sdk::logger("sdk.consumer", options.log_level);
     tls = sdk::tls_context(options);
-    log->set_level(spdlog::level::from_str(options.log_level));
+    if (!options.dictionary) options.dictionary = Dictionary::load_installed();
     if (options.delivery == ConsumerOptions::Delivery::kDispatch) {
         queue = std::make_unique<EventQueue>(options.max_queued_events);
     }
@@ -160,7 +161,9 @@ void Consumer::Impl::on_finished(ItemHandle handle) {
 std::vector<uint32_t> Consumer::Impl::resolve_view(const View& view) const {
     std::vector<uint32_t> ids = view.field_ids;
     if (!view.field_names.empty() && !options.dictionary) {
-        throw std::invalid_argument("a view by field names needs ConsumerOptions::dictionary");
+        throw std::invalid_argument(
+            "a view by field names needs a dictionary: none is installed beside libmdcast; set "
+            "ConsumerOptions::dictionary or MDCAST_DICTIONARY");
     }
     for (const auto& name : view.field_names) ids.push_back(options.dictionary->require_id(name));
     std::sort(ids.begin(), ids.end());
@@ -236,9 +239,9 @@ ItemHandle Consumer::subscribe(const std::string& service, const std::string& it
     return impl_->request(service, {item}, view, false).front();
 }
 
-std::vector<ItemHandle> Consumer::subscribe(const std::string& service,
-                                            const std::vector<std::string>& items,
-                                            const View& view) {
+std::vector<ItemHandle> Consumer::subscribe_batch(const std::string& service,
+                                                  const std::vector<std::string>& items,
+                                                  const View& view) {
     return impl_->request(service, items, view, false);
 }
 
@@ -247,9 +250,9 @@ ItemHandle Consumer::snapshot(const std::string& service, const std::string& ite
     return impl_->request(service, {item}, view, true).front();
 }
 
-std::vector<ItemHandle> Consumer::snapshot(const std::string& service,
-                                           const std::vector<std::string>& items,
-                                           const View& view) {
+std::vector<ItemHandle> Consumer::snapshot_batch(const std::string& service,
+                                                 const std::vector<std::string>& items,
+                                                 const View& view) {
     return impl_->request(service, items, view, true);
 }
 

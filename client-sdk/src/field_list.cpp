@@ -1,17 +1,42 @@
 #include "mdcast/field_list.h"
 
+#include <stdexcept>
+
+#include "mdcast/dictionary.h"
+
 namespace mdcast {
 
-FieldList::FieldList(const FieldList& other) : values_(other.values_), text_(other.text_) {
+FieldList::FieldList(std::shared_ptr<const Dictionary> dictionary)
+    : dictionary_(std::move(dictionary)) {
+    if (!dictionary_) {
+        throw std::invalid_argument(
+            "FieldList: no dictionary (Dictionary::load_installed() finds none: install "
+            "libmdcast, set MDCAST_DICTIONARY, or use Dictionary::load_file)");
+    }
+}
+
+FieldList::FieldList(const FieldList& other)
+    : values_(other.values_), text_(other.text_), dictionary_(other.dictionary_) {
     rebase(other.text_.data());
 }
+
+FieldList::~FieldList() = default;
 
 FieldList& FieldList::operator=(const FieldList& other) {
     if (this == &other) return *this;
     values_ = other.values_;
     text_ = other.text_;
+    dictionary_ = other.dictionary_;
     rebase(other.text_.data());
     return *this;
+}
+
+uint32_t FieldList::id_of(std::string_view name) const {
+    if (!dictionary_) {
+        throw std::logic_error("FieldList: field '" + std::string(name) +
+                               "' by name needs a FieldList made with a Dictionary");
+    }
+    return dictionary_->require_id(name);
 }
 
 // String values point into text_; after text_ moved (copy, growth) they are
@@ -57,6 +82,30 @@ FieldList& FieldList::add_time(uint32_t id, int64_t ns) {
 
 FieldList& FieldList::add_blank(uint32_t id) {
     return add(FieldValue{id, FieldKind::kBlank, 0, 0, 0, {}});
+}
+
+FieldList& FieldList::add_int(std::string_view name, int64_t value) {
+    return add_int(id_of(name), value);
+}
+
+FieldList& FieldList::add_decimal(std::string_view name, int64_t mantissa, int32_t exponent) {
+    return add_decimal(id_of(name), mantissa, exponent);
+}
+
+FieldList& FieldList::add_double(std::string_view name, double value) {
+    return add_double(id_of(name), value);
+}
+
+FieldList& FieldList::add_string(std::string_view name, std::string_view value) {
+    return add_string(id_of(name), value);
+}
+
+FieldList& FieldList::add_time(std::string_view name, int64_t ns) {
+    return add_time(id_of(name), ns);
+}
+
+FieldList& FieldList::add_blank(std::string_view name) {
+    return add_blank(id_of(name));
 }
 
 void FieldList::clear() {

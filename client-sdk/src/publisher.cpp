@@ -12,6 +12,7 @@
 #include "io_thread.h"
 #include "proto/update_codec.h"
 #include "publisher_core.h"
+#include "sdk_log.h"
 #include "sdk_options.h"
 
 namespace mdcast {
@@ -38,13 +39,10 @@ void require_utf8(std::span<const FieldValue> fields, const ItemState& state) {
 // Hidden: only Publisher's own members are the library's interface.
 struct __attribute__((visibility("hidden"))) Publisher::Impl {
     Impl(PublisherOptions o, PublisherHandler& h)
-        : options(std::move(o)),
-          handler(h),
-          log(log::get("sdk.publisher")),
-          outbox(options.max_queued_bytes) {
+        : options(std::move(o)), handler(h), outbox(options.max_queued_bytes) {
         sdk::validate(options);
+        log = sdk::logger("sdk.publisher", options.log_level);
         tls = sdk::tls_context(options);
-        log->set_level(spdlog::level::from_str(options.log_level));
     }
 
     PublishedItem handle_for(const std::string& service, const std::string& item, bool& created);

@@ -5,6 +5,7 @@
 
 #include "common/clock.h"
 #include "event_writer.h"
+#include "proto/limits.h"
 #include "sdk_options.h"
 
 namespace mdcast::sdk {
@@ -16,7 +17,7 @@ namespace {
 
 constexpr size_t kRegisterBatch = 1000;
 // Distributors send small frames (answers, requests); a larger one is an error.
-constexpr uint32_t kMaxFrameBytes = 1u << 20;
+constexpr uint32_t kMaxFrameBytes = proto::kDefaultFrameBodyBytes;
 
 // What the publisher accepts from a distributor: the session, the answers to
 // its requests, rejections (ItemStatus), and the interactive conversation:

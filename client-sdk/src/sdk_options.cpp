@@ -42,9 +42,10 @@ void validate(const ConnectionOptions& o, const std::vector<ServerAddress>& serv
         refuse(o.tls.cert_file.empty() ? "tls.cert_file" : "tls.key_file",
                "a client certificate needs both tls.cert_file and tls.key_file");
     }
-    if (std::find(log::kLevelNames.begin(), log::kLevelNames.end(), o.log_level) ==
-        log::kLevelNames.end()) {
-        refuse("log_level", "'" + o.log_level + "' is not trace, debug, info, warn, error or off");
+    if (!o.log_level.empty() && std::find(log::kLevelNames.begin(), log::kLevelNames.end(),
+                                          o.log_level) == log::kLevelNames.end()) {
+        refuse("log_level",
+               "'" + o.log_level + "' is not empty, trace, debug, info, warn, error or off");
     }
 }
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <ostream>
 #include <stdexcept>
 
 #include "common/clock.h"
@@ -51,6 +52,65 @@ std::string_view status_code_name(StatusCode code) {
             return "CANCELLED";
     }
     return "UNKNOWN";
+}
+
+std::string to_string(StreamState state) {
+    return state == StreamState::kOpen ? "open" : "closed";
+}
+
+std::string to_string(DataState state) {
+    return state == DataState::kOk ? "ok" : "suspect";
+}
+
+std::string to_string(StatusCode code) {
+    return std::string(status_code_name(code));
+}
+
+std::string to_string(const ItemState& state) {
+    std::string text = to_string(state.stream) + "/" + to_string(state.data);
+    if (state.code != StatusCode::kNone) text += " " + to_string(state.code);
+    if (!state.text.empty()) text += ": " + state.text;
+    return text;
+}
+
+std::string to_string(ConnectionState state) {
+    return std::string(connection_state_name(state));
+}
+
+std::string to_string(EventType type) {
+    return std::string(event_type_name(type));
+}
+
+std::ostream& operator<<(std::ostream& out, StreamState state) {
+    return out << to_string(state);
+}
+
+std::ostream& operator<<(std::ostream& out, DataState state) {
+    return out << to_string(state);
+}
+
+std::ostream& operator<<(std::ostream& out, StatusCode code) {
+    return out << status_code_name(code);
+}
+
+std::ostream& operator<<(std::ostream& out, const ItemState& state) {
+    return out << to_string(state);
+}
+
+std::ostream& operator<<(std::ostream& out, ConnectionState state) {
+    return out << connection_state_name(state);
+}
+
+std::ostream& operator<<(std::ostream& out, EventType type) {
+    return out << event_type_name(type);
+}
+
+std::ostream& operator<<(std::ostream& out, const ServerAddress& address) {
+    return out << address.host << ':' << address.port;
+}
+
+std::ostream& operator<<(std::ostream& out, const FieldValue& value) {
+    return out << value.to_string();
 }
 
 std::string_view connection_state_name(ConnectionState state) {
@@ -141,6 +201,20 @@ const FieldValue* Event::field(std::string_view name) const {
     if (!dictionary_) return nullptr;
     const auto id = dictionary_->id(name);
     return id ? field(*id) : nullptr;
+}
+
+std::optional<double> Event::number(std::string_view name) const {
+    const FieldValue* value = field(name);
+    if (!value || value->kind == FieldKind::kBlank || value->kind == FieldKind::kString) {
+        return std::nullopt;
+    }
+    return value->to_double();
+}
+
+std::optional<std::string> Event::text(std::string_view name) const {
+    const FieldValue* value = field(name);
+    if (!value) return std::nullopt;
+    return value->to_string();
 }
 
 }  // namespace mdcast

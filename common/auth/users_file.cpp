@@ -7,12 +7,13 @@
 
 #include "common/auth/glob_match.h"
 #include "common/config/config_schema.h"
+#include "proto/limits.h"
 
 namespace mdcast::auth {
 
 namespace {
 
-constexpr size_t kMaxNameBytes = 256;
+constexpr size_t kMaxNameBytes = proto::kMaxUserNameBytes;
 
 // Walks the YAML document and collects every error instead of stopping at the first.
 class Parser {

@@ -31,6 +31,7 @@
 #include "common/net/tls_stream.h"
 #include "proto/frame.h"
 #include "proto/frame_reader.h"
+#include "proto/limits.h"
 #include "wire/common.pb.h"
 
 struct event;
@@ -55,7 +56,7 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     };
 
     struct Limits {
-        size_t max_frame_body_bytes = 1 << 20;
+        size_t max_frame_body_bytes = proto::kDefaultFrameBodyBytes;
         size_t max_output_bytes = 8 << 20;  // send() refuses beyond this (and beyond `pool`)
         OutputPool* pool = nullptr;         // shared budget, when set
         bool tcp_nodelay = true;

@@ -255,7 +255,7 @@ TEST_CASE(
     auto options = options_for({&a});
     options.dictionary = mdcast::Dictionary::parse("22 BID DECIMAL\n25 ASK DECIMAL\n");
     mdcast::Consumer consumer(options, recorder);
-    consumer.subscribe("SVC", {"A", "B", "C"}, mdcast::View{{25}, {"BID", "ASK"}});
+    consumer.subscribe_batch("SVC", {"A", "B", "C"}, mdcast::View{{25}, {"BID", "ASK"}});
     consumer.snapshot("SVC", "S");
     const auto gone = consumer.subscribe("SVC", "G");
     CHECK_THROWS_AS(consumer.subscribe("SVC", "A"), std::invalid_argument);  // already streamed

@@ -141,6 +141,25 @@ TEST_CASE("a refresh shows the image, its state and every kind of value", "[even
     CHECK(event.field("NO_SUCH_NAME") == nullptr);
 }
 
+TEST_CASE("typed values by field name: number() and text()", "[event_writer]") {
+    const auto dict = dictionary();
+    mdcast::proto::FieldImage image;
+    image.assign(sample_fields());
+    Event event;
+    EventWriter::refresh(event, {ItemHandle{5}, kService, kItem, dict.get()}, image, 1, {}, false,
+                         0);
+    CHECK(event.number("BID") == Approx(101.25));
+    CHECK(event.text("BID") == "101.25");
+    CHECK(event.number("BIDSIZE") == -7);
+    CHECK(event.text("DSPLY_NAME") == "VODAFONE GROUP");
+    CHECK_FALSE(event.number("DSPLY_NAME"));  // a string is not a number
+    CHECK_FALSE(event.number("TRDPRC_1"));    // blank
+    CHECK(event.text("TRDPRC_1") == "");
+    CHECK_FALSE(event.number("ACVOL_1"));  // in the dictionary, not in this event
+    CHECK_FALSE(event.text("ACVOL_1"));
+    CHECK_FALSE(event.text("NO_SUCH_NAME"));
+}
+
 TEST_CASE("names need a dictionary", "[event_writer]") {
     mdcast::proto::FieldImage image;
     image.assign(sample_fields());

@@ -197,9 +197,9 @@ int main(int argc, char** argv) {
     mdcast::View view;
     view.field_names = args.view;
     if (args.snapshot) {
-        consumer.snapshot(args.service, args.items, view);
+        consumer.snapshot_batch(args.service, args.items, view);
     } else {
-        consumer.subscribe(args.service, args.items, view);
+        consumer.subscribe_batch(args.service, args.items, view);
     }
     consumer.start();
     const int64_t deadline = monotonic_now() + static_cast<int64_t>(args.duration_s * 1e9);

@@ -18,9 +18,12 @@ mdcast_unit_test(item_sequencer_test client-sdk/item_sequencer_test.cpp mdcast_s
 mdcast_unit_test(event_queue_test client-sdk/event_queue_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(event_writer_test client-sdk/event_writer_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(publisher_outbox_test client-sdk/publisher_outbox_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(types_test client-sdk/types_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(field_list_test client-sdk/field_list_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(sdk_log_test client-sdk/sdk_log_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(interest_tracker_test distributor/interest_tracker_test.cpp mdcast_distributor_core)
 foreach(test reconnect_policy_test item_sequencer_test event_queue_test event_writer_test
-             publisher_outbox_test)
+             publisher_outbox_test sdk_log_test)
   target_include_directories(${test} PRIVATE ${PROJECT_SOURCE_DIR}/client-sdk/src)
 endforeach()
 
@@ -34,15 +37,20 @@ mdcast_sdk_integration_test(integration_sdk_failover integration/test_sdk_failov
 mdcast_sdk_integration_test(integration_sdk_consumer integration/test_sdk_consumer.py 120)
 mdcast_sdk_integration_test(integration_sdk_publisher integration/test_sdk_publisher.py 180)
 mdcast_sdk_integration_test(integration_tls integration/test_tls.py 240)
+# Against the installed SDK: the installed examples built and run on a local
+# stack; every C++ block of README.md and docs/*.md built.
 mdcast_sdk_integration_test(integration_sdk_install integration/test_sdk_install.py 300)
-set_property(TEST integration_sdk_install APPEND PROPERTY ENVIRONMENT "MDCAST_BUILD_DIR=${CMAKE_BINARY_DIR}")
-# A sanitizer build's libmdcast needs the examples built with the same sanitizer.
-if(MDCAST_SANITIZE)
-  set_property(TEST integration_sdk_install APPEND PROPERTY ENVIRONMENT
-               "MDCAST_EXAMPLE_FLAGS=-fsanitize=address,undefined")
-elseif(MDCAST_SANITIZE_THREAD)
-  set_property(TEST integration_sdk_install APPEND PROPERTY ENVIRONMENT "MDCAST_EXAMPLE_FLAGS=-fsanitize=thread")
-endif()
+mdcast_sdk_integration_test(integration_doc_snippets integration/test_doc_snippets.py 600)
+foreach(test integration_sdk_install integration_doc_snippets)
+  set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "MDCAST_BUILD_DIR=${CMAKE_BINARY_DIR}")
+  # A sanitizer build's libmdcast needs programs built with the same sanitizer.
+  if(MDCAST_SANITIZE)
+    set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT
+                 "MDCAST_EXAMPLE_FLAGS=-fsanitize=address,undefined")
+  elseif(MDCAST_SANITIZE_THREAD)
+    set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "MDCAST_EXAMPLE_FLAGS=-fsanitize=thread")
+  endif()
+endforeach()
 mdcast_unit_test(consumer_test client-sdk/consumer_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(publisher_test client-sdk/publisher_test.cpp mdcast_sdk_objects)
 # libmdcast.so needs neither yaml-cpp nor libsystemd (the SDK links only common/ root and net/).
@@ -53,3 +61,17 @@ set_tests_properties(sdk_needed_libraries PROPERTIES TIMEOUT 30 LABELS sdk)
 if(MDCAST_BUILD_PYTHON)
   include(client-sdk/python/tests.cmake)
 endif()
+
+# The Consumer's overload set, compiled against the public headers alone: the
+# good calls compile cleanly, and each ambiguous-looking call (a braced list
+# given to the one-item subscribe or snapshot) is refused as a deleted function,
+# not silently taken for something else.
+set(MDCAST_API_COMPILE ${CMAKE_CXX_COMPILER} -std=c++20 -fsyntax-only -Wall -Wextra -Werror
+    -I${PROJECT_SOURCE_DIR}/client-sdk/include ${CMAKE_CURRENT_SOURCE_DIR}/client-sdk/api_overloads_compile.cpp)
+add_test(NAME sdk_api_overloads_good COMMAND ${MDCAST_API_COMPILE})
+set_tests_properties(sdk_api_overloads_good PROPERTIES LABELS sdk TIMEOUT 120)
+foreach(bad 1 2 3)
+  add_test(NAME sdk_api_overloads_bad_${bad} COMMAND ${MDCAST_API_COMPILE} -DMDCAST_BAD=${bad})
+  set_tests_properties(sdk_api_overloads_bad_${bad} PROPERTIES LABELS sdk TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "use of deleted function[^\n]*Consumer::(subscribe|snapshot)\\(const std::string&, std::initializer_list")
+endforeach()

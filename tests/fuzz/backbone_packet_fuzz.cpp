@@ -1,4 +1,4 @@
-// proto/backbone_packet and common/packet_signer on hostile datagrams: the header
+// proto/backbone_packet and proto/packet_signer on hostile datagrams: the header
 // decoder, the message walk (data, control and heartbeat message sets), and the
 // signature check. A datagram we sign must verify; one changed byte must not.
 #include <cstdlib>

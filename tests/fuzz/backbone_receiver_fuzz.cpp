@@ -2,8 +2,10 @@
 // per-distributor LossRecovery) fed a sequence of hostile datagrams at
 // fuzzer-chosen times. Each input is a list of records: an op byte (bit 0: give
 // the datagram a well-formed header prefix, magic/version/payload length, so the
-// fuzzer spends its time on epochs, sequences and messages; bits 1-7: how far the
-// clock moves, in 100 us steps) and a length-prefixed datagram. A fresh receiver
+// fuzzer spends its time on epochs, sequences and messages; bit 1: the datagram
+// comes to the control socket, from 127.0.0.1:9, the control address the seeds'
+// heartbeats announce; bits 2-7: how far the clock moves, in 200 us steps) and a
+// length-prefixed datagram. A fresh receiver
 // per input, on a private group and port; control packets it would send (NAKs,
 // probes) are dropped by its loss injector, so nothing leaves the process.
 #include <arpa/inet.h>
@@ -37,6 +39,9 @@ class Handler final : public server::BackboneReceiver::Handler {
     }
     void on_control_ready(uint16_t) override {}
     void on_source_silent(uint16_t, bool) override {}
+    void on_control_answer(uint16_t, const proto::Frame& frame) override {
+        if (frame.type != proto::FrameType::kItemStatus) std::abort();
+    }
 
   private:
     proto::UpdateView view_;
@@ -86,8 +91,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const auto record = input.record();
         datagram.assign(record.begin(), record.end());
         if (op & 1) fix_header(datagram);
-        now += int64_t{op >> 1} * 100'000;
-        receiver.handle_datagram(datagram, from, false, now);
+        now += int64_t{op >> 2} * 200'000;
+        if (op & 2) {
+            receiver.handle_control_reply(datagram, from, now);
+        } else {
+            receiver.handle_datagram(datagram, from, false, now);
+        }
         receiver.schedule_naks();
         event_base_loop(loop.base(), EVLOOP_NONBLOCK);
     }

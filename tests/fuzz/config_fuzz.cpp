@@ -1,5 +1,5 @@
 // The daemons' YAML config files (server/server_config, distributor/distributor_config
-// through common/config_schema), the first byte choosing the daemon. Bad input
+// through common/config/config_schema), the first byte choosing the daemon. Bad input
 // must end as config::ConfigErrors naming file:line; any other exception or a
 // crash is a finding.
 #include <string>

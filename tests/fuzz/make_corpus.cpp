@@ -167,6 +167,19 @@ std::string data_packet(uint64_t epoch, uint64_t sequence, const mdcast::PacketS
     return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
+// The distributor's unicast answer to a server's request for an unknown name.
+std::string not_found_reply(uint64_t epoch) {
+    PacketBuilder packet(kMaxDatagramBytes);
+    wire::ItemStatus status;
+    status.set_service_name("IDN");
+    status.set_item_name("NO.SUCH");
+    status.mutable_status()->set_stream_state(wire::STREAM_CLOSED);
+    status.mutable_status()->set_code(wire::STATUS_NOT_FOUND);
+    packet.add(FrameType::kItemStatus, status);
+    const auto bytes = packet.finish(PacketType::kControlReply, epoch, 0);
+    return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
 void packet_seeds(const fs::path& dir, uint64_t epoch) {
     const mdcast::PacketSigner signer(kFuzzKey, "");
     write(dir, "data", data_packet(epoch, 1, nullptr));
@@ -174,7 +187,8 @@ void packet_seeds(const fs::path& dir, uint64_t epoch) {
     write(dir, "heartbeat-signed", heartbeat_packet(epoch, 3, &signer));
 }
 
-// backbone_receiver_fuzz.cpp's records: op byte, 2-byte length, datagram.
+// backbone_receiver_fuzz.cpp's records: op byte (bit 1: control socket; bits 2-7:
+// clock steps of 200 us), 2-byte length, datagram.
 std::string record(uint8_t op, const std::string& datagram) {
     std::string out(1, static_cast<char>(op));
     out += static_cast<char>(datagram.size() & 0xff);
@@ -184,19 +198,20 @@ std::string record(uint8_t op, const std::string& datagram) {
 
 void receiver_seeds(const fs::path& dir, uint64_t epoch, uint64_t restarted) {
     std::string in_order = record(0, heartbeat_packet(epoch, 1, nullptr));
-    for (uint64_t s = 1; s <= 3; ++s) in_order += record(2, data_packet(epoch, s, nullptr));
+    for (uint64_t s = 1; s <= 3; ++s) in_order += record(4, data_packet(epoch, s, nullptr));
+    in_order += record(2, not_found_reply(epoch));
     write(dir, "in-order", in_order);
     // 1, 2, 4 (a gap), 3 (the repair), then a restart with a new epoch.
     std::string gap = record(0, heartbeat_packet(epoch, 1, nullptr));
-    for (uint64_t s : {1, 2, 4, 3}) gap += record(2, data_packet(epoch, s, nullptr));
+    for (uint64_t s : {1, 2, 4, 3}) gap += record(4, data_packet(epoch, s, nullptr));
     gap += record(100, heartbeat_packet(epoch, 5, nullptr));
     gap += record(0, heartbeat_packet(restarted, 1, nullptr));
-    gap += record(2, data_packet(restarted, 1, nullptr));
+    gap += record(4, data_packet(restarted, 1, nullptr));
     write(dir, "gap-repair-restart", gap);
     // A gap never repaired: given up after the trailing edge passes it.
     std::string lost = record(0, heartbeat_packet(epoch, 1, nullptr));
-    for (uint64_t s : {1, 5}) lost += record(2, data_packet(epoch, s, nullptr));
-    lost += record(254, heartbeat_packet(epoch, 9, nullptr));
+    for (uint64_t s : {1, 5}) lost += record(4, data_packet(epoch, s, nullptr));
+    lost += record(252, heartbeat_packet(epoch, 9, nullptr));
     write(dir, "gap-lost", lost);
 }
 

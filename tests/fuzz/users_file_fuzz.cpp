@@ -1,4 +1,4 @@
-// The users file (common/users_file: users, PBKDF2 hashes, groups, entitlements)
+// The users file (common/auth/users_file: users, PBKDF2 hashes, groups, entitlements)
 // and the field dictionary (proto/field_dictionary, etc/fields.dict), the first
 // byte choosing which. Bad input must end as config::ConfigErrors or, for the
 // dictionary, std::runtime_error naming the line; a crash or any other exception

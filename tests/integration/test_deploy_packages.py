@@ -42,7 +42,9 @@ EXPECTED = {
     "mdcast-tools": ["/usr/bin/mdcast-source", "/usr/bin/mdcast-client", "/usr/bin/mdcast-passwd",
                      "/etc/mdcast/fields.dict"],
     "libmdcast-dev": ["/usr/include/mdcast/consumer.h", "/usr/include/mdcast/publisher.h",
-                      "/usr/share/mdcast/fields.dict"],
+                      "/usr/include/mdcast/log.h", "/usr/share/mdcast/fields.dict",
+                      "/usr/share/mdcast/examples/CMakeLists.txt", "/usr/share/mdcast/examples/consumer.cpp",
+                      "/usr/share/mdcast/examples/publisher.cpp"],
 }
 # Found anywhere under /usr/lib (plain or multiarch libdir, as configured).
 EXPECTED_LIB = ["libmdcast.so", "cmake/mdcast/mdcastConfig.cmake", "cmake/mdcast/mdcastConfigVersion.cmake",

@@ -11,8 +11,9 @@
 //     there. Only one thread may dispatch at a time.
 //   The handler is never called concurrently with itself.
 //
-//   Safe from any thread, also from inside a handler: subscribe(), snapshot(),
-//   unsubscribe(), request_directory(), stats(). They queue a request for the
+//   Safe from any thread, also from inside a handler: subscribe(),
+//   subscribe_batch(), snapshot(), snapshot_batch(), unsubscribe(),
+//   request_directory(), stats(). They queue a request for the
 //   I/O thread and return at once (they never wait for the network).
 //   start() and stop() must be called from the thread that owns the Consumer,
 //   never from inside a handler (stop() throws std::logic_error there).
@@ -46,6 +47,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +55,7 @@
 #include "mdcast/dictionary.h"
 #include "mdcast/event.h"
 #include "mdcast/export.h"
+#include "mdcast/log.h"
 #include "mdcast/types.h"
 
 namespace mdcast {
@@ -70,14 +73,17 @@ struct ConsumerOptions : ConnectionOptions {
     uint32_t max_frame_bytes = 16u << 20;   // larger frames from the server close it
     uint64_t max_output_bytes = 16u << 20;  // requests queued towards the server
 
-    // Resolves View::field_names and Event::field(name). Optional.
+    // Resolves View::field_names and Event::field(name); when null, the
+    // constructor loads Dictionary::load_installed() (which may find none).
     std::shared_ptr<const Dictionary> dictionary;
 };
 
 // The fields a subscription wants; empty means all. Names need a dictionary.
+// Initialised members, so {.field_names = {"BID", "ASK"}} draws no
+// -Wmissing-field-initializers warning.
 struct View {
-    std::vector<uint32_t> field_ids;
-    std::vector<std::string> field_names;
+    std::vector<uint32_t> field_ids{};
+    std::vector<std::string> field_names{};
     bool empty() const { return field_ids.empty() && field_names.empty(); }
 };
 
@@ -123,19 +129,31 @@ class MDCAST_API Consumer {
     // are forgotten. Idempotent.
     void stop();
 
-    // Streaming subscription: a refresh, then every update in order, plus
-    // status events. May be called before start(). Throws std::invalid_argument
-    // for empty names, an unknown view name, or an item this consumer already
-    // streams (unsubscribe it first).
+    // Streaming subscription to ONE item: a refresh, then every update in
+    // order, plus status events. May be called before start(). Throws
+    // std::invalid_argument for empty names, an unknown view name, or an item
+    // this consumer already streams (unsubscribe it first).
     ItemHandle subscribe(const std::string& service, const std::string& item,
                          const View& view = {});
-    // Batch: one request for many items; one handle per item, in order.
-    std::vector<ItemHandle> subscribe(const std::string& service,
-                                      const std::vector<std::string>& items, const View& view = {});
-    // One refresh (Event::snapshot() true), then the handle is finished.
+    // Many items in one request; one handle per item, in the order given.
+    // Same rules as subscribe().
+    std::vector<ItemHandle> subscribe_batch(const std::string& service,
+                                            const std::vector<std::string>& items,
+                                            const View& view = {});
+    // ONE refresh (Event::snapshot() true), then the handle is finished.
     ItemHandle snapshot(const std::string& service, const std::string& item, const View& view = {});
-    std::vector<ItemHandle> snapshot(const std::string& service,
-                                     const std::vector<std::string>& items, const View& view = {});
+    std::vector<ItemHandle> snapshot_batch(const std::string& service,
+                                           const std::vector<std::string>& items,
+                                           const View& view = {});
+
+    // A braced list of item names is a batch: call subscribe_batch() or
+    // snapshot_batch(). Without these, subscribe("S", {"A", "B"}) would compile
+    // as std::string("A", "B") (an iterator pair) and read past "A".
+    template <typename T>
+    ItemHandle subscribe(const std::string&, std::initializer_list<T>, const View& = {}) = delete;
+    template <typename T>
+    ItemHandle snapshot(const std::string&, std::initializer_list<T>, const View& = {}) = delete;
+
     void unsubscribe(ItemHandle handle);
     // The answer arrives as a kDirectory event.
     void request_directory();

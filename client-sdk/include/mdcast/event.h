@@ -16,6 +16,8 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -48,6 +50,8 @@ enum class EventType : uint8_t {
 };
 
 MDCAST_API std::string_view event_type_name(EventType type);
+MDCAST_API std::string to_string(EventType type);
+MDCAST_API std::ostream& operator<<(std::ostream& out, EventType type);
 
 class MDCAST_API Event {
   public:
@@ -86,6 +90,12 @@ class MDCAST_API Event {
     // By dictionary name; nullptr when the consumer has no dictionary, the name
     // is unknown, or the field is not in this event.
     const FieldValue* field(std::string_view name) const;
+    // field(name)'s value as a number (decimals scaled, FieldValue::to_double);
+    // nullopt when field(name) is nullptr or the field is blank or a string.
+    std::optional<double> number(std::string_view name) const;
+    // field(name)'s value as text (FieldValue::to_string: decimals exactly,
+    // "101.25"); nullopt when field(name) is nullptr.
+    std::optional<std::string> text(std::string_view name) const;
 
     // ---- kConnection ----
     const ConnectionEvent& connection() const { return connection_; }

@@ -1,11 +1,18 @@
 // FieldList: the fields a publisher puts in a refresh or an update.
 //
+// Fields are added by id, or by dictionary name when the FieldList was made
+// with a Dictionary:
+//   mdcast::FieldList fields(mdcast::Dictionary::load_installed());
+//   fields.add_decimal("BID", 10125, -2).add_decimal("ASK", 10150, -2);
+// A name costs one hash lookup; an unknown name throws std::invalid_argument.
+//
 // Reuse one FieldList per thread (clear() keeps its storage) and publishing
 // allocates nothing once it has grown to the largest message. Not thread-safe;
 // Publisher copies what it needs before returning.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,11 +23,17 @@
 
 namespace mdcast {
 
+class Dictionary;
+
 class MDCAST_API FieldList {
   public:
     FieldList() = default;
+    // Takes field names through `dictionary`; throws std::invalid_argument when
+    // it is null (Dictionary::load_installed() found no dictionary).
+    explicit FieldList(std::shared_ptr<const Dictionary> dictionary);
     FieldList(const FieldList& other);
     FieldList& operator=(const FieldList& other);
+    ~FieldList();
 
     FieldList& add_int(uint32_t id, int64_t value);
     // value = mantissa * 10^exponent: prices without binary rounding.
@@ -32,6 +45,15 @@ class MDCAST_API FieldList {
     // Present but without a value.
     FieldList& add_blank(uint32_t id);
 
+    // The same by dictionary name. Throw std::invalid_argument for a name the
+    // dictionary does not have, std::logic_error without a dictionary.
+    FieldList& add_int(std::string_view name, int64_t value);
+    FieldList& add_decimal(std::string_view name, int64_t mantissa, int32_t exponent);
+    FieldList& add_double(std::string_view name, double value);
+    FieldList& add_string(std::string_view name, std::string_view value);
+    FieldList& add_time(std::string_view name, int64_t ns);
+    FieldList& add_blank(std::string_view name);
+
     void clear();
     bool empty() const { return values_.empty(); }
     size_t size() const { return values_.size(); }
@@ -40,9 +62,11 @@ class MDCAST_API FieldList {
   private:
     FieldList& add(FieldValue value);
     void rebase(const char* old_base);
+    uint32_t id_of(std::string_view name) const;
 
     std::vector<FieldValue> values_;
-    std::string text_;  // backing store of the string values
+    std::string text_;                              // backing store of the string values
+    std::shared_ptr<const Dictionary> dictionary_;  // for names; may be null
 };
 
 }  // namespace mdcast

@@ -61,8 +61,10 @@
 #include <string>
 #include <vector>
 
+#include "mdcast/dictionary.h"
 #include "mdcast/export.h"
 #include "mdcast/field_list.h"
+#include "mdcast/log.h"
 #include "mdcast/types.h"
 
 namespace mdcast {

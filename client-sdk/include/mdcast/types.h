@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,16 @@ enum class StatusCode : uint16_t {
 
 MDCAST_API std::string_view status_code_name(StatusCode code);
 
+// Names for logs and messages: "open"/"closed", "ok"/"suspect", the status
+// code as status_code_name() spells it ("CONNECTION_LOST"). operator<< writes
+// the same text.
+MDCAST_API std::string to_string(StreamState state);
+MDCAST_API std::string to_string(DataState state);
+MDCAST_API std::string to_string(StatusCode code);
+MDCAST_API std::ostream& operator<<(std::ostream& out, StreamState state);
+MDCAST_API std::ostream& operator<<(std::ostream& out, DataState state);
+MDCAST_API std::ostream& operator<<(std::ostream& out, StatusCode code);
+
 struct ItemState {
     StreamState stream = StreamState::kOpen;
     DataState data = DataState::kOk;
@@ -64,6 +75,10 @@ struct ItemState {
 
     bool ok() const { return stream == StreamState::kOpen && data == DataState::kOk; }
 };
+
+// "open/ok", or with a code and text "open/suspect CONNECTION_LOST: <text>".
+MDCAST_API std::string to_string(const ItemState& state);
+MDCAST_API std::ostream& operator<<(std::ostream& out, const ItemState& state);
 
 enum class FieldKind : uint8_t { kBlank, kInt, kDecimal, kDouble, kString, kTime };
 
@@ -82,6 +97,9 @@ struct FieldValue {
     // Text rendering: decimals exactly ("101.25"), times as ISO-8601 UTC, blank "".
     MDCAST_API std::string to_string() const;
 };
+
+// Writes FieldValue::to_string().
+MDCAST_API std::ostream& operator<<(std::ostream& out, const FieldValue& value);
 
 enum class ServiceMode : uint8_t { kBroadcast, kInteractive };
 
@@ -102,6 +120,11 @@ enum class ConnectionState : uint8_t {
 };
 
 MDCAST_API std::string_view connection_state_name(ConnectionState state);
+// connection_state_name() as a string and on a stream: "connecting", "up" ...
+MDCAST_API std::string to_string(ConnectionState state);
+MDCAST_API std::ostream& operator<<(std::ostream& out, ConnectionState state);
+// "host:port".
+MDCAST_API std::ostream& operator<<(std::ostream& out, const ServerAddress& address);
 
 struct ConnectionEvent {
     ConnectionState state = ConnectionState::kConnecting;
@@ -162,9 +185,10 @@ struct ConnectionOptions {
     // attempt (back-off grows) instead of failing over at once.
     uint32_t reconnect_stable_ms = 1000;
 
-    // spdlog level of the SDK's own log lines (stderr): trace, debug, info,
-    // warn, error, off.
-    std::string log_level = "warn";
+    // Level of this consumer's (publisher's) log lines: trace, debug, info,
+    // warn, error, off; empty: the process-wide set_log_level() (default
+    // warn). Lines go to stderr or to set_log_handler() (mdcast/log.h).
+    std::string log_level;
 
     TlsOptions tls;  // off: plaintext TCP
 };

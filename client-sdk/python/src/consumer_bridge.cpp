@@ -31,7 +31,7 @@ ItemHandle ConsumerBridge::subscribe(const std::string& service, const std::stri
 std::vector<ItemHandle> ConsumerBridge::subscribe_batch(const std::string& service,
                                                         const std::vector<std::string>& items,
                                                         const View& view) {
-    return consumer_->subscribe(service, items, view);
+    return consumer_->subscribe_batch(service, items, view);
 }
 
 ItemHandle ConsumerBridge::snapshot(const std::string& service, const std::string& item,
@@ -42,7 +42,7 @@ ItemHandle ConsumerBridge::snapshot(const std::string& service, const std::strin
 std::vector<ItemHandle> ConsumerBridge::snapshot_batch(const std::string& service,
                                                        const std::vector<std::string>& items,
                                                        const View& view) {
-    return consumer_->snapshot(service, items, view);
+    return consumer_->snapshot_batch(service, items, view);
 }
 
 void ConsumerBridge::unsubscribe(uint64_t handle) {

@@ -1,0 +1,42 @@
+// Every size limit of the wire protocol, named once. Both daemons and the SDK
+// check against these, so a name one side accepts is never refused by the
+// other (the distributor registers services and items; servers and SDK peers
+// ask for them by name).
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace mdcast::proto {
+
+// Names (bytes of UTF-8, never empty).
+inline constexpr size_t kMaxServiceNameBytes = 256;
+inline constexpr size_t kMaxItemNameBytes = 1024;
+// Login fields: user, application id and position; the password may be longer.
+inline constexpr size_t kMaxUserNameBytes = 256;
+inline constexpr size_t kMaxLoginFieldBytes = 256;
+inline constexpr size_t kMaxPasswordBytes = 1024;
+// Field ids in one view (a subscription's field subset).
+inline constexpr size_t kMaxViewFields = 1024;
+
+// Frame bodies: the range the daemons' *.max_frame_bytes keys accept, and what
+// a peer accepts when nothing is configured (the SDK, TcpConnection's default).
+inline constexpr size_t kMinFrameBodyBytes = 256;
+inline constexpr size_t kMaxFrameBodyBytes = 16 << 20;
+inline constexpr size_t kDefaultFrameBodyBytes = 1 << 20;
+
+// The largest UDP payload over IPv4: a backbone datagram never exceeds it.
+inline constexpr size_t kMaxDatagramBytes = 65507;
+
+constexpr bool valid_service_name(std::string_view name) {
+    return !name.empty() && name.size() <= kMaxServiceNameBytes;
+}
+constexpr bool valid_item_name(std::string_view name) {
+    return !name.empty() && name.size() <= kMaxItemNameBytes;
+}
+constexpr bool valid_login(std::string_view user, std::string_view password) {
+    return !user.empty() && user.size() <= kMaxUserNameBytes &&
+           password.size() <= kMaxPasswordBytes;
+}
+
+}  // namespace mdcast::proto

@@ -1,0 +1,196 @@
+#include "server/fanout.h"
+
+#include <algorithm>
+
+namespace mdcast::server {
+
+using proto::FrameType;
+
+namespace {
+
+std::span<const uint8_t> bytes_of(const std::string& frame) {
+    return {reinterpret_cast<const uint8_t*>(frame.data()), frame.size()};
+}
+
+}  // namespace
+
+// ---- the subscription book -----------------------------------------------------------------
+
+bool Fanout::subscribe(ClientSession& client, uint64_t item_id, const std::vector<uint32_t>& view) {
+    if (!by_item_.add(item_id, &client, view)) return false;  // already open: re-image only
+    by_client_[&client][item_id] = view;
+    return true;
+}
+
+bool Fanout::unsubscribe(ClientSession& client, uint64_t item_id) {
+    if (!by_item_.remove(item_id, &client)) return false;
+    const auto it = by_client_.find(&client);
+    it->second.erase(item_id);
+    if (it->second.empty()) by_client_.erase(it);
+    return true;
+}
+
+std::vector<Fanout::Subscriber> Fanout::take_item(uint64_t item_id) {
+    std::vector<Subscriber> taken;
+    for (auto& group : by_item_.take(item_id)) {
+        for (ClientSession* client : group.clients) {
+            const auto it = by_client_.find(client);
+            it->second.erase(item_id);
+            if (it->second.empty()) by_client_.erase(it);
+            taken.push_back(Subscriber{client, group.view});
+        }
+    }
+    return taken;
+}
+
+void Fanout::drop_client(ClientSession& client) {
+    const auto it = by_client_.find(&client);
+    if (it == by_client_.end()) return;
+    for (const auto& [item_id, view] : it->second) by_item_.remove(item_id, &client);
+    by_client_.erase(it);
+}
+
+size_t Fanout::subscription_count(const ClientSession& client) const {
+    const Views* views = subscriptions_of(client);
+    return views ? views->size() : 0;
+}
+
+const Fanout::Views* Fanout::subscriptions_of(const ClientSession& client) const {
+    const auto it = by_client_.find(&client);
+    return it == by_client_.end() ? nullptr : &it->second;
+}
+
+// ---- frames --------------------------------------------------------------------------------
+
+// The item's image as a Refresh frame (only `view`'s fields when set).
+std::string Fanout::image_frame(const CachedItem& item, const proto::FieldImage* image,
+                                const std::vector<uint32_t>& view, bool solicited, bool snapshot) {
+    wire::Refresh refresh;
+    refresh.set_item_id(item.id);
+    refresh.set_item_seq(item.item_seq);
+    refresh.set_clear_cache(true);
+    refresh.set_solicited(solicited);
+    refresh.set_service_id(item.service_id);
+    refresh.set_service_name(item.service_name);
+    refresh.set_item_name(item.name);
+    *refresh.mutable_status() = item.status;
+    // A snapshot is one image and then the stream is finished.
+    if (snapshot) refresh.mutable_status()->set_stream_state(wire::STREAM_CLOSED);
+    if (image) image->to_field_list(*refresh.mutable_fields(), view.empty() ? nullptr : &view);
+    return proto::encode_frame_string(FrameType::kRefresh, refresh);
+}
+
+std::string Fanout::status_frame(const CachedItem& item) {
+    wire::ItemStatus status;
+    status.set_item_id(item.id);
+    status.set_service_id(item.service_id);
+    status.set_service_name(item.service_name);
+    status.set_item_name(item.name);
+    *status.mutable_status() = item.status;
+    return proto::encode_frame_string(FrameType::kItemStatus, status);
+}
+
+// One update carrying the item's current values (from the cache), marked
+// conflated: what a slow consumer gets instead of the updates it could not take.
+std::string Fanout::conflated_frame(const CachedItem& item, const std::vector<uint32_t>& view) {
+    proto::UpdateView update;
+    update.item_id = item.id;
+    update.item_seq = item.item_seq;
+    update.conflated = true;
+    for (const auto& slot : item.image.slots()) update.fields.push_back(slot.entry());
+    std::string frame;
+    proto::append_update_frame(frame, update, view.empty() ? nullptr : &view);
+    return frame;
+}
+
+// ---- sending -------------------------------------------------------------------------------
+
+void Fanout::fan_out_update(const CachedItem& item, const proto::UpdateView& update,
+                            std::span<const uint8_t> whole) {
+    const auto* groups = by_item_.find(item.id);
+    if (!groups) return;
+    for (const auto& group : *groups) {
+        std::span<const uint8_t> bytes = whole;
+        if (!group.view.empty()) {
+            // One encoding per distinct view. Updates touching none of its fields are skipped.
+            const bool touches_view = std::any_of(
+                update.fields.begin(), update.fields.end(), [&](const proto::FieldEntry& f) {
+                    return std::binary_search(group.view.begin(), group.view.end(), f.id);
+                });
+            if (!touches_view) continue;
+            view_frame_.clear();
+            proto::append_update_frame(view_frame_, update, &group.view);
+            bytes = bytes_of(view_frame_);
+        }
+        for (ClientSession* client : group.clients) {
+            client->deliver_item(item.id, ClientSession::Owed::kUpdate, bytes);
+        }
+        counters_.updates_out += group.clients.size();
+    }
+}
+
+void Fanout::fan_out_image(const CachedItem& item, const proto::FieldImage* image) {
+    const auto* groups = by_item_.find(item.id);
+    if (!groups) return;
+    for (const auto& group : *groups) {
+        const std::string frame = image_frame(item, image, group.view, false, false);
+        for (ClientSession* client : group.clients) {
+            client->deliver_item(item.id, ClientSession::Owed::kImage, bytes_of(frame));
+        }
+        counters_.refreshes_out += group.clients.size();
+    }
+}
+
+void Fanout::fan_out_status(const CachedItem& item) {
+    const auto* groups = by_item_.find(item.id);
+    if (!groups) return;
+    const std::string frame = status_frame(item);
+    for (const auto& group : *groups) {
+        for (ClientSession* client : group.clients) {
+            client->deliver_item(item.id, ClientSession::Owed::kStatus, bytes_of(frame));
+        }
+        counters_.statuses_out += group.clients.size();
+    }
+}
+
+void Fanout::send_image(ClientSession& client, const CachedItem& item,
+                        const proto::FieldImage* image, const std::vector<uint32_t>& view,
+                        bool snapshot) {
+    const std::string frame = image_frame(item, image, view, true, snapshot);
+    if (snapshot) {
+        client.deliver(bytes_of(frame));  // not an open item: nothing to conflate
+    } else {
+        client.deliver_item(item.id, ClientSession::Owed::kImage, bytes_of(frame));
+    }
+    ++counters_.refreshes_out;
+}
+
+void Fanout::send_status(ClientSession& client, const std::string& service, const std::string& name,
+                         uint64_t item_id, const wire::Status& status) {
+    wire::ItemStatus message;
+    message.set_item_id(item_id);
+    message.set_service_name(service);
+    message.set_item_name(name);
+    *message.mutable_status() = status;
+    client.deliver(FrameType::kItemStatus, message);
+    ++counters_.statuses_out;
+}
+
+void Fanout::drain(ClientSession& client) {
+    const Views* views = subscriptions_of(client);
+    counters_.conflated_out += client.drain_owed(
+        [&](uint64_t item_id, ClientSession::Owed owed) -> std::optional<std::string> {
+            const CachedItem* item = cache_.find(item_id);
+            if (!item || !views || !views->contains(item_id)) {
+                return std::nullopt;  // unsubscribed or gone meanwhile
+            }
+            const auto& view = views->at(item_id);
+            if (!item->has_image || item->status.data_state() != wire::DATA_OK) {
+                return status_frame(*item);
+            }
+            if (owed == ClientSession::Owed::kUpdate) return conflated_frame(*item, view);
+            return image_frame(*item, &item->image, view, false, false);
+        });
+}
+
+}  // namespace mdcast::server

@@ -1,0 +1,103 @@
+// The fan-out room of the server: who holds which item, and the sending of
+// item frames to them.
+//
+// It keeps the one book of subscriptions, read both ways: by item (clients
+// grouped by view, the hot path) and by client (the items it holds and their
+// views: limits, unsubscribe, reap, entitlement revocation, /stats). An update
+// goes out as the backbone's own bytes to the group without a view and is
+// encoded once per distinct view; images and statuses are encoded once per
+// item (images once per view). A conflating client's backlog is drained from
+// the cache's current state.
+//
+// The server decides what happens to an item; Fanout only says it to the
+// subscribers. It never talks upstream.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "proto/field_image.h"
+#include "proto/update_codec.h"
+#include "server/client_session.h"
+#include "server/item_cache.h"
+#include "server/subscription_table.h"
+
+namespace mdcast::server {
+
+struct FanoutCounters {
+    uint64_t refreshes_out = 0;
+    uint64_t updates_out = 0;
+    uint64_t statuses_out = 0;
+    uint64_t conflated_out = 0;  // frames sent from a conflation backlog
+};
+
+class Fanout {
+  public:
+    using Views = std::unordered_map<uint64_t, std::vector<uint32_t>>;  // item id -> view
+    struct Subscriber {
+        ClientSession* client;
+        std::vector<uint32_t> view;
+    };
+
+    // `cache` supplies the current state a conflating client is sent.
+    explicit Fanout(const ItemCache& cache) : cache_(cache) {}
+
+    // ---- the subscription book ----
+    // False when the client holds the item already (in any view): nothing changes.
+    bool subscribe(ClientSession& client, uint64_t item_id, const std::vector<uint32_t>& view);
+    // False when the client did not hold the item.
+    bool unsubscribe(ClientSession& client, uint64_t item_id);
+    // Removes every subscription to the item and returns who held it, with which view.
+    std::vector<Subscriber> take_item(uint64_t item_id);
+    // Removes every subscription of the client (it is gone).
+    void drop_client(ClientSession& client);
+    size_t subscription_count(const ClientSession& client) const;
+    // The client's items and views; null when it holds none.
+    const Views* subscriptions_of(const ClientSession& client) const;
+    bool has_subscribers(uint64_t item_id) const { return by_item_.find(item_id) != nullptr; }
+    std::vector<uint64_t> subscribed_items() const { return by_item_.item_ids(); }
+    size_t subscribed_item_count() const { return by_item_.item_count(); }
+
+    // ---- sending ----
+    // Hot path: the update just applied to `item`. `whole` is the frame as it came
+    // from the backbone; `update` its parsed form, for the views.
+    void fan_out_update(const CachedItem& item, const proto::UpdateView& update,
+                        std::span<const uint8_t> whole);
+    // The item's new image (unsolicited) to every subscriber; `image` holds its
+    // fields (null: none, the cache is off and upstream sent none).
+    void fan_out_image(const CachedItem& item, const proto::FieldImage* image);
+    // The item's status to every subscriber.
+    void fan_out_status(const CachedItem& item);
+    // A solicited image to one client: a snapshot (stream closed after it) or
+    // the first image of a subscription.
+    void send_image(ClientSession& client, const CachedItem& item, const proto::FieldImage* image,
+                    const std::vector<uint32_t>& view, bool snapshot);
+    // A status for a request that is not (or no longer) an open item.
+    void send_status(ClientSession& client, const std::string& service, const std::string& name,
+                     uint64_t item_id, const wire::Status& status);
+    // A conflating client's queue drained: per item it is owed, the current state
+    // from the cache (image, status, or one conflated update), as far as the queue
+    // allows; the rest waits for the next drain.
+    void drain(ClientSession& client);
+
+    const FanoutCounters& counters() const { return counters_; }
+
+    // Frames built from an item's state (also used by the tests).
+    static std::string image_frame(const CachedItem& item, const proto::FieldImage* image,
+                                   const std::vector<uint32_t>& view, bool solicited,
+                                   bool snapshot);
+    static std::string status_frame(const CachedItem& item);
+    static std::string conflated_frame(const CachedItem& item, const std::vector<uint32_t>& view);
+
+  private:
+    const ItemCache& cache_;
+    SubscriptionTable<ClientSession> by_item_;
+    std::unordered_map<const ClientSession*, Views> by_client_;
+    FanoutCounters counters_;
+    std::string view_frame_;  // reused on the hot path: one allocation, not one per update
+};
+
+}  // namespace mdcast::server

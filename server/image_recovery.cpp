@@ -1,0 +1,252 @@
+#include "server/image_recovery.h"
+
+#include <algorithm>
+
+#include "common/clock.h"
+#include "proto/source_ids.h"
+#include "server/make_status.h"
+
+namespace mdcast::server {
+
+ImageRecovery::ImageRecovery(const ItemCache& cache, const Settings& settings, Link& link)
+    : cache_(cache),
+      settings_(settings),
+      link_(link),
+      pending_(settings.max_pending),
+      log_(log::get("server")) {}
+
+// ---- asking --------------------------------------------------------------------------------
+
+// The request cannot wait for its image: cache.max_pending_requests are waiting already.
+void ImageRecovery::refuse_full(const PendingSubscriber& subscriber, const std::string& service,
+                                const std::string& name, uint64_t item_id,
+                                const std::string& when) {
+    link_.tell_waiting(
+        subscriber, service, name, item_id,
+        make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_LIMIT_REACHED,
+                    "cache.max_pending_requests reached" + when));
+}
+
+void ImageRecovery::wait_by_name(const std::string& service, const std::string& name,
+                                 PendingSubscriber subscriber) {
+    PendingImage* pending = nullptr;
+    switch (pending_.add(service, name, subscriber, pending)) {
+        case PendingRequests::AddResult::kFirst:
+            switch (route(*pending)) {
+                case Route::kNoSuchService:
+                    return close_unroutable(service, name);
+                case Route::kWaiting:
+                    // Asked before any source could answer: it waits for the
+                    // service to appear (not closed by the first directory
+                    // that lacks it, e.g. a distributor up before its publisher).
+                    pending->recovering = true;
+                    return tell_no_source_yet(subscriber, service, name);
+                case Route::kSent:
+                    return;
+            }
+            return;
+        case PendingRequests::AddResult::kJoined:
+            if (pending->attempts == 0) tell_no_source_yet(subscriber, service, name);
+            return;
+        case PendingRequests::AddResult::kLimitReached:
+            return refuse_full(subscriber, service, name, 0, "");
+    }
+}
+
+// Nothing upstream can be asked yet (no distributor heard, or not every one
+// has sent its directory): the subscriber hears so at once, and keeps waiting
+// (open/suspect) for the image, however long its service takes to appear.
+void ImageRecovery::tell_no_source_yet(const PendingSubscriber& subscriber,
+                                       const std::string& service, const std::string& name) {
+    ++counters_.waiting_for_source;
+    link_.tell_waiting(
+        subscriber, service, name, 0,
+        make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT, wire::STATUS_SOURCE_DOWN,
+                    "no source for service " + service + " yet; the image follows when one is up"));
+}
+
+void ImageRecovery::wait_for_image(const CachedItem& item, PendingSubscriber subscriber) {
+    PendingImage* waiting = nullptr;
+    switch (pending_.add(item.service_name, item.name, subscriber, waiting)) {
+        case PendingRequests::AddResult::kFirst:
+            request_image(item);
+            waiting->last_request_ns = monotonic_ns();
+            waiting->attempts = 1;
+            return;
+        case PendingRequests::AddResult::kJoined:
+            return;
+        case PendingRequests::AddResult::kLimitReached:
+            return refuse_full(subscriber, item.service_name, item.name, 0, "");
+    }
+}
+
+bool ImageRecovery::send_by_id(uint64_t item_id, uint32_t service_id) {
+    wire::ImageRequest request;
+    request.set_item_id(item_id);
+    request.set_service_id(service_id);
+    return link_.send_image_request(proto::item_source(item_id), request);
+}
+
+void ImageRecovery::request_image(const CachedItem& item) {
+    recovering_.insert(item.id);
+    send_by_id(item.id, item.service_id);
+}
+
+void ImageRecovery::retry_all_now() {
+    for (PendingImage* pending : pending_.all()) pending->last_request_ns = 0;
+}
+
+// The distributor whose directory lists `service`.
+std::optional<uint16_t> ImageRecovery::service_source(const std::string& service) const {
+    for (const auto& [id, info] : directory_) {
+        if (info.name() == service) return proto::service_source(id);
+    }
+    return std::nullopt;
+}
+
+// Sends the image request for a name to the distributor that has its service.
+// kNoSuchService when every distributor heard has sent its directory and none
+// lists the service (a recovering subscription keeps waiting instead).
+ImageRecovery::Route ImageRecovery::route(PendingImage& pending) {
+    if (const auto source = service_source(pending.service_name)) {
+        wire::ImageRequest request;
+        request.set_service_name(pending.service_name);
+        request.set_item_name(pending.item_name);
+        if (link_.send_image_request(*source, request)) {
+            pending.last_request_ns = monotonic_ns();
+            ++pending.attempts;
+        }
+        return Route::kSent;
+    }
+    const auto heard = link_.backbone_sources();
+    const bool all_known =
+        !heard.empty() && std::all_of(heard.begin(), heard.end(), [&](uint16_t s) {
+            return sources_with_directory_.contains(s);
+        });
+    return all_known && !pending.recovering ? Route::kNoSuchService : Route::kWaiting;
+}
+
+void ImageRecovery::route(const std::vector<PendingImage*>& entries) {
+    std::vector<std::pair<std::string, std::string>> unroutable;
+    for (PendingImage* pending : entries) {
+        if (route(*pending) == Route::kNoSuchService) {
+            unroutable.emplace_back(pending->service_name, pending->item_name);
+        }
+    }
+    for (const auto& [service, name] : unroutable) close_unroutable(service, name);
+}
+
+void ImageRecovery::close_unroutable(const std::string& service, const std::string& name) {
+    wire::ItemStatus status;
+    status.set_service_name(service);
+    status.set_item_name(name);
+    *status.mutable_status() = make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
+                                           wire::STATUS_NOT_FOUND, "no such service");
+    status_arrived(status);
+}
+
+// ---- answers from upstream -----------------------------------------------------------------
+
+std::optional<PendingImage> ImageRecovery::image_arrived(const CachedItem& item) {
+    if (item.has_image) recovering_.erase(item.id);  // applied, or an answer we already had
+    return pending_.take(item.service_name, item.name);
+}
+
+void ImageRecovery::status_arrived(const wire::ItemStatus& status) {
+    if (status.status().stream_state() != wire::STREAM_CLOSED) {
+        return;  // still open (e.g. recovering): keep waiting; retries tell them if it drags on
+    }
+    auto pending = pending_.take(status.service_name(), status.item_name());
+    if (!pending) return;
+    if (pending->recovering && status.status().code() == wire::STATUS_NOT_FOUND) {
+        // The source has not re-registered since the reset: keep waiting (the
+        // subscribers already hold a suspect status) for its refresh.
+        return pending_.restore(std::move(*pending));
+    }
+    for (const auto& waiting : pending->waiting) {
+        link_.tell_waiting(waiting, status.service_name(), status.item_name(), status.item_id(),
+                           status.status());
+    }
+}
+
+// ---- the distributors ----------------------------------------------------------------------
+
+ImageRecovery::DirectoryChange ImageRecovery::on_directory(uint16_t source,
+                                                           const wire::Directory& directory) {
+    DirectoryChange change;
+    sources_with_directory_.insert(source);
+    for (const auto& info : directory.services()) {
+        if (proto::service_source(info.service_id()) != source) {
+            ++change.foreign;
+            continue;
+        }
+        const auto previous = directory_.find(info.service_id());
+        if (previous == directory_.end() || previous->second.state() != info.state()) {
+            log_->info("service {} ({}) is {}", info.name(), info.service_id(),
+                       info.state() == wire::SERVICE_UP ? "up" : "down");
+        }
+        if (info.state() == wire::SERVICE_DOWN &&
+            (previous == directory_.end() || previous->second.state() == wire::SERVICE_UP)) {
+            change.went_down.push_back(info);
+        }
+        directory_[info.service_id()] = info;
+    }
+    // Names that were waiting for a directory naming their service.
+    std::vector<PendingImage*> unsent;
+    for (PendingImage* pending : pending_.all()) {
+        if (pending->attempts == 0) unsent.push_back(pending);
+    }
+    route(unsent);
+    return change;
+}
+
+void ImageRecovery::forget_source(uint16_t source) {
+    std::erase_if(directory_,
+                  [&](const auto& entry) { return proto::service_source(entry.first) == source; });
+    sources_with_directory_.erase(source);
+    std::erase_if(recovering_, [&](uint64_t id) { return proto::item_source(id) == source; });
+}
+
+void ImageRecovery::resubscribe(const CachedItem& item, PendingSubscriber subscriber) {
+    PendingImage* pending = nullptr;
+    pending_.add(item.service_name, item.name, subscriber, pending);
+    if (pending) {
+        pending->recovering = true;
+    } else {
+        refuse_full(subscriber, item.service_name, item.name, item.id, " during recovery");
+    }
+}
+
+void ImageRecovery::on_source_heard_again(uint16_t source,
+                                          const std::vector<uint64_t>& subscribed) {
+    for (uint64_t id : subscribed) {
+        const CachedItem* item = cache_.find(id);
+        if (item && proto::item_source(id) == source) request_image(*item);
+    }
+}
+
+// ---- retries -------------------------------------------------------------------------------
+
+void ImageRecovery::on_timer(int64_t now) {
+    const int64_t timeout = settings_.request_timeout_ns;
+    const auto overdue = pending_.overdue(now, timeout);
+    for (PendingImage* pending : overdue) {
+        if (pending->attempts >= 2 && !pending->told_recovering) {
+            pending->told_recovering = true;
+            const auto status =
+                make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT, wire::STATUS_RECOVERING,
+                            "no image from upstream yet; still asking");
+            for (const auto& waiting : pending->waiting) {
+                link_.tell_waiting(waiting, pending->service_name, pending->item_name, 0, status);
+            }
+        }
+    }
+    route(overdue);
+    if (now - last_recovery_request_ns_ < timeout) return;
+    last_recovery_request_ns_ = now;
+    for (uint64_t id : recovering_) {
+        if (const CachedItem* item = cache_.find(id)) send_by_id(item->id, item->service_id);
+    }
+}
+
+}  // namespace mdcast::server

@@ -1,0 +1,216 @@
+// The server's side of the backbone: each message is parsed once and applied
+// to the cache, then handed to the fan-out (what subscribers are told) and to
+// image recovery (what must be asked again upstream). Loss, silence and a
+// distributor's restart are turned into statuses and fresh image requests.
+#include <algorithm>
+
+#include "proto/source_ids.h"
+#include "server/make_status.h"
+#include "server/server.h"
+
+namespace mdcast::server {
+
+using proto::FrameType;
+
+void Server::on_backbone_message(uint16_t source, const proto::Frame& frame) {
+    switch (frame.type) {
+        case FrameType::kUpdate:
+            return on_update(source, frame);
+        case FrameType::kRefresh:
+            return on_refresh(source, frame);
+        case FrameType::kItemStatus:
+            return on_item_status(source, frame);
+        case FrameType::kDirectory:
+            return on_directory(source, frame);
+        default:
+            ++counters_.malformed_messages;
+    }
+}
+
+// A distributor may only speak for its own items and services (ids carry its id).
+bool Server::foreign(uint16_t source, uint64_t item_id) {
+    if (item_id == 0 || proto::item_source(item_id) == source) return false;
+    ++counters_.foreign_messages;
+    return true;
+}
+
+// The hot path: parse once, merge once, then the same bytes to every subscriber.
+void Server::on_update(uint16_t source, const proto::Frame& frame) {
+    if (!proto::decode_update(frame.body, update_)) {
+        ++counters_.malformed_messages;
+        return;
+    }
+    if (foreign(source, update_.item_id)) return;
+    ++counters_.updates_in;
+    CachedItem* item = nullptr;
+    switch (cache_.apply_update(update_, item)) {
+        case ItemCache::Outcome::kApplied:
+            return fanout_.fan_out_update(*item, update_, frame.whole);
+        case ItemCache::Outcome::kItemGap:
+            ++counters_.item_gaps;
+            fanout_.fan_out_status(*item);
+            return recovery_.request_image(*item);
+        default:
+            ++counters_.updates_dropped;
+    }
+}
+
+void Server::on_refresh(uint16_t source, const proto::Frame& frame) {
+    wire::Refresh refresh;
+    if (!refresh.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) ||
+        refresh.item_id() == 0 || refresh.item_name().empty()) {
+        ++counters_.malformed_messages;
+        return;
+    }
+    if (foreign(source, refresh.item_id())) return;
+    ++counters_.refreshes_in;
+    CachedItem* item = nullptr;
+    const auto outcome = cache_.apply_refresh(refresh, item);
+    if (outcome == ItemCache::Outcome::kLimitReached) {
+        ++counters_.cache_full;
+        wire::ItemStatus refused;
+        refused.set_service_name(refresh.service_name());
+        refused.set_item_name(refresh.item_name());
+        *refused.mutable_status() =
+            make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_LIMIT_REACHED,
+                        "cache.max_items reached on this server");
+        return recovery_.status_arrived(refused);
+    }
+    // With the cache off, the image sent on is the one just received.
+    proto::FieldImage upstream;
+    const proto::FieldImage* image = &item->image;
+    if (!cache_.keeps_images()) {
+        upstream.assign(refresh.fields());
+        image = &upstream;
+    }
+    if (outcome == ItemCache::Outcome::kApplied) fanout_.fan_out_image(*item, image);
+    serve_waiting(*item, image);
+}
+
+// Subscribers that waited by name for the item's image get it now.
+void Server::serve_waiting(const CachedItem& item, const proto::FieldImage* image) {
+    auto pending = recovery_.image_arrived(item);
+    if (!pending) return;
+    for (const auto& waiting : pending->waiting) {
+        if (!waiting.client->is_open()) continue;
+        if (!waiting.client->entitled(item.service_name, item.name)) {  // revoked while it waited
+            refuse_not_entitled(*waiting.client, item.service_name, item.name, item.id);
+            continue;
+        }
+        if (!waiting.snapshot) fanout_.subscribe(*waiting.client, item.id, waiting.view);
+        fanout_.send_image(*waiting.client, item, image, waiting.view, waiting.snapshot);
+    }
+}
+
+void Server::on_item_status(uint16_t source, const proto::Frame& frame) {
+    wire::ItemStatus status;
+    if (!status.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
+        ++counters_.malformed_messages;
+        return;
+    }
+    if (foreign(source, status.item_id())) return;
+    ++counters_.statuses_in;
+    CachedItem* item = nullptr;
+    if (status.item_id() != 0 &&
+        cache_.apply_status(status, item) == ItemCache::Outcome::kApplied) {
+        fanout_.fan_out_status(*item);
+        if (status.status().stream_state() == wire::STREAM_CLOSED) {
+            fanout_.take_item(item->id);
+            recovery_.item_closed(item->id);
+        }
+    }
+    recovery_.status_arrived(status);
+}
+
+// A NOT_FOUND the distributor sent to this server alone: it closes the names
+// waiting here; nothing else (no cached item, no other server) is touched.
+void Server::on_control_answer(uint16_t, const proto::Frame& frame) {
+    wire::ItemStatus status;
+    if (!status.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) ||
+        status.item_id() != 0 || status.status().code() != wire::STATUS_NOT_FOUND ||
+        status.status().stream_state() != wire::STREAM_CLOSED) {
+        ++counters_.malformed_messages;
+        return;
+    }
+    ++counters_.not_found_in;
+    recovery_.status_arrived(status);
+}
+
+void Server::on_directory(uint16_t source, const proto::Frame& frame) {
+    wire::Directory directory;
+    if (!directory.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
+        ++counters_.malformed_messages;
+        return;
+    }
+    const auto change = recovery_.on_directory(source, directory);
+    counters_.foreign_messages += change.foreign;
+    for (const auto& info : change.went_down) {
+        cache_.for_each([&](CachedItem& item) {
+            if (item.service_id != info.service_id()) return;
+            ItemCache::invalidate(item, wire::STATUS_SOURCE_DOWN,
+                                  "service " + info.name() + " is down: its source went away");
+            fanout_.fan_out_status(item);
+        });
+    }
+}
+
+void Server::mark_suspect_and_recover(CachedItem& item, wire::StatusCode code,
+                                      const std::string& text) {
+    ItemCache::invalidate(item, code, text);
+    if (!fanout_.has_subscribers(item.id)) return;
+    fanout_.fan_out_status(item);
+    recovery_.request_image(item);
+}
+
+void Server::on_backbone_unrecoverable(uint16_t source, uint64_t from, uint64_t to) {
+    // Any item of that distributor may have missed updates in what could not be
+    // repaired: they all go suspect, subscribed ones are re-imaged.
+    const std::string text =
+        "backbone packets " + std::to_string(from) + ".." + std::to_string(to - 1) + " lost";
+    cache_.for_each([&](CachedItem& item) {
+        if (proto::item_source(item.id) == source) {
+            mark_suspect_and_recover(item, wire::STATUS_UNRECOVERABLE_LOSS, text);
+        }
+    });
+}
+
+void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t epoch) {
+    recovery_.forget_source(source);
+    if (previous_epoch == 0) return;  // first heard
+    // Item ids of the old epoch are void: tell subscribers, then wait for the
+    // new source's images by name.
+    const wire::Status reset =
+        make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT, wire::STATUS_SOURCE_RESET,
+                    "the distributor restarted; waiting for a fresh image");
+    std::vector<uint64_t> void_ids;
+    cache_.for_each([&](CachedItem& item) {
+        if (proto::item_source(item.id) != source) return;
+        void_ids.push_back(item.id);
+        item.status = reset;
+        fanout_.fan_out_status(item);
+        for (auto& held : fanout_.take_item(item.id)) {
+            recovery_.resubscribe(item, PendingSubscriber{held.client, false, held.view});
+        }
+    });
+    for (uint64_t id : void_ids) cache_.erase(id);
+    recovery_.retry_all_now();
+    log_->warn(
+        "distributor {} reset: epoch {:016x} -> {:016x}; {} item names waiting for new images",
+        source, previous_epoch, epoch, recovery_.pending_count());
+}
+
+void Server::on_source_silent(uint16_t source, bool silent) {
+    if (!silent) return recovery_.on_source_heard_again(source, fanout_.subscribed_items());
+    cache_.for_each([&](CachedItem& item) {
+        if (proto::item_source(item.id) != source) return;
+        ItemCache::invalidate(item, wire::STATUS_SOURCE_DOWN,
+                              "no packets from the distributor for backbone.source_silent_ms");
+        fanout_.fan_out_status(item);
+    });
+}
+
+void Server::on_control_ready(uint16_t source) {
+    backbone_.query_directory(source);  // pending names are routed when its directory arrives
+}
+
+}  // namespace mdcast::server

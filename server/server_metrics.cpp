@@ -1,0 +1,206 @@
+// The server's figures: every counter declared once in the metrics registry
+// (read by /metrics and the counters log line), the health verdict (/healthz)
+// and the per-client table (/stats).
+#include "proto/field_values.h"
+#include "server/server.h"
+
+namespace mdcast::server {
+
+// Every counter of the server, declared once: the admin endpoint's /metrics and
+// the counters log line both read this registry.
+void Server::register_metrics() {
+    auto& m = metrics_;
+    const auto& b = backbone_.counters();
+    const auto& c = counters_;
+    const auto& f = fanout_.counters();
+    const auto recovery = [this] { return backbone_.recovery_counters(); };
+    const auto clients = [this](auto read) {
+        double sum = 0;
+        for (const auto& [id, client] : clients_) {
+            if (client->is_open()) sum += static_cast<double>(read(*client));
+        }
+        return sum;
+    };
+    m.gauge("clients", "Client connections open",
+            [clients] { return clients([](auto&) { return 1; }); });
+    m.gauge("subscriptions", "Open item subscriptions over all clients", [this, clients] {
+        return clients([this](ClientSession& s) { return fanout_.subscription_count(s); });
+    });
+    m.gauge("items", "Items in the cache", [this] { return cache_.size(); });
+    m.gauge("subscribed_items", "Items with at least one subscriber",
+            [this] { return fanout_.subscribed_item_count(); });
+    m.gauge("pending", "Item names waiting for an image from upstream",
+            [this] { return recovery_.pending_count(); });
+    m.counter("packets_total", "Backbone datagrams received", [&b] { return b.packets_received; });
+    m.counter("bytes_in_total", "Backbone bytes received", [&b] { return b.bytes_received; });
+    m.counter("messages_total", "Backbone messages delivered in order",
+              [&b] { return b.messages_received; });
+    m.counter("refreshes_in_total", "Refreshes received", [&c] { return c.refreshes_in; });
+    m.counter("updates_in_total", "Updates received", [&c] { return c.updates_in; });
+    m.counter("statuses_in_total", "Item statuses received", [&c] { return c.statuses_in; });
+    m.counter("waiting_for_source_total",
+              "Item requests answered open/suspect: no source for their service yet",
+              [this] { return recovery_.counters().waiting_for_source; });
+    m.counter("not_found_in_total", "NOT_FOUND answers the distributor sent to this server alone",
+              [&c] { return c.not_found_in; });
+    m.counter("heartbeats_total", "Backbone heartbeats received",
+              [&b] { return b.heartbeats_received; });
+    m.counter("malformed_packets_total", "Backbone datagrams dropped as malformed",
+              [&b] { return b.malformed_packets; });
+    m.counter("bad_signatures_total", "Backbone datagrams unsigned or forged, dropped",
+              [&b] { return b.bad_signatures; });
+    m.counter("stalls_total",
+              "Times this server found it had not run for a while (paused): sources not blamed",
+              [&b] { return b.stalls; });
+    m.counter("stale_epochs_total",
+              "Backbone datagrams of an older epoch than the distributor's current one, dropped",
+              [&b] { return b.stale_epochs; });
+    m.counter("malformed_messages_total", "Messages dropped as malformed",
+              [&c] { return c.malformed_messages; });
+    m.counter("foreign_messages_total", "Messages for another distributor's ids, dropped",
+              [&c] { return c.foreign_messages; });
+    m.counter("foreign_sources_total", "Packets from distributors beyond backbone.max_sources",
+              [&b] { return b.foreign_sources; });
+    m.counter("item_gaps_total", "Updates that skipped an item's sequence",
+              [&c] { return c.item_gaps; });
+    m.counter("dropped_total", "Updates dropped: stale, no image or unknown item",
+              [&c] { return c.updates_dropped; });
+    m.counter("kernel_drops_total", "Datagrams the kernel dropped on the backbone sockets",
+              [this] { return backbone_.kernel_drops(); });
+    m.counter("injected_drops_total", "Packets dropped by testing.loss",
+              [&b] { return b.injected_drops; });
+    m.counter("gaps_total", "Backbone gaps detected", [recovery] { return recovery().gaps; });
+    m.counter("missing_total", "Backbone packets found missing",
+              [recovery] { return recovery().missing_detected; });
+    m.counter("repaired_total", "Missing packets that arrived later",
+              [recovery] { return recovery().repaired; });
+    m.counter("repairs_received_total", "Datagrams flagged as retransmissions",
+              [&b] { return b.repairs_received; });
+    m.counter("duplicates_total", "Backbone packets received twice",
+              [recovery] { return recovery().duplicates; });
+    m.counter("out_of_order_total", "Packets held after a gap",
+              [recovery] { return recovery().out_of_order; });
+    m.counter("naks_total", "NAK messages sent", [recovery] { return recovery().naks_sent; });
+    m.counter("nak_sequences_total", "Sequences asked for in NAKs",
+              [recovery] { return recovery().nak_sequences; });
+    m.counter("unrecoverable_total", "Backbone packets given up",
+              [recovery] { return recovery().unrecoverable; });
+    m.counter("epoch_changes_total", "Distributor restarts seen",
+              [recovery] { return recovery().epoch_changes; });
+    m.counter("jumps_refused_total",
+              "Packets or heartbeats too far ahead in sequence, not believed (dropped)",
+              [recovery] { return recovery().jumps_refused; });
+    m.counter("jumps_taken_total", "Far sequence jumps confirmed and taken",
+              [recovery] { return recovery().jumps_taken; });
+    m.gauge("repair_p50_seconds", "Median repair time (loss seen to repair received)", [this] {
+        return static_cast<double>(backbone_.repair_times().percentile_ns(0.5)) / 1e9;
+    });
+    m.gauge("repair_p99_seconds", "99th percentile repair time", [this] {
+        return static_cast<double>(backbone_.repair_times().percentile_ns(0.99)) / 1e9;
+    });
+    m.gauge("rtt_p50_seconds", "Median round trip to the distributors", [this] {
+        return static_cast<double>(backbone_.round_trips().percentile_ns(0.5)) / 1e9;
+    });
+    m.counter("refreshes_out_total", "Refreshes sent to clients", [&f] { return f.refreshes_out; });
+    m.counter("updates_out_total", "Updates sent to clients", [&f] { return f.updates_out; });
+    m.counter("statuses_out_total", "Statuses sent to clients", [&f] { return f.statuses_out; });
+    m.counter("bytes_out_total", "Bytes written to clients", [&c, clients] {
+        return static_cast<double>(c.closed_bytes_out) +
+               clients([](ClientSession& s) { return s.connection().bytes_out(); });
+    });
+    m.counter("writes_total", "Socket writes to clients", [&c, clients] {
+        return static_cast<double>(c.closed_writes) +
+               clients([](ClientSession& s) { return s.connection().writes(); });
+    });
+    m.counter("flush_rounds_total", "Flush rounds (loop iterations or timer ticks with output)",
+              [this] { return flusher_.flush_rounds(); });
+    m.gauge("queued_bytes", "Output queued over all clients", [clients] {
+        return clients([](ClientSession& s) { return s.connection().queued_bytes(); });
+    });
+    m.gauge("queued_bytes_max", "Largest output queue of one client", [this] {
+        size_t most = 0;
+        for (const auto& [id, client] : clients_)
+            most = std::max(most, client->connection().queued_bytes());
+        return static_cast<double>(most);
+    });
+    m.gauge("pool_borrowed", "Bytes borrowed from output.pool_bytes",
+            [this] { return output_pool_.borrowed(); });
+    m.gauge("pool_peak", "Most bytes ever borrowed from the pool",
+            [this] { return output_pool_.peak_borrowed(); });
+    m.counter("slow_consumers_total", "Clients disconnected as slow consumers",
+              [&c] { return c.slow_consumers; });
+    m.gauge("conflating", "Clients conflating now",
+            [clients] { return clients([](ClientSession& s) { return s.conflating() ? 1 : 0; }); });
+    m.counter("conflation_episodes_total", "Times a client started conflating", [&c, clients] {
+        return static_cast<double>(c.conflation_episodes) +
+               clients([](ClientSession& s) { return s.conflation_episodes(); });
+    });
+    m.counter("conflated_out_total", "Messages sent from conflation backlogs",
+              [&f] { return f.conflated_out; });
+    m.counter("refused_total", "Connections refused (limit or shutdown)",
+              [&c] { return c.clients_refused; });
+    auth_.register_metrics(m);
+    m.counter("not_entitled_total", "Item requests refused: not entitled",
+              [&c] { return c.not_entitled; });
+    m.counter("entitlement_revocations_total", "Subscriptions closed not entitled by a reload",
+              [&c] { return c.entitlement_revocations; });
+    m.counter("users_removed_total", "Clients closed because a reload removed their user",
+              [&c] { return c.users_removed; });
+    listeners_.register_metrics(m, [clients] {
+        return clients([](ClientSession& s) { return s.connection().is_tls() ? 1 : 0; });
+    });
+    for (size_t i = 0; i < kCloseReasonCount; ++i) {
+        const std::string reason(close_reason_name(static_cast<CloseReason>(i)));
+        m.counter("close_" + reason + "_total", "Client connections closed: " + reason,
+                  [&c, i] { return c.closes[i]; });
+    }
+}
+
+void Server::log_counters(spdlog::level::level_enum level) {
+    log_->log(level, "{}", metrics_.log_line());
+}
+
+// Healthy while serving and at least one distributor is heard.
+std::pair<bool, std::string> Server::health() const {
+    if (shutting_down_) return {false, "shutting down"};
+    const auto sources = backbone_.sources();
+    if (sources.empty()) return {false, "no distributor heard on the backbone yet"};
+    for (uint16_t source : sources) {
+        if (!backbone_.silent(source)) return {true, "ok"};
+    }
+    return {false, "every distributor is silent"};
+}
+
+std::string Server::stats_json() const {
+    using proto::json_escape;
+    std::string out = "{\"server_id\":\"" + json_escape(server_id_) + "\",\"clients\":[";
+    bool first = true;
+    for (const auto& [id, client] : clients_) {
+        if (!client->is_open()) continue;
+        const TcpConnection& c = client->connection();
+        out += fmt::format(
+            "{}{{\"id\":{},\"peer\":\"{}\",\"user\":\"{}\",\"application\":\"{}\","
+            "\"subscriptions\":{},\"queued_bytes\":{},\"messages_out\":{},\"bytes_out\":{},"
+            "\"bytes_in\":{},\"messages_out_per_s\":{:.1f},\"bytes_out_per_s\":{:.1f},"
+            "\"conflating\":{}}}",
+            first ? "" : ",", id, json_escape(c.peer()), json_escape(client->user()),
+            json_escape(client->application_id()), fanout_.subscription_count(*client),
+            c.queued_bytes(), client->messages_out(), c.bytes_out(), c.bytes_in(),
+            client->rates().messages_out_per_s, client->rates().bytes_out_per_s,
+            client->conflating() ? "true" : "false");
+        first = false;
+    }
+    out += "],\"recent_closes\":[";
+    first = true;
+    for (const auto& closed : recent_closes_) {
+        out += fmt::format(
+            "{}{{\"id\":{},\"peer\":\"{}\",\"user\":\"{}\",\"reason\":\"{}\","
+            "\"text\":\"{}\",\"at_ns\":{}}}",
+            first ? "" : ",", closed.id, json_escape(closed.peer), json_escape(closed.user),
+            closed.reason, json_escape(closed.text), closed.at_ns);
+        first = false;
+    }
+    return out + "],\"metrics\":" + metrics_.json() + "}";
+}
+
+}  // namespace mdcast::server

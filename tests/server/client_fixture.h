@@ -1,0 +1,112 @@
+// Real ClientSessions over socketpairs for the server's unit tests: what a
+// session queues is flushed and read back from the other end as frames.
+// The fixture is the sessions' Owner and records what they report.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
+#include "common/net/tcp_connection.h"
+#include "proto/frame_reader.h"
+#include "server/client_session.h"
+
+namespace mdcast::server::testing {
+
+struct ReceivedFrame {
+    proto::FrameType type;
+    std::string body;
+    std::string whole;
+};
+
+class ClientFixture : public ClientSession::Owner {
+  public:
+    ClientFixture() : flusher_(loop_, std::chrono::microseconds(0)) {}
+    ~ClientFixture() override {
+        sessions_.clear();
+        for (int fd : peer_fds_) ::close(fd);
+    }
+
+    // A connected session; `max_output_bytes` bounds its queue.
+    ClientSession& connect(bool conflate = false, size_t max_output_bytes = 1 << 20) {
+        int fds[2];
+        REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
+        REQUIRE(fcntl(fds[1], F_SETFL, O_NONBLOCK) == 0);
+        peer_fds_.push_back(fds[1]);
+        ClientLimits limits;
+        limits.conflate = conflate;
+        limits.max_items_per_request = 100;
+        limits.max_subscriptions = 100;
+        auto session = std::make_unique<ClientSession>(*this, limits, "test-server");
+        TcpConnection::Limits connection_limits;
+        connection_limits.max_output_bytes = max_output_bytes;
+        const uint64_t id = sessions_.size() + 1;
+        session->attach(std::make_unique<TcpConnection>(loop_, flusher_, fds[0], id, "peer",
+                                                        proto::kClientToServerTypes,
+                                                        connection_limits, *session));
+        sessions_.push_back(std::move(session));
+        return *sessions_.back();
+    }
+
+    // Writes what `client` has queued and returns every frame its peer has received.
+    std::vector<ReceivedFrame> received(ClientSession& client) {
+        client.connection().flush();
+        const int fd = peer_fds_.at(index_of(client));
+        proto::FrameReader reader(1 << 20, proto::kServerToClientTypes);
+        char buffer[65536];
+        for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
+            reader.append({reinterpret_cast<const uint8_t*>(buffer), static_cast<size_t>(n)});
+        }
+        std::vector<ReceivedFrame> frames;
+        proto::Frame frame;
+        while (reader.next(frame) == proto::FrameReader::Result::kFrame) {
+            frames.push_back({frame.type, std::string(frame.body.begin(), frame.body.end()),
+                              std::string(frame.whole.begin(), frame.whole.end())});
+        }
+        return frames;
+    }
+
+    // What the owner is told.
+    std::function<void(ClientSession&)> on_drained;
+    std::function<size_t(const ClientSession&)> count_subscriptions;
+    std::vector<CloseReason> closes;
+
+    void on_login_request(ClientSession&, const ::mdcast::wire::v1::LoginRequest&) override {}
+    void on_subscribe(ClientSession&, const ::mdcast::wire::v1::Subscribe&) override {}
+    void on_unsubscribe(ClientSession&, uint64_t) override {}
+    void on_directory_request(ClientSession&) override {}
+    void on_client_closed(ClientSession&, CloseReason reason, const std::string&) override {
+        closes.push_back(reason);
+    }
+    void on_client_drained(ClientSession& client) override {
+        if (on_drained) on_drained(client);
+    }
+    size_t subscription_count(const ClientSession& client) const override {
+        return count_subscriptions ? count_subscriptions(client) : 0;
+    }
+
+  private:
+    size_t index_of(const ClientSession& client) const {
+        for (size_t i = 0; i < sessions_.size(); ++i) {
+            if (sessions_[i].get() == &client) return i;
+        }
+        FAIL("not a session of this fixture");
+        return 0;
+    }
+
+    EventLoop loop_;
+    FlushScheduler flusher_;
+    std::vector<int> peer_fds_;
+    std::vector<std::unique_ptr<ClientSession>> sessions_;
+};
+
+}  // namespace mdcast::server::testing

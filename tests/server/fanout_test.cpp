@@ -1,0 +1,283 @@
+// Tests for server/fanout.h: the subscription book kept in both directions,
+// the same bytes to every subscriber without a view, one encoding per distinct
+// view, statuses and images, and the conflation drain. Real ClientSessions over
+// socketpairs (client_fixture.h).
+#include "server/fanout.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "client_fixture.h"
+
+namespace {
+
+namespace proto = mdcast::proto;
+using mdcast::server::CachedItem;
+using mdcast::server::ClientSession;
+using mdcast::server::Fanout;
+using mdcast::server::ItemCache;
+using mdcast::server::testing::ClientFixture;
+using mdcast::server::testing::ReceivedFrame;
+namespace wire = mdcast::wire::v1;
+using proto::FrameType;
+
+wire::Refresh make_refresh(uint64_t id, uint64_t seq, const std::string& name) {
+    wire::Refresh r;
+    r.set_item_id(id);
+    r.set_item_seq(seq);
+    r.set_service_id(1);
+    r.set_service_name("SVC");
+    r.set_item_name(name);
+    r.mutable_status()->set_stream_state(wire::STREAM_OPEN);
+    r.mutable_status()->set_data_state(wire::DATA_OK);
+    for (uint32_t field : {22u, 30u, 32u}) {
+        auto* f = r.mutable_fields()->add_fields();
+        f->set_id(field);
+        f->set_int_value(field * 100);
+    }
+    return r;
+}
+
+proto::UpdateView make_update(uint64_t id, uint64_t seq, std::vector<uint32_t> fields) {
+    proto::UpdateView u;
+    u.item_id = id;
+    u.item_seq = seq;
+    for (uint32_t field : fields) {
+        u.fields.push_back(proto::FieldEntry{
+            field, proto::FieldKind::kInt, 0, static_cast<int64_t>(seq * 1000 + field), 0, {}});
+    }
+    return u;
+}
+
+// A cache holding items 1 ("A") and 2 ("B") with images.
+struct Items {
+    ItemCache cache{64, 100};
+    CachedItem* a = nullptr;
+    CachedItem* b = nullptr;
+    Items() {
+        REQUIRE(cache.apply_refresh(make_refresh(1, 1, "A"), a) == ItemCache::Outcome::kApplied);
+        REQUIRE(cache.apply_refresh(make_refresh(2, 1, "B"), b) == ItemCache::Outcome::kApplied);
+    }
+    // Applies the update to the cache and fans it out as it came "from the backbone".
+    void update(Fanout& fanout, const proto::UpdateView& update) {
+        CachedItem* item = nullptr;
+        REQUIRE(cache.apply_update(update, item) == ItemCache::Outcome::kApplied);
+        std::string whole;
+        proto::append_update_frame(whole, update);
+        fanout.fan_out_update(*item, update,
+                              {reinterpret_cast<const uint8_t*>(whole.data()), whole.size()});
+    }
+};
+
+std::vector<uint32_t> field_ids(const ReceivedFrame& frame) {
+    proto::UpdateView view;
+    REQUIRE(proto::decode_update(
+        {reinterpret_cast<const uint8_t*>(frame.body.data()), frame.body.size()}, view));
+    std::vector<uint32_t> ids;
+    for (const auto& f : view.fields) ids.push_back(f.id);
+    return ids;
+}
+
+}  // namespace
+
+TEST_CASE("the book is kept in both directions", "[fanout]") {
+    ClientFixture clients;
+    Items items;
+    Fanout fanout(items.cache);
+    ClientSession& x = clients.connect();
+    ClientSession& y = clients.connect();
+
+    CHECK(fanout.subscribe(x, 1, {}));
+    CHECK(fanout.subscribe(x, 2, {22}));
+    CHECK_FALSE(fanout.subscribe(x, 1, {30}));  // already held, in another view: no change
+    CHECK(fanout.subscribe(y, 1, {22}));
+    CHECK(fanout.subscription_count(x) == 2);
+    CHECK(fanout.subscription_count(y) == 1);
+    REQUIRE(fanout.subscriptions_of(x) != nullptr);
+    CHECK(fanout.subscriptions_of(x)->at(1).empty());
+    CHECK(fanout.subscriptions_of(x)->at(2) == std::vector<uint32_t>{22});
+    CHECK(fanout.subscribed_item_count() == 2);
+
+    CHECK(fanout.unsubscribe(x, 2));
+    CHECK_FALSE(fanout.unsubscribe(x, 2));
+    CHECK_FALSE(fanout.has_subscribers(2));
+    CHECK(fanout.subscription_count(x) == 1);
+
+    const auto taken = fanout.take_item(1);
+    CHECK(taken.size() == 2);
+    CHECK(fanout.subscription_count(x) == 0);
+    CHECK(fanout.subscription_count(y) == 0);
+    CHECK(fanout.subscriptions_of(x) == nullptr);
+    CHECK(fanout.subscribed_item_count() == 0);
+
+    fanout.subscribe(x, 1, {});
+    fanout.subscribe(x, 2, {});
+    fanout.subscribe(y, 2, {});
+    fanout.drop_client(x);
+    CHECK(fanout.subscription_count(x) == 0);
+    CHECK_FALSE(fanout.has_subscribers(1));
+    CHECK(fanout.has_subscribers(2));
+    CHECK(fanout.subscribed_items() == std::vector<uint64_t>{2});
+}
+
+TEST_CASE("an update: the backbone's bytes without a view, one encoding per view", "[fanout]") {
+    ClientFixture clients;
+    Items items;
+    Fanout fanout(items.cache);
+    ClientSession& whole = clients.connect();
+    ClientSession& bid = clients.connect();
+    ClientSession& also_bid = clients.connect();
+    ClientSession& other = clients.connect();
+    fanout.subscribe(whole, 1, {});
+    fanout.subscribe(bid, 1, {22});
+    fanout.subscribe(also_bid, 1, {22});
+    fanout.subscribe(other, 2, {});
+
+    const auto update = make_update(1, 2, {22, 30});
+    std::string expected;
+    proto::append_update_frame(expected, update);
+    items.update(fanout, update);
+
+    const auto got_whole = clients.received(whole);
+    REQUIRE(got_whole.size() == 1);
+    CHECK(got_whole[0].whole == expected);  // the same bytes, not re-encoded
+    for (ClientSession* client : {&bid, &also_bid}) {
+        const auto got = clients.received(*client);
+        REQUIRE(got.size() == 1);
+        CHECK(got[0].type == FrameType::kUpdate);
+        CHECK(field_ids(got[0]) == std::vector<uint32_t>{22});
+    }
+    CHECK(clients.received(other).empty());
+    CHECK(fanout.counters().updates_out == 3);
+
+    // An update touching none of a view's fields is not sent to that view.
+    items.update(fanout, make_update(1, 3, {30}));
+    CHECK(clients.received(whole).size() == 1);
+    CHECK(clients.received(bid).empty());
+    CHECK(fanout.counters().updates_out == 4);
+}
+
+TEST_CASE("statuses and images reach every subscriber, images per view", "[fanout]") {
+    ClientFixture clients;
+    Items items;
+    Fanout fanout(items.cache);
+    ClientSession& whole = clients.connect();
+    ClientSession& bid = clients.connect();
+    fanout.subscribe(whole, 1, {});
+    fanout.subscribe(bid, 1, {22});
+
+    ItemCache::invalidate(*items.a, wire::STATUS_UNRECOVERABLE_LOSS, "lost");
+    fanout.fan_out_status(*items.a);
+    for (ClientSession* client : {&whole, &bid}) {
+        const auto got = clients.received(*client);
+        REQUIRE(got.size() == 1);
+        wire::ItemStatus status;
+        REQUIRE(status.ParseFromString(got[0].body));
+        CHECK(status.item_id() == 1);
+        CHECK(status.status().data_state() == wire::DATA_SUSPECT);
+        CHECK(status.status().code() == wire::STATUS_UNRECOVERABLE_LOSS);
+    }
+    CHECK(fanout.counters().statuses_out == 2);
+
+    fanout.fan_out_image(*items.a, &items.a->image);
+    wire::Refresh refresh;
+    auto got = clients.received(whole);
+    REQUIRE(got.size() == 1);
+    REQUIRE(refresh.ParseFromString(got[0].body));
+    CHECK(refresh.fields().fields_size() == 3);
+    CHECK_FALSE(refresh.solicited());
+    got = clients.received(bid);
+    REQUIRE(got.size() == 1);
+    REQUIRE(refresh.ParseFromString(got[0].body));
+    REQUIRE(refresh.fields().fields_size() == 1);
+    CHECK(refresh.fields().fields(0).id() == 22);
+    CHECK(fanout.counters().refreshes_out == 2);
+
+    // Without image fields (cache off, upstream sent none) the refresh still goes out.
+    fanout.fan_out_image(*items.a, nullptr);
+    got = clients.received(whole);
+    REQUIRE(got.size() == 1);
+    REQUIRE(refresh.ParseFromString(got[0].body));
+    CHECK(refresh.fields().fields_size() == 0);
+}
+
+TEST_CASE("a snapshot is one solicited image with the stream closed", "[fanout]") {
+    ClientFixture clients;
+    Items items;
+    Fanout fanout(items.cache);
+    ClientSession& client = clients.connect();
+    fanout.send_image(client, *items.b, &items.b->image, {30}, true);
+    const auto got = clients.received(client);
+    REQUIRE(got.size() == 1);
+    wire::Refresh refresh;
+    REQUIRE(refresh.ParseFromString(got[0].body));
+    CHECK(refresh.solicited());
+    CHECK(refresh.status().stream_state() == wire::STREAM_CLOSED);
+    REQUIRE(refresh.fields().fields_size() == 1);
+    CHECK(refresh.fields().fields(0).id() == 30);
+    CHECK(fanout.subscription_count(client) == 0);
+}
+
+// A client with a 200-byte queue, subscribed to items 1 and 2, made to conflate
+// by updates of item 1 (the next sequence to send is `seq`).
+struct SlowClient {
+    ClientFixture clients;
+    Items items;
+    Fanout fanout{items.cache};
+    ClientSession& slow = clients.connect(true, 200);
+    uint64_t seq = 2;
+    SlowClient() {
+        clients.on_drained = [this](ClientSession& c) { fanout.drain(c); };
+        fanout.subscribe(slow, 1, {});
+        fanout.subscribe(slow, 2, {});
+        while (!slow.conflating()) {
+            REQUIRE(seq < 100);
+            items.update(fanout, make_update(1, seq++, {30}));
+        }
+    }
+};
+
+TEST_CASE_METHOD(SlowClient, "a conflating client is sent the current state once its queue drains",
+                 "[fanout]") {
+    const uint64_t last_seq = seq + 3;
+    while (seq <= last_seq) items.update(fanout, make_update(1, seq++, {30}));
+    ItemCache::invalidate(*items.b, wire::STATUS_SOURCE_DOWN, "down");
+    fanout.fan_out_status(*items.b);  // owed too, while conflating
+
+    // Flushing drains the queue, which makes the session ask for its backlog.
+    std::vector<ReceivedFrame> got;
+    for (int round = 0; round < 10 && slow.conflating(); ++round) {
+        for (auto& frame : clients.received(slow)) got.push_back(std::move(frame));
+    }
+    for (auto& frame : clients.received(slow)) got.push_back(std::move(frame));
+    CHECK_FALSE(slow.conflating());
+    REQUIRE(got.size() >= 2);
+    CHECK(fanout.counters().conflated_out == 2);
+
+    // Item 1: one conflated update carrying its current values; item 2: its status.
+    const auto& conflated = got[got.size() - 2];
+    REQUIRE(conflated.type == FrameType::kUpdate);
+    proto::UpdateView update;
+    REQUIRE(proto::decode_update(
+        {reinterpret_cast<const uint8_t*>(conflated.body.data()), conflated.body.size()}, update));
+    CHECK(update.conflated);
+    CHECK(update.item_id == 1);
+    CHECK(update.item_seq == last_seq);
+    CHECK(update.fields.size() == 3);
+    const auto& status_frame = got.back();
+    REQUIRE(status_frame.type == FrameType::kItemStatus);
+    wire::ItemStatus status;
+    REQUIRE(status.ParseFromString(status_frame.body));
+    CHECK(status.item_id() == 2);
+    CHECK(status.status().code() == wire::STATUS_SOURCE_DOWN);
+    CHECK(clients.closes.empty());
+}
+
+TEST_CASE_METHOD(SlowClient, "the drain forgets items unsubscribed while conflating", "[fanout]") {
+    fanout.unsubscribe(slow, 1);
+    fanout.unsubscribe(slow, 2);
+    for (int round = 0; round < 10 && slow.conflating(); ++round) clients.received(slow);
+    CHECK_FALSE(slow.conflating());
+    CHECK(fanout.counters().conflated_out == 0);
+}
