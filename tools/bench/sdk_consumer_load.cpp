@@ -185,7 +185,7 @@ int run(const Options& o) {
         options.tls.ca_file = o.ca_file;
         handlers.push_back(std::make_unique<Connection>(o, start));
         consumers.push_back(std::make_unique<Consumer>(options, *handlers.back()));
-        consumers.back()->subscribe(o.service, names);
+        consumers.back()->subscribe_batch(o.service, names);
     }
     for (auto& c : consumers) c->start();
     tools::CpuMeter cpu(start);
