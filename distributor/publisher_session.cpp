@@ -78,6 +78,9 @@ void PublisherSession::on_frame(TcpConnection&, const proto::Frame& frame) {
         case FrameType::kItemStatus:
             on_item_status(frame);
             break;
+        case FrameType::kFlush:
+            on_flush(frame);
+            break;
         case FrameType::kPing:
             on_ping(frame);
             break;
@@ -89,6 +92,15 @@ void PublisherSession::on_frame(TcpConnection&, const proto::Frame& frame) {
         default:
             protocol_error("unexpected frame type");
     }
+}
+
+// Every earlier frame of this connection has been applied by now: acknowledge.
+void PublisherSession::on_flush(const proto::Frame& frame) {
+    wire::Flush flush;
+    if (!parse(frame, flush)) return;
+    wire::FlushAck ack;
+    ack.set_token(flush.token());
+    connection_->send(FrameType::kFlushAck, ack);
 }
 
 void PublisherSession::on_login(const proto::Frame& frame) {

@@ -78,6 +78,7 @@ class PublisherSession final : public TcpConnection::Handler {
     void on_service_announce(const proto::Frame& frame);
     void on_item_register(const proto::Frame& frame);
     void on_refresh(const proto::Frame& frame);
+    void on_flush(const proto::Frame& frame);
     void on_update(const proto::Frame& frame);
     void on_item_status(const proto::Frame& frame);
     void on_ping(const proto::Frame& frame);

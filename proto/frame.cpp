@@ -14,9 +14,9 @@ const FrameTypeSet kServerToClientTypes{kLoginResponse, kPing,   kPong,       kC
                                         kRefresh,       kUpdate, kItemStatus, kDirectory};
 const FrameTypeSet kPublisherToDistributorTypes{kLoginRequest,    kPing,         kPong,    kClose,
                                                 kServiceAnnounce, kItemRegister, kRefresh, kUpdate,
-                                                kItemStatus};
+                                                kItemStatus,      kFlush};
 const FrameTypeSet kDistributorToPublisherTypes{
-    kLoginResponse, kPing, kPong, kClose, kServiceAnnounceResponse, kItemRegistered};
+    kLoginResponse, kPing, kPong, kClose, kServiceAnnounceResponse, kItemRegistered, kFlushAck};
 const FrameTypeSet kBackboneDataTypes{kRefresh, kUpdate, kItemStatus, kDirectory, kHeartbeat};
 const FrameTypeSet kBackboneControlTypes{kImageRequest, kDirectoryQuery, kNak, kRttProbe};
 const FrameTypeSet kBackboneControlReplyTypes{kRttEcho, kItemStatus};
@@ -41,6 +41,10 @@ std::string_view frame_type_name(FrameType type) {
             return "ItemRegister";
         case kItemRegistered:
             return "ItemRegistered";
+        case kFlush:
+            return "Flush";
+        case kFlushAck:
+            return "FlushAck";
         case kRefresh:
             return "Refresh";
         case kUpdate:

@@ -32,6 +32,8 @@ enum class FrameType : uint16_t {
     kServiceAnnounceResponse = 11,
     kItemRegister = 12,
     kItemRegistered = 13,
+    kFlush = 14,     // publisher -> distributor: acknowledge everything before this
+    kFlushAck = 15,  // distributor -> publisher: everything before the Flush is taken
     kRefresh = 20,
     kUpdate = 21,
     kItemStatus = 22,

@@ -179,15 +179,19 @@ bool decode_field_list(std::span<const uint8_t> bytes, int depth, std::vector<Fi
     return true;
 }
 
-}  // namespace
-
-bool is_valid_utf8(std::string_view text) {
-    return valid_utf8({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+// The id of a FieldValue when it is its first member (no other member decoded).
+bool peek_id(std::span<const uint8_t> value, uint32_t& id) {
+    Reader r(value, 1);
+    uint32_t field, type;
+    return r.tag(field, type) && field == 1 && type == kVarint && r.varint32(id);
 }
 
-bool decode_update(std::span<const uint8_t> body, UpdateView& out) {
+// The Update's own fields; the field list decoded too unless `lazy` (then only
+// found, and a second list is refused: a lazy reader has room for one).
+bool decode_top(std::span<const uint8_t> body, UpdateView& out, bool lazy) {
     out.item_id = out.item_seq = out.publish_time_ns = 0;
     out.conflated = false;
+    out.field_bytes = {};
     out.fields.clear();
     Reader r(body, kRecursionLimit);
     while (!r.done()) {
@@ -203,7 +207,10 @@ bool decode_update(std::span<const uint8_t> body, UpdateView& out) {
         } else if (field == 3 && type == kFixed64) {
             ok = r.fixed64(out.publish_time_ns);
         } else if (field == 4 && type == kLengthDelimited) {
-            ok = r.message(sub) && decode_field_list(sub, r.depth() - 1, out.fields);
+            ok = r.message(sub) && !(lazy && out.field_bytes.data() != nullptr);
+            if (out.field_bytes.data() == nullptr) out.field_bytes = sub;
+            // A message field that appears twice: protobuf merges the lists.
+            if (ok && !lazy) ok = decode_field_list(sub, r.depth() - 1, out.fields);
         } else if (field == 5 && type == kVarint) {
             ok = r.varint(v);
             out.conflated = v != 0;
@@ -213,6 +220,63 @@ bool decode_update(std::span<const uint8_t> body, UpdateView& out) {
         if (!ok) return false;
     }
     return true;
+}
+
+// A FieldList inside an Update body, as decode_update reads it.
+constexpr int kFieldListDepth = kRecursionLimit - 1;
+
+}  // namespace
+
+// The next FieldList entry's bytes, with unknown FieldList members skipped.
+FieldListCursor::Step FieldListCursor::next_value(std::span<const uint8_t>& value) {
+    Reader r({p_, static_cast<size_t>(end_ - p_)}, kFieldListDepth);
+    for (;;) {
+        if (r.done()) return Step::kEnd;
+        uint32_t field, type;
+        if (!r.tag(field, type)) return Step::kMalformed;
+        if (field == 1 && type == kLengthDelimited) {
+            if (!r.message(value)) return Step::kMalformed;
+            p_ = value.data() + value.size();
+            return Step::kField;
+        }
+        if (!r.skip(field, type)) return Step::kMalformed;
+    }
+}
+
+FieldListCursor::Step FieldListCursor::next(FieldEntry& out) {
+    std::span<const uint8_t> value;
+    const Step step = next_value(value);
+    if (step != Step::kField) return step;
+    return decode_value(value, kFieldListDepth - 1, out) ? Step::kField : Step::kMalformed;
+}
+
+FieldListCursor::Step FieldListCursor::find(uint32_t id, FieldEntry& out) {
+    for (;;) {
+        std::span<const uint8_t> value;
+        const Step step = next_value(value);
+        if (step != Step::kField) return step;
+        uint32_t peeked = 0;
+        if (peek_id(value, peeked) && peeked != id) continue;
+        if (!decode_value(value, kFieldListDepth - 1, out)) return Step::kMalformed;
+        if (out.id == id) return Step::kField;
+    }
+}
+
+bool is_valid_utf8(std::string_view text) {
+    return valid_utf8({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+}
+
+bool decode_update(std::span<const uint8_t> body, UpdateView& out) {
+    return decode_top(body, out, false);
+}
+
+bool decode_update_header(std::span<const uint8_t> body, UpdateView& out) {
+    return decode_top(body, out, true);
+}
+
+bool decode_fields(UpdateView& out) {
+    out.fields.clear();
+    return decode_field_list(out.field_bytes, kFieldListDepth, out.fields);
 }
 
 namespace {
@@ -355,6 +419,21 @@ void append_update_frame(std::string& out, const UpdateView& update,
         out.push_back(0x28);
         out.push_back(0x01);
     }
+}
+
+void append_update_frame(std::string& out, uint64_t item_id, uint64_t item_seq,
+                         std::span<const uint8_t> rest) {
+    const size_t body = 2 + varint_size(item_id) + varint_size(item_seq) + rest.size();
+    const size_t start = out.size();
+    out.resize(start + kFrameHeaderBytes);
+    encode_frame_header(
+        FrameHeader{static_cast<uint32_t>(body), static_cast<uint16_t>(FrameType::kUpdate), 0},
+        reinterpret_cast<uint8_t*>(out.data() + start));
+    out.push_back(0x08);
+    put_varint(out, item_id);
+    out.push_back(0x10);
+    put_varint(out, item_seq);
+    out.append(reinterpret_cast<const char*>(rest.data()), rest.size());
 }
 
 }  // namespace mdcast::proto

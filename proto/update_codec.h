@@ -34,7 +34,8 @@ struct UpdateView {
     uint64_t item_seq = 0;
     uint64_t publish_time_ns = 0;
     bool conflated = false;
-    std::vector<FieldEntry> fields;  // reused between decodes: no allocation once warm
+    std::span<const uint8_t> field_bytes;  // the encoded FieldList, inside the decoded body
+    std::vector<FieldEntry> fields;        // reused between decodes: no allocation once warm
 };
 
 // Well-formed UTF-8 as protobuf requires of `string` fields (no overlong
@@ -43,10 +44,42 @@ bool is_valid_utf8(std::string_view text);
 
 // Decodes an Update body. False when the bytes are not a valid Update.
 bool decode_update(std::span<const uint8_t> body, UpdateView& out);
+// Decodes only the Update's own fields and finds its field list (field_bytes);
+// `fields` is left empty. For readers that decode fields only when asked (the
+// SDK consumer). False when the top level is not well-formed, and for the rare
+// body with two field lists (protobuf merges them; decode_update reads both);
+// the field list is checked only as it is read (decode_fields, FieldListCursor).
+bool decode_update_header(std::span<const uint8_t> body, UpdateView& out);
+// Fills out.fields from out.field_bytes. False when they are not a valid FieldList.
+bool decode_fields(UpdateView& out);
+
+// Reads a FieldList's entries one at a time, bounds-checked like decode_update.
+class FieldListCursor {
+  public:
+    enum class Step : uint8_t { kField, kEnd, kMalformed };
+    explicit FieldListCursor(std::span<const uint8_t> bytes)
+        : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
+    // The next entry, decoded into `out`.
+    Step next(FieldEntry& out);
+    // The next entry whose id is `id`: entries are skipped by their id without
+    // decoding their values (an entry whose id does not come first, as every
+    // mdcast encoder writes it, is decoded to learn it).
+    Step find(uint32_t id, FieldEntry& out);
+
+  private:
+    Step next_value(std::span<const uint8_t>& value);
+    const uint8_t* p_;
+    const uint8_t* end_;
+};
 
 // Appends a complete Update frame (frame header + body) to `out`. With `view`
 // (sorted field ids) only those fields are written.
 void append_update_frame(std::string& out, const UpdateView& update,
                          const std::vector<uint32_t>* view = nullptr);
+// Appends an Update frame whose body is `item_id` and `item_seq` followed by
+// `rest`, an encoded Update body without them (protobuf reads fields in any
+// order): for an update encoded before its item had an id.
+void append_update_frame(std::string& out, uint64_t item_id, uint64_t item_seq,
+                         std::span<const uint8_t> rest);
 
 }  // namespace mdcast::proto

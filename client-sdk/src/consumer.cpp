@@ -59,6 +59,7 @@ class Consumer::Impl::DirectSink final : public sdk::EventSink {
     Event* acquire(ItemHandle handle) override {
         return handle && impl_.cancelled(handle) ? nullptr : &event_;
     }
+    bool delivers_at_once() const override { return true; }
     void commit() override {
         try {
             impl_.deliver(event_);
@@ -82,6 +83,7 @@ class Consumer::Impl::QueueSink final : public sdk::EventSink {
     QueueSink(EventQueue& queue, EventLoop& loop)
         : queue_(queue), wake_(loop, [&queue] { queue.wake(); }) {}
     Event* acquire(ItemHandle handle) override { return queue_.acquire(handle); }
+    bool delivers_at_once() const override { return false; }
     void commit() override {
         queue_.commit(false);
         wake_.fire();

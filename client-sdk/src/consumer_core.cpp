@@ -72,7 +72,8 @@ void ConsumerCore::emit(ItemHandle handle, Fill&& fill) {
 }
 
 EventWriter::ItemRef ConsumerCore::ref(const Item& item) const {
-    return EventWriter::ItemRef{item.handle, item.service, item.name, options_.dictionary.get()};
+    return EventWriter::ItemRef{item.handle, item.service, item.name, options_.dictionary.get(),
+                                sink_.delivers_at_once()};
 }
 
 // ---- connection ----------------------------------------------------------------------------
@@ -270,9 +271,14 @@ void ConsumerCore::on_link_frame(const proto::Frame& frame) {
     }
 }
 
-// The hot path: decoded without allocating, one hash lookup, then the event.
+// The hot path: the update's own fields decoded without allocating (its field
+// list only when a failover holds the item, otherwise when the application
+// asks), one hash lookup, then the event.
 void ConsumerCore::on_update(const proto::Frame& frame) {
-    if (!proto::decode_update(frame.body, update_)) return link_.abort("malformed Update body");
+    if (!proto::decode_update_header(frame.body, update_) &&
+        !proto::decode_update(frame.body, update_)) {
+        return link_.abort("malformed Update body");
+    }
     const auto it = by_id_.find(update_.item_id);
     if (it == by_id_.end()) return;  // unsubscribed a moment ago
     Item& item = *it->second;
@@ -285,8 +291,10 @@ void ConsumerCore::on_update(const proto::Frame& frame) {
             counters_.duplicates_dropped.fetch_add(1, std::memory_order_relaxed);
             return;
         case ItemSequencer::Verdict::kHold:
+            if (!decode_held_fields()) return;
             return item.held.apply(update_.fields);
         case ItemSequencer::Verdict::kRelease:
+            if (!decode_held_fields()) return;
             item.held.apply(update_.fields);
             holding_.erase(&item);
             counters_.catch_ups.fetch_add(1, std::memory_order_relaxed);
@@ -295,6 +303,13 @@ void ConsumerCore::on_update(const proto::Frame& frame) {
                                      false, now_ns());
             });
     }
+}
+
+// A held image needs the update's fields now (false: malformed, link aborted).
+bool ConsumerCore::decode_held_fields() {
+    if (!update_.fields.empty() || proto::decode_fields(update_)) return true;
+    link_.abort("malformed Update field list");
+    return false;
 }
 
 void ConsumerCore::on_refresh(const proto::Frame& frame) {

@@ -37,6 +37,9 @@ class EventSink {
     // The event to fill for `handle` (0: not an item event); nullptr drops it.
     virtual Event* acquire(ItemHandle handle) = 0;
     virtual void commit() = 0;
+    // True when commit() hands the event to the application at once: it may
+    // then point at the item's names and the received bytes instead of copying.
+    virtual bool delivers_at_once() const = 0;
 
   protected:
     ~EventSink() = default;
@@ -101,6 +104,7 @@ class ConsumerCore final : public ServerLink::Listener {
     void connect(const ReconnectPolicy::Attempt& attempt);
     void send_subscribe(const std::vector<Item*>& items);
     void on_update(const proto::Frame& frame);
+    bool decode_held_fields();
     void on_refresh(const proto::Frame& frame);
     void on_item_status(const proto::Frame& frame);
     void on_directory(const proto::Frame& frame);

@@ -14,6 +14,15 @@ std::string_view keep(std::string& text, std::string_view value) {
     return std::string_view(text).substr(offset, value.size());
 }
 
+// Field lookups a lazy update holds before decoding everything instead: their
+// storage is reserved once, so pointers already handed out stay valid.
+constexpr size_t kFoundSlots = 8;
+
+// A decoded field; its string value stays a view into the event's field bytes.
+FieldValue to_public(const proto::FieldEntry& in) {
+    return FieldValue{in.id, to_public_kind(in.kind), in.exponent, in.integer, in.real, in.text};
+}
+
 template <class Entry>
 void from_entry(const Entry& in, FieldValue& out, std::string& text) {
     out.id = in.id;
@@ -85,8 +94,15 @@ void to_wire_status(const ItemState& state, wire::Status& out) {
 void EventWriter::begin(Event& event, EventType type, const ItemRef* ref, uint64_t receive_ns) {
     event.type_ = type;
     event.handle_ = ref ? ref->handle : ItemHandle{};
-    event.service_.assign(ref ? ref->service : std::string());
-    event.item_.assign(ref ? ref->item : std::string());
+    if (ref && ref->borrow) {
+        event.service_ref_ = &ref->service;
+        event.item_ref_ = &ref->item;
+    } else {
+        event.service_.assign(ref ? ref->service : std::string());
+        event.item_.assign(ref ? ref->item : std::string());
+        event.service_ref_ = &event.service_;
+        event.item_ref_ = &event.item_;
+    }
     event.dictionary_ = ref ? ref->dictionary : nullptr;
     event.sequence_ = 0;
     event.publish_time_ns_ = 0;
@@ -98,6 +114,9 @@ void EventWriter::begin(Event& event, EventType type, const ItemRef* ref, uint64
     event.state_.code = StatusCode::kNone;
     event.state_.text.clear();
     event.fields_.clear();
+    event.found_.clear();
+    event.all_decoded_ = true;
+    event.field_bytes_ = {};
     event.text_.clear();
 }
 
@@ -124,6 +143,19 @@ void EventWriter::update(Event& event, const ItemRef& ref, const proto::UpdateVi
     event.sequence_ = update.item_seq;
     event.publish_time_ns_ = update.publish_time_ns;
     event.conflated_ = update.conflated;
+    if (update.fields.empty()) {
+        if (ref.borrow) {
+            event.field_bytes_ = update.field_bytes;
+        } else {
+            event.field_copy_.assign(reinterpret_cast<const char*>(update.field_bytes.data()),
+                                     update.field_bytes.size());
+            event.field_bytes_ =
+                std::span(reinterpret_cast<const uint8_t*>(event.field_copy_.data()),
+                          event.field_copy_.size());
+        }
+        event.all_decoded_ = event.field_bytes_.empty();
+        return;
+    }
     size_t text_bytes = 0;
     for (const auto& field : update.fields) text_bytes += field.text.size();
     event.text_.reserve(text_bytes);
@@ -131,6 +163,38 @@ void EventWriter::update(Event& event, const ItemRef& ref, const proto::UpdateVi
     for (size_t i = 0; i < update.fields.size(); ++i) {
         event.fields_[i] = FieldValue{};
         from_entry(update.fields[i], event.fields_[i], event.text_);
+    }
+}
+
+const FieldValue* EventWriter::find(const Event& event, uint32_t id) {
+    if (!event.all_decoded_) {
+        for (const FieldValue& value : event.found_) {
+            if (value.id == id) return &value;
+        }
+        if (event.found_.size() < kFoundSlots) {
+            if (event.found_.capacity() < kFoundSlots) event.found_.reserve(kFoundSlots);
+            proto::FieldEntry entry;
+            proto::FieldListCursor cursor(event.field_bytes_);
+            if (cursor.find(id, entry) != proto::FieldListCursor::Step::kField) return nullptr;
+            event.found_.push_back(to_public(entry));
+            return &event.found_.back();
+        }
+        decode_all(event);
+    }
+    for (const FieldValue& value : event.fields_) {
+        if (value.id == id) return &value;
+    }
+    return nullptr;
+}
+
+void EventWriter::decode_all(const Event& event) {
+    if (event.all_decoded_) return;
+    event.all_decoded_ = true;
+    event.fields_.clear();
+    proto::FieldListCursor cursor(event.field_bytes_);
+    proto::FieldEntry entry;
+    while (cursor.next(entry) == proto::FieldListCursor::Step::kField) {
+        event.fields_.push_back(to_public(entry));
     }
 }
 

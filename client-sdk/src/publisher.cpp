@@ -3,6 +3,8 @@
 // PublisherCore on the I/O thread.
 #include "mdcast/publisher.h"
 
+#include <algorithm>
+#include <condition_variable>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
@@ -62,6 +64,12 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
     sdk::IoThread io;
     sdk::PublisherCore* core = nullptr;  // I/O thread only
 
+    // flush(): tokens handed out, and the highest the distributor acknowledged.
+    std::atomic<uint64_t> flush_token{0};
+    std::mutex flush_mutex;
+    std::condition_variable flush_acked_cv;
+    uint64_t flush_acked = 0;  // guarded by flush_mutex
+
     std::mutex mutex;  // guards what follows
     std::atomic<uint64_t> next_handle{1};
     std::unordered_map<std::string, uint64_t> handles;  // service '\0' item -> handle
@@ -112,7 +120,14 @@ void Publisher::Impl::run_io_thread() {
             bool created = false;
             return handle_for(service, item, created);
         },
-        [this] { io.stop_loop(); }, tls);
+        [this] { io.stop_loop(); }, tls,
+        [this](uint64_t token) {
+            {
+                std::lock_guard lock(flush_mutex);
+                flush_acked = std::max(flush_acked, token);
+            }
+            flush_acked_cv.notify_all();
+        });
     core = &io_core;
     io_core.start();
     io.run(loop, [&io_core] { io_core.on_wake(); });
@@ -187,6 +202,20 @@ bool Publisher::update(PublishedItem item, const FieldList& fields, uint64_t pub
 
 bool Publisher::status(PublishedItem item, const ItemState& state) {
     return impl_->publish(sdk::OutboxRecord::Kind::kStatus, item, state, {}, 0);
+}
+
+bool Publisher::flush(std::chrono::milliseconds timeout) {
+    if (impl_->io.on_io_thread()) {
+        throw std::logic_error("flush() called from a publisher callback would wait forever");
+    }
+    const uint64_t token = impl_->flush_token.fetch_add(1, std::memory_order_acq_rel) + 1;
+    sdk::OutboxRecord record;
+    record.kind = sdk::OutboxRecord::Kind::kFlush;
+    record.item = token;
+    impl_->push(record, {}, {}, {}, false);
+    std::unique_lock lock(impl_->flush_mutex);
+    return impl_->flush_acked_cv.wait_for(lock, timeout,
+                                          [&] { return impl_->flush_acked >= token; });
 }
 
 PublisherStats Publisher::stats() const {

@@ -30,7 +30,8 @@ const proto::FrameTypeSet kAccepted{FrameType::kLoginResponse,
                                     FrameType::kItemRegistered,
                                     FrameType::kItemStatus,
                                     FrameType::kImageRequest,
-                                    FrameType::kUnsubscribe};
+                                    FrameType::kUnsubscribe,
+                                    FrameType::kFlushAck};
 
 // Application callbacks must not unwind through the event loop.
 template <class Call>
@@ -50,7 +51,8 @@ PublisherCore::PublisherCore(
     EventLoop& loop, const PublisherOptions& options, PublisherHandler& handler,
     PublisherCounters& counters, PublisherOutbox& outbox,
     std::function<PublishedItem(const std::string&, const std::string&)> handle_for,
-    std::function<void()> stop_loop, std::shared_ptr<const TlsContext> tls)
+    std::function<void()> stop_loop, std::shared_ptr<const TlsContext> tls,
+    std::function<void(uint64_t)> flushed)
     : options_(options),
       handler_(handler),
       counters_(counters),
@@ -64,7 +66,8 @@ PublisherCore::PublisherCore(
       policy_(reconnect_settings(options, options.distributors.size()), std::random_device{}()),
       reconnect_timer_(loop, [this] { connect(); }),
       retry_timer_(loop, [this] { work(); }),
-      drain_timer_(loop, [this] { check_drained(); }) {}
+      drain_timer_(loop, [this] { check_drained(); }),
+      flushed_(std::move(flushed)) {}
 
 PublisherCore::~PublisherCore() = default;
 
@@ -117,6 +120,8 @@ void PublisherCore::on_link_down(LinkDown cause, const std::string& text) {
     session_up_ = false;
     by_service_id_.clear();
     by_item_id_.clear();
+    answers_outstanding_ = 0;
+    flush_sent_ = 0;  // asked again on the next connection, after its registrations
     for (auto& [name, service] : services_) {
         service->id = 0;
         service->to_register.clear();
@@ -200,6 +205,10 @@ bool PublisherCore::apply(const OutboxRecord& r) {
         }
         return true;
     }
+    if (r.kind == Kind::kFlush) {
+        want_flush(r.item);
+        return true;
+    }
     if (r.kind == Kind::kAddItem) {
         const auto service = services_.find(std::string(batch_.text1(r)));
         if (service == services_.end()) return false;
@@ -281,6 +290,10 @@ void PublisherCore::publish_update(Item& item, std::span<const proto::FieldEntry
         counters_.updates_dropped.fetch_add(1, std::memory_order_relaxed);
         return;
     }
+    if (!item.pending.empty() || (!sendable(item) && !item.ever_registered &&
+                                  item.service->mode == ServiceMode::kBroadcast)) {
+        return hold_until_registered(item, fields, stamp);
+    }
     item.image.apply(fields);
     ++item.seq;
     if (!sendable(item)) {
@@ -294,12 +307,95 @@ void PublisherCore::publish_update(Item& item, std::span<const proto::FieldEntry
     update_.fields.assign(fields.begin(), fields.end());
     frame_.clear();
     proto::append_update_frame(frame_, update_);
-    const auto bytes = std::span(reinterpret_cast<const uint8_t*>(frame_.data()), frame_.size());
-    if (!link_.send_frame(bytes)) {
+    send_update(std::span(reinterpret_cast<const uint8_t*>(frame_.data()), frame_.size()));
+}
+
+bool PublisherCore::send_update(std::span<const uint8_t> frame) {
+    if (!link_.send_frame(frame)) {
         // The distributor would see a gap: start again from the image.
-        return link_.abort("output to the distributor passed max_output_bytes");
+        link_.abort("output to the distributor passed max_output_bytes");
+        return false;
     }
     counters_.updates_sent.fetch_add(1, std::memory_order_relaxed);
+    return true;
+}
+
+// THE ORDERING RULE (docs/sdk.md): a broadcast item's updates published before
+// its first registration are kept in order and sent after its refresh, each
+// with its own sequence number, not merged into the image. Kept as Update
+// bodies without item id and sequence (proto3 leaves zero fields out), which
+// send_pending() completes; over max_queued_bytes they are merged after all.
+void PublisherCore::hold_until_registered(Item& item, std::span<const proto::FieldEntry> fields,
+                                          uint64_t stamp) {
+    update_.item_id = 0;
+    update_.item_seq = 0;
+    update_.publish_time_ns = stamp;
+    update_.conflated = false;
+    update_.fields.assign(fields.begin(), fields.end());
+    std::string body;
+    proto::append_update_frame(body, update_);
+    body.erase(0, proto::kFrameHeaderBytes);
+    pending_bytes_ += body.size();
+    item.pending.push_back(std::move(body));
+    if (pending_bytes_ > options_.max_queued_bytes) fold_pending(item);
+}
+
+// The item's held updates merged into its image after all (bounded memory).
+void PublisherCore::fold_pending(Item& item) {
+    for (const std::string& body : item.pending) {
+        pending_bytes_ -= body.size();
+        if (!proto::decode_update(
+                std::span(reinterpret_cast<const uint8_t*>(body.data()), body.size()), update_)) {
+            continue;
+        }
+        item.image.apply(update_.fields);
+        ++item.seq;
+        counters_.updates_held.fetch_add(1, std::memory_order_relaxed);
+    }
+    item.pending.clear();
+}
+
+// After the refresh: the held updates, in order, with the item's id and the
+// sequence numbers that follow the refresh's.
+void PublisherCore::send_pending(Item& item) {
+    std::vector<std::string> pending;
+    pending.swap(item.pending);
+    for (const std::string& body : pending) {
+        pending_bytes_ -= body.size();
+        const auto bytes = std::span(reinterpret_cast<const uint8_t*>(body.data()), body.size());
+        if (!proto::decode_update(bytes, update_)) continue;
+        item.image.apply(update_.fields);
+        ++item.seq;
+        frame_.clear();
+        proto::append_update_frame(frame_, item.item_id, item.seq, bytes);
+        if (!send_update(
+                std::span(reinterpret_cast<const uint8_t*>(frame_.data()), frame_.size()))) {
+            return;
+        }
+    }
+}
+
+// ---- flush ---------------------------------------------------------------------------------
+
+void PublisherCore::want_flush(uint64_t token) {
+    flush_wanted_ = std::max(flush_wanted_, token);
+    send_flush_if_due();
+}
+
+// A Flush goes out once everything before it is on the connection: no
+// announcement or registration is still unanswered (their answers send refreshes
+// and held updates). Disconnected, it waits for the next connection.
+void PublisherCore::send_flush_if_due() {
+    if (!session_up_ || answers_outstanding_ > 0 || flush_wanted_ <= flush_sent_) return;
+    wire::Flush flush;
+    flush.set_token(flush_wanted_);
+    if (link_.send(FrameType::kFlush, flush)) flush_sent_ = flush_wanted_;
+}
+
+void PublisherCore::on_flush_ack(const proto::Frame& frame) {
+    wire::FlushAck ack;
+    if (!parse(frame, ack)) return;
+    if (flushed_) flushed_(ack.token());
 }
 
 void PublisherCore::publish_status(Item& item, const ItemState& state) {
@@ -325,7 +421,7 @@ void PublisherCore::announce(const Service& service) {
     announce.set_name(service.name);
     announce.set_mode(service.mode == ServiceMode::kInteractive ? wire::SERVICE_INTERACTIVE
                                                                 : wire::SERVICE_BROADCAST);
-    link_.send(FrameType::kServiceAnnounce, announce);
+    if (link_.send(FrameType::kServiceAnnounce, announce)) ++answers_outstanding_;
 }
 
 void PublisherCore::register_items(Service& service) {
@@ -338,7 +434,7 @@ void PublisherCore::register_items(Service& service) {
             entry->set_ref(service.to_register[i]->handle.id);
             entry->set_name(service.to_register[i]->name);
         }
-        link_.send(FrameType::kItemRegister, request);
+        if (link_.send(FrameType::kItemRegister, request)) ++answers_outstanding_;
     }
     service.to_register.clear();
 }
@@ -355,6 +451,8 @@ void PublisherCore::on_link_frame(const proto::Frame& frame) {
             return on_item_close(frame);
         case FrameType::kItemStatus:
             return on_rejection(frame);
+        case FrameType::kFlushAck:
+            return on_flush_ack(frame);
         default:
             return;
     }
@@ -363,6 +461,7 @@ void PublisherCore::on_link_frame(const proto::Frame& frame) {
 void PublisherCore::on_announce_response(const proto::Frame& frame) {
     wire::ServiceAnnounceResponse response;
     if (!parse(frame, response)) return;
+    if (answers_outstanding_ > 0) --answers_outstanding_;
     const auto found = services_.find(response.name());
     if (found == services_.end()) return;
     Service& service = *found->second;
@@ -380,11 +479,13 @@ void PublisherCore::on_announce_response(const proto::Frame& frame) {
     }
     guarded(*log_, "on_service",
             [&] { handler_.on_service(service.name, accepted, response.status().text()); });
+    send_flush_if_due();
 }
 
 void PublisherCore::on_items_registered(const proto::Frame& frame) {
     wire::ItemRegistered response;
     if (!parse(frame, response)) return;
+    if (answers_outstanding_ > 0) --answers_outstanding_;
     const ItemState refused = detail::to_item_state(response.status());
     for (const auto& entry : response.items()) {
         const auto found = items_.find(entry.ref());
@@ -397,9 +498,16 @@ void PublisherCore::on_items_registered(const proto::Frame& frame) {
             continue;
         }
         bind(item, entry.item_id());
+        item.ever_registered = true;
         item.seq = std::max(item.seq, entry.last_item_seq());  // continue after a reconnect
-        if (item.has_refresh && sendable(item)) send_refresh(item);
+        if (item.has_refresh && sendable(item)) {
+            send_refresh(item);
+            send_pending(item);
+        } else {
+            fold_pending(item);
+        }
     }
+    send_flush_if_due();
 }
 
 void PublisherCore::bind(Item& item, uint64_t item_id) {

@@ -46,7 +46,8 @@ class PublisherCore final : public ServerLink::Listener {
     PublisherCore(EventLoop& loop, const PublisherOptions& options, PublisherHandler& handler,
                   PublisherCounters& counters, PublisherOutbox& outbox,
                   std::function<PublishedItem(const std::string&, const std::string&)> handle_for,
-                  std::function<void()> stop_loop, std::shared_ptr<const TlsContext> tls = nullptr);
+                  std::function<void()> stop_loop, std::shared_ptr<const TlsContext> tls = nullptr,
+                  std::function<void(uint64_t)> flushed = nullptr);
     ~PublisherCore();
 
     void start();
@@ -70,7 +71,12 @@ class PublisherCore final : public ServerLink::Listener {
         proto::FieldImage image;
         bool has_refresh = false;
         bool requested = false;  // interactive: someone wants it now
+        bool ever_registered = false;
         ItemState state;
+        // Broadcast updates published before the item's first registration, in
+        // order: Update bodies without item id and sequence, sent after the
+        // refresh once the distributor has given the item its id.
+        std::vector<std::string> pending;
     };
     struct Service {
         std::string name;
@@ -93,6 +99,14 @@ class PublisherCore final : public ServerLink::Listener {
     void publish_refresh(Item& item, std::span<const proto::FieldEntry> fields,
                          const ItemState& state);
     void publish_update(Item& item, std::span<const proto::FieldEntry> fields, uint64_t stamp);
+    void hold_until_registered(Item& item, std::span<const proto::FieldEntry> fields,
+                               uint64_t stamp);
+    void send_pending(Item& item);
+    void fold_pending(Item& item);
+    bool send_update(std::span<const uint8_t> frame);
+    void want_flush(uint64_t token);
+    void send_flush_if_due();
+    void on_flush_ack(const proto::Frame& frame);
     void publish_status(Item& item, const ItemState& state);
     void send_refresh(Item& item);
     bool sendable(const Item& item) const;
@@ -126,7 +140,14 @@ class PublisherCore final : public ServerLink::Listener {
     std::unordered_map<uint32_t, Service*> by_service_id_;
     std::unordered_map<uint64_t, std::unique_ptr<Item>> items_;  // by handle
     std::unordered_map<uint64_t, Item*> by_item_id_;
-    OutboxBatch batch_;  // taken from the outbox, worked through from next_
+    std::function<void(uint64_t)> flushed_;  // a FlushAck arrived for this token
+    uint64_t flush_wanted_ = 0;              // highest token asked for
+    uint64_t flush_sent_ = 0;                // highest token sent on this connection
+    // Announcements and registrations not yet answered: a Flush waits for them,
+    // because their answers send the refreshes and held updates it must cover.
+    uint32_t answers_outstanding_ = 0;
+    uint64_t pending_bytes_ = 0;  // in every item's `pending`, bounded by max_queued_bytes
+    OutboxBatch batch_;           // taken from the outbox, worked through from next_
     size_t next_ = 0;
     proto::UpdateView update_;  // reused: encoding an update allocates nothing
     std::string frame_;

@@ -22,13 +22,13 @@
 namespace mdcast::sdk {
 
 struct OutboxRecord {
-    enum class Kind : uint8_t { kAnnounce, kAddItem, kRefresh, kUpdate, kStatus };
+    enum class Kind : uint8_t { kAnnounce, kAddItem, kRefresh, kUpdate, kStatus, kFlush };
     Kind kind = Kind::kUpdate;
     ServiceMode mode = ServiceMode::kBroadcast;  // kAnnounce
     StreamState stream = StreamState::kOpen;     // kRefresh, kStatus
     DataState data = DataState::kOk;
     StatusCode code = StatusCode::kNone;
-    uint64_t item = 0;   // handle (kAddItem, kRefresh, kUpdate, kStatus)
+    uint64_t item = 0;   // handle (kAddItem, kRefresh, kUpdate, kStatus); kFlush: its token
     uint64_t stamp = 0;  // kUpdate: publish time, 0 = none
     uint32_t first_field = 0;
     uint32_t field_count = 0;

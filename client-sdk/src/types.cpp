@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "common/net/host_port.h"
+#include "event_writer.h"
 #include "mdcast/dictionary.h"
 #include "mdcast/event.h"
 #include "proto/field_values.h"
@@ -187,11 +188,13 @@ std::string FieldValue::to_string() const {
 Event::Event() = default;
 Event::~Event() = default;
 
+std::span<const FieldValue> Event::fields() const {
+    detail::EventWriter::decode_all(*this);
+    return fields_;
+}
+
 const FieldValue* Event::field(uint32_t id) const {
-    for (const FieldValue& value : fields_) {
-        if (value.id == id) return &value;
-    }
-    return nullptr;
+    return detail::EventWriter::find(*this, id);
 }
 
 const FieldValue* Event::field(std::string_view name) const {

@@ -4,6 +4,7 @@
 #include "event_writer.h"
 
 #include <atomic>
+#include <bit>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <new>
@@ -201,21 +202,135 @@ TEST_CASE("an event reused for updates allocates nothing once warm", "[event_wri
     }
     mdcast::proto::UpdateView view;
     Event event;
-    const EventWriter::ItemRef ref{ItemHandle{5}, kService, kItem, nullptr};
-    for (int warm = 0; warm < 3; ++warm) {
-        REQUIRE(mdcast::proto::decode_update(as_bytes(frames[static_cast<size_t>(warm)]), view));
-        EventWriter::update(event, ref, view, 0);
+    // As the consumer does it: the header only, then the application reads two
+    // fields by id and iterates once. Copying (queued) and borrowing events alike.
+    for (bool borrow : {false, true}) {
+        const EventWriter::ItemRef at{ItemHandle{5}, kService, kItem, nullptr, borrow};
+        const auto receive = [&](const std::string& frame) {
+            REQUIRE(mdcast::proto::decode_update_header(as_bytes(frame), view));
+            EventWriter::update(event, at, view, 0);
+            return event.sequence() + static_cast<uint64_t>(event.field(22)->integer) +
+                   event.field(3)->text.size() + event.fields().size();
+        };
+        for (int warm = 0; warm < 3; ++warm) receive(frames[static_cast<size_t>(warm)]);
+        const uint64_t before = g_allocations.load();
+        uint64_t checksum = 0;
+        for (const auto& frame : frames) checksum += receive(frame);
+        const uint64_t allocations = g_allocations.load() - before;
+        CHECK(checksum > 500500);
+        CHECK(allocations == 0);
     }
-    const uint64_t before = g_allocations.load();
-    uint64_t checksum = 0;
-    for (const auto& frame : frames) {
-        mdcast::proto::decode_update(as_bytes(frame), view);
-        EventWriter::update(event, ref, view, 0);
-        checksum += event.sequence();
+}
+
+namespace {
+
+// An update with every kind of field, a repeated id (the first one counts) and
+// a value-less entry.
+std::string every_kind_update() {
+    wire::Update update;
+    update.set_item_id(9);
+    update.set_item_seq(3);
+    *update.mutable_fields() = sample_fields();
+    auto* again = update.mutable_fields()->add_fields();
+    again->set_id(22);
+    again->set_int_value(1);
+    auto* empty_value = update.mutable_fields()->add_fields();
+    empty_value->set_id(40);
+    auto* utf8 = update.mutable_fields()->add_fields();
+    utf8->set_id(1000);
+    utf8->set_string_value("Z\xc3\xbcrich \xe2\x82\xac");
+    auto* big = update.mutable_fields()->add_fields();
+    big->set_id(70000);
+    big->set_int_value(INT64_MIN);
+    return update.SerializeAsString();
+}
+
+void check_same(const mdcast::FieldValue& a, const mdcast::FieldValue& b) {
+    INFO("field " << a.id);
+    CHECK(a.id == b.id);
+    CHECK(a.kind == b.kind);
+    CHECK(a.exponent == b.exponent);
+    CHECK(a.integer == b.integer);
+    CHECK(std::bit_cast<uint64_t>(a.real) == std::bit_cast<uint64_t>(b.real));
+    CHECK(a.text == b.text);
+    CHECK(a.to_string() == b.to_string());
+}
+
+}  // namespace
+
+TEST_CASE("lazy decoding returns exactly what eager decoding did, for every field type",
+          "[event_writer]") {
+    const std::string bytes = every_kind_update();
+    mdcast::proto::UpdateView eager_view, lazy_view;
+    REQUIRE(mdcast::proto::decode_update(as_bytes(bytes), eager_view));
+    REQUIRE(mdcast::proto::decode_update_header(as_bytes(bytes), lazy_view));
+    REQUIRE(lazy_view.fields.empty());
+    Event eager;
+    EventWriter::update(eager, {ItemHandle{1}, kService, kItem, nullptr}, eager_view, 0);
+    REQUIRE(eager.fields().size() == 10);
+    constexpr uint32_t ids[] = {22, 3, 30, 3404, 16, 6, 40, 1000, 70000, 31, 0};
+    for (bool borrow : {false, true}) {
+        for (bool iterate_first : {false, true}) {
+            INFO("borrow " << borrow << " iterate first " << iterate_first);
+            Event lazy;
+            EventWriter::update(lazy, {ItemHandle{1}, kService, kItem, nullptr, borrow}, lazy_view,
+                                0);
+            CHECK(lazy.sequence() == 3);
+            if (iterate_first) REQUIRE(lazy.fields().size() == eager.fields().size());
+            for (uint32_t id : ids) {
+                const auto* want = eager.field(id);
+                const auto* got = lazy.field(id);
+                REQUIRE((want == nullptr) == (got == nullptr));
+                if (want) check_same(*want, *got);
+            }
+            REQUIRE(lazy.fields().size() == eager.fields().size());
+            for (size_t i = 0; i < eager.fields().size(); ++i) {
+                check_same(eager.fields()[i], lazy.fields()[i]);
+            }
+        }
     }
-    const uint64_t allocations = g_allocations.load() - before;
-    CHECK(checksum == 500500);
-    CHECK(allocations == 0);
+    CHECK(eager.field(22)->kind == FieldKind::kDecimal);  // the first of the repeated id
+    CHECK(eager.field(40)->kind == FieldKind::kBlank);    // no value member
+}
+
+TEST_CASE("fields looked up one by one stay valid for the whole handler call", "[event_writer]") {
+    wire::Update update;
+    update.set_item_id(1);
+    update.set_item_seq(1);
+    for (uint32_t id = 1; id <= 20; ++id) {
+        auto* f = update.mutable_fields()->add_fields();
+        f->set_id(id);
+        f->set_string_value("value " + std::to_string(id) + " longer than the small buffer");
+    }
+    const std::string bytes = update.SerializeAsString();
+    mdcast::proto::UpdateView view;
+    REQUIRE(mdcast::proto::decode_update_header(as_bytes(bytes), view));
+    Event event;
+    EventWriter::update(event, {ItemHandle{1}, kService, kItem, nullptr}, view, 0);
+    std::vector<const mdcast::FieldValue*> seen;
+    for (uint32_t id = 20; id >= 1; --id) seen.push_back(event.field(id));  // past the slots
+    CHECK(event.fields().size() == 20);
+    for (uint32_t id = 20; id >= 1; --id) {
+        const auto* f = seen[20 - id];
+        REQUIRE(f != nullptr);
+        CHECK(f->id == id);
+        CHECK(f->text == "value " + std::to_string(id) + " longer than the small buffer");
+    }
+}
+
+TEST_CASE("a malformed field list ends the fields early, never reads past them", "[event_writer]") {
+    std::string bytes = update_bytes(5, "TRUNCATED NAME");
+    mdcast::proto::UpdateView view;
+    REQUIRE(mdcast::proto::decode_update_header(as_bytes(bytes), view));
+    // Cut the last entry short inside the field list: the header still parses.
+    const auto list = view.field_bytes;
+    std::string cut(reinterpret_cast<const char*>(list.data()), list.size() - 3);
+    view.field_bytes = as_bytes(cut);
+    Event event;
+    EventWriter::update(event, {ItemHandle{1}, kService, kItem, nullptr}, view, 0);
+    CHECK(event.field(22) != nullptr);
+    CHECK(event.field(3) == nullptr);
+    CHECK(event.fields().size() == 1);
 }
 
 TEST_CASE("SDK status codes never go on the wire", "[event_writer]") {

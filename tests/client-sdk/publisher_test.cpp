@@ -275,6 +275,44 @@ TEST_CASE("interactive items are published while requested", "[publisher]") {
     CHECK(publisher.stats().updates_held == 1);
 }
 
+TEST_CASE(
+    "updates before the first registration follow the refresh in order; flush waits for "
+    "the distributor's acknowledgement",
+    "[publisher]") {
+    ScriptedDistributor d;
+    Recorder recorder;
+    mdcast::Publisher publisher(options_for({&d}), recorder);
+    publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
+    const auto item = publisher.add_item("SVC", "A");
+    CHECK(publisher.refresh(item, bid(100)));
+    CHECK(publisher.update(item, bid(101)));  // not registered yet: kept, in order
+    CHECK(publisher.update(item, bid(102)));
+    publisher.start();
+    std::atomic<bool> flushed{false};
+    std::vector<std::string> data;
+    Script script([&] {
+        d.accept_publisher("SVC", 5, wire::SERVICE_BROADCAST);
+        d.register_one("A", 77, 0);
+        for (int i = 0; i < 3; ++i) data.push_back(d.next_data());
+        const auto flush = d.expect<wire::Flush>(FrameType::kFlush);
+        std::this_thread::sleep_for(milliseconds(50));
+        if (flushed) fail("flush() returned before the acknowledgement");
+        wire::FlushAck ack;
+        ack.set_token(flush.token());
+        d.send(FrameType::kFlushAck, ack);
+        d.expect<wire::Flush>(FrameType::kFlush);  // the second flush is never answered
+    });
+    CHECK(publisher.flush(std::chrono::seconds(5)));
+    flushed = true;
+    CHECK_FALSE(publisher.flush(milliseconds(100)));
+    CHECK(script.join().empty());
+    CHECK(data ==
+          std::vector<std::string>{"refresh 77 0 100", "update 77 1 101", "update 77 2 102"});
+    publisher.stop();
+    CHECK(publisher.stats().updates_held == 0);
+    CHECK(publisher.stats().updates_sent == 2);
+}
+
 TEST_CASE("a full outbox refuses what does not fit; misuse is refused", "[publisher]") {
     ScriptedDistributor d;  // never answers: nothing drains before start()
     Recorder recorder;

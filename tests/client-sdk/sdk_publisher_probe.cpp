@@ -5,6 +5,12 @@
 //
 //   sdk-publisher-probe --distributors H:P[,H:P...] --service S --items A,B
 //       [--interactive] [--rate UPDATES_PER_S] [--duration SECONDS]
+//       [--updates-before-start N] [--flush-after N] [--flush-timeout-ms MS]
+//
+// --updates-before-start publishes N updates of every item right after its
+// refresh, before start() (so before the distributor has registered it: the
+// ordering rule). --flush-after calls flush() once N updates have been
+// published in the run and prints {"event":"flushed","ok":...}.
 //
 // Item i (its position in --items) starts with a refresh: DSPLY_NAME (3) =
 // its name, BID (22) = (10000 + 100 i) * 10^-2, ACVOL_1 (32) = 0. Its n-th
@@ -40,6 +46,9 @@ struct Args {
     bool interactive = false;
     double rate = 100;
     double duration_s = 10;
+    uint64_t updates_before_start = 0;
+    uint64_t flush_after = 0;
+    uint32_t flush_timeout_ms = 5000;
     mdcast::TlsOptions tls;
 };
 
@@ -63,6 +72,12 @@ Args parse_args(int argc, char** argv) {
             a.rate = std::stod(value());
         else if (arg == "--duration")
             a.duration_s = std::stod(value());
+        else if (arg == "--updates-before-start")
+            a.updates_before_start = std::stoull(value());
+        else if (arg == "--flush-after")
+            a.flush_after = std::stoull(value());
+        else if (arg == "--flush-timeout-ms")
+            a.flush_timeout_ms = static_cast<uint32_t>(std::stoul(value()));
         else if (probe::tls_arg(arg, value, a.tls))
             continue;
         else
@@ -199,8 +214,12 @@ int main(int argc, char** argv) {
         source.prepare_interactive();
     } else {
         source.add_all();
+        for (uint64_t n = 0; n < args.updates_before_start * args.items.size(); ++n) {
+            source.publish_next();
+        }
     }
     publisher.start();
+    bool flushed = false;
 
     const int64_t start = monotonic_now();
     const int64_t deadline = start + static_cast<int64_t>(args.duration_s * 1e9);
@@ -210,6 +229,16 @@ int main(int argc, char** argv) {
             static_cast<uint64_t>(static_cast<double>(monotonic_now() - start) / 1e9 * args.rate);
         while (sent < owed && source.publish_next()) ++sent;
         if (sent < owed) sent = owed;  // nothing active: do not catch up later
+        if (args.flush_after > 0 && !flushed && sent >= args.flush_after) {
+            flushed = true;
+            const int64_t asked = monotonic_now();
+            const bool ok = publisher.flush(std::chrono::milliseconds(args.flush_timeout_ms));
+            const auto s = publisher.stats();
+            line("{\"event\":\"flushed\",\"ok\":" + std::string(ok ? "true" : "false") +
+                 ",\"published\":" + std::to_string(sent) +
+                 ",\"updates_sent\":" + std::to_string(s.updates_sent) +
+                 ",\"ms\":" + std::to_string((monotonic_now() - asked) / 1'000'000) + "}");
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     publisher.stop();

@@ -29,6 +29,30 @@ def numeric(cell):
     return re.fullmatch(r"[\d,]+(\.\d+)?", cell) is not None
 
 
+def test_lean_tools_pinned():
+    """--client lean --source lean runs mdcast-client and mdcast-source; --pin puts the daemons on
+    the first core and the client processes on the others."""
+    out = tempfile.mkdtemp(prefix="mdcast-bench-test-")
+    r = subprocess.run([BENCH, "latency", "--profiles", "latency", "--rates", "2000", "--seconds", "1",
+                        "--warmup", "0.5", "--client", "lean", "--source", "lean", "--pin", "--out", out],
+                       capture_output=True, text=True, timeout=90)
+    check(r.returncode == 0, f"mdcast-bench failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    folder = os.path.dirname(glob.glob(os.path.join(out, "*", "report.md"))[0])
+    with open(os.path.join(folder, "report.md")) as f:
+        text = f.read()
+    check("Client: **lean" in text and "Source: **lean" in text and "pinned with `--pin`" in text, text[:3000])
+    with open(os.path.join(folder, "commands.txt")) as f:
+        commands = f.read()
+    if len(os.sched_getaffinity(0)) >= 2:
+        check(re.search(r"taskset -c \d+ \S*mdcast-distributor", commands), commands)
+        check(re.search(r"taskset -c [\d,]+ \S*mdcast-source", commands), commands)
+        check(re.search(r"taskset -c [\d,]+ \S*mdcast-client", commands), commands)
+    with open(os.path.join(folder, "latency.csv")) as f:
+        rows = list(csv.DictReader(f))
+    check(len(rows) == 1 and rows[0]["client_cpu_us_per_update"], f"latency.csv: {rows}")
+    shutil.rmtree(out)
+
+
 def test_quick_writes_a_complete_report():
     out = tempfile.mkdtemp(prefix="mdcast-bench-test-")
     r = subprocess.run([BENCH, "quick", "--out", out], capture_output=True, text=True, timeout=150)
@@ -71,7 +95,13 @@ def test_quick_writes_a_complete_report():
         check(sum(1 for _ in f) > 10, "histograms.csv is empty")
     with open(os.path.join(folder, "commands.txt")) as f:
         commands = f.read()
-    check(commands.count("mdcast-source --distributor") == 8, "commands.txt lacks the source commands")
+    check(commands.count("mdcast-bench-publisher --distributor") == 8, "commands.txt lacks the SDK source commands")
+    check(commands.count("mdcast-bench-consumer --server") == 8, "commands.txt lacks the SDK client commands")
+    check("Client: **sdk" in text and "Source: **sdk" in text, "report does not say which client and source ran")
+    cpu = [row for row in table_rows(text, "## CPU per update") if len(row) == 7 and row[0].startswith(("latency", "fanout", "sizes"))]
+    check(len(cpu) == 8, f"CPU per update rows {cpu}")
+    for row in cpu:
+        check(all(numeric(c) for c in row[1:]), f"CPU per update row not filled: {row}")
 
     has_matplotlib = subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"],
                                     capture_output=True).returncode == 0
@@ -89,4 +119,4 @@ def test_quick_writes_a_complete_report():
 
 
 if __name__ == "__main__":
-    run([test_quick_writes_a_complete_report])
+    run([test_lean_tools_pinned, test_quick_writes_a_complete_report])

@@ -190,8 +190,59 @@ def test_interactive_source_restart_reimages_what_is_wanted():
         check(requests == ["ALPHA", "CHARLIE"], f"the new source was asked for {requests}")
 
 
+def flushed_event(process, timeout=15):
+    events = harness.wait_for_events(process, lambda ev: any(e["event"] == "flushed" for e in ev),
+                                     timeout, "a flushed line")
+    return [e for e in events if e["event"] == "flushed"][0]
+
+
+def test_flush_returns_once_the_distributor_has_everything():
+    with harness.Stack("sdk-flush") as stack:
+        stack.distributor()
+        stack.server(1)
+        publisher = harness.sdk_publisher(stack, "--items", ",".join(ITEMS), "--rate", "2000",
+                                          "--duration", "20", "--service", "SDK", "--flush-after", "400")
+        flushed = flushed_event(publisher)
+        check(flushed["ok"], f"flush not acknowledged: {flushed}")
+        # Acknowledged means written to the distributor and taken: nothing published before it waits.
+        check(flushed["updates_sent"] >= flushed["published"], f"flush returned early: {flushed}")
+        stop(publisher)
+        # No distributor: the flush cannot be acknowledged and returns false at its timeout.
+        dead = harness.free_port()
+        lonely = harness.sdk_publisher(stack, "--items", "ALPHA", "--rate", "100", "--duration", "10",
+                                       "--service", "SDK", "--flush-after", "1", "--flush-timeout-ms", "500",
+                                       distributors=f"127.0.0.1:{dead}", name="lonely")
+        flushed = flushed_event(lonely)
+        check(not flushed["ok"] and flushed["ms"] >= 450, f"flush without a distributor: {flushed}")
+        stop(lonely)
+
+
+def test_updates_before_registration_are_sent_in_order():
+    """The ordering rule: updates published after the refresh but before the distributor has
+    registered the item are sent after the refresh with their own sequence numbers, not merged."""
+    with harness.Stack("sdk-order") as stack:
+        stack.distributor()
+        stack.server(1)
+        publisher = harness.sdk_publisher(stack, "--items", ",".join(ITEMS), "--rate", "1",
+                                          "--duration", "20", "--service", "SDK",
+                                          "--updates-before-start", "5", "--flush-after", "1")
+        check(flushed_event(publisher)["ok"], "flush failed")
+        events = stop(publisher)
+        summary = [e for e in events if e["event"] == "summary"][-1]
+        check(summary["updates_held"] == 0, f"updates merged into the image: {summary}")
+        check(summary["updates_sent"] >= 5 * len(ITEMS), f"early updates not sent: {summary}")
+        snapshot = harness.sdk_consumer(stack, [1], "--service", "SDK", "--items", ",".join(ITEMS),
+                                        "--snapshot", "--duration", "1", name="snapshot")
+        check(snapshot.wait(10) == 0, "snapshot probe failed")
+        images = [e for e in harness.json_events(snapshot) if e["event"] == "refresh"]
+        check(len(images) == len(ITEMS) and all(e["seq"] >= 5 for e in images), f"images {images}")
+        check_values(images)
+
+
 if __name__ == "__main__":
-    harness.run([test_broadcast_to_sdk_consumer_and_mdcast_client,
+    harness.run([test_flush_returns_once_the_distributor_has_everything,
+                 test_updates_before_registration_are_sent_in_order,
+                 test_broadcast_to_sdk_consumer_and_mdcast_client,
                  test_distributor_restart_reimages_through_the_publisher,
                  test_interactive_service_requests_answers_and_cache,
                  test_interactive_source_restart_reimages_what_is_wanted])

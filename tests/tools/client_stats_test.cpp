@@ -106,3 +106,30 @@ TEST_CASE("CSV rows match the header", "[client_stats]") {
     CHECK(row.rfind("1.000,10,10.0,0,0,2,", 0) == 0);
     CHECK(row.back() == '\n');
 }
+
+TEST_CASE("merge adds another connection's counts, latencies and image times", "[client_stats]") {
+    ClientStats a(kStart), b(kStart + 10 * kMs);
+    a.on_image(kStart + 100 * kMs);
+    b.on_image(kStart + 50 * kMs);
+    b.on_image(kStart + 300 * kMs);
+    a.totals.updates = 10;
+    a.totals.gaps = 1;
+    b.totals.updates = 5;
+    b.totals.duplicates = 2;
+    a.record_latency(1'000'000);
+    a.begin_steady(kStart + 1000 * kMs);
+    b.begin_steady(kStart + 900 * kMs);
+    a.record_latency(2'000);
+    b.record_latency(4'000);
+    a.merge(b);
+    CHECK(a.totals.updates == 15);
+    CHECK(a.totals.gaps == 1);
+    CHECK(a.totals.duplicates == 2);
+    CHECK(a.totals.refreshes == 3);
+    CHECK(a.startup_latency().count() == 1);
+    CHECK(a.steady_latency().count() == 2);
+    CHECK(a.steady_latency().mean_ns() == Approx(3'000));
+    CHECK(a.image_time_s() == Approx(0.25));
+    const std::string text = a.summary_json(kStart + 1900 * kMs, 2, 1.0, ProcessUsage{});
+    CHECK(json_number(text, "steady_s") == Approx(1.0));  // from the earlier steady start
+}

@@ -87,6 +87,25 @@ TEST_CASE("every body is exactly the asked size across ids, sequences and stamps
     }
 }
 
+TEST_CASE("layout() names the fields encode() writes", "[update_payload]") {
+    for (size_t target : {0u, 40u, 74u, 256u}) {
+        UpdateEncoder encoder(target);
+        for (uint64_t seq : {1ull, 200ull, 3'000'000ull}) {
+            const uint64_t stamp = 1'795'000'000'000'000'000ull;
+            const auto layout = encoder.layout(7, 6, seq, stamp);
+            const auto update = decode(encoder.encode(7, 6, seq, stamp));
+            INFO("target " << target << " seq " << seq);
+            const auto& fields = update.fields().fields();
+            CHECK(layout.body == static_cast<size_t>(update.ByteSizeLong()));
+            CHECK(static_cast<size_t>(fields.size()) ==
+                  layout.sample_fields + (layout.filler >= 0 ? 1 : 0));
+            if (layout.filler >= 0) {
+                CHECK(fields.rbegin()->string_value().size() == static_cast<size_t>(layout.filler));
+            }
+        }
+    }
+}
+
 TEST_CASE("a size below the natural size is not met and is counted", "[update_payload]") {
     UpdateEncoder encoder(20);
     const auto frame = encoder.encode(1, 1, 1, 1'795'000'000'000'000'000);

@@ -25,6 +25,9 @@ class Point:
     latency_rate: int = 0  # 0: stamp every update
     tick_us: int = 100     # the source's pacing tick (mdcast-bench --tick-us)
     tls: bool = False      # clients over TLS (mdcast-bench --tls)
+    client: str = "sdk"    # sdk: the SDK Consumer (mdcast-bench-consumer); lean: mdcast-client
+    source: str = "sdk"    # sdk: the SDK Publisher (mdcast-bench-publisher); lean: mdcast-source
+    pin: bool = False      # daemons on the first core, client processes on the others
     # Filled in by run_point:
     result: dict = field(default_factory=dict)
 
@@ -66,7 +69,8 @@ def run_point(point, binaries, profiles_dir, out_dir):
     try:
         profile_dir = os.path.join(profiles_dir, point.profile)
         point.result["mean_limit_us"] = MEAN_LIMIT_US + coalescing_us(profile_dir)
-        with Stack(binaries, profile_dir, log_dir, tls=point.tls) as stack:
+        with Stack(binaries, profile_dir, log_dir, tls=point.tls, client=point.client, source=point.source,
+                   pin=point.pin) as stack:
             _run(point, stack, log_dir)
             point.result["commands"] = list(stack.commands)
     except (RuntimeError, OSError, ValueError) as error:
@@ -153,7 +157,23 @@ def _collect(point, stack, source, clients, window):
     server_cpu = sum(r["cpu_percent"].get(p.name) or 0 for p in stack.servers)
     r["server_cpu_percent"] = server_cpu
     r["updates_per_server_cpu_s"] = r["outbound_per_s"] / (server_cpu / 100) if server_cpu > 0 else None
+    r["cpu_us_per_update"] = cpu_per_update(r, stack)
     _judge(point, sent, summaries, steady_s)
+
+
+def cpu_per_update(r, stack):
+    """µs of CPU per update (= CPU-s per million updates) of each process kind over the steady
+    window: source and distributor per update published, servers and clients per update
+    delivered to a client."""
+    cpu = r["cpu_percent"]
+
+    def per(percent, rate):
+        return 1e6 * percent / 100 / rate if percent is not None and rate else None
+    clients = [v for k, v in cpu.items() if k.startswith("client") and v is not None]
+    return {"source": per(cpu.get("source"), r["inbound_per_s"]),
+            "distributor": per(cpu.get("distributor"), r["inbound_per_s"]),
+            "server": per(r["server_cpu_percent"], r["outbound_per_s"]),
+            "client": per(sum(clients) if clients else None, r["outbound_per_s"])}
 
 
 def _judge(point, sent, summaries, steady_s):

@@ -30,7 +30,13 @@ LATENCY_COLUMNS = ["profile", "rate", "update_bytes", "sent_per_s", "received_pe
                    "stddev_us", "min_us", "p50_us", "p90_us", "p99_us", "p99_9_us", "p99_99_us", "max_us",
                    "startup_mean_us", "startup_max_us", "images_per_s", "source_cpu_percent",
                    "distributor_cpu_percent", "server_cpu_percent", "client_cpu_percent", "machine_cpu_percent",
-                   "softirq_percent", "passed", "failures"]
+                   "softirq_percent", "source_cpu_us_per_update", "distributor_cpu_us_per_update",
+                   "server_cpu_us_per_update", "client_cpu_us_per_update", "passed", "failures"]
+
+
+def _cpu_columns(p):
+    c = p.result.get("cpu_us_per_update") or {}
+    return {f"{k}_cpu_us_per_update": c.get(k) for k in ("source", "distributor", "server", "client")}
 
 
 def latency_row(p):
@@ -48,7 +54,7 @@ def latency_row(p):
             "distributor_cpu_percent": cpu.get("distributor"), "server_cpu_percent": r.get("server_cpu_percent"),
             "client_cpu_percent": _sum_clients(cpu), "machine_cpu_percent": r.get("machine_cpu_percent"),
             "softirq_percent": r.get("softirq_percent"), "passed": r.get("passed"),
-            "failures": "; ".join(r.get("failures", []))}
+            "failures": "; ".join(r.get("failures", [])), **_cpu_columns(p)}
 
 
 def _sum_clients(cpu):
@@ -80,12 +86,33 @@ def latency_markdown(points, profile):
     return out + [""]
 
 
+# ---- CPU per update ----------------------------------------------------------------------
+
+def cpu_per_update_markdown(points):
+    """Per-process CPU per update of every point (bench_points.cpu_per_update)."""
+    if not points:
+        return []
+    out = ["## CPU per update", "",
+           "µs of CPU per update over the steady window (the same number is CPU-seconds per million "
+           "updates): source and distributor per update published, servers (all instances) and clients "
+           "(all processes) per update delivered to a client.", "",
+           "| point | in/s | out/s | source | distributor | server | client |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for p in points:
+        c = p.result.get("cpu_us_per_update") or {}
+        cells = [f"{c[k]:.3f}" if c.get(k) is not None else "–" for k in ("source", "distributor", "server", "client")]
+        out.append(f"| {p.label()} | {num(p.result.get('inbound_per_s'))} | {num(p.result.get('outbound_per_s'))} | "
+                   + " | ".join(cells) + " |")
+    return out + [""]
+
+
 # ---- fanout ----------------------------------------------------------------------------
 
 FANOUT_COLUMNS = ["profile", "servers", "connections", "rate", "inbound_per_s", "outbound_per_s",
                   "server_cpu_percent", "updates_per_server_cpu_s", "distributor_cpu_percent",
                   "source_cpu_percent", "client_cpu_percent", "machine_cpu_percent", "softirq_percent",
-                  "mean_us", "p99_us", "max_us", "passed", "failures"]
+                  "mean_us", "p99_us", "max_us", "source_cpu_us_per_update", "distributor_cpu_us_per_update",
+                  "server_cpu_us_per_update", "client_cpu_us_per_update", "passed", "failures"]
 
 
 def fanout_row(p):
@@ -100,7 +127,7 @@ def fanout_row(p):
             "client_cpu_percent": _sum_clients(cpu), "machine_cpu_percent": r.get("machine_cpu_percent"),
             "softirq_percent": r.get("softirq_percent"), "mean_us": lat.get("mean"),
             "p99_us": lat.get("p99"), "max_us": lat.get("max"), "passed": r.get("passed"),
-            "failures": "; ".join(r.get("failures", []))}
+            "failures": "; ".join(r.get("failures", [])), **_cpu_columns(p)}
 
 
 def fanout_markdown(points):

@@ -107,16 +107,27 @@ def machine_cpu_times():
     return total - idle - iowait, softirq, total
 
 
+def pin_cpus(role):
+    """--pin: the daemons (distributor, servers) on the first core, the client processes (source,
+    clients) on the others; None on a one-core machine."""
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        return None
+    return {cores[0]} if role == "daemon" else set(cores[1:])
+
+
 class Process:
-    def __init__(self, name, argv, log_dir, commands):
+    def __init__(self, name, argv, log_dir, commands, cpus=None):
         self.name = name
         self.argv = argv
         self.log_path = os.path.join(log_dir, name + ".log")
         self.out_path = os.path.join(log_dir, name + ".out")
         self._log = open(self.log_path, "wb")
         self._out = open(self.out_path, "wb")
-        commands.append(" ".join(argv))
-        self.popen = subprocess.Popen(argv, stdout=self._out, stderr=self._log)
+        self.cpus = cpus
+        commands.append((f"taskset -c {','.join(map(str, sorted(cpus)))} " if cpus else "") + " ".join(argv))
+        self.popen = subprocess.Popen(argv, stdout=self._out, stderr=self._log,
+                                      preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
         self.cpu_marks = {}
 
     @property
@@ -183,8 +194,11 @@ class Process:
 class Stack:
     """Start with start_core(); add source and clients; stop() ends every process by PID."""
 
-    def __init__(self, binaries, profile_dir, log_dir, tls=False):
+    def __init__(self, binaries, profile_dir, log_dir, tls=False, client="sdk", source="sdk", pin=False):
         self.bin = binaries
+        self.client_kind = client  # "sdk": mdcast-bench-consumer (libmdcast); "lean": mdcast-client
+        self.source_kind = source  # "sdk": mdcast-bench-publisher (libmdcast); "lean": mdcast-source
+        self.pin = pin
         self.tls = make_certificates(log_dir) if tls else None
         self.profile_dir = profile_dir
         self.log_dir = log_dir
@@ -212,8 +226,8 @@ class Stack:
             f.write(text)
         return path
 
-    def start(self, name, argv):
-        p = Process(name, argv, self.log_dir, self.commands)
+    def start(self, name, argv, role="client"):
+        p = Process(name, argv, self.log_dir, self.commands, pin_cpus(role) if self.pin else None)
         self.processes.append(p)
         return p
 
@@ -221,7 +235,7 @@ class Stack:
         cfg = self._config("distributor", {"publishers.port": self.publisher_port, "backbone.group": self.group,
                                            "backbone.port": self.backbone_port, "backbone.interface": "127.0.0.1",
                                            "backbone.ttl": 0})
-        distributor = self.start("distributor", [self.bin["distributor"], "--config", cfg])
+        distributor = self.start("distributor", [self.bin["distributor"], "--config", cfg], "daemon")
         self.client_base_port = free_port(consecutive=servers)
         overrides = {"clients.port": self.client_base_port, "clients.max_connections": 1000,
                      "backbone.group": self.group, "backbone.port": self.backbone_port,
@@ -232,7 +246,8 @@ class Stack:
         cfg = self._config("server", overrides)
         wait_for_port(self.publisher_port, distributor)
         for n in range(1, servers + 1):
-            server = self.start(f"server{n}", [self.bin["server"], "--config", cfg, "--instance", str(n)])
+            server = self.start(f"server{n}", [self.bin["server"], "--config", cfg, "--instance", str(n)],
+                                "daemon")
             self.servers.append(server)
         for n, server in enumerate(self.servers):
             wait_for_port(self.client_base_port + n, server)
@@ -242,12 +257,14 @@ class Stack:
         return ",".join(f"127.0.0.1:{self.client_base_port + n}" for n in range(len(self.servers)))
 
     def source(self, *args):
-        return self.start("source", [self.bin["source"], "--distributor", f"127.0.0.1:{self.publisher_port}",
+        binary = self.bin["sdk-source" if self.source_kind == "sdk" else "source"]
+        return self.start("source", [binary, "--distributor", f"127.0.0.1:{self.publisher_port}",
                                      *map(str, args)])
 
     def client(self, name, *args):
         tls = ["--tls", "--ca-file", self.tls["ca"]] if self.tls else []
-        return self.start(name, [self.bin["client"], "--server", self.server_list(), *tls, *map(str, args)])
+        binary = self.bin["sdk-client" if self.client_kind == "sdk" else "client"]
+        return self.start(name, [binary, "--server", self.server_list(), *tls, *map(str, args)])
 
     def stop(self):
         for p in reversed(self.processes):

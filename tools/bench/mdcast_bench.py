@@ -58,6 +58,18 @@ def parse_args(argv):
                         help="the source's pacing tick in µs (default 100: see docs/benchmarks.md)")
     parser.add_argument("--latency-rate", type=int, default=0,
                         help="stamps per second (0: every update is stamped)")
+    parser.add_argument("--client", choices=["sdk", "lean"], default="sdk",
+                        help="sdk (default): mdcast-bench-consumer, SDK Consumers as applications use "
+                             "them, reading two fields of each update; lean: mdcast-client, which "
+                             "decodes only each update's header")
+    parser.add_argument("--source", choices=["sdk", "lean"], default="sdk",
+                        help="sdk (default): mdcast-bench-publisher, the SDK Publisher; lean: "
+                             "mdcast-source, which writes pre-encoded frames")
+    parser.add_argument("--pin", action="store_true",
+                        help="pin the daemons (distributor, servers) to the first core and the client "
+                             "processes (source, clients) to the other cores")
+    parser.add_argument("--latency-connections", type=int, default=1,
+                        help="latency and sizes scenarios: client connections (default 1)")
     return parser.parse_args(argv)
 
 
@@ -65,7 +77,9 @@ def binaries(build_dir):
     found = {"distributor": os.path.join(build_dir, "distributor/mdcast-distributor"),
              "server": os.path.join(build_dir, "server/mdcast-server"),
              "source": os.path.join(build_dir, "tools/mdcast-source"),
-             "client": os.path.join(build_dir, "tools/mdcast-client")}
+             "client": os.path.join(build_dir, "tools/mdcast-client"),
+             "sdk-source": os.path.join(build_dir, "tools/mdcast-bench-publisher"),
+             "sdk-client": os.path.join(build_dir, "tools/mdcast-bench-consumer")}
     missing = [p for p in found.values() if not os.access(p, os.X_OK)]
     if missing:
         sys.exit(f"mdcast-bench: not built: {', '.join(missing)} (run deploy/setup.sh build)")
@@ -92,6 +106,9 @@ class Runner:
             point.latency_rate = self.args.latency_rate
         point.tick_us = self.args.tick_us
         point.tls = self.args.tls
+        point.client = self.args.client
+        point.source = self.args.source
+        point.pin = self.args.pin
         print(f"  {point.label()} ...", end="", flush=True)
         run_point(point, self.bin, self.profiles, self.out)
         lat = point.result.get("latency")
@@ -113,7 +130,8 @@ class Runner:
         for profile in profiles:
             print(f"latency, {profile} profile:")
             for rate in rates:
-                p = self.run(Point("latency", profile, rate, seconds=seconds, warmup_s=warmup))
+                p = self.run(Point("latency", profile, rate, seconds=seconds, warmup_s=warmup,
+                                   connections=self.args.latency_connections))
                 if stop_rule and not p.result["passed"]:
                     break
 
@@ -132,7 +150,8 @@ class Runner:
         print("sizes, latency profile:")
         for rate in rates:
             for size in sizes:
-                self.run(Point("sizes", "latency", rate, update_bytes=size, seconds=seconds, warmup_s=warmup))
+                self.run(Point("sizes", "latency", rate, update_bytes=size, seconds=seconds, warmup_s=warmup,
+                               connections=self.args.latency_connections))
 
 
 def run_scenario(runner, args):
@@ -150,6 +169,13 @@ def run_scenario(runner, args):
 
 
 # ---- the report ---------------------------------------------------------------------------
+
+CLIENT_TEXT = {"sdk": "sdk (mdcast-bench-consumer: one libmdcast Consumer per connection, the handler "
+                      "reads two fields of each update)",
+               "lean": "lean (mdcast-client: decodes only each update's header)"}
+SOURCE_TEXT = {"sdk": "sdk (mdcast-bench-publisher: the libmdcast Publisher, a FieldList per update)",
+               "lean": "lean (mdcast-source: pre-encoded update frames)"}
+
 
 def machine():
     model = "unknown"
@@ -207,8 +233,11 @@ def write_report(runner, args, command):
              "## Machine", "",
              "| cores | CPU model | kernel | memory | OS |", "|---:|---|---|---|---|",
              f"| {m['cores']} | {m['cpu']} | {m['kernel']} | {m['memory']} | {m['os']} |", "",
+             f"Client: **{CLIENT_TEXT[args.client]}**. Source: **{SOURCE_TEXT[args.source]}**.", "",
              "All processes run on this one machine over loopback, multicast in local mode (interface "
-             "127.0.0.1, TTL 0), no CPU pinning or real-time priority. Load average (1, 5, 15 min) before "
+             "127.0.0.1, TTL 0), no real-time priority, "
+             + ("pinned with `--pin`: distributor and servers on the first core, source and clients on "
+                "the others. " if args.pin else "no CPU pinning. ") + "Load average (1, 5, 15 min) before "
              f"the run: {', '.join(f'{x:.2f}' for x in runner.load_before)}; after: "
              f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} (anything else running on the machine "
              "competes with the stack). The seed's figures come from other hardware and are shown for "
@@ -265,6 +294,7 @@ def write_report(runner, args, command):
                   "stack. Below its natural size (about 64-67 bytes with a stamp) an update cannot be made "
                   "smaller; the source counts such updates.", ""]
         lines += report.sizes_markdown(siz)
+    lines += report.cpu_per_update_markdown(runner.points)
     lines += ["## Charts", ""]
     lines += [f"![{c}]({c})" for c in charts] or [chart_note]
     lines.append("")
@@ -291,6 +321,13 @@ def print_summary(runner, lat, fan, siz):
             print(f"{p.servers:>7} {p.connections:>5} {r.get('inbound_per_s') or 0:>10,.0f} "
                   f"{r.get('outbound_per_s') or 0:>12,.0f} {r.get('server_cpu_percent') or 0:>12.0f}  "
                   f"{report.verdict(p)}")
+    print(f"\nclient {runner.args.client}, source {runner.args.source}{', pinned' if runner.args.pin else ''}; "
+          "CPU µs per update (= CPU-s per million updates):")
+    print(f"{'point':<44} {'source':>7} {'distrib':>7} {'server':>7} {'client':>7}")
+    for p in runner.points:
+        c = p.result.get("cpu_us_per_update") or {}
+        print(f"{p.label():<44} " + " ".join(f"{c[k]:>7.3f}" if c.get(k) is not None else f"{'–':>7}"
+                                              for k in ("source", "distributor", "server", "client")))
     if siz:
         print(f"\n{'bytes':>5} {'updates/s':>10} {'mean µs':>9} {'p99.9 µs':>9}  result")
         for p in siz:

@@ -1,5 +1,6 @@
 #include "client_stats.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -27,6 +28,37 @@ void ClientStats::begin_steady(int64_t now_ns) {
     steady_ = true;
     steady_start_ns_ = now_ns;
     updates_at_steady_ = totals.updates;
+}
+
+ClientTotals& ClientTotals::operator+=(const ClientTotals& other) {
+    refreshes += other.refreshes;
+    updates += other.updates;
+    statuses += other.statuses;
+    gaps += other.gaps;
+    missing += other.missing;
+    duplicates += other.duplicates;
+    conflated += other.conflated;
+    unknown_items += other.unknown_items;
+    closed += other.closed;
+    return *this;
+}
+
+void ClientStats::merge(const ClientStats& other) {
+    totals += other.totals;
+    startup_latency_.merge(other.startup_latency_);
+    steady_latency_.merge(other.steady_latency_);
+    if (other.steady_) {
+        steady_start_ns_ =
+            steady_ ? std::min(steady_start_ns_, other.steady_start_ns_) : other.steady_start_ns_;
+        steady_ = true;
+    }
+    updates_at_steady_ += other.updates_at_steady_;
+    if (other.first_image_ns_ != 0 &&
+        (first_image_ns_ == 0 || other.first_image_ns_ < first_image_ns_)) {
+        first_image_ns_ = other.first_image_ns_;
+    }
+    last_image_ns_ = std::max(last_image_ns_, other.last_image_ns_);
+    start_ns_ = std::min(start_ns_, other.start_ns_);
 }
 
 double ClientStats::image_time_s() const {

@@ -26,6 +26,8 @@ struct ClientTotals {
     uint64_t conflated = 0;      // updates that merged several (slow-consumer conflation)
     uint64_t unknown_items = 0;  // updates for ids never refreshed on that connection
     uint64_t closed = 0;         // connections closed by the peer or an error
+
+    ClientTotals& operator+=(const ClientTotals& other);
 };
 
 // Count, mean and max over one stats interval.
@@ -39,6 +41,11 @@ struct IntervalLatency {
         if (ns > max_ns) max_ns = ns;
     }
     double mean_ns() const { return count ? sum_ns / static_cast<double>(count) : 0.0; }
+    void merge(const IntervalLatency& other) {
+        count += other.count;
+        sum_ns += other.sum_ns;
+        if (other.max_ns > max_ns) max_ns = other.max_ns;
+    }
 };
 
 // One periodic stats sample (also a CSV row).
@@ -74,6 +81,11 @@ class ClientStats {
     bool steady() const { return steady_; }
     // Seconds from the first to the last image (0 with fewer than two).
     double image_time_s() const;
+
+    // Adds another connection's counts and histograms (a client that keeps one
+    // ClientStats per thread merges them for its summary). Steady state starts at
+    // the earlier of the two.
+    void merge(const ClientStats& other);
 
     // The final summary line; `connections` as configured.
     std::string summary_json(int64_t now_ns, int64_t connections, double warmup_s,

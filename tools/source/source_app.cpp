@@ -1,9 +1,6 @@
 #include "source_app.h"
 
-#include <cstdio>
-
 #include "common/clock.h"
-#include "tools/process_usage.h"
 #include "tools/sample_items.h"
 #include "wire/publisher.pb.h"
 
@@ -191,23 +188,12 @@ void SourceApp::stop(const std::string& why) {
 }
 
 void SourceApp::print_summary() {
-    const int64_t now = monotonic_ns();
-    const double elapsed = started_ns_ ? static_cast<double>(now - started_ns_) / 1e9 : 0;
-    const ProcessUsage usage = process_usage();
-    std::printf(
-        "{\"type\":\"source_summary\",\"items\":%zu,\"sent\":%llu,\"elapsed_s\":%.3f,"
-        "\"updates_per_s\":%.1f,\"target_per_s\":%.1f,\"shortfall\":%llu,\"capped_ticks\":%llu,"
-        "\"stamped\":%llu,\"update_bytes\":%lld,\"undersized\":%llu,\"rejected\":%llu,"
-        "\"cpu_s\":%.3f,\"max_rss_mb\":%.1f}\n",
-        items_.size(), static_cast<unsigned long long>(schedule_.total_sent()), elapsed,
-        elapsed > 0 ? static_cast<double>(schedule_.total_sent()) / elapsed : 0.0, options_.rate,
-        static_cast<unsigned long long>(started_ns_ ? schedule_.shortfall(now) : 0),
-        static_cast<unsigned long long>(schedule_.capped_ticks()),
-        static_cast<unsigned long long>(stamps_.stamped()),
-        static_cast<long long>(options_.update_bytes),
-        static_cast<unsigned long long>(encoder_.undersized_target()),
-        static_cast<unsigned long long>(rejected_), usage.cpu_s, usage.max_rss_mb);
-    std::fflush(stdout);
+    SourceSummary summary =
+        pacing_summary(items_.size(), started_ns_, monotonic_ns(), schedule_, stamps_);
+    summary.update_bytes = options_.update_bytes;
+    summary.undersized = encoder_.undersized_target();
+    summary.rejected = rejected_;
+    print_source_summary(summary);
 }
 
 // Lets queued updates reach the distributor before saying goodbye, bounded in time.

@@ -99,8 +99,8 @@ UpdateEncoder::UpdateEncoder(size_t body_bytes) : body_bytes_(body_bytes) {
     frame_.resize(proto::kFrameHeaderBytes + std::max<size_t>(body_bytes, 256));
 }
 
-std::span<const uint8_t> UpdateEncoder::encode(uint64_t item_id, uint64_t index, uint64_t seq,
-                                               uint64_t publish_time_ns) {
+UpdateEncoder::Layout UpdateEncoder::layout(uint64_t item_id, uint64_t index, uint64_t seq,
+                                            uint64_t publish_time_ns) {
     const auto values = update_values(index, seq);
     size_t used = values.size();
     const size_t head =
@@ -121,6 +121,19 @@ std::span<const uint8_t> UpdateEncoder::encode(uint64_t item_id, uint64_t index,
         list + (filler >= 0 ? entry_size(filler_size(static_cast<size_t>(filler))) : 0);
     const size_t body = head + 1 + varint_size(fields) + fields;
     if (body_bytes_ > natural && body != body_bytes_) ++inexact_;
+    return Layout{used, filler, body};
+}
+
+std::span<const uint8_t> UpdateEncoder::encode(uint64_t item_id, uint64_t index, uint64_t seq,
+                                               uint64_t publish_time_ns) {
+    const auto values = update_values(index, seq);
+    const Layout plan = layout(item_id, index, seq, publish_time_ns);
+    const size_t used = plan.sample_fields;
+    const long filler = plan.filler;
+    const size_t body = plan.body;
+    size_t fields = 0;
+    for (size_t i = 0; i < used; ++i) fields += entry_size(value_size(values[i]));
+    if (filler >= 0) fields += entry_size(filler_size(static_cast<size_t>(filler)));
     if (frame_.size() < proto::kFrameHeaderBytes + body)
         frame_.resize(proto::kFrameHeaderBytes + body);
 

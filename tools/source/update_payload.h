@@ -39,6 +39,17 @@ class UpdateEncoder {
     std::span<const uint8_t> encode(uint64_t item_id, uint64_t index, uint64_t seq,
                                     uint64_t publish_time_ns);
 
+    // What encode() puts in the field list for the same arguments: the first
+    // `sample_fields` of update_values(index, seq), then a filler string of
+    // `filler` bytes (-1: none). For publishers that build the update through
+    // an API (the SDK's FieldList) rather than as bytes.
+    struct Layout {
+        size_t sample_fields = 0;
+        long filler = -1;
+        size_t body = 0;  // the Update body's size
+    };
+    Layout layout(uint64_t item_id, uint64_t index, uint64_t seq, uint64_t publish_time_ns);
+
     size_t body_bytes() const { return body_bytes_; }
     uint64_t undersized_target() const { return undersized_; }  // natural size above the target
     uint64_t inexact() const { return inexact_; }               // padded, but not to the exact size

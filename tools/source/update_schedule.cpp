@@ -1,6 +1,9 @@
 #include "update_schedule.h"
 
 #include <algorithm>
+#include <cstdio>
+
+#include "tools/process_usage.h"
 
 namespace mdcast::tools {
 
@@ -53,6 +56,35 @@ bool StampSelector::next() {
         ++stamped_;
     }
     return stamp;
+}
+
+SourceSummary pacing_summary(size_t items, int64_t started_ns, int64_t now_ns,
+                             const UpdateSchedule& schedule, const StampSelector& stamps) {
+    SourceSummary s;
+    s.items = items;
+    s.elapsed_s = started_ns ? static_cast<double>(now_ns - started_ns) / 1e9 : 0;
+    s.target_per_s = schedule.rate();
+    s.sent = schedule.total_sent();
+    s.shortfall = started_ns ? schedule.shortfall(now_ns) : 0;
+    s.capped_ticks = schedule.capped_ticks();
+    s.stamped = stamps.stamped();
+    return s;
+}
+
+void print_source_summary(const SourceSummary& s) {
+    const ProcessUsage usage = process_usage();
+    std::printf(
+        "{\"type\":\"source_summary\",\"items\":%zu,\"sent\":%llu,\"elapsed_s\":%.3f,"
+        "\"updates_per_s\":%.1f,\"target_per_s\":%.1f,\"shortfall\":%llu,\"capped_ticks\":%llu,"
+        "\"stamped\":%llu,\"update_bytes\":%lld,\"undersized\":%llu,\"rejected\":%llu,"
+        "\"cpu_s\":%.3f,\"max_rss_mb\":%.1f}\n",
+        s.items, static_cast<unsigned long long>(s.sent), s.elapsed_s,
+        s.elapsed_s > 0 ? static_cast<double>(s.sent) / s.elapsed_s : 0.0, s.target_per_s,
+        static_cast<unsigned long long>(s.shortfall),
+        static_cast<unsigned long long>(s.capped_ticks), static_cast<unsigned long long>(s.stamped),
+        static_cast<long long>(s.update_bytes), static_cast<unsigned long long>(s.undersized),
+        static_cast<unsigned long long>(s.rejected), usage.cpu_s, usage.max_rss_mb);
+    std::fflush(stdout);
 }
 
 }  // namespace mdcast::tools

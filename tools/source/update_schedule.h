@@ -4,6 +4,7 @@
 // swamps the receivers, and the shortfall is reported instead.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <random>
 
@@ -20,6 +21,7 @@ class UpdateSchedule {
     void sent(uint64_t count) { sent_ += count; }
 
     uint64_t total_sent() const { return sent_; }
+    double rate() const { return rate_; }
     uint64_t capped_ticks() const { return capped_ticks_; }  // ticks that could not catch up
     // Updates owed but not sent because of the cap (the run fell behind the target).
     uint64_t shortfall(int64_t now_ns) const;
@@ -59,5 +61,25 @@ class StampSelector {
     uint64_t tick_stamps_left_ = 0;
     uint64_t stamped_ = 0;
 };
+
+// What a load source reports at the end: the JSON line mdcast-bench reads
+// ({"type":"source_summary",...}), printed on stdout and flushed.
+struct SourceSummary {
+    size_t items = 0;
+    double elapsed_s = 0;
+    double target_per_s = 0;
+    uint64_t sent = 0;
+    uint64_t shortfall = 0;
+    uint64_t capped_ticks = 0;
+    uint64_t stamped = 0;
+    int64_t update_bytes = 0;
+    uint64_t undersized = 0;
+    uint64_t rejected = 0;
+};
+// The pacing part of the summary of a run that began publishing at `started_ns`
+// (0: never began), as of `now_ns`.
+SourceSummary pacing_summary(size_t items, int64_t started_ns, int64_t now_ns,
+                             const UpdateSchedule& schedule, const StampSelector& stamps);
+void print_source_summary(const SourceSummary& summary);
 
 }  // namespace mdcast::tools

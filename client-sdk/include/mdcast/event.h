@@ -4,6 +4,15 @@
 // An Event is only valid during the handler call it is passed to: the SDK
 // reuses its storage for the next event (that is how the receive path avoids
 // allocating per update). Copy out what you need to keep.
+//
+// An update's fields are decoded when asked for, not before: the event holds
+// the update's encoded field list, field(id) and field(name) decode just that
+// field, and fields() decodes them all (once per event). An application pays
+// only for the fields it reads. String values are views into the received
+// bytes, valid for the handler call. A field list found malformed while being
+// read ends early (fields() holds the well-formed part, field() returns
+// nullptr past the fault); the server has checked every update it forwards.
+// Reading fields is for the handler's thread: an Event is not shared.
 #pragma once
 
 #include <cstdint>
@@ -55,8 +64,8 @@ class MDCAST_API Event {
 
     // ---- item events (kRefresh, kUpdate, kStatus) ----
     ItemHandle handle() const { return handle_; }
-    const std::string& service() const { return service_; }
-    const std::string& item() const { return item_; }
+    const std::string& service() const { return *service_ref_; }
+    const std::string& item() const { return *item_ref_; }
     // Per-item sequence number. Across one subscription the sequence of
     // delivered refreshes and updates never goes back and never repeats, also
     // across a failover; a refresh may jump ahead (the image covers the gap).
@@ -74,8 +83,9 @@ class MDCAST_API Event {
     const ItemState& state() const { return state_; }
 
     // kRefresh: the image (only the view's fields with a view); kUpdate: the
-    // changed fields.
-    std::span<const FieldValue> fields() const { return fields_; }
+    // changed fields, decoded at the first call.
+    std::span<const FieldValue> fields() const;
+    // The field with this id, or nullptr. Pointers stay valid for the handler call.
     const FieldValue* field(uint32_t id) const;
     // By dictionary name; nullptr when the consumer has no dictionary, the name
     // is unknown, or the field is not in this event.
@@ -98,6 +108,10 @@ class MDCAST_API Event {
 
     EventType type_ = EventType::kStatus;
     ItemHandle handle_;
+    // The names: the subscription's own strings while the handler runs on the
+    // I/O thread, or copies in service_/item_ for a queued event.
+    const std::string* service_ref_ = &service_;
+    const std::string* item_ref_ = &item_;
     std::string service_;
     std::string item_;
     uint64_t sequence_ = 0;
@@ -106,8 +120,14 @@ class MDCAST_API Event {
     bool snapshot_ = false;
     bool conflated_ = false;
     ItemState state_;
-    std::vector<FieldValue> fields_;
-    std::string text_;  // backing store of the fields' string values
+    // kUpdate: the encoded field list: the received bytes while the handler
+    // runs on the I/O thread, or a copy in field_copy_ for a queued event.
+    std::span<const uint8_t> field_bytes_;
+    std::string field_copy_;
+    mutable bool all_decoded_ = true;         // fields_ holds every field
+    mutable std::vector<FieldValue> fields_;  // kRefresh always, kUpdate once fields() ran
+    mutable std::vector<FieldValue> found_;   // kUpdate: fields decoded by field(id)
+    std::string text_;  // kRefresh: backing store of the fields' string values
     ConnectionEvent connection_;
     std::vector<ServiceInfo> services_;
     const Dictionary* dictionary_ = nullptr;

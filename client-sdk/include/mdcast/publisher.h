@@ -24,6 +24,23 @@
 //   (nothing is lost, nothing is sent twice). An update before an item's first
 //   refresh is dropped and counted (the distributor would refuse it).
 //
+// ORDERING RULE
+//   Updates published after a broadcast item's refresh but before the
+//   distributor has registered the item (add_item() is answered
+//   asynchronously) are not merged into the image: they are kept in order and
+//   sent after the refresh, each with its own sequence number, so subscribers
+//   see every one. (Kept within max_queued_bytes; beyond that they are merged
+//   into the image and counted in updates_held.) Once an item has been
+//   registered, updates published while disconnected are merged into its image
+//   as above.
+//
+// FLUSH
+//   flush(timeout) returns true once the distributor has acknowledged taking
+//   everything published before the call (from any thread): refreshes,
+//   updates and statuses applied to its cache and queued for the backbone.
+//   Disconnected, the acknowledgement waits for the next distributor, after
+//   the images are sent again. false: not acknowledged within the timeout.
+//
 // INTERACTIVE (sink-driven) SERVICES
 //   Items of an interactive service are published only while someone wants
 //   them. on_item_request() says a subscriber somewhere asked for an item
@@ -38,6 +55,7 @@
 //   full, so a publisher faster than its distributor sees it at once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -133,6 +151,11 @@ class MDCAST_API Publisher {
     // A closed stream ends the item; a suspect one tells subscribers its data
     // may be stale until the next refresh.
     bool status(PublishedItem item, const ItemState& state);
+
+    // Waits until the distributor has acknowledged everything published
+    // before the call (see FLUSH), up to `timeout`. Not from a callback
+    // (throws std::logic_error).
+    bool flush(std::chrono::milliseconds timeout);
 
     PublisherStats stats() const;
 

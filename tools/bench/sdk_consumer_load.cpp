@@ -1,0 +1,282 @@
+// mdcast-bench-consumer: the benchmark's client built the way users build
+// theirs, on the SDK's public Consumer API (libmdcast), so mdcast-bench can
+// measure what an application pays per update (`mdcast-bench --client sdk`).
+//
+// One Consumer per connection (each with its own I/O thread, handler called
+// there), every one subscribed to the same items. The handler reads
+// --read-fields fields of each update (BID and ASK by default, by id, as an
+// application would), checks per-item sequences and records the latency from
+// the publish stamp. It speaks mdcast-client's command-line subset that the
+// bench uses and prints the same JSON summary and CSV rows (ClientStats), so
+// the bench reads both alike.
+//
+// Each connection keeps its own ClientStats behind its own mutex: the handler
+// takes it uncontended; the main thread takes it only for the periodic
+// sample, the start of steady state and the final merge.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client_stats.h"
+#include "common/clock.h"
+#include "common/config/command_line.h"
+#include "item_table.h"
+#include "mdcast/consumer.h"
+#include "tools/process_usage.h"
+#include "tools/sample_items.h"
+
+namespace {
+
+using namespace mdcast;
+
+// BID, ASK, BIDSIZE, ASKSIZE, ACVOL_1: the fields of every sample update.
+constexpr uint32_t kSampleFields[] = {22, 25, 30, 31, 32};
+
+std::atomic<bool> g_stop{false};
+
+struct Options {
+    std::string servers = "127.0.0.1:14002";
+    int64_t connections = 1;
+    std::string service = "MDCAST";
+    int64_t item_count = 1000;
+    std::string prefix = "ITEM";
+    double duration_s = 10;
+    double warmup_s = 0;
+    double stats_interval_s = 0;
+    std::string csv_path;
+    int64_t read_fields = 2;
+    std::string user = "mdcast-bench";
+    bool tls = false;
+    std::string ca_file;
+    std::string output = "none";  // accepted for mdcast-client compatibility; nothing is printed
+};
+
+// One connection: a Consumer and what its handler counts.
+class Connection final : public ConsumerHandler {
+  public:
+    Connection(const Options& options, int64_t start_ns)
+        : read_fields_(static_cast<size_t>(options.read_fields)), stats_(start_ns) {}
+
+    void on_refresh(const Event& e) override {
+        std::lock_guard lock(mutex_);
+        stats_.on_image(monotonic_ns());
+        items_.on_image(e.handle().id, e.service(), e.item(), e.sequence());
+    }
+
+    // The hot path an application has: read a few fields, note the latency.
+    void on_update(const Event& e) override {
+        for (size_t i = 0; i < read_fields_ && i < std::size(kSampleFields); ++i) {
+            if (const FieldValue* f = e.field(kSampleFields[i])) sink_ += f->integer;
+        }
+        std::lock_guard lock(mutex_);
+        tools::ClientTotals& totals = stats_.totals;
+        ++totals.updates;
+        if (e.publish_time_ns() != 0) {
+            stats_.record_latency(static_cast<int64_t>(realtime_now_ns() - e.publish_time_ns()));
+        }
+        if (e.conflated()) ++totals.conflated;
+        tools::ItemState* item = items_.find(e.handle().id);
+        if (item == nullptr) {
+            ++totals.unknown_items;
+            return;
+        }
+        uint64_t missing = 0;
+        switch (tools::check_sequence(*item, e.sequence(), e.conflated(), missing)) {
+            case tools::SequenceOutcome::kInOrder:
+                break;
+            case tools::SequenceOutcome::kDuplicate:
+                ++totals.duplicates;
+                break;
+            case tools::SequenceOutcome::kGap:
+                ++totals.gaps;
+                totals.missing += missing;
+                break;
+        }
+    }
+
+    void on_status(const Event&) override {
+        std::lock_guard lock(mutex_);
+        ++stats_.totals.statuses;
+    }
+
+    // A lost connection is what mdcast-client counts as closed by the server.
+    void on_connection(const Event& e) override {
+        if (e.connection().state != ConnectionState::kDown) return;
+        std::lock_guard lock(mutex_);
+        ++stats_.totals.closed;
+        std::fprintf(stderr, "connection to %s down: %s\n",
+                     e.connection().server.to_string().c_str(), e.connection().text.c_str());
+    }
+
+    template <class Use>
+    auto with_stats(Use&& use) {
+        std::lock_guard lock(mutex_);
+        return use(stats_);
+    }
+
+  private:
+    size_t read_fields_;
+    std::mutex mutex_;
+    tools::ClientStats stats_;
+    tools::ItemTable items_;
+    int64_t sink_ = 0;  // keeps the field reads from being optimised away
+};
+
+std::vector<std::string> item_names(const Options& o) {
+    std::vector<std::string> names;
+    for (int64_t i = 0; i < o.item_count; ++i)
+        names.push_back(tools::item_name(o.prefix, static_cast<uint64_t>(i)));
+    return names;
+}
+
+// One stats interval over every connection: one CSV row.
+void write_interval(std::vector<std::unique_ptr<Connection>>& connections, tools::CpuMeter& cpu,
+                    std::FILE* csv) {
+    const int64_t now = monotonic_ns();
+    tools::StatsSample total;
+    tools::ClientTotals totals;
+    for (auto& c : connections) {
+        c->with_stats([&](tools::ClientStats& s) {
+            const tools::StatsSample sample = s.take_sample(now, 0, 0);
+            total.elapsed_s = sample.elapsed_s;
+            total.updates_per_s += sample.updates_per_s;
+            total.latency.merge(sample.latency);
+            totals += s.totals;
+            return 0;
+        });
+    }
+    const tools::ProcessUsage usage = tools::process_usage();
+    total.cpu_percent = cpu.sample(now);
+    total.rss_mb = usage.rss_mb;
+    if (csv) {
+        std::fputs(tools::stats_csv_row(total, totals).c_str(), csv);
+        std::fflush(csv);
+    }
+}
+
+int run(const Options& o) {
+    std::FILE* csv = nullptr;
+    if (!o.csv_path.empty()) {
+        csv = std::fopen(o.csv_path.c_str(), "w");
+        if (!csv) {
+            std::cerr << "mdcast-bench-consumer: error: cannot write --csv " << o.csv_path << "\n";
+            return 2;
+        }
+        std::fputs(tools::stats_csv_header().c_str(), csv);
+    }
+    const int64_t start = monotonic_ns();
+    const auto names = item_names(o);
+    std::vector<std::unique_ptr<Connection>> handlers;
+    std::vector<std::unique_ptr<Consumer>> consumers;
+    const auto servers = parse_server_list(o.servers);
+    for (int64_t i = 0; i < o.connections; ++i) {
+        ConsumerOptions options;
+        options.servers = {servers[static_cast<size_t>(i) % servers.size()]};
+        options.user = o.user;
+        options.application_id = "mdcast-bench-consumer";
+        options.tls.enabled = o.tls;
+        options.tls.ca_file = o.ca_file;
+        handlers.push_back(std::make_unique<Connection>(o, start));
+        consumers.push_back(std::make_unique<Consumer>(options, *handlers.back()));
+        consumers.back()->subscribe_batch(o.service, names);
+    }
+    for (auto& c : consumers) c->start();
+    tools::CpuMeter cpu(start);
+    using Clock = std::chrono::steady_clock;
+    const auto begin = Clock::now();
+    const auto seconds = [](double s) {
+        return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+    };
+    const auto end = begin + seconds(o.duration_s);
+    const auto warmup_end = begin + seconds(o.warmup_s);
+    auto next_sample = begin + seconds(o.stats_interval_s);
+    bool steady = false;
+    while (!g_stop && Clock::now() < end) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (!steady && Clock::now() >= warmup_end) {
+            steady = true;
+            const int64_t now = monotonic_ns();
+            for (auto& h : handlers)
+                h->with_stats([&](tools::ClientStats& s) {
+                    s.begin_steady(now);
+                    return 0;
+                });
+        }
+        if (o.stats_interval_s > 0 && Clock::now() >= next_sample) {
+            write_interval(handlers, cpu, csv);
+            next_sample += seconds(o.stats_interval_s);
+        }
+    }
+    if (csv && o.stats_interval_s > 0) write_interval(handlers, cpu, csv);
+    const int64_t now = monotonic_ns();
+    tools::ClientStats summary(start);
+    for (auto& h : handlers) {
+        h->with_stats([&](tools::ClientStats& s) {
+            summary.merge(s);
+            return 0;
+        });
+    }
+    const std::string text =
+        summary.summary_json(now, o.connections, o.warmup_s, tools::process_usage());
+    std::fprintf(stderr, "%s\n", text.c_str());
+    std::fflush(stderr);
+    for (auto& c : consumers) c->stop();
+    if (csv) std::fclose(csv);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    cli::CommandLine command_line(
+        "mdcast-bench-consumer",
+        "Subscribes every item over N SDK Consumers (libmdcast), reads --read-fields fields of "
+        "each update, checks per-item sequences and measures latency from the publish stamp. "
+        "Prints mdcast-client's JSON summary on stderr at the end. Used by mdcast-bench "
+        "--client sdk.");
+    command_line
+        .option("server", &o.servers, "HOST:PORT,...",
+                "Servers; connection i goes to server i mod count")
+        .option("connections", &o.connections, "N", "Consumers, each subscribing every item", 1,
+                10000)
+        .option("service", &o.service, "NAME", "Service of the items")
+        .option("item-count", &o.item_count, "N", "Subscribe PREFIX000000 .. PREFIX(N-1)", 1,
+                10'000'000)
+        .option("item-prefix", &o.prefix, "TEXT", "Prefix of the item names")
+        .option("read-fields", &o.read_fields, "N",
+                "Fields the handler reads from each update (BID, ASK, BIDSIZE, ...)", 0, 5)
+        .option("duration", &o.duration_s, "SECONDS", "Run time", 0.1, 1e7)
+        .option("warmup", &o.warmup_s, "SECONDS",
+                "Latency before this counts as start-up, not steady state", 0, 1e7)
+        .option("stats-interval", &o.stats_interval_s, "SECONDS", "CSV row interval (0: none)", 0,
+                3600)
+        .option("csv", &o.csv_path, "FILE", "Write each stats interval as a CSV row to FILE")
+        .option("output", &o.output, "FORMAT", "Only none (for mdcast-client compatibility)")
+        .option("user", &o.user, "NAME", "User name for the login")
+        .flag("tls", &o.tls, "Connect over TLS")
+        .option("ca-file", &o.ca_file, "FILE", "PEM CA the server certificate must chain to");
+    const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
+    if (outcome != cli::CommandLine::Outcome::kRun) {
+        return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
+    }
+    if (o.output != "none") {
+        std::cerr << "mdcast-bench-consumer: error: --output must be none\n";
+        return 2;
+    }
+    std::signal(SIGTERM, [](int) { g_stop = true; });
+    std::signal(SIGINT, [](int) { g_stop = true; });
+    try {
+        return run(o);
+    } catch (const std::exception& e) {
+        std::cerr << "mdcast-bench-consumer: error: " << e.what() << "\n";
+        return 2;
+    }
+}

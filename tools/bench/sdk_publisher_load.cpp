@@ -1,0 +1,234 @@
+// mdcast-bench-publisher: the benchmark's source built the way users build
+// theirs, on the SDK's public Publisher API (libmdcast), so mdcast-bench can
+// measure what a publishing application pays per update (`mdcast-bench
+// --source sdk`).
+//
+// Same items, values, pacing, stamps and update size as mdcast-source
+// (sample_items.h, UpdateSchedule, StampSelector, UpdateEncoder::layout), but
+// each update is a FieldList handed to Publisher::update(). It speaks
+// mdcast-source's command-line subset that the bench uses, logs "items
+// registered" once every image is out, and prints the same source_summary line.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/config/command_line.h"
+#include "mdcast/publisher.h"
+#include "tools/sample_items.h"
+#include "update_payload.h"
+#include "update_schedule.h"
+
+namespace {
+
+using namespace mdcast;
+
+constexpr uint32_t kDisplayName = 3;  // DSPLY_NAME
+
+std::atomic<bool> g_stop{false};
+
+struct Options {
+    std::string distributor = "127.0.0.1:14001";
+    std::string service = "MDCAST";
+    std::string prefix = "ITEM";
+    int64_t items = 1000;
+    double rate = 1000;
+    double duration_s = 10;
+    int64_t tick_us = 1000;
+    int64_t max_batch = 10000;
+    int64_t update_bytes = 0;
+    double latency_rate = -1;
+    std::string user = "mdcast-bench";
+};
+
+// Logs what the distributor says; the load loop runs on the main thread.
+class Handler final : public PublisherHandler {
+  public:
+    void on_service(const std::string& service, bool accepted, const std::string& text) override {
+        if (!accepted) {
+            std::fprintf(stderr, "service %s refused: %s\n", service.c_str(), text.c_str());
+            refused = true;
+        }
+    }
+    void on_item_rejected(PublishedItem item, const ItemState& state) override {
+        std::fprintf(stderr, "item %llu rejected: %s\n", static_cast<unsigned long long>(item.id),
+                     state.text.c_str());
+        rejected.fetch_add(1);
+    }
+    std::atomic<bool> refused{false};
+    std::atomic<uint64_t> rejected{0};
+};
+
+void add_sample(FieldList& fields, const tools::SampleValue& v) {
+    if (v.decimal) {
+        fields.add_decimal(v.id, v.value, v.exponent);
+    } else {
+        fields.add_int(v.id, v.value);
+    }
+}
+
+class Load {
+  public:
+    Load(const Options& o, Publisher& publisher)
+        : o_(o),
+          publisher_(publisher),
+          schedule_(o.rate, static_cast<uint64_t>(o.max_batch)),
+          stamps_(o.latency_rate, 1),
+          encoder_(static_cast<size_t>(o.update_bytes)),
+          filler_(static_cast<size_t>(std::max<int64_t>(o.update_bytes, 0)), 'x') {}
+
+    void add_items() {
+        for (int64_t i = 0; i < o_.items; ++i) {
+            const auto index = static_cast<uint64_t>(i);
+            const std::string name = tools::item_name(o_.prefix, index);
+            items_.push_back({publisher_.add_item(o_.service, name), 0});
+            FieldList image;
+            image.add_string(kDisplayName, name);
+            for (const auto& v : tools::update_values(index, 0)) add_sample(image, v);
+            publisher_.refresh(items_.back().handle, image);
+        }
+    }
+
+    // The paced loop; false when the publisher refused an update (outbox full).
+    bool run(double duration_s) {
+        started_ns_ = monotonic_ns();
+        schedule_.start(started_ns_);
+        stamps_.start(started_ns_);
+        const int64_t end = started_ns_ + static_cast<int64_t>(duration_s * 1e9);
+        auto next_tick = std::chrono::steady_clock::now();
+        while (!g_stop && monotonic_ns() < end) {
+            const int64_t now = monotonic_ns();
+            const uint64_t owed = schedule_.owed(now);
+            stamps_.begin_tick(now, owed);
+            for (uint64_t i = 0; i < owed; ++i) {
+                if (!publish_one()) return false;
+            }
+            schedule_.sent(owed);
+            next_tick += std::chrono::microseconds(o_.tick_us);
+            std::this_thread::sleep_until(next_tick);
+        }
+        return true;
+    }
+
+    tools::SourceSummary summary(uint64_t rejected) const {
+        tools::SourceSummary s =
+            tools::pacing_summary(items_.size(), started_ns_, monotonic_ns(), schedule_, stamps_);
+        s.update_bytes = o_.update_bytes;
+        s.undersized = encoder_.undersized_target();
+        s.rejected = rejected;
+        return s;
+    }
+
+  private:
+    struct Item {
+        PublishedItem handle;
+        uint64_t seq;
+    };
+
+    // One update of the next item, sized like mdcast-source's (the distributor
+    // numbers items from 1 in registration order, which layout() assumes).
+    bool publish_one() {
+        Item& item = items_[next_];
+        const uint64_t seq = item.seq + 1;
+        const uint64_t stamp = stamps_.next() ? realtime_now_ns() : 0;
+        const auto values = tools::update_values(next_, seq);
+        const auto layout = encoder_.layout(next_ + 1, next_, seq, stamp);
+        fields_.clear();
+        for (size_t i = 0; i < layout.sample_fields; ++i) add_sample(fields_, values[i]);
+        if (layout.filler >= 0) {
+            fields_.add_string(tools::kFillerFieldId, std::string_view(filler_).substr(
+                                                          0, static_cast<size_t>(layout.filler)));
+        }
+        if (!publisher_.update(item.handle, fields_, stamp)) return false;
+        item.seq = seq;
+        next_ = (next_ + 1) % items_.size();
+        return true;
+    }
+
+    const Options& o_;
+    Publisher& publisher_;
+    tools::UpdateSchedule schedule_;
+    tools::StampSelector stamps_;
+    tools::UpdateEncoder encoder_;
+    std::string filler_;
+    std::vector<Item> items_;
+    size_t next_ = 0;
+    FieldList fields_;
+    int64_t started_ns_ = 0;
+};
+
+// Every image has gone out once the distributor registered the items.
+bool wait_registered(const Publisher& publisher, const Handler& handler, uint64_t items) {
+    const int64_t deadline = monotonic_ns() + 20'000'000'000;
+    while (publisher.stats().refreshes_sent < items) {
+        if (g_stop || handler.refused || monotonic_ns() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+}
+
+int run(const Options& o) {
+    PublisherOptions options;
+    options.distributors = parse_server_list(o.distributor);
+    options.user = o.user;
+    options.application_id = "mdcast-bench-publisher";
+    Handler handler;
+    Publisher publisher(options, handler);
+    publisher.add_service(o.service, ServiceMode::kBroadcast);
+    Load load(o, publisher);
+    load.add_items();
+    publisher.start();
+    if (!wait_registered(publisher, handler, static_cast<uint64_t>(o.items))) {
+        std::fprintf(stderr, "items not registered\n");
+        publisher.stop();
+        return 1;
+    }
+    std::fprintf(stderr, "%lld items registered in service %s; publishing %.0f updates/s\n",
+                 static_cast<long long>(o.items), o.service.c_str(), o.rate);
+    const bool ok = load.run(o.duration_s);
+    if (!ok) std::fprintf(stderr, "the publisher's outbox is full; stopping\n");
+    tools::print_source_summary(load.summary(handler.rejected.load()));
+    publisher.stop();
+    return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    cli::CommandLine command_line(
+        "mdcast-bench-publisher",
+        "Publishes N items to mdcast-distributor through the SDK's Publisher (libmdcast) at a "
+        "paced rate, with mdcast-source's values, stamps and update sizes. Prints mdcast-source's "
+        "JSON summary on stdout at the end. Used by mdcast-bench --source sdk.");
+    command_line.option("distributor", &o.distributor, "HOST:PORT", "Distributor publisher port")
+        .option("service", &o.service, "NAME", "Service to announce")
+        .option("item-prefix", &o.prefix, "TEXT", "Item names are PREFIX000000, ...")
+        .option("items", &o.items, "N", "Number of items", 1, 10'000'000)
+        .option("update-bytes", &o.update_bytes, "BYTES",
+                "Pad each update's body to this size (0: natural size)", 0, 60000)
+        .option("rate", &o.rate, "PER_SEC", "Updates per second over all items", 0, 1e8)
+        .option("duration", &o.duration_s, "SECONDS", "Run time", 0, 1e7)
+        .option("tick-us", &o.tick_us, "MICROS", "Pacing tick", 10, 1'000'000)
+        .option("max-batch", &o.max_batch, "N", "Most updates sent in one tick", 1, 10'000'000)
+        .option("latency-rate", &o.latency_rate, "PER_SEC",
+                "Stamp only this many updates per second, at random (default: all)", 0, 1e9)
+        .option("user", &o.user, "NAME", "User name for the login");
+    const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
+    if (outcome != cli::CommandLine::Outcome::kRun) {
+        return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
+    }
+    std::signal(SIGTERM, [](int) { g_stop = true; });
+    std::signal(SIGINT, [](int) { g_stop = true; });
+    try {
+        return run(o);
+    } catch (const std::exception& e) {
+        std::cerr << "mdcast-bench-publisher: error: " << e.what() << "\n";
+        return 2;
+    }
+}
