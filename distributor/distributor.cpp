@@ -81,9 +81,9 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
       listeners_(
           loop, listener_settings(config),
           [this](int fd, std::string peer, bool tls) { on_accept(fd, std::move(peer), tls); }),
-      reaper_(loop, [this] { reap_closed(); }),
+      sessions_(loop, "publisher", "distributor shutting down",
+                {nullptr, [this](const std::string& why, size_t cut) { on_stopped(why, cut); }}),
       housekeeping_(loop, [this] { on_housekeeping(); }),
-      grace_timer_(loop, [this] { finish_shutdown("grace period over"); }),
       started_ns_(monotonic_ns()) {
     housekeeping_.start_periodic(std::chrono::seconds(1));
     register_metrics();
@@ -107,7 +107,7 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
 Distributor::~Distributor() = default;
 
 void Distributor::on_accept(int fd, std::string peer, bool tls) {
-    const uint64_t id = next_connection_id_++;
+    const uint64_t id = sessions_.next_id();
     TcpConnection::Limits limits;
     limits.max_frame_body_bytes = config_.publishers_max_frame_bytes;
     limits.max_output_bytes = config_.publishers_max_output_bytes;
@@ -119,24 +119,17 @@ void Distributor::on_accept(int fd, std::string peer, bool tls) {
         std::make_unique<TcpConnection>(loop_, publisher_flusher_, fd, id, peer,
                                         proto::kPublisherToDistributorTypes, limits, *session);
     PublisherSession* raw = session.get();
-    sessions_[id] = std::move(session);
-    raw->attach(std::move(connection));
-    if (backbone_.congested()) raw->connection().pause_reading();
-    if (sessions_.size() > config_.publishers_max_connections) {
-        ++connections_refused_;
-        raw->connection().close(CloseReason::kLimitReached,
-                                "publishers.max_connections (" +
-                                    std::to_string(config_.publishers_max_connections) +
-                                    ") reached");
+    if (!sessions_.admit(std::move(session), std::move(connection),
+                         config_.publishers_max_connections, "publishers.max_connections")) {
         return;
     }
+    if (backbone_.congested()) raw->connection().pause_reading();
     log_->info("publisher connection {} from {}{}", id, peer, tls ? " (TLS)" : "");
 }
 
 void Distributor::on_publisher_closed(PublisherSession& session, CloseReason reason,
                                       const std::string& text) {
     const uint64_t id = session.connection().id();
-    ++closes_[static_cast<size_t>(reason)];
     if (is_tls_handshake_failure(reason)) {
         listeners_.log_handshake_failure(id, session.connection().peer(), reason, text);
     }
@@ -147,14 +140,7 @@ void Distributor::on_publisher_closed(PublisherSession& session, CloseReason rea
                    registry_.service(service_id)->name);
     }
     if (!released.empty()) on_directory_changed();
-    closed_sessions_.push_back(id);
-    reaper_.fire();  // never destroy a session inside its own callback
-}
-
-void Distributor::reap_closed() {
-    for (uint64_t id : closed_sessions_) sessions_.erase(id);
-    closed_sessions_.clear();
-    if (shutting_down_ && sessions_.empty()) finish_shutdown("every publisher closed");
+    sessions_.on_closed(session, reason);  // destroyed later, never inside its own callback
 }
 
 void Distributor::on_directory_changed() {
@@ -244,11 +230,11 @@ void Distributor::on_image_request(const wire::ImageRequest& request, const sock
 // nobody asked for it before. Returns the item (nullptr: unknown, no source).
 ItemEntry* Distributor::ask_source(const ServiceEntry& service, ItemEntry* item,
                                    const std::string& name) {
-    const auto owner = sessions_.find(service.owner_session);
-    if (owner == sessions_.end() || !owner->second->connection().is_open()) return item;
+    PublisherSession* owner = sessions_.find(service.owner_session);
+    if (!owner || !owner->connection().is_open()) return item;
     if (!item) item = registry_.register_item(service.id, name);  // refuses an invalid name
     if (item && interest_.should_request(item->id, service.id, monotonic_ns())) {
-        owner->second->request_item(service, *item);
+        owner->request_item(service, *item);
     }
     return item;
 }
@@ -304,7 +290,7 @@ void Distributor::register_metrics() {
     for (size_t i = 0; i < kCloseReasonCount; ++i) {
         const std::string reason(close_reason_name(static_cast<CloseReason>(i)));
         m.counter("closes_total", "Publisher connections closed, by reason", {{"reason", reason}},
-                  [this, i] { return closes_[i]; });
+                  [this, i] { return sessions_.closes(i); });
     }
     register_process_metrics(m, "mdcast-distributor");
     m.counter("rejected_total", "Publisher messages refused", [&p] { return p.rejected_messages; });
@@ -357,7 +343,7 @@ void Distributor::register_metrics() {
     m.counter("bad_signatures_total", "Control datagrams unsigned or forged, dropped",
               [&c] { return c.bad_signatures; });
     m.counter("refused_connections_total", "Publisher connections refused",
-              [this] { return connections_refused_; });
+              [this] { return sessions_.refused(); });
     auth_.register_metrics(m);
 }
 
@@ -411,8 +397,7 @@ AdminHttp::Handlers Distributor::admin_handlers() {
     handlers.health = [] { return std::pair{true, std::string("ok")}; };
     handlers.stats = [this] { return stats_json(); };
     handlers.info = [this] {
-        size_t publishers = 0;
-        for (const auto& [id, session] : sessions_) publishers += session->connection().is_open();
+        const size_t publishers = sessions_.open_count();
         return fmt::format(
             "{{\"daemon\":\"mdcast-distributor\",\"distributor_id\":{},\"epoch\":\"{:016x}\",{},"
             "\"publishers\":{},\"services\":{},\"items\":{},\"keys_waiting_for_restart\":{},"
@@ -466,42 +451,27 @@ void Distributor::on_login_request(PublisherSession& session, const wire::LoginR
     const uint64_t id = session.connection().id();
     auth_.check(session.connection().peer(), request.user(), request.password(),
                 [this, id](const auth::LoginVerdict& verdict) {
-                    const auto it = sessions_.find(id);
+                    PublisherSession* asker = sessions_.find(id);
                     // Gone or closing while its password was checked: nobody to answer.
-                    if (it == sessions_.end() || !it->second->connection().is_open() ||
-                        it->second->connection().closing()) {
+                    if (!asker || !asker->connection().is_open() || asker->connection().closing()) {
                         return;
                     }
-                    if (verdict.accepted()) return it->second->accept_login();
-                    it->second->refuse_login(verdict);
+                    if (verdict.accepted()) return asker->accept_login();
+                    asker->refuse_login(verdict);
                 });
 }
 
 void Distributor::shutdown(const std::string& why) {
-    if (shutting_down_) return finish_shutdown("second " + why);
-    shutting_down_ = true;
-    listeners_.disable();
-    log_->info("shutting down on {}: telling {} publisher(s), up to {} ms to flush", why,
-               sessions_.size(), config_.shutdown_grace_ms);
-    for (auto& [id, session] : sessions_) {
-        session->connection().close_after_flush(CloseReason::kShutdown,
-                                                "distributor shutting down");
+    if (!sessions_.shutting_down()) {
+        listeners_.disable();
+        log_->info("shutting down on {}: telling {} publisher(s), up to {} ms to flush", why,
+                   sessions_.size(), config_.shutdown_grace_ms);
     }
-    grace_timer_.start_once(std::chrono::milliseconds(config_.shutdown_grace_ms));
-    reaper_.fire();  // no publishers: done at once
+    sessions_.begin_shutdown(why, std::chrono::milliseconds(config_.shutdown_grace_ms));
 }
 
-// Publishers still being written to when the grace period ends are cut off;
-// the backbone gets everything queued, their services' status included.
-void Distributor::finish_shutdown(const std::string& why) {
-    if (stopped_) return;
-    stopped_ = true;
-    size_t cut = 0;
-    for (auto& [id, session] : sessions_) {
-        if (!session->connection().is_open()) continue;
-        ++cut;
-        session->connection().close(CloseReason::kShutdown, "distributor shutting down");
-    }
+// The backbone gets everything queued, the cut-off publishers' services' status included.
+void Distributor::on_stopped(const std::string& why, size_t cut) {
     backbone_.flush();
     log_->info("shutdown complete ({}); {} publisher(s) cut off with output unsent", why, cut);
     log_counters(spdlog::level::info);

@@ -11,6 +11,7 @@
 #include "common/auth/authenticator.h"
 #include "common/daemon/admin_http.h"
 #include "common/daemon/daemon_listeners.h"
+#include "common/daemon/peer_table.h"
 #include "common/metrics.h"
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
@@ -57,8 +58,7 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
     ItemEntry* ask_source(const ServiceEntry& service, ItemEntry* item, const std::string& name);
     void on_backbone_congestion(bool congested);
     void on_housekeeping();
-    void reap_closed();
-    void finish_shutdown(const std::string& why);
+    void on_stopped(const std::string& why, size_t cut_off);
     void log_counters(spdlog::level::level_enum level);
     void register_metrics();
     std::string stats_json() const;
@@ -75,19 +75,11 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
     ControlReceiver control_;
     BackboneSender backbone_;
     DaemonListeners listeners_;
-    std::unordered_map<uint64_t, std::unique_ptr<PublisherSession>> sessions_;
-    std::vector<uint64_t> closed_sessions_;
-    Trigger reaper_;
+    PeerTable<PublisherSession> sessions_;
     Timer housekeeping_;
-    Timer grace_timer_;
-    bool shutting_down_ = false;
-    bool stopped_ = false;
     PublisherCounters publisher_counters_;
     MetricsRegistry metrics_{"mdcast_distributor_"};
     std::unique_ptr<AdminHttp> admin_;
-    uint64_t next_connection_id_ = 1;
-    uint64_t connections_refused_ = 0;
-    std::array<uint64_t, kCloseReasonCount> closes_{};  // publisher closes by reason
     int64_t started_ns_;
 };
 

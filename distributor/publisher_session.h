@@ -61,6 +61,7 @@ class PublisherSession final : public TcpConnection::Handler {
 
     void attach(std::unique_ptr<TcpConnection> connection);
     TcpConnection& connection() { return *connection_; }
+    const TcpConnection& connection() const { return *connection_; }
     bool logged_in() const { return logged_in_; }
     void accept_login();
     // Sends the refusal, then closes auth_failed.

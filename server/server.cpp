@@ -96,9 +96,13 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
       listeners_(
           loop, listener_settings(config),
           [this](int fd, std::string peer, bool tls) { on_accept(fd, std::move(peer), tls); }),
-      reaper_(loop, [this] { reap_closed(); }),
+      clients_(loop, "client", "server shutting down",
+               {[this](ClientSession& client) {
+                    fanout_.drop_client(client);
+                    recovery_.remove_client(&client);
+                },
+                [this](const std::string& why, size_t cut) { on_stopped(why, cut); }}),
       housekeeping_(loop, [this] { on_housekeeping(); }),
-      grace_timer_(loop, [this] { finish_shutdown("grace period over"); }),
       drain_timer_(loop, [this] { on_drain_tick(); }) {
     housekeeping_.start_periodic(std::chrono::milliseconds(100));
     register_metrics();
@@ -122,7 +126,7 @@ Server::~Server() = default;
 // ---- clients -------------------------------------------------------------------------------
 
 void Server::on_accept(int fd, std::string peer, bool tls) {
-    const uint64_t id = next_connection_id_++;
+    const uint64_t id = clients_.next_id();
     TcpConnection::Limits limits;
     limits.max_frame_body_bytes = config_.clients_max_frame_bytes;
     limits.max_output_bytes = config_.output_max_bytes;
@@ -138,18 +142,12 @@ void Server::on_accept(int fd, std::string peer, bool tls) {
         config_.clients_max_subscriptions, config_.clients_heartbeat_interval_ms,
         config_.clients_max_frame_bytes};
     auto client = std::make_unique<ClientSession>(*this, client_limits, server_id_);
-    ClientSession* raw = client.get();
-    clients_[id] = std::move(client);
-    raw->attach(std::make_unique<TcpConnection>(loop_, flusher_, fd, id, peer,
-                                                proto::kClientToServerTypes, limits, *raw));
-    if (shutting_down_ || clients_.size() > config_.clients_max_connections) {
-        ++counters_.clients_refused;
-        raw->connection().close(
-            shutting_down_ ? CloseReason::kShutdown : CloseReason::kLimitReached,
-            shutting_down_ ? "server shutting down" : "clients.max_connections reached");
+    auto connection = std::make_unique<TcpConnection>(loop_, flusher_, fd, id, peer,
+                                                      proto::kClientToServerTypes, limits, *client);
+    if (!clients_.admit(std::move(client), std::move(connection), config_.clients_max_connections,
+                        "clients.max_connections")) {
         return;
     }
-    ++counters_.clients_accepted;
     log_->debug("client {} connected from {}{}", id, peer, tls ? " (TLS)" : "");
 }
 
@@ -163,24 +161,10 @@ void Server::on_client_closed(ClientSession& client, CloseReason reason, const s
     if (reason == CloseReason::kSlowConsumer) ++counters_.slow_consumers;
     if (is_tls_handshake_failure(reason))
         listeners_.log_handshake_failure(c.id(), c.peer(), reason, text);
-    ++counters_.closes[static_cast<size_t>(reason)];
     counters_.closed_bytes_out += client.connection().bytes_out();
     counters_.closed_writes += client.connection().writes();
     counters_.conflation_episodes += client.conflation_episodes();
-    closed_clients_.push_back(client.connection().id());
-    reaper_.fire();  // the table is changed after the callbacks, never inside a fan-out
-}
-
-void Server::reap_closed() {
-    for (uint64_t id : closed_clients_) {
-        const auto it = clients_.find(id);
-        if (it == clients_.end()) continue;
-        fanout_.drop_client(*it->second);
-        recovery_.remove_client(it->second.get());
-        clients_.erase(it);
-    }
-    closed_clients_.clear();
-    if (shutting_down_ && clients_.empty()) finish_shutdown("every client closed");
+    clients_.on_closed(client, reason);  // destroyed after the callbacks, never inside a fan-out
 }
 
 void Server::on_directory_request(ClientSession& client) {
@@ -303,29 +287,15 @@ config::ReloadResult Server::reload(const ServerConfig& fresh,
 }
 
 void Server::shutdown(const std::string& why) {
-    if (shutting_down_) return finish_shutdown("second " + why);
-    shutting_down_ = true;
-    listeners_.disable();
-    log_->info("shutting down on {}: telling {} client(s), up to {} ms to flush", why,
-               clients_.size(), config_.shutdown_grace_ms);
-    for (auto& [id, client] : clients_) {
-        if (client->is_open())
-            client->connection().close_after_flush(CloseReason::kShutdown, "server shutting down");
+    if (!clients_.shutting_down()) {
+        listeners_.disable();
+        log_->info("shutting down on {}: telling {} client(s), up to {} ms to flush", why,
+                   clients_.size(), config_.shutdown_grace_ms);
     }
-    grace_timer_.start_once(std::chrono::milliseconds(config_.shutdown_grace_ms));
-    reaper_.fire();  // nobody connected: done at once
+    clients_.begin_shutdown(why, std::chrono::milliseconds(config_.shutdown_grace_ms));
 }
 
-// Clients still writing when the grace period ends are cut off.
-void Server::finish_shutdown(const std::string& why) {
-    if (stopped_) return;
-    stopped_ = true;
-    size_t cut = 0;
-    for (auto& [id, client] : clients_) {
-        if (!client->is_open()) continue;
-        ++cut;
-        client->connection().close(CloseReason::kShutdown, "server shutting down");
-    }
+void Server::on_stopped(const std::string& why, size_t cut) {
     log_->info("shutdown complete ({}); {} client(s) cut off with output unsent", why, cut);
     log_counters(spdlog::level::info);
     loop_.stop();

@@ -20,6 +20,7 @@
 #include "common/auth/authenticator.h"
 #include "common/daemon/admin_http.h"
 #include "common/daemon/daemon_listeners.h"
+#include "common/daemon/peer_table.h"
 #include "common/metrics.h"
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
@@ -44,13 +45,10 @@ struct ServerCounters {
     uint64_t item_gaps = 0;
     uint64_t slow_consumers = 0;       // disconnected by the policy
     uint64_t conflation_episodes = 0;  // clients that started conflating
-    uint64_t clients_accepted = 0;
-    uint64_t clients_refused = 0;
     uint64_t cache_full = 0;
     uint64_t not_entitled = 0;             // item requests refused: not entitled
     uint64_t entitlement_revocations = 0;  // subscriptions closed by a reload
     uint64_t users_removed = 0;            // clients closed: user gone from the users file
-    std::array<uint64_t, kCloseReasonCount> closes{};  // client closes by reason
     // Totals of clients already gone; live clients are added when reporting.
     uint64_t closed_bytes_out = 0;
     uint64_t closed_writes = 0;
@@ -131,8 +129,7 @@ class Server final : public BackboneReceiver::Handler,
 
     void on_housekeeping();
     void check_client_timeouts(int64_t now);
-    void reap_closed();
-    void finish_shutdown(const std::string& why);
+    void on_stopped(const std::string& why, size_t cut_off);
 
     // Metrics, /stats and health (server/server_metrics.cpp).
     void register_metrics();
@@ -162,11 +159,8 @@ class Server final : public BackboneReceiver::Handler,
     std::unique_ptr<PacketSigner> signer_;  // before backbone_, which uses it
     BackboneReceiver backbone_;
     DaemonListeners listeners_;
-    std::unordered_map<uint64_t, std::unique_ptr<ClientSession>> clients_;
-    std::vector<uint64_t> closed_clients_;
-    Trigger reaper_;
+    PeerTable<ClientSession> clients_;
     Timer housekeeping_;
-    Timer grace_timer_;
     Timer drain_timer_;
     // Lame duck (POST /drain): no new clients; the open ones are closed with
     // `shutdown` a few at a time so they fail over gradually, then the server stops.
@@ -186,11 +180,8 @@ class Server final : public BackboneReceiver::Handler,
         int64_t at_ns;
     };
     std::deque<ClosedClient> recent_closes_;  // the last kRecentCloses, for /stats
-    uint64_t next_connection_id_ = 1;
     int64_t last_counter_log_ns_ = 0;
     int64_t last_rate_sample_ns_ = 0;
-    bool shutting_down_ = false;
-    bool stopped_ = false;
     proto::UpdateView update_;  // reused on the hot path to avoid an allocation per message
 };
 

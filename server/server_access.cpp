@@ -10,13 +10,11 @@ void Server::on_login_request(ClientSession& client, const wire::LoginRequest& r
     const uint64_t id = client.connection().id();
     auth_.check(client.connection().peer(), request.user(), request.password(),
                 [this, id](const auth::LoginVerdict& verdict) {
-                    const auto it = clients_.find(id);
+                    ClientSession* asker = clients_.find(id);
                     // Gone or closing while its password was checked: nobody to answer.
-                    if (it == clients_.end() || !it->second->is_open() ||
-                        it->second->connection().closing())
-                        return;
-                    if (verdict.accepted()) return it->second->accept_login(verdict.user);
-                    it->second->refuse_login(verdict);
+                    if (!asker || !asker->is_open() || asker->connection().closing()) return;
+                    if (verdict.accepted()) return asker->accept_login(verdict.user);
+                    asker->refuse_login(verdict);
                 });
 }
 

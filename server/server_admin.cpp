@@ -118,10 +118,10 @@ AdminHttp::Reply Server::admin_action(const std::string& action, const AdminHttp
 
 AdminHttp::Reply Server::kick(const AdminHttp::Query& query) {
     const uint64_t id = parse_count(query, "id", 0);
-    const auto found = clients_.find(id);
-    if (found == clients_.end() || !found->second->is_open())
+    ClientSession* found = clients_.find(id);
+    if (!found || !found->is_open())
         return {404, "no open client with id " + std::to_string(id) + "\n"};
-    ClientSession& client = *found->second;
+    ClientSession& client = *found;
     log_->info("client {} ({}, user '{}') kicked by an operator", id, client.connection().peer(),
                client.user());
     client.connection().close_after_flush(CloseReason::kKicked, "closed by an operator");
@@ -132,13 +132,13 @@ AdminHttp::Reply Server::kick(const AdminHttp::Query& query) {
 // spread evenly over S seconds (the SDK fails over to its next server at once, so the
 // other instances take them a few at a time), then shut down as on SIGTERM.
 AdminHttp::Reply Server::start_drain(const AdminHttp::Query& query) {
-    if (shutting_down_ || drain_.active) return {409, "already draining or shutting down\n"};
+    if (clients_.shutting_down() || drain_.active)
+        return {409, "already draining or shutting down\n"};
     const size_t seconds = parse_count(query, "seconds", 10);
     drain_.active = true;
     drain_.start_ns = monotonic_ns();
     drain_.duration_ns = static_cast<int64_t>(seconds) * 1'000'000'000;
-    drain_.initial = 0;
-    for (const auto& [id, client] : clients_) drain_.initial += client->is_open();
+    drain_.initial = clients_.open_count();
     listeners_.disable();
     log_->info("draining on the admin endpoint: {} client(s) move away over {} s, then stop",
                drain_.initial, seconds);

@@ -154,7 +154,7 @@ void Server::register_metrics() {
               "status alone",
               [&f] { return f.conflated_suspect_images; });
     m.counter("refused_total", "Connections refused (limit or shutdown)",
-              [&c] { return c.clients_refused; });
+              [this] { return clients_.refused(); });
     auth_.register_metrics(m);
     m.counter("not_entitled_total", "Item requests refused: not entitled",
               [&c] { return c.not_entitled; });
@@ -168,7 +168,7 @@ void Server::register_metrics() {
     for (size_t i = 0; i < kCloseReasonCount; ++i) {
         const std::string reason(close_reason_name(static_cast<CloseReason>(i)));
         m.counter("closes_total", "Client connections closed, by reason", {{"reason", reason}},
-                  [&c, i] { return c.closes[i]; });
+                  [this, i] { return clients_.closes(i); });
     }
     register_process_metrics(m, "mdcast-server");
 }
@@ -179,7 +179,7 @@ void Server::log_counters(spdlog::level::level_enum level) {
 
 // Healthy while serving and at least one distributor is heard.
 std::pair<bool, std::string> Server::health() const {
-    if (shutting_down_) return {false, "shutting down"};
+    if (clients_.shutting_down()) return {false, "shutting down"};
     if (drain_.active) return {false, "draining: clients are moving to other instances"};
     const auto sources = backbone_.sources();
     if (sources.empty()) return {false, "no distributor heard on the backbone yet"};
