@@ -40,7 +40,9 @@ struct Fixture {
     Table* table_ptr = nullptr;
     std::vector<uint64_t> erased;
     std::vector<std::pair<std::string, size_t>> finished;
-    Table table{loop, "peer", "test shutting down",
+    Table table{loop,
+                "peer",
+                "test shutting down",
                 {[this](Peer& peer) { erased.push_back(peer.connection().id()); },
                  [this](const std::string& why, size_t cut) {
                      finished.emplace_back(why, cut);
