@@ -153,9 +153,8 @@ TokenBucket& BackboneSender::nak_source(uint32_t address) {
     return nak_sources_.emplace(address, TokenBucket(rate, rate)).first->second;
 }
 
-void BackboneSender::on_nak(const wire::v1::Nak& nak, uint32_t source_address) {
+void BackboneSender::on_nak(const wire::v1::Nak& nak, uint32_t source_address, int64_t now) {
     ++counters_.naks_received;
-    const int64_t now = monotonic_ns();
     window_.expire(now);
     TokenBucket& source = nak_source(source_address);
     bool advertise_edge = false;

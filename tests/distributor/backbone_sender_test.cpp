@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "common/clock.h"
 #include "proto/frame.h"
 #include "wire/common.pb.h"
 
@@ -85,14 +86,15 @@ TEST_CASE("each NAK source address has its own repair budget per second", "[back
     EventLoop loop;
     BackboneSender sender(loop, settings(1000, 250), 1);
     send_packets(sender, 600);
-    sender.on_nak(nak({{1, 601}}), kServerA);
+    const int64_t now = mdcast::monotonic_ns();  // one instant: no refill between the NAKs
+    sender.on_nak(nak({{1, 601}}), kServerA, now);
     CHECK(sender.counters().repairs_sent == 250);
     CHECK(sender.counters().repairs_source_limited == 350);
     // The same peer again at once: its second's worth is spent.
-    sender.on_nak(nak({{1, 601}}), kServerA);
+    sender.on_nak(nak({{1, 601}}), kServerA, now);
     CHECK(sender.counters().repairs_sent == 250);
     // Another server is not held back by the first one's NAKs.
-    sender.on_nak(nak({{1, 101}}), kServerB);
+    sender.on_nak(nak({{1, 101}}), kServerB, now);
     CHECK(sender.counters().repairs_sent == 350);
     CHECK(sender.nak_sources() == 2);
 }
