@@ -6,6 +6,8 @@
 #   deploy/setup.sh test         install, build, run every test (ctest), then a short smoke
 #                                run of every fuzz target (clang build in build-fuzz/)
 #   deploy/setup.sh test --sanitize   the same with AddressSanitizer + UBSan (build-asan/)
+#   deploy/setup.sh test --tsan  ThreadSanitizer build (build-tsan/): the SDK's threaded unit
+#                                and integration tests (the daemons are single-threaded)
 #   deploy/setup.sh build        install and build only
 #   deploy/setup.sh format       reformat every C++ file with clang-format (CI checks it)
 #   deploy/setup.sh fuzz [SECONDS]   build the libFuzzer targets with clang (build-fuzz/) and
@@ -19,6 +21,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mode=${1:-build}
 sanitize=0
 [[ "${2:-}" == "--sanitize" ]] && sanitize=1
+tsan=0
+[[ "${2:-}" == "--tsan" ]] && tsan=1
+# The tests that run threads (the SDK's I/O thread, dispatch queue and outbox).
+tsan_tests='sdk|consumer_test|publisher_test|event_queue|publisher_outbox'
 fuzz_seconds=600
 [[ "$mode" == fuzz && -n "${2:-}" ]] && fuzz_seconds=$2
 
@@ -91,6 +97,9 @@ fi
 if [[ $sanitize -eq 1 ]]; then
     build_dir="$here/build-asan"
     build "$build_dir" -DCMAKE_BUILD_TYPE=Debug -DMDCAST_SANITIZE=ON
+elif [[ $tsan -eq 1 ]]; then
+    build_dir="$here/build-tsan"
+    build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMDCAST_SANITIZE_THREAD=ON
 else
     build_dir="$here/build"
     build "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -101,6 +110,11 @@ case "$mode" in
     test)
         fetch_promtool "$build_dir"
         status=0
+        if [[ $tsan -eq 1 ]]; then
+            (cd "$build_dir" && ctest --output-on-failure -j "$(nproc)" --timeout 600 \
+                -R "$tsan_tests") || status=$?
+            exit $status
+        fi
         (cd "$build_dir" && ctest --output-on-failure -j "$(nproc)" --timeout 600) || status=$?
         if [[ $sanitize -eq 0 ]]; then
             # Each fuzz target for a few seconds on its checked-in corpus: a crash on a
@@ -116,7 +130,7 @@ case "$mode" in
         "$build_dir/tools/mdcast-bench" quick
         ;;
     *)
-        echo "usage: $0 run|test|build|format [--sanitize] | fuzz [SECONDS]" >&2
+        echo "usage: $0 run|test|build|format [--sanitize|--tsan] | fuzz [SECONDS]" >&2
         exit 2
         ;;
 esac
