@@ -106,6 +106,7 @@ void ServerLink::open(const LinkSettings& settings) {
     settings_ = settings;
     reporting_ = true;
     cause_set_ = false;
+    last_close_reason_.reset();
     std::string error;
     const int fd = start_connect(settings_.server, error);
     if (fd < 0) return fail_later(LinkDown::kConnectFailed, error);
@@ -216,6 +217,10 @@ size_t ServerLink::queued_bytes() const {
     return connection_ ? connection_->queued_bytes() : 0;
 }
 
+void ServerLink::flush() {
+    if (connection_ && connection_->is_open()) connection_->flush();
+}
+
 void ServerLink::on_frame(TcpConnection& connection, const proto::Frame& frame) {
     switch (frame.type) {
         case FrameType::kLoginResponse:
@@ -296,6 +301,7 @@ void ServerLink::on_tick() {
 }
 
 void ServerLink::on_closed(TcpConnection&, CloseReason reason, const std::string& text) {
+    last_close_reason_ = reason;
     login_timer_.stop();
     tick_timer_.stop();
     const bool was_up = up_;

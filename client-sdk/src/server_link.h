@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,9 @@ class ServerLink final : public TcpConnection::Handler {
     bool send(proto::FrameType type, const google::protobuf::MessageLite& message);
     bool send_frame(std::span<const uint8_t> frame);
     size_t queued_bytes() const;
+    void flush();  // writes what is queued now, rather than at the end of the loop iteration
+    // The reason the last connection closed (none: it never connected).
+    std::optional<CloseReason> last_close_reason() const { return last_close_reason_; }
     const LinkSettings& settings() const { return settings_; }
     const std::string& peer_id() const { return peer_id_; }
     uint32_t max_items_per_request() const { return max_items_per_request_; }
@@ -111,6 +115,7 @@ class ServerLink final : public TcpConnection::Handler {
     Timer login_timer_;
     Timer tick_timer_;
     Timer failure_timer_;
+    std::optional<CloseReason> last_close_reason_;
     LinkDown pending_cause_ = LinkDown::kLost;
     std::string pending_text_;
     bool cause_set_ = false;  // a more precise cause than the close reason is known

@@ -1,112 +1,106 @@
 #include "mdcast/session.h"
 
-#include "common/clock.h"
-#include "session_messages.h"
+#include "common/logging.h"
+#include "server_link.h"
 
 namespace mdcast::sdk {
 
-using proto::FrameType;
-namespace wire = mdcast::wire::v1;
+namespace {
+
+// What the tools are told when a link goes down: the reason its connection
+// closed for, or a read error when it never connected.
+CloseReason close_reason_for(LinkDown cause, std::optional<CloseReason> closed) {
+    if (cause == LinkDown::kServerShutdown) return CloseReason::kPeerClosed;
+    if (cause == LinkDown::kHeartbeatTimeout) return CloseReason::kIdleTimeout;
+    return closed.value_or(CloseReason::kReadError);
+}
+
+}  // namespace
+
+class Session::Link final : public ServerLink::Listener {
+  public:
+    Link(Session& session, EventLoop& loop, FlushScheduler& flusher, proto::FrameTypeSet accepted)
+        : session_(session), link(loop, flusher, accepted, *this, log::get("session")) {}
+
+    void on_link_up(const wire::v1::LoginResponse& response) override {
+        session_.logged_in_ = true;
+        session_.server_id_ = response.server_id();
+        session_.listener_.on_logged_in(session_, response);
+    }
+    void on_link_frame(const proto::Frame& frame) override {
+        session_.listener_.on_session_frame(session_, frame);
+    }
+    void on_link_down(LinkDown cause, const std::string& text) override {
+        session_.ended(close_reason_for(cause, link.last_close_reason()), text);
+    }
+
+  private:
+    Session& session_;
+
+  public:
+    ServerLink link;  // after session_: it may call back as soon as it is opened
+};
 
 Session::Session(EventLoop& loop, FlushScheduler& flusher, SessionOptions options,
                  proto::FrameTypeSet accepted, Listener& listener, uint64_t id)
-    : loop_(loop),
-      flusher_(flusher),
-      options_(std::move(options)),
-      accepted_(accepted),
+    : options_(std::move(options)),
       listener_(listener),
       id_(id),
-      ping_timer_(loop, [this] { send_ping(); }) {}
+      link_(std::make_unique<Link>(*this, loop, flusher, accepted)) {}
 
 Session::~Session() = default;
 
 bool Session::open(std::string& error) {
-    const int fd = connect_tcp(options_.host, options_.port, options_.connect_timeout_ms, error);
-    if (fd < 0) return false;
-    TcpConnection::Limits limits;
-    limits.max_frame_body_bytes = options_.max_frame_bytes;
-    limits.max_output_bytes = options_.max_output_bytes;
-    if (options_.tls) {
-        limits.tls = {options_.tls,
-                      options_.tls_server_name.empty() ? options_.host : options_.tls_server_name,
-                      static_cast<uint32_t>(options_.connect_timeout_ms), nullptr};
+    if (options_.port == 0) {
+        error = "no port to connect to on " + options_.host;
+        return false;
     }
-    connection_ = std::make_unique<TcpConnection>(
-        loop_, flusher_, fd, id_, options_.host + ":" + std::to_string(options_.port), accepted_,
-        limits, *this);
-    connection_->start();
-    const wire::LoginRequest login = make_login_request(options_.user, options_.application_id,
-                                                        options_.position, options_.password);
-    return connection_->send(FrameType::kLoginRequest, login);
+    LinkSettings settings;
+    settings.server = {options_.host, options_.port};
+    settings.user = options_.user;
+    settings.application_id = options_.application_id;
+    settings.position = options_.position;
+    settings.password = options_.password;
+    settings.connect_timeout_ms = static_cast<uint32_t>(options_.connect_timeout_ms);
+    settings.login_timeout_ms = static_cast<uint32_t>(options_.login_timeout_ms);
+    settings.heartbeat_interval_ms = options_.ping_interval_ms;
+    settings.heartbeat_timeout_ms = 0;  // a tool measures a silent peer; it does not leave it
+    settings.max_frame_bytes = options_.max_frame_bytes;
+    settings.max_output_bytes = options_.max_output_bytes;
+    settings.tls = options_.tls;
+    settings.tls_server_name =
+        options_.tls_server_name.empty() ? options_.host : options_.tls_server_name;
+    open_ = true;
+    link_->link.open(settings);
+    return true;
 }
 
 void Session::close(CloseReason reason, const std::string& text) {
-    if (connection_) connection_->close(reason, text);
+    if (!open_) return;
+    link_->link.close(reason, text);  // reports nothing: the session does
+    ended(reason, text);
 }
 
-bool Session::send(FrameType type, const google::protobuf::MessageLite& message) {
-    return connection_ && connection_->send(type, message);
+void Session::ended(CloseReason reason, const std::string& text) {
+    open_ = false;
+    logged_in_ = false;
+    listener_.on_session_closed(*this, reason, text);
+}
+
+bool Session::send(proto::FrameType type, const google::protobuf::MessageLite& message) {
+    return link_->link.send(type, message);
 }
 
 bool Session::send_frame(std::span<const uint8_t> frame) {
-    return connection_ && connection_->send_frame(frame);
+    return link_->link.send_frame(frame);
 }
 
-void Session::on_frame(TcpConnection& connection, const proto::Frame& frame) {
-    switch (frame.type) {
-        case FrameType::kLoginResponse:
-            return on_login_response(frame);
-        case FrameType::kPing:
-            return answer_ping(connection, frame);
-        case FrameType::kPong:
-            return;
-        case FrameType::kClose: {
-            wire::Close close;
-            close.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()));
-            // The peer told us why; close without answering.
-            connection.close(
-                CloseReason::kPeerClosed,
-                "peer closed: " +
-                    std::string(close_reason_name(close_reason_from_wire(close.reason()))) + ": " +
-                    close.text());
-            return;
-        }
-        default:
-            if (!logged_in_) {
-                return connection.close(CloseReason::kProtocolError, "data before login response");
-            }
-            listener_.on_session_frame(*this, frame);
-    }
+size_t Session::queued_bytes() const {
+    return link_->link.queued_bytes();
 }
 
-void Session::on_login_response(const proto::Frame& frame) {
-    wire::LoginResponse response;
-    if (!response.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
-        return connection_->close(CloseReason::kProtocolError, "malformed login response");
-    }
-    if (!response.accepted()) {
-        return connection_->close(CloseReason::kAuthFailed,
-                                  "login refused: " + response.status().text());
-    }
-    logged_in_ = true;
-    server_id_ = response.server_id();
-    uint32_t interval = options_.ping_interval_ms;
-    if (interval == 0) interval = response.heartbeat_interval_ms();
-    if (interval > 0) ping_timer_.start_periodic(std::chrono::milliseconds(interval));
-    listener_.on_logged_in(*this, response);
-}
-
-void Session::send_ping() {
-    if (!is_open()) return ping_timer_.stop();
-    wire::Ping ping;
-    ping.set_sent_time_ns(static_cast<uint64_t>(realtime_ns()));
-    send(FrameType::kPing, ping);
-}
-
-void Session::on_closed(TcpConnection&, CloseReason reason, const std::string& text) {
-    ping_timer_.stop();
-    logged_in_ = false;
-    listener_.on_session_closed(*this, reason, text);
+void Session::flush() {
+    link_->link.flush();
 }
 
 }  // namespace mdcast::sdk

@@ -70,7 +70,7 @@ bool ClientApp::start(std::string& error) {
 }
 
 void ClientApp::on_logged_in(sdk::Session& session, const wire::LoginResponse& response) {
-    log_->debug("connection {} logged in to {}", session.connection()->id(), response.server_id());
+    log_->debug("connection {} logged in to {}", session.id(), response.server_id());
     const uint32_t batch = std::max<uint32_t>(1, response.max_items_per_request());
     for (size_t first = 0; first < options_.items.size(); first += batch) {
         wire::Subscribe request;
@@ -86,7 +86,7 @@ void ClientApp::on_logged_in(sdk::Session& session, const wire::LoginResponse& r
 }
 
 void ClientApp::on_session_frame(sdk::Session& session, const proto::Frame& frame) {
-    const auto index = static_cast<int>(session.connection()->id());
+    const auto index = static_cast<int>(session.id());
     Connection& connection = connections_[static_cast<size_t>(index)];
     switch (frame.type) {
         case FrameType::kUpdate:
@@ -182,16 +182,15 @@ void ClientApp::on_status(Connection& connection, int index, const proto::Frame&
 
 void ClientApp::on_session_closed(sdk::Session& session, CloseReason reason,
                                   const std::string& text) {
-    Connection& connection = connections_[session.connection()->id()];
+    Connection& connection = connections_[session.id()];
     if (connection.closed) return;
     connection.closed = true;
     --open_connections_;
-    printer_.closed(static_cast<int>(session.connection()->id()),
-                    std::string(close_reason_name(reason)), text);
+    printer_.closed(static_cast<int>(session.id()), std::string(close_reason_name(reason)), text);
     if (!stopping_) {
         ++stats_.totals.closed;
-        log_->warn("connection {} to {} closed: {}: {}", session.connection()->id(),
-                   session.connection()->peer(), close_reason_name(reason), text);
+        log_->warn("connection {} to {} closed: {}: {}", session.id(), session.peer(),
+                   close_reason_name(reason), text);
         if (open_connections_ == 0) {
             exit_code_ = reason == CloseReason::kPeerClosed ? 0 : 1;
             stop("every connection closed");

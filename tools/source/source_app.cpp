@@ -198,10 +198,9 @@ void SourceApp::print_summary() {
 
 // Lets queued updates reach the distributor before saying goodbye, bounded in time.
 void SourceApp::drain() {
-    TcpConnection* connection = session_.connection();
-    if (connection && connection->is_open() && connection->queued_bytes() > 0 &&
+    if (session_.logged_in() && session_.queued_bytes() > 0 &&
         monotonic_ns() < drain_deadline_ns_) {
-        connection->flush();
+        session_.flush();
         return drain_timer_.start_once(std::chrono::milliseconds(1));
     }
     if (session_.is_open()) session_.close(CloseReason::kShutdown, "source finished");
