@@ -56,9 +56,15 @@ ConsumerCore::ConsumerCore(EventLoop& loop, const ConsumerOptions& options, Even
       tls_(std::move(tls)),
       log_(log::get("sdk.consumer")),
       flusher_(loop, std::chrono::microseconds(0)),
-      link_(loop, flusher_, kAccepted, *this, log_),
-      policy_(reconnect_settings(options, options.servers.size()), std::random_device{}()),
-      reconnect_timer_(loop, [this] { connect(attempt_); }),
+      failover_(
+          loop, flusher_, kAccepted, options.servers,
+          reconnect_settings(options, options.servers.size()),
+          [this](const ServerAddress& server) {
+              return link_settings(options_, server, options_.max_frame_bytes,
+                                   options_.max_output_bytes, tls_);
+          },
+          *this, counters, log_),
+      link_(failover_.link()),
       housekeeping_(loop, [this] { on_housekeeping(); }) {}
 
 ConsumerCore::~ConsumerCore() = default;
@@ -80,14 +86,13 @@ EventWriter::ItemRef ConsumerCore::ref(const Item& item) const {
 
 void ConsumerCore::start() {
     housekeeping_.start_periodic(std::chrono::milliseconds(100));
-    attempt_ = policy_.first();
-    connect(attempt_);
+    failover_.start();
 }
 
 void ConsumerCore::stop() {
     if (stopped_) return;
     stopped_ = true;
-    reconnect_timer_.stop();
+    failover_.stop();
     housekeeping_.stop();
     link_.close(CloseReason::kShutdown, "consumer stopping");
     session_up_ = false;
@@ -100,35 +105,16 @@ void ConsumerCore::stop() {
     stop_loop_();
 }
 
-void ConsumerCore::connect(const ReconnectPolicy::Attempt& attempt) {
-    if (stopped_) return;
-    const ServerAddress& server = options_.servers[attempt.server];
-    emit_connection(ConnectionState::kConnecting, "");
-    log_->debug("connecting to {} (attempt after {} failures)", server.to_string(),
-                attempt.failures);
-    link_.open(
-        link_settings(options_, server, options_.max_frame_bytes, options_.max_output_bytes, tls_));
+void ConsumerCore::emit_connection(ConnectionState state, const std::string& text) {
+    on_connection_event(failover_.event(state, text));
 }
 
-void ConsumerCore::emit_connection(ConnectionState state, const std::string& text) {
-    ConnectionEvent connection;
-    connection.state = state;
-    connection.server = options_.servers[attempt_.server];
-    connection.server_id = state == ConnectionState::kUp ? link_.peer_id() : std::string();
-    connection.text = text;
-    connection.attempt = attempt_.failures;
+void ConsumerCore::on_connection_event(const ConnectionEvent& connection) {
     emit(ItemHandle{}, [&](Event& event) { EventWriter::connection(event, connection); });
 }
 
-void ConsumerCore::on_link_up(const wire::LoginResponse&) {
+void ConsumerCore::on_session_up(const wire::LoginResponse&) {
     session_up_ = true;
-    session_up_ns_ = monotonic_ns();
-    policy_.on_success();
-    attempt_.failures = 0;
-    counters_.connections.fetch_add(1, std::memory_order_relaxed);
-    log_->info("logged in to {} ({})", options_.servers[attempt_.server].to_string(),
-               link_.peer_id());
-    emit_connection(ConnectionState::kUp, "");
     std::vector<Item*> all;
     all.reserve(items_.size());
     for (auto& [handle, item] : items_) all.push_back(item.get());
@@ -139,24 +125,18 @@ void ConsumerCore::on_link_up(const wire::LoginResponse&) {
     if (directory_wanted_) request_directory();
 }
 
-void ConsumerCore::on_link_down(LinkDown cause, const std::string& text) {
-    const bool was_up = session_up_;
+bool ConsumerCore::on_session_down(bool, LinkDown) {
     session_up_ = false;
     by_id_.clear();
-    if (stopped_) return;
-    emit_connection(ConnectionState::kDown, std::string(link_down_name(cause)) + ": " + text);
-    if (was_up) {
-        counters_.connection_losses.fetch_add(1, std::memory_order_relaxed);
-        mark_all_suspect(cause == LinkDown::kServerShutdown ? StatusCode::kServerShutdown
-                                                            : StatusCode::kConnectionLost,
-                         "lost " + options_.servers[attempt_.server].to_string() + ": " +
-                             std::string(link_down_name(cause)) + "; failing over");
-    }
-    const auto lasted = std::chrono::milliseconds((monotonic_ns() - session_up_ns_) / 1'000'000);
-    attempt_ = was_up                             ? policy_.after_loss(lasted)
-               : cause == LinkDown::kLoginRefused ? policy_.after_refusal()
-                                                  : policy_.after_failure();
-    reconnect_timer_.start_once(attempt_.delay);
+    return !stopped_;
+}
+
+void ConsumerCore::on_failing_over(bool was_up, LinkDown cause) {
+    if (!was_up) return;
+    mark_all_suspect(cause == LinkDown::kServerShutdown ? StatusCode::kServerShutdown
+                                                        : StatusCode::kConnectionLost,
+                     "lost " + failover_.peer().to_string() + ": " +
+                         std::string(link_down_name(cause)) + "; failing over");
 }
 
 // Every streaming item is suspect until the next server's fresh image.
@@ -256,7 +236,7 @@ void ConsumerCore::request_directory() {
 
 // ---- frames from the server ----------------------------------------------------------------
 
-void ConsumerCore::on_link_frame(const proto::Frame& frame) {
+void ConsumerCore::on_session_frame(const proto::Frame& frame) {
     switch (frame.type) {
         case FrameType::kUpdate:
             return on_update(frame);
@@ -448,7 +428,7 @@ void ConsumerCore::on_housekeeping() {
         log_->warn(
             "{}/{}: the image from {} did not catch up with sequence {} in {} ms; "
             "delivering it at {}",
-            item->service, item->name, options_.servers[attempt_.server].to_string(), wanted,
+            item->service, item->name, failover_.peer().to_string(), wanted,
             options_.catch_up_timeout_ms, item->sequencer.held_seq());
         emit(item->handle, [&](Event& event) {
             EventWriter::refresh(event, ref(*item), item->held, item->sequencer.held_seq(),

@@ -20,12 +20,11 @@
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
 #include "event_writer.h"
+#include "failover_link.h"
 #include "item_sequencer.h"
 #include "mdcast/consumer.h"
 #include "proto/field_image.h"
 #include "proto/update_codec.h"
-#include "reconnect_policy.h"
-#include "server_link.h"
 #include "wire/client.pb.h"
 #include "wire/common.pb.h"
 
@@ -45,14 +44,12 @@ class EventSink {
     ~EventSink() = default;
 };
 
-struct ConsumerCounters {
+struct ConsumerCounters : LinkCounters {
     std::atomic<uint64_t> refreshes{0};
     std::atomic<uint64_t> updates{0};
     std::atomic<uint64_t> statuses{0};
     std::atomic<uint64_t> duplicates_dropped{0};
     std::atomic<uint64_t> catch_ups{0};
-    std::atomic<uint64_t> connections{0};
-    std::atomic<uint64_t> connection_losses{0};
 };
 
 struct SubscribeRequest {
@@ -63,7 +60,7 @@ struct SubscribeRequest {
     std::vector<uint32_t> view;  // sorted, unique; empty: all fields
 };
 
-class ConsumerCore final : public ServerLink::Listener {
+class ConsumerCore final : public FailoverLink::Owner {
   public:
     // `finished` is called (on the I/O thread) when a handle will produce no
     // more events: unsubscribed, stream closed, or snapshot answered.
@@ -78,9 +75,11 @@ class ConsumerCore final : public ServerLink::Listener {
     void unsubscribe(ItemHandle handle);
     void request_directory();
 
-    void on_link_up(const wire::v1::LoginResponse& response) override;
-    void on_link_frame(const proto::Frame& frame) override;
-    void on_link_down(LinkDown cause, const std::string& text) override;
+    void on_session_up(const wire::v1::LoginResponse& response) override;
+    void on_session_frame(const proto::Frame& frame) override;
+    bool on_session_down(bool was_up, LinkDown cause) override;
+    void on_failing_over(bool was_up, LinkDown cause) override;
+    void on_connection_event(const ConnectionEvent& event) override;
 
   private:
     struct Item {
@@ -101,7 +100,6 @@ class ConsumerCore final : public ServerLink::Listener {
         std::deque<Item*> snapshots;  // answered in the order asked
     };
 
-    void connect(const ReconnectPolicy::Attempt& attempt);
     void send_subscribe(const std::vector<Item*>& items);
     void on_update(const proto::Frame& frame);
     bool decode_held_fields();
@@ -129,13 +127,10 @@ class ConsumerCore final : public ServerLink::Listener {
     std::shared_ptr<const TlsContext> tls_;  // null: plaintext
     std::shared_ptr<spdlog::logger> log_;
     FlushScheduler flusher_;
-    ServerLink link_;
-    ReconnectPolicy policy_;
-    ReconnectPolicy::Attempt attempt_;
-    Timer reconnect_timer_;
+    FailoverLink failover_;
+    ServerLink& link_;  // failover_'s
     Timer housekeeping_;
     bool session_up_ = false;
-    int64_t session_up_ns_ = 0;  // when it logged in: a session lost soon after backs off
     bool stopped_ = false;
     bool directory_wanted_ = false;
     std::unordered_map<uint64_t, std::unique_ptr<Item>> items_;  // by handle

@@ -62,9 +62,15 @@ PublisherCore::PublisherCore(
       tls_(std::move(tls)),
       log_(log::get("sdk.publisher")),
       flusher_(loop, std::chrono::microseconds(0)),
-      link_(loop, flusher_, kAccepted, *this, log_),
-      policy_(reconnect_settings(options, options.distributors.size()), std::random_device{}()),
-      reconnect_timer_(loop, [this] { connect(); }),
+      failover_(
+          loop, flusher_, kAccepted, options.distributors,
+          reconnect_settings(options, options.distributors.size()),
+          [this](const ServerAddress& distributor) {
+              return link_settings(options_, distributor, kMaxFrameBytes, options_.max_output_bytes,
+                                   tls_);
+          },
+          *this, counters, log_),
+      link_(failover_.link()),
       retry_timer_(loop, [this] { work(); }),
       drain_timer_(loop, [this] { check_drained(); }),
       flushed_(std::move(flushed)) {}
@@ -81,42 +87,20 @@ bool PublisherCore::parse(const proto::Frame& frame, Message& message) {
 // ---- connection ----------------------------------------------------------------------------
 
 void PublisherCore::start() {
-    attempt_ = policy_.first();
-    connect();
+    failover_.start();
 }
 
-void PublisherCore::connect() {
-    if (stopping_) return;
-    emit_connection(ConnectionState::kConnecting, "");
-    link_.open(link_settings(options_, options_.distributors[attempt_.server], kMaxFrameBytes,
-                             options_.max_output_bytes, tls_));
-}
-
-void PublisherCore::emit_connection(ConnectionState state, const std::string& text) {
-    ConnectionEvent event;
-    event.state = state;
-    event.server = options_.distributors[attempt_.server];
-    event.server_id = state == ConnectionState::kUp ? link_.peer_id() : std::string();
-    event.text = text;
-    event.attempt = attempt_.failures;
+void PublisherCore::on_connection_event(const ConnectionEvent& event) {
     guarded(*log_, "on_connection", [&] { handler_.on_connection(event); });
 }
 
-void PublisherCore::on_link_up(const wire::LoginResponse&) {
+void PublisherCore::on_session_up(const wire::LoginResponse&) {
     session_up_ = true;
-    session_up_ns_ = monotonic_ns();
-    policy_.on_success();
-    attempt_.failures = 0;
-    counters_.connections.fetch_add(1, std::memory_order_relaxed);
-    log_->info("logged in to {} ({})", options_.distributors[attempt_.server].to_string(),
-               link_.peer_id());
-    emit_connection(ConnectionState::kUp, "");
     for (auto& [name, service] : services_) announce(*service);
     work();
 }
 
-void PublisherCore::on_link_down(LinkDown cause, const std::string& text) {
-    const bool was_up = session_up_;
+bool PublisherCore::on_session_down(bool, LinkDown) {
     session_up_ = false;
     by_service_id_.clear();
     by_item_id_.clear();
@@ -130,20 +114,17 @@ void PublisherCore::on_link_down(LinkDown cause, const std::string& text) {
         item->item_id = 0;
         item->requested = false;  // the distributor asks again for what is still wanted
     }
-    if (stopping_) return check_drained();
-    if (was_up) counters_.connection_losses.fetch_add(1, std::memory_order_relaxed);
-    emit_connection(ConnectionState::kDown, std::string(link_down_name(cause)) + ": " + text);
-    const auto lasted = std::chrono::milliseconds((monotonic_ns() - session_up_ns_) / 1'000'000);
-    attempt_ = was_up                             ? policy_.after_loss(lasted)
-               : cause == LinkDown::kLoginRefused ? policy_.after_refusal()
-                                                  : policy_.after_failure();
-    reconnect_timer_.start_once(attempt_.delay);
+    if (stopping_) {
+        check_drained();
+        return false;
+    }
+    return true;
 }
 
 void PublisherCore::stop(uint32_t drain_ms) {
     if (stopping_) return;
     stopping_ = true;
-    reconnect_timer_.stop();
+    failover_.stop();
     drain_deadline_ns_ = monotonic_ns() + int64_t{drain_ms} * 1'000'000;
     check_drained();
 }
@@ -160,7 +141,7 @@ void PublisherCore::check_drained() {
     if (pending && session_up_) log_->warn("stopping with output not yet sent to the distributor");
     link_.close(CloseReason::kShutdown, "publisher stopping");
     session_up_ = false;
-    emit_connection(ConnectionState::kStopped, "stop() called");
+    on_connection_event(failover_.event(ConnectionState::kStopped, "stop() called"));
     stop_loop_();
 }
 
@@ -439,7 +420,7 @@ void PublisherCore::register_items(Service& service) {
     service.to_register.clear();
 }
 
-void PublisherCore::on_link_frame(const proto::Frame& frame) {
+void PublisherCore::on_session_frame(const proto::Frame& frame) {
     switch (frame.type) {
         case FrameType::kServiceAnnounceResponse:
             return on_announce_response(frame);
@@ -474,8 +455,8 @@ void PublisherCore::on_announce_response(const proto::Frame& frame) {
             register_items(service);
         }
     } else {
-        log_->warn("service {} refused by {}: {}", service.name,
-                   options_.distributors[attempt_.server].to_string(), response.status().text());
+        log_->warn("service {} refused by {}: {}", service.name, failover_.peer().to_string(),
+                   response.status().text());
     }
     guarded(*log_, "on_service",
             [&] { handler_.on_service(service.name, accepted, response.status().text()); });

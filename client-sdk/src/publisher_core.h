@@ -13,19 +13,18 @@
 #include "common/logging.h"
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
+#include "failover_link.h"
 #include "mdcast/publisher.h"
 #include "proto/field_image.h"
 #include "proto/update_codec.h"
 #include "publisher_outbox.h"
-#include "reconnect_policy.h"
-#include "server_link.h"
 #include "wire/backbone.pb.h"
 #include "wire/client.pb.h"
 #include "wire/publisher.pb.h"
 
 namespace mdcast::sdk {
 
-struct PublisherCounters {
+struct PublisherCounters : LinkCounters {
     std::atomic<uint64_t> refreshes_sent{0};
     std::atomic<uint64_t> updates_sent{0};
     std::atomic<uint64_t> statuses_sent{0};
@@ -35,11 +34,9 @@ struct PublisherCounters {
     std::atomic<uint64_t> item_requests{0};
     std::atomic<uint64_t> item_closes{0};
     std::atomic<uint64_t> rejections{0};
-    std::atomic<uint64_t> connections{0};
-    std::atomic<uint64_t> connection_losses{0};
 };
 
-class PublisherCore final : public ServerLink::Listener {
+class PublisherCore final : public FailoverLink::Owner {
   public:
     // `handle_for` returns the handle of (service, item), creating it: the
     // front end owns handle numbering. `stop_loop` ends the I/O thread's loop.
@@ -56,9 +53,11 @@ class PublisherCore final : public ServerLink::Listener {
     // The outbox has something: take it and work through it.
     void on_wake();
 
-    void on_link_up(const wire::v1::LoginResponse& response) override;
-    void on_link_frame(const proto::Frame& frame) override;
-    void on_link_down(LinkDown cause, const std::string& text) override;
+    void on_session_up(const wire::v1::LoginResponse& response) override;
+    void on_session_frame(const proto::Frame& frame) override;
+    bool on_session_down(bool was_up, LinkDown cause) override;
+    void on_failing_over(bool, LinkDown) override {}
+    void on_connection_event(const ConnectionEvent& event) override;
 
   private:
     struct Service;
@@ -86,7 +85,6 @@ class PublisherCore final : public ServerLink::Listener {
         std::vector<Item*> to_register;
     };
 
-    void connect();
     void work();
     bool apply(const OutboxRecord& record);
     void announce(const Service& service);
@@ -113,7 +111,6 @@ class PublisherCore final : public ServerLink::Listener {
     void bind(Item& item, uint64_t item_id);
     Item& item_for(PublishedItem handle, Service& service, const std::string& name);
     void check_drained();
-    void emit_connection(ConnectionState state, const std::string& text);
     template <class Message>
     bool parse(const proto::Frame& frame, Message& message);
 
@@ -126,14 +123,11 @@ class PublisherCore final : public ServerLink::Listener {
     std::shared_ptr<const TlsContext> tls_;  // null: plaintext
     std::shared_ptr<spdlog::logger> log_;
     FlushScheduler flusher_;
-    ServerLink link_;
-    ReconnectPolicy policy_;
-    ReconnectPolicy::Attempt attempt_;
-    Timer reconnect_timer_;
+    FailoverLink failover_;
+    ServerLink& link_;   // failover_'s
     Timer retry_timer_;  // output was full: try again
     Timer drain_timer_;  // stopping: wait for the output to go
     bool session_up_ = false;
-    int64_t session_up_ns_ = 0;  // when it logged in: a session lost soon after backs off
     bool stopping_ = false;
     int64_t drain_deadline_ns_ = 0;
     std::unordered_map<std::string, std::unique_ptr<Service>> services_;
