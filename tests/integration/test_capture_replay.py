@@ -3,8 +3,13 @@ publishes the recording into a fresh stack, and a client there sees each item's
 values in the order a client of the original run saw them. A capture of a
 distributor that loses packets on send reports the gaps; a rotating capture
 keeps only the newest files, each within its size."""
+import csv
+import glob
 import os
+import shutil
 import signal
+import subprocess
+import tempfile
 import time
 
 from harness import BIN, Stack, check, run, wait_for_log
@@ -108,6 +113,30 @@ def test_capture_then_replay_gives_a_client_the_same_values():
     for name in NAMES:
         check(len(original.get(name, [])) > 50, f"{name}: the original client saw too little")
         check_same_sequence(name, original[name], replayed)
+    check_bench_replays(path)
+
+
+def check_bench_replays(path):
+    """mdcast-bench --replay runs a latency point with the capture as its load."""
+    out = tempfile.mkdtemp(prefix="mdcast-bench-replay-")
+    r = subprocess.run([os.environ.get("MDCAST_BENCH", "mdcast-bench"), "latency", "--profiles", "latency",
+                        "--replay", path, "--seconds", "1", "--warmup", "0.5", "--out", out],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"mdcast-bench --replay failed ({r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+    folder = os.path.dirname(glob.glob(os.path.join(out, "*", "report.md"))[0])
+    with open(os.path.join(folder, "report.md")) as f:
+        text = f.read()
+    check("Source: **replay (mdcast-replay: the capture run.pcap" in text, text[:2000])
+    with open(os.path.join(folder, "commands.txt")) as f:
+        commands = f.read()
+    check("mdcast-replay " + path in commands and "--images-first" in commands, commands)
+    # The point ran at the capture's rate (500 updates/s recorded) and its clients got it all.
+    with open(os.path.join(folder, "latency.csv")) as f:
+        rows = list(csv.DictReader(f))
+    check(len(rows) == 1 and 400 <= int(rows[0]["rate"]) <= 600, f"latency.csv: {rows}")
+    check(0.9 * int(rows[0]["rate"]) <= float(rows[0]["received_per_s"]) <= 1.1 * int(rows[0]["rate"]),
+          f"received {rows[0]['received_per_s']}/s of {rows[0]['rate']}/s")
+    shutil.rmtree(out)
 
 
 def test_a_capture_of_a_lossy_distributor_reports_its_gaps():

@@ -4,6 +4,8 @@
 // order within each item and the images are kept (replay_items.h,
 // capture_timeline.h). At the end it prints mdcast-source's pacing report: a
 // log line and the source_summary JSON line mdcast-bench reads.
+#include <fmt/format.h>
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -12,16 +14,19 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/config/command_line.h"
 #include "mdcast/publisher.h"
 #include "proto/backbone_packet.h"
+#include "proto/field_values.h"
 #include "tools/credentials.h"
 #include "tools/replay/capture_timeline.h"
 #include "tools/replay/replay_items.h"
 #include "update_schedule.h"
+#include "wire/common.pb.h"
 
 namespace {
 
@@ -35,6 +40,9 @@ struct Options {
     std::string service;  // empty: the captured names
     double speed = 1;     // 0: as fast as possible
     int64_t tick_us = 1000;
+    bool images_first = false;
+    double start_delay_s = 0;
+    bool list = false;
     std::string user = "mdcast-replay";
     std::string password_file;
 };
@@ -158,8 +166,67 @@ void report(const tools::CaptureTimeline& timeline, const tools::ReplayItems& it
         static_cast<unsigned long long>(s.rejected));
 }
 
+// Every item's first image before any update, acknowledged by the distributor;
+// then --start-delay for consumers to subscribe (what mdcast-bench does).
+bool publish_images_first(const Options& o, const tools::CaptureTimeline& timeline,
+                          tools::ReplayItems& items, Publisher& publisher) {
+    for (const auto& packet : timeline.packets()) {
+        if (!items.publish_images(packet.epoch, packet.datagram)) return false;
+    }
+    if (!publisher.flush(std::chrono::seconds(30))) {
+        std::fprintf(stderr, "mdcast-replay: the distributor did not take the images\n");
+        return false;
+    }
+    std::fprintf(stderr, "mdcast-replay: %zu items registered, their images published\n",
+                 items.items());
+    const int64_t end = monotonic_ns() + static_cast<int64_t>(o.start_delay_s * 1e9);
+    while (!g_stop && monotonic_ns() < end)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return !g_stop;
+}
+
+// --list: what the capture holds, as one JSON line (for mdcast-bench --replay).
+int list_contents(const tools::CaptureTimeline& timeline) {
+    std::set<std::string> services;
+    std::vector<std::string> names;
+    std::set<std::pair<uint64_t, uint64_t>> seen;
+    uint64_t updates = 0;
+    for (const auto& packet : timeline.packets()) {
+        proto::PacketHeader header;
+        proto::decode_packet_header(packet.datagram, header);
+        proto::PacketMessageIterator messages(packet.datagram, header, proto::kBackboneDataTypes);
+        proto::Frame frame;
+        wire::v1::Refresh refresh;
+        while (messages.next(frame) == proto::PacketMessageIterator::Result::kFrame) {
+            if (frame.type == proto::FrameType::kUpdate) ++updates;
+            if (frame.type != proto::FrameType::kRefresh ||
+                !refresh.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) ||
+                !seen.insert({packet.epoch, refresh.item_id()}).second) {
+                continue;
+            }
+            services.insert(refresh.service_name());
+            names.push_back(refresh.item_name());
+        }
+    }
+    std::string out = fmt::format(
+        "{{\"type\":\"capture_contents\",\"data_packets\":{},\"updates\":{},\"span_s\":{:.6f},"
+        "\"services\":[",
+        timeline.counts().data_packets, updates,
+        static_cast<double>(timeline.last_ns() - timeline.first_ns()) / 1e9);
+    std::string separator;
+    for (const std::string& service : services)
+        out += std::exchange(separator, ",") + "\"" + proto::json_escape(service) + "\"";
+    out += "],\"items\":[";
+    separator.clear();
+    for (const std::string& name : names)
+        out += std::exchange(separator, ",") + "\"" + proto::json_escape(name) + "\"";
+    std::printf("%s]}\n", out.c_str());
+    return 0;
+}
+
 int run(const Options& o) {
     const tools::CaptureTimeline timeline = tools::CaptureTimeline::load(o.files);
+    if (o.list) return list_contents(timeline);
     std::fprintf(stderr, "mdcast-replay: %llu data packets over %.3f s in the capture\n",
                  static_cast<unsigned long long>(timeline.counts().data_packets),
                  static_cast<double>(timeline.last_ns() - timeline.first_ns()) / 1e9);
@@ -176,6 +243,10 @@ int run(const Options& o) {
     announce_services(o, timeline, publisher);
     publisher.start();
     tools::ReplayItems items(publisher, o.service, g_stop);
+    if (o.images_first && !publish_images_first(o, timeline, items, publisher)) {
+        publisher.stop();
+        return 1;
+    }
     Replay replay(o, timeline, items);
     const bool completed = replay.run();
     const bool flushed = publisher.flush(std::chrono::seconds(30));
@@ -211,6 +282,14 @@ int main(int argc, char** argv) {
                 1e6)
         .option("tick-us", &o.tick_us, "MICROS", "Pacing tick: later than this counts as late", 10,
                 1'000'000)
+        .flag("images-first", &o.images_first,
+              "Publish every item's first image before anything else, then wait --start-delay")
+        .option("start-delay", &o.start_delay_s, "SECONDS",
+                "With --images-first: wait this long after the images (consumers subscribe)", 0,
+                3600)
+        .flag("list", &o.list,
+              "Print what the capture holds (JSON: services, items, updates) "
+              "and exit")
         .option("user", &o.user, "NAME", "User name for the login")
         .option("password-file", &o.password_file, "FILE",
                 "Login password: the first line of FILE (default: $MDCAST_PASSWORD)");

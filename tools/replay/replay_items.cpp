@@ -118,6 +118,7 @@ bool ReplayItems::publish_refresh(uint64_t epoch, std::span<const uint8_t> body)
     }
     const auto key = std::make_pair(epoch, refresh.item_id());
     auto found = items_.find(key);
+    if (published_early_.erase(key) > 0) return true;  // already out, first of all
     if (found != items_.end() && refresh.solicited()) {
         ++counts_.solicited_refreshes;
         return true;
@@ -174,6 +175,22 @@ bool ReplayItems::publish_status(uint64_t epoch, std::span<const uint8_t> body) 
     const ItemState state = to_state(status.status());
     ++counts_.statuses;
     return until_taken([&] { return publisher_.status(found->second, state); });
+}
+
+bool ReplayItems::publish_images(uint64_t epoch, std::span<const uint8_t> datagram) {
+    proto::PacketHeader header;
+    if (proto::decode_packet_header(datagram, header) != proto::PacketError::kNone) return true;
+    proto::PacketMessageIterator messages(datagram, header, proto::kBackboneDataTypes);
+    proto::Frame frame;
+    wire::v1::Refresh refresh;
+    while (messages.next(frame) == proto::PacketMessageIterator::Result::kFrame) {
+        if (frame.type != proto::FrameType::kRefresh || !parse(frame.body, refresh)) continue;
+        const auto key = std::make_pair(epoch, refresh.item_id());
+        if (items_.count(key) > 0) continue;
+        if (!publish_refresh(epoch, frame.body)) return false;
+        if (items_.count(key) > 0) published_early_.insert(key);
+    }
+    return true;
 }
 
 void ReplayItems::services_of(std::span<const uint8_t> datagram, std::set<std::string>& out) {

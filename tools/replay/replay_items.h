@@ -50,6 +50,10 @@ class ReplayItems {
     // publisher's outbox is full. False when told to stop while waiting.
     bool publish(uint64_t epoch, const proto::Frame& frame);
 
+    // --images-first: publishes the first refresh of every item in `datagram`
+    // not imaged yet, and skips that refresh when publish() meets it later.
+    bool publish_images(uint64_t epoch, std::span<const uint8_t> datagram);
+
     const ReplayCounts& counts() const { return counts_; }
     size_t items() const { return items_.size(); }
     // Services named by the capture's refreshes, to announce before start().
@@ -67,6 +71,7 @@ class ReplayItems {
     std::string service_;
     const std::atomic<bool>& stop_;
     std::map<std::pair<uint64_t, uint64_t>, PublishedItem> items_;
+    std::set<std::pair<uint64_t, uint64_t>> published_early_;  // --images-first
     FieldList fields_;
     proto::UpdateView update_;
     ReplayCounts counts_;
