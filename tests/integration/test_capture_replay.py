@@ -178,7 +178,25 @@ def test_a_rotating_capture_keeps_the_newest_files_within_their_size():
         check(files[-1].endswith(".pcap") and ".rot." not in files[-1], f"names: {files}")
 
 
+def test_the_packet_limit_stops_a_capture_and_a_failed_write_fails_it():
+    with Stack("caplimits") as stack:
+        stack.distributor()
+        path = os.path.join(stack.dir, "limit.pcap")
+        capture = start_capture(stack, path, "--max-packets", "100")
+        full = stack.start("capture-full", [BIN["capture"], "--groups", f"{stack.group}:{stack.backbone_port}",
+                                            "--write", "/dev/full", "--duration", "60"], stdout=True)
+        wait_for_log(full, "writing")
+        source = stack.source("--items", str(ITEMS), "--rate", "2000", "--duration", "2")
+        check(capture.wait(20) == 0, "the capture did not stop at its packet limit")
+        check(summary_of(capture)["packets"] == 100, f"summary: {summary_of(capture)}")
+        check("packet limit reached" in capture.log_text(), capture.log_text()[-1000:])
+        check(full.wait(20) == 1, "a capture that cannot write did not fail")
+        check("cannot write /dev/full" in full.log_text(), full.log_text()[-1000:])
+        check(source.wait(20) == 0, "source failed")
+
+
 if __name__ == "__main__":
     run([test_capture_then_replay_gives_a_client_the_same_values,
          test_a_capture_of_a_lossy_distributor_reports_its_gaps,
-         test_a_rotating_capture_keeps_the_newest_files_within_their_size])
+         test_a_rotating_capture_keeps_the_newest_files_within_their_size,
+         test_the_packet_limit_stops_a_capture_and_a_failed_write_fails_it])

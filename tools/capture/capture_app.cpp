@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "common/clock.h"
 
@@ -67,7 +68,7 @@ void CaptureApp::read_group(Group& group) {
     for (int round = 0; round < 16 && !stopped_; ++round) {
         const size_t received = batch_.receive(group.socket.fd());
         if (received == 0) return;
-        if (batch_.kernel_drops() > 0) kernel_drops_ = batch_.kernel_drops();
+        if (batch_.kernel_drops() > 0) group.kernel_drops = batch_.kernel_drops();
         for (size_t i = 0; i < received && !stopped_; ++i) {
             CapturedDatagram datagram;
             datagram.time_ns = batch_.receive_time_ns(i);
@@ -81,6 +82,7 @@ void CaptureApp::read_group(Group& group) {
                 stop("packet limit reached");
             }
         }
+        if (!writer_->failed().empty()) return stop("write failed");
     }
 }
 
@@ -91,12 +93,18 @@ void CaptureApp::stop(const std::string& why) {
     for (auto& group : groups_) event_del(group->read_event);
     deadline_.stop();
     if (writer_) writer_->close();
+    if (writer_ && !writer_->failed().empty()) {
+        log_->error("cannot write {}: {}", writer_->failed(), std::strerror(errno));
+        exit_code_ = 1;
+    }
     print_summary();
     loop_.stop();
 }
 
 // A JSON line on stdout (for scripts and tests) and a readable one in the log.
 void CaptureApp::print_summary() {
+    uint64_t kernel_drops = 0;
+    for (const auto& group : groups_) kernel_drops += group->kernel_drops;
     const double elapsed_s = static_cast<double>(monotonic_ns() - started_ns_) / 1e9;
     std::string files;
     for (const std::string& file : writer_->files()) {
@@ -105,7 +113,7 @@ void CaptureApp::print_summary() {
     std::printf(
         "{\"type\":\"capture_summary\",\"elapsed_s\":%.3f,%s,\"kernel_drops\":%llu,"
         "\"oversized\":%llu,\"file_bytes\":%llu,\"files\":[%s]}\n",
-        elapsed_s, tally_.json_fields().c_str(), static_cast<unsigned long long>(kernel_drops_),
+        elapsed_s, tally_.json_fields().c_str(), static_cast<unsigned long long>(kernel_drops),
         static_cast<unsigned long long>(writer_->oversized()),
         static_cast<unsigned long long>(writer_->bytes()), files.c_str());
     std::fflush(stdout);

@@ -38,7 +38,7 @@ class CaptureApp {
 
     bool start(std::string& error);
     void stop(const std::string& why);
-    int exit_code() const { return 0; }
+    int exit_code() const { return exit_code_; }
 
   private:
     struct Group {
@@ -46,6 +46,7 @@ class CaptureApp {
         UdpSocket socket;
         sockaddr_in address{};
         event* read_event = nullptr;
+        uint64_t kernel_drops = 0;  // SO_RXQ_OVFL: the socket's count since it opened
     };
     static void on_readable(int, short, void* group);
     void read_group(Group& group);
@@ -59,8 +60,8 @@ class CaptureApp {
     BackboneTally tally_;
     Timer deadline_;
     int64_t started_ns_ = 0;
-    uint64_t kernel_drops_ = 0;
     bool stopped_ = false;
+    int exit_code_ = 0;
     std::shared_ptr<spdlog::logger> log_;
 };
 

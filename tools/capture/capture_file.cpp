@@ -165,6 +165,7 @@ void CaptureWriter::write(const CapturedDatagram& datagram) {
     header.caplen = static_cast<bpf_u_int32>(frame_.size());
     header.len = header.caplen;
     pcap_dump(reinterpret_cast<u_char*>(dumper_), &header, frame_.data());
+    if (std::ferror(pcap_dump_file(dumper_))) failed_ = files_.back();
     file_bytes_ += record;
     total_bytes_ += record;
     ++frames_;
@@ -172,7 +173,7 @@ void CaptureWriter::write(const CapturedDatagram& datagram) {
 
 void CaptureWriter::close() {
     if (dumper_ == nullptr) return;
-    pcap_dump_flush(dumper_);
+    if (pcap_dump_flush(dumper_) != 0) failed_ = files_.back();
     pcap_dump_close(dumper_);
     dumper_ = nullptr;
 }

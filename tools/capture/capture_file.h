@@ -49,7 +49,7 @@ bool parse_udp_frame(int linktype, std::span<const uint8_t> frame, CapturedDatag
 // keeping at most `max_files` of them (0: all; the oldest is deleted). The
 // first file is `path`, the next ones insert .1, .2 ... before the extension
 // (cap.pcap, cap.1.pcap, cap.2.pcap). Throws std::runtime_error naming the file
-// when one cannot be opened; write errors are reported by ok()/error().
+// when one cannot be opened; a failed write (disk full) is reported by failed().
 class CaptureWriter {
   public:
     CaptureWriter(std::string path, uint64_t max_file_bytes, uint32_t max_files);
@@ -63,6 +63,8 @@ class CaptureWriter {
     uint64_t frames() const { return frames_; }
     uint64_t bytes() const { return total_bytes_; }  // file bytes, headers included
     uint64_t oversized() const { return oversized_; }
+    // The file that could not be written, empty while all is well.
+    const std::string& failed() const { return failed_; }
     // Every file written, oldest first, with those deleted by max_files left out.
     const std::vector<std::string>& files() const { return files_; }
 
@@ -83,6 +85,7 @@ class CaptureWriter {
     uint16_t ip_id_ = 0;
     std::vector<uint8_t> frame_;
     std::vector<std::string> files_;
+    std::string failed_;
 };
 
 // Reads the UDP datagrams of one capture file in file order, with nanosecond

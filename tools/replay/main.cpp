@@ -6,6 +6,7 @@
 // log line and the source_summary JSON line mdcast-bench reads.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -76,9 +77,7 @@ class Replay {
             if (g_stop) return false;
             const int64_t due = due_ns(packet.time_ns);
             const int64_t now = monotonic_ns();
-            if (due > now + tick_ns) {
-                std::this_thread::sleep_for(std::chrono::nanoseconds(due - now));
-            }
+            if (due > now + tick_ns && !sleep_until_due(due)) return false;
             const uint64_t before = items_.counts().updates;
             if (!publish_packet(packet)) return false;
             if (o_.speed > 0 && monotonic_ns() > due + tick_ns) {
@@ -103,6 +102,17 @@ class Replay {
     }
 
   private:
+    // Sleeps in short slices so that a signal ends a long quiet stretch at once;
+    // false when told to stop.
+    static bool sleep_until_due(int64_t due) {
+        for (int64_t now = monotonic_ns(); now < due; now = monotonic_ns()) {
+            if (g_stop) return false;
+            std::this_thread::sleep_for(
+                std::chrono::nanoseconds(std::min<int64_t>(due - now, 50'000'000)));
+        }
+        return true;
+    }
+
     int64_t due_ns(int64_t captured_ns) const {
         if (o_.speed <= 0) return 0;
         return started_ns_ +
