@@ -66,8 +66,9 @@ def replayed_run(path):
     with Stack("replay") as stack:
         stack.distributor()
         server = stack.server(1)
+        # A small window: the replay waits for the distributor's acknowledgement every 200 updates.
         replay = stack.start("replay", [BIN["replay"], path, "--distributor",
-                                        f"127.0.0.1:{stack.publisher_port}"], stdout=True)
+                                        f"127.0.0.1:{stack.publisher_port}", "--window", "200"], stdout=True)
         wait_for_log(server, "is up", timeout=15)
         time.sleep(0.5)  # every item is registered (their images come first in the capture)
         client = stack.client(1, "--items", ",".join(NAMES), "--duration", "60")

@@ -41,6 +41,7 @@ struct Options {
     std::string service;  // empty: the captured names
     double speed = 1;     // 0: as fast as possible
     int64_t tick_us = 1000;
+    int64_t window = 20000;
     bool images_first = false;
     double start_delay_s = 0;
     bool list = false;
@@ -67,8 +68,9 @@ class Handler final : public PublisherHandler {
 // their time are counted as late (the report's "shortfall").
 class Replay {
   public:
-    Replay(const Options& o, const tools::CaptureTimeline& timeline, tools::ReplayItems& items)
-        : o_(o), timeline_(timeline), items_(items) {}
+    Replay(const Options& o, const tools::CaptureTimeline& timeline, tools::ReplayItems& items,
+           Publisher& publisher)
+        : o_(o), timeline_(timeline), items_(items), publisher_(publisher) {}
 
     bool run() {
         started_ns_ = monotonic_ns();
@@ -79,7 +81,7 @@ class Replay {
             const int64_t now = monotonic_ns();
             if (due > now + tick_ns && !sleep_until_due(due)) return false;
             const uint64_t before = items_.counts().updates;
-            if (!publish_packet(packet)) return false;
+            if (!publish_packet(packet) || !within_window()) return false;
             if (o_.speed > 0 && monotonic_ns() > due + tick_ns) {
                 late_ += items_.counts().updates - before;
             }
@@ -113,6 +115,21 @@ class Replay {
         return true;
     }
 
+    // At most --window updates in flight: past that, wait for the distributor to
+    // acknowledge them (Publisher::flush). Without it a flat-out replay can fill
+    // the SDK's socket output (max_output_bytes) faster than a loaded
+    // distributor reads, and the SDK drops the connection.
+    bool within_window() {
+        const uint64_t published = items_.counts().updates;
+        if (published - acknowledged_ < static_cast<uint64_t>(o_.window)) return true;
+        if (!publisher_.flush(std::chrono::seconds(30))) {
+            std::fprintf(stderr, "mdcast-replay: the distributor acknowledged nothing in 30 s\n");
+            return false;
+        }
+        acknowledged_ = published;
+        return true;
+    }
+
     int64_t due_ns(int64_t captured_ns) const {
         if (o_.speed <= 0) return 0;
         return started_ns_ +
@@ -134,6 +151,8 @@ class Replay {
     const Options& o_;
     const tools::CaptureTimeline& timeline_;
     tools::ReplayItems& items_;
+    Publisher& publisher_;
+    uint64_t acknowledged_ = 0;  // updates the distributor has confirmed (flush)
     int64_t started_ns_ = 0;
     uint64_t late_ = 0;
 };
@@ -257,7 +276,7 @@ int run(const Options& o) {
         publisher.stop();
         return 1;
     }
-    Replay replay(o, timeline, items);
+    Replay replay(o, timeline, items, publisher);
     const bool completed = replay.run();
     const bool flushed = publisher.flush(std::chrono::seconds(30));
     const tools::SourceSummary summary = replay.summary(handler.rejected.load());
@@ -290,6 +309,9 @@ int main(int argc, char** argv) {
                 "captured service names)")
         .option("speed", &o.speed, "FACTOR", "1: recorded speed, N: N times it, 0: flat out", 0,
                 1e6)
+        .option("window", &o.window, "N",
+                "At most N updates not yet acknowledged by the distributor (flow control)", 1,
+                10'000'000)
         .option("tick-us", &o.tick_us, "MICROS", "Pacing tick: later than this counts as late", 10,
                 1'000'000)
         .flag("images-first", &o.images_first,
