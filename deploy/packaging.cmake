@@ -6,7 +6,8 @@
 #   mdcast-common       the mdcast user (postinst), socket-buffer sysctls, operations guide
 #   mdcast-server       /usr/bin/mdcast-server, mdcast-server@.service, /etc/mdcast/server.yaml
 #   mdcast-distributor  /usr/bin/mdcast-distributor, its unit, /etc/mdcast/distributor.yaml
-#   mdcast-tools        mdcast-source, mdcast-client, /etc/mdcast/fields.dict (where they look)
+#   mdcast-tools        mdcast-source, mdcast-client, mdcast-capture, mdcast-replay, the
+#                       Wireshark dissector, /etc/mdcast/fields.dict (where they look)
 #   libmdcast-dev       the client SDK: libmdcast.so, headers, CMake package, mdcast.pc, and
 #                       the examples with their CMakeLists.txt (/usr/share/mdcast/examples)
 #
@@ -137,7 +138,7 @@ set(CPACK_COMPONENT_SERVER_DESCRIPTION
 set(CPACK_COMPONENT_DISTRIBUTOR_DESCRIPTION
   "mdcast source distributor (mdcast-distributor)\n Accepts publisher connections and multicasts their updates onto the reliable\n mdcast backbone. Runs as the systemd unit mdcast-distributor.")
 set(CPACK_COMPONENT_TOOLS_DESCRIPTION
-  "mdcast load and test tools\n mdcast-source (paced load publisher) and mdcast-client (test client with\n latency statistics), with the field dictionary in /etc/mdcast, and mdcast-passwd\n (password hashes for the users file).")
+  "mdcast load and test tools\n mdcast-source (paced load publisher) and mdcast-client (test client with\n latency statistics), with the field dictionary in /etc/mdcast, mdcast-passwd\n (password hashes for the users file), mdcast-capture and mdcast-replay (backbone\n captures as pcap files, published again) and a Wireshark dissector\n (/usr/share/mdcast/wireshark/mdcast.lua).")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
   "mdcast client SDK (libmdcast) and its development files\n Consumer and publisher C++20 APIs: shared library, headers, CMake package\n (find_package(mdcast)), pkg-config file (mdcast.pc), and a consumer and a\n publisher example with their CMakeLists.txt in /usr/share/mdcast/examples.")
 set(CPACK_COMPONENT_SERVER_DEPENDS common)

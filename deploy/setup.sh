@@ -28,8 +28,11 @@ tsan_tests='sdk|consumer_test|publisher_test|event_queue|publisher_outbox'
 fuzz_seconds=600
 [[ "$mode" == fuzz && -n "${2:-}" ]] && fuzz_seconds=$2
 
+# libpcap-dev: mdcast-capture / mdcast-replay files; tshark: the dissector's test
+# (tools/wireshark/mdcast.lua), skipped without it.
 packages=(g++ cmake ninja-build pkg-config libevent-dev libssl-dev libprotobuf-dev
           protobuf-compiler libspdlog-dev libyaml-cpp-dev catch2 python3 python3-matplotlib
+          libpcap-dev tshark
           iproute2 libsystemd-dev systemd strace dpkg-dev openssl clang-format
           clang-14 libclang-rt-14-dev
           python3-dev pybind11-dev python3-pybind11 python3-pytest python3-setuptools

@@ -14,7 +14,8 @@ namespace mdcast {
 
 namespace {
 
-constexpr size_t kControlBytes = CMSG_SPACE(sizeof(uint32_t));
+// Room for the drop count (SO_RXQ_OVFL) and a receive timestamp (SO_TIMESTAMPNS).
+constexpr size_t kControlBytes = CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(timespec));
 
 [[noreturn]] void fail(const std::string& what, const std::string& where) {
     throw std::runtime_error(what + " for " + where + ": " + std::strerror(errno));
@@ -164,6 +165,10 @@ sockaddr_in UdpSocket::local_address() const {
     return address;
 }
 
+void UdpSocket::enable_receive_timestamps() {
+    set_option(fd_, SOL_SOCKET, SO_TIMESTAMPNS, 1, "SO_TIMESTAMPNS", format_ipv4(local_address()));
+}
+
 bool UdpSocket::send(std::span<const uint8_t> datagram) {
     return ::send(fd_, datagram.data(), datagram.size(), MSG_DONTWAIT) ==
            static_cast<ssize_t>(datagram.size());
@@ -181,7 +186,8 @@ DatagramBatch::DatagramBatch(size_t capacity, size_t max_datagram_bytes)
       headers_(capacity),
       vectors_(capacity),
       sources_(capacity),
-      control_(capacity * kControlBytes) {}
+      control_(capacity * kControlBytes),
+      receive_times_(capacity) {}
 
 size_t DatagramBatch::receive(int fd) {
     for (size_t i = 0; i < headers_.size(); ++i) {
@@ -198,15 +204,25 @@ size_t DatagramBatch::receive(int fd) {
     const int n = recvmmsg(fd, headers_.data(), static_cast<unsigned>(headers_.size()),
                            MSG_DONTWAIT, nullptr);
     if (n <= 0) return 0;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&headers_[n - 1].msg_hdr); c != nullptr;
-         c = CMSG_NXTHDR(&headers_[n - 1].msg_hdr, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+    for (size_t i = 0; i < static_cast<size_t>(n); ++i) read_control(i);
+    return static_cast<size_t>(n);
+}
+
+void DatagramBatch::read_control(size_t i) {
+    receive_times_[i] = 0;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&headers_[i].msg_hdr); c != nullptr;
+         c = CMSG_NXTHDR(&headers_[i].msg_hdr, c)) {
+        if (c->cmsg_level != SOL_SOCKET) continue;
+        if (c->cmsg_type == SO_RXQ_OVFL) {
             uint32_t drops = 0;
             std::memcpy(&drops, CMSG_DATA(c), sizeof drops);
-            kernel_drops_ = drops;
+            kernel_drops_ = drops;  // the last datagram's report is the newest
+        } else if (c->cmsg_type == SO_TIMESTAMPNS) {
+            timespec at{};
+            std::memcpy(&at, CMSG_DATA(c), sizeof at);
+            receive_times_[i] = at.tv_sec * 1'000'000'000LL + at.tv_nsec;
         }
     }
-    return static_cast<size_t>(n);
 }
 
 std::span<const uint8_t> DatagramBatch::datagram(size_t i) const {

@@ -43,6 +43,11 @@ class UdpSocket {
     int fd() const { return fd_; }
     sockaddr_in local_address() const;
 
+    // Each datagram received from now on carries the kernel's CLOCK_REALTIME
+    // receive time (SO_TIMESTAMPNS), read by DatagramBatch::receive_time_ns.
+    // Throws std::runtime_error when the kernel refuses.
+    void enable_receive_timestamps();
+
     // Non-blocking sends. Return false when the datagram was not sent (errno set).
     bool send(std::span<const uint8_t> datagram);
     bool send_to(std::span<const uint8_t> datagram, const sockaddr_in& to);
@@ -66,14 +71,20 @@ class DatagramBatch {
     // opened (SO_RXQ_OVFL); 0 when that receive carried no report. One batch may
     // serve several sockets: a count never carries over from one to another.
     uint64_t kernel_drops() const { return kernel_drops_; }
+    // The kernel's receive time (ns since the Unix epoch) of datagram i; 0 unless
+    // its socket has enable_receive_timestamps().
+    int64_t receive_time_ns(size_t i) const { return receive_times_[i]; }
 
   private:
+    void read_control(size_t i);
+
     size_t max_bytes_;
     std::vector<uint8_t> storage_;
     std::vector<struct mmsghdr> headers_;
     std::vector<struct iovec> vectors_;
     std::vector<sockaddr_in> sources_;
     std::vector<uint8_t> control_;  // cmsg space per datagram
+    std::vector<int64_t> receive_times_;
     uint64_t kernel_drops_ = 0;
 };
 

@@ -21,6 +21,8 @@ BIN = {
     "server": os.environ.get("MDCAST_SERVER", "mdcast-server"),
     "source": os.environ.get("MDCAST_SOURCE", "mdcast-source"),
     "client": os.environ.get("MDCAST_CLIENT", "mdcast-client"),
+    "capture": os.environ.get("MDCAST_CAPTURE", "mdcast-capture"),
+    "replay": os.environ.get("MDCAST_REPLAY", "mdcast-replay"),
 }
 ETC = os.environ.get("MDCAST_ETC", os.path.join(os.path.dirname(__file__), "../../etc"))
 

@@ -42,7 +42,8 @@ EXPECTED = {
                            "/usr/share/doc/mdcast-distributor/examples/10-realtime.conf.example",
                            "/usr/share/doc/mdcast-distributor/examples/profiles/latency/distributor.yaml"],
     "mdcast-tools": ["/usr/bin/mdcast-source", "/usr/bin/mdcast-client", "/usr/bin/mdcast-passwd",
-                     "/usr/bin/mdcastctl", "/etc/mdcast/fields.dict"],
+                     "/usr/bin/mdcastctl", "/usr/bin/mdcast-capture", "/usr/bin/mdcast-replay",
+                     "/usr/share/mdcast/wireshark/mdcast.lua", "/etc/mdcast/fields.dict"],
     "libmdcast-dev": ["/usr/include/mdcast/consumer.h", "/usr/include/mdcast/publisher.h",
                       "/usr/include/mdcast/log.h", "/usr/share/mdcast/fields.dict",
                       "/usr/share/mdcast/examples/CMakeLists.txt", "/usr/share/mdcast/examples/consumer.cpp",
@@ -97,7 +98,8 @@ def test_five_packages_with_their_files():
     # Every daemon and tool binary is in exactly the package named for it.
     binaries = {f for p in PACKAGES.values() for f in p["files"] if f.startswith("/usr/bin/")}
     check(binaries == {"/usr/bin/mdcast-server", "/usr/bin/mdcast-distributor", "/usr/bin/mdcast-source",
-                       "/usr/bin/mdcast-client", "/usr/bin/mdcast-passwd", "/usr/bin/mdcastctl"},
+                       "/usr/bin/mdcast-client", "/usr/bin/mdcast-passwd", "/usr/bin/mdcastctl",
+                       "/usr/bin/mdcast-capture", "/usr/bin/mdcast-replay"},
           f"binaries packaged: {sorted(binaries)}")
 
 

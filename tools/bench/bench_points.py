@@ -28,6 +28,7 @@ class Point:
     client: str = "sdk"    # sdk: the SDK Consumer (mdcast-bench-consumer); lean: mdcast-client
     source: str = "sdk"    # sdk: the SDK Publisher (mdcast-bench-publisher); lean: mdcast-source
     pin: bool = False      # daemons on the first core, client processes on the others
+    replay: dict = None    # mdcast-bench --replay: the capture (mdcast_bench.replay_load)
     # Filled in by run_point:
     result: dict = field(default_factory=dict)
 
@@ -80,20 +81,36 @@ def run_point(point, binaries, profiles_dir, out_dir):
     return point
 
 
-def _run(point, stack, log_dir):
-    stack.start_core(point.servers)
+# --replay: the clients subscribe during the replay's start delay, which the warm-up covers;
+# the steady window ends half a second before the capture does.
+REPLAY_START_DELAY_S = 1.0
+
+
+def start_source(point, stack):
+    if point.replay:
+        r = point.replay
+        point.seconds = min(point.seconds, max(0.5, r["span_s"] - point.warmup_s - 0.5))
+        point.warmup_s += REPLAY_START_DELAY_S
+        source = stack.replay(r["file"], "--speed", r["speed"], "--images-first", "--start-delay",
+                              REPLAY_START_DELAY_S, "--tick-us", max(point.tick_us, 1000))
+        return source, ["--service", r["service"], "--item-prefix", r["prefix"]]
     source_args = ["--items", point.items, "--rate", point.rate,
                    "--duration", point.warmup_s + point.seconds + 3, "--update-bytes", point.update_bytes,
                    "--tick-us", point.tick_us, "--max-batch", max(10_000, point.rate * point.tick_us // 50_000)]
     if point.latency_rate:
         source_args += ["--latency-rate", point.latency_rate]
-    source = stack.source(*source_args)
-    source.wait_for_log("items registered", 20)
+    return stack.source(*source_args), []
+
+
+def _run(point, stack, log_dir):
+    stack.start_core(point.servers)
+    source, item_args = start_source(point, stack)
+    source.wait_for_log("items registered", 60)
     interval = max(0.25, min(1.0, point.seconds / 6))
     clients = []
     for i, n in enumerate(split_connections(point.connections, point.client_processes)):
         csv_path = os.path.join(log_dir, f"client{i}.csv")
-        clients.append((stack.client(f"client{i}", "--connections", n, "--item-count", point.items,
+        clients.append((stack.client(f"client{i}", "--connections", n, "--item-count", point.items, *item_args,
                                      "--output", "none", "--duration", point.warmup_s + point.seconds,
                                      "--warmup", point.warmup_s, "--stats-interval", interval,
                                      "--csv", csv_path), n, csv_path))

@@ -261,6 +261,11 @@ class Stack:
         return self.start("source", [binary, "--distributor", f"127.0.0.1:{self.publisher_port}",
                                      *map(str, args)])
 
+    def replay(self, *args):
+        """mdcast-replay as the source (mdcast-bench --replay)."""
+        return self.start("source", [self.bin["replay"], *map(str, args[:1]), "--distributor",
+                                     f"127.0.0.1:{self.publisher_port}", *map(str, args[1:])])
+
     def client(self, name, *args):
         tls = ["--tls", "--ca-file", self.tls["ca"]] if self.tls else []
         binary = self.bin["sdk-client" if self.client_kind == "sdk" else "client"]

@@ -16,6 +16,7 @@ binaries on loopback with private ports and a random 239.255.x.y group, and stop
 by PID. Writes reports/<timestamp>/report.md, CSV files and PNG charts."""
 import argparse
 import datetime
+import json
 import os
 import platform
 import shlex
@@ -65,6 +66,11 @@ def parse_args(argv):
     parser.add_argument("--source", choices=["sdk", "lean"], default="sdk",
                         help="sdk (default): mdcast-bench-publisher, the SDK Publisher; lean: "
                              "mdcast-source, which writes pre-encoded frames")
+    parser.add_argument("--replay", metavar="FILE",
+                        help="load from a capture (mdcast-capture) published by mdcast-replay instead of "
+                             "generated updates: each point runs at the capture's rate times --replay-speed")
+    parser.add_argument("--replay-speed", type=float, default=1.0,
+                        help="--replay: N times the recorded speed (default 1)")
     parser.add_argument("--pin", action="store_true",
                         help="pin the daemons (distributor, servers) to the first core and the client "
                              "processes (source, clients) to the other cores")
@@ -79,7 +85,8 @@ def binaries(build_dir):
              "source": os.path.join(build_dir, "tools/mdcast-source"),
              "client": os.path.join(build_dir, "tools/mdcast-client"),
              "sdk-source": os.path.join(build_dir, "tools/mdcast-bench-publisher"),
-             "sdk-client": os.path.join(build_dir, "tools/mdcast-bench-consumer")}
+             "sdk-client": os.path.join(build_dir, "tools/mdcast-bench-consumer"),
+             "replay": os.path.join(build_dir, "tools/mdcast-replay")}
     missing = [p for p in found.values() if not os.access(p, os.X_OK)]
     if missing:
         sys.exit(f"mdcast-bench: not built: {', '.join(missing)} (run deploy/setup.sh build)")
@@ -100,6 +107,7 @@ class Runner:
         self.out = os.path.join(os.path.abspath(args.out), stamp)
         os.makedirs(self.out, exist_ok=True)
         self.points = []
+        self.replay = replay_load(self.bin["replay"], args.replay, args.replay_speed) if args.replay else None
 
     def run(self, point):
         if self.args.latency_rate:
@@ -109,6 +117,10 @@ class Runner:
         point.client = self.args.client
         point.source = self.args.source
         point.pin = self.args.pin
+        if self.replay:
+            point.replay = self.replay
+            point.rate = int(self.replay["rate"])
+            point.items = self.replay["count"]
         print(f"  {point.label()} ...", end="", flush=True)
         run_point(point, self.bin, self.profiles, self.out)
         lat = point.result.get("latency")
@@ -154,8 +166,31 @@ class Runner:
                                connections=self.args.latency_connections))
 
 
+def replay_load(binary, path, speed):
+    """What --replay publishes: the capture's items (they must be named PREFIX000000 ...
+    PREFIX(N-1), as mdcast-source and mdcast-bench name them, for the bench's clients),
+    its rate and its length at `speed`."""
+    listing = subprocess.run([binary, path, "--list"], capture_output=True, timeout=600)
+    if listing.returncode != 0:
+        sys.exit(f"mdcast-bench: mdcast-replay --list {path}: {listing.stderr.decode()[-500:]}")
+    contents = json.loads(listing.stdout.decode().splitlines()[-1])
+    names, services = contents["items"], contents["services"]
+    prefix = names[0][:-6] if names else ""
+    if len(services) != 1 or sorted(names) != [f"{prefix}{i:06d}" for i in range(len(names))]:
+        sys.exit(f"mdcast-bench: --replay needs one service and items PREFIX000000 .. PREFIX(N-1); "
+                 f"{path} has services {services} and items {names[:3]} ...")
+    span = contents["span_s"] / speed
+    if span <= 0 or contents["updates"] == 0:
+        sys.exit(f"mdcast-bench: {path} holds no updates to replay")
+    return {"file": os.path.abspath(path), "speed": speed, "service": services[0], "prefix": prefix,
+            "count": len(names), "updates": contents["updates"], "span_s": span,
+            "rate": contents["updates"] / span}
+
+
 def run_scenario(runner, args):
     rates = ints(args.rates) if args.rates else None
+    if runner.replay:
+        rates = [int(runner.replay["rate"])]  # the capture sets the rate
     if args.scenario in ("latency", "all"):
         runner.latency(rates or LATENCY_RATES, args.profiles.split(","), 5, 1)
     if args.scenario in ("fanout", "all"):
@@ -175,6 +210,13 @@ CLIENT_TEXT = {"sdk": "sdk (mdcast-bench-consumer: one libmdcast Consumer per co
                "lean": "lean (mdcast-client: decodes only each update's header)"}
 SOURCE_TEXT = {"sdk": "sdk (mdcast-bench-publisher: the libmdcast Publisher, a FieldList per update)",
                "lean": "lean (mdcast-source: pre-encoded update frames)"}
+
+
+def source_text(args):
+    if args.replay:
+        return (f"replay (mdcast-replay: the capture {os.path.basename(args.replay)} at "
+                f"{args.replay_speed:g}x its recorded speed, through the libmdcast Publisher)")
+    return SOURCE_TEXT[args.source]
 
 
 def machine():
@@ -233,7 +275,7 @@ def write_report(runner, args, command):
              "## Machine", "",
              "| cores | CPU model | kernel | memory | OS |", "|---:|---|---|---|---|",
              f"| {m['cores']} | {m['cpu']} | {m['kernel']} | {m['memory']} | {m['os']} |", "",
-             f"Client: **{CLIENT_TEXT[args.client]}**. Source: **{SOURCE_TEXT[args.source]}**.", "",
+             f"Client: **{CLIENT_TEXT[args.client]}**. Source: **{source_text(args)}**.", "",
              "All processes run on this one machine over loopback, multicast in local mode (interface "
              "127.0.0.1, TTL 0), no real-time priority, "
              + ("pinned with `--pin`: distributor and servers on the first core, source and clients on "
@@ -321,7 +363,7 @@ def print_summary(runner, lat, fan, siz):
             print(f"{p.servers:>7} {p.connections:>5} {r.get('inbound_per_s') or 0:>10,.0f} "
                   f"{r.get('outbound_per_s') or 0:>12,.0f} {r.get('server_cpu_percent') or 0:>12.0f}  "
                   f"{report.verdict(p)}")
-    print(f"\nclient {runner.args.client}, source {runner.args.source}{', pinned' if runner.args.pin else ''}; "
+    print(f"\nclient {runner.args.client}, source {'replay' if runner.args.replay else runner.args.source}{', pinned' if runner.args.pin else ''}; "
           "CPU µs per update (= CPU-s per million updates):")
     print(f"{'point':<44} {'source':>7} {'distrib':>7} {'server':>7} {'client':>7}")
     for p in runner.points:

@@ -1,0 +1,167 @@
+"""tools/wireshark/mdcast.lua under Debian's tshark: a signed backbone with loss
+and repairs, recorded by mdcast-capture, decodes packet for packet as the
+capture's own summary counted it (headers, heartbeats, repairs, signatures,
+updates, item names, fields by dictionary name); a NAK and a TCP session split
+across segments, written here byte by byte, decode to their fields. Skipped
+(77) without tshark."""
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import time
+from collections import defaultdict
+
+from harness import (BIN, LOGIN_REQUEST, SUBSCRIBE, Stack, check, frame, pb_string, run,
+                     varint, wait_for_log)
+
+LUA = os.path.join(os.path.dirname(__file__), "../../tools/wireshark/mdcast.lua")
+ITEMS = 10
+NAMES = [f"ITEM{i:06d}" for i in range(ITEMS)]
+FIELDS = ["mdcast.type", "mdcast.sequence", "mdcast.flags.retransmit", "mdcast.flags.signed",
+          "mdcast.signature", "mdcast.source", "mdcast.next_sequence", "mdcast.frame.type",
+          "mdcast.item_name", "mdcast.item_id", "mdcast.field.ACVOL_1", "mdcast.field.BID"]
+
+
+def tshark(path, fields, display_filter=None):
+    """One dict per packet: field -> list of its values (in the packet's order)."""
+    argv = ["tshark", "-X", f"lua_script:{LUA}", "-r", path, "-T", "fields",
+            "-E", "separator=\t", "-E", "occurrence=a", "-E", "aggregator=|"]
+    if display_filter:
+        argv += ["-Y", display_filter]
+    for name in fields:
+        argv += ["-e", name]
+    result = subprocess.run(argv, capture_output=True, timeout=120)
+    check(result.returncode == 0, f"tshark failed: {result.stderr.decode()[-2000:]}")
+    rows = []
+    for line in result.stdout.decode().splitlines():
+        values = line.split("\t")
+        rows.append({name: (v.split("|") if v else []) for name, v in zip(fields, values)})
+    return rows
+
+
+def signed_lossy_capture(stack):
+    key = stack.write("backbone.key", os.urandom(32).hex())
+    stack.distributor(extra=f"  key_file: {key}\ntesting:\n  loss:\n    send_rate: 0.05\n    seed: 11")
+    stack.server(1, extra=f"  key_file: {key}")  # NAKs what was lost: repairs on the group
+    path = os.path.join(stack.dir, "signed.pcap")
+    capture = stack.start("capture", [BIN["capture"], "--groups", f"{stack.group}:{stack.backbone_port}",
+                                      "--write", path, "--duration", "60"], stdout=True)
+    wait_for_log(capture, "writing")
+    source = stack.source("--items", str(ITEMS), "--rate", "1000", "--duration", "2")
+    check(source.wait(20) == 0, "source failed")
+    time.sleep(1)
+    capture.stop()
+    summary = [m for m in capture.json_lines() if m.get("type") == "capture_summary"]
+    check(summary, "no capture summary")
+    return path, summary[0]
+
+
+def test_a_captured_signed_backbone_decodes_as_the_capture_counted_it():
+    with Stack("wireshark") as stack:
+        path, summary = signed_lossy_capture(stack)
+        rows = tshark(path, FIELDS)
+        check(len(rows) == summary["packets"], f"{len(rows)} rows for {summary['packets']} packets")
+        check(all(r["mdcast.type"] for r in rows), "a packet was not decoded as mdcast")
+        check(all(r["mdcast.flags.signed"] == ["1"] and len(r["mdcast.signature"][0]) == 32
+                  for r in rows), "a packet without its signature")
+        beats = [r for r in rows if r["mdcast.type"] == ["2"]]
+        check(len(beats) == summary["heartbeats"] and all(r["mdcast.next_sequence"] for r in beats),
+              f"{len(beats)} heartbeats decoded, {summary['heartbeats']} captured")
+        repairs = [r for r in rows if r["mdcast.flags.retransmit"] == ["1"]]
+        check(len(repairs) == summary["repairs"] > 0, f"{len(repairs)} repairs, {summary['repairs']} captured")
+        check_data_packets([r for r in rows if r["mdcast.type"] == ["1"]], summary)
+
+
+def check_data_packets(rows, summary):
+    """First copies only (as the summary counts): updates, item names, fields."""
+    seen, updates, names = set(), 0, set()
+    volumes = defaultdict(list)
+    for r in rows:
+        sequence = r["mdcast.sequence"][0]
+        if sequence in seen:
+            continue
+        seen.add(sequence)
+        types = r["mdcast.frame.type"]
+        updates += types.count("21")
+        names.update(r["mdcast.item_name"])
+        # Refreshes and updates carry one item id and one ACVOL_1 each (the image's
+        # is 0), in message order; packets with other messages are left out.
+        if not set(types) <= {"20", "21"}:
+            continue
+        for item, volume in zip(r["mdcast.item_id"], r["mdcast.field.ACVOL_1"]):
+            volumes[item].append(int(volume))
+    check(updates == summary["updates"], f"{updates} updates decoded, {summary['updates']} captured")
+    check(names == set(NAMES), f"item names decoded: {sorted(names)}")
+    check(len(volumes) == ITEMS, f"items with ACVOL_1: {len(volumes)}")
+    for item, values in volumes.items():
+        check(all(v % 10 == 0 for v in values) and len(set(values)) == len(values),
+              f"item {item}: ACVOL_1 values {values[:10]} are not the source's 10 x seq")
+    check(summary["unfilled"] > 0 or all(sorted(v) == list(range(0, 10 * len(v), 10)) for v in volumes.values()),
+          "with every gap filled each item's ACVOL_1 runs 0, 10, 20 ... without a hole")
+
+
+def pcap_file(path, linktype, packets):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, linktype))  # ns pcap
+        for i, data in enumerate(packets):
+            f.write(struct.pack("<IIII", 1700000000 + i, 0, len(data), len(data)) + data)
+
+
+def ipv4(protocol, src, dst, payload):
+    header = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), 0, 0x4000, 64, protocol, 0,
+                         bytes(src), bytes(dst))
+    return header + payload
+
+
+def udp(sport, dport, payload):
+    return ipv4(17, [127, 0, 0, 1], [127, 0, 0, 1], struct.pack(">HHHH", sport, dport, 8 + len(payload), 0) + payload)
+
+
+def tcp(sport, dport, seq, payload):
+    return ipv4(6, [127, 0, 0, 1], [127, 0, 0, 1],
+                struct.pack(">HHIIBBHHH", sport, dport, seq, 1, 0x50, 0x18, 65535, 0, 0) + payload)
+
+
+def nak_packet(epoch, ranges):
+    body = b"".join(varint(1 << 3 | 2) + varint(len(r)) + r
+                    for r in (varint(0x08) + varint(a) + varint(0x10) + varint(b) for a, b in ranges))
+    payload = frame(43, body)
+    return struct.pack(">IBBHQQHHI", 0x4D444342, 1, 3, 0, epoch, 0, 1, 0, len(payload)) + payload
+
+
+def test_a_nak_and_a_split_tcp_session_decode_to_their_fields():
+    with Stack("wireshark-nak") as stack:
+        path = os.path.join(stack.dir, "handmade.pcap")
+        epoch = 7 << 48 | 1234567
+        login = frame(LOGIN_REQUEST, pb_string(1, "alice") + pb_string(2, "probe") + varint(5 << 3) + varint(1))
+        subscribe = frame(SUBSCRIBE, varint(1 << 3) + varint(9) + pb_string(2, "MDCAST") +
+                          pb_string(3, "ITEM000001") + pb_string(3, "ITEM000002"))
+        stream = login + subscribe
+        cut = len(login) + 5  # the subscribe starts in one segment and ends in the next
+        pcap_file(path, 101, [  # LINKTYPE_RAW: bare IPv4
+            udp(40000, 41000, nak_packet(epoch, [(5, 9), (12, 13)])),
+            tcp(45000, 14002, 1, stream[:cut]),
+            tcp(45000, 14002, 1 + cut, stream[cut:]),
+        ])
+        rows = tshark(path, ["mdcast.type", "mdcast.source", "mdcast.frame.type", "mdcast.nak_from",
+                             "mdcast.nak_to", "mdcast.user", "mdcast.protocol_version",
+                             "mdcast.service_name", "mdcast.item_name", "mdcast.request_id"])
+        nak = rows[0]
+        check(nak["mdcast.type"] == ["3"] and nak["mdcast.source"] == ["7"], f"NAK header: {nak}")
+        check(nak["mdcast.frame.type"] == ["43"], f"NAK message: {nak}")
+        check(nak["mdcast.nak_from"] == ["5", "12"] and nak["mdcast.nak_to"] == ["9", "13"],
+              f"NAK ranges: {nak}")
+        check(rows[1]["mdcast.frame.type"] == ["1"] and rows[1]["mdcast.user"] == ["alice"] and
+              rows[1]["mdcast.protocol_version"] == ["1"], f"login: {rows[1]}")
+        check(rows[2]["mdcast.frame.type"] == ["31"] and rows[2]["mdcast.service_name"] == ["MDCAST"] and
+              rows[2]["mdcast.item_name"] == ["ITEM000001", "ITEM000002"] and
+              rows[2]["mdcast.request_id"] == ["9"], f"subscribe across two segments: {rows[2]}")
+
+
+if __name__ == "__main__":
+    if shutil.which("tshark") is None:
+        print("SKIP: tshark is not installed (apt-get install tshark; deploy/setup.sh test packages)")
+        sys.exit(77)
+    run([test_a_captured_signed_backbone_decodes_as_the_capture_counted_it,
+         test_a_nak_and_a_split_tcp_session_decode_to_their_fields])
