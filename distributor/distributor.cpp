@@ -392,6 +392,23 @@ std::string Distributor::stats_json() const {
     return out + "],\"metrics\":" + metrics_.json() + "}";
 }
 
+bool Distributor::replace_earlier_connection(PublisherSession& claimant, uint64_t owner_session) {
+    PublisherSession* owner = sessions_.find(owner_session);
+    if (!owner || owner == &claimant || !owner->logged_in() || owner->user() != claimant.user() ||
+        owner->application_id() != claimant.application_id() ||
+        owner->position() != claimant.position()) {
+        return false;
+    }
+    log_->warn(
+        "publisher connection {} ({}) replaces connection {} of the same publisher "
+        "(user {}, application {}, position {}): the earlier one is closed",
+        claimant.connection().id(), claimant.connection().peer(), owner_session, claimant.user(),
+        claimant.application_id(), claimant.position());
+    owner->connection().close(CloseReason::kKicked,
+                              "replaced by a newer connection of the same publisher");
+    return true;
+}
+
 AdminHttp::Handlers Distributor::admin_handlers() {
     AdminHttp::Handlers handlers;
     handlers.health = [] { return std::pair{true, std::string("ok")}; };

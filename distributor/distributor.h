@@ -49,6 +49,7 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
     void on_publisher_closed(PublisherSession& session, CloseReason reason,
                              const std::string& text) override;
     void on_service_announced(PublisherSession& session, const ServiceEntry& service) override;
+    bool replace_earlier_connection(PublisherSession& claimant, uint64_t owner_session) override;
     void on_image_request(const wire::ImageRequest& request, const sockaddr_in& from) override;
     void on_directory_query() override;
     void on_nak(const wire::Nak& nak, const sockaddr_in& from) override;

@@ -147,7 +147,15 @@ void PublisherSession::on_service_announce(const proto::Frame& frame) {
     ServiceEntry* entry = nullptr;
     const auto mode = announce.mode() == wire::SERVICE_INTERACTIVE ? wire::SERVICE_INTERACTIVE
                                                                    : wire::SERVICE_BROADCAST;
-    const auto result = registry_.announce(announce.name(), mode, connection_->id(), entry);
+    auto result = registry_.announce(announce.name(), mode, connection_->id(), entry);
+    // A publisher's reconnect can overtake the close of its earlier connection
+    // (seen here only later): the newer connection takes its services over.
+    if (result == ItemRegistry::AnnounceResult::kOwnedByAnother) {
+        const ServiceEntry* owned = registry_.service(announce.name());
+        if (owned && owner_.replace_earlier_connection(*this, owned->owner_session)) {
+            result = registry_.announce(announce.name(), mode, connection_->id(), entry);
+        }
+    }
     if (result == ItemRegistry::AnnounceResult::kAccepted) {
         response.set_service_id(entry->id);
         status->set_stream_state(wire::STREAM_OPEN);

@@ -50,6 +50,13 @@ class PublisherSession final : public TcpConnection::Handler {
         // The session now owns `service` (interactive sources are asked again
         // for the items someone wants).
         virtual void on_service_announced(PublisherSession& session, const ServiceEntry& service) {}
+        // `claimant` announces a service session `owner_session` owns: true when
+        // the owner was an earlier connection of the same publisher (same user,
+        // application and position), now closed, so the service is free.
+        virtual bool replace_earlier_connection(PublisherSession& claimant,
+                                                uint64_t owner_session) {
+            return false;
+        }
 
       protected:
         virtual ~Owner() = default;
@@ -67,6 +74,8 @@ class PublisherSession final : public TcpConnection::Handler {
     // Sends the refusal, then closes auth_failed.
     void refuse_login(const auth::LoginVerdict& verdict);
     const std::string& user() const { return user_; }
+    const std::string& application_id() const { return application_id_; }
+    const std::string& position() const { return position_; }
     // Interactive services: asks the publisher to publish `item` (an
     // ImageRequest with the item id the distributor gave it).
     void request_item(const ServiceEntry& service, const ItemEntry& item);
