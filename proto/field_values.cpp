@@ -103,13 +103,8 @@ std::string format_value_json(const wire::FieldValue& value) {
             return d == d && d - d == 0 ? format_value(value) : "null";  // NaN/inf are not JSON
         }
         case wire::FieldValue::kStringValue:
-        case wire::FieldValue::kTimeNs: {
-            // Appended, not "\"" + string: gcc 12 -O3 warns falsely (-Wrestrict) on that form.
-            std::string quoted(1, '"');
-            quoted += json_escape(format_value(value));
-            quoted += '"';
-            return quoted;
-        }
+        case wire::FieldValue::kTimeNs:
+            return "\"" + json_escape(format_value(value)) + "\"";
         case wire::FieldValue::kBlank:
         case wire::FieldValue::VALUE_NOT_SET:
             return "null";

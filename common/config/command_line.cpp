@@ -327,10 +327,9 @@ std::string CommandLine::usage() const {
     text += "Options:\n";
     for (const Option* option : ordered) {
         std::string line = std::string(kLabelIndent, ' ') + option_label(*option);
-        if (line.size() + 2 > help_column) {
-            line += '\n';  // appended in two steps: gcc 12 -O3 warns falsely on "\n" + string
-            line.append(help_column, ' ');
-        } else
+        if (line.size() + 2 > help_column)
+            line += "\n" + std::string(help_column, ' ');
+        else
             line.append(help_column - line.size(), ' ');
         std::string help = option->help;
         std::string suffix = default_text(*option);
@@ -374,10 +373,7 @@ std::string CommandLine::default_text(const Option& option) const {
         if (**counter_target != 0) value = std::to_string(**counter_target);
     }
     std::string text = range.empty() ? "" : "(range: " + range + ")";
-    if (!value.empty()) {
-        if (!text.empty()) text += ' ';
-        text.append("(default: ").append(value).append(")");
-    }
+    if (!value.empty()) text += (text.empty() ? "" : " ") + ("(default: " + value + ")");
     return text;
 }
 
