@@ -140,6 +140,7 @@ AdminHttp::Reply Server::start_drain(const AdminHttp::Query& query) {
     drain_.initial = 0;
     for (const auto& [id, client] : clients_) drain_.initial += client->is_open();
     listeners_.disable();
+    if (ws_listeners_) ws_listeners_->disable();
     log_->info("draining on the admin endpoint: {} client(s) move away over {} s, then stop",
                drain_.initial, seconds);
     drain_timer_.start_periodic(std::chrono::milliseconds(kDrainTickMs));
