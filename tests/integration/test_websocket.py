@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import socket
+import ssl
 import urllib.error
 import urllib.request
 
@@ -373,7 +374,38 @@ def test_slow_consumer_is_closed_and_others_lose_nothing():
               "the stuck WebSocket client was not closed as a slow consumer")
 
 
+def test_wss_with_the_tls_certificate():
+    from test_tls import Pki  # the test CA of the TLS tests
+    with Stack("ws-tls") as stack:
+        pki = Pki(stack.dir)
+        cert, key = pki.issue("server", "localhost")
+        stack.distributor()
+        server, port = ws_server(stack, extra_clients="  ws_tls: true\n",
+                                 extra=f"tls:\n  cert_file: {cert}\n  key_file: {key}\n")
+        source = stack.source("--items", "3", "--rate", "50", "--duration", "20")
+        wait_for_log(source, "items registered")
+
+        async def scenario():
+            context = ssl.create_default_context(cafile=pki.ca)
+            ws = await websockets.connect(f"wss://localhost:{port}/", ssl=context, open_timeout=5,
+                                          ping_interval=None)
+            answer = await login(ws)
+            check(answer["Type"] == "Refresh" and answer["Domain"] == "Login", f"login over TLS: {answer}")
+            await ws.send(json.dumps({"ID": 2, "Key": {"Service": "MDCAST", "Name": "ITEM000002"}}))
+            image = (await receive(ws))[0]
+            check(image["Type"] == "Refresh" and image["Key"]["Name"] == "ITEM000002", f"image {image}")
+            await ws.close()
+            try:  # plaintext on the wss:// port is not a WebSocket
+                plain = await connect(port)
+                await plain.close()
+                check(False, "ws:// accepted on a wss:// port")
+            except (OSError, websockets.InvalidHandshake, asyncio.TimeoutError):
+                pass
+
+        asyncio.run(scenario())
+
+
 if __name__ == "__main__":
     run([test_image_then_every_update_in_order, test_requests_refused_with_a_status,
          test_bad_input_is_answered_or_closed_with_a_reason, test_http_page_and_refusals,
-         test_slow_consumer_is_closed_and_others_lose_nothing])
+         test_slow_consumer_is_closed_and_others_lose_nothing, test_wss_with_the_tls_certificate])
