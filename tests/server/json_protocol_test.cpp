@@ -13,9 +13,10 @@ namespace wire = mdcast::wire::v1;
 using mdcast::server::JsonEncoder;
 
 JsonEncoder encoder() {
-    return JsonEncoder(proto::FieldDictionary::parse("22 BID DECIMAL\n25 ASK DECIMAL\n3 DSPLY_NAME STRING\n"
-                                                     "30 BIDSIZE INT\n",
-                                                     "test.dict"));
+    return JsonEncoder(
+        proto::FieldDictionary::parse("22 BID DECIMAL\n25 ASK DECIMAL\n3 DSPLY_NAME STRING\n"
+                                      "30 BIDSIZE INT\n",
+                                      "test.dict"));
 }
 
 // The payload of a short unmasked text frame (2-byte header) or a 4-byte one.
@@ -53,8 +54,9 @@ TEST_CASE("an update: fields by name, decimals exact, the view applied, one fram
     update.fields.push_back(unknown);
     std::string out;
     json.append_update(out, update, {});
-    CHECK(payload(out) ==
-          R"({"ID":17,"Type":"Update","SeqNumber":43,"Fields":{"BID":101.43,"ASK":-0.005,"BIDSIZE":700,"DSPLY_NAME":"A \"quoted\"\u000a","999":null}})");
+    CHECK(
+        payload(out) ==
+        R"({"ID":17,"Type":"Update","SeqNumber":43,"Fields":{"BID":101.43,"ASK":-0.005,"BIDSIZE":700,"DSPLY_NAME":"A \"quoted\"\u000a","999":null}})");
     out.clear();
     json.append_update(out, update, {22});
     CHECK(payload(out) == R"({"ID":17,"Type":"Update","SeqNumber":43,"Fields":{"BID":101.43}})");
@@ -64,8 +66,9 @@ TEST_CASE("statuses carry the key and the LSEG state names") {
     const JsonEncoder json = encoder();
     const auto status = mdcast::server::make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT,
                                                     wire::STATUS_SOURCE_DOWN, "down");
-    CHECK(payload(json.status("S", "A", 9, status)) ==
-          R"({"ID":9,"Type":"Status","Key":{"Service":"S","Name":"A"},"State":{"Stream":"Open","Data":"Suspect","Code":"SourceDown","Text":"down"}})");
+    CHECK(
+        payload(json.status("S", "A", 9, status)) ==
+        R"({"ID":9,"Type":"Status","Key":{"Service":"S","Name":"A"},"State":{"Stream":"Open","Data":"Suspect","Code":"SourceDown","Text":"down"}})");
 }
 
 TEST_CASE("errors echo the start of what was refused") {

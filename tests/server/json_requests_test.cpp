@@ -56,7 +56,9 @@ TEST_CASE("an array of messages is answered message by message") {
 }
 
 TEST_CASE("refusals say why") {
-    const auto one = [](const char* text) { return parse_json_requests(text, JsonLimits{4, 2, 2})[0]; };
+    const auto one = [](const char* text) {
+        return parse_json_requests(text, JsonLimits{4, 2, 2})[0];
+    };
     CHECK(one("{not json").error == JsonError::kNotJson);
     CHECK(one(R"({"ID":"x","Key":{}})").error_text == "ID is not an integer");
     CHECK(one(R"({"ID":1,"Key":{"Name":"A"}})").error_text == "Key.Service missing");
@@ -64,7 +66,8 @@ TEST_CASE("refusals say why") {
     CHECK(one(R"({"ID":1,"Domain":"Source","Key":{}})").error == JsonError::kUnknownType);
     CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":"A"},"Streaming":1})").error ==
           JsonError::kBadRequest);
-    CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":["A","B","C"]}})").error == JsonError::kTooMany);
+    CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":["A","B","C"]}})").error ==
+          JsonError::kTooMany);
     CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":"A"},"View":["A","B","C"]})").error ==
           JsonError::kTooMany);
     CHECK(one("[1,2,3,4,5]").error == JsonError::kTooMany);

@@ -22,17 +22,20 @@ TEST_CASE("the accept key of RFC 6455's example") {
 
 TEST_CASE("a valid upgrade gets 101 with the key and the offered subprotocol") {
     const auto a = answer_to(
-        "GET /WebSocket HTTP/1.1\r\nHost: h\r\nUpgrade: WebSocket\r\nConnection: keep-alive, Upgrade\r\n"
+        "GET /WebSocket HTTP/1.1\r\nHost: h\r\nUpgrade: WebSocket\r\nConnection: keep-alive, "
+        "Upgrade\r\n"
         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         "Sec-WebSocket-Protocol: chat, tr_json2\r\n\r\n");
     CHECK(a.kind == WsHandshake::Kind::kUpgrade);
     CHECK(a.response.find("HTTP/1.1 101") == 0);
-    CHECK(a.response.find("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n") != std::string::npos);
+    CHECK(a.response.find("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n") !=
+          std::string::npos);
     CHECK(a.response.find("Sec-WebSocket-Protocol: tr_json2\r\n") != std::string::npos);
 }
 
 TEST_CASE("the page at /, 404 elsewhere, 400 for a bad upgrade, 405 for POST") {
-    CHECK(answer_to("GET / HTTP/1.1\r\nHost: h\r\n\r\n", "<html>").kind == WsHandshake::Kind::kPage);
+    CHECK(answer_to("GET / HTTP/1.1\r\nHost: h\r\n\r\n", "<html>").kind ==
+          WsHandshake::Kind::kPage);
     CHECK(answer_to("GET / HTTP/1.1\r\nHost: h\r\n\r\n", "").response.find("HTTP/1.1 404") == 0);
     CHECK(answer_to("GET /x HTTP/1.1\r\n\r\n", "<html>").response.find("HTTP/1.1 404") == 0);
     CHECK(answer_to("GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
