@@ -279,6 +279,14 @@ def test_bad_input_is_answered_or_closed_with_a_reason():
             check(code == 1008 and "fragmented flood" in reason, f"flood: {code} {reason!r}")
             flood.close()
 
+            # Framing errors wslay finds: invalid UTF-8 in a text message, an unmasked frame.
+            for frame, code in ((masked(1, True, b'{"Type":"Ping","x":"\xff"}'), 1007),
+                                (bytes([0x81, 0x05]) + b"hello", 1002)):
+                bad = raw_ws(port)
+                bad.sendall(frame)
+                check(raw_close(bad, "framing error")[0] == code, f"framing error: want close {code}")
+                bad.close()
+
             binary = await open_logged_in(port)
             await closed_with(binary, 1003, "binary message", b"\x01\x02")
 
@@ -304,6 +312,7 @@ def test_bad_input_is_answered_or_closed_with_a_reason():
                            ("mdcast_server_ws_too_large_total", 1),
                            ("mdcast_server_ws_fragment_floods_total", 1),
                            ("mdcast_server_ws_binary_refused_total", 1),
+                           ("mdcast_server_ws_protocol_errors_total", 2),
                            ('mdcast_server_closes_total{reason="not_logged_in"}', 1),
                            ('mdcast_server_closes_total{reason="frame_too_large"}', 1)):
             check(metric(admin, name) == want, f"{name} = {metric(admin, name)}, want {want}")
