@@ -124,6 +124,9 @@ set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_COMMON_PACKAGE_ARCHITECTURE all)
 # adduser for the mdcast user; procps for /usr/bin/kill, the units' ExecReload=.
 set(CPACK_DEBIAN_COMMON_PACKAGE_DEPENDS "adduser, procps")
+# The WebSocket port's framing library; dpkg-shlibdeps finds it too, this keeps the
+# version floor when dpkg-dev is missing.
+set(CPACK_DEBIAN_SERVER_PACKAGE_DEPENDS "libwslay1 (>= 1.1.1)")
 # mdcastctl is a Python 3 script (standard library only); shlibdeps cannot see that.
 set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "python3")
 # A shlibs file for libmdcast.so (packages built against it then depend on this version

@@ -36,7 +36,8 @@ packages=(g++ cmake ninja-build pkg-config libevent-dev libssl-dev libprotobuf-d
           iproute2 libsystemd-dev systemd strace dpkg-dev openssl clang-format
           clang-14 libclang-rt-14-dev
           python3-dev pybind11-dev python3-pybind11 python3-pytest python3-setuptools
-          python3-wheel python3-pip python3-venv)
+          python3-wheel python3-pip python3-venv
+          libwslay-dev nlohmann-json3-dev python3-websockets)
 
 install_missing() {
     local missing=()
@@ -82,6 +83,9 @@ fuzz_build() {
     cmake --build "$fuzz_dir" --target mdcast-fuzz-targets -j "$(nproc)"
 }
 
+# The watchlist page's browser test (tests/integration/test_web_watchlist.py) needs a
+# headless Chromium; only `test` installs it (it is large), elsewhere the test skips.
+[[ "$mode" == test ]] && packages+=(chromium chromium-driver python3-selenium)
 install_missing
 if [[ "$mode" == format ]]; then
     cd "$here" && git ls-files -- '*.cpp' '*.h' '*.cc' | xargs clang-format -i

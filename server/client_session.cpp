@@ -10,9 +10,18 @@ namespace wire = mdcast::wire::v1;
 ClientSession::ClientSession(Owner& owner, const ClientLimits& limits, std::string server_id)
     : owner_(owner), limits_(limits), server_id_(std::move(server_id)), log_(log::get("client")) {}
 
-void ClientSession::attach(std::unique_ptr<TcpConnection> connection) {
+void ClientSession::attach(std::unique_ptr<TcpConnection> connection, const WsSettings* ws) {
     connection_ = std::move(connection);
+    if (ws) ws_ = std::make_unique<WsSession>(*this, *ws);
     connection_->start();
+}
+
+void ClientSession::on_bytes(TcpConnection&, std::span<const uint8_t> bytes) {
+    if (ws_) ws_->on_bytes(bytes);
+}
+
+bool ClientSession::close_frame(CloseReason reason, const std::string& text, std::string& frame) {
+    return ws_ && ws_->close_frame(reason, text, frame);
 }
 
 std::string ClientSession::describe() const {
@@ -34,6 +43,7 @@ void ClientSession::deliver(std::span<const uint8_t> frame) {
 
 void ClientSession::deliver(FrameType type, const google::protobuf::MessageLite& message) {
     if (!connection_->accepts_output()) return;
+    if (ws_) return ws_->translate(type, message);  // it delivers the JSON
     if (!connection_->send(type, message)) return refuse_slow();
     ++messages_out_;
 }
@@ -125,13 +135,13 @@ void ClientSession::on_frame(TcpConnection&, const proto::Frame& frame) {
             return owner_.on_directory_request(*this);
         case FrameType::kSubscribe: {
             wire::Subscribe request;
-            if (parse(frame, request)) owner_.on_subscribe(*this, request);
+            if (parse(frame, request)) request_subscribe(request);
             return;
         }
         case FrameType::kUnsubscribe: {
             wire::Unsubscribe request;
             if (!parse(frame, request)) return;
-            for (uint64_t id : request.item_ids()) owner_.on_unsubscribe(*this, id);
+            for (uint64_t id : request.item_ids()) request_unsubscribe(id);
             return;
         }
         default:
@@ -141,7 +151,10 @@ void ClientSession::on_frame(TcpConnection&, const proto::Frame& frame) {
 
 void ClientSession::on_login(const proto::Frame& frame) {
     wire::LoginRequest request;
-    if (!parse(frame, request)) return;
+    if (parse(frame, request)) request_login(request);
+}
+
+void ClientSession::request_login(const wire::LoginRequest& request) {
     if (logged_in_ || login_pending_)
         return connection_->close(CloseReason::kProtocolError, "second login");
     if (!proto::valid_login(request.user(), request.password()) ||

@@ -1,4 +1,7 @@
 // One client connection: login, directory, subscribe / unsubscribe, ping.
+// It speaks the binary protocol, or (with a WsSession, clients.ws_port) JSON
+// over WebSocket: the requests and the rules are the same; only the encoding
+// of what goes out differs, and the fan-out groups subscribers by it.
 //
 // Requests go to the Owner (the server), which resolves items and fans out.
 // Output goes through the connection's bounded queue; a client whose queue
@@ -16,6 +19,7 @@
 #include "common/auth/authenticator.h"
 #include "common/logging.h"
 #include "common/net/tcp_connection.h"
+#include "server/ws_session.h"
 #include "wire/client.pb.h"
 #include "wire/session.pb.h"
 
@@ -36,8 +40,9 @@ class ClientSession final : public TcpConnection::Handler {
         // A well-formed first login: the owner checks it and answers with
         // accept_login() or refuse_login(), now or later.
         virtual void on_login_request(ClientSession& client,
-                                      const wire::v1::LoginRequest& request) = 0;
-        virtual void on_subscribe(ClientSession& client, const wire::v1::Subscribe& request) = 0;
+                                      const ::mdcast::wire::v1::LoginRequest& request) = 0;
+        virtual void on_subscribe(ClientSession& client,
+                                  const ::mdcast::wire::v1::Subscribe& request) = 0;
         virtual void on_unsubscribe(ClientSession& client, uint64_t item_id) = 0;
         virtual void on_directory_request(ClientSession& client) = 0;
         virtual void on_client_closed(ClientSession& client, CloseReason reason,
@@ -53,7 +58,20 @@ class ClientSession final : public TcpConnection::Handler {
 
     ClientSession(Owner& owner, const ClientLimits& limits, std::string server_id);
 
-    void attach(std::unique_ptr<TcpConnection> connection);
+    // `ws`: the connection came in on the WebSocket port.
+    void attach(std::unique_ptr<TcpConnection> connection, const WsSettings* ws = nullptr);
+    // The JSON encoder when this client speaks WebSocket/JSON; null for binary.
+    const JsonEncoder* json() const { return ws_ ? &ws_->encoder() : nullptr; }
+    // Housekeeping: WebSocket clients are pinged when silent.
+    void keep_alive(int64_t now_ns) {
+        if (ws_) ws_->keep_alive(now_ns);
+    }
+    // The requests, decoded from either protocol.
+    void request_login(const ::mdcast::wire::v1::LoginRequest& request);
+    void request_subscribe(const ::mdcast::wire::v1::Subscribe& request) {
+        owner_.on_subscribe(*this, request);
+    }
+    void request_unsubscribe(uint64_t item_id) { owner_.on_unsubscribe(*this, item_id); }
     TcpConnection& connection() { return *connection_; }
     const TcpConnection& connection() const { return *connection_; }
     bool is_open() const { return connection_ && connection_->is_open(); }
@@ -118,6 +136,8 @@ class ClientSession final : public TcpConnection::Handler {
     void on_frame(TcpConnection& connection, const proto::Frame& frame) override;
     void on_closed(TcpConnection& connection, CloseReason reason, const std::string& text) override;
     void on_output_drained(TcpConnection& connection) override;
+    void on_bytes(TcpConnection& connection, std::span<const uint8_t> bytes) override;
+    bool close_frame(CloseReason reason, const std::string& text, std::string& frame) override;
 
   private:
     void on_login(const proto::Frame& frame);
@@ -132,6 +152,7 @@ class ClientSession final : public TcpConnection::Handler {
     ClientLimits limits_;
     std::string server_id_;
     std::unique_ptr<TcpConnection> connection_;
+    std::unique_ptr<WsSession> ws_;  // null: the binary protocol
     bool logged_in_ = false;
     bool login_pending_ = false;  // the owner is checking the login
     bool login_refused_ = false;  // logged (rate-limited) by the authenticator already

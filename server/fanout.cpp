@@ -17,7 +17,8 @@ std::span<const uint8_t> bytes_of(const std::string& frame) {
 // ---- the subscription book -----------------------------------------------------------------
 
 bool Fanout::subscribe(ClientSession& client, uint64_t item_id, const std::vector<uint32_t>& view) {
-    if (!by_item_.add(item_id, &client, view)) return false;  // already open: re-image only
+    if (!by_item_.add(item_id, &client, view, client.json() != nullptr))
+        return false;  // already open: re-image only
     by_client_[&client][item_id] = view;
     return true;
 }
@@ -92,18 +93,37 @@ std::string Fanout::status_frame(const CachedItem& item) {
 
 // One update carrying the item's current values (from the cache), marked
 // conflated: what a slow consumer gets instead of the updates it could not take.
-std::string Fanout::conflated_frame(const CachedItem& item, const std::vector<uint32_t>& view) {
+proto::UpdateView Fanout::conflated_update(const CachedItem& item) {
     proto::UpdateView update;
     update.item_id = item.id;
     update.item_seq = item.item_seq;
     update.conflated = true;
     for (const auto& slot : item.image.slots()) update.fields.push_back(slot.entry());
+    return update;
+}
+
+std::string Fanout::conflated_frame(const CachedItem& item, const std::vector<uint32_t>& view) {
     std::string frame;
-    proto::append_update_frame(frame, update, view.empty() ? nullptr : &view);
+    proto::append_update_frame(frame, conflated_update(item), view.empty() ? nullptr : &view);
     return frame;
 }
 
 // ---- sending -------------------------------------------------------------------------------
+
+std::string Fanout::image_frame_for(const ClientSession& client, const CachedItem& item,
+                                    const proto::FieldImage* image,
+                                    const std::vector<uint32_t>& view, bool solicited,
+                                    bool snapshot) {
+    if (const JsonEncoder* json = client.json())
+        return json->refresh(item, image, view, solicited, snapshot);
+    return image_frame(item, image, view, solicited, snapshot);
+}
+
+std::string Fanout::status_frame_for(const ClientSession& client, const CachedItem& item) {
+    if (const JsonEncoder* json = client.json())
+        return json->status(item.service_name, item.name, item.id, item.status);
+    return status_frame(item);
+}
 
 void Fanout::fan_out_update(const CachedItem& item, const proto::UpdateView& update,
                             std::span<const uint8_t> whole) {
@@ -111,13 +131,20 @@ void Fanout::fan_out_update(const CachedItem& item, const proto::UpdateView& upd
     if (!groups) return;
     for (const auto& group : *groups) {
         std::span<const uint8_t> bytes = whole;
-        if (!group.view.empty()) {
-            // One encoding per distinct view. Updates touching none of its fields are skipped.
-            const bool touches_view = std::any_of(
-                update.fields.begin(), update.fields.end(), [&](const proto::FieldEntry& f) {
-                    return std::binary_search(group.view.begin(), group.view.end(), f.id);
-                });
-            if (!touches_view) continue;
+        // Updates touching none of a view's fields are skipped.
+        if (!group.view.empty() && std::none_of(update.fields.begin(), update.fields.end(),
+                                                [&](const proto::FieldEntry& f) {
+                                                    return std::binary_search(
+                                                        group.view.begin(), group.view.end(), f.id);
+                                                })) {
+            continue;
+        }
+        if (group.json) {  // one JSON encoding per view, for every WebSocket subscriber
+            view_frame_.clear();
+            group.clients.front()->json()->append_update(view_frame_, update, group.view);
+            ++counters_.json_update_encodings;
+            bytes = bytes_of(view_frame_);
+        } else if (!group.view.empty()) {  // one encoding per distinct view
             view_frame_.clear();
             proto::append_update_frame(view_frame_, update, &group.view);
             bytes = bytes_of(view_frame_);
@@ -133,7 +160,8 @@ void Fanout::fan_out_image(const CachedItem& item, const proto::FieldImage* imag
     const auto* groups = by_item_.find(item.id);
     if (!groups) return;
     for (const auto& group : *groups) {
-        const std::string frame = image_frame(item, image, group.view, false, false);
+        const std::string frame =
+            image_frame_for(*group.clients.front(), item, image, group.view, false, false);
         for (ClientSession* client : group.clients) {
             client->deliver_item(item.id, ClientSession::Owed::kImage, bytes_of(frame));
         }
@@ -144,8 +172,10 @@ void Fanout::fan_out_image(const CachedItem& item, const proto::FieldImage* imag
 void Fanout::fan_out_status(const CachedItem& item) {
     const auto* groups = by_item_.find(item.id);
     if (!groups) return;
-    const std::string frame = status_frame(item);
+    std::string frames[2];  // binary, JSON: each encoded once
     for (const auto& group : *groups) {
+        std::string& frame = frames[group.json ? 1 : 0];
+        if (frame.empty()) frame = status_frame_for(*group.clients.front(), item);
         for (ClientSession* client : group.clients) {
             client->deliver_item(item.id, ClientSession::Owed::kStatus, bytes_of(frame));
         }
@@ -156,7 +186,7 @@ void Fanout::fan_out_status(const CachedItem& item) {
 void Fanout::send_image(ClientSession& client, const CachedItem& item,
                         const proto::FieldImage* image, const std::vector<uint32_t>& view,
                         bool snapshot) {
-    const std::string frame = image_frame(item, image, view, true, snapshot);
+    const std::string frame = image_frame_for(client, item, image, view, true, snapshot);
     if (snapshot) {
         client.deliver(bytes_of(frame));  // not an open item: nothing to conflate
     } else {
@@ -186,16 +216,22 @@ void Fanout::drain(ClientSession& client) {
             }
             const auto& view = views->at(item_id);
             // No image (being recovered): the status; the image follows when it comes.
-            if (!item->has_image) return status_frame(*item);
+            if (!item->has_image) return status_frame_for(client, *item);
             // Suspect but still holding values: the image carries both the status and
             // the values applied while the client conflated (a status alone would
             // leave it behind the cache).
             if (item->status.data_state() != wire::DATA_OK) {
                 ++counters_.conflated_suspect_images;
-                return image_frame(*item, &item->image, view, false, false);
+                return image_frame_for(client, *item, &item->image, view, false, false);
             }
-            if (owed == ClientSession::Owed::kUpdate) return conflated_frame(*item, view);
-            return image_frame(*item, &item->image, view, false, false);
+            if (owed != ClientSession::Owed::kUpdate)
+                return image_frame_for(client, *item, &item->image, view, false, false);
+            if (const JsonEncoder* json = client.json()) {
+                std::string frame;
+                json->append_update(frame, conflated_update(*item), view);
+                return frame;
+            }
+            return conflated_frame(*item, view);
         });
 }
 

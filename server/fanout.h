@@ -6,8 +6,9 @@
 // views: limits, unsubscribe, reap, entitlement revocation, /stats). An update
 // goes out as the backbone's own bytes to the group without a view and is
 // encoded once per distinct view; images and statuses are encoded once per
-// item (images once per view). A conflating client's backlog is drained from
-// the cache's current state.
+// item (images once per view), in each encoding its subscribers use (binary,
+// or JSON for WebSocket clients: one JSON encoding per view too). A conflating
+// client's backlog is drained from the cache's current state.
 //
 // The server decides what happens to an item; Fanout only says it to the
 // subscribers. It never talks upstream.
@@ -33,6 +34,7 @@ struct FanoutCounters {
     uint64_t statuses_out = 0;
     uint64_t conflated_out = 0;             // frames sent from a conflation backlog
     uint64_t conflated_suspect_images = 0;  // drains that gave a suspect item its image
+    uint64_t json_update_encodings = 0;     // updates encoded to JSON: once per view, not client
 };
 
 class Fanout {
@@ -94,6 +96,14 @@ class Fanout {
                                    bool snapshot);
     static std::string status_frame(const CachedItem& item);
     static std::string conflated_frame(const CachedItem& item, const std::vector<uint32_t>& view);
+    // The item's current values as one update marked conflated.
+    static proto::UpdateView conflated_update(const CachedItem& item);
+    // The same, in the client's encoding (binary or JSON).
+    static std::string image_frame_for(const ClientSession& client, const CachedItem& item,
+                                       const proto::FieldImage* image,
+                                       const std::vector<uint32_t>& view, bool solicited,
+                                       bool snapshot);
+    static std::string status_frame_for(const ClientSession& client, const CachedItem& item);
 
   private:
     const ItemCache& cache_;

@@ -93,9 +93,10 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
       signer_(
           PacketSigner::from_files(config.backbone_key_file, config.backbone_previous_key_file)),
       backbone_(loop, receiver_settings(config, signer_.get()), *this),
-      listeners_(
-          loop, listener_settings(config),
-          [this](int fd, std::string peer, bool tls) { on_accept(fd, std::move(peer), tls); }),
+      listeners_(loop, listener_settings(config),
+                 [this](int fd, std::string peer, bool tls) {
+                     on_accept(fd, std::move(peer), tls, false);
+                 }),
       clients_(loop, "client", "server shutting down",
                {[this](ClientSession& client) {
                     fanout_.drop_client(client);
@@ -104,6 +105,7 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
                 [this](const std::string& why, size_t cut) { on_stopped(why, cut); }}),
       housekeeping_(loop, [this] { on_housekeeping(); }),
       drain_timer_(loop, [this] { on_drain_tick(); }) {
+    start_websocket();
     housekeeping_.start_periodic(std::chrono::milliseconds(100));
     register_metrics();
     if (config.admin_enabled) {
@@ -114,7 +116,8 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
                    config.admin_address, admin_->port(),
                    config.admin_token_file.empty() ? "" : "; POST /kick /drain /reload");
     }
-    log_->info("{}: clients {}; {} writes{}", server_id_, listeners_.describe(),
+    log_->info("{}: clients {}{}; {} writes{}", server_id_, listeners_.describe(),
+               ws_listeners_ ? "; WebSocket/JSON " + ws_listeners_->describe() : "",
                config.output_timed_writes ? "timed" : "natural-batching",
                config.output_timed_writes
                    ? " every " + std::to_string(config.output_flush_interval_ms) + " ms"
@@ -125,7 +128,7 @@ Server::~Server() = default;
 
 // ---- clients -------------------------------------------------------------------------------
 
-void Server::on_accept(int fd, std::string peer, bool tls) {
+void Server::on_accept(int fd, std::string peer, bool tls, bool websocket) {
     const uint64_t id = clients_.next_id();
     TcpConnection::Limits limits;
     limits.max_frame_body_bytes = config_.clients_max_frame_bytes;
@@ -136,7 +139,8 @@ void Server::on_accept(int fd, std::string peer, bool tls) {
     limits.pool = &output_pool_;
     limits.tcp_nodelay = config_.output_tcp_nodelay;
     limits.send_buffer_bytes = static_cast<int>(config_.output_tcp_send_buffer_bytes);
-    if (tls) limits.tls = listeners_.tls_limits();
+    limits.raw_input = websocket;  // wslay frames the input (WsSession)
+    if (tls) limits.tls = websocket ? ws_listeners_->tls_limits() : listeners_.tls_limits();
     const ClientLimits client_limits{
         config_.output_slow_consumer_policy == "conflate", config_.clients_max_items_per_request,
         config_.clients_max_subscriptions, config_.clients_heartbeat_interval_ms,
@@ -145,10 +149,11 @@ void Server::on_accept(int fd, std::string peer, bool tls) {
     auto connection = std::make_unique<TcpConnection>(loop_, flusher_, fd, id, peer,
                                                       proto::kClientToServerTypes, limits, *client);
     if (!clients_.admit(std::move(client), std::move(connection), config_.clients_max_connections,
-                        "clients.max_connections")) {
+                        "clients.max_connections", websocket ? &ws_settings_ : nullptr)) {
         return;
     }
-    log_->debug("client {} connected from {}{}", id, peer, tls ? " (TLS)" : "");
+    log_->debug("client {} connected from {}{}{}", id, peer, websocket ? " (WebSocket)" : "",
+                tls ? " (TLS)" : "");
 }
 
 void Server::on_client_closed(ClientSession& client, CloseReason reason, const std::string& text) {
@@ -251,6 +256,7 @@ void Server::on_housekeeping() {
 void Server::check_client_timeouts(int64_t now) {
     for (auto& [id, client] : clients_) {
         if (!client->is_open()) continue;
+        client->keep_alive(now);
         const int64_t silent_ms = (now - client->connection().last_input_ns()) / 1'000'000;
         const int64_t open_ms = (now - client->connection().ready_ns()) / 1'000'000;
         if (client->connection().tls_handshaking())
@@ -277,6 +283,8 @@ config::ReloadResult Server::reload(const ServerConfig& fresh,
     // The users file is re-read on every SIGHUP, changed path or not.
     if (auth_.reload(auth_settings(fresh))) enforce_access();
     // Certificate files are re-read on every SIGHUP, changed names or not.
+    if (ws_listeners_)
+        ws_listeners_->reload_tls(tls_server_settings(fresh), fresh.tls_handshake_timeout_ms);
     if (listeners_.reload_tls(tls_server_settings(fresh), fresh.tls_handshake_timeout_ms)) {
         auto tls_keys = server_schema().apply_changes(changes, kTlsReloadableKeys, fresh, config_);
         result.applied.insert(result.applied.end(), tls_keys.begin(), tls_keys.end());
@@ -289,6 +297,7 @@ config::ReloadResult Server::reload(const ServerConfig& fresh,
 void Server::shutdown(const std::string& why) {
     if (!clients_.shutting_down()) {
         listeners_.disable();
+        if (ws_listeners_) ws_listeners_->disable();
         log_->info("shutting down on {}: telling {} client(s), up to {} ms to flush", why,
                    clients_.size(), config_.shutdown_grace_ms);
     }

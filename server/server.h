@@ -30,7 +30,9 @@
 #include "server/fanout.h"
 #include "server/image_recovery.h"
 #include "server/item_cache.h"
+#include "server/json_protocol.h"
 #include "server/server_config.h"
+#include "server/ws_session.h"
 
 namespace mdcast::server {
 
@@ -75,6 +77,8 @@ class Server final : public BackboneReceiver::Handler,
                                 const std::vector<config::ConfigChange>& changes);
     uint16_t client_port() const { return listeners_.port(); }
     uint16_t client_tls_port() const { return listeners_.tls_port(); }
+    // The WebSocket/JSON port; 0 when clients.ws_port is off.
+    uint16_t ws_port() const;
 
     // The backbone (server/server_backbone.cpp).
     void on_backbone_message(uint16_t source, const proto::Frame& frame) override;
@@ -107,7 +111,7 @@ class Server final : public BackboneReceiver::Handler,
         fanout_.send_status(*waiting.client, service, name, item_id, status);
     }
 
-    void on_accept(int fd, std::string peer, bool tls);
+    void on_accept(int fd, std::string peer, bool tls, bool websocket);
     void subscribe_one(ClientSession& client, const std::string& service, const std::string& name,
                        bool snapshot, const std::vector<uint32_t>& view);
 
@@ -126,6 +130,10 @@ class Server final : public BackboneReceiver::Handler,
                              const std::string& name, uint64_t item_id);
     void enforce_access();
     size_t revoke_subscriptions(ClientSession& client);
+
+    // The WebSocket/JSON listener (server/server_websocket.cpp).
+    void start_websocket();
+    void register_websocket_metrics();
 
     void on_housekeeping();
     void check_client_timeouts(int64_t now);
@@ -159,6 +167,12 @@ class Server final : public BackboneReceiver::Handler,
     std::unique_ptr<PacketSigner> signer_;  // before backbone_, which uses it
     BackboneReceiver backbone_;
     DaemonListeners listeners_;
+    // WebSocket/JSON clients (clients.ws_port): their own port, the same sessions.
+    std::unique_ptr<JsonEncoder> json_;
+    std::string ws_page_;
+    WsCounters ws_counters_;
+    WsSettings ws_settings_;
+    std::unique_ptr<DaemonListeners> ws_listeners_;
     PeerTable<ClientSession> clients_;
     Timer housekeeping_;
     Timer drain_timer_;

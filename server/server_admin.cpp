@@ -140,6 +140,7 @@ AdminHttp::Reply Server::start_drain(const AdminHttp::Query& query) {
     drain_.duration_ns = static_cast<int64_t>(seconds) * 1'000'000'000;
     drain_.initial = clients_.open_count();
     listeners_.disable();
+    if (ws_listeners_) ws_listeners_->disable();
     log_->info("draining on the admin endpoint: {} client(s) move away over {} s, then stop",
                drain_.initial, seconds);
     drain_timer_.start_periodic(std::chrono::milliseconds(kDrainTickMs));

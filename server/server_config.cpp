@@ -5,11 +5,34 @@
 #include "common/daemon/daemon_keys.h"
 #include "common/daemon/shared_keys.h"
 #include "common/logging.h"
+#include "proto/field_dictionary.h"
 #include "proto/limits.h"
 
 namespace mdcast::server {
 
 namespace {
+
+void add_websocket_keys(config::Schema<ServerConfig>& s) {
+    using C = ServerConfig;
+    s.integer<uint16_t>("clients.ws_port", &C::clients_ws_port, 0, 0, 65535,
+                        "WebSocket/JSON port for browsers and scripts (docs/websocket.md) of "
+                        "instance 1; instance N uses port + N - 1. 0: off.");
+    s.boolean("clients.ws_tls", &C::clients_ws_tls, false,
+              "wss://: TLS on clients.ws_port with the tls.* certificate (else plain ws://).");
+    s.string("clients.ws_dictionary_file", &C::clients_ws_dictionary_file,
+             "/etc/mdcast/fields.dict",
+             "Field dictionary naming the fields of JSON messages (\"BID\": 101.25).");
+    s.string("clients.ws_web_dir", &C::clients_ws_web_dir, "",
+             "Directory whose index.html is served at / on clients.ws_port (the watchlist page "
+             "of tools/web; installed in /usr/share/mdcast/web). Empty: no page.");
+    s.integer<uint32_t>("clients.ws_max_message_bytes", &C::clients_ws_max_message_bytes, 65536,
+                        256, 16 << 20,
+                        "Largest WebSocket message a client may send (all its fragments); a "
+                        "larger one closes it with code 1009, counted as frame_too_large.");
+    s.integer<uint32_t>("clients.ws_max_fragments", &C::clients_ws_max_fragments, 64, 1, 1 << 20,
+                        "Frames one WebSocket message may be split into; more close the client "
+                        "(a fragmented flood), counted in ws_fragment_floods_total.");
+}
 
 void add_client_keys(config::Schema<ServerConfig>& s) {
     using C = ServerConfig;
@@ -44,6 +67,7 @@ void add_client_keys(config::Schema<ServerConfig>& s) {
                         "A client must log in within this time of connecting (of its TLS handshake "
                         "ending); bytes that are not a login do not extend it. Closed as "
                         "not_logged_in.");
+    add_websocket_keys(s);
 }
 
 void add_output_keys(config::Schema<ServerConfig>& s) {
@@ -247,9 +271,18 @@ config::Problems server_preflight(const ServerConfig& c) {
     config::require_distinct_ports(
         {{"clients.port", of_instance(c.clients_port), c.clients_plaintext},
          {"clients.tls_port", of_instance(c.clients_tls_port), c.clients_tls},
+         {"clients.ws_port", of_instance(c.clients_ws_port), c.clients_ws_port != 0},
          {"admin.port", of_instance(c.admin_port), c.admin_enabled}},
         problems);
-    config::check_tls_files(c.clients_tls, tls_server_settings(c), problems);
+    config::check_tls_files(c.clients_tls || (c.clients_ws_port != 0 && c.clients_ws_tls),
+                            tls_server_settings(c), problems);
+    if (c.clients_ws_port != 0) {
+        try {
+            proto::FieldDictionary::load_file(c.clients_ws_dictionary_file);
+        } catch (const std::exception& error) {
+            problems.push_back({"clients.ws_dictionary_file", error.what()});
+        }
+    }
     config::check_users_file("auth.users_file", c.auth_users_file, problems);
     config::check_admin_token("admin.token_file", c.admin_token_file, problems);
     config::check_key_files("backbone", c.backbone_key_file, c.backbone_previous_key_file,

@@ -42,6 +42,13 @@ struct ServerConfig : AuthConfig, TlsKeys {
     uint32_t clients_heartbeat_interval_ms = 0;
     uint32_t clients_idle_timeout_ms = 0;
     uint32_t clients_login_timeout_ms = 0;
+    // WebSocket/JSON listener (docs/websocket.md); instance N on ws_port + N - 1.
+    uint16_t clients_ws_port = 0;  // 0: off
+    bool clients_ws_tls = false;
+    std::string clients_ws_dictionary_file;
+    std::string clients_ws_web_dir;  // empty: no page at /
+    uint32_t clients_ws_max_message_bytes = 0;
+    uint32_t clients_ws_max_fragments = 0;
 
     // Output to clients.
     uint64_t output_max_bytes = 0;
@@ -99,6 +106,9 @@ struct ServerConfig : AuthConfig, TlsKeys {
     }
     uint16_t instance_tls_port() const {
         return clients_tls_port == 0 ? 0 : static_cast<uint16_t>(clients_tls_port + instance - 1);
+    }
+    uint16_t instance_ws_port() const {
+        return clients_ws_port == 0 ? 0 : static_cast<uint16_t>(clients_ws_port + instance - 1);
     }
     uint16_t instance_admin_port() const {
         return admin_port == 0 ? 0 : static_cast<uint16_t>(admin_port + instance - 1);

@@ -1,8 +1,9 @@
-// Who is subscribed to which item, grouped by view (field subset).
+// Who is subscribed to which item, grouped by view (field subset) and encoding.
 //
-// Each item keeps one group per distinct view, so an update is filtered and
-// encoded once per view, not once per client; the group with no view gets the
-// original bytes. Header-only so tests can use any client type.
+// Each item keeps one group per distinct view and encoding (binary or JSON),
+// so an update is filtered and encoded once per group, not once per client;
+// the binary group with no view gets the original bytes. Header-only so tests
+// can use any client type.
 #pragma once
 
 #include <algorithm>
@@ -18,10 +19,12 @@ class SubscriptionTable {
     struct Group {
         std::vector<uint32_t> view;  // sorted field ids; empty: all fields
         std::vector<Client*> clients;
+        bool json = false;  // WebSocket/JSON subscribers
     };
 
     // False when the client already holds this item (in any view).
-    bool add(uint64_t item_id, Client* client, const std::vector<uint32_t>& view) {
+    bool add(uint64_t item_id, Client* client, const std::vector<uint32_t>& view,
+             bool json = false) {
         auto& groups = items_[item_id];
         for (const auto& group : groups) {
             if (std::find(group.clients.begin(), group.clients.end(), client) !=
@@ -30,8 +33,8 @@ class SubscriptionTable {
             }
         }
         auto it = std::find_if(groups.begin(), groups.end(),
-                               [&](const Group& g) { return g.view == view; });
-        if (it == groups.end()) it = groups.insert(groups.end(), Group{view, {}});
+                               [&](const Group& g) { return g.view == view && g.json == json; });
+        if (it == groups.end()) it = groups.insert(groups.end(), Group{view, {}, json});
         it->clients.push_back(client);
         return true;
     }

@@ -48,13 +48,15 @@ class PeerTable {
     // Takes the session of a newly accepted connection (made with the session
     // as its handler). Beyond `max` peers, or while shutting down, it is closed
     // at once with the reason (`limit_key` names the setting) and counted as
-    // refused; it is reaped like any other. Returns whether it was admitted.
+    // refused; it is reaped like any other. `attach_args` go to the session's
+    // attach() after the connection. Returns whether it was admitted.
+    template <class... AttachArgs>
     bool admit(std::unique_ptr<Session> session, std::unique_ptr<TcpConnection> connection,
-               size_t max, const std::string& limit_key) {
+               size_t max, const std::string& limit_key, AttachArgs&&... attach_args) {
         Session* raw = session.get();
         const uint64_t id = connection->id();
         sessions_[id] = std::move(session);
-        raw->attach(std::move(connection));
+        raw->attach(std::move(connection), std::forward<AttachArgs>(attach_args)...);
         if (shutting_down_ || sessions_.size() > max) {
             ++refused_;
             if (shutting_down_) {

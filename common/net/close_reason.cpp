@@ -32,6 +32,8 @@ std::string_view close_reason_name(CloseReason reason) {
             return "tls_handshake_timeout";
         case CloseReason::kKicked:
             return "kicked";
+        case CloseReason::kHttpAnswered:
+            return "http_answered";
     }
     return "unknown";
 }

@@ -25,8 +25,9 @@ enum class CloseReason {
     kTlsHandshakeFailed,   // bad certificate, wrong CA, not TLS at all, closed mid-handshake
     kTlsHandshakeTimeout,  // the handshake did not finish within its time limit
     kKicked,               // an operator closed it (mdcastctl kick)
+    kHttpAnswered,         // the WebSocket port answered a plain HTTP request (the page, a 404)
 };
-constexpr size_t kCloseReasonCount = static_cast<size_t>(CloseReason::kKicked) + 1;
+constexpr size_t kCloseReasonCount = static_cast<size_t>(CloseReason::kHttpAnswered) + 1;
 
 std::string_view close_reason_name(CloseReason reason);
 // The wire code for a reason, or CLOSE_REASON_UNSPECIFIED when the peer is not told.

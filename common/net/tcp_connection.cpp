@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "common/clock.h"
 
@@ -173,13 +174,10 @@ void TcpConnection::on_readable(int, short, void* self) {
 
 void TcpConnection::read_some() {
     for (int round = 0; round < limits_.reads_per_wakeup && fd_ >= 0; ++round) {
-        auto space = reader_.prepare(limits_.read_chunk_bytes);
+        auto space = input_space(limits_.read_chunk_bytes);
         const ssize_t n = ::read(fd_, space.data(), space.size());
         if (n > 0) {
-            reader_.commit(static_cast<size_t>(n));
-            bytes_in_ += static_cast<uint64_t>(n);
-            last_input_ns_ = monotonic_ns();
-            if (!deliver_frames()) return;
+            if (!take_input(static_cast<size_t>(n))) return;
             if (static_cast<size_t>(n) < space.size()) return;  // socket drained
             continue;
         }
@@ -190,6 +188,27 @@ void TcpConnection::read_some() {
         }
         return;
     }
+}
+
+// Where the next read goes: the frame reader, or (raw input) a scratch buffer
+// the handler consumes before the read returns, so an idle connection keeps none.
+std::span<uint8_t> TcpConnection::input_space(size_t bytes) {
+    if (!limits_.raw_input) return reader_.prepare(bytes);
+    thread_local std::vector<uint8_t> scratch;
+    if (scratch.size() < bytes) scratch.resize(bytes);
+    return {scratch.data(), bytes};
+}
+
+// `bytes` were read into input_space(). Returns false once the connection closed.
+bool TcpConnection::take_input(size_t bytes) {
+    bytes_in_ += bytes;
+    last_input_ns_ = monotonic_ns();
+    if (!limits_.raw_input) {
+        reader_.commit(bytes);
+        return deliver_frames();
+    }
+    handler_.on_bytes(*this, input_space(bytes).first(bytes));
+    return fd_ >= 0;
 }
 
 // Hands every complete frame to the handler. Returns false once the connection closed.
@@ -213,18 +232,23 @@ bool TcpConnection::deliver_frames() {
     return false;
 }
 
-std::string TcpConnection::close_frame(CloseReason reason, const std::string& text) const {
+std::optional<std::string> TcpConnection::close_frame(CloseReason reason, const std::string& text) {
+    std::string frame;
+    if (handler_.close_frame(reason, text, frame)) return frame;
+    if (close_reason_wire(reason) == wire::v1::CLOSE_REASON_UNSPECIFIED) return std::nullopt;
     wire::v1::Close message;
     message.set_reason(close_reason_wire(reason));
     message.set_text(text);
     return proto::encode_frame_string(proto::FrameType::kClose, message);
 }
 
-void TcpConnection::queue_close_frame(CloseReason reason, const std::string& text) {
-    const std::string frame = close_frame(reason, text);
+bool TcpConnection::queue_close_frame(CloseReason reason, const std::string& text) {
+    const std::optional<std::string> frame = close_frame(reason, text);
+    if (!frame) return false;
     const size_t before = queued_bytes();
-    evbuffer_add(output_, frame.data(), frame.size());  // past the limits: it is the last frame
+    evbuffer_add(output_, frame->data(), frame->size());  // past the limits: it is the last frame
     if (limits_.pool) limits_.pool->on_change(before, queued_bytes());
+    return true;
 }
 
 void TcpConnection::close_after_flush(CloseReason reason, const std::string& text) {
@@ -234,8 +258,7 @@ void TcpConnection::close_after_flush(CloseReason reason, const std::string& tex
     closing_ = true;
     closing_reason_ = reason;
     closing_text_ = text;
-    if (close_reason_wire(reason) != wire::v1::CLOSE_REASON_UNSPECIFIED)
-        queue_close_frame(reason, text);
+    queue_close_frame(reason, text);
     flusher_.cancel(*this);
     if (tls_) {
         tls_->set_reading(false);
@@ -268,13 +291,18 @@ void TcpConnection::close(CloseReason reason, const std::string& text) {
 // Plaintext: the Close frame behind what is queued, one non-blocking attempt
 // to write it all (a peer that does not read will not get it), then the socket goes.
 void TcpConnection::close_socket(CloseReason reason, const std::string& text) {
-    if (close_reason_wire(reason) != wire::v1::CLOSE_REASON_UNSPECIFIED && !closing_) {
-        queue_close_frame(reason, text);
+    if (!closing_ && queue_close_frame(reason, text)) {
         const size_t before = queued_bytes();
         while (evbuffer_get_length(output_) > 0 && evbuffer_write(output_, fd_) > 0) {
         }
         if (limits_.pool)
             limits_.pool->on_change(before, queued_bytes());  // the pool saw the Close frame go in
+        // Input left unread makes the kernel answer close() with a reset, which can
+        // destroy the Close frame before the peer reads it (a client closed in the
+        // middle of sending): take in what has arrived (bounded) and let it go.
+        char discard[4096];
+        for (int i = 0; i < 16 && ::read(fd_, discard, sizeof discard) > 0; ++i) {
+        }
     }
     ::shutdown(fd_, SHUT_RDWR);
     ::close(fd_);
@@ -284,11 +312,12 @@ void TcpConnection::close_socket(CloseReason reason, const std::string& text) {
 // the connection is destroyed, so the descriptor cannot be reused under it).
 void TcpConnection::close_tls(CloseReason reason, const std::string& text) {
     std::string last;
-    if (close_reason_wire(reason) != wire::v1::CLOSE_REASON_UNSPECIFIED && !closing_ &&
-        tls_->established()) {
-        last.resize(evbuffer_get_length(output_));
-        evbuffer_copyout(output_, last.data(), last.size());
-        last += close_frame(reason, text);
+    if (!closing_ && tls_->established()) {
+        if (const std::optional<std::string> frame = close_frame(reason, text)) {
+            last.resize(evbuffer_get_length(output_));
+            evbuffer_copyout(output_, last.data(), last.size());
+            last += *frame;
+        }
     }
     tls_->shut({reinterpret_cast<const uint8_t*>(last.data()), last.size()});
 }
@@ -321,13 +350,10 @@ void TcpConnection::on_tls_input(evbuffer* input) {
         const size_t available = evbuffer_get_length(input);
         if (available == 0) return;
         const size_t want = std::min(available, limits_.read_chunk_bytes);
-        auto space = reader_.prepare(want);
+        auto space = input_space(want);
         const int n = evbuffer_remove(input, space.data(), want);
         if (n <= 0) return;
-        reader_.commit(static_cast<size_t>(n));
-        bytes_in_ += static_cast<uint64_t>(n);
-        last_input_ns_ = monotonic_ns();
-        if (!deliver_frames()) return;
+        if (!take_input(static_cast<size_t>(n))) return;
     }
 }
 

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,6 +51,15 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
         // The output queue fell to the low watermark or below after having been
         // above it (see set_low_watermark).
         virtual void on_output_drained(TcpConnection& connection) {}
+        // Limits::raw_input: the bytes as read (valid during the call only).
+        virtual void on_bytes(TcpConnection& connection, std::span<const uint8_t> bytes) {}
+        // The last message a closing connection sends: true with `frame` set
+        // (possibly empty: only what is queued goes out) to replace mdcast's
+        // Close frame (a WebSocket close frame), false for the default (mdcast's
+        // Close, when the reason has a wire code).
+        virtual bool close_frame(CloseReason reason, const std::string& text, std::string& frame) {
+            return false;
+        }
 
       protected:
         virtual ~Handler() = default;
@@ -63,6 +73,9 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
         int send_buffer_bytes = 0;  // SO_SNDBUF (0: kernel default)
         size_t read_chunk_bytes = 64 << 10;
         int reads_per_wakeup = 4;  // fairness: then let other connections run
+        // Input is not mdcast frames: bytes go to Handler::on_bytes as read
+        // (WebSocket, whose framing the handler owns).
+        bool raw_input = false;
         // TLS transport: set `context` (server or client). Frames flow only
         // after the handshake; one that does not finish within
         // handshake_timeout_ms closes with kTlsHandshakeTimeout.
@@ -132,11 +145,14 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     static void on_writable(int, short, void* self);
     void read_some();
     bool deliver_frames();
+    std::span<uint8_t> input_space(size_t bytes);
+    bool take_input(size_t bytes);
     void write_some();
     bool enqueue_allowed(size_t bytes) const;
     void queue_changed(size_t before);
-    void queue_close_frame(CloseReason reason, const std::string& text);
-    std::string close_frame(CloseReason reason, const std::string& text) const;
+    bool queue_close_frame(CloseReason reason, const std::string& text);
+    // The last message for the peer; nullopt when it is not told (nothing more is written).
+    std::optional<std::string> close_frame(CloseReason reason, const std::string& text);
     void close_socket(CloseReason reason, const std::string& text);
     void close_tls(CloseReason reason, const std::string& text);
     void write_tls();

@@ -227,6 +227,28 @@ void file_seeds(const fs::path& dir, const fs::path& etc, const std::vector<std:
     }
 }
 
+// WebSocket clients: request heads (selector 1) and JSON messages (selector 0)
+// as docs/websocket.md shows them.
+void ws_request_seeds(const fs::path& dir) {
+    write(dir, "upgrade",
+          std::string("\x01") +
+              "GET /WebSocket HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\n"
+              "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+              "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: tr_json2\r\n\r\n");
+    write(dir, "page", std::string("\x01") + "GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+    const char* const messages[] = {
+        R"({"ID":1,"Domain":"Login","Key":{"Name":"alice","Elements":{"Password":"p","ApplicationId":"256","Position":"10.0.0.1"}}})",
+        R"({"ID":2,"Key":{"Service":"MDCAST","Name":"ITEM000001"}})",
+        R"({"ID":3,"Key":{"Service":"MDCAST","Name":["A","B"]},"View":["BID","ASK"],"Streaming":false})",
+        R"([{"ID":5,"Type":"Close"},{"ID":[6,7],"Type":"Close"},{"Type":"Close","Domain":"Login"}])",
+        R"({"Type":"Ping"})",
+        R"({"Type":"Pong"})",
+    };
+    int n = 0;
+    for (const char* message : messages)
+        write(dir, "json" + std::to_string(n++), std::string(1, '\0') + message);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -251,5 +273,6 @@ int main(int argc, char** argv) {
                '\x00');
     file_seeds(out / "users_file", etc, {"users.yaml.example"}, '\x01');
     file_seeds(out / "users_file", etc, {"fields.dict"}, '\x00');
+    ws_request_seeds(out / "ws_requests");
     return 0;
 }

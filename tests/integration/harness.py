@@ -8,6 +8,7 @@ test fails; their logs are printed on failure.
 import json
 import os
 import random
+import re
 import signal
 import socket
 import struct
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 BIN = {
     "distributor": os.environ.get("MDCAST_DISTRIBUTOR", "mdcast-distributor"),
@@ -231,6 +233,28 @@ def stuck_subscriber(port, items=50):
     body = b"".join(b"\x1a" + bytes([10]) + f"ITEM{i:06d}".encode() for i in range(items))
     s.sendall(login_frame() + frame(SUBSCRIBE, b"\x12\x06MDCAST" + body))
     return s
+
+
+def admin_port(process):
+    """The admin HTTP port the process logged (admin.port 0 picks a free one)."""
+    wait_for_log(process, "admin http on")
+    return int(re.search(r"admin http on [\d.]+:(\d+)", process.log_text()).group(1))
+
+
+def metric(port, name):
+    """One sample of the admin endpoint's /metrics (`name` with its labels, if any)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    match = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
+    check(match, f"{name} not in /metrics")
+    return float(match.group(1))
+
+
+def password_hash(password):
+    """A users-file hash made by mdcast-passwd (few iterations: tests measure behaviour)."""
+    out = subprocess.run([os.environ.get("MDCAST_PASSWD", "mdcast-passwd"), "--iterations", "1000"],
+                         input=password + "\n", capture_output=True, text=True, timeout=30, check=True)
+    return out.stdout.strip()
 
 
 def check(condition, message):

@@ -10,8 +10,8 @@ import subprocess
 import time
 import urllib.request
 
-from harness import (BIN, LOGIN_REQUEST, LOGIN_RESPONSE, CLOSE, Stack, check, frame, pb_string,
-                     read_frames_until_close, run, wait_for_log)
+from harness import (BIN, LOGIN_REQUEST, LOGIN_RESPONSE, CLOSE, Stack, admin_port, check, frame, metric,
+                     password_hash, pb_string, read_frames_until_close, run, wait_for_log)
 from streams import by_item, messages
 from wire import fields, first, split_frames
 
@@ -20,19 +20,12 @@ STATUS_AUTH_FAILED, STATUS_LIMIT_REACHED = 10, 7
 CLOSE_AUTH_FAILED = 3
 
 
-def hash_of(password):
-    # Few iterations: tests measure behaviour, not cost.
-    out = subprocess.run([PASSWD, "--iterations", "1000"], input=password + "\n", capture_output=True,
-                         text=True, timeout=30, check=True)
-    return out.stdout.strip()
-
-
 HASHES = {}
 
 
 def users_yaml(alice_items='["ITEM000001", "ITEM000002"]', with_bob=True):
     for user, password in (("alice", "alice-secret"), ("bob", "bob-secret"), ("pub", "pub-secret")):
-        HASHES.setdefault(user, hash_of(password))
+        HASHES.setdefault(user, password_hash(password))
     text = f"""
 groups:
   readers:
@@ -60,19 +53,6 @@ def auth_section(stack, burst=5, refill_ms=60000):
     if not os.path.exists(path):
         stack.write("users.yaml", users_yaml())
     return f"auth:\n  users_file: {path}\n  peer_failure_burst: {burst}\n  peer_failure_refill_ms: {refill_ms}\n"
-
-
-def admin_port(process):
-    wait_for_log(process, "admin http on")
-    return int(re.search(r"admin http on [\d.]+:(\d+)", process.log_text()).group(1))
-
-
-def metric(port, name):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-        text = response.read().decode()
-    match = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
-    check(match, f"{name} not in /metrics")
-    return float(match.group(1))
 
 
 def raw_login(port, user, password):

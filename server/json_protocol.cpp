@@ -1,0 +1,306 @@
+#include "server/json_protocol.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "server/ws_frames.h"
+
+namespace mdcast::server {
+
+namespace {
+
+void append_int(std::string& out, int64_t value) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+    out.append(digits, end);
+}
+
+// mantissa x 10^exponent, exactly (no binary rounding).
+void append_decimal(std::string& out, int64_t mantissa, int32_t exponent) {
+    const bool negative = mantissa < 0;
+    const uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(mantissa) : mantissa;
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, magnitude).ptr;
+    std::string_view text(digits, static_cast<size_t>(end - digits));
+    exponent = std::clamp(exponent, -30, 30);  // hostile input stays printable
+    if (negative) out += '-';
+    if (exponent >= 0) {
+        out += text;
+        if (magnitude != 0) out.append(static_cast<size_t>(exponent), '0');
+        return;
+    }
+    const auto scale = static_cast<size_t>(-exponent);
+    if (text.size() <= scale) {
+        out += "0.";
+        out.append(scale - text.size(), '0');
+        out += text;
+        return;
+    }
+    out += text.substr(0, text.size() - scale);
+    out += '.';
+    out += text.substr(text.size() - scale);
+}
+
+void append_time(std::string& out, int64_t ns) {
+    const time_t seconds = static_cast<time_t>(ns / 1'000'000'000);
+    const long nanos = static_cast<long>(ns % 1'000'000'000);
+    std::tm tm{};
+    if (nanos < 0 || gmtime_r(&seconds, &tm) == nullptr) return append_int(out, ns);
+    char text[64];
+    const size_t n = std::strftime(text, sizeof text, "\"%Y-%m-%dT%H:%M:%S", &tm);
+    std::snprintf(text + n, sizeof text - n, ".%09ldZ\"", nanos);
+    out += text;
+}
+
+void append_value(std::string& out, const proto::FieldEntry& field) {
+    switch (field.kind) {
+        case proto::FieldKind::kInt:
+            return append_int(out, field.integer);
+        case proto::FieldKind::kDecimal:
+            return append_decimal(out, field.integer, field.exponent);
+        case proto::FieldKind::kDouble: {
+            if (!std::isfinite(field.real)) break;
+            char text[32];
+            const auto end = std::to_chars(text, text + sizeof text, field.real).ptr;
+            out.append(text, end);
+            return;
+        }
+        case proto::FieldKind::kString:
+            return append_json_string(out, field.text);
+        case proto::FieldKind::kTime:
+            return append_time(out, field.integer);
+        case proto::FieldKind::kBlank:
+        case proto::FieldKind::kNone:
+            break;
+    }
+    out += "null";
+}
+
+std::string_view stream_name(const wire::Status& status, bool snapshot) {
+    if (status.stream_state() == wire::STREAM_CLOSED) return "Closed";
+    return snapshot ? "NonStreaming" : "Open";
+}
+
+std::string_view code_name(wire::StatusCode code) {
+    switch (code) {
+        case wire::STATUS_NOT_FOUND:
+            return "NotFound";
+        case wire::STATUS_NOT_ENTITLED:
+            return "NotEntitled";
+        case wire::STATUS_SOURCE_DOWN:
+            return "SourceDown";
+        case wire::STATUS_UNRECOVERABLE_LOSS:
+            return "UnrecoverableLoss";
+        case wire::STATUS_SOURCE_RESET:
+            return "SourceReset";
+        case wire::STATUS_SERVER_SHUTDOWN:
+            return "ServerShutdown";
+        case wire::STATUS_LIMIT_REACHED:
+            return "LimitReached";
+        case wire::STATUS_INVALID_REQUEST:
+            return "InvalidRequest";
+        case wire::STATUS_RECOVERING:
+            return "Recovering";
+        case wire::STATUS_AUTH_FAILED:
+            return "AuthFailed";
+        default:
+            return "";
+    }
+}
+
+// "State":{"Stream":..,"Data":..,"Code":..,"Text":..}
+void append_state(std::string& out, const wire::Status& status, bool snapshot) {
+    out += "\"State\":{\"Stream\":\"";
+    out += stream_name(status, snapshot);
+    out += "\",\"Data\":\"";
+    out += status.data_state() == wire::DATA_SUSPECT ? "Suspect" : "Ok";
+    out += '"';
+    if (const auto code = code_name(status.code()); !code.empty()) {
+        out += ",\"Code\":\"";
+        out += code;
+        out += '"';
+    }
+    out += ",\"Text\":";
+    append_json_string(out, status.text());
+    out += '}';
+}
+
+void append_key(std::string& out, const std::string& service, const std::string& name) {
+    out += "\"Key\":{\"Service\":";
+    append_json_string(out, service);
+    out += ",\"Name\":";
+    append_json_string(out, name);
+    out += '}';
+}
+
+std::string framed(std::string payload) {
+    std::string frame;
+    append_ws_frame(frame, WsOpcode::kText, payload);
+    return frame;
+}
+
+bool in_view(const std::vector<uint32_t>& view, uint32_t id) {
+    return view.empty() || std::binary_search(view.begin(), view.end(), id);
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view text) {
+    out += '"';
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20) {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\u%04x", u);
+            out += escaped;
+        } else {
+            out += c;
+        }
+    }
+    out += '"';
+}
+
+JsonEncoder::JsonEncoder(proto::FieldDictionary dictionary) : dictionary_(std::move(dictionary)) {
+    for (const auto& field : dictionary_.fields()) {
+        std::string key;
+        append_json_string(key, field.name);
+        keys_[field.id] = key + ':';
+    }
+}
+
+void JsonEncoder::append_fields(std::string& out, std::span<const proto::FieldEntry> fields,
+                                const std::vector<uint32_t>& view) const {
+    out += "\"Fields\":{";
+    bool first = true;
+    for (const auto& field : fields) {
+        if (!in_view(view, field.id)) continue;
+        if (!first) out += ',';
+        first = false;
+        if (const auto it = keys_.find(field.id); it != keys_.end()) {
+            out += it->second;
+        } else {  // not in the dictionary: named by its id
+            out += '"';
+            append_int(out, field.id);
+            out += "\":";
+        }
+        append_value(out, field);
+    }
+    out += '}';
+}
+
+void JsonEncoder::append_image_fields(std::string& out, const proto::FieldImage& image,
+                                      const std::vector<uint32_t>& view) const {
+    std::vector<proto::FieldEntry> fields;
+    fields.reserve(image.size());
+    for (const auto& slot : image.slots()) fields.push_back(slot.entry());
+    append_fields(out, fields, view);
+}
+
+void JsonEncoder::append_update(std::string& out, const proto::UpdateView& update,
+                                const std::vector<uint32_t>& view) const {
+    const size_t start = out.size();
+    out += "{\"ID\":";
+    append_int(out, static_cast<int64_t>(update.item_id));
+    out += ",\"Type\":\"Update\",\"SeqNumber\":";
+    append_int(out, static_cast<int64_t>(update.item_seq));
+    if (update.conflated) out += ",\"Conflated\":true";
+    out += ',';
+    append_fields(out, update.fields, view);
+    out += '}';
+    frame_ws_text(out, start);
+}
+
+std::string JsonEncoder::refresh(const CachedItem& item, const proto::FieldImage* image,
+                                 const std::vector<uint32_t>& view, bool solicited,
+                                 bool snapshot) const {
+    std::string out = "{\"ID\":";
+    append_int(out, static_cast<int64_t>(item.id));
+    out += ",\"Type\":\"Refresh\",";
+    append_key(out, item.service_name, item.name);
+    out += ',';
+    append_state(out, item.status, snapshot);
+    out += ",\"SeqNumber\":";
+    append_int(out, static_cast<int64_t>(item.item_seq));
+    if (!solicited) out += ",\"Solicited\":false";
+    out += ',';
+    if (image) {
+        append_image_fields(out, *image, view);
+    } else {
+        out += "\"Fields\":{}";
+    }
+    out += '}';
+    return framed(std::move(out));
+}
+
+std::string JsonEncoder::status(const std::string& service, const std::string& name,
+                                uint64_t item_id, const wire::Status& status) const {
+    std::string out = "{\"ID\":";
+    append_int(out, static_cast<int64_t>(item_id));
+    out += ",\"Type\":\"Status\",";
+    append_key(out, service, name);
+    out += ',';
+    append_state(out, status, false);
+    out += '}';
+    return framed(std::move(out));
+}
+
+std::string JsonEncoder::login_refresh(int64_t id, const std::string& user,
+                                       const wire::LoginResponse& response) {
+    std::string out = "{\"ID\":";
+    append_int(out, id);
+    out += ",\"Type\":\"Refresh\",\"Domain\":\"Login\",\"Key\":{\"Name\":";
+    append_json_string(out, user);
+    out += ",\"Elements\":{\"ServerId\":";
+    append_json_string(out, response.server_id());
+    out += ",\"PingTimeout\":";
+    append_int(out, response.heartbeat_interval_ms() / 1000);
+    out += ",\"MaxMsgSize\":";
+    append_int(out, response.max_frame_bytes());
+    out += ",\"MaxItemsPerRequest\":";
+    append_int(out, response.max_items_per_request());
+    out += "}},";
+    append_state(out, response.status(), false);
+    out += '}';
+    return framed(std::move(out));
+}
+
+std::string JsonEncoder::login_status(int64_t id, const std::string& user,
+                                      const wire::Status& status) {
+    std::string out = "{\"ID\":";
+    append_int(out, id);
+    out += ",\"Type\":\"Status\",\"Domain\":\"Login\",\"Key\":{\"Name\":";
+    append_json_string(out, user);
+    out += "},";
+    append_state(out, status, false);
+    out += '}';
+    return framed(std::move(out));
+}
+
+std::string JsonEncoder::error(std::string_view text, std::string_view offending) {
+    constexpr size_t kEcho = 200;
+    std::string echo(offending.substr(0, kEcho));
+    // Never echo half a UTF-8 sequence.
+    while (!echo.empty() && (static_cast<unsigned char>(echo.back()) & 0x80)) echo.pop_back();
+    std::string out = "{\"Type\":\"Error\",\"Text\":";
+    append_json_string(out, text);
+    out += ",\"Debug\":{\"Message\":";
+    append_json_string(out, echo);
+    out += "}}";
+    return framed(std::move(out));
+}
+
+std::string JsonEncoder::ping() {
+    return framed("{\"Type\":\"Ping\"}");
+}
+
+std::string JsonEncoder::pong() {
+    return framed("{\"Type\":\"Pong\"}");
+}
+
+}  // namespace mdcast::server

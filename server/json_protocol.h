@@ -1,0 +1,63 @@
+// The server's messages in the WebSocket/JSON protocol (docs/websocket.md),
+// each built as a complete WebSocket text frame.
+//
+// Fields are named from the field dictionary ("Fields": {"BID": 101.25});
+// decimals are written exactly, times as ISO-8601 UTC strings, blanks as null.
+// Item streams carry the server's item id as "ID", the same for every client,
+// so an update is encoded once per distinct view and the bytes fan out (the
+// binary protocol's rule, docs/protocol.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "proto/field_dictionary.h"
+#include "proto/field_image.h"
+#include "proto/update_codec.h"
+#include "server/item_cache.h"
+#include "wire/session.pb.h"
+
+namespace mdcast::server {
+
+class JsonEncoder {
+  public:
+    explicit JsonEncoder(proto::FieldDictionary dictionary);
+    const proto::FieldDictionary& dictionary() const { return dictionary_; }
+
+    // Hot path: an update (only `view`'s fields when it is not empty) appended
+    // to `out` as one frame.
+    void append_update(std::string& out, const proto::UpdateView& update,
+                       const std::vector<uint32_t>& view) const;
+    // The item's image as a Refresh; `snapshot`: NonStreaming (no more follows).
+    std::string refresh(const CachedItem& item, const proto::FieldImage* image,
+                        const std::vector<uint32_t>& view, bool solicited, bool snapshot) const;
+    // An item's status (item_id 0: a request that never opened a stream).
+    std::string status(const std::string& service, const std::string& name, uint64_t item_id,
+                       const wire::Status& status) const;
+
+    static std::string login_refresh(int64_t id, const std::string& user,
+                                     const wire::LoginResponse& response);
+    static std::string login_status(int64_t id, const std::string& user,
+                                    const wire::Status& status);
+    // {"Type":"Error","Text":...,"Debug":{"Message":<the start of what was refused>}}
+    static std::string error(std::string_view text, std::string_view offending);
+    static std::string ping();
+    static std::string pong();
+
+  private:
+    void append_fields(std::string& out, std::span<const proto::FieldEntry> fields,
+                       const std::vector<uint32_t>& view) const;
+    void append_image_fields(std::string& out, const proto::FieldImage& image,
+                             const std::vector<uint32_t>& view) const;
+
+    proto::FieldDictionary dictionary_;
+    std::unordered_map<uint32_t, std::string> keys_;  // field id -> "\"BID\":"
+};
+
+// Appends `text` as a JSON string literal (quotes included).
+void append_json_string(std::string& out, std::string_view text);
+
+}  // namespace mdcast::server

@@ -1,0 +1,207 @@
+#include "server/json_requests.h"
+
+#include <nlohmann/json.hpp>
+
+namespace mdcast::server {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int kMaxDepth = 8;
+
+struct Refusal {
+    JsonError error;
+    std::string text;
+};
+
+const json* member(const json& object, const char* name) {
+    const auto it = object.find(name);
+    return it == object.end() ? nullptr : &*it;
+}
+
+std::string string_member(const json& object, const char* name, const char* where) {
+    const json* value = member(object, name);
+    if (!value) return "";
+    if (!value->is_string())
+        throw Refusal{JsonError::kBadRequest, std::string(where) + " is not a string"};
+    return value->get<std::string>();
+}
+
+int64_t id_of(const json& value) {
+    if (!value.is_number_integer()) throw Refusal{JsonError::kBadRequest, "ID is not an integer"};
+    return value.get<int64_t>();
+}
+
+std::vector<std::string> strings(const json& value, const char* where, size_t limit) {
+    std::vector<std::string> out;
+    if (value.is_string()) {
+        out.push_back(value.get<std::string>());
+        return out;
+    }
+    if (!value.is_array())
+        throw Refusal{JsonError::kBadRequest, std::string(where) + " is not a string or an array"};
+    if (value.size() > limit)
+        throw Refusal{JsonError::kTooMany, std::string(where) + " has " +
+                                               std::to_string(value.size()) + " entries (limit " +
+                                               std::to_string(limit) + ")"};
+    for (const json& entry : value) {
+        if (!entry.is_string())
+            throw Refusal{JsonError::kBadRequest, std::string(where) + " has a non-string entry"};
+        out.push_back(entry.get<std::string>());
+    }
+    return out;
+}
+
+const json& key_of(const json& message) {
+    const json* key = member(message, "Key");
+    if (!key || !key->is_object())
+        throw Refusal{JsonError::kBadRequest, "Key missing or not an object"};
+    return *key;
+}
+
+void read_login(const json& message, JsonRequest& r) {
+    r.type = JsonRequest::Type::kLogin;
+    const json& key = key_of(message);
+    r.user = string_member(key, "Name", "Key.Name");
+    if (const json* elements = member(key, "Elements")) {
+        if (!elements->is_object())
+            throw Refusal{JsonError::kBadRequest, "Key.Elements is not an object"};
+        r.password = string_member(*elements, "Password", "Key.Elements.Password");
+        r.application_id = string_member(*elements, "ApplicationId", "Key.Elements.ApplicationId");
+        r.position = string_member(*elements, "Position", "Key.Elements.Position");
+    }
+}
+
+void read_item(const json& message, JsonRequest& r, const JsonLimits& limits) {
+    r.type = JsonRequest::Type::kItem;
+    const json& key = key_of(message);
+    r.service = string_member(key, "Service", "Key.Service");
+    if (r.service.empty()) throw Refusal{JsonError::kBadRequest, "Key.Service missing"};
+    const json* name = member(key, "Name");
+    if (!name) throw Refusal{JsonError::kBadRequest, "Key.Name missing"};
+    r.names = strings(*name, "Key.Name", limits.max_names);
+    if (r.names.empty()) throw Refusal{JsonError::kBadRequest, "Key.Name is empty"};
+    if (const json* view = member(message, "View"))
+        r.view = strings(*view, "View", limits.max_view);
+    if (const json* streaming = member(message, "Streaming")) {
+        if (!streaming->is_boolean())
+            throw Refusal{JsonError::kBadRequest, "Streaming is not true or false"};
+        r.streaming = streaming->get<bool>();
+    }
+}
+
+void read_close(const json& message, JsonRequest& r, const JsonLimits& limits) {
+    const std::string domain = string_member(message, "Domain", "Domain");
+    if (domain == "Login") {
+        r.type = JsonRequest::Type::kCloseLogin;
+        return;
+    }
+    r.type = JsonRequest::Type::kClose;
+    const json* id = member(message, "ID");
+    if (!id) throw Refusal{JsonError::kBadRequest, "ID missing"};
+    if (!id->is_array()) {
+        r.close_ids.push_back(id_of(*id));
+        return;
+    }
+    if (id->size() > limits.max_names)
+        throw Refusal{JsonError::kTooMany, "ID has " + std::to_string(id->size()) + " entries"};
+    for (const json& entry : *id) r.close_ids.push_back(id_of(entry));
+}
+
+JsonRequest read_message(const json& message, const JsonLimits& limits) {
+    if (!message.is_object()) throw Refusal{JsonError::kBadRequest, "a message must be an object"};
+    JsonRequest r;
+    const std::string type =
+        member(message, "Type") ? string_member(message, "Type", "Type") : std::string("Request");
+    if (type == "Ping") {
+        r.type = JsonRequest::Type::kPing;
+        return r;
+    }
+    if (type == "Pong") {
+        r.type = JsonRequest::Type::kPong;
+        return r;
+    }
+    if (type == "Close") {
+        read_close(message, r, limits);
+        return r;
+    }
+    if (type != "Request")
+        throw Refusal{JsonError::kUnknownType, "unknown message Type '" + type.substr(0, 32) +
+                                                   "' (Request, Close, Ping, Pong)"};
+    const json* id = member(message, "ID");
+    if (!id) throw Refusal{JsonError::kBadRequest, "ID missing"};
+    r.id = id_of(*id);
+    const std::string domain = member(message, "Domain")
+                                   ? string_member(message, "Domain", "Domain")
+                                   : std::string("MarketPrice");
+    if (domain == "Login") {
+        read_login(message, r);
+    } else if (domain == "MarketPrice") {
+        read_item(message, r, limits);
+    } else {
+        throw Refusal{JsonError::kUnknownType,
+                      "Domain '" + domain.substr(0, 32) + "' is not served (Login, MarketPrice)"};
+    }
+    return r;
+}
+
+JsonMessage refused(JsonError error, std::string text) {
+    JsonMessage m;
+    m.error = error;
+    m.error_text = std::move(text);
+    return m;
+}
+
+}  // namespace
+
+std::string_view json_error_name(JsonError error) {
+    switch (error) {
+        case JsonError::kNone:
+            return "none";
+        case JsonError::kNotJson:
+            return "not_json";
+        case JsonError::kUnknownType:
+            return "unknown_type";
+        case JsonError::kBadRequest:
+            return "bad_request";
+        case JsonError::kTooMany:
+            return "too_many";
+    }
+    return "unknown";
+}
+
+std::vector<JsonMessage> parse_json_requests(std::string_view text, const JsonLimits& limits) {
+    // Nesting is refused while parsing, before the tree grows deep.
+    bool too_deep = false;
+    const json::parser_callback_t depth_check = [&too_deep](int depth, json::parse_event_t, json&) {
+        if (depth > kMaxDepth) too_deep = true;
+        return !too_deep;
+    };
+    json document = json::parse(text.begin(), text.end(), depth_check, false);
+    if (too_deep)
+        return {refused(JsonError::kNotJson,
+                        "nested deeper than " + std::to_string(kMaxDepth) + " levels")};
+    if (document.is_discarded()) return {refused(JsonError::kNotJson, "not JSON text")};
+    std::vector<JsonMessage> out;
+    const auto read_one = [&](const json& message) {
+        try {
+            out.push_back(JsonMessage{JsonError::kNone, "", read_message(message, limits)});
+        } catch (const Refusal& refusal) {
+            out.push_back(refused(refusal.error, refusal.text));
+        }
+    };
+    if (!document.is_array()) {
+        read_one(document);
+        return out;
+    }
+    if (document.size() > limits.max_messages) {
+        return {refused(JsonError::kTooMany, std::to_string(document.size()) +
+                                                 " messages in one array (limit " +
+                                                 std::to_string(limits.max_messages) + ")")};
+    }
+    for (const json& message : document) read_one(message);
+    return out;
+}
+
+}  // namespace mdcast::server

@@ -1,0 +1,58 @@
+// Requests of the WebSocket/JSON protocol (docs/websocket.md), modelled on the
+// LSEG WebSocket API: Login, item requests (one name or a batch, a View,
+// Streaming false for a snapshot), Close, Ping and Pong.
+//
+// parse_json_requests() turns one text message into typed requests; it never
+// throws and bounds what it accepts (nesting depth, messages per array, names
+// per batch, view length), so hostile text costs at most its own length.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mdcast::server {
+
+struct JsonRequest {
+    enum class Type { kLogin, kItem, kClose, kCloseLogin, kPing, kPong };
+    Type type = Type::kPing;
+    int64_t id = 0;
+    // kLogin
+    std::string user, password, application_id, position;
+    // kItem
+    std::string service;
+    std::vector<std::string> names;  // one, or a batch
+    bool streaming = true;           // false: a snapshot
+    std::vector<std::string> view;   // field names; empty: all fields
+    // kClose: stream ids (the item ids of Refresh/Update/Status)
+    std::vector<int64_t> close_ids;
+};
+
+enum class JsonError {
+    kNone,
+    kNotJson,      // not JSON text, or nested too deep
+    kUnknownType,  // a Type (or Domain) this server does not serve
+    kBadRequest,   // JSON, but a member missing or of the wrong kind
+    kTooMany,      // more messages in one array, names or view fields than allowed
+};
+std::string_view json_error_name(JsonError error);
+
+// One message of the text: a request, or why it is not one.
+struct JsonMessage {
+    JsonError error = JsonError::kNone;
+    std::string error_text;
+    JsonRequest request;
+};
+
+struct JsonLimits {
+    size_t max_messages = 100;  // objects in one top-level array
+    size_t max_names = 10000;   // Key.Name entries in one batch
+    size_t max_view = 1000;     // View entries
+};
+
+// A text message: one object, or an array of them (each answered on its own).
+std::vector<JsonMessage> parse_json_requests(std::string_view text, const JsonLimits& limits);
+
+}  // namespace mdcast::server

@@ -1,0 +1,104 @@
+// The WebSocket side of one client connection: the HTTP handshake (or the
+// watchlist page), wslay's framing of what the client sends, and the JSON
+// requests turned into the same calls a binary client's frames make.
+//
+// A ClientSession owns one when its connection came in on clients.ws_port.
+// What the session itself answers (login, statuses of requests, pongs) is
+// translated here; item frames arrive already encoded by the fan-out, once per
+// view (JsonEncoder). wslay reassembles fragments and answers control frames;
+// a message over clients.ws_max_message_bytes, more fragments than
+// clients.ws_max_fragments, binary data or invalid UTF-8 close the connection
+// with a WebSocket close code and a reason; JSON that is not a request is
+// answered with an Error message and counted.
+#pragma once
+
+#include <google/protobuf/message_lite.h>
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "common/net/close_reason.h"
+#include "proto/frame.h"
+#include "server/json_protocol.h"
+#include "server/json_requests.h"
+
+struct wslay_event_context;
+
+namespace mdcast::server {
+
+class ClientSession;
+
+// Counted in /metrics (mdcast_server_ws_*).
+struct WsCounters {
+    uint64_t upgrades = 0;            // handshakes completed
+    uint64_t handshakes_refused = 0;  // HTTP requests answered 400/404/405
+    uint64_t pages_served = 0;
+    uint64_t messages_in = 0;  // JSON text messages
+    uint64_t fragment_floods = 0;
+    uint64_t too_large = 0;  // messages over clients.ws_max_message_bytes
+    uint64_t binary_refused = 0;
+    uint64_t protocol_errors = 0;  // framing errors found by wslay (bad opcode, masking, UTF-8)
+    std::array<uint64_t, 5> json_errors{};  // by JsonError
+    uint64_t pings_sent = 0;
+    uint64_t update_encodings = 0;  // JSON updates encoded (once per view, not per client)
+};
+
+struct WsSettings {
+    size_t max_message_bytes = 65536;
+    uint32_t max_fragments = 64;
+    uint32_t heartbeat_interval_ms = 5000;
+    JsonLimits json;
+    const JsonEncoder* encoder = nullptr;
+    const std::string* page = nullptr;  // served at /; empty: 404
+    WsCounters* counters = nullptr;
+};
+
+class WsSession {
+  public:
+    WsSession(ClientSession& client, const WsSettings& settings);
+    ~WsSession();
+    WsSession(const WsSession&) = delete;
+    WsSession& operator=(const WsSession&) = delete;
+
+    // Bytes as read from the connection (handshake, then frames).
+    void on_bytes(std::span<const uint8_t> bytes);
+    // TcpConnection::Handler::close_frame: a close frame with the reason's code.
+    bool close_frame(CloseReason reason, const std::string& text, std::string& frame);
+    // A binary-protocol answer of the session (login response, item status) as JSON.
+    void translate(proto::FrameType type, const google::protobuf::MessageLite& message);
+    // Housekeeping: a Ping when the client was silent for the heartbeat interval.
+    void keep_alive(int64_t now_ns);
+    bool upgraded() const { return ctx_ != nullptr; }
+    const JsonEncoder& encoder() const { return *settings_.encoder; }
+
+  private:
+    void on_head_bytes(std::span<const uint8_t> bytes);
+    void upgrade(std::span<const uint8_t> rest);
+    void on_frames(std::span<const uint8_t> bytes);
+    void after_wslay();
+    void on_message(uint8_t opcode, std::string_view text);
+    void on_request(const JsonRequest& request);
+    void on_item_request(const JsonRequest& request);
+    void refuse(JsonError error, const std::string& text, std::string_view offending);
+    void fail(CloseReason reason, uint16_t code, const std::string& text);
+    void send(const std::string& frame);
+
+    friend struct WsCallbacks;  // wslay's callbacks (ws_session.cpp)
+
+    ClientSession& client_;
+    WsSettings settings_;
+    std::string head_;  // the HTTP request head, until the upgrade
+    wslay_event_context* ctx_ = nullptr;
+    std::span<const uint8_t> input_;  // what wslay's recv callback reads from
+    uint32_t fragments_ = 0;          // frames of the message being received
+    uint64_t message_bytes_ = 0;      // and their payload so far
+    bool fragment_flood_ = false;
+    bool too_large_ = false;
+    uint16_t close_code_ = 0;  // set by fail(): the code of our close frame
+    int64_t login_id_ = 1;
+    int64_t last_ping_ns_ = 0;
+};
+
+}  // namespace mdcast::server

@@ -1,0 +1,78 @@
+// Tests for server/json_protocol.h: messages as WebSocket text frames, fields
+// named from the dictionary with exact decimals, views, and states.
+#include "server/json_protocol.h"
+
+#include <catch2/catch.hpp>
+
+#include "server/make_status.h"
+
+namespace {
+
+namespace proto = mdcast::proto;
+namespace wire = mdcast::wire::v1;
+using mdcast::server::JsonEncoder;
+
+JsonEncoder encoder() {
+    return JsonEncoder(
+        proto::FieldDictionary::parse("22 BID DECIMAL\n25 ASK DECIMAL\n3 DSPLY_NAME STRING\n"
+                                      "30 BIDSIZE INT\n",
+                                      "test.dict"));
+}
+
+// The payload of a short unmasked text frame (2-byte header) or a 4-byte one.
+std::string payload(const std::string& frame) {
+    REQUIRE(static_cast<uint8_t>(frame[0]) == 0x81);
+    const size_t header = (frame[1] & 0x7f) == 126 ? 4 : 2;
+    return frame.substr(header);
+}
+
+proto::FieldEntry decimal(uint32_t id, int64_t mantissa, int32_t exponent) {
+    proto::FieldEntry f;
+    f.id = id;
+    f.kind = proto::FieldKind::kDecimal;
+    f.integer = mantissa;
+    f.exponent = exponent;
+    return f;
+}
+
+}  // namespace
+
+TEST_CASE("an update: fields by name, decimals exact, the view applied, one frame") {
+    const JsonEncoder json = encoder();
+    proto::UpdateView update;
+    update.item_id = 17;
+    update.item_seq = 43;
+    update.fields = {decimal(22, 10143, -2), decimal(25, -5, -3), decimal(30, 7, 2)};
+    proto::FieldEntry name;
+    name.id = 3;
+    name.kind = proto::FieldKind::kString;
+    name.text = "A \"quoted\"\n";
+    update.fields.push_back(name);
+    proto::FieldEntry unknown;
+    unknown.id = 999;
+    unknown.kind = proto::FieldKind::kBlank;
+    update.fields.push_back(unknown);
+    std::string out;
+    json.append_update(out, update, {});
+    CHECK(
+        payload(out) ==
+        R"({"ID":17,"Type":"Update","SeqNumber":43,"Fields":{"BID":101.43,"ASK":-0.005,"BIDSIZE":700,"DSPLY_NAME":"A \"quoted\"\u000a","999":null}})");
+    out.clear();
+    json.append_update(out, update, {22});
+    CHECK(payload(out) == R"({"ID":17,"Type":"Update","SeqNumber":43,"Fields":{"BID":101.43}})");
+}
+
+TEST_CASE("statuses carry the key and the LSEG state names") {
+    const JsonEncoder json = encoder();
+    const auto status = mdcast::server::make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT,
+                                                    wire::STATUS_SOURCE_DOWN, "down");
+    CHECK(
+        payload(json.status("S", "A", 9, status)) ==
+        R"({"ID":9,"Type":"Status","Key":{"Service":"S","Name":"A"},"State":{"Stream":"Open","Data":"Suspect","Code":"SourceDown","Text":"down"}})");
+}
+
+TEST_CASE("errors echo the start of what was refused") {
+    CHECK(payload(JsonEncoder::error("not JSON text", "{x")) ==
+          R"({"Type":"Error","Text":"not JSON text","Debug":{"Message":"{x"}})");
+    CHECK(payload(JsonEncoder::pong()) == R"({"Type":"Pong"})");
+}

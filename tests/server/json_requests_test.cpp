@@ -1,0 +1,77 @@
+// Tests for server/json_requests.h: the LSEG-style requests parsed into typed
+// requests, and every kind of refusal with its reason and its limit.
+#include "server/json_requests.h"
+
+#include <catch2/catch.hpp>
+
+namespace {
+
+using mdcast::server::JsonError;
+using mdcast::server::JsonLimits;
+using mdcast::server::JsonRequest;
+using mdcast::server::parse_json_requests;
+
+}  // namespace
+
+TEST_CASE("a login with its elements") {
+    const auto got = parse_json_requests(
+        R"({"ID":1,"Domain":"Login","Key":{"Name":"alice","Elements":{"Password":"p","ApplicationId":"256","Position":"10.0.0.1"}}})",
+        JsonLimits{});
+    REQUIRE(got.size() == 1);
+    REQUIRE(got[0].error == JsonError::kNone);
+    const JsonRequest& r = got[0].request;
+    CHECK(r.type == JsonRequest::Type::kLogin);
+    CHECK(r.id == 1);
+    CHECK(r.user == "alice");
+    CHECK(r.password == "p");
+    CHECK(r.application_id == "256");
+    CHECK(r.position == "10.0.0.1");
+}
+
+TEST_CASE("item requests: one name, a batch, a view, a snapshot") {
+    auto got = parse_json_requests(R"({"ID":2,"Key":{"Service":"S","Name":"A"}})", JsonLimits{});
+    REQUIRE(got[0].error == JsonError::kNone);
+    CHECK(got[0].request.type == JsonRequest::Type::kItem);
+    CHECK(got[0].request.names == std::vector<std::string>{"A"});
+    CHECK(got[0].request.streaming);
+    got = parse_json_requests(
+        R"({"ID":3,"Key":{"Service":"S","Name":["A","B"]},"View":["BID","ASK"],"Streaming":false})",
+        JsonLimits{});
+    REQUIRE(got[0].error == JsonError::kNone);
+    CHECK(got[0].request.names == std::vector<std::string>{"A", "B"});
+    CHECK(got[0].request.view == std::vector<std::string>{"BID", "ASK"});
+    CHECK_FALSE(got[0].request.streaming);
+}
+
+TEST_CASE("an array of messages is answered message by message") {
+    const auto got = parse_json_requests(
+        R"([{"Type":"Ping"},{"Type":"Post"},{"ID":[4,5],"Type":"Close"},{"Type":"Close","Domain":"Login"}])",
+        JsonLimits{});
+    REQUIRE(got.size() == 4);
+    CHECK(got[0].request.type == JsonRequest::Type::kPing);
+    CHECK(got[1].error == JsonError::kUnknownType);
+    CHECK(got[2].request.type == JsonRequest::Type::kClose);
+    CHECK(got[2].request.close_ids == std::vector<int64_t>{4, 5});
+    CHECK(got[3].request.type == JsonRequest::Type::kCloseLogin);
+}
+
+TEST_CASE("refusals say why") {
+    const auto one = [](const char* text) {
+        return parse_json_requests(text, JsonLimits{4, 2, 2})[0];
+    };
+    CHECK(one("{not json").error == JsonError::kNotJson);
+    CHECK(one(R"({"ID":"x","Key":{}})").error_text == "ID is not an integer");
+    CHECK(one(R"({"ID":1,"Key":{"Name":"A"}})").error_text == "Key.Service missing");
+    CHECK(one(R"({"ID":1,"Key":{"Service":"S"}})").error_text == "Key.Name missing");
+    CHECK(one(R"({"ID":1,"Domain":"Source","Key":{}})").error == JsonError::kUnknownType);
+    CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":"A"},"Streaming":1})").error ==
+          JsonError::kBadRequest);
+    CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":["A","B","C"]}})").error ==
+          JsonError::kTooMany);
+    CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":"A"},"View":["A","B","C"]})").error ==
+          JsonError::kTooMany);
+    CHECK(one("[1,2,3,4,5]").error == JsonError::kTooMany);
+    CHECK(one("5").error == JsonError::kBadRequest);
+    const auto deep = std::string(100, '[') + std::string(100, ']');
+    CHECK(parse_json_requests(deep, JsonLimits{})[0].error_text == "nested deeper than 8 levels");
+}
