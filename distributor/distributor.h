@@ -17,6 +17,7 @@
 #include "distributor/backbone_sender.h"
 #include "distributor/control_receiver.h"
 #include "distributor/distributor_config.h"
+#include "distributor/idle_spinner.h"
 #include "distributor/interest_tracker.h"
 #include "distributor/item_registry.h"
 #include "distributor/publisher_session.h"
@@ -48,6 +49,7 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
     void on_publisher_closed(PublisherSession& session, CloseReason reason,
                              const std::string& text) override;
     void on_service_announced(PublisherSession& session, const ServiceEntry& service) override;
+    void on_publisher_input() override { spinner_.on_work(); }
     void on_image_request(const wire::ImageRequest& request, const sockaddr_in& from) override;
     void on_directory_query() override;
     void on_nak(const wire::Nak& nak, const sockaddr_in& from) override;
@@ -80,6 +82,7 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
     Trigger reaper_;
     Timer housekeeping_;
     Timer grace_timer_;
+    IdleSpinner spinner_;  // distributor.busy_poll_us
     bool shutting_down_ = false;
     bool stopped_ = false;
     PublisherCounters publisher_counters_;

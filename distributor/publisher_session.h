@@ -50,6 +50,8 @@ class PublisherSession final : public TcpConnection::Handler {
         // The session now owns `service` (interactive sources are asked again
         // for the items someone wants).
         virtual void on_service_announced(PublisherSession& session, const ServiceEntry& service) {}
+        // A frame arrived (the idle strategy polls on while they do).
+        virtual void on_publisher_input() {}
 
       protected:
         virtual ~Owner() = default;
