@@ -434,9 +434,14 @@ void append_update_frame(std::string& out, const UpdateView& update,
 
 void append_update_rest(std::string& out, uint64_t publish_time_ns,
                         std::span<const FieldEntry> fields) {
+    // Each value's size is needed twice (the list's length, then its own
+    // prefix): kept for the first fields rather than computed again.
+    constexpr size_t kKept = 32;
+    uint32_t sizes[kKept];
     size_t list_size = 0;
-    for (const auto& f : fields) {
-        const size_t value = value_size(f);
+    for (size_t i = 0; i < fields.size(); ++i) {
+        const size_t value = value_size(fields[i]);
+        if (i < kKept) sizes[i] = static_cast<uint32_t>(value);
         list_size += 1 + varint_size(value) + value;
     }
     uint8_t* p = grow(out, (publish_time_ns != 0 ? 9 : 0) + 1 + varint_size(list_size) + list_size);
@@ -446,10 +451,10 @@ void append_update_rest(std::string& out, uint64_t publish_time_ns,
     }
     *p++ = 0x22;
     p = put_varint(p, list_size);
-    for (const auto& f : fields) {
+    for (size_t i = 0; i < fields.size(); ++i) {
         *p++ = 0x0A;
-        p = put_varint(p, value_size(f));
-        p = put_value(p, f);
+        p = put_varint(p, i < kKept ? sizes[i] : value_size(fields[i]));
+        p = put_value(p, fields[i]);
     }
 }
 
