@@ -1,5 +1,6 @@
 // Repairs a NAK can buy: capped per NAK and per NAK source address, over a
-// real BackboneSender multicasting on loopback (TTL 0, nobody listening).
+// real BackboneSender multicasting on loopback (TTL 0); and the datagrams of
+// one loop pass leaving together at the flush, in sequence order.
 #include "distributor/backbone_sender.h"
 
 #include <arpa/inet.h>
