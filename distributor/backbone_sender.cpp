@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/clock.h"
+#include "common/net/datagram_send_batch.h"
 
 namespace mdcast::distributor {
 
@@ -73,6 +74,7 @@ bool BackboneSender::send(proto::FrameType type, const google::protobuf::Message
 
 void BackboneSender::flush() {
     if (!packet_.empty()) send_packet();
+    transmit_unsent();
 }
 
 // Numbers the pending datagram, keeps it for repair, and sends it (or queues it
@@ -85,7 +87,7 @@ void BackboneSender::send_packet() {
     ++next_sequence_;
     counters_.messages_sent += packet_.message_count();
     if (backlog_.empty() && data_rate_.try_take(datagram.size(), now)) {
-        transmit(datagram);
+        unsent_.push_back(next_sequence_ - 1);  // sent by flush(), with the pass's others
     } else {
         ++counters_.data_rate_limited;
         backlog_.emplace_back(datagram.begin(), datagram.end());
@@ -102,6 +104,29 @@ void BackboneSender::send_packet() {
     note_data_sent(now);
 }
 
+// The datagrams numbered since the last flush, from the retransmit window, in
+// one sendmmsg per group (a datagram the window already evicted is a gap the
+// receivers see beyond its trailing edge).
+void BackboneSender::transmit_unsent() {
+    if (unsent_.empty()) return;
+    unsent_datagrams_.clear();
+    for (uint64_t sequence : unsent_) {
+        const RetransmitWindow::Entry* entry = window_.find(sequence);
+        if (!entry) continue;
+        if (send_loss_.drop()) {
+            ++counters_.injected_drops;
+            continue;
+        }
+        unsent_datagrams_.emplace_back(entry->datagram);
+    }
+    unsent_.clear();
+    const size_t count = unsent_datagrams_.size();
+    unsent_sent_.assign(count, 0);
+    for (auto& socket : sockets_) send_datagrams(socket.fd(), unsent_datagrams_, unsent_sent_);
+    for (size_t i = 0; i < count; ++i)
+        note_transmit(unsent_sent_[i] != 0, unsent_datagrams_[i].size());
+}
+
 // The sequence is consumed even when the datagram does not leave (kernel
 // refusal, injected loss): receivers see a gap and repair it.
 void BackboneSender::transmit(std::span<const uint8_t> datagram) {
@@ -109,9 +134,13 @@ void BackboneSender::transmit(std::span<const uint8_t> datagram) {
         ++counters_.injected_drops;
         return;
     }
-    if (send_everywhere(datagram)) {
+    note_transmit(send_everywhere(datagram), datagram.size());
+}
+
+void BackboneSender::note_transmit(bool sent, size_t bytes) {
+    if (sent) {
         ++counters_.packets_sent;
-        counters_.bytes_sent += datagram.size();
+        counters_.bytes_sent += bytes;
         return;
     }
     ++counters_.send_failures;

@@ -3,7 +3,8 @@
 // retransmit window and repairs what servers NAK.
 //
 // Messages queued during one loop iteration leave together at the flush point
-// (natural batching), or after backbone.flush_interval_us. Heartbeats follow
+// (natural batching), or after backbone.flush_interval_us: many messages per
+// datagram, and the datagrams of one flush in one sendmmsg per group. Heartbeats follow
 // the last data at heartbeat_min_us and back off to heartbeat_max_ms while the
 // sender is idle, so tail loss is seen within about a millisecond; at least one
 // is sent every heartbeat_max_ms even under load, for servers that join late.
@@ -114,6 +115,8 @@ class BackboneSender final : public Flushable {
     void send_packet();
     bool send_everywhere(std::span<const uint8_t> datagram);
     void transmit(std::span<const uint8_t> datagram);
+    void transmit_unsent();
+    void note_transmit(bool sent, size_t bytes);
     void drain_backlog();
     void repair(uint64_t sequence, int64_t now, TokenBucket& source, bool& advertise_edge);
     TokenBucket& nak_source(uint32_t address);
@@ -133,6 +136,11 @@ class BackboneSender final : public Flushable {
     TokenBucket retransmit_rate_;
     std::unordered_map<uint32_t, TokenBucket> nak_sources_;  // bounded: kMaxNakSources
     LossInjector send_loss_;
+    // Numbered and kept in the window during this loop pass, sent together at
+    // the flush (transmit_unsent). Reused: no allocation per flush.
+    std::vector<uint64_t> unsent_;
+    std::vector<std::span<const uint8_t>> unsent_datagrams_;
+    std::vector<uint8_t> unsent_sent_;  // 1: some group took it
     std::deque<std::vector<uint8_t>> backlog_;
     size_t backlog_bytes_ = 0;
     bool congested_ = false;

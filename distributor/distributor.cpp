@@ -84,6 +84,7 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
       sessions_(loop, "publisher", "distributor shutting down",
                 {nullptr, [this](const std::string& why, size_t cut) { on_stopped(why, cut); }}),
       housekeeping_(loop, [this] { on_housekeeping(); }),
+      spinner_(loop, std::chrono::microseconds(config.busy_poll_us)),
       started_ns_(monotonic_ns()) {
     housekeeping_.start_periodic(std::chrono::seconds(1));
     register_metrics();
@@ -298,6 +299,9 @@ void Distributor::register_metrics() {
               "Publisher messages refused alone for invalid content (not UTF-8); connection kept",
               [&p] { return p.invalid_content; });
     m.counter("packets_total", "Backbone datagrams sent", [&b] { return b.packets_sent; });
+    m.counter("busy_poll_passes_total",
+              "Loop passes made without sleeping because of distributor.busy_poll_us",
+              [this] { return spinner_.passes(); });
     m.counter("bytes_total", "Backbone bytes sent", [&b] { return b.bytes_sent; });
     m.counter("messages_total", "Messages sent on the backbone", [&b] { return b.messages_sent; });
     m.counter("heartbeats_total", "Heartbeats sent", [&b] { return b.heartbeats_sent; });

@@ -18,6 +18,7 @@
 #include "distributor/backbone_sender.h"
 #include "distributor/control_receiver.h"
 #include "distributor/distributor_config.h"
+#include "distributor/idle_spinner.h"
 #include "distributor/interest_tracker.h"
 #include "distributor/item_registry.h"
 #include "distributor/publisher_session.h"
@@ -50,6 +51,7 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
                              const std::string& text) override;
     void on_service_announced(PublisherSession& session, const ServiceEntry& service) override;
     bool replace_earlier_connection(PublisherSession& claimant, uint64_t owner_session) override;
+    void on_publisher_input() override { spinner_.on_work(); }
     void on_image_request(const wire::ImageRequest& request, const sockaddr_in& from) override;
     void on_directory_query() override;
     void on_nak(const wire::Nak& nak, const sockaddr_in& from) override;
@@ -78,6 +80,7 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
     DaemonListeners listeners_;
     PeerTable<PublisherSession> sessions_;
     Timer housekeeping_;
+    IdleSpinner spinner_;  // distributor.busy_poll_us
     PublisherCounters publisher_counters_;
     MetricsRegistry metrics_{"mdcast_distributor_"};
     std::unique_ptr<AdminHttp> admin_;

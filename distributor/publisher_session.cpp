@@ -55,6 +55,7 @@ void PublisherSession::protocol_error(const std::string& text) {
 }
 
 void PublisherSession::on_frame(TcpConnection&, const proto::Frame& frame) {
+    owner_.on_publisher_input();
     if (!logged_in_ && frame.type != FrameType::kLoginRequest) {
         connection_->close(CloseReason::kNotLoggedIn, "the first message must be a login");
         return;

@@ -57,6 +57,8 @@ class PublisherSession final : public TcpConnection::Handler {
                                                 uint64_t owner_session) {
             return false;
         }
+        // A frame arrived (the idle strategy polls on while they do).
+        virtual void on_publisher_input() {}
 
       protected:
         virtual ~Owner() = default;

@@ -115,8 +115,21 @@ const FieldImage::Slot* FieldImage::find(uint32_t id) const {
     return it == slots_.end() ? nullptr : &*it;
 }
 
+// Updates usually carry their fields in the image's order (the publisher
+// builds them the same way every time), so each field is looked for first in
+// the slot after the previous one's: a merge is then one comparison per field,
+// not a search of the image.
 void FieldImage::apply(std::span<const FieldEntry> fields) {
-    for (const FieldEntry& entry : fields) copy_entry(entry, slot_for(entry.id));
+    size_t next = 0;
+    for (const FieldEntry& entry : fields) {
+        if (next < slots_.size() && slots_[next].id == entry.id) {
+            copy_entry(entry, slots_[next++]);
+            continue;
+        }
+        Slot& slot = slot_for(entry.id);
+        copy_entry(entry, slot);
+        next = static_cast<size_t>(&slot - slots_.data()) + 1;
+    }
 }
 
 void FieldImage::to_field_list(wire::FieldList& out, const std::vector<uint32_t>* view) const {

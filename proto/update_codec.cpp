@@ -285,18 +285,20 @@ size_t varint_size(uint64_t v) {
     return v < 128 ? 1 : (static_cast<size_t>(std::bit_width(v)) + 6) / 7;
 }
 
-void put_varint(std::string& out, uint64_t v) {
+// The writers below encode into memory sized beforehand (the *_size functions
+// give the exact byte counts): one resize per frame, no per-byte push_back.
+uint8_t* put_varint(uint8_t* p, uint64_t v) {
     while (v >= 0x80) {
-        out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+        *p++ = static_cast<uint8_t>((v & 0x7F) | 0x80);
         v >>= 7;
     }
-    out.push_back(static_cast<char>(v));
+    *p++ = static_cast<uint8_t>(v);
+    return p;
 }
 
-void put_fixed64(std::string& out, uint64_t v) {
-    char bytes[8];
-    std::memcpy(bytes, &v, 8);
-    out.append(bytes, 8);
+uint8_t* put_fixed64(uint8_t* p, uint64_t v) {
+    std::memcpy(p, &v, 8);
+    return p + 8;
 }
 
 size_t decimal_size(const FieldEntry& f) {
@@ -312,8 +314,10 @@ size_t value_size(const FieldEntry& f) {
     switch (f.kind) {
         case FieldKind::kInt:
             return n + 1 + varint_size(zigzag(f.integer));
-        case FieldKind::kDecimal:
-            return n + 1 + varint_size(decimal_size(f)) + decimal_size(f);
+        case FieldKind::kDecimal: {
+            const size_t d = decimal_size(f);
+            return n + 1 + varint_size(d) + d;
+        }
         case FieldKind::kDouble:
         case FieldKind::kTime:
             return n + 9;
@@ -327,48 +331,59 @@ size_t value_size(const FieldEntry& f) {
     return n;
 }
 
-void put_value(std::string& out, const FieldEntry& f) {
+uint8_t* put_value(uint8_t* p, const FieldEntry& f) {
     if (f.id != 0) {
-        out.push_back(0x08);
-        put_varint(out, f.id);
+        *p++ = 0x08;
+        p = put_varint(p, f.id);
     }
     switch (f.kind) {
         case FieldKind::kInt:
-            out.push_back(0x10);
-            put_varint(out, zigzag(f.integer));
-            break;
+            *p++ = 0x10;
+            return put_varint(p, zigzag(f.integer));
         case FieldKind::kDecimal:
-            out.push_back(0x1A);
-            put_varint(out, decimal_size(f));
+            *p++ = 0x1A;
+            p = put_varint(p, decimal_size(f));
             if (f.integer != 0) {
-                out.push_back(0x08);
-                put_varint(out, zigzag(f.integer));
+                *p++ = 0x08;
+                p = put_varint(p, zigzag(f.integer));
             }
             if (f.exponent != 0) {
-                out.push_back(0x10);
-                put_varint(out, zigzag(f.exponent));
+                *p++ = 0x10;
+                p = put_varint(p, zigzag(f.exponent));
             }
-            break;
+            return p;
         case FieldKind::kDouble:
-            out.push_back(0x21);
-            put_fixed64(out, std::bit_cast<uint64_t>(f.real));
-            break;
+            *p++ = 0x21;
+            return put_fixed64(p, std::bit_cast<uint64_t>(f.real));
         case FieldKind::kString:
-            out.push_back(0x2A);
-            put_varint(out, f.text.size());
-            out.append(f.text);
-            break;
+            *p++ = 0x2A;
+            p = put_varint(p, f.text.size());
+            if (!f.text.empty()) std::memcpy(p, f.text.data(), f.text.size());
+            return p + f.text.size();
         case FieldKind::kTime:
-            out.push_back(0x31);
-            put_fixed64(out, static_cast<uint64_t>(f.integer));
-            break;
+            *p++ = 0x31;
+            return put_fixed64(p, static_cast<uint64_t>(f.integer));
         case FieldKind::kBlank:
-            out.push_back(0x3A);
-            out.push_back(0x00);
-            break;
+            *p++ = 0x3A;
+            *p++ = 0x00;
+            return p;
         case FieldKind::kNone:
-            break;
+            return p;
     }
+    return p;
+}
+
+// Grows `out` by `bytes` and returns where they go.
+uint8_t* grow(std::string& out, size_t bytes) {
+    const size_t start = out.size();
+    out.resize(start + bytes);
+    return reinterpret_cast<uint8_t*>(out.data() + start);
+}
+
+uint8_t* put_frame_header(uint8_t* p, size_t body) {
+    encode_frame_header(
+        FrameHeader{static_cast<uint32_t>(body), static_cast<uint16_t>(FrameType::kUpdate), 0}, p);
+    return p + kFrameHeaderBytes;
 }
 
 bool in_view(const FieldEntry& f, const std::vector<uint32_t>* view) {
@@ -390,50 +405,68 @@ void append_update_frame(std::string& out, const UpdateView& update,
     body += 1 + varint_size(list_size) + list_size;
     if (update.conflated) body += 2;
 
-    const size_t start = out.size();
-    out.resize(start + kFrameHeaderBytes);
-    encode_frame_header(
-        FrameHeader{static_cast<uint32_t>(body), static_cast<uint16_t>(FrameType::kUpdate), 0},
-        reinterpret_cast<uint8_t*>(out.data() + start));
+    uint8_t* p = put_frame_header(grow(out, kFrameHeaderBytes + body), body);
     if (update.item_id != 0) {
-        out.push_back(0x08);
-        put_varint(out, update.item_id);
+        *p++ = 0x08;
+        p = put_varint(p, update.item_id);
     }
     if (update.item_seq != 0) {
-        out.push_back(0x10);
-        put_varint(out, update.item_seq);
+        *p++ = 0x10;
+        p = put_varint(p, update.item_seq);
     }
     if (update.publish_time_ns != 0) {
-        out.push_back(0x19);
-        put_fixed64(out, update.publish_time_ns);
+        *p++ = 0x19;
+        p = put_fixed64(p, update.publish_time_ns);
     }
-    out.push_back(0x22);
-    put_varint(out, list_size);
+    *p++ = 0x22;
+    p = put_varint(p, list_size);
     for (const auto& f : update.fields) {
         if (!in_view(f, view)) continue;
-        out.push_back(0x0A);
-        put_varint(out, value_size(f));
-        put_value(out, f);
+        *p++ = 0x0A;
+        p = put_varint(p, value_size(f));
+        p = put_value(p, f);
     }
     if (update.conflated) {
-        out.push_back(0x28);
-        out.push_back(0x01);
+        *p++ = 0x28;
+        *p++ = 0x01;
+    }
+}
+
+void append_update_rest(std::string& out, uint64_t publish_time_ns,
+                        std::span<const FieldEntry> fields) {
+    // Each value's size is needed twice (the list's length, then its own
+    // prefix): kept for the first fields rather than computed again.
+    constexpr size_t kKept = 32;
+    uint32_t sizes[kKept];
+    size_t list_size = 0;
+    for (size_t i = 0; i < fields.size(); ++i) {
+        const size_t value = value_size(fields[i]);
+        if (i < kKept) sizes[i] = static_cast<uint32_t>(value);
+        list_size += 1 + varint_size(value) + value;
+    }
+    uint8_t* p = grow(out, (publish_time_ns != 0 ? 9 : 0) + 1 + varint_size(list_size) + list_size);
+    if (publish_time_ns != 0) {
+        *p++ = 0x19;
+        p = put_fixed64(p, publish_time_ns);
+    }
+    *p++ = 0x22;
+    p = put_varint(p, list_size);
+    for (size_t i = 0; i < fields.size(); ++i) {
+        *p++ = 0x0A;
+        p = put_varint(p, i < kKept ? sizes[i] : value_size(fields[i]));
+        p = put_value(p, fields[i]);
     }
 }
 
 void append_update_frame(std::string& out, uint64_t item_id, uint64_t item_seq,
                          std::span<const uint8_t> rest) {
     const size_t body = 2 + varint_size(item_id) + varint_size(item_seq) + rest.size();
-    const size_t start = out.size();
-    out.resize(start + kFrameHeaderBytes);
-    encode_frame_header(
-        FrameHeader{static_cast<uint32_t>(body), static_cast<uint16_t>(FrameType::kUpdate), 0},
-        reinterpret_cast<uint8_t*>(out.data() + start));
-    out.push_back(0x08);
-    put_varint(out, item_id);
-    out.push_back(0x10);
-    put_varint(out, item_seq);
-    out.append(reinterpret_cast<const char*>(rest.data()), rest.size());
+    uint8_t* p = put_frame_header(grow(out, kFrameHeaderBytes + body), body);
+    *p++ = 0x08;
+    p = put_varint(p, item_id);
+    *p++ = 0x10;
+    p = put_varint(p, item_seq);
+    if (!rest.empty()) std::memcpy(p, rest.data(), rest.size());
 }
 
 }  // namespace mdcast::proto

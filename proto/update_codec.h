@@ -76,6 +76,12 @@ class FieldListCursor {
 // (sorted field ids) only those fields are written.
 void append_update_frame(std::string& out, const UpdateView& update,
                          const std::vector<uint32_t>* view = nullptr);
+// An Update body without its item id and sequence: the publish time (0: left
+// out) and the field list. The SDK publisher encodes this on the application's
+// thread (appended to `out`); append_update_frame(out, item_id, item_seq,
+// rest) completes it.
+void append_update_rest(std::string& out, uint64_t publish_time_ns,
+                        std::span<const FieldEntry> fields);
 // Appends an Update frame whose body is `item_id` and `item_seq` followed by
 // `rest`, an encoded Update body without them (protobuf reads fields in any
 // order): for an update encoded before its item had an id.

@@ -27,12 +27,13 @@ void require_utf8(std::string_view text, const std::string& what) {
         throw std::invalid_argument(what + " is not valid UTF-8; nothing was published");
 }
 
+// On the hot path: the message is built only for text that fails.
 void require_utf8(std::span<const FieldValue> fields, const ItemState& state) {
     for (const FieldValue& field : fields) {
-        if (field.kind == FieldKind::kString)
+        if (field.kind == FieldKind::kString && !proto::is_valid_utf8(field.text))
             require_utf8(field.text, "the string value of field " + std::to_string(field.id));
     }
-    require_utf8(state.text, "the status text");
+    if (!state.text.empty()) require_utf8(state.text, "the status text");
 }
 }  // namespace
 

@@ -102,6 +102,8 @@ void PublisherCore::on_session_up(const wire::LoginResponse&) {
 
 bool PublisherCore::on_session_down(bool, LinkDown) {
     session_up_ = false;
+    out_.clear();  // framed for the lost connection; the next one starts from the image
+    unflushed_updates_ = 0;
     by_service_id_.clear();
     by_item_id_.clear();
     answers_outstanding_ = 0;
@@ -162,7 +164,8 @@ void PublisherCore::work() {
             if (batch_.records.empty()) break;
         }
         while (next_ < batch_.records.size()) {
-            if (session_up_ && link_.queued_bytes() > options_.max_output_bytes / 2) {
+            if (session_up_ && link_.queued_bytes() + out_.size() > options_.max_output_bytes / 2) {
+                flush_updates();
                 retry_timer_.start_once(std::chrono::milliseconds(1));
                 return;
             }
@@ -171,7 +174,31 @@ void PublisherCore::work() {
         for (auto& [name, service] : services_) {
             if (!service->to_register.empty()) register_items(*service);
         }
+        flush_updates();
     }
+}
+
+// Every other message goes out after the updates framed before it.
+template <class Message>
+bool PublisherCore::send(proto::FrameType type, const Message& message) {
+    flush_updates();
+    return link_.send(type, message);
+}
+
+// The updates framed since the last flush, handed to the connection as one
+// write (natural batching: the connection writes at the end of the loop pass).
+void PublisherCore::flush_updates() {
+    if (out_.empty()) return;
+    const bool sent =
+        link_.send_frame(std::span(reinterpret_cast<const uint8_t*>(out_.data()), out_.size()));
+    out_.clear();
+    if (!sent) {
+        // The distributor would see a gap: start again from the image.
+        unflushed_updates_ = 0;
+        return link_.abort("output to the distributor passed max_output_bytes");
+    }
+    counters_.updates_sent.fetch_add(unflushed_updates_, std::memory_order_relaxed);
+    unflushed_updates_ = 0;
 }
 
 bool PublisherCore::apply(const OutboxRecord& r) {
@@ -204,21 +231,24 @@ bool PublisherCore::apply(const OutboxRecord& r) {
     const auto found = items_.find(r.item);
     if (found == items_.end()) return false;
     Item& item = *found->second;
-    const ItemState state{r.stream, r.data, r.code, std::string(batch_.text1(r))};
     switch (r.kind) {
         case Kind::kRefresh:
-            publish_refresh(item, batch_.fields_of(r), state);
+            publish_refresh(item, batch_.fields_of(r), record_state(r));
             break;
         case Kind::kUpdate:
-            publish_update(item, batch_.fields_of(r), r.stamp);
+            publish_update(item, batch_.fields_of(r), batch_.wire_of(r));
             break;
         case Kind::kStatus:
-            publish_status(item, state);
+            publish_status(item, record_state(r));
             break;
         default:
             break;
     }
     return true;
+}
+
+ItemState PublisherCore::record_state(const OutboxRecord& r) const {
+    return ItemState{r.stream, r.data, r.code, std::string(batch_.text1(r))};
 }
 
 PublisherCore::Item& PublisherCore::item_for(PublishedItem handle, Service& service,
@@ -258,22 +288,24 @@ void PublisherCore::send_refresh(Item& item) {
     refresh.set_solicited(item.service->mode == ServiceMode::kInteractive);
     detail::to_wire_status(item.state, *refresh.mutable_status());
     item.image.to_field_list(*refresh.mutable_fields());
-    if (!link_.send(FrameType::kRefresh, refresh)) {
+    if (!send(FrameType::kRefresh, refresh)) {
         return link_.abort("output to the distributor passed max_output_bytes");
     }
     counters_.refreshes_sent.fetch_add(1, std::memory_order_relaxed);
 }
 
-// The hot path: merged into the image, encoded once into a reused buffer.
+// The hot path: the update was encoded on the publishing thread; here it is
+// merged into the image and framed with the item's id and sequence into the
+// batch that flush_updates() writes.
 void PublisherCore::publish_update(Item& item, std::span<const proto::FieldEntry> fields,
-                                   uint64_t stamp) {
+                                   std::span<const uint8_t> rest) {
     if (!item.has_refresh) {
         counters_.updates_dropped.fetch_add(1, std::memory_order_relaxed);
         return;
     }
     if (!item.pending.empty() || (!sendable(item) && !item.ever_registered &&
                                   item.service->mode == ServiceMode::kBroadcast)) {
-        return hold_until_registered(item, fields, stamp);
+        return hold_until_registered(item, rest);
     }
     item.image.apply(fields);
     ++item.seq;
@@ -281,24 +313,12 @@ void PublisherCore::publish_update(Item& item, std::span<const proto::FieldEntry
         counters_.updates_held.fetch_add(1, std::memory_order_relaxed);
         return;
     }
-    update_.item_id = item.item_id;
-    update_.item_seq = item.seq;
-    update_.publish_time_ns = stamp;
-    update_.conflated = false;
-    update_.fields.assign(fields.begin(), fields.end());
-    frame_.clear();
-    proto::append_update_frame(frame_, update_);
-    send_update(std::span(reinterpret_cast<const uint8_t*>(frame_.data()), frame_.size()));
+    send_update(item, rest);
 }
 
-bool PublisherCore::send_update(std::span<const uint8_t> frame) {
-    if (!link_.send_frame(frame)) {
-        // The distributor would see a gap: start again from the image.
-        link_.abort("output to the distributor passed max_output_bytes");
-        return false;
-    }
-    counters_.updates_sent.fetch_add(1, std::memory_order_relaxed);
-    return true;
+void PublisherCore::send_update(const Item& item, std::span<const uint8_t> rest) {
+    proto::append_update_frame(out_, item.item_id, item.seq, rest);
+    ++unflushed_updates_;
 }
 
 // THE ORDERING RULE (docs/sdk.md): a broadcast item's updates published before
@@ -306,18 +326,9 @@ bool PublisherCore::send_update(std::span<const uint8_t> frame) {
 // with its own sequence number, not merged into the image. Kept as Update
 // bodies without item id and sequence (proto3 leaves zero fields out), which
 // send_pending() completes; over max_queued_bytes they are merged after all.
-void PublisherCore::hold_until_registered(Item& item, std::span<const proto::FieldEntry> fields,
-                                          uint64_t stamp) {
-    update_.item_id = 0;
-    update_.item_seq = 0;
-    update_.publish_time_ns = stamp;
-    update_.conflated = false;
-    update_.fields.assign(fields.begin(), fields.end());
-    std::string body;
-    proto::append_update_frame(body, update_);
-    body.erase(0, proto::kFrameHeaderBytes);
-    pending_bytes_ += body.size();
-    item.pending.push_back(std::move(body));
+void PublisherCore::hold_until_registered(Item& item, std::span<const uint8_t> rest) {
+    pending_bytes_ += rest.size();
+    item.pending.emplace_back(reinterpret_cast<const char*>(rest.data()), rest.size());
     if (pending_bytes_ > options_.max_queued_bytes) fold_pending(item);
 }
 
@@ -347,12 +358,7 @@ void PublisherCore::send_pending(Item& item) {
         if (!proto::decode_update(bytes, update_)) continue;
         item.image.apply(update_.fields);
         ++item.seq;
-        frame_.clear();
-        proto::append_update_frame(frame_, item.item_id, item.seq, bytes);
-        if (!send_update(
-                std::span(reinterpret_cast<const uint8_t*>(frame_.data()), frame_.size()))) {
-            return;
-        }
+        send_update(item, bytes);
     }
 }
 
@@ -370,7 +376,7 @@ void PublisherCore::send_flush_if_due() {
     if (!session_up_ || answers_outstanding_ > 0 || flush_wanted_ <= flush_sent_) return;
     wire::Flush flush;
     flush.set_token(flush_wanted_);
-    if (link_.send(FrameType::kFlush, flush)) flush_sent_ = flush_wanted_;
+    if (send(FrameType::kFlush, flush)) flush_sent_ = flush_wanted_;
 }
 
 void PublisherCore::on_flush_ack(const proto::Frame& frame) {
@@ -381,16 +387,16 @@ void PublisherCore::on_flush_ack(const proto::Frame& frame) {
 
 void PublisherCore::publish_status(Item& item, const ItemState& state) {
     item.state = state;
-    const bool send = sendable(item);
+    const bool to_send = sendable(item);
     if (state.stream == StreamState::kClosed) {
         item.has_refresh = false;
         item.image.clear();
     }
-    if (!send) return;
+    if (!to_send) return;
     wire::ItemStatus status;
     status.set_item_id(item.item_id);
     detail::to_wire_status(state, *status.mutable_status());
-    if (link_.send(FrameType::kItemStatus, status)) {
+    if (send(FrameType::kItemStatus, status)) {
         counters_.statuses_sent.fetch_add(1, std::memory_order_relaxed);
     }
 }
@@ -402,7 +408,7 @@ void PublisherCore::announce(const Service& service) {
     announce.set_name(service.name);
     announce.set_mode(service.mode == ServiceMode::kInteractive ? wire::SERVICE_INTERACTIVE
                                                                 : wire::SERVICE_BROADCAST);
-    if (link_.send(FrameType::kServiceAnnounce, announce)) ++answers_outstanding_;
+    if (send(FrameType::kServiceAnnounce, announce)) ++answers_outstanding_;
 }
 
 void PublisherCore::register_items(Service& service) {
@@ -415,12 +421,17 @@ void PublisherCore::register_items(Service& service) {
             entry->set_ref(service.to_register[i]->handle.id);
             entry->set_name(service.to_register[i]->name);
         }
-        if (link_.send(FrameType::kItemRegister, request)) ++answers_outstanding_;
+        if (send(FrameType::kItemRegister, request)) ++answers_outstanding_;
     }
     service.to_register.clear();
 }
 
 void PublisherCore::on_session_frame(const proto::Frame& frame) {
+    handle_link_frame(frame);
+    flush_updates();  // held updates an ItemRegistered released
+}
+
+void PublisherCore::handle_link_frame(const proto::Frame& frame) {
     switch (frame.type) {
         case FrameType::kServiceAnnounceResponse:
             return on_announce_response(frame);

@@ -96,12 +96,17 @@ class PublisherCore final : public FailoverLink::Owner {
     void on_rejection(const proto::Frame& frame);
     void publish_refresh(Item& item, std::span<const proto::FieldEntry> fields,
                          const ItemState& state);
-    void publish_update(Item& item, std::span<const proto::FieldEntry> fields, uint64_t stamp);
-    void hold_until_registered(Item& item, std::span<const proto::FieldEntry> fields,
-                               uint64_t stamp);
+    void publish_update(Item& item, std::span<const proto::FieldEntry> fields,
+                        std::span<const uint8_t> rest);
+    void hold_until_registered(Item& item, std::span<const uint8_t> rest);
     void send_pending(Item& item);
     void fold_pending(Item& item);
-    bool send_update(std::span<const uint8_t> frame);
+    void send_update(const Item& item, std::span<const uint8_t> rest);
+    void flush_updates();
+    template <class Message>
+    bool send(proto::FrameType type, const Message& message);
+    void handle_link_frame(const proto::Frame& frame);
+    ItemState record_state(const OutboxRecord& r) const;
     void want_flush(uint64_t token);
     void send_flush_if_due();
     void on_flush_ack(const proto::Frame& frame);
@@ -143,8 +148,9 @@ class PublisherCore final : public FailoverLink::Owner {
     uint64_t pending_bytes_ = 0;  // in every item's `pending`, bounded by max_queued_bytes
     OutboxBatch batch_;           // taken from the outbox, worked through from next_
     size_t next_ = 0;
-    proto::UpdateView update_;  // reused: encoding an update allocates nothing
-    std::string frame_;
+    proto::UpdateView update_;  // reused: decoding a held update allocates nothing
+    std::string out_;           // updates framed since the last flush_updates()
+    uint64_t unflushed_updates_ = 0;
 };
 
 }  // namespace mdcast::sdk

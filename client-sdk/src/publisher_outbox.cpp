@@ -8,12 +8,14 @@ void OutboxBatch::clear() {
     records.clear();
     fields.clear();
     text.clear();
+    wire.clear();
     field_text.clear();
 }
 
 size_t OutboxBatch::bytes() const {
     return records.size() * sizeof(OutboxRecord) +
-           fields.size() * (sizeof(proto::FieldEntry) + sizeof(field_text[0])) + text.size();
+           fields.size() * (sizeof(proto::FieldEntry) + sizeof(field_text[0])) + text.size() +
+           wire.size();
 }
 
 uint32_t PublisherOutbox::keep(std::string_view text) {
@@ -25,11 +27,12 @@ uint32_t PublisherOutbox::keep(std::string_view text) {
 bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fields,
                            std::string_view text1, std::string_view text2, bool bounded,
                            bool& wake) {
+    // An estimate of the wire bytes (the exact size is known only once encoded).
     size_t adding =
         sizeof(OutboxRecord) +
-        fields.size() * (sizeof(proto::FieldEntry) + sizeof(std::pair<uint32_t, uint32_t>)) +
+        fields.size() * (2 * sizeof(proto::FieldEntry) + sizeof(std::pair<uint32_t, uint32_t>)) +
         text1.size() + text2.size();
-    for (const FieldValue& f : fields) adding += f.text.size();
+    for (const FieldValue& f : fields) adding += 2 * f.text.size();
     std::lock_guard lock(mutex_);
     if (bounded && pending_.bytes() + adding > max_bytes_) return false;
     wake = pending_.records.empty();
@@ -37,6 +40,15 @@ bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fiel
     record.text1_size = static_cast<uint32_t>(text1.size());
     record.text2_offset = keep(text2);
     record.text2_size = static_cast<uint32_t>(text2.size());
+    add_fields(record, fields);
+    if (record.kind == OutboxRecord::Kind::kUpdate) encode_update(record);
+    pending_.records.push_back(record);
+    return true;
+}
+
+// The fields as the I/O thread merges them into the item's image; string
+// values are kept in the batch text (take() points the entries at it).
+void PublisherOutbox::add_fields(OutboxRecord& record, std::span<const FieldValue> fields) {
     record.first_field = static_cast<uint32_t>(pending_.fields.size());
     record.field_count = static_cast<uint32_t>(fields.size());
     for (const FieldValue& f : fields) {
@@ -46,11 +58,21 @@ bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fiel
         entry.exponent = f.exponent;
         entry.integer = f.integer;
         entry.real = f.real;
-        const uint32_t offset = f.kind == FieldKind::kString ? keep(f.text) : 0;
+        uint32_t offset = 0;
+        if (f.kind == FieldKind::kString) {
+            entry.text = f.text;  // the caller's, valid until push() returns
+            offset = keep(f.text);
+        }
         pending_.field_text.emplace_back(offset, static_cast<uint32_t>(f.text.size()));
     }
-    pending_.records.push_back(record);
-    return true;
+}
+
+// The update's body without item id and sequence, encoded once, here.
+void PublisherOutbox::encode_update(OutboxRecord& record) {
+    const size_t offset = pending_.wire.size();
+    proto::append_update_rest(pending_.wire, record.stamp, pending_.fields_of(record));
+    record.wire_offset = static_cast<uint32_t>(offset);
+    record.wire_size = static_cast<uint32_t>(pending_.wire.size() - offset);
 }
 
 void PublisherOutbox::take(OutboxBatch& out) {

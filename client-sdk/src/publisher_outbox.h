@@ -1,11 +1,15 @@
 // The publisher's outbox: what application threads published and the I/O
 // thread has not taken yet.
 //
-// Any thread push()es a record with its fields and names; the I/O thread
-// take()s everything at once by swapping buffers, so each side holds the lock
-// only to append or to swap, and the buffers keep their capacity: steady
-// publishing allocates nothing. Bounded by max_bytes (records, fields and
-// text); push() refuses a bounded record that does not fit.
+// Any thread push()es a record with its fields and names; an update is also
+// encoded there, on the publishing thread, into the batch's wire bytes (its
+// body without item id and sequence, which only the I/O thread knows), so the
+// I/O thread only prefixes them and moves bytes. The I/O thread take()s
+// everything at once by swapping buffers (one lock and at most one wake-up per
+// batch), so each side holds the lock only to append or to swap, and the
+// buffers keep their capacity: steady publishing allocates nothing. Bounded by
+// max_bytes (records, fields, text and wire bytes); push() refuses a bounded
+// record that does not fit.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +40,9 @@ struct OutboxRecord {
     // name (kAddItem), status text (kRefresh, kStatus).
     uint32_t text1_offset = 0, text1_size = 0;
     uint32_t text2_offset = 0, text2_size = 0;
+    // kUpdate: the encoded Update body without item id and sequence
+    // (proto::write_update_rest), in the batch's wire bytes.
+    uint32_t wire_offset = 0, wire_size = 0;
 };
 
 // What the I/O thread takes: records, their fields (strings point into text).
@@ -43,6 +50,7 @@ struct OutboxBatch {
     std::vector<OutboxRecord> records;
     std::vector<proto::FieldEntry> fields;
     std::string text;
+    std::string wire;  // encoded update bodies (OutboxRecord::wire_offset)
     // Per field: where its string value is in `text` (offset, size). Views are
     // made only in take(), because `text` may move while it grows.
     std::vector<std::pair<uint32_t, uint32_t>> field_text;
@@ -55,6 +63,10 @@ struct OutboxBatch {
     }
     std::string_view text2(const OutboxRecord& r) const {
         return std::string_view(text).substr(r.text2_offset, r.text2_size);
+    }
+    std::span<const uint8_t> wire_of(const OutboxRecord& r) const {
+        return std::span(reinterpret_cast<const uint8_t*>(wire.data()) + r.wire_offset,
+                         r.wire_size);
     }
     void clear();
     size_t bytes() const;
@@ -76,6 +88,8 @@ class PublisherOutbox {
 
   private:
     uint32_t keep(std::string_view text);
+    void add_fields(OutboxRecord& record, std::span<const FieldValue> fields);
+    void encode_update(OutboxRecord& record);
 
     uint64_t max_bytes_;
     mutable std::mutex mutex_;

@@ -87,8 +87,48 @@ TEST_CASE("records come out in order with their fields and texts", "[publisher_o
     CHECK(wake);  // empty again after take()
 }
 
+TEST_CASE("an update is encoded on the publishing thread: its bytes hold its stamp and fields",
+          "[publisher_outbox]") {
+    PublisherOutbox outbox(1 << 20);
+    FieldList fields;
+    fields.add_int(30, -7)
+        .add_decimal(22, -10125, -2)
+        .add_double(3404, 101.125)
+        .add_string(3, "VOD.L \xE2\x82\xAC")
+        .add_time(5, 1'790'000'000'123'456'789)
+        .add_blank(6);
+    bool wake = false;
+    REQUIRE(outbox.push(update_record(9, 1234), fields.values(), {}, {}, true, wake));
+    OutboxRecord status;
+    status.kind = OutboxRecord::Kind::kStatus;
+    REQUIRE(outbox.push(status, {}, "text", {}, true, wake));  // not encoded: no bytes
+    OutboxBatch batch;
+    outbox.take(batch);
+    REQUIRE(batch.records.size() == 2);
+    CHECK(batch.wire_of(batch.records[1]).empty());
+    mdcast::proto::UpdateView view;
+    REQUIRE(mdcast::proto::decode_update(batch.wire_of(batch.records[0]), view));
+    CHECK(view.item_id == 0);  // the I/O thread adds id and sequence
+    CHECK(view.item_seq == 0);
+    CHECK(view.publish_time_ns == 1234);
+    const auto kept = batch.fields_of(batch.records[0]);
+    REQUIRE(view.fields.size() == kept.size());
+    for (size_t i = 0; i < kept.size(); ++i) {
+        CHECK(view.fields[i].id == kept[i].id);
+        CHECK(view.fields[i].kind == kept[i].kind);
+        CHECK(view.fields[i].integer == kept[i].integer);
+        CHECK(view.fields[i].exponent == kept[i].exponent);
+        CHECK(view.fields[i].real == kept[i].real);
+        CHECK(view.fields[i].text == kept[i].text);
+    }
+    CHECK(kept[3].text == "VOD.L \xE2\x82\xAC");
+    CHECK(kept[0].text.empty());  // only strings carry text
+}
+
 TEST_CASE("the byte bound refuses bounded records only", "[publisher_outbox]") {
-    PublisherOutbox outbox(4096);
+    // An update's 1,000-byte string counts twice: kept for the image merge and
+    // in the encoded bytes.
+    PublisherOutbox outbox(8192);
     FieldList fields;
     fields.add_string(3, std::string(1000, 'x'));
     bool wake = false;

@@ -1,5 +1,6 @@
 // Repairs a NAK can buy: capped per NAK and per NAK source address, over a
-// real BackboneSender multicasting on loopback (TTL 0, nobody listening).
+// real BackboneSender multicasting on loopback (TTL 0); and the datagrams of
+// one loop pass leaving together at the flush, in sequence order.
 #include "distributor/backbone_sender.h"
 
 #include <arpa/inet.h>
@@ -10,6 +11,8 @@
 #include <catch2/catch.hpp>
 
 #include "common/clock.h"
+#include "common/net/event_loop.h"
+#include "proto/backbone_packet.h"
 #include "proto/frame.h"
 #include "wire/common.pb.h"
 
@@ -97,4 +100,49 @@ TEST_CASE("each NAK source address has its own repair budget per second", "[back
     sender.on_nak(nak({{1, 101}}), kServerB, now);
     CHECK(sender.counters().repairs_sent == 350);
     CHECK(sender.nak_sources() == 2);
+}
+
+// The datagrams filled during one loop pass stay in the sender (and its
+// retransmit window) until the flush, then leave together, in sequence order.
+TEST_CASE("the datagrams of one pass leave together at the flush, in order", "[backbone_sender]") {
+    EventLoop loop;
+    BackboneSender::Settings s = settings(1024, 0);
+    s.heartbeat_min_us = 1'000'000;  // only the start-up heartbeat while the test runs
+    s.heartbeat_max_ms = 1000;
+    UdpSocket receiver = UdpSocket::multicast_receiver(s.endpoints[0], 4 << 20);
+    BackboneSender sender(loop, s, 7);
+    DatagramBatch batch(256, 2048);
+    batch.receive(receiver.fd());  // the start-up heartbeat
+
+    const std::vector<uint8_t> body(300, 'u');
+    std::string frame(proto::kFrameHeaderBytes, '\0');
+    proto::encode_frame_header(
+        proto::FrameHeader{static_cast<uint32_t>(body.size()),
+                           static_cast<uint16_t>(proto::FrameType::kUpdate), 0},
+        reinterpret_cast<uint8_t*>(frame.data()));
+    frame.append(body.begin(), body.end());
+    const auto bytes = std::span(reinterpret_cast<const uint8_t*>(frame.data()), frame.size());
+    for (int i = 0; i < 200; ++i) REQUIRE(sender.send_frame(bytes));  // ~50 datagrams
+    const uint64_t numbered = sender.next_sequence() - 1;
+    REQUIRE(numbered >= 40);
+    CHECK(sender.window().packets() == numbered);
+    CHECK(batch.receive(receiver.fd()) == 0);  // nothing left before the flush
+    CHECK(sender.counters().packets_sent == 0);
+
+    sender.flush();
+    CHECK(sender.counters().packets_sent == numbered + 1);  // and the last, partial one
+    uint64_t next = 1;
+    size_t messages = 0;
+    for (size_t n = batch.receive(receiver.fd()); n > 0; n = batch.receive(receiver.fd())) {
+        for (size_t i = 0; i < n; ++i) {
+            proto::PacketHeader header;
+            REQUIRE(proto::decode_packet_header(batch.datagram(i), header) ==
+                    proto::PacketError::kNone);
+            CHECK(header.epoch == 7);
+            CHECK(header.sequence == next++);
+            messages += header.message_count;
+        }
+    }
+    CHECK(next == numbered + 2);
+    CHECK(messages == 200);
 }

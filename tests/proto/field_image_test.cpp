@@ -1,6 +1,8 @@
 #include "proto/field_image.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <random>
 
 using namespace mdcast::proto;
 namespace wire = mdcast::wire::v1;
@@ -76,4 +78,39 @@ TEST_CASE("to_field_list round-trips every kind and honours a view", "[field_ima
     REQUIRE(some.fields_size() == 2);
     CHECK(some.fields(0).string_value() == "VOD.L");
     CHECK(some.fields(1).time_ns() == 99);
+}
+
+TEST_CASE("a merge gives the same image whatever the order of the update's fields",
+          "[field_image]") {
+    // Reference: each field replaces the value of its id, or is appended.
+    std::mt19937 random(13);
+    for (int round = 0; round < 200; ++round) {
+        FieldImage image;
+        std::vector<std::pair<uint32_t, int64_t>> model;
+        for (int update = 0; update < 20; ++update) {
+            std::vector<FieldEntry> fields;
+            const int count = static_cast<int>(random() % 8) + 1;
+            uint32_t id = random() % 4 + 1;
+            for (int i = 0; i < count; ++i) {
+                // Mostly ascending like a publisher's template, sometimes out of order or repeated.
+                id = random() % 5 == 0 ? static_cast<uint32_t>(random() % 12 + 1) : id + 1;
+                fields.push_back(int_entry(id, static_cast<int64_t>(random())));
+            }
+            image.apply(fields);
+            for (const FieldEntry& f : fields) {
+                auto it = std::find_if(model.begin(), model.end(),
+                                       [&](const auto& m) { return m.first == f.id; });
+                if (it == model.end()) {
+                    model.emplace_back(f.id, f.integer);
+                } else {
+                    it->second = f.integer;
+                }
+            }
+            REQUIRE(image.size() == model.size());
+            for (size_t i = 0; i < model.size(); ++i) {
+                CHECK(image.slots()[i].id == model[i].first);
+                CHECK(image.slots()[i].integer == model[i].second);
+            }
+        }
+    }
 }

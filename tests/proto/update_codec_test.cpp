@@ -95,6 +95,28 @@ TEST_CASE("append_update_frame writes what protobuf reads", "[update_codec]") {
     CHECK(back.SerializeAsString() == expected.SerializeAsString());
 }
 
+TEST_CASE("an update encoded without its ids, then framed with them, is protobuf's encoding",
+          "[update_codec]") {
+    const wire::Update original = sample_update();  // every field kind
+    UpdateView u;
+    const std::string bytes = original.SerializeAsString();
+    REQUIRE(decode_update(as_bytes(bytes), u));
+    for (const uint64_t stamp : {uint64_t{0}, u.publish_time_ns}) {
+        std::string rest = "before";
+        append_update_rest(rest, stamp, u.fields);
+        CHECK(rest.substr(0, 6) == "before");
+        rest.erase(0, 6);
+        std::string frame = "prefix";
+        append_update_frame(frame, u.item_id, u.item_seq, as_bytes(rest));
+        const FrameHeader header =
+            decode_frame_header(reinterpret_cast<const uint8_t*>(frame.data() + 6));
+        REQUIRE(header.body_bytes == frame.size() - 6 - kFrameHeaderBytes);
+        wire::Update expected = original;
+        expected.set_publish_time_ns(stamp);
+        CHECK(frame.substr(6 + kFrameHeaderBytes) == expected.SerializeAsString());
+    }
+}
+
 TEST_CASE("append_update_frame with a view writes only the view's fields", "[update_codec]") {
     const std::string bytes = sample_update().SerializeAsString();
     UpdateView u;
