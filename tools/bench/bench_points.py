@@ -26,7 +26,8 @@ class Point:
     tick_us: int = 100     # the source's pacing tick (mdcast-bench --tick-us)
     tls: bool = False      # clients over TLS (mdcast-bench --tls)
     client: str = "sdk"    # sdk: the SDK Consumer (mdcast-bench-consumer); lean: mdcast-client
-    source: str = "sdk"    # sdk: the SDK Publisher (mdcast-bench-publisher); lean: mdcast-source
+    source: str = "sdk"    # sdk: the SDK Publisher (mdcast-bench-publisher); lean: mdcast-source;
+    #                        interactive: mdcast-source --interactive (sink-driven)
     pin: bool = False      # daemons on the first core, client processes on the others
     # Filled in by run_point:
     result: dict = field(default_factory=dict)
@@ -88,7 +89,8 @@ def _run(point, stack, log_dir):
     if point.latency_rate:
         source_args += ["--latency-rate", point.latency_rate]
     source = stack.source(*source_args)
-    source.wait_for_log("items registered", 20)
+    # Interactive: nothing is registered before the clients ask; the images are part of the warm-up.
+    source.wait_for_log("announced as interactive" if point.source == "interactive" else "items registered", 20)
     interval = max(0.25, min(1.0, point.seconds / 6))
     clients = []
     for i, n in enumerate(split_connections(point.connections, point.client_processes)):
