@@ -169,6 +169,7 @@ BackboneReceiver::BackboneReceiver(EventLoop& loop, const Settings& settings, Ha
     rtt_timer_.start_periodic(std::chrono::milliseconds(settings.rtt_probe_interval_ms));
     silence_timer_.start_periodic(
         std::chrono::milliseconds(std::max<uint32_t>(settings.source_silent_ms / 4, 1)));
+    last_silence_check_ns_ = monotonic_ns();  // a pause before the first check is a stall too
     if (receive_loss_.active()) {
         log_->warn("TESTING: dropping backbone packets on receive ({})",
                    settings.receive_loss.describe());
@@ -457,8 +458,7 @@ void BackboneReceiver::check_silence() {
     const int64_t now = monotonic_ns();
     const int64_t period_ns =
         int64_t{std::max<uint32_t>(settings_.source_silent_ms / 4, 1)} * 1'000'000;
-    const bool stalled =
-        last_silence_check_ns_ != 0 && now - last_silence_check_ns_ > 2 * period_ns;
+    const bool stalled = now - last_silence_check_ns_ > 2 * period_ns;
     last_silence_check_ns_ = now;
     if (stalled) {
         // This process did not run (SIGSTOP, a long stall): what looks like

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "wire/common.pb.h"
 
@@ -30,4 +31,27 @@ TEST_CASE("protobuf's error lines go to the protobuf logger, at most one a secon
     CHECK(lines >= 1);
     CHECK(lines <= 2);  // 1,000 bad messages within a second: one line (two at a second's edge)
     logger->sinks().pop_back();
+}
+
+TEST_CASE("a rate limiter lets one line an interval through and counts the rest", "[logging]") {
+    log::RateLimiter limiter(std::chrono::milliseconds(50));
+    uint64_t suppressed = 99;
+    CHECK(limiter.allow(suppressed));
+    CHECK(suppressed == 0);
+    for (int i = 0; i < 10; ++i) CHECK_FALSE(limiter.allow(suppressed));
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    CHECK(limiter.allow(suppressed));
+    CHECK(suppressed == 10);  // the next line says how many were skipped
+}
+
+TEST_CASE("close warnings are limited per close reason", "[logging]") {
+    uint64_t suppressed = 0;
+    // Reasons far apart in the enum: one reason's flood does not silence another.
+    auto& first = log::close_warnings(1);
+    auto& second = log::close_warnings(2);
+    CHECK(&first != &second);
+    CHECK(&first == &log::close_warnings(1));  // one limiter per reason, shared by every connection
+    first.allow(suppressed);
+    CHECK_FALSE(first.allow(suppressed));
+    CHECK(second.allow(suppressed));
 }

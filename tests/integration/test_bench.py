@@ -96,7 +96,9 @@ def test_quick_writes_a_complete_report():
     with open(os.path.join(folder, "commands.txt")) as f:
         commands = f.read()
     check(commands.count("mdcast-bench-publisher --distributor") == 8, "commands.txt lacks the SDK source commands")
-    check(commands.count("mdcast-bench-consumer --server") == 8, "commands.txt lacks the SDK client commands")
+    # One consumer process per latency and size point, two per fanout point (--client-processes 2).
+    check(commands.count("mdcast-bench-consumer --server") == 3 + 2 * 2 + 3,
+          "commands.txt lacks the SDK client commands")
     check("Client: **sdk" in text and "Source: **sdk" in text, "report does not say which client and source ran")
     cpu = [row for row in table_rows(text, "## CPU per update") if len(row) == 7 and row[0].startswith(("latency", "fanout", "sizes"))]
     check(len(cpu) == 8, f"CPU per update rows {cpu}")

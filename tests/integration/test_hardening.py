@@ -4,6 +4,7 @@ well-behaved clients of the same server lose nothing."""
 import json
 import os
 import select
+import signal
 import socket
 import struct
 import threading
@@ -11,7 +12,7 @@ import time
 
 from harness import (CLOSE, LOGIN_REQUEST, LOGIN_RESPONSE, SUBSCRIBE, Stack, check, frame,
                      login_frame, pb_string, read_frames_until_close, run, split_frames, varint,
-                     wait_for_log, wait_for_port)
+                     wait_for_events, wait_for_log, wait_for_port)
 from test_hostile_client import CLOSE_NOT_LOGGED_IN, close_reason
 from test_tls import admin_port, metric
 from wire import ITEM_STATUS, REFRESH, UPDATE, fields, first
@@ -344,7 +345,38 @@ def test_subscription_before_any_source_is_answered():
         source.stop()
 
 
+def test_paused_server_blames_no_source():
+    """Item 7: a server stopped (SIGSTOP) for longer than backbone.source_silent_ms and
+    resumed finds the distributor's packets waiting in its socket: it counts a stall and
+    marks nothing suspect, so its clients see no status and no gap."""
+    with Stack("paused") as stack:
+        stack.distributor()
+        server = stack.server(1, extra="  source_silent_ms: 800\n")
+        admin = admin_port(server)
+        source = stack.source("--items", "5", "--rate", "200", "--duration", "15")
+        wait_for_log(server, "service MDCAST")  # before it, a subscription is closed "no such service"
+        client = stack.client(1, "--items", "ITEM000000,ITEM000001", "--duration", "7", name="watcher")
+        wait_for_events(client, lambda lines: sum(m["type"] == "refresh" for m in lines) >= 2,
+                        what="both images")
+        server.popen.send_signal(signal.SIGSTOP)
+        try:
+            time.sleep(2.5)  # three times source_silent_ms
+        finally:
+            server.popen.send_signal(signal.SIGCONT)
+        check(client.wait(20) == 0, "client exit code")
+        lines = [m for m in client.json_lines() if m["type"] not in ("summary",)]
+        statuses = [m for m in lines if m["type"] == "status"]
+        check(not statuses, f"a pause made the server send statuses: {statuses[:3]}")
+        summary = [m for m in client.json_lines() if m["type"] == "summary"]
+        check(summary and summary[0].get("gaps") == 0, f"gaps after the pause: {summary}")
+        check(sum(m["type"] == "update" for m in lines) > 100, "no updates around the pause")
+        check(metric(admin, "mdcast_server_stalls_total") >= 1, "the stall was not counted")
+        check("its items are suspect" not in server.log_text(), "the paused server blamed the distributor")
+        source.stop()
+
+
 if __name__ == "__main__":
     run([test_trickled_bytes_do_not_extend_the_login_timeout, test_unknown_items_cost_only_the_asker,
          test_invalid_utf8_is_refused_alone, test_replayed_old_epoch_is_refused,
-         test_forged_far_sequence_does_not_stall, test_subscription_before_any_source_is_answered])
+         test_forged_far_sequence_does_not_stall, test_subscription_before_any_source_is_answered,
+         test_paused_server_blames_no_source])

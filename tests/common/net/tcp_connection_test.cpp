@@ -2,6 +2,7 @@
 // reason, over plaintext and over the TLS transport.
 #include "common/net/tcp_connection.h"
 
+#include <event2/event.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -143,6 +144,45 @@ TEST_CASE("close_after_flush sends what is queued, then Close, then closes once"
           static_cast<uint16_t>(proto::FrameType::kClose));
     connection.close(CloseReason::kShutdown, "again");  // already closed: no second on_closed
     CHECK(handler.closes == 1);
+}
+
+namespace {
+
+// libevent's own warnings, caught for the test below (it logs to stderr otherwise).
+std::vector<std::string> libevent_warnings;
+void catch_libevent_log(int, const char* message) {
+    libevent_warnings.emplace_back(message);
+}
+
+}  // namespace
+
+TEST_CASE("close deletes the events before the descriptor goes", "[tcp_connection]") {
+    // Both events registered (reading, and writing to a peer that does not
+    // read): deleting one of them from a closed descriptor makes libevent's
+    // epoll backend fail a MOD with EBADF, and a reused descriptor number could
+    // get someone else's change.
+    EventLoop loop;
+    FlushScheduler flusher(loop, std::chrono::microseconds(0));
+    Recorder handler;
+    Pair pair;
+    TcpConnection::Limits limits;
+    limits.max_output_bytes = 64 << 20;
+    TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kServerToClientTypes,
+                             limits, handler);
+    connection.start();
+    const std::string frame(1 << 20, 'x');
+    for (int i = 0; i < 8; ++i) REQUIRE(connection.send_frame(bytes(frame)));
+    Timer stop(loop, [&] { loop.stop(); });
+    stop.start_once(std::chrono::milliseconds(50));
+    loop.run();
+    REQUIRE(connection.queued_bytes() > 0);  // the peer's buffer is full: the write event waits
+    libevent_warnings.clear();
+    event_set_log_callback(catch_libevent_log);
+    connection.close(CloseReason::kSlowConsumer, "test");
+    event_set_log_callback(nullptr);
+    CHECK(handler.closed);
+    CHECK(libevent_warnings.empty());
+    for (const auto& warning : libevent_warnings) UNSCOPED_INFO(warning);
 }
 
 // ---- the TLS transport ---------------------------------------------------------------------
