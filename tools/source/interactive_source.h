@@ -100,6 +100,7 @@ class InteractiveSourceApp final : public PublisherHandler {
     uint64_t not_found_ = 0;
     uint64_t idle_owed_ = 0;  // updates the rate allowed while no item had interest
     int64_t started_ns_ = 0;
+    int64_t first_request_ns_ = 0;  // publishing began: the summary's rate is over the time since
     int exit_code_ = 0;
     bool stopping_ = false;
     std::shared_ptr<spdlog::logger> log_;
