@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace mdcast::proto {
@@ -18,6 +19,8 @@ inline constexpr size_t kMaxLoginFieldBytes = 256;
 inline constexpr size_t kMaxPasswordBytes = 1024;
 // Field ids in one view (a subscription's field subset).
 inline constexpr size_t kMaxViewFields = 1024;
+// Subscribe.conflate_ms: the longest conflation interval a subscriber may ask for.
+inline constexpr uint32_t kMaxConflateMs = 60'000;
 
 // Frame bodies: the range the daemons' *.max_frame_bytes keys accept, and what
 // a peer accepts when nothing is configured (the SDK, TcpConnection's default).

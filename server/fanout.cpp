@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/clock.h"
+
 namespace mdcast::server {
 
 using proto::FrameType;
@@ -14,10 +16,19 @@ std::span<const uint8_t> bytes_of(const std::string& frame) {
 
 }  // namespace
 
+Fanout::Fanout(const ItemCache& cache, EventLoop& loop)
+    : cache_(cache), paced_timer_(loop, [this] {
+          paced_timer_due_ns_ = 0;
+          send_paced(monotonic_ns());
+      }) {}
+
 // ---- the subscription book -----------------------------------------------------------------
 
-bool Fanout::subscribe(ClientSession& client, uint64_t item_id, const std::vector<uint32_t>& view) {
-    if (!by_item_.add(item_id, &client, view, client.json() != nullptr))
+bool Fanout::subscribe(ClientSession& client, uint64_t item_id, const std::vector<uint32_t>& view,
+                       uint32_t conflate_ms) {
+    // The JSON protocol has no conflation interval: WebSocket subscriptions are never paced.
+    const bool json = client.json() != nullptr;
+    if (!by_item_.add(item_id, &client, view, json, json ? 0 : conflate_ms))
         return false;  // already open: re-image only
     by_client_[&client][item_id] = view;
     return true;
@@ -38,7 +49,7 @@ std::vector<Fanout::Subscriber> Fanout::take_item(uint64_t item_id) {
             const auto it = by_client_.find(client);
             it->second.erase(item_id);
             if (it->second.empty()) by_client_.erase(it);
-            taken.push_back(Subscriber{client, group.view});
+            taken.push_back(Subscriber{client, group.view, group.pace.interval_ms});
         }
     }
     return taken;
@@ -127,9 +138,10 @@ std::string Fanout::status_frame_for(const ClientSession& client, const CachedIt
 
 void Fanout::fan_out_update(const CachedItem& item, const proto::UpdateView& update,
                             std::span<const uint8_t> whole) {
-    const auto* groups = by_item_.find(item.id);
+    auto* groups = by_item_.find(item.id);
     if (!groups) return;
-    for (const auto& group : *groups) {
+    int64_t now_ns = 0;  // read once, and only for conflated subscriptions
+    for (auto& group : *groups) {
         std::span<const uint8_t> bytes = whole;
         // Updates touching none of a view's fields are skipped.
         if (!group.view.empty() && std::none_of(update.fields.begin(), update.fields.end(),
@@ -139,6 +151,7 @@ void Fanout::fan_out_update(const CachedItem& item, const proto::UpdateView& upd
                                                 })) {
             continue;
         }
+        if (group.paced() && hold_for_interval(item.id, group, update, now_ns)) continue;
         if (group.json) {  // one JSON encoding per view, for every WebSocket subscriber
             view_frame_.clear();
             group.clients.front()->json()->append_update(view_frame_, update, group.view);
@@ -156,10 +169,52 @@ void Fanout::fan_out_update(const CachedItem& item, const proto::UpdateView& upd
     }
 }
 
+// A conflated subscription's update within its interval: merged, and the
+// interval's end queued when this is the first thing owed.
+bool Fanout::hold_for_interval(uint64_t item_id, Group& group, const proto::UpdateView& update,
+                               int64_t& now_ns) {
+    if (now_ns == 0) now_ns = monotonic_ns();
+    const bool was_owed = group.pace.owed;
+    if (group.pace.admit(update, now_ns)) return false;
+    ++counters_.paced_held;
+    if (!was_owed) {
+        paced_.push(group.pace.quiet_from_ns, PacedKey{item_id, group.clients.front()});
+        arm_paced_timer();
+    }
+    return true;
+}
+
+void Fanout::send_paced_update(uint64_t item_id, Group& group, int64_t now_ns) {
+    view_frame_.clear();
+    if (!group.pace.take(view_frame_, item_id, group.view, now_ns)) return;
+    group.clients.front()->deliver_item(item_id, ClientSession::Owed::kUpdate,
+                                        bytes_of(view_frame_));
+    ++counters_.paced_out;
+    ++counters_.updates_out;
+}
+
+void Fanout::send_paced(int64_t now_ns) {
+    paced_.pop_due(now_ns, [&](const PacedKey& key) {
+        Group* group = by_item_.group_of(key.item_id, key.client);
+        if (group && group->paced()) send_paced_update(key.item_id, *group, now_ns);
+    });
+    arm_paced_timer();
+}
+
+void Fanout::arm_paced_timer() {
+    if (paced_.empty()) return;
+    const int64_t due = paced_.next_due_ns();
+    if (paced_timer_due_ns_ != 0 && paced_timer_due_ns_ <= due) return;  // fires soon enough
+    paced_timer_due_ns_ = due;
+    const int64_t delay_ns = std::max<int64_t>(0, due - monotonic_ns());
+    paced_timer_.start_once(std::chrono::microseconds((delay_ns + 999) / 1000));
+}
+
 void Fanout::fan_out_image(const CachedItem& item, const proto::FieldImage* image) {
-    const auto* groups = by_item_.find(item.id);
+    auto* groups = by_item_.find(item.id);
     if (!groups) return;
-    for (const auto& group : *groups) {
+    for (auto& group : *groups) {
+        group.pace.on_image();
         const std::string frame =
             image_frame_for(*group.clients.front(), item, image, group.view, false, false);
         for (ClientSession* client : group.clients) {
@@ -169,11 +224,18 @@ void Fanout::fan_out_image(const CachedItem& item, const proto::FieldImage* imag
     }
 }
 
+// Statuses do not wait for a conflation interval: what is owed goes first.
 void Fanout::fan_out_status(const CachedItem& item) {
-    const auto* groups = by_item_.find(item.id);
+    auto* groups = by_item_.find(item.id);
     if (!groups) return;
     std::string frames[2];  // binary, JSON: each encoded once
-    for (const auto& group : *groups) {
+    int64_t now_ns = 0;
+    for (auto& group : *groups) {
+        if (group.pace.owed) {
+            if (now_ns == 0) now_ns = monotonic_ns();
+            ++counters_.paced_flushed;
+            send_paced_update(item.id, group, now_ns);
+        }
         std::string& frame = frames[group.json ? 1 : 0];
         if (frame.empty()) frame = status_frame_for(*group.clients.front(), item);
         for (ClientSession* client : group.clients) {
@@ -190,6 +252,7 @@ void Fanout::send_image(ClientSession& client, const CachedItem& item,
     if (snapshot) {
         client.deliver(bytes_of(frame));  // not an open item: nothing to conflate
     } else {
+        if (Group* group = by_item_.group_of(item.id, &client)) group->pace.on_image();
         client.deliver_item(item.id, ClientSession::Owed::kImage, bytes_of(frame));
     }
     ++counters_.refreshes_out;

@@ -8,7 +8,10 @@
 // encoded once per distinct view; images and statuses are encoded once per
 // item (images once per view), in each encoding its subscribers use (binary,
 // or JSON for WebSocket clients: one JSON encoding per view too). A conflating
-// client's backlog is drained from the cache's current state.
+// client's backlog is drained from the cache's current state. A subscription
+// with a conflation interval (Subscribe.conflate_ms) gets at most one update
+// per interval, the rest merged and sent when the interval ends
+// (interval_conflation.h), on a timer of the fan-out's own.
 //
 // The server decides what happens to an item; Fanout only says it to the
 // subscribers. It never talks upstream.
@@ -20,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/net/event_loop.h"
 #include "proto/field_image.h"
 #include "proto/update_codec.h"
 #include "server/client_session.h"
@@ -35,6 +39,9 @@ struct FanoutCounters {
     uint64_t conflated_out = 0;             // frames sent from a conflation backlog
     uint64_t conflated_suspect_images = 0;  // drains that gave a suspect item its image
     uint64_t json_update_encodings = 0;     // updates encoded to JSON: once per view, not client
+    uint64_t paced_held = 0;     // updates merged for a conflate_ms subscription, not sent then
+    uint64_t paced_out = 0;      // conflated updates sent when an interval ended
+    uint64_t paced_flushed = 0;  // of those, sent early because a status followed
 };
 
 class Fanout {
@@ -43,14 +50,18 @@ class Fanout {
     struct Subscriber {
         ClientSession* client;
         std::vector<uint32_t> view;
+        uint32_t conflate_ms = 0;
     };
 
-    // `cache` supplies the current state a conflating client is sent.
-    explicit Fanout(const ItemCache& cache) : cache_(cache) {}
+    // `cache` supplies the current state a conflating client is sent; `loop`
+    // runs the conflation-interval timer.
+    Fanout(const ItemCache& cache, EventLoop& loop);
 
     // ---- the subscription book ----
     // False when the client holds the item already (in any view): nothing changes.
-    bool subscribe(ClientSession& client, uint64_t item_id, const std::vector<uint32_t>& view);
+    // `conflate_ms` > 0: at most one update per item per that many ms to this client.
+    bool subscribe(ClientSession& client, uint64_t item_id, const std::vector<uint32_t>& view,
+                   uint32_t conflate_ms = 0);
     // False when the client did not hold the item.
     bool unsubscribe(ClientSession& client, uint64_t item_id);
     // Removes every subscription to the item and returns who held it, with which view.
@@ -87,6 +98,11 @@ class Fanout {
     // from the cache (image, status, or one conflated update), as far as the queue
     // allows; the rest waits for the next drain.
     void drain(ClientSession& client);
+    // Sends the conflated updates whose interval has ended by `now_ns` (the
+    // timer calls it; tests call it with their own clock).
+    void send_paced(int64_t now_ns);
+    // Conflation intervals waiting to end (bounded by the conflated subscriptions).
+    size_t paced_waiting() const { return paced_.size(); }
 
     const FanoutCounters& counters() const { return counters_; }
 
@@ -106,11 +122,24 @@ class Fanout {
     static std::string status_frame_for(const ClientSession& client, const CachedItem& item);
 
   private:
+    using Group = SubscriptionTable<ClientSession>::Group;
+    struct PacedKey {
+        uint64_t item_id;
+        const ClientSession* client;  // compared, never followed: it may be gone
+    };
+    bool hold_for_interval(uint64_t item_id, Group& group, const proto::UpdateView& update,
+                           int64_t& now_ns);
+    void send_paced_update(uint64_t item_id, Group& group, int64_t now_ns);
+    void arm_paced_timer();
+
     const ItemCache& cache_;
     SubscriptionTable<ClientSession> by_item_;
     std::unordered_map<const ClientSession*, Views> by_client_;
     FanoutCounters counters_;
     std::string view_frame_;  // reused on the hot path: one allocation, not one per update
+    PacedQueue<PacedKey> paced_;
+    Timer paced_timer_;
+    int64_t paced_timer_due_ns_ = 0;  // when the armed timer fires (0: not armed)
 };
 
 }  // namespace mdcast::server

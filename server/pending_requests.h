@@ -16,6 +16,7 @@ struct PendingSubscriber {
     ClientSession* client;
     bool snapshot;
     std::vector<uint32_t> view;
+    uint32_t conflate_ms = 0;  // Subscribe.conflate_ms (0: every update)
 };
 
 struct PendingImage {

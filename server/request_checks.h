@@ -22,6 +22,11 @@ inline std::optional<v1::Status> check_subscribe(const v1::Subscribe& request,
         return make_status(v1::STREAM_CLOSED, v1::DATA_SUSPECT, v1::STATUS_INVALID_REQUEST,
                            "service name missing or too long, or view too large");
     }
+    if (request.conflate_ms() > proto::kMaxConflateMs) {
+        return make_status(v1::STREAM_CLOSED, v1::DATA_SUSPECT, v1::STATUS_INVALID_REQUEST,
+                           "conflate_ms " + std::to_string(request.conflate_ms()) +
+                               " is above the limit of " + std::to_string(proto::kMaxConflateMs));
+    }
     if (request.item_names_size() > static_cast<int>(max_items_per_request)) {
         return make_status(v1::STREAM_CLOSED, v1::DATA_SUSPECT, v1::STATUS_LIMIT_REACHED,
                            "more than clients.max_items_per_request (" +

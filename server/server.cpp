@@ -85,7 +85,7 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
       output_pool_(config.output_pool_bytes, config.output_guaranteed_bytes,
                    config.output_max_bytes),
       cache_(config.cache_hash_table_size, config.cache_max_items, config.cache_enable_cache),
-      fanout_(cache_),
+      fanout_(cache_, loop),
       recovery_(cache_,
                 {config.cache_max_pending_requests,
                  int64_t{config.backbone_image_request_timeout_ms} * 1'000'000},
@@ -191,12 +191,12 @@ void Server::on_subscribe(ClientSession& client, const wire::Subscribe& request)
     view.erase(std::unique(view.begin(), view.end()), view.end());
     for (const auto& name : request.item_names()) {
         if (!client.is_open()) return;
-        subscribe_one(client, service, name, request.snapshot(), view);
+        subscribe_one(client, service, name, request.conflate_ms(), request.snapshot(), view);
     }
 }
 
 void Server::subscribe_one(ClientSession& client, const std::string& service,
-                           const std::string& name, bool snapshot,
+                           const std::string& name, uint32_t conflate_ms, bool snapshot,
                            const std::vector<uint32_t>& view) {
     if (const auto refused = check_item_name(name)) {
         return fanout_.send_status(client, service, name.substr(0, proto::kMaxItemNameBytes), 0,
@@ -210,16 +210,16 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
                         "clients.max_subscriptions reached"));
     }
     const CachedItem* item = cache_.find(service, name);
-    const PendingSubscriber waiting{&client, snapshot, view};
+    const PendingSubscriber waiting{&client, snapshot, view, conflate_ms};
     if (item && item->has_image && cache_.keeps_images()) {
-        if (!snapshot) fanout_.subscribe(client, item->id, view);
+        if (!snapshot) fanout_.subscribe(client, item->id, view, conflate_ms);
         return fanout_.send_image(client, *item, &item->image, view, snapshot);
     }
     // Cache off: the item is live but its image is upstream.
     if (item && item->has_image) return recovery_.wait_for_image(*item, waiting);
     if (item && !snapshot && item->status.stream_state() != wire::STREAM_CLOSED) {
         // Known item without a valid image: subscribe now, the image follows.
-        fanout_.subscribe(client, item->id, view);
+        fanout_.subscribe(client, item->id, view, conflate_ms);
         fanout_.send_status(client, item->service_name, item->name, item->id, item->status);
         return recovery_.request_image(*item);
     }

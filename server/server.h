@@ -113,7 +113,7 @@ class Server final : public BackboneReceiver::Handler,
 
     void on_accept(int fd, std::string peer, bool tls, bool websocket);
     void subscribe_one(ClientSession& client, const std::string& service, const std::string& name,
-                       bool snapshot, const std::vector<uint32_t>& view);
+                       uint32_t conflate_ms, bool snapshot, const std::vector<uint32_t>& view);
 
     // The backbone (server/server_backbone.cpp).
     bool foreign(uint16_t source, uint64_t item_id);

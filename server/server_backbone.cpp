@@ -97,7 +97,9 @@ void Server::serve_waiting(const CachedItem& item, const proto::FieldImage* imag
             refuse_not_entitled(*waiting.client, item.service_name, item.name, item.id);
             continue;
         }
-        if (!waiting.snapshot) fanout_.subscribe(*waiting.client, item.id, waiting.view);
+        if (!waiting.snapshot) {
+            fanout_.subscribe(*waiting.client, item.id, waiting.view, waiting.conflate_ms);
+        }
         fanout_.send_image(*waiting.client, item, image, waiting.view, waiting.snapshot);
     }
 }
@@ -189,7 +191,8 @@ void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t 
         item.status = reset;
         fanout_.fan_out_status(item);
         for (auto& held : fanout_.take_item(item.id)) {
-            recovery_.resubscribe(item, PendingSubscriber{held.client, false, held.view});
+            recovery_.resubscribe(
+                item, PendingSubscriber{held.client, false, held.view, held.conflate_ms});
         }
     });
     for (uint64_t id : void_ids) cache_.erase(id);

@@ -153,6 +153,16 @@ void Server::register_metrics() {
               "Conflation drains that sent a suspect item its image (values and status), not a "
               "status alone",
               [&f] { return f.conflated_suspect_images; });
+    m.counter("paced_held_total",
+              "Updates merged for a subscription with conflate_ms instead of being sent then",
+              [&f] { return f.paced_held; });
+    m.counter("paced_out_total", "Conflated updates sent when a conflate_ms interval ended",
+              [&f] { return f.paced_out; });
+    m.counter("paced_flushed_total",
+              "Of those, sent before the interval ended because a status followed",
+              [&f] { return f.paced_flushed; });
+    m.gauge("paced_waiting", "conflate_ms intervals with updates owed, waiting to end",
+            [this] { return fanout_.paced_waiting(); });
     m.counter("refused_total", "Connections refused (limit or shutdown)",
               [this] { return clients_.refused(); });
     auth_.register_metrics(m);

@@ -2,14 +2,17 @@
 //
 // Each item keeps one group per distinct view and encoding (binary or JSON),
 // so an update is filtered and encoded once per group, not once per client;
-// the binary group with no view gets the original bytes. Header-only so tests
-// can use any client type.
+// the binary group with no view gets the original bytes. A subscription with a
+// conflation interval (conflate_ms) is a group of its own, holding its pacing
+// state (interval_conflation.h). Header-only so tests can use any client type.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
+
+#include "server/interval_conflation.h"
 
 namespace mdcast::server {
 
@@ -20,11 +23,14 @@ class SubscriptionTable {
         std::vector<uint32_t> view;  // sorted field ids; empty: all fields
         std::vector<Client*> clients;
         bool json = false;  // WebSocket/JSON subscribers
+        PacedSlot pace;     // interval_ms > 0: one conflated subscription (one client)
+
+        bool paced() const { return pace.interval_ms > 0; }
     };
 
     // False when the client already holds this item (in any view).
-    bool add(uint64_t item_id, Client* client, const std::vector<uint32_t>& view,
-             bool json = false) {
+    bool add(uint64_t item_id, Client* client, const std::vector<uint32_t>& view, bool json = false,
+             uint32_t conflate_ms = 0) {
         auto& groups = items_[item_id];
         for (const auto& group : groups) {
             if (std::find(group.clients.begin(), group.clients.end(), client) !=
@@ -32,9 +38,15 @@ class SubscriptionTable {
                 return false;
             }
         }
-        auto it = std::find_if(groups.begin(), groups.end(),
-                               [&](const Group& g) { return g.view == view && g.json == json; });
-        if (it == groups.end()) it = groups.insert(groups.end(), Group{view, {}, json});
+        if (conflate_ms > 0) {
+            Group& own = groups.emplace_back(Group{view, {client}, json, {}});
+            own.pace.interval_ms = conflate_ms;
+            return true;
+        }
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+            return !g.paced() && g.view == view && g.json == json;
+        });
+        if (it == groups.end()) it = groups.insert(groups.end(), Group{view, {}, json, {}});
         it->clients.push_back(client);
         return true;
     }
@@ -57,6 +69,22 @@ class SubscriptionTable {
     const std::vector<Group>* find(uint64_t item_id) const {
         const auto it = items_.find(item_id);
         return it == items_.end() ? nullptr : &it->second;
+    }
+    std::vector<Group>* find(uint64_t item_id) {
+        const auto it = items_.find(item_id);
+        return it == items_.end() ? nullptr : &it->second;
+    }
+    // The client's group for the item; null when it does not hold it.
+    Group* group_of(uint64_t item_id, const Client* client) {
+        auto* groups = find(item_id);
+        if (!groups) return nullptr;
+        for (auto& group : *groups) {
+            if (std::find(group.clients.begin(), group.clients.end(), client) !=
+                group.clients.end()) {
+                return &group;
+            }
+        }
+        return nullptr;
     }
 
     std::vector<Group> take(uint64_t item_id) {

@@ -28,7 +28,7 @@ struct __attribute__((visibility("hidden"))) Consumer::Impl {
     Impl(ConsumerOptions o, ConsumerHandler& h);
     std::vector<ItemHandle> request(const std::string& service,
                                     const std::vector<std::string>& items, const View& view,
-                                    bool snapshot);
+                                    bool snapshot, uint32_t conflate_ms = 0);
     std::vector<uint32_t> resolve_view(const View& view) const;
     void deliver(const Event& event);
     void on_finished(ItemHandle handle);
@@ -173,14 +173,21 @@ std::vector<uint32_t> Consumer::Impl::resolve_view(const View& view) const {
 
 std::vector<ItemHandle> Consumer::Impl::request(const std::string& service,
                                                 const std::vector<std::string>& items,
-                                                const View& view, bool snapshot) {
+                                                const View& view, bool snapshot,
+                                                uint32_t conflate_ms) {
     if (service.empty()) throw std::invalid_argument("empty service name");
     if (items.empty()) throw std::invalid_argument("no item names");
+    if (conflate_ms > Consumer::kMaxConflateMs) {
+        throw std::invalid_argument("conflate_ms " + std::to_string(conflate_ms) +
+                                    " is above the limit of " +
+                                    std::to_string(Consumer::kMaxConflateMs));
+    }
     SubscribeRequest request;
     request.service = service;
     request.items = items;
     request.snapshot = snapshot;
     request.view = resolve_view(view);
+    request.conflate_ms = conflate_ms;
     {
         std::lock_guard lock(mutex);
         std::unordered_set<std::string> batch;
@@ -235,14 +242,14 @@ void Consumer::stop() {
 }
 
 ItemHandle Consumer::subscribe(const std::string& service, const std::string& item,
-                               const View& view) {
-    return impl_->request(service, {item}, view, false).front();
+                               const View& view, uint32_t conflate_ms) {
+    return impl_->request(service, {item}, view, false, conflate_ms).front();
 }
 
 std::vector<ItemHandle> Consumer::subscribe_batch(const std::string& service,
                                                   const std::vector<std::string>& items,
-                                                  const View& view) {
-    return impl_->request(service, items, view, false);
+                                                  const View& view, uint32_t conflate_ms) {
+    return impl_->request(service, items, view, false, conflate_ms);
 }
 
 ItemHandle Consumer::snapshot(const std::string& service, const std::string& item,

@@ -172,6 +172,7 @@ void ConsumerCore::subscribe(const SubscribeRequest& request) {
         item->key = item_key(item->service, item->name);
         item->snapshot = request.snapshot;
         item->view = request.view;
+        item->conflate_ms = request.conflate_ms;
         Names& names = by_name_[item->key];
         if (item->snapshot) {
             names.snapshots.push_back(item.get());
@@ -184,13 +185,14 @@ void ConsumerCore::subscribe(const SubscribeRequest& request) {
     if (session_up_) send_subscribe(added);
 }
 
-// One Subscribe per (service, snapshot, view), split at the server's
+// One Subscribe per (service, snapshot, conflate_ms, view), split at the server's
 // max_items_per_request.
 void ConsumerCore::send_subscribe(const std::vector<Item*>& items) {
     std::map<std::string, std::vector<Item*>> groups;
     for (Item* item : items) {
         std::string group = item->service;
         group.push_back(item->snapshot ? '\1' : '\0');
+        group.append(std::to_string(item->conflate_ms)).push_back(';');
         for (uint32_t id : item->view) group.append(std::to_string(id)).push_back(',');
         groups[group].push_back(item);
     }
@@ -202,6 +204,7 @@ void ConsumerCore::send_subscribe(const std::vector<Item*>& items) {
             const Item& head = *members[first];
             subscribe.set_service_name(head.service);
             subscribe.set_snapshot(head.snapshot);
+            subscribe.set_conflate_ms(head.conflate_ms);
             for (uint32_t id : head.view) subscribe.add_view_field_ids(id);
             const size_t end = std::min(members.size(), first + per_request);
             for (size_t i = first; i < end; ++i) subscribe.add_item_names(members[i]->name);

@@ -58,6 +58,7 @@ struct SubscribeRequest {
     std::vector<std::string> items;
     bool snapshot = false;
     std::vector<uint32_t> view;  // sorted, unique; empty: all fields
+    uint32_t conflate_ms = 0;    // at most one update per item per this many ms (0: all)
 };
 
 class ConsumerCore final : public FailoverLink::Owner {
@@ -89,6 +90,7 @@ class ConsumerCore final : public FailoverLink::Owner {
         std::string key;  // service '\0' name
         bool snapshot = false;
         std::vector<uint32_t> view;
+        uint32_t conflate_ms = 0;
         uint64_t item_id = 0;  // on the current connection; 0 until known
         ItemSequencer sequencer;
         proto::FieldImage held;  // a fresh image waiting to catch up (failover)

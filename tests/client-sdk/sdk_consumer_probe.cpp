@@ -5,7 +5,7 @@
 //   sdk-consumer-probe --servers H:P[,H:P...] --service S --items A,B [--snapshot]
 //       [--view BID,ASK] [--dispatch] [--duration SECONDS] [--quiet-updates]
 //       [--heartbeat-ms N] [--heartbeat-timeout-ms N] [--unsubscribe-after N]
-//       [--directory] [--user U]
+//       [--directory] [--user U] [--conflate-ms N]
 //
 // --directory asks for the directory when the first image has arrived.
 //
@@ -48,6 +48,7 @@ struct Args {
     uint32_t heartbeat_ms = 1000;
     uint32_t heartbeat_timeout_ms = 3000;
     uint64_t unsubscribe_after = 0;  // updates per item, then unsubscribe it
+    uint32_t conflate_ms = 0;        // Consumer::subscribe's conflation interval
     std::string user = "sdk-probe";
     mdcast::TlsOptions tls;
 };
@@ -84,6 +85,8 @@ Args parse_args(int argc, char** argv) {
             a.heartbeat_timeout_ms = static_cast<uint32_t>(std::stoul(value()));
         else if (arg == "--unsubscribe-after")
             a.unsubscribe_after = std::stoull(value());
+        else if (arg == "--conflate-ms")
+            a.conflate_ms = static_cast<uint32_t>(std::stoul(value()));
         else if (arg == "--user")
             a.user = value();
         else if (probe::tls_arg(arg, value, a.tls))
@@ -142,7 +145,8 @@ class Printer final : public mdcast::ConsumerHandler {
             ",\"service\":" + json_string(e.service()) + ",\"item\":" + json_string(e.item()) +
             ",\"seq\":" + std::to_string(e.sequence()) +
             ",\"stamp\":" + std::to_string(e.publish_time_ns()) +
-            ",\"snapshot\":" + (e.snapshot() ? "true" : "false") + ",\"stream\":\"" +
+            ",\"snapshot\":" + (e.snapshot() ? "true" : "false") +
+            ",\"conflated\":" + (e.conflated() ? "true" : "false") + ",\"stream\":\"" +
             (s.stream == mdcast::StreamState::kOpen ? "open" : "closed") + "\",\"data\":\"" +
             (s.data == mdcast::DataState::kOk ? "ok" : "suspect") + "\",\"code\":\"" +
             std::string(mdcast::status_code_name(s.code)) + "\",\"text\":" + json_string(s.text);
@@ -199,7 +203,7 @@ int main(int argc, char** argv) {
     if (args.snapshot) {
         consumer.snapshot_batch(args.service, args.items, view);
     } else {
-        consumer.subscribe_batch(args.service, args.items, view);
+        consumer.subscribe_batch(args.service, args.items, view, args.conflate_ms);
     }
     consumer.start();
     const int64_t deadline = monotonic_now() + static_cast<int64_t>(args.duration_s * 1e9);

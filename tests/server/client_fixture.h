@@ -75,6 +75,8 @@ class ClientFixture : public ClientSession::Owner {
         return frames;
     }
 
+    EventLoop& loop() { return loop_; }
+
     // What the owner is told.
     std::function<void(ClientSession&)> on_drained;
     std::function<size_t(const ClientSession&)> count_subscriptions;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "client_fixture.h"
+#include "common/clock.h"
 #include "server/make_status.h"
 
 namespace {
@@ -85,7 +86,7 @@ std::vector<uint32_t> field_ids(const ReceivedFrame& frame) {
 TEST_CASE("the book is kept in both directions", "[fanout]") {
     ClientFixture clients;
     Items items;
-    Fanout fanout(items.cache);
+    Fanout fanout(items.cache, clients.loop());
     ClientSession& x = clients.connect();
     ClientSession& y = clients.connect();
 
@@ -125,7 +126,7 @@ TEST_CASE("the book is kept in both directions", "[fanout]") {
 TEST_CASE("an update: the backbone's bytes without a view, one encoding per view", "[fanout]") {
     ClientFixture clients;
     Items items;
-    Fanout fanout(items.cache);
+    Fanout fanout(items.cache, clients.loop());
     ClientSession& whole = clients.connect();
     ClientSession& bid = clients.connect();
     ClientSession& also_bid = clients.connect();
@@ -162,7 +163,7 @@ TEST_CASE("an update: the backbone's bytes without a view, one encoding per view
 TEST_CASE("statuses and images reach every subscriber, images per view", "[fanout]") {
     ClientFixture clients;
     Items items;
-    Fanout fanout(items.cache);
+    Fanout fanout(items.cache, clients.loop());
     ClientSession& whole = clients.connect();
     ClientSession& bid = clients.connect();
     fanout.subscribe(whole, 1, {});
@@ -206,7 +207,7 @@ TEST_CASE("statuses and images reach every subscriber, images per view", "[fanou
 TEST_CASE("a snapshot is one solicited image with the stream closed", "[fanout]") {
     ClientFixture clients;
     Items items;
-    Fanout fanout(items.cache);
+    Fanout fanout(items.cache, clients.loop());
     ClientSession& client = clients.connect();
     fanout.send_image(client, *items.b, &items.b->image, {30}, true);
     const auto got = clients.received(client);
@@ -225,7 +226,7 @@ TEST_CASE("a snapshot is one solicited image with the stream closed", "[fanout]"
 struct SlowClient {
     ClientFixture clients;
     Items items;
-    Fanout fanout{items.cache};
+    Fanout fanout{items.cache, clients.loop()};
     ClientSession& slow = clients.connect(true, 200);
     uint64_t seq = 2;
     SlowClient() {
@@ -316,4 +317,92 @@ TEST_CASE_METHOD(SlowClient,
     CHECK(refresh.status().data_state() == wire::DATA_SUSPECT);  // and still suspect
     CHECK(refresh.fields().fields_size() == 3);
     CHECK(fanout.counters().conflated_suspect_images >= 1);
+}
+
+// Subscribe.conflate_ms: the interval's first update at once, the rest merged
+// and sent when the interval ends; a status does not wait but follows what was
+// owed; a plain subscriber of the same item gets every update.
+TEST_CASE("a conflate_ms subscription gets one update per interval and statuses at once",
+          "[fanout][conflation]") {
+    ClientFixture clients;
+    Items items;
+    Fanout fanout(items.cache, clients.loop());
+    ClientSession& paced = clients.connect();
+    ClientSession& every = clients.connect();
+    CHECK(fanout.subscribe(paced, 1, {}, 60'000));  // long enough not to end by itself here
+    CHECK(fanout.subscribe(every, 1, {}));
+    CHECK(fanout.subscriptions_of(paced)->at(1).empty());
+
+    for (uint64_t seq = 2; seq <= 5; ++seq) {
+        items.update(
+            fanout,
+            make_update(1, seq, seq == 4 ? std::vector<uint32_t>{32} : std::vector<uint32_t>{22}));
+    }
+    CHECK(clients.received(every).size() == 4);
+    auto got = clients.received(paced);
+    REQUIRE(got.size() == 1);  // the first, at once
+    CHECK(fanout.counters().paced_held == 3);
+    CHECK(fanout.paced_waiting() == 1);
+
+    fanout.send_paced(mdcast::monotonic_ns());  // the interval has not ended
+    CHECK(clients.received(paced).empty());
+    fanout.send_paced(mdcast::monotonic_ns() + 61'000 * int64_t{1'000'000});
+    got = clients.received(paced);
+    REQUIRE(got.size() == 1);
+    proto::UpdateView sent;
+    REQUIRE(proto::decode_update(
+        {reinterpret_cast<const uint8_t*>(got[0].body.data()), got[0].body.size()}, sent));
+    CHECK(sent.conflated);
+    CHECK(sent.item_seq == 5);
+    CHECK(field_ids(got[0]) == std::vector<uint32_t>{22, 32});
+    CHECK(sent.fields[0].integer == 5 * 1000 + 22);  // seq 5's value, not seq 3's
+    CHECK(sent.fields[1].integer == 4 * 1000 + 32);
+    CHECK(fanout.counters().paced_out == 1);
+
+    // An image carries everything: nothing owed is sent after it.
+    items.update(fanout, make_update(1, 6, {30}));
+    fanout.fan_out_image(*items.a, &items.a->image);
+    fanout.send_paced(mdcast::monotonic_ns() + 200'000 * int64_t{1'000'000});
+    got = clients.received(paced);
+    REQUIRE(got.size() == 1);
+    CHECK(got[0].type == FrameType::kRefresh);
+
+    // Owed again, then a status: the owed update first, then the status, at once.
+    items.update(fanout, make_update(1, 7, {30}));
+    CHECK(clients.received(paced).empty());
+    ItemCache::invalidate(*items.a, wire::STATUS_SOURCE_DOWN, "down");
+    fanout.fan_out_status(*items.a);
+    got = clients.received(paced);
+    REQUIRE(got.size() == 2);
+    CHECK(got[0].type == FrameType::kUpdate);
+    CHECK(field_ids(got[0]) == std::vector<uint32_t>{30});
+    CHECK(got[1].type == FrameType::kItemStatus);
+    CHECK(fanout.counters().paced_flushed == 1);
+}
+
+TEST_CASE("conflated subscriptions are their own groups and leave the book cleanly",
+          "[fanout][conflation]") {
+    ClientFixture clients;
+    Items items;
+    Fanout fanout(items.cache, clients.loop());
+    ClientSession& x = clients.connect();
+    ClientSession& y = clients.connect();
+    CHECK(fanout.subscribe(x, 1, {22}, 100));
+    CHECK(fanout.subscribe(y, 1, {22}, 100));
+    CHECK_FALSE(fanout.subscribe(x, 1, {22}));  // already held
+    const auto taken = fanout.take_item(1);
+    REQUIRE(taken.size() == 2);
+    CHECK(taken[0].conflate_ms == 100);
+    CHECK(taken[0].view == std::vector<uint32_t>{22});
+    CHECK_FALSE(fanout.has_subscribers(1));
+    // A pending interval of an unsubscribed client sends nothing.
+    fanout.subscribe(x, 2, {}, 100);
+    items.update(fanout, make_update(2, 2, {22}));
+    items.update(fanout, make_update(2, 3, {22}));
+    CHECK(fanout.paced_waiting() == 1);
+    CHECK(fanout.unsubscribe(x, 2));
+    clients.received(x);
+    fanout.send_paced(mdcast::monotonic_ns() + 1'000'000'000);
+    CHECK(clients.received(x).empty());
+    CHECK(fanout.paced_waiting() == 0);
 }

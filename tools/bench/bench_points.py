@@ -26,7 +26,8 @@ class Point:
     tick_us: int = 100     # the source's pacing tick (mdcast-bench --tick-us)
     tls: bool = False      # clients over TLS (mdcast-bench --tls)
     client: str = "sdk"    # sdk: the SDK Consumer (mdcast-bench-consumer); lean: mdcast-client
-    source: str = "sdk"    # sdk: the SDK Publisher (mdcast-bench-publisher); lean: mdcast-source
+    source: str = "sdk"    # sdk: the SDK Publisher (mdcast-bench-publisher); lean: mdcast-source;
+    #                        interactive: mdcast-source --interactive (sink-driven)
     pin: bool = False      # daemons on the first core, client processes on the others
     replay: dict = None    # mdcast-bench --replay: the capture (mdcast_bench.replay_load)
     # Filled in by run_point:
@@ -105,7 +106,8 @@ def start_source(point, stack):
 def _run(point, stack, log_dir):
     stack.start_core(point.servers)
     source, item_args = start_source(point, stack)
-    source.wait_for_log("items registered", 60)
+    # Interactive: nothing is registered before the clients ask; the images are part of the warm-up.
+    source.wait_for_log("announced as interactive" if point.source == "interactive" else "items registered", 60)
     interval = max(0.25, min(1.0, point.seconds / 6))
     clients = []
     for i, n in enumerate(split_connections(point.connections, point.client_processes)):

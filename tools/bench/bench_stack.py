@@ -197,7 +197,8 @@ class Stack:
     def __init__(self, binaries, profile_dir, log_dir, tls=False, client="sdk", source="sdk", pin=False):
         self.bin = binaries
         self.client_kind = client  # "sdk": mdcast-bench-consumer (libmdcast); "lean": mdcast-client
-        self.source_kind = source  # "sdk": mdcast-bench-publisher (libmdcast); "lean": mdcast-source
+        self.source_kind = source  # "sdk": mdcast-bench-publisher (libmdcast); "lean": mdcast-source;
+        #                            "interactive": mdcast-source --interactive
         self.pin = pin
         self.tls = make_certificates(log_dir) if tls else None
         self.profile_dir = profile_dir
@@ -258,7 +259,8 @@ class Stack:
 
     def source(self, *args):
         binary = self.bin["sdk-source" if self.source_kind == "sdk" else "source"]
-        return self.start("source", [binary, "--distributor", f"127.0.0.1:{self.publisher_port}",
+        mode = ["--interactive"] if self.source_kind == "interactive" else []
+        return self.start("source", [binary, *mode, "--distributor", f"127.0.0.1:{self.publisher_port}",
                                      *map(str, args)])
 
     def replay(self, *args):

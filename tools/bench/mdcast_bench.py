@@ -71,6 +71,11 @@ def parse_args(argv):
                              "generated updates: each point runs at the capture's rate times --replay-speed")
     parser.add_argument("--replay-speed", type=float, default=1.0,
                         help="--replay: N times the recorded speed (default 1)")
+    parser.add_argument("--source-mode", choices=["broadcast", "interactive"], default="broadcast",
+                        help="broadcast (default): the source registers and images every item before the "
+                             "clients start; interactive: the seed's set-up, mdcast-source --interactive "
+                             "(the SDK Publisher) answers the clients' item requests and publishes only "
+                             "what was requested (--source is then ignored)")
     parser.add_argument("--pin", action="store_true",
                         help="pin the daemons (distributor, servers) to the first core and the client "
                              "processes (source, clients) to the other cores")
@@ -115,7 +120,7 @@ class Runner:
         point.tick_us = self.args.tick_us
         point.tls = self.args.tls
         point.client = self.args.client
-        point.source = self.args.source
+        point.source = "interactive" if self.args.source_mode == "interactive" else self.args.source
         point.pin = self.args.pin
         if self.replay:
             point.replay = self.replay
@@ -209,14 +214,21 @@ CLIENT_TEXT = {"sdk": "sdk (mdcast-bench-consumer: one libmdcast Consumer per co
                       "reads two fields of each update)",
                "lean": "lean (mdcast-client: decodes only each update's header)"}
 SOURCE_TEXT = {"sdk": "sdk (mdcast-bench-publisher: the libmdcast Publisher, a FieldList per update)",
-               "lean": "lean (mdcast-source: pre-encoded update frames)"}
+               "lean": "lean (mdcast-source: pre-encoded update frames)",
+               "interactive": "interactive, sink-driven (mdcast-source --interactive on the libmdcast "
+                              "Publisher: the service is interactive, each item is imaged when a client "
+                              "asks for it and only requested items are published)"}
+
+
+def source_kind(args):
+    return "interactive" if args.source_mode == "interactive" else args.source
 
 
 def source_text(args):
     if args.replay:
         return (f"replay (mdcast-replay: the capture {os.path.basename(args.replay)} at "
                 f"{args.replay_speed:g}x its recorded speed, through the libmdcast Publisher)")
-    return SOURCE_TEXT[args.source]
+    return SOURCE_TEXT[source_kind(args)]
 
 
 def machine():
@@ -363,7 +375,7 @@ def print_summary(runner, lat, fan, siz):
             print(f"{p.servers:>7} {p.connections:>5} {r.get('inbound_per_s') or 0:>10,.0f} "
                   f"{r.get('outbound_per_s') or 0:>12,.0f} {r.get('server_cpu_percent') or 0:>12.0f}  "
                   f"{report.verdict(p)}")
-    print(f"\nclient {runner.args.client}, source {'replay' if runner.args.replay else runner.args.source}{', pinned' if runner.args.pin else ''}; "
+    print(f"\nclient {runner.args.client}, source {'replay' if runner.args.replay else source_kind(runner.args)}{', pinned' if runner.args.pin else ''}; "
           "CPU µs per update (= CPU-s per million updates):")
     print(f"{'point':<44} {'source':>7} {'distrib':>7} {'server':>7} {'client':>7}")
     for p in runner.points:

@@ -20,8 +20,8 @@
 #include "common/clock.h"
 #include "common/config/command_line.h"
 #include "mdcast/publisher.h"
+#include "sample_field_list.h"
 #include "tools/sample_items.h"
-#include "update_payload.h"
 #include "update_schedule.h"
 
 namespace {
@@ -64,14 +64,6 @@ class Handler final : public PublisherHandler {
     std::atomic<uint64_t> rejected{0};
 };
 
-void add_sample(FieldList& fields, const tools::SampleValue& v) {
-    if (v.decimal) {
-        fields.add_decimal(v.id, v.value, v.exponent);
-    } else {
-        fields.add_int(v.id, v.value);
-    }
-}
-
 class Load {
   public:
     Load(const Options& o, Publisher& publisher)
@@ -79,8 +71,7 @@ class Load {
           publisher_(publisher),
           schedule_(o.rate, static_cast<uint64_t>(o.max_batch)),
           stamps_(o.latency_rate, 1),
-          encoder_(static_cast<size_t>(o.update_bytes)),
-          filler_(static_cast<size_t>(std::max<int64_t>(o.update_bytes, 0)), 'x') {}
+          updates_(static_cast<size_t>(o.update_bytes)) {}
 
     void add_items() {
         for (int64_t i = 0; i < o_.items; ++i) {
@@ -89,7 +80,7 @@ class Load {
             items_.push_back({publisher_.add_item(o_.service, name), 0});
             FieldList image;
             image.add_string(kDisplayName, name);
-            for (const auto& v : tools::update_values(index, 0)) add_sample(image, v);
+            for (const auto& v : tools::update_values(index, 0)) tools::add_sample_value(image, v);
             publisher_.refresh(items_.back().handle, image);
         }
     }
@@ -119,7 +110,7 @@ class Load {
         tools::SourceSummary s =
             tools::pacing_summary(items_.size(), started_ns_, monotonic_ns(), schedule_, stamps_);
         s.update_bytes = o_.update_bytes;
-        s.undersized = encoder_.undersized_target();
+        s.undersized = updates_.encoder().undersized_target();
         s.rejected = rejected;
         return s;
     }
@@ -136,14 +127,7 @@ class Load {
         Item& item = items_[next_];
         const uint64_t seq = item.seq + 1;
         const uint64_t stamp = stamps_.next() ? realtime_now_ns() : 0;
-        const auto values = tools::update_values(next_, seq);
-        const auto layout = encoder_.layout(next_ + 1, next_, seq, stamp);
-        fields_.clear();
-        for (size_t i = 0; i < layout.sample_fields; ++i) add_sample(fields_, values[i]);
-        if (layout.filler >= 0) {
-            fields_.add_string(tools::kFillerFieldId, std::string_view(filler_).substr(
-                                                          0, static_cast<size_t>(layout.filler)));
-        }
+        updates_.build(fields_, next_ + 1, next_, seq, stamp);
         if (!publisher_.update(item.handle, fields_, stamp)) return false;
         item.seq = seq;
         next_ = (next_ + 1) % items_.size();
@@ -154,8 +138,7 @@ class Load {
     Publisher& publisher_;
     tools::UpdateSchedule schedule_;
     tools::StampSelector stamps_;
-    tools::UpdateEncoder encoder_;
-    std::string filler_;
+    tools::SampleUpdateBuilder updates_;
     std::vector<Item> items_;
     size_t next_ = 0;
     FieldList fields_;

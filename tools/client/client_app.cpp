@@ -77,6 +77,7 @@ void ClientApp::on_logged_in(sdk::Session& session, const wire::LoginResponse& r
         request.set_request_id(static_cast<uint32_t>(first / batch + 1));
         request.set_service_name(options_.service);
         request.set_snapshot(options_.snapshot);
+        request.set_conflate_ms(options_.conflate_ms);
         for (size_t i = first; i < std::min(options_.items.size(), first + batch); ++i) {
             request.add_item_names(options_.items[i]);
         }

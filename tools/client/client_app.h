@@ -34,9 +34,10 @@ struct ClientOptions {
     std::vector<std::string> items;
     bool snapshot = false;
     std::vector<uint32_t> view;
-    double duration_s = 0;  // 0: until SIGINT, --count, or every connection closed
-    double warmup_s = 0;    // latency before this counts as start-up, not steady state
-    int64_t count = 0;      // stop after this many updates in all (0: no limit)
+    uint32_t conflate_ms = 0;  // at most one update per item per this many ms (0: all)
+    double duration_s = 0;     // 0: until SIGINT, --count, or every connection closed
+    double warmup_s = 0;       // latency before this counts as start-up, not steady state
+    int64_t count = 0;         // stop after this many updates in all (0: no limit)
     double stats_interval_s = 0;
     std::string csv_path;  // stats rows as CSV (empty: none)
 };

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
     std::string servers = "127.0.0.1:14002", item_list, item_file, view_names, output = "text";
     std::string dictionary_path, log_level = "info", prefix = "ITEM";
     int64_t item_count = 0;
+    int64_t conflate_ms = 0;
     int verbosity = 0;
     std::string password_file;
     cli::CommandLine command_line(
@@ -54,6 +55,10 @@ int main(int argc, char** argv) {
         .option("item-prefix", &prefix, "TEXT", "Prefix for --item-count names")
         .flag("snapshot", &options.snapshot, "One image per item, no updates")
         .option("view", &view_names, "F1,F2,...", "Only these fields (dictionary names)")
+        .option("conflate-ms", &conflate_ms, "MS",
+                "At most one update per item every MS milliseconds, the ones between merged "
+                "(0: every update)",
+                0, 60'000)
         .option("output", &output, "FORMAT", "text, json or none")
         .option("duration", &options.duration_s, "SECONDS", "Run time (0: until SIGINT/--count)", 0,
                 1e7)
@@ -108,6 +113,7 @@ int main(int argc, char** argv) {
             return fail(error.what());
         }
     }
+    options.conflate_ms = static_cast<uint32_t>(conflate_ms);
     for (int64_t i = 0; i < item_count; ++i)
         options.items.push_back(tools::item_name(prefix, static_cast<uint64_t>(i)));
     if (options.items.empty()) return fail("no items: use --items, --item-file or --item-count");

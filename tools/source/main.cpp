@@ -3,10 +3,42 @@
 
 #include "common/config/command_line.h"
 #include "common/net/host_port.h"
+#include "interactive_source.h"
 #include "source_app.h"
 #include "tools/credentials.h"
 #include "tools/tls_options.h"
 #include "tools/tool_main.h"
+
+namespace {
+
+// --interactive: the same options on the SDK's Publisher (interactive_source.h).
+int run_interactive(const mdcast::tools::SourceOptions& options, const std::string& distributor,
+                    const mdcast::tools::ToolTlsOptions& tls, const std::string& log_level,
+                    int verbosity) {
+    using namespace mdcast;
+    PublisherOptions publisher;
+    try {
+        publisher.distributors = parse_server_list(distributor);
+    } catch (const std::exception& error) {
+        std::cerr << "mdcast-source: error: --distributor: " << error.what() << "\n";
+        return 2;
+    }
+    publisher.user = options.session.user;
+    publisher.password = options.session.password;
+    publisher.application_id = options.session.application_id;
+    publisher.tls.enabled = tls.enabled;
+    publisher.tls.ca_file = tls.ca_file;
+    publisher.tls.cert_file = tls.cert_file;
+    publisher.tls.key_file = tls.key_file;
+    publisher.tls.server_name = tls.server_name;
+    publisher.tls.insecure_skip_verify = tls.insecure_skip_verify;
+    return tools::run_tool<tools::InteractiveSourceApp>(
+        "mdcast-source", log_level, verbosity, [&](EventLoop& loop) {
+            return std::make_unique<tools::InteractiveSourceApp>(loop, options, publisher);
+        });
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     using namespace mdcast;
@@ -15,6 +47,7 @@ int main(int argc, char** argv) {
     std::string log_level = "info";
     int verbosity = 0;
     bool no_stamp = false;
+    bool interactive = false;
     std::string item_file, dictionary_path;
     int64_t seed = 1;
     std::string password_file;
@@ -26,6 +59,9 @@ int main(int argc, char** argv) {
         "docs/tools.md). Prints a JSON summary line on stdout at the end.");
     command_line.option("distributor", &distributor, "HOST:PORT", "Distributor publisher port")
         .option("service", &options.service, "NAME", "Service to announce")
+        .flag("interactive", &interactive,
+              "Sink-driven: announce the service as interactive, answer item requests with "
+              "images and publish --rate over the requested items only")
         .option("item-prefix", &options.item_prefix, "TEXT", "Item names are PREFIX000000, ...")
         .option("items", &options.items, "N", "Number of items", 1, 10'000'000)
         .option("item-file", &item_file, "FILE",
@@ -89,6 +125,7 @@ int main(int argc, char** argv) {
         options.sample_file = item_file;
     }
     options.session.application_id = "mdcast-source";
+    if (interactive) return run_interactive(options, distributor, tls, log_level, verbosity);
     try {
         options.session.tls = tools::tls_context(tls);
         options.session.tls_server_name = tls.server_name;

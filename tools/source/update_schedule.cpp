@@ -16,8 +16,9 @@ uint64_t UpdateSchedule::due(int64_t now_ns) const {
 
 uint64_t UpdateSchedule::owed(int64_t now_ns) {
     const uint64_t due_now = due(now_ns);
-    if (due_now <= sent_) return 0;
-    const uint64_t owed_now = due_now - sent_;
+    const uint64_t settled = sent_ + skipped_;
+    if (due_now <= settled) return 0;
+    const uint64_t owed_now = due_now - settled;
     if (owed_now > max_batch_) {
         ++capped_ticks_;
         return max_batch_;
@@ -27,7 +28,8 @@ uint64_t UpdateSchedule::owed(int64_t now_ns) {
 
 uint64_t UpdateSchedule::shortfall(int64_t now_ns) const {
     const uint64_t due_now = due(now_ns);
-    return due_now > sent_ ? due_now - sent_ : 0;
+    const uint64_t settled = sent_ + skipped_;
+    return due_now > settled ? due_now - settled : 0;
 }
 
 void StampSelector::begin_tick(int64_t now_ns, uint64_t updates) {
@@ -74,11 +76,14 @@ SourceSummary pacing_summary(size_t items, int64_t started_ns, int64_t now_ns,
 void print_source_summary(const SourceSummary& s) {
     const ProcessUsage usage = process_usage();
     std::printf(
-        "{\"type\":\"source_summary\",\"items\":%zu,\"sent\":%llu,\"elapsed_s\":%.3f,"
+        "{\"type\":\"source_summary\",\"mode\":\"%s\",\"items\":%zu,\"requests\":%llu,"
+        "\"closes\":%llu,\"open_items\":%zu,\"sent\":%llu,\"elapsed_s\":%.3f,"
         "\"updates_per_s\":%.1f,\"target_per_s\":%.1f,\"shortfall\":%llu,\"capped_ticks\":%llu,"
         "\"stamped\":%llu,\"update_bytes\":%lld,\"undersized\":%llu,\"rejected\":%llu,"
         "\"cpu_s\":%.3f,\"max_rss_mb\":%.1f}\n",
-        s.items, static_cast<unsigned long long>(s.sent), s.elapsed_s,
+        s.mode, s.items, static_cast<unsigned long long>(s.requests),
+        static_cast<unsigned long long>(s.closes), s.open_items,
+        static_cast<unsigned long long>(s.sent), s.elapsed_s,
         s.elapsed_s > 0 ? static_cast<double>(s.sent) / s.elapsed_s : 0.0, s.target_per_s,
         static_cast<unsigned long long>(s.shortfall),
         static_cast<unsigned long long>(s.capped_ticks), static_cast<unsigned long long>(s.stamped),

@@ -19,6 +19,9 @@ class UpdateSchedule {
     // How many to send now; call sent() with the number actually sent.
     uint64_t owed(int64_t now_ns);
     void sent(uint64_t count) { sent_ += count; }
+    // Owed updates that had nowhere to go (an interactive source with no item
+    // wanted): settled without sending, so they do not come back as a burst.
+    void skipped(uint64_t count) { skipped_ += count; }
 
     uint64_t total_sent() const { return sent_; }
     double rate() const { return rate_; }
@@ -32,6 +35,7 @@ class UpdateSchedule {
     uint64_t max_batch_;
     int64_t start_ns_ = 0;
     uint64_t sent_ = 0;
+    uint64_t skipped_ = 0;
     uint64_t capped_ticks_ = 0;
 };
 
@@ -65,7 +69,11 @@ class StampSelector {
 // What a load source reports at the end: the JSON line mdcast-bench reads
 // ({"type":"source_summary",...}), printed on stdout and flushed.
 struct SourceSummary {
+    const char* mode = "broadcast";  // or "interactive" (sink-driven)
     size_t items = 0;
+    uint64_t requests = 0;  // interactive: item requests answered with an image
+    uint64_t closes = 0;    // interactive: items closed by the distributor
+    size_t open_items = 0;  // interactive: items with interest at the end
     double elapsed_s = 0;
     double target_per_s = 0;
     uint64_t sent = 0;

@@ -133,13 +133,18 @@ class MDCAST_API Consumer {
     // order, plus status events. May be called before start(). Throws
     // std::invalid_argument for empty names, an unknown view name, or an item
     // this consumer already streams (unsubscribe it first).
-    ItemHandle subscribe(const std::string& service, const std::string& item,
-                         const View& view = {});
+    // conflate_ms > 0: the server sends at most one update of the item every
+    // conflate_ms milliseconds, the updates in between merged into it
+    // (Event::conflated() true, the latest values); statuses are not delayed.
+    // At most kMaxConflateMs (std::invalid_argument above it).
+    ItemHandle subscribe(const std::string& service, const std::string& item, const View& view = {},
+                         uint32_t conflate_ms = 0);
     // Many items in one request; one handle per item, in the order given.
     // Same rules as subscribe().
     std::vector<ItemHandle> subscribe_batch(const std::string& service,
                                             const std::vector<std::string>& items,
-                                            const View& view = {});
+                                            const View& view = {}, uint32_t conflate_ms = 0);
+    static constexpr uint32_t kMaxConflateMs = 60'000;  // the server's limit too
     // ONE refresh (Event::snapshot() true), then the handle is finished.
     ItemHandle snapshot(const std::string& service, const std::string& item, const View& view = {});
     std::vector<ItemHandle> snapshot_batch(const std::string& service,
@@ -150,7 +155,8 @@ class MDCAST_API Consumer {
     // snapshot_batch(). Without these, subscribe("S", {"A", "B"}) would compile
     // as std::string("A", "B") (an iterator pair) and read past "A".
     template <typename T>
-    ItemHandle subscribe(const std::string&, std::initializer_list<T>, const View& = {}) = delete;
+    ItemHandle subscribe(const std::string&, std::initializer_list<T>, const View& = {},
+                         uint32_t = 0) = delete;
     template <typename T>
     ItemHandle snapshot(const std::string&, std::initializer_list<T>, const View& = {}) = delete;
 

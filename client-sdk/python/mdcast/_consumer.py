@@ -117,16 +117,20 @@ class Consumer:
 
     # ---- requests (safe from any thread, also from callbacks) ------------------------------
 
-    def subscribe(self, service: str, item: str, view: View = None) -> int:
+    def subscribe(self, service: str, item: str, view: View = None, conflate_ms: int = 0) -> int:
         """Streaming: a refresh, then every update in order, plus statuses.
-        ``view``: field names (or ids) to receive; None for all. Returns the
+        ``view``: field names (or ids) to receive; None for all.
+        ``conflate_ms``: at most one update every that many milliseconds, the
+        updates in between merged into it (``event.conflated``); statuses are
+        not delayed; 0 (default) for every update, at most 60000. Returns the
         handle events carry. ValueError for an empty name, an unknown view
-        field or an item already streamed."""
-        return self._core.subscribe(service, item, view)
+        field, a conflate_ms above the limit or an item already streamed."""
+        return self._core.subscribe(service, item, view, conflate_ms)
 
-    def subscribe_batch(self, service: str, items: Sequence[str], view: View = None) -> List[int]:
+    def subscribe_batch(self, service: str, items: Sequence[str], view: View = None,
+                        conflate_ms: int = 0) -> List[int]:
         """Many items in one request; one handle per item, in order."""
-        return self._core.subscribe_batch(service, list(items), view)
+        return self._core.subscribe_batch(service, list(items), view, conflate_ms)
 
     def snapshot(self, service: str, item: str, view: View = None) -> int:
         """One refresh (``event.snapshot`` is True), then the handle is finished."""

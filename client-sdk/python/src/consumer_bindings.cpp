@@ -63,16 +63,20 @@ void bind_consumer(py::module_& m) {
         .def("stop", &Core::stop, Release())
         .def(
             "subscribe",
-            [](Core& c, const std::string& service, const std::string& item,
-               const py::object& view) { return c.subscribe(service, item, make_view(view)).id; },
-            py::arg("service"), py::arg("item"), py::arg("view") = py::none())
+            [](Core& c, const std::string& service, const std::string& item, const py::object& view,
+               uint32_t conflate_ms) {
+                return c.subscribe(service, item, make_view(view), conflate_ms).id;
+            },
+            py::arg("service"), py::arg("item"), py::arg("view") = py::none(),
+            py::arg("conflate_ms") = 0)
         .def(
             "subscribe_batch",
             [](Core& c, const std::string& service, const std::vector<std::string>& items,
-               const py::object& view) {
-                return ids(c.subscribe_batch(service, items, make_view(view)));
+               const py::object& view, uint32_t conflate_ms) {
+                return ids(c.subscribe_batch(service, items, make_view(view), conflate_ms));
             },
-            py::arg("service"), py::arg("items"), py::arg("view") = py::none())
+            py::arg("service"), py::arg("items"), py::arg("view") = py::none(),
+            py::arg("conflate_ms") = 0)
         .def(
             "snapshot",
             [](Core& c, const std::string& service, const std::string& item,

@@ -24,14 +24,14 @@ void ConsumerBridge::stop() {
 }
 
 ItemHandle ConsumerBridge::subscribe(const std::string& service, const std::string& item,
-                                     const View& view) {
-    return consumer_->subscribe(service, item, view);
+                                     const View& view, uint32_t conflate_ms) {
+    return consumer_->subscribe(service, item, view, conflate_ms);
 }
 
 std::vector<ItemHandle> ConsumerBridge::subscribe_batch(const std::string& service,
                                                         const std::vector<std::string>& items,
-                                                        const View& view) {
-    return consumer_->subscribe_batch(service, items, view);
+                                                        const View& view, uint32_t conflate_ms) {
+    return consumer_->subscribe_batch(service, items, view, conflate_ms);
 }
 
 ItemHandle ConsumerBridge::snapshot(const std::string& service, const std::string& item,

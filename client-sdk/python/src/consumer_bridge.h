@@ -37,10 +37,11 @@ class ConsumerBridge final : public ConsumerHandler {
     void start();
     void stop();
 
-    ItemHandle subscribe(const std::string& service, const std::string& item, const View& view);
+    ItemHandle subscribe(const std::string& service, const std::string& item, const View& view,
+                         uint32_t conflate_ms);
     std::vector<ItemHandle> subscribe_batch(const std::string& service,
-                                            const std::vector<std::string>& items,
-                                            const View& view);
+                                            const std::vector<std::string>& items, const View& view,
+                                            uint32_t conflate_ms);
     ItemHandle snapshot(const std::string& service, const std::string& item, const View& view);
     std::vector<ItemHandle> snapshot_batch(const std::string& service,
                                            const std::vector<std::string>& items, const View& view);

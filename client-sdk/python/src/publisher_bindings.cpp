@@ -50,11 +50,12 @@ py::dict stats_dict(const PublisherBridge& p) {
 void bind_publisher(py::module_& m) {
     using P = PublisherBridge;
     using Release = py::call_guard<py::gil_scoped_release>;
-    py::class_<P>(m, "PublisherCore", "The C++ publisher under mdcast.Publisher.")
+    using Holder = std::unique_ptr<P, PublisherBridgeDeleter>;
+    py::class_<P, Holder>(m, "PublisherCore", "The C++ publisher under mdcast.Publisher.")
         .def(py::init([](PublisherOptions options, std::shared_ptr<Dictionary> dictionary,
                          py::object callback) {
-                 return std::make_unique<P>(std::move(options), std::move(dictionary),
-                                            std::move(callback));
+                 return Holder(
+                     new P(std::move(options), std::move(dictionary), std::move(callback)));
              }),
              py::arg("options"), py::arg("dictionary"), py::arg("callback"))
         .def("start", &P::start, Release())

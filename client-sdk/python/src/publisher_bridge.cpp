@@ -13,6 +13,17 @@ PublisherBridge::PublisherBridge(PublisherOptions options,
     publisher_ = std::make_unique<Publisher>(std::move(options), *this);
 }
 
+void PublisherBridgeDeleter::operator()(PublisherBridge* bridge) const {
+    if (!bridge->on_io_thread()) {
+        delete bridge;
+        return;
+    }
+    std::thread([bridge] {
+        py::gil_scoped_acquire gil;  // the destructor releases it while it joins
+        delete bridge;
+    }).detach();
+}
+
 PublisherBridge::~PublisherBridge() {
     py::gil_scoped_release release;
     publisher_.reset();  // stops and joins the I/O thread
@@ -76,6 +87,7 @@ bool PublisherBridge::flush(std::chrono::milliseconds timeout) {
 template <typename... Args>
 void PublisherBridge::call(const char* name, Args&&... args) {
     if (_Py_IsFinalizing()) return;
+    io_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
     py::gil_scoped_acquire gil;
     try {
         callback_(name, std::forward<Args>(args)...);

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "mdcast/dictionary.h"
 #include "mdcast/publisher.h"
@@ -41,6 +42,8 @@ class PublisherBridge final : public PublisherHandler {
     // every refresh, update and status accepted so far, for at most `timeout`.
     bool flush(std::chrono::milliseconds timeout);
     PublisherStats stats() const { return publisher_->stats(); }
+    // The publisher's I/O thread (where its callbacks run) is the current one.
+    bool on_io_thread() const { return io_thread_.load() == std::this_thread::get_id(); }
 
     void on_connection(const ConnectionEvent& event) override;
     void on_service(const std::string& service, bool accepted, const std::string& text) override;
@@ -60,6 +63,16 @@ class PublisherBridge final : public PublisherHandler {
     std::unique_ptr<Publisher> publisher_;
     FieldList fields_;  // reused; only touched with the GIL held
     std::atomic<uint64_t> refreshes_{0}, updates_{0}, statuses_{0};
+    std::atomic<std::thread::id> io_thread_{};  // learnt from the first callback
+};
+
+// Python's holder of a PublisherBridge. A garbage collection can run inside
+// a callback, on the publisher's own I/O thread, and collect the publisher
+// there (a user's callback that refers to its publisher makes a cycle only the
+// collector frees): that thread cannot stop and join itself, so the bridge is
+// then destroyed on a thread of its own, which joins it once the callback returns.
+struct PublisherBridgeDeleter {
+    void operator()(PublisherBridge* bridge) const;
 };
 
 }  // namespace mdcast::python

@@ -1,6 +1,7 @@
 """pytest fixtures for the mdcast Python package: real daemons on loopback,
 started with tests/integration/harness.py (free ports, private multicast group,
 stopped by PID even on failure, logs printed when a test fails)."""
+import gc
 import os
 import subprocess
 import sys
@@ -24,6 +25,15 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     setattr(item, "report_" + report.when, report)
+
+
+@pytest.fixture(autouse=True)
+def collect_garbage_here():
+    """Frees each test's cyclic garbage (a publisher whose callbacks refer to it) on the test's
+    thread. A collection that runs inside an SDK callback thread and destroys another
+    publisher there has aborted the interpreter (known issue, see docs/python.md)."""
+    yield
+    gc.collect()
 
 
 @pytest.fixture

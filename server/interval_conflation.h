@@ -1,0 +1,76 @@
+// Per-request conflation (Subscribe.conflate_ms): a subscriber that asked for
+// at most one update per item every T ms, like ADS's conflation for desktop
+// grids that do not want thousands of updates a second.
+//
+// Each such subscription has its own PacedSlot (the SubscriptionTable gives it
+// a group of its own). An update that comes while the slot is quiet goes out
+// at once, as the backbone's bytes, and starts the interval; one that comes
+// within the interval is merged into the slot (a field's latest value wins)
+// and sent when the interval ends, as one update marked conflated that
+// carries the latest sequence and stamp. So the subscriber is never more than
+// T behind, and a value it sees is never older than one it has seen.
+// A status does not wait: what is owed goes first (keeping order), then the
+// status. An image replaces whatever was owed.
+//
+// PacedQueue orders the slots that owe something by when they are due: one
+// entry per owing slot, so it is bounded by the conflated subscriptions.
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "proto/field_image.h"
+#include "proto/update_codec.h"
+
+namespace mdcast::server {
+
+struct PacedSlot {
+    uint32_t interval_ms = 0;
+    int64_t quiet_from_ns = 0;  // the next update at or after this goes out at once
+    bool owed = false;
+    uint64_t item_seq = 0;         // of the last update merged
+    uint64_t publish_time_ns = 0;  // its stamp
+    proto::FieldImage fields;      // the fields owed, latest values
+
+    // The update came at `now_ns`: true when it is to be sent now (the
+    // interval starts again); false when it was merged into what is owed, due
+    // at quiet_from_ns (the caller queues the slot when `owed` just became true).
+    bool admit(const proto::UpdateView& update, int64_t now_ns);
+    // What is owed as one conflated Update frame (only `view`'s fields when
+    // set) appended to `out`, and the interval restarted at `now_ns`. Nothing
+    // when nothing is owed; false then.
+    bool take(std::string& out, uint64_t item_id, const std::vector<uint32_t>& view,
+              int64_t now_ns);
+    // An image went out: it carries everything owed.
+    void on_image();
+};
+
+template <class Key>
+class PacedQueue {
+  public:
+    void push(int64_t due_ns, Key key) { entries_.push(Entry{due_ns, key}); }
+    bool empty() const { return entries_.empty(); }
+    int64_t next_due_ns() const { return entries_.empty() ? 0 : entries_.top().due_ns; }
+    size_t size() const { return entries_.size(); }
+    // Calls `fire(key)` for every entry due by `now_ns`, earliest first.
+    template <class Fire>
+    void pop_due(int64_t now_ns, Fire&& fire) {
+        while (!entries_.empty() && entries_.top().due_ns <= now_ns) {
+            const Key key = entries_.top().key;
+            entries_.pop();
+            fire(key);
+        }
+    }
+
+  private:
+    struct Entry {
+        int64_t due_ns;
+        Key key;
+        bool operator>(const Entry& other) const { return due_ns > other.due_ns; }
+    };
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> entries_;
+};
+
+}  // namespace mdcast::server
