@@ -56,7 +56,7 @@ void PublisherSession::protocol_error(const std::string& text) {
 
 void PublisherSession::on_frame(TcpConnection&, const proto::Frame& frame) {
     owner_.on_publisher_input();
-    if (!logged_in_ && frame.type != FrameType::kLoginRequest) {
+    if (!login_.logged_in() && frame.type != FrameType::kLoginRequest) {
         connection_->close(CloseReason::kNotLoggedIn, "the first message must be a login");
         return;
     }
@@ -107,20 +107,19 @@ void PublisherSession::on_flush(const proto::Frame& frame) {
 void PublisherSession::on_login(const proto::Frame& frame) {
     wire::LoginRequest request;
     if (!parse(frame, request)) return;
-    if (logged_in_ || login_pending_) return protocol_error("second login on one connection");
-    if (!proto::valid_login(request.user(), request.password())) {
-        return connection_->close(CloseReason::kAuthFailed, "user name missing or too long");
+    switch (login_.start(request)) {
+        case auth::LoginGate::Start::kSecondLogin:
+            return protocol_error("second login on one connection");
+        case auth::LoginGate::Start::kInvalid:
+            return connection_->close(CloseReason::kAuthFailed,
+                                      "user name missing or fields too long");
+        case auth::LoginGate::Start::kAsk:
+            return owner_.on_login_request(*this, request);
     }
-    login_pending_ = true;
-    user_ = request.user();
-    application_id_ = request.application_id();
-    position_ = request.position();
-    owner_.on_login_request(*this, request);
 }
 
 void PublisherSession::accept_login() {
-    login_pending_ = false;
-    logged_in_ = true;
+    login_.accepted();
     wire::LoginResponse response;
     response.set_accepted(true);
     response.set_server_id("mdcast-distributor");
@@ -128,12 +127,11 @@ void PublisherSession::accept_login() {
     response.set_heartbeat_interval_ms(heartbeat_interval_ms_);
     connection_->send(FrameType::kLoginResponse, response);
     log_->info("publisher {} logged in: user={} application={} position={}", connection_->peer(),
-               user_, application_id_, position_);
+               login_.user(), login_.application_id(), login_.position());
 }
 
 void PublisherSession::refuse_login(const auth::LoginVerdict& verdict) {
-    login_pending_ = false;
-    login_refused_ = true;
+    login_.refused();
     connection_->send(FrameType::kLoginResponse,
                       auth::refusal_response(verdict, "mdcast-distributor"));
     connection_->close(CloseReason::kAuthFailed, verdict.text);
@@ -162,7 +160,7 @@ void PublisherSession::on_service_announce(const proto::Frame& frame) {
         status->set_stream_state(wire::STREAM_OPEN);
         status->set_data_state(wire::DATA_OK);
         log_->info("publisher {} (user {}) announced service {} as id {}", connection_->peer(),
-                   user_, entry->name, entry->id);
+                   login_.user(), entry->name, entry->id);
     } else {
         status->set_stream_state(wire::STREAM_CLOSED);
         status->set_data_state(wire::DATA_SUSPECT);
@@ -170,8 +168,8 @@ void PublisherSession::on_service_announce(const proto::Frame& frame) {
         status->set_text(result == ItemRegistry::AnnounceResult::kOwnedByAnother
                              ? "service is owned by another publisher"
                              : "service name invalid or registry.max_services reached");
-        log_->warn("publisher {} (user {}) refused service '{}': {}", connection_->peer(), user_,
-                   announce.name(), status->text());
+        log_->warn("publisher {} (user {}) refused service '{}': {}", connection_->peer(),
+                   login_.user(), announce.name(), status->text());
     }
     connection_->send(FrameType::kServiceAnnounceResponse, response);
     if (entry) {
@@ -215,7 +213,8 @@ void PublisherSession::on_item_register(const proto::Frame& frame) {
         status->set_text(owned ? std::to_string(refused) +
                                      " items refused: empty or long name, or registry.max_items"
                                : "service is not owned by this publisher");
-        log_->warn("publisher {} (user {}): {}", connection_->peer(), user_, status->text());
+        log_->warn("publisher {} (user {}): {}", connection_->peer(), login_.user(),
+                   status->text());
     }
     connection_->send(FrameType::kItemRegistered, response);
 }
@@ -234,7 +233,7 @@ void PublisherSession::reject(uint64_t item_id, wire::StatusCode code, const std
     uint64_t suppressed = 0;
     if (reject_log_limit_.allow(suppressed)) {
         log_->warn("publisher {} (user {}): item {}: {} ({} similar suppressed)",
-                   connection_->peer(), user_, item_id, text, suppressed);
+                   connection_->peer(), login_.user(), item_id, text, suppressed);
     }
     wire::ItemStatus status;
     status.set_item_id(item_id);
@@ -319,17 +318,14 @@ void PublisherSession::on_ping(const proto::Frame& frame) {
 void PublisherSession::on_closed(TcpConnection& connection, CloseReason reason,
                                  const std::string& text) {
     // A refused login was logged (rate-limited) where it was refused.
-    const auto level = login_refused_ ? spdlog::level::debug
-                       : reason == CloseReason::kPeerClosed || reason == CloseReason::kShutdown
-                           ? spdlog::level::info
-                           : spdlog::level::warn;
+    const auto level = login_.close_log_level(reason);
     // The listener's owner logs failed handshakes, rate-limited.
     uint64_t suppressed = 0;  // warnings share one limit
     if (!is_tls_handshake_failure(reason) &&
         (level != spdlog::level::warn ||
          log::close_warnings(static_cast<size_t>(reason)).allow(suppressed))) {
         log_->log(level, "publisher {} (user {}) closed: {}: {}{}", connection.peer(),
-                  user_.empty() ? "-" : user_, close_reason_name(reason), text,
+                  login_.user_or_dash(), close_reason_name(reason), text,
                   suppressed ? fmt::format(" ({} similar suppressed)", suppressed) : "");
     }
     owner_.on_publisher_closed(*this, reason, text);

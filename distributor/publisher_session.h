@@ -17,6 +17,7 @@
 #include <string>
 
 #include "common/auth/authenticator.h"
+#include "common/auth/login_gate.h"
 #include "common/logging.h"
 #include "common/net/tcp_connection.h"
 #include "distributor/backbone_sender.h"
@@ -71,13 +72,13 @@ class PublisherSession final : public TcpConnection::Handler {
     void attach(std::unique_ptr<TcpConnection> connection);
     TcpConnection& connection() { return *connection_; }
     const TcpConnection& connection() const { return *connection_; }
-    bool logged_in() const { return logged_in_; }
+    bool logged_in() const { return login_.logged_in(); }
     void accept_login();
     // Sends the refusal, then closes auth_failed.
     void refuse_login(const auth::LoginVerdict& verdict);
-    const std::string& user() const { return user_; }
-    const std::string& application_id() const { return application_id_; }
-    const std::string& position() const { return position_; }
+    const std::string& user() const { return login_.user(); }
+    const std::string& application_id() const { return login_.application_id(); }
+    const std::string& position() const { return login_.position(); }
     // Interactive services: asks the publisher to publish `item` (an
     // ImageRequest with the item id the distributor gave it).
     void request_item(const ServiceEntry& service, const ItemEntry& item);
@@ -112,12 +113,7 @@ class PublisherSession final : public TcpConnection::Handler {
     PublisherCounters& counters_;
     uint32_t heartbeat_interval_ms_;
     std::unique_ptr<TcpConnection> connection_;
-    bool logged_in_ = false;
-    bool login_pending_ = false;
-    bool login_refused_ = false;  // logged (rate-limited) by the authenticator already
-    std::string position_;
-    std::string user_;
-    std::string application_id_;
+    auth::LoginGate login_;
     std::shared_ptr<spdlog::logger> log_;
     log::RateLimiter reject_log_limit_;
     // Reused on the hot path to avoid allocation per message.

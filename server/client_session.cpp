@@ -26,7 +26,7 @@ bool ClientSession::close_frame(CloseReason reason, const std::string& text, std
 
 std::string ClientSession::describe() const {
     return "client " + std::to_string(connection_->id()) + " " + connection_->peer() +
-           " user=" + (user_.empty() ? "-" : user_);
+           " user=" + login_.user_or_dash();
 }
 
 void ClientSession::refuse_slow() {
@@ -117,7 +117,7 @@ bool ClientSession::parse(const proto::Frame& frame, Message& message) {
 }
 
 void ClientSession::on_frame(TcpConnection&, const proto::Frame& frame) {
-    if (!logged_in_ && frame.type != FrameType::kLoginRequest) {
+    if (!login_.logged_in() && frame.type != FrameType::kLoginRequest) {
         // Also while the login is being checked: the peer must wait for the answer.
         connection_->close(CloseReason::kNotLoggedIn, "the first message must be a login");
         return;
@@ -155,23 +155,19 @@ void ClientSession::on_login(const proto::Frame& frame) {
 }
 
 void ClientSession::request_login(const wire::LoginRequest& request) {
-    if (logged_in_ || login_pending_)
-        return connection_->close(CloseReason::kProtocolError, "second login");
-    if (!proto::valid_login(request.user(), request.password()) ||
-        request.application_id().size() > proto::kMaxLoginFieldBytes ||
-        request.position().size() > proto::kMaxLoginFieldBytes) {
-        return connection_->close(CloseReason::kAuthFailed, "user name missing or fields too long");
+    switch (login_.start(request)) {
+        case auth::LoginGate::Start::kSecondLogin:
+            return connection_->close(CloseReason::kProtocolError, "second login");
+        case auth::LoginGate::Start::kInvalid:
+            return connection_->close(CloseReason::kAuthFailed,
+                                      "user name missing or fields too long");
+        case auth::LoginGate::Start::kAsk:
+            return owner_.on_login_request(*this, request);
     }
-    login_pending_ = true;
-    user_ = request.user();
-    application_id_ = request.application_id();
-    position_ = request.position();
-    owner_.on_login_request(*this, request);
 }
 
 void ClientSession::accept_login(std::shared_ptr<const auth::UserEntry> account) {
-    login_pending_ = false;
-    logged_in_ = true;
+    login_.accepted();
     account_ = std::move(account);
     wire::LoginResponse response;
     response.set_accepted(true);
@@ -182,13 +178,12 @@ void ClientSession::accept_login(std::shared_ptr<const auth::UserEntry> account)
     response.set_max_frame_bytes(limits_.max_frame_bytes);
     response.set_max_items_per_request(limits_.max_items_per_request);
     deliver(FrameType::kLoginResponse, response);
-    log_->info("{} logged in: application={} position={}{}", describe(), application_id_, position_,
-               account_ ? "" : " (authentication off)");
+    log_->info("{} logged in: application={} position={}{}", describe(), login_.application_id(),
+               login_.position(), account_ ? "" : " (authentication off)");
 }
 
 void ClientSession::refuse_login(const auth::LoginVerdict& verdict) {
-    login_pending_ = false;
-    login_refused_ = true;
+    login_.refused();
     deliver(FrameType::kLoginResponse, auth::refusal_response(verdict, server_id_));
     connection_->close(CloseReason::kAuthFailed, verdict.text);
 }
@@ -203,10 +198,7 @@ void ClientSession::on_ping(const proto::Frame& frame) {
 
 void ClientSession::on_closed(TcpConnection&, CloseReason reason, const std::string& text) {
     // A refused login was logged (rate-limited) where it was refused.
-    const auto level = login_refused_ ? spdlog::level::debug
-                       : reason == CloseReason::kPeerClosed || reason == CloseReason::kShutdown
-                           ? spdlog::level::info
-                           : spdlog::level::warn;
+    const auto level = login_.close_log_level(reason);
     // The listener's owner logs failed handshakes, rate-limited; warnings share one limit.
     uint64_t suppressed = 0;
     if (!is_tls_handshake_failure(reason) &&

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "common/auth/authenticator.h"
+#include "common/auth/login_gate.h"
 #include "common/logging.h"
 #include "common/net/tcp_connection.h"
 #include "server/ws_session.h"
@@ -75,7 +76,7 @@ class ClientSession final : public TcpConnection::Handler {
     TcpConnection& connection() { return *connection_; }
     const TcpConnection& connection() const { return *connection_; }
     bool is_open() const { return connection_ && connection_->is_open(); }
-    bool logged_in() const { return logged_in_; }
+    bool logged_in() const { return login_.logged_in(); }
     // Answers the login: accepted with the user's entry (null: authentication
     // off), or refused with the verdict's status, then closed auth_failed.
     void accept_login(std::shared_ptr<const auth::UserEntry> account);
@@ -92,8 +93,8 @@ class ClientSession final : public TcpConnection::Handler {
     void set_account(std::shared_ptr<const auth::UserEntry> account) {
         account_ = std::move(account);
     }
-    const std::string& user() const { return user_; }
-    const std::string& application_id() const { return application_id_; }
+    const std::string& user() const { return login_.user(); }
+    const std::string& application_id() const { return login_.application_id(); }
     // "id peer user" for log lines.
     std::string describe() const;
 
@@ -153,13 +154,8 @@ class ClientSession final : public TcpConnection::Handler {
     std::string server_id_;
     std::unique_ptr<TcpConnection> connection_;
     std::unique_ptr<WsSession> ws_;  // null: the binary protocol
-    bool logged_in_ = false;
-    bool login_pending_ = false;  // the owner is checking the login
-    bool login_refused_ = false;  // logged (rate-limited) by the authenticator already
+    auth::LoginGate login_;
     std::shared_ptr<const auth::UserEntry> account_;
-    std::string user_;
-    std::string application_id_;
-    std::string position_;
     bool conflating_ = false;
     std::map<uint64_t, Owed> owed_;
     uint64_t conflation_episodes_ = 0;
