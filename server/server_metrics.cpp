@@ -50,6 +50,9 @@ void Server::register_metrics() {
               [&b] { return b.malformed_packets; });
     m.counter("bad_signatures_total", "Backbone datagrams unsigned or forged, dropped",
               [&b] { return b.bad_signatures; });
+    m.counter("source_silences_total",
+              "Times a distributor went silent for backbone.source_silent_ms (its items suspect)",
+              [&b] { return b.source_silences; });
     m.counter("stalls_total",
               "Times this server found it had not run for a while (paused): sources not blamed",
               [&b] { return b.stalls; });
