@@ -1,16 +1,19 @@
 """The monitoring pack (deploy/monitoring/): the Grafana dashboard is valid JSON
 and the alert rules valid YAML, and every metric either names is one the daemons
-export, read from the /metrics of a running server and distributor."""
+export, read from the /metrics of a running server and distributor. The table of
+every metric in docs/operations.md matches what the daemons export."""
 import json
 import os
 import re
 
 import yaml
 
-from harness import Stack, check, run, wait_for_log
+from harness import Stack, check, free_port, run, wait_for_log
 from test_admin_http import admin_port, get
 
 MONITORING = os.path.join(os.path.dirname(__file__), "../../deploy/monitoring")
+OPERATIONS = os.path.join(os.path.dirname(__file__), "../../docs/operations.md")
+ETC = os.path.join(os.path.dirname(__file__), "../../etc")
 METRIC = re.compile(r"\b((?:mdcast|process)_[a-z0-9_]+)")
 
 
@@ -74,5 +77,30 @@ def test_dashboard_and_rules_name_only_exported_metrics():
     check(not missing, f"the alert rules name metrics no daemon exports: {missing}")
 
 
+def typed_names(text):
+    """The metric families of an exposition (one # TYPE line each)."""
+    return set(re.findall(r"^# TYPE (\S+) ", text, re.M))
+
+
+def test_operations_table_lists_every_metric():
+    with open(OPERATIONS) as f:
+        documented = set(re.findall(r"^\| `((?:mdcast|process)_[a-z0-9_]+)`", f.read(), re.M))
+    check(len(documented) > 100, f"only {len(documented)} metrics found in the table")
+    with Stack("metrics-table") as stack:
+        distributor = stack.distributor()
+        # The WebSocket listener on, so its metrics are exported too.
+        server = stack.server(1, extra_clients=f"  ws_port: {free_port()}\n"
+                              f"  ws_dictionary_file: {os.path.join(ETC, 'fields.dict')}\n")
+        exported = set()
+        for process in (server, distributor):
+            code, text = get(admin_port(process), "/metrics")
+            check(code == 200, f"{process.name} /metrics: {code}")
+            exported |= typed_names(text)
+    undocumented = sorted(exported - documented)
+    check(not undocumented, f"docs/operations.md lacks these exported metrics: {undocumented}")
+    gone = sorted(documented - exported)
+    check(not gone, f"docs/operations.md lists metrics no daemon exports: {gone}")
+
+
 if __name__ == "__main__":
-    run([test_dashboard_and_rules_name_only_exported_metrics])
+    run([test_dashboard_and_rules_name_only_exported_metrics, test_operations_table_lists_every_metric])
