@@ -31,6 +31,7 @@
 #include "mdcast/consumer.h"
 #include "tools/process_usage.h"
 #include "tools/sample_items.h"
+#include "tools/threaded_tool.h"
 
 namespace {
 
@@ -39,7 +40,7 @@ using namespace mdcast;
 // BID, ASK, BIDSIZE, ASKSIZE, ACVOL_1: the fields of every sample update.
 constexpr uint32_t kSampleFields[] = {22, 25, 30, 31, 32};
 
-std::atomic<bool> g_stop{false};
+std::atomic<bool>& g_stop = tools::stop_requested;  // set by SIGINT/SIGTERM
 
 struct Options {
     std::string servers = "127.0.0.1:14002";
@@ -271,12 +272,5 @@ int main(int argc, char** argv) {
         std::cerr << "mdcast-bench-consumer: error: --output must be none\n";
         return 2;
     }
-    std::signal(SIGTERM, [](int) { g_stop = true; });
-    std::signal(SIGINT, [](int) { g_stop = true; });
-    try {
-        return run(o);
-    } catch (const std::exception& e) {
-        std::cerr << "mdcast-bench-consumer: error: " << e.what() << "\n";
-        return 2;
-    }
+    return tools::run_until_stopped("mdcast-bench-consumer", [&] { return run(o); });
 }

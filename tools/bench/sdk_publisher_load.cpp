@@ -22,6 +22,7 @@
 #include "mdcast/publisher.h"
 #include "sample_field_list.h"
 #include "tools/sample_items.h"
+#include "tools/threaded_tool.h"
 #include "update_schedule.h"
 
 namespace {
@@ -30,7 +31,7 @@ using namespace mdcast;
 
 constexpr uint32_t kDisplayName = 3;  // DSPLY_NAME
 
-std::atomic<bool> g_stop{false};
+std::atomic<bool>& g_stop = tools::stop_requested;  // set by SIGINT/SIGTERM
 
 struct Options {
     std::string distributor = "127.0.0.1:14001";
@@ -206,12 +207,5 @@ int main(int argc, char** argv) {
     if (outcome != cli::CommandLine::Outcome::kRun) {
         return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
     }
-    std::signal(SIGTERM, [](int) { g_stop = true; });
-    std::signal(SIGINT, [](int) { g_stop = true; });
-    try {
-        return run(o);
-    } catch (const std::exception& e) {
-        std::cerr << "mdcast-bench-publisher: error: " << e.what() << "\n";
-        return 2;
-    }
+    return tools::run_until_stopped("mdcast-bench-publisher", [&] { return run(o); });
 }

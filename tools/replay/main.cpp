@@ -26,6 +26,7 @@
 #include "tools/credentials.h"
 #include "tools/replay/capture_timeline.h"
 #include "tools/replay/replay_items.h"
+#include "tools/threaded_tool.h"
 #include "update_schedule.h"
 #include "wire/common.pb.h"
 
@@ -33,7 +34,7 @@ namespace {
 
 using namespace mdcast;
 
-std::atomic<bool> g_stop{false};
+std::atomic<bool>& g_stop = tools::stop_requested;  // set by SIGINT/SIGTERM
 
 struct Options {
     std::vector<std::string> files;
@@ -334,12 +335,5 @@ int main(int argc, char** argv) {
         std::cerr << "mdcast-replay: error: no capture file given\n";
         return 2;
     }
-    std::signal(SIGTERM, [](int) { g_stop = true; });
-    std::signal(SIGINT, [](int) { g_stop = true; });
-    try {
-        return run(o);
-    } catch (const std::exception& e) {
-        std::cerr << "mdcast-replay: error: " << e.what() << "\n";
-        return 2;
-    }
+    return tools::run_until_stopped("mdcast-replay", [&] { return run(o); });
 }
