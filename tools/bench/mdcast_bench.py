@@ -59,10 +59,12 @@ def parse_args(argv):
                         help="the source's pacing tick in µs (default 100: see docs/benchmarks.md)")
     parser.add_argument("--latency-rate", type=int, default=0,
                         help="stamps per second (0: every update is stamped)")
-    parser.add_argument("--client", choices=["sdk", "lean"], default="sdk",
+    parser.add_argument("--client", choices=["sdk", "lean", "ws"], default="sdk",
                         help="sdk (default): mdcast-bench-consumer, SDK Consumers as applications use "
                              "them, reading two fields of each update; lean: mdcast-client, which "
-                             "decodes only each update's header")
+                             "decodes only each update's header; ws (fanout only): "
+                             "mdcast-bench-ws-consumer, WebSocket/JSON connections to the servers' "
+                             "clients.ws_port (docs/websocket.md)")
     parser.add_argument("--source", choices=["sdk", "lean"], default="sdk",
                         help="sdk (default): mdcast-bench-publisher, the SDK Publisher; lean: "
                              "mdcast-source, which writes pre-encoded frames")
@@ -91,6 +93,7 @@ def binaries(build_dir):
              "client": os.path.join(build_dir, "tools/mdcast-client"),
              "sdk-source": os.path.join(build_dir, "tools/mdcast-bench-publisher"),
              "sdk-client": os.path.join(build_dir, "tools/mdcast-bench-consumer"),
+             "ws-client": os.path.join(build_dir, "tools/mdcast-bench-ws-consumer"),
              "replay": os.path.join(build_dir, "tools/mdcast-replay")}
     missing = [p for p in found.values() if not os.access(p, os.X_OK)]
     if missing:
@@ -212,7 +215,10 @@ def run_scenario(runner, args):
 
 CLIENT_TEXT = {"sdk": "sdk (mdcast-bench-consumer: one libmdcast Consumer per connection, the handler "
                       "reads two fields of each update)",
-               "lean": "lean (mdcast-client: decodes only each update's header)"}
+               "lean": "lean (mdcast-client: decodes only each update's header)",
+               "ws": "ws (mdcast-bench-ws-consumer: WebSocket/JSON connections to clients.ws_port, one "
+                     "process of one thread each; every message's Type, ID and SeqNumber read, not its "
+                     "fields; JSON carries no publish stamp, so no latency)"}
 SOURCE_TEXT = {"sdk": "sdk (mdcast-bench-publisher: the libmdcast Publisher, a FieldList per update)",
                "lean": "lean (mdcast-source: pre-encoded update frames)",
                "interactive": "interactive, sink-driven (mdcast-source --interactive on the libmdcast "
@@ -392,6 +398,9 @@ def print_summary(runner, lat, fan, siz):
 
 def main(argv):
     args = parse_args(argv)
+    if args.client == "ws" and (args.scenario != "fanout" or args.tls):
+        sys.exit("mdcast-bench: --client ws runs the fanout scenario, without --tls (JSON messages carry "
+                 "no publish stamp to measure latency with; the bench's servers have no wss:// certificate)")
     runner = Runner(args)
     command = "mdcast-bench " + " ".join(shlex.quote(a) for a in argv)
     print(f"mdcast-bench {args.scenario}: writing {runner.out}")

@@ -1,0 +1,96 @@
+"""mdcast-bench fanout --client ws: a short fan-out to WebSocket/JSON clients
+(mdcast-bench-ws-consumer) writes a report naming the client, with updates
+delivered, server CPU per update and no errors; and the WebSocket load client
+fails at once, saying why, when its login or connection is refused. Numbers are
+not judged: performance is measured, never asserted."""
+import csv
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from harness import Stack, check, free_port, password_hash, run, wait_for_log
+from ws_client import ws_section
+
+BENCH = os.environ.get("MDCAST_BENCH", "mdcast-bench")
+WS_CONSUMER = os.environ.get("MDCAST_WS_CONSUMER", "mdcast-bench-ws-consumer")
+
+
+def test_fanout_with_websocket_clients():
+    out = tempfile.mkdtemp(prefix="mdcast-bench-ws-test-")
+    r = subprocess.run([BENCH, "fanout", "--client", "ws", "--servers", "1", "--rates", "2000",
+                        "--connections", "4", "--client-processes", "2", "--seconds", "2", "--warmup", "1",
+                        "--out", out], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"mdcast-bench failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    folder = os.path.dirname(glob.glob(os.path.join(out, "*", "report.md"))[0])
+    with open(os.path.join(folder, "report.md")) as f:
+        text = f.read()
+    check("Client: **ws (mdcast-bench-ws-consumer" in text, f"report does not name the client:\n{text[:3000]}")
+    with open(os.path.join(folder, "fanout.csv")) as f:
+        rows = list(csv.DictReader(f))
+    check(len(rows) == 1, f"fanout.csv: {rows}")
+    row = rows[0]
+    check(row["passed"] == "True" and not row["failures"], f"the point failed: {row}")
+    check(float(row["outbound_per_s"]) > 0 and float(row["server_cpu_us_per_update"]) > 0, f"fanout.csv: {row}")
+    check(row["mean_us"] == "", f"a latency was reported for JSON, which carries no stamp: {row}")
+    with open(os.path.join(folder, "commands.txt")) as f:
+        commands = f.read()
+    check(commands.count("mdcast-bench-ws-consumer --server") == 2, commands)
+    summaries = []
+    for log in glob.glob(os.path.join(folder, "logs", "*", "client*.log")):
+        with open(log) as f:
+            summaries += [json.loads(line) for line in f if line.startswith('{"type":"summary"')]
+    check(len(summaries) == 2, f"client summaries: {summaries}")
+    for s in summaries:
+        check(s["refreshes"] == 2 * 1000 and s["steady_updates"] > 0, f"client summary: {s}")
+        check(s["errors"] == s["gaps"] == s["duplicates"] == s["closed"] == s["unknown_items"] == 0,
+              f"client summary: {s}")
+    refused = subprocess.run([BENCH, "latency", "--client", "ws", "--out", out], capture_output=True, text=True,
+                             timeout=30)
+    check(refused.returncode != 0 and "--client ws runs the fanout scenario" in refused.stderr, refused.stderr)
+    shutil.rmtree(out)  # kept when a check fails, for its logs
+
+
+def ws_consumer(port, *args):
+    return subprocess.run([WS_CONSUMER, "--server", f"127.0.0.1:{port}", "--item-count", "3", "--duration", "5",
+                           *args], capture_output=True, text=True, timeout=30)
+
+
+def test_load_client_refused_clearly():
+    with Stack("ws-bench-refused") as stack:
+        users = stack.write("users.yaml", f"""
+users:
+  alice:
+    password: "{password_hash('alice-secret')}"
+    allow:
+      - service: MDCAST
+        items: ["*"]
+""")
+        stack.distributor()
+        port = free_port()
+        server = stack.server(1, extra_clients=ws_section(port), extra=f"auth:\n  users_file: {users}\n")
+        wait_for_log(server, "WebSocket/JSON on")
+        source = stack.source("--items", "3", "--rate", "50", "--duration", "20")
+        wait_for_log(source, "items registered")
+
+        r = ws_consumer(port, "--user", "alice", "--password", "wrong")
+        check(r.returncode == 1, f"exit {r.returncode}: {r.stderr}")
+        check(re.search(r"error: login refused by 127\.0\.0\.1:\d+ for user 'alice': AuthFailed \"", r.stderr),
+              f"no clear login error: {r.stderr}")
+        check('"type":"summary"' not in r.stderr, f"a refused run printed a summary: {r.stderr}")
+
+        r = ws_consumer(port, "--user", "alice", "--password", "alice-secret", "--duration", "1.5")
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
+        summary = json.loads(next(line for line in r.stderr.splitlines() if line.startswith('{"type":"summary"')))
+        check(summary["refreshes"] == 3 and summary["errors"] == 0, f"accepted login: {summary}")
+
+        r = ws_consumer(free_port(), "--user", "alice")
+        check(r.returncode == 1 and re.search(r"error: cannot connect to 127\.0\.0\.1:\d+: Connection refused",
+                                              r.stderr), f"exit {r.returncode}: {r.stderr}")
+
+
+if __name__ == "__main__":
+    run([test_fanout_with_websocket_clients, test_load_client_refused_clearly])
