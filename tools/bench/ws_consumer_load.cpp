@@ -5,11 +5,13 @@
 // One thread, one epoll loop, N connections: each does the HTTP upgrade
 // (checking Sec-WebSocket-Accept), logs in, requests every item in batch
 // requests once the login is accepted, and then counts Refresh, Update and
-// Status messages. wslay does the framing (unbuffered: a message that arrives
+// Status messages. wslay's frame API does the framing (a message that arrives
 // whole is read in place, never copied); each message is scanned for its Type,
 // ID and SeqNumber (ws_message_scan.h), so gaps and duplicates per item stream
 // are checked as the binary clients check them, and anything unreadable, an
-// Error message or a refused request is counted as an error and shown.
+// Error message or a refused request is counted as an error and shown. Text is
+// not checked for valid UTF-8 (the server's tests do that; here it would cost
+// more than the rest of the client).
 //
 // It speaks the subset of mdcast-client's command line that the bench uses and
 // prints the same JSON summary and CSV rows (ClientStats) plus "errors". A
@@ -169,14 +171,19 @@ std::string upgrade(int fd, const HostPort& server) {
     return got.substr(*head);
 }
 
-// One WebSocket connection: framing by wslay's event API on a non-blocking
-// socket, messages to Shared's counters.
+// One WebSocket connection on a non-blocking socket. Framing is wslay's frame
+// API: wslay_frame_recv parses each frame's header and hands over its payload,
+// read in place when a message arrives whole; control frames are answered here
+// (a ping with a pong, a close with a close). Not wslay's event API: it checks
+// every text byte for UTF-8 and, at a million messages a second, would make the
+// client the bottleneck of the bench. What is sent (login, requests, pongs) is
+// framed into out_ and written as the socket takes it.
 class WsConnection {
   public:
     WsConnection(int index, HostPort server, Shared& shared)
         : index_(index), server_(std::move(server)), shared_(shared), in_(kReadBytes) {}
     ~WsConnection() {
-        if (ctx_) wslay_event_context_free(ctx_);
+        if (frames_) wslay_frame_context_free(frames_);
         if (fd_ >= 0) close(fd_);
     }
     WsConnection(const WsConnection&) = delete;
@@ -193,36 +200,67 @@ class WsConnection {
         setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof none);
         if (fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK) != 0)
             throw std::runtime_error("fcntl: " + std::string(std::strerror(errno)));
-        static const wslay_event_callbacks callbacks = {
-            on_recv, on_send, on_genmask, on_frame_start, on_frame_chunk, on_frame_end, on_message};
-        if (wslay_event_context_client_init(&ctx_, &callbacks, this) != 0)
-            throw std::runtime_error("wslay_event_context_client_init failed");
-        wslay_event_config_set_no_buffering(ctx_, 1);
-        queue("{\"ID\":1,\"Domain\":\"Login\",\"Key\":{\"Name\":" + quoted(shared_.options.user) +
-              ",\"Elements\":{\"ApplicationId\":\"256\",\"Password\":" +
-              quoted(shared_.options.password) + "}}}");
+        static const wslay_frame_callbacks callbacks = {on_send, on_recv, on_genmask};
+        if (wslay_frame_context_init(&frames_, &callbacks, this) != 0)
+            throw std::runtime_error("wslay_frame_context_init failed");
+        send_text(
+            "{\"ID\":1,\"Domain\":\"Login\",\"Key\":{\"Name\":" + quoted(shared_.options.user) +
+            ",\"Elements\":{\"ApplicationId\":\"256\",\"Password\":" +
+            quoted(shared_.options.password) + "}}}");
     }
 
     int fd() const { return fd_; }
-    bool open_now() const { return !ended_; }
-    bool wants_write() const { return !ended_ && wslay_event_want_write(ctx_); }
+    bool wants_write() const { return !ended_ && !out_.empty(); }
 
-    // Reads and handles what arrived, then sends what is queued. False once the
-    // connection has ended (counted and explained).
+    // Reads and handles what arrived (up to kReadBudgetBytes), then writes what
+    // is owed. False once the connection has ended (counted and explained).
     bool on_ready() {
         read_budget_ = kReadBudgetBytes;
-        if (!ended_ && wslay_event_want_read(ctx_) && wslay_event_recv(ctx_) != 0) end("read");
-        if (!ended_ && wslay_event_want_write(ctx_) && wslay_event_send(ctx_) != 0) end("write");
-        if (!ended_ && !wslay_event_want_read(ctx_) && !wslay_event_want_write(ctx_)) end("closed");
+        while (!ended_) {
+            wslay_frame_iocb iocb{};
+            const ssize_t r = wslay_frame_recv(frames_, &iocb);
+            if (r == WSLAY_ERR_WANT_READ) break;
+            if (r < 0) {
+                end("a framing error from the server");
+                break;
+            }
+            on_frame_data(iocb);
+        }
+        if (!ended_ && (eof_ || io_errno_)) end(eof_ ? "" : "read failed");
+        if (!ended_) flush();
+        if (closing_ && out_.empty() && !ended_) end("");
         return !ended_;
     }
 
   private:
-    void queue(const std::string& text) {
-        wslay_event_msg message{WSLAY_TEXT_FRAME, reinterpret_cast<const uint8_t*>(text.data()),
-                                text.size()};
-        if (wslay_event_queue_msg(ctx_, &message) != 0)
-            shared_.error(index_, "cannot queue a message (connection closing)");
+    // ---- output ----------------------------------------------------------------------------
+
+    void send_frame(uint8_t opcode, std::string_view payload) {
+        wslay_frame_iocb iocb{};
+        iocb.fin = 1;
+        iocb.opcode = opcode;
+        iocb.mask = 1;  // a client masks every frame (RFC 6455 section 5.3)
+        iocb.payload_length = payload.size();
+        iocb.data = reinterpret_cast<const uint8_t*>(payload.data());
+        iocb.data_length = payload.size();
+        if (wslay_frame_send(frames_, &iocb) != static_cast<ssize_t>(payload.size()))
+            shared_.error(index_, "wslay_frame_send failed");
+    }
+
+    void send_text(const std::string& text) { send_frame(WSLAY_TEXT_FRAME, text); }
+
+    void flush() {
+        while (!out_.empty()) {
+            const ssize_t n = send(fd_, out_.data(), out_.size(), MSG_NOSIGNAL);
+            if (n < 0) {
+                if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                    io_errno_ = errno;
+                    end("write failed");
+                }
+                return;
+            }
+            out_.erase(0, static_cast<size_t>(n));
+        }
     }
 
     // The item requests: batches of names, each under kMaxRequestBytes and the
@@ -232,18 +270,73 @@ class WsConnection {
         int64_t id = 2;
         std::string names;
         size_t count = 0;
-        auto flush = [&] {
-            queue("{\"ID\":" + std::to_string(id++) + ",\"Key\":{\"Service\":" + quoted(o.service) +
-                  ",\"Name\":[" + names + "]}}");
+        auto request = [&] {
+            send_text("{\"ID\":" + std::to_string(id++) +
+                      ",\"Key\":{\"Service\":" + quoted(o.service) + ",\"Name\":[" + names + "]}}");
             names.clear();
             count = 0;
         };
         for (const auto& name : shared_.names) {
-            if (count == max_items || names.size() + name.size() + 100 > kMaxRequestBytes) flush();
+            if (count == max_items || names.size() + name.size() + 100 > kMaxRequestBytes)
+                request();
             if (count++) names += ',';
             names += quoted(name);
         }
-        if (count) flush();
+        if (count) request();
+    }
+
+    // ---- input -----------------------------------------------------------------------------
+
+    // A piece of a frame's payload. A text message that arrives whole is read in
+    // place; anything else is gathered first.
+    void on_frame_data(const wslay_frame_iocb& iocb) {
+        if (frame_done_) {  // a new frame
+            frame_done_ = false;
+            frame_received_ = 0;
+            if (iocb.mask) shared_.error(index_, "a masked frame from the server");
+            if (iocb.opcode == WSLAY_TEXT_FRAME || iocb.opcode == WSLAY_BINARY_FRAME) {
+                message_opcode_ = iocb.opcode;
+                message_.clear();
+            }
+        }
+        frame_received_ += iocb.data_length;
+        frame_done_ = frame_received_ == iocb.payload_length;
+        const std::string_view data(reinterpret_cast<const char*>(iocb.data), iocb.data_length);
+        if (iocb.opcode >= WSLAY_CONNECTION_CLOSE) {  // control frames: at most 125 bytes
+            if (frame_received_ == iocb.data_length) control_.clear();
+            control_.append(data);
+            if (frame_done_) on_control(iocb.opcode);
+            return;
+        }
+        if (message_opcode_ == WSLAY_BINARY_FRAME) {
+            if (frame_done_ && iocb.fin) shared_.error(index_, "a binary message from the server");
+            return;
+        }
+        if (frame_done_ && iocb.fin && message_.empty() && frame_received_ == data.size())
+            return on_text(data);
+        if (message_.size() + data.size() > kMaxMessageBytes) {
+            shared_.error(index_, "a message over 16 MiB");
+            message_.clear();
+            return;
+        }
+        message_.append(data);
+        if (frame_done_ && iocb.fin) {
+            on_text(message_);
+            message_.clear();
+        }
+    }
+
+    void on_control(uint8_t opcode) {
+        if (opcode == WSLAY_PING) return send_frame(WSLAY_PONG, control_);
+        if (opcode != WSLAY_CONNECTION_CLOSE) return;
+        close_code_ = 1005;  // no status code
+        if (control_.size() >= 2) {
+            close_code_ = static_cast<uint16_t>(static_cast<uint8_t>(control_[0]) << 8 |
+                                                static_cast<uint8_t>(control_[1]));
+            close_reason_ = control_.substr(2);
+        }
+        send_frame(WSLAY_CONNECTION_CLOSE, control_.substr(0, 2));
+        closing_ = true;
     }
 
     // The hot path: one complete text message.
@@ -264,7 +357,7 @@ class WsConnection {
             case tools::WsMessageType::kStatus:
                 return on_status(m, totals);
             case tools::WsMessageType::kPing:
-                return queue("{\"Type\":\"Pong\"}");
+                return send_text("{\"Type\":\"Pong\"}");
             case tools::WsMessageType::kPong:
                 return;
             case tools::WsMessageType::kError:
@@ -312,15 +405,16 @@ class WsConnection {
         if (logged_in_) return;
         logged_in_ = true;
         size_t max_items = 1000;
-        const size_t at = text.find("\"MaxItemsPerRequest\":");
-        if (at != std::string_view::npos) {
-            const size_t value = std::strtoull(text.data() + at + 21, nullptr, 10);
+        const std::string_view key = "\"MaxItemsPerRequest\":";
+        if (const size_t at = text.find(key); at != std::string_view::npos) {
+            const size_t value = std::strtoull(text.data() + at + key.size(), nullptr, 10);
             if (value > 0) max_items = std::min(max_items, value);
         }
         request_items(max_items);
     }
 
-    void end(const char* where) {
+    // The connection is over: counted as closed, and why said once.
+    void end(const std::string& failure) {
         ended_ = true;
         ++shared_.stats.totals.closed;
         std::string why;
@@ -330,8 +424,7 @@ class WsConnection {
         } else if (eof_) {
             why = "the server ended the TCP connection without a close frame";
         } else {
-            why = std::string(where) +
-                  " failed: " + (io_errno_ ? std::strerror(io_errno_) : "WebSocket protocol error");
+            why = failure + (io_errno_ ? std::string(": ") + std::strerror(io_errno_) : "");
         }
         std::fprintf(stderr, "connection %d to %s: %s\n", index_, text_of(server_).c_str(),
                      why.c_str());
@@ -343,21 +436,16 @@ class WsConnection {
 
     static WsConnection& self(void* user) { return *static_cast<WsConnection*>(user); }
 
-    // Serves wslay from in_, refilled by one large recv().
-    static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t* buf, size_t len, int, void* user) {
+    // Serves wslay from in_, refilled by one large recv(); -1 (want read) when
+    // the socket is drained or this turn's budget is spent.
+    static ssize_t on_recv(uint8_t* buf, size_t len, int, void* user) {
         WsConnection& c = self(user);
         if (c.in_pos_ == c.in_len_) {
-            if (c.read_budget_ == 0) {
-                wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);  // the others' turn
-                return -1;
-            }
+            if (c.read_budget_ == 0 || c.eof_ || c.io_errno_) return -1;
             const ssize_t n = recv(c.fd_, c.in_.data(), c.in_.size(), 0);
             if (n <= 0) {
-                const bool again = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
                 if (n == 0) c.eof_ = true;
-                if (n < 0 && !again) c.io_errno_ = errno;
-                wslay_event_set_error(ctx,
-                                      again ? WSLAY_ERR_WOULDBLOCK : WSLAY_ERR_CALLBACK_FAILURE);
+                if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) c.io_errno_ = errno;
                 return -1;
             }
             c.in_pos_ = 0;
@@ -370,81 +458,24 @@ class WsConnection {
         return static_cast<ssize_t>(take);
     }
 
-    static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t* data, size_t len, int,
-                           void* user) {
-        WsConnection& c = self(user);
-        const ssize_t n = send(c.fd_, data, len, MSG_NOSIGNAL);
-        if (n < 0) {
-            const bool again = errno == EAGAIN || errno == EWOULDBLOCK;
-            if (!again) c.io_errno_ = errno;
-            wslay_event_set_error(ctx, again ? WSLAY_ERR_WOULDBLOCK : WSLAY_ERR_CALLBACK_FAILURE);
-        }
-        return n;
+    // Frames go to out_ whole; flush() writes them.
+    static ssize_t on_send(const uint8_t* data, size_t len, int, void* user) {
+        self(user).out_.append(reinterpret_cast<const char*>(data), len);
+        return static_cast<ssize_t>(len);
     }
 
-    static int on_genmask(wslay_event_context_ptr, uint8_t* buf, size_t len, void*) {
+    static int on_genmask(uint8_t* buf, size_t len, void*) {
         return RAND_bytes(buf, static_cast<int>(len)) == 1 ? 0 : -1;
-    }
-
-    static void on_frame_start(wslay_event_context_ptr,
-                               const wslay_event_on_frame_recv_start_arg* arg, void* user) {
-        WsConnection& c = self(user);
-        c.frame_opcode_ = arg->opcode;
-        c.frame_fin_ = arg->fin != 0;
-        c.frame_length_ = arg->payload_length;
-        if (arg->opcode == WSLAY_TEXT_FRAME) c.message_.clear();
-        if (arg->opcode == WSLAY_BINARY_FRAME)
-            c.shared_.error(c.index_, "binary frame from the server");
-    }
-
-    // A whole single-frame message in one chunk is read in place; anything
-    // else is gathered in message_.
-    static void on_frame_chunk(wslay_event_context_ptr,
-                               const wslay_event_on_frame_recv_chunk_arg* arg, void* user) {
-        WsConnection& c = self(user);
-        if (c.frame_opcode_ != WSLAY_TEXT_FRAME && c.frame_opcode_ != WSLAY_CONTINUATION_FRAME)
-            return;
-        const std::string_view chunk(reinterpret_cast<const char*>(arg->data), arg->data_length);
-        if (c.frame_opcode_ == WSLAY_TEXT_FRAME && c.frame_fin_ && c.message_.empty() &&
-            chunk.size() == c.frame_length_) {
-            c.whole_ = true;
-            return c.on_text(chunk);
-        }
-        if (c.message_.size() + chunk.size() > kMaxMessageBytes) {
-            c.shared_.error(c.index_, "a message over 16 MiB");
-            c.message_.clear();
-            return;
-        }
-        c.message_.append(chunk);
-    }
-
-    static void on_frame_end(wslay_event_context_ptr, void* user) {
-        WsConnection& c = self(user);
-        const bool data =
-            c.frame_opcode_ == WSLAY_TEXT_FRAME || c.frame_opcode_ == WSLAY_CONTINUATION_FRAME;
-        if (data && c.frame_fin_ && !c.whole_) c.on_text(c.message_);
-        if (data && c.frame_fin_) c.message_.clear();
-        c.whole_ = false;
-    }
-
-    // Control frames only (data frames are unbuffered). Pings are answered by wslay.
-    static void on_message(wslay_event_context_ptr, const wslay_event_on_msg_recv_arg* arg,
-                           void* user) {
-        WsConnection& c = self(user);
-        if (arg->opcode != WSLAY_CONNECTION_CLOSE) return;
-        c.close_code_ = arg->status_code == 0 ? 1005 : arg->status_code;
-        if (arg->msg_length > 2)
-            c.close_reason_.assign(reinterpret_cast<const char*>(arg->msg) + 2,
-                                   arg->msg_length - 2);
     }
 
     int index_;
     HostPort server_;
     Shared& shared_;
     int fd_ = -1;
-    wslay_event_context_ptr ctx_ = nullptr;
+    wslay_frame_context_ptr frames_ = nullptr;
     tools::ItemTable items_;
     bool logged_in_ = false;
+    bool closing_ = false;  // the server's close frame came and ours is being written
     bool ended_ = false;
     std::vector<char> in_;
     size_t in_pos_ = 0;
@@ -452,11 +483,12 @@ class WsConnection {
     size_t read_budget_ = 0;
     bool eof_ = false;
     int io_errno_ = 0;
-    uint8_t frame_opcode_ = 0;
-    bool frame_fin_ = false;
-    bool whole_ = false;
-    uint64_t frame_length_ = 0;
+    std::string out_;
+    bool frame_done_ = true;
+    uint64_t frame_received_ = 0;
+    uint8_t message_opcode_ = 0;  // of the message's first frame
     std::string message_;
+    std::string control_;
     uint16_t close_code_ = 0;
     std::string close_reason_;
 };
