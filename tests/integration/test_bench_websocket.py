@@ -1,8 +1,9 @@
-"""mdcast-bench fanout --client ws: a short fan-out to WebSocket/JSON clients
-(mdcast-bench-ws-consumer) writes a report naming the client, with updates
-delivered, server CPU per update and no errors; and the WebSocket load client
-fails at once, saying why, when its login or connection is refused. Numbers are
-not judged: performance is measured, never asserted."""
+"""mdcast-bench fanout --client lean,ws: a short fan-out to binary and to
+WebSocket/JSON clients (mdcast-bench-ws-consumer) writes one report naming both,
+the WebSocket point with updates delivered, server CPU per update and no errors;
+and the WebSocket load client fails at once, saying why, when its login or
+connection is refused. Numbers are not judged: performance is measured, never
+asserted."""
 import csv
 import glob
 import json
@@ -20,27 +21,35 @@ WS_CONSUMER = os.environ.get("MDCAST_WS_CONSUMER", "mdcast-bench-ws-consumer")
 
 
 def test_fanout_with_websocket_clients():
+    """--client lean,ws: the binary and the WebSocket client's points in the same tables."""
     out = tempfile.mkdtemp(prefix="mdcast-bench-ws-test-")
-    r = subprocess.run([BENCH, "fanout", "--client", "ws", "--servers", "1", "--rates", "2000",
+    r = subprocess.run([BENCH, "fanout", "--client", "lean,ws", "--servers", "1", "--rates", "2000",
                         "--connections", "4", "--client-processes", "2", "--seconds", "2", "--warmup", "1",
                         "--out", out], capture_output=True, text=True, timeout=120)
     check(r.returncode == 0, f"mdcast-bench failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
     folder = os.path.dirname(glob.glob(os.path.join(out, "*", "report.md"))[0])
     with open(os.path.join(folder, "report.md")) as f:
         text = f.read()
-    check("Client: **ws (mdcast-bench-ws-consumer" in text, f"report does not name the client:\n{text[:3000]}")
+    check("**lean (mdcast-client" in text and "**ws (mdcast-bench-ws-consumer" in text,
+          f"report does not name the clients:\n{text[:3000]}")
+    table = [line for line in text.split("## Fanout", 1)[1].splitlines() if line.startswith(("| lean |", "| ws |"))]
+    check(len(table) == 2, f"fanout table: {table}")
+    cpu = [line for line in text.split("## CPU per update", 1)[1].splitlines() if line.startswith("| fanout-")]
+    check(len(cpu) == 2 and cpu[0].split("|")[1].strip().endswith("-lean")
+          and cpu[1].split("|")[1].strip().endswith("-ws"), f"CPU per update table: {cpu}")
     with open(os.path.join(folder, "fanout.csv")) as f:
-        rows = list(csv.DictReader(f))
-    check(len(rows) == 1, f"fanout.csv: {rows}")
-    row = rows[0]
-    check(row["passed"] == "True" and not row["failures"], f"the point failed: {row}")
+        rows = {row["client"]: row for row in csv.DictReader(f)}
+    check(sorted(rows) == ["lean", "ws"], f"fanout.csv: {rows}")
+    row = rows["ws"]
+    check(row["passed"] == "True" and not row["failures"], f"the WebSocket point failed: {row}")
     check(float(row["outbound_per_s"]) > 0 and float(row["server_cpu_us_per_update"]) > 0, f"fanout.csv: {row}")
     check(row["mean_us"] == "", f"a latency was reported for JSON, which carries no stamp: {row}")
     with open(os.path.join(folder, "commands.txt")) as f:
         commands = f.read()
-    check(commands.count("mdcast-bench-ws-consumer --server") == 2, commands)
+    check(commands.count("mdcast-bench-ws-consumer --server") == 2 and commands.count("mdcast-client --server") == 2,
+          commands)
     summaries = []
-    for log in glob.glob(os.path.join(folder, "logs", "*", "client*.log")):
+    for log in glob.glob(os.path.join(folder, "logs", "*-ws", "client*.log")):
         with open(log) as f:
             summaries += [json.loads(line) for line in f if line.startswith('{"type":"summary"')]
     check(len(summaries) == 2, f"client summaries: {summaries}")
@@ -48,9 +57,11 @@ def test_fanout_with_websocket_clients():
         check(s["refreshes"] == 2 * 1000 and s["steady_updates"] > 0, f"client summary: {s}")
         check(s["errors"] == s["gaps"] == s["duplicates"] == s["closed"] == s["unknown_items"] == 0,
               f"client summary: {s}")
-    refused = subprocess.run([BENCH, "latency", "--client", "ws", "--out", out], capture_output=True, text=True,
-                             timeout=30)
-    check(refused.returncode != 0 and "--client ws runs the fanout scenario" in refused.stderr, refused.stderr)
+    for argv, why in ((["latency", "--client", "ws"], "--client ws runs the fanout scenario"),
+                      (["latency", "--client", "lean,sdk"], "compare clients in the fanout scenario only"),
+                      (["fanout", "--client", "lean,json"], "--client: unknown json")):
+        refused = subprocess.run([BENCH, *argv, "--out", out], capture_output=True, text=True, timeout=30)
+        check(refused.returncode != 0 and why in refused.stderr, refused.stderr)
     shutil.rmtree(out)  # kept when a check fails, for its logs
 
 

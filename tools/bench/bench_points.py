@@ -36,7 +36,7 @@ class Point:
 
     def label(self):
         return (f"{self.scenario}-{self.profile}-{self.rate}ups-{self.update_bytes}B-"
-                f"{self.servers}srv-{self.connections}conn" + ("-tls" if self.tls else ""))
+                f"{self.servers}srv-{self.connections}conn" + ("-tls" if self.tls else "") + f"-{self.client}")
 
 
 def split_connections(total, processes):
