@@ -37,6 +37,17 @@ TEST_CASE("an update gives its stream id, sequence and conflation", "[ws_message
               .conflated);
 }
 
+TEST_CASE("an update laid out otherwise is read all the same", "[ws_message_scan]") {
+    const auto m = scanned(R"({"Type":"Update","SeqNumber":43,"ID":17,"Fields":{}})");
+    CHECK(m.type == WsMessageType::kUpdate);
+    CHECK(m.id == 17);
+    CHECK(m.seq == 43);
+    CHECK(scanned(R"({"ID":17,"Type":"Update","Conflated":true,"SeqNumber":9,"Fields":{}})")
+              .conflated);
+    CHECK(refused(R"({"ID":17,"Type":"Update","SeqNumber":x,"Fields":{}})") ==
+          "SeqNumber is not an unsigned integer");
+}
+
 TEST_CASE("a refresh gives its key, state and sequence", "[ws_message_scan]") {
     const auto m =
         scanned(R"({"ID":17,"Type":"Refresh","Key":{"Service":"MDCAST","Name":"ITEM000001"},)"

@@ -386,10 +386,10 @@ def print_summary(runner, lat, fan, siz):
                   f"{report.verdict(p)}")
     print(f"\nclient {runner.args.client}, source {'replay' if runner.args.replay else source_kind(runner.args)}{', pinned' if runner.args.pin else ''}; "
           "CPU µs per update (= CPU-s per million updates):")
-    print(f"{'point':<44} {'source':>7} {'distrib':>7} {'server':>7} {'client':>7}")
+    print(f"{'point':<50} {'source':>7} {'distrib':>7} {'server':>7} {'client':>7}")
     for p in runner.points:
         c = p.result.get("cpu_us_per_update") or {}
-        print(f"{p.label():<44} " + " ".join(f"{c[k]:>7.3f}" if c.get(k) is not None else f"{'–':>7}"
+        print(f"{p.label():<50} " + " ".join(f"{c[k]:>7.3f}" if c.get(k) is not None else f"{'–':>7}"
                                               for k in ("source", "distributor", "server", "client")))
     if siz:
         print(f"\n{'bytes':>5} {'updates/s':>10} {'mean µs':>9} {'p99.9 µs':>9}  result")

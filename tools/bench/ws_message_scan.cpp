@@ -66,6 +66,33 @@ bool scan_key_and_state(std::string_view head, WsMessage& out, std::string_view&
     return true;
 }
 
+// The server's own Update layout, read without a search:
+// {"ID":<id>,"Type":"Update","SeqNumber":<seq>[,"Conflated":true],"Fields":...}.
+// False when the message is laid out otherwise (the general scan reads it then).
+bool scan_update_in_order(std::string_view message, WsMessage& out) {
+    constexpr std::string_view kStart = "{\"ID\":";
+    constexpr std::string_view kType = ",\"Type\":\"Update\",\"SeqNumber\":";
+    constexpr std::string_view kConflated = ",\"Conflated\":true";
+    constexpr std::string_view kFields = ",\"Fields\":";
+    if (!message.starts_with(kStart) || message.back() != '}') return false;
+    const char* end = message.data() + message.size();
+    const char* at = message.data() + kStart.size();
+    auto [after_id, id_error] = std::from_chars(at, end, out.id);
+    if (id_error != std::errc() || !std::string_view(after_id, end).starts_with(kType))
+        return false;
+    at = after_id + kType.size();
+    auto [after_seq, seq_error] = std::from_chars(at, end, out.seq);
+    if (seq_error != std::errc() || after_seq == at) return false;
+    std::string_view rest(after_seq, static_cast<size_t>(end - after_seq));
+    out.conflated = rest.starts_with(kConflated);
+    if (out.conflated) rest.remove_prefix(kConflated.size());
+    if (!rest.starts_with(kFields)) return false;
+    out.type = WsMessageType::kUpdate;
+    out.type_text = "Update";
+    out.has_seq = true;
+    return true;
+}
+
 }  // namespace
 
 bool scan_ws_message(std::string_view message, WsMessage& out, std::string_view& why) {
@@ -74,6 +101,8 @@ bool scan_ws_message(std::string_view message, WsMessage& out, std::string_view&
         why = "not a JSON object";
         return false;
     }
+    if (scan_update_in_order(message, out)) return true;  // the hot path
+    out = WsMessage{};
     // The stream members come before the fields (the server's order).
     const std::string_view head = message.substr(0, message.find("\"Fields\":"));
     const size_t type_at = after(head, "\"Type\":");
