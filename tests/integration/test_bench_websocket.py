@@ -1,9 +1,10 @@
 """mdcast-bench fanout --client lean,ws: a short fan-out to binary and to
 WebSocket/JSON clients (mdcast-bench-ws-consumer) writes one report naming both,
 the WebSocket point with updates delivered, server CPU per update and no errors;
-and the WebSocket load client fails at once, saying why, when its login or
-connection is refused. Numbers are not judged: performance is measured, never
-asserted."""
+and the WebSocket load client fails at once, saying why, when its login, its
+connection or its handshake is refused, and reports a connection the server
+closes later with the close code and reason. Numbers are not judged:
+performance is measured, never asserted."""
 import csv
 import glob
 import json
@@ -11,13 +12,17 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
+import time
 
-from harness import Stack, check, free_port, password_hash, run, wait_for_log
+from harness import Stack, admin_port, check, free_port, password_hash, run, wait_for_log
 from ws_client import ws_section
 
 BENCH = os.environ.get("MDCAST_BENCH", "mdcast-bench")
 WS_CONSUMER = os.environ.get("MDCAST_WS_CONSUMER", "mdcast-bench-ws-consumer")
+CTL = os.environ.get("MDCAST_CTL", os.path.join(os.path.dirname(__file__), "../../tools/ctl/mdcastctl"))
+TOKEN = "bench-admin-token-0123456789"
 
 
 def test_fanout_with_websocket_clients():
@@ -102,6 +107,51 @@ users:
         check(r.returncode == 1 and re.search(r"error: cannot connect to 127\.0\.0\.1:\d+: Connection refused",
                                               r.stderr), f"exit {r.returncode}: {r.stderr}")
 
+        # An HTTP server that does not upgrade: its answer is shown.
+        r = ws_consumer(admin_port(server), "--user", "alice")
+        check(r.returncode == 1 and re.search(r"error: handshake refused by 127\.0\.0\.1:\d+: HTTP/1\.1 [45]\d\d",
+                                              r.stderr), f"exit {r.returncode}: {r.stderr}")
+
+
+def ctl(port, token_file, *args):
+    done = subprocess.run([sys.executable, CTL, "--admin", f"127.0.0.1:{port}", "--token-file", token_file,
+                           "--json", *args], capture_output=True, text=True, timeout=30)
+    check(done.returncode == 0, f"mdcastctl {args}: {done.stderr}")
+    return json.loads(done.stdout)
+
+
+def test_load_client_reports_a_close_with_its_code_and_reason():
+    """A connection the server closes during the run is counted and explained; the run goes on."""
+    with Stack("ws-bench-kicked") as stack:
+        token_file = stack.write("admin.token", TOKEN + "\n")
+        stack.distributor()
+        port = free_port()
+        server = stack.server(1, extra_clients=ws_section(port), extra=f"admin:\n  token_file: {token_file}\n")
+        admin = admin_port(server)
+        source = stack.source("--items", "3", "--rate", "50", "--duration", "30")
+        wait_for_log(source, "items registered")
+        consumer = subprocess.Popen([WS_CONSUMER, "--server", f"127.0.0.1:{port}", "--item-count", "3",
+                                     "--connections", "2", "--duration", "6"], stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 10
+            clients = []
+            while len(clients) < 2 and time.monotonic() < deadline:
+                clients = [c for c in ctl(admin, token_file, "clients") if c["subscriptions"] == 3]
+                time.sleep(0.1)
+            check(len(clients) == 2, f"clients: {clients}")
+            ctl(admin, token_file, "kick", str(clients[0]["id"]))
+            _, err = consumer.communicate(timeout=30)
+        finally:
+            if consumer.poll() is None:
+                consumer.kill()
+                consumer.wait()
+        check(consumer.returncode == 0, f"exit {consumer.returncode}: {err}")
+        check(re.search(r"connection \d to 127\.0\.0\.1:\d+: closed by the server: code 1001 reason \"kicked", err),
+              f"no close code and reason: {err}")
+        summary = json.loads(next(line for line in err.splitlines() if line.startswith('{"type":"summary"')))
+        check(summary["closed"] == 1 and summary["refreshes"] == 6 and summary["errors"] == 0, f"summary: {summary}")
+
 
 if __name__ == "__main__":
-    run([test_fanout_with_websocket_clients, test_load_client_refused_clearly])
+    run([test_fanout_with_websocket_clients, test_load_client_refused_clearly,
+         test_load_client_reports_a_close_with_its_code_and_reason])
