@@ -236,15 +236,21 @@ bool decode_value(std::span<const uint8_t> bytes, const uint8_t* limit, int dept
            decode_value_general(bytes, depth, entry);
 }
 
+// The usual field-list entry: tag 1 (length-delimited) and a one-byte length.
+// Anything else is left to a Reader.
+bool usual_entry(const uint8_t*& p, const uint8_t* limit, std::span<const uint8_t>& value) {
+    if (limit - p < 2 || p[0] != 0x0A || p[1] >= 0x80 || p[1] > limit - p - 2) return false;
+    value = {p + 2, p[1]};
+    p += 2 + p[1];
+    return true;
+}
+
 bool decode_field_list(std::span<const uint8_t> bytes, int depth, std::vector<FieldEntry>& fields) {
     const uint8_t* p = bytes.data();
     const uint8_t* const limit = p + bytes.size();
     while (p != limit) {
         std::span<const uint8_t> value;
-        if (depth > 0 && p[0] == 0x0A && limit - p >= 2 && p[1] < 0x80 && p[1] <= limit - p - 2) {
-            value = {p + 2, p[1]};  // the usual entry: tag 1, a one-byte length
-            p += 2 + p[1];
-        } else {  // anything else, one entry or unknown member the general way
+        if (depth <= 0 || !usual_entry(p, limit, value)) {  // anything else the general way
             Reader r({p, static_cast<size_t>(limit - p)}, depth);
             uint32_t field, type;
             if (!r.tag(field, type)) return false;
@@ -261,6 +267,10 @@ bool decode_field_list(std::span<const uint8_t> bytes, int depth, std::vector<Fi
 
 // The id of a FieldValue when it is its first member (no other member decoded).
 bool peek_id(std::span<const uint8_t> value, uint32_t& id) {
+    if (value.size() >= 2 && value[0] == 0x08 && value[1] < 0x80) {
+        id = value[1];  // the usual: tag 1 and a one-byte id
+        return true;
+    }
     Reader r(value, 1);
     uint32_t field, type;
     return r.tag(field, type) && field == 1 && type == kVarint && r.varint32(id);
@@ -309,6 +319,7 @@ constexpr int kFieldListDepth = kRecursionLimit - 1;
 
 // The next FieldList entry's bytes, with unknown FieldList members skipped.
 FieldListCursor::Step FieldListCursor::next_value(std::span<const uint8_t>& value) {
+    if (usual_entry(p_, end_, value)) return Step::kField;
     Reader r({p_, static_cast<size_t>(end_ - p_)}, kFieldListDepth);
     for (;;) {
         if (r.done()) return Step::kEnd;
