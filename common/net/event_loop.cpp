@@ -4,6 +4,9 @@
 
 #include <stdexcept>
 
+#include "common/clock.h"
+#include "common/net/precise_timers.h"
+
 namespace mdcast {
 
 namespace {
@@ -24,25 +27,24 @@ struct EventLoop::SignalHandler {
     }
 };
 
-namespace {
-// Microsecond timers (NAK back-off, heartbeats, coalescing) need the precise
-// timer: without it epoll rounds every timeout up to a millisecond.
-event_base* new_base(EventLoop::Timers timers) {
-    event_config* config = event_config_new();
-    if (timers == EventLoop::Timers::kPrecise)
-        event_config_set_flag(config, EVENT_BASE_FLAG_PRECISE_TIMER);
-    event_base* base = event_base_new_with_config(config);
-    event_config_free(config);
-    return base;
-}
-}  // namespace
-
-EventLoop::EventLoop(Timers timers) : base_(new_base(timers)) {
+// libevent's own timers stay coarse in both modes (only a TLS handshake
+// timeout, in milliseconds, uses one directly); a kPrecise loop's Timers run
+// on PreciseTimers.
+EventLoop::EventLoop(Timers timers) : base_(event_base_new()) {
     if (!base_) throw std::runtime_error("event_base_new failed");
+    if (timers == Timers::kPrecise) {
+        try {
+            precise_ = std::make_unique<PreciseTimers>(base_);
+        } catch (...) {
+            event_base_free(base_);
+            throw;
+        }
+    }
 }
 
 EventLoop::~EventLoop() {
     signals_.clear();
+    precise_.reset();
     event_base_free(base_);
 }
 
@@ -65,17 +67,29 @@ void EventLoop::on_signal(int signo, std::function<void()> handler) {
 }
 
 Timer::Timer(EventLoop& loop, std::function<void()> callback)
-    : callback_(std::move(callback)), event_(event_new(loop.base(), -1, 0, &Timer::on_fire, this)) {
+    : callback_(std::move(callback)), precise_(loop.precise_timers()) {
+    if (precise_) {
+        precise_->add(*this);
+        return;
+    }
+    event_ = event_new(loop.base(), -1, 0, &Timer::on_fire, this);
     if (!event_) throw std::runtime_error("event_new failed");
 }
 
 Timer::~Timer() {
-    event_free(event_);
+    if (precise_) precise_->remove(*this);
+    if (event_) event_free(event_);
 }
 
 void Timer::arm(std::chrono::microseconds delay, bool periodic) {
     periodic_ = periodic;
     interval_ = delay;
+    if (precise_) {
+        armed_ = true;
+        deadline_ns_ = monotonic_ns() + delay.count() * 1000;
+        precise_->armed(deadline_ns_);
+        return;
+    }
     const timeval tv = to_timeval(delay);
     event_add(event_, &tv);  // re-arming a pending timer moves its deadline
 }
@@ -90,11 +104,23 @@ void Timer::start_periodic(std::chrono::microseconds interval) {
 
 void Timer::stop() {
     periodic_ = false;
-    event_del(event_);
+    armed_ = false;
+    if (event_) event_del(event_);
 }
 
 bool Timer::pending() const {
+    if (precise_) return armed_;
     return event_pending(event_, EV_TIMEOUT, nullptr) != 0;
+}
+
+void Timer::expire(int64_t now_ns) {
+    if (periodic_) {
+        deadline_ns_ = now_ns + interval_.count() * 1000;
+        precise_->armed(deadline_ns_);
+    } else {
+        armed_ = false;
+    }
+    callback_();
 }
 
 void Timer::on_fire(int, short, void* self) {

@@ -14,14 +14,18 @@ struct event;
 
 namespace mdcast {
 
+class PreciseTimers;
+
 class EventLoop {
   public:
-    // kPrecise: microsecond timers (NAK back-off, heartbeats, coalescing), at
-    // the cost of libevent re-arming a timerfd on every loop iteration, one
-    // extra system call per wake-up (about 5 µs on the development VM).
-    // kCoarse: timers on the kernel's coarse monotonic clock (its tick, 1-4
-    // ms) and no extra system call per wake-up, for loops whose timers are
-    // all in milliseconds or more and that wake often: the client SDK's.
+    // kPrecise: microsecond timers (NAK back-off, heartbeats, coalescing) on
+    // one timerfd set only when an earlier deadline appears
+    // (common/net/precise_timers.h), not on libevent's precise timer, which
+    // re-arms a timerfd on every loop iteration (one system call per wake-up,
+    // about 5 µs on the development VM): the daemons'.
+    // kCoarse: timers on libevent's heap and the kernel's coarse monotonic
+    // clock (its tick, 1-4 ms), for loops whose timers are all in milliseconds
+    // or more and that wake often: the client SDK's.
     enum class Timers : uint8_t { kPrecise, kCoarse };
 
     explicit EventLoop(Timers timers = Timers::kPrecise);
@@ -30,6 +34,8 @@ class EventLoop {
     EventLoop& operator=(const EventLoop&) = delete;
 
     event_base* base() const { return base_; }
+    // The microsecond timers of a kPrecise loop; null for kCoarse.
+    PreciseTimers* precise_timers() const { return precise_.get(); }
 
     // Runs until stop() is called or no events remain.
     void run();
@@ -42,10 +48,12 @@ class EventLoop {
   private:
     struct SignalHandler;
     event_base* base_;
+    std::unique_ptr<PreciseTimers> precise_;
     std::vector<std::unique_ptr<SignalHandler>> signals_;
 };
 
-// A one-shot or periodic timer. Stops itself on destruction.
+// A one-shot or periodic timer. Stops itself on destruction. Re-arming a
+// pending timer moves its deadline.
 class Timer {
   public:
     Timer(EventLoop& loop, std::function<void()> callback);
@@ -57,13 +65,20 @@ class Timer {
     void start_periodic(std::chrono::microseconds interval);
     void stop();
     bool pending() const;
+    // When it fires (CLOCK_MONOTONIC ns), on a kPrecise loop while pending.
+    int64_t deadline_ns() const { return deadline_ns_; }
 
   private:
+    friend class PreciseTimers;
     static void on_fire(int, short, void* self);
     void arm(std::chrono::microseconds delay, bool periodic);
+    void expire(int64_t now_ns);  // kPrecise: the deadline passed
     std::function<void()> callback_;
-    event* event_;
+    PreciseTimers* precise_;  // kPrecise loops
+    event* event_ = nullptr;  // kCoarse loops: a libevent timer
     bool periodic_ = false;
+    bool armed_ = false;  // kPrecise
+    int64_t deadline_ns_ = 0;
     std::chrono::microseconds interval_{0};
 };
 

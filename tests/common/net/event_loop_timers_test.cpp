@@ -1,0 +1,166 @@
+// Timers on both kinds of loop: kPrecise (the daemons': one timerfd set only
+// when an earlier deadline appears, common/net/precise_timers.h) and kCoarse
+// (the SDK's: libevent's timer heap).
+#include <event2/event.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/net/event_loop.h"
+#include "common/net/precise_timers.h"
+
+using namespace mdcast;
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+namespace {
+
+// Stops the loop after a while whatever happens, so a broken timer fails the
+// test instead of hanging it.
+struct Guard {
+    explicit Guard(EventLoop& loop) : timer(loop, [&loop] { loop.stop(); }) {
+        timer.start_once(std::chrono::seconds(5));
+    }
+    Timer timer;
+};
+
+}  // namespace
+
+TEST_CASE("timers fire once, in deadline order; precise ones never early", "[event_loop]") {
+    for (auto mode : {EventLoop::Timers::kPrecise, EventLoop::Timers::kCoarse}) {
+        EventLoop loop(mode);
+        Guard guard(loop);
+        std::vector<int> fired;
+        const int64_t start = monotonic_ns();
+        int64_t third_at = 0;
+        Timer a(loop, [&] { fired.push_back(1); });
+        Timer b(loop, [&] { fired.push_back(2); });
+        Timer c(loop, [&] {
+            fired.push_back(3);
+            third_at = monotonic_ns();
+            loop.stop();
+        });
+        c.start_once(microseconds(3000));
+        a.start_once(microseconds(300));
+        b.start_once(microseconds(1000));
+        CHECK(a.pending());
+        loop.run();
+        CHECK(fired == std::vector<int>{1, 2, 3});
+        CHECK_FALSE(a.pending());
+        // The coarse clock lags by up to a kernel tick, so a coarse timer may fire that early.
+        if (mode == EventLoop::Timers::kPrecise) CHECK(third_at - start >= 3'000'000);
+    }
+}
+
+TEST_CASE("re-arming moves a timer's deadline and stop() cancels it", "[event_loop]") {
+    for (auto mode : {EventLoop::Timers::kPrecise, EventLoop::Timers::kCoarse}) {
+        EventLoop loop(mode);
+        Guard guard(loop);
+        int moved = 0, stopped = 0;
+        int64_t moved_at = 0;
+        const int64_t start = monotonic_ns();
+        Timer t(loop, [&] {
+            ++moved;
+            moved_at = monotonic_ns();
+        });
+        Timer s(loop, [&] { ++stopped; });
+        Timer end(loop, [&] { loop.stop(); });
+        t.start_once(microseconds(200));
+        t.start_once(milliseconds(5));  // later: the first deadline no longer counts
+        s.start_once(microseconds(100));
+        s.stop();
+        end.start_once(milliseconds(20));
+        loop.run();
+        CHECK(moved == 1);
+        if (mode == EventLoop::Timers::kPrecise) CHECK(moved_at - start >= 5'000'000);
+        CHECK(stopped == 0);
+    }
+}
+
+TEST_CASE("a periodic timer repeats until stopped, from its own callback", "[event_loop]") {
+    for (auto mode : {EventLoop::Timers::kPrecise, EventLoop::Timers::kCoarse}) {
+        EventLoop loop(mode);
+        Guard guard(loop);
+        int ticks = 0;
+        Timer t(loop, [] {});
+        Timer periodic(loop, [&] {
+            if (++ticks == 5) {
+                loop.stop();
+            }
+        });
+        periodic.start_periodic(microseconds(500));
+        loop.run();
+        CHECK(ticks == 5);
+        CHECK(periodic.pending());
+        periodic.stop();
+        CHECK_FALSE(periodic.pending());
+    }
+}
+
+TEST_CASE("a callback may destroy another timer due in the same round", "[event_loop]") {
+    EventLoop loop(EventLoop::Timers::kPrecise);
+    Guard guard(loop);
+    int victim_fired = 0;
+    auto victim = std::make_unique<Timer>(loop, [&] { ++victim_fired; });
+    Timer killer(loop, [&] { victim.reset(); });
+    Timer end(loop, [&] { loop.stop(); });
+    killer.start_once(microseconds(100));
+    victim.reset(new Timer(loop, [&] { ++victim_fired; }));
+    victim->start_once(microseconds(150));
+    // Both are due by the time the loop first looks.
+    usleep(2000);
+    end.start_once(milliseconds(5));
+    loop.run();
+    CHECK(victim_fired == 0);
+}
+
+TEST_CASE("a timer re-armed at zero delay lets ready I/O run in between", "[event_loop]") {
+    for (auto mode : {EventLoop::Timers::kPrecise, EventLoop::Timers::kCoarse}) {
+        EventLoop loop(mode);
+        Guard guard(loop);
+        int fd[2];
+        REQUIRE(pipe(fd) == 0);
+        REQUIRE(write(fd[1], "x", 1) == 1);
+        int spins = 0, spins_when_read = -1;
+        Timer spin(loop, [&] {
+            if (++spins < 1000) spin.start_once(microseconds(0));
+        });
+        struct Reader {
+            int* spins;
+            int* seen;
+            EventLoop* loop;
+        } reader{&spins, &spins_when_read, &loop};
+        event* readable = event_new(
+            loop.base(), fd[0], EV_READ,
+            [](evutil_socket_t, short, void* arg) {
+                auto* r = static_cast<Reader*>(arg);
+                *r->seen = *r->spins;
+                r->loop->stop();
+            },
+            &reader);
+        event_add(readable, nullptr);
+        spin.start_once(microseconds(0));
+        loop.run();
+        CHECK(spins_when_read >= 0);
+        CHECK(spins_when_read < 1000);
+        event_free(readable);
+        close(fd[0]);
+        close(fd[1]);
+    }
+}
+
+TEST_CASE("a precise loop sets its timerfd only for an earlier deadline", "[event_loop]") {
+    EventLoop loop(EventLoop::Timers::kPrecise);
+    PreciseTimers& timers = *loop.precise_timers();
+    Timer heartbeat(loop, [] {});
+    heartbeat.start_once(milliseconds(10));
+    const uint64_t before = timers.settimes();
+    for (int i = 1; i <= 1000; ++i) heartbeat.start_once(milliseconds(10) + microseconds(i));
+    CHECK(timers.settimes() == before);  // later deadlines: no system call
+    Timer sooner(loop, [] {});
+    sooner.start_once(milliseconds(1));
+    CHECK(timers.settimes() == before + 1);
+}
