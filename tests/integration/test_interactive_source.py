@@ -1,9 +1,9 @@
 """mdcast-source --interactive (sink-driven) against the real stack: it answers
 only the items subscribers ask for, with the sample values and the item file's
 templates, a closed NOT_FOUND for a name it does not have, and spreads its rate
-over the requested items only. Closing an item is tested against a scripted
-distributor speaking the publisher protocol, because the real one does not send
-Unsubscribe to sources yet (docs/sdk.md, "Not done yet")."""
+over the requested items only. Closing an item is tested here frame by frame
+against a scripted distributor speaking the publisher protocol; the real
+distributor's Unsubscribe is tested in test_interactive_interest.py."""
 import json
 import os
 import socket
