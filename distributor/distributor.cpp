@@ -290,7 +290,7 @@ void Distributor::drop_unwanted(int64_t now) {
     for (const auto& dropped : interest_.expire(now)) {
         ItemEntry* item = registry_.item(dropped.item_id);
         const ServiceEntry* service = registry_.service(dropped.service_id);
-        if (!item || !service) continue;
+        if (!item || !service || item->closed) continue;  // closed: its source ended it
         item->unwanted = true;
         item->data_state = wire::DATA_SUSPECT;
         by_owner[service->owner_session].push_back(item->id);
