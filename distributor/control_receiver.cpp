@@ -97,6 +97,13 @@ bool ControlReceiver::dispatch(const proto::Frame& frame, const sockaddr_in& fro
             handler_.on_nak(nak, from);
             return true;
         }
+        case proto::FrameType::kInterest: {
+            wire::v1::Interest interest;
+            if (!parse(interest)) return false;
+            ++counters_.interest_messages;
+            handler_.on_interest(interest, from);
+            return true;
+        }
         case proto::FrameType::kRttProbe: {
             wire::v1::RttProbe probe;
             if (!parse(probe)) return false;

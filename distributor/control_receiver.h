@@ -1,6 +1,7 @@
-// Receives control datagrams from servers (image requests, directory queries)
-// on the distributor's unicast control port. Malformed datagrams are dropped
-// and counted; they never affect other servers.
+// Receives control datagrams from servers (image requests, directory queries,
+// NAKs, interest in interactive items) on the distributor's unicast control
+// port. Malformed datagrams are dropped and counted; they never affect other
+// servers.
 #pragma once
 
 #include <event2/event.h>
@@ -25,6 +26,7 @@ struct ControlCounters {
     uint64_t directory_queries = 0;
     uint64_t naks = 0;
     uint64_t rtt_probes = 0;
+    uint64_t interest_messages = 0;  // wire Interest: renewals and releases
     uint64_t malformed = 0;
     uint64_t injected_drops = 0;     // testing.loss on control receive
     uint64_t bad_signatures = 0;     // unsigned or forged, with backbone keys configured
@@ -40,6 +42,8 @@ class ControlReceiver {
                                       const sockaddr_in& from) = 0;
         virtual void on_directory_query() = 0;
         virtual void on_nak(const wire::v1::Nak& nak, const sockaddr_in& from) = 0;
+        // `from` identifies the server: its leases are keyed by this address.
+        virtual void on_interest(const wire::v1::Interest& interest, const sockaddr_in& from) = 0;
 
       protected:
         virtual ~Handler() = default;

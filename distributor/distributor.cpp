@@ -49,6 +49,18 @@ BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16
     return settings;
 }
 
+InterestTracker::Settings interest_settings(const DistributorConfig& config) {
+    InterestTracker::Settings settings;
+    settings.lease_ns = int64_t{config.interest_lease_ms} * 1'000'000;
+    settings.hold_ns = int64_t{config.release_hold_ms} * 1'000'000;
+    return settings;
+}
+
+// A server, as interest leases know it: its control socket's address and port.
+uint64_t server_key(const sockaddr_in& from) {
+    return uint64_t{ntohl(from.sin_addr.s_addr)} << 16 | ntohs(from.sin_port);
+}
+
 ListenerSettings listener_settings(const DistributorConfig& config) {
     return {"publishers",
             config.publishers_address,
@@ -72,6 +84,7 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
       signer_(
           PacketSigner::from_files(config.backbone_key_file, config.backbone_previous_key_file)),
       registry_(config.distributor_id, config.max_services, config.max_items),
+      interest_(interest_settings(config)),
       control_(loop, config.backbone_interface, config.backbone_control_port, *this,
                LossSettings{config.loss_control_receive_rate, 0, 0, config.loss_seed + 1},
                signer_.get()),
@@ -183,8 +196,10 @@ void Distributor::on_image_request(const wire::ImageRequest& request, const sock
     } else if (service) {
         item = registry_.find_item(service->id, request.item_name());
     }
-    if (item && item->has_image) {
+    const bool interactive = service && service->mode == wire::SERVICE_INTERACTIVE;
+    if (item && item->has_image && !item->unwanted) {
         service = registry_.service(item->service_id);
+        if (interactive) interest_.renew(item->id, service->id, server_key(from), monotonic_ns());
         wire::Refresh refresh;
         refresh.set_item_id(item->id);
         refresh.set_item_seq(item->item_seq);
@@ -199,9 +214,7 @@ void Distributor::on_image_request(const wire::ImageRequest& request, const sock
         item->image.to_field_list(*refresh.mutable_fields());
         if (backbone_.send(proto::FrameType::kRefresh, refresh)) return;
     }
-    if (service && service->mode == wire::SERVICE_INTERACTIVE) {
-        item = ask_source(*service, item, request.item_name());
-    }
+    if (interactive) item = ask_source(*service, item, request.item_name(), server_key(from));
     // No image to give: say why, with the names so servers can match it.
     wire::ItemStatus status;
     status.set_item_id(item ? item->id : 0);
@@ -228,16 +241,79 @@ void Distributor::on_image_request(const wire::ImageRequest& request, const sock
 
 // Interactive (sink-driven) services publish what is asked for: an item
 // without an image is asked of the service's source, registered first when
-// nobody asked for it before. Returns the item (nullptr: unknown, no source).
+// nobody asked for it before. `server` holds a lease on it from now. Returns
+// the item (nullptr: unknown, no source).
 ItemEntry* Distributor::ask_source(const ServiceEntry& service, ItemEntry* item,
-                                   const std::string& name) {
+                                   const std::string& name, uint64_t server) {
     PublisherSession* owner = sessions_.find(service.owner_session);
     if (!owner || !owner->connection().is_open()) return item;
     if (!item) item = registry_.register_item(service.id, name);  // refuses an invalid name
-    if (item && interest_.should_request(item->id, service.id, monotonic_ns())) {
+    if (item && interest_.should_request(item->id, service.id, server, monotonic_ns())) {
         owner->request_item(service, *item);
     }
     return item;
+}
+
+// A server's interest in items of interactive services (wire Interest): only
+// registered items of interactive services count, and a server only ever
+// renews or releases its own leases. Ids of another epoch (a server not yet
+// past this distributor's restart) name other items: ignored.
+void Distributor::on_interest(const wire::Interest& interest, const sockaddr_in& from) {
+    if (interest.epoch() != backbone_.epoch()) {
+        ++interest_other_epoch_;
+        return;
+    }
+    const uint64_t server = server_key(from);
+    const int64_t now = monotonic_ns();
+    for (uint64_t id : interest.released_item_ids()) interest_.release(id, server, now);
+    for (uint64_t id : interest.held_item_ids()) renew_interest(id, server, now);
+}
+
+// A renewal for an item nobody wanted (dropped meanwhile: every renewal of
+// its server lost for a lease time) is new interest: its source is asked again.
+void Distributor::renew_interest(uint64_t item_id, uint64_t server, int64_t now) {
+    const ItemEntry* item = registry_.item(item_id);
+    if (!item) return;
+    const ServiceEntry* service = registry_.service(item->service_id);
+    if (!service || service->mode != wire::SERVICE_INTERACTIVE) return;
+    if (!interest_.renew(item_id, service->id, server, now)) return;
+    PublisherSession* owner = sessions_.find(service->owner_session);
+    if (owner && owner->connection().is_open()) owner->request_item(*service, *item);
+}
+
+// Items nobody has wanted for interactive.release_hold_ms: their sources are
+// told to stop (one Unsubscribe per source), and servers that cache them are
+// told the image is no longer current, so the next subscriber anywhere gets a
+// fresh image from the source, never this stale one.
+void Distributor::drop_unwanted(int64_t now) {
+    std::unordered_map<uint64_t, std::vector<uint64_t>> by_owner;
+    for (const auto& dropped : interest_.expire(now)) {
+        ItemEntry* item = registry_.item(dropped.item_id);
+        const ServiceEntry* service = registry_.service(dropped.service_id);
+        if (!item || !service || item->closed) continue;  // closed: its source ended it
+        item->unwanted = true;
+        item->data_state = wire::DATA_SUSPECT;
+        by_owner[service->owner_session].push_back(item->id);
+        wire::ItemStatus status;
+        status.set_item_id(item->id);
+        status.set_service_id(service->id);
+        status.set_service_name(service->name);
+        status.set_item_name(item->name);
+        auto* s = status.mutable_status();
+        s->set_stream_state(wire::STREAM_OPEN);
+        s->set_data_state(wire::DATA_SUSPECT);
+        s->set_code(wire::STATUS_RECOVERING);
+        s->set_text("no subscriber left: not published; a new subscription asks the source");
+        backbone_.send(proto::FrameType::kItemStatus, status);
+    }
+    for (const auto& [session, ids] : by_owner) {
+        PublisherSession* owner = sessions_.find(session);
+        if (!owner || !owner->connection().is_open()) continue;  // gone: nothing to stop
+        owner->unsubscribe_items(ids);
+        unsubscribes_sent_ += ids.size();
+        log_->info("publisher connection {}: {} item(s) no server wants any more, unsubscribed",
+                   session, ids.size());
+    }
 }
 
 // A source (re)announced an interactive service: it is asked for every item
@@ -251,6 +327,7 @@ void Distributor::on_service_announced(PublisherSession& session, const ServiceE
 
 void Distributor::on_housekeeping() {
     const int64_t now = monotonic_ns();
+    drop_unwanted(now);
     for (auto& [id, session] : sessions_) {
         TcpConnection& connection = session->connection();
         if (!connection.is_open()) continue;
@@ -346,6 +423,29 @@ void Distributor::register_metrics() {
               [&c] { return c.malformed; });
     m.counter("bad_signatures_total", "Control datagrams unsigned or forged, dropped",
               [&c] { return c.bad_signatures; });
+    const auto& i = interest_.counters();
+    m.gauge("interest_items", "Items of interactive services some server wants (or held)",
+            [this] { return interest_.size(); });
+    m.gauge("interest_leases", "Interest leases held by servers on interactive items",
+            [this] { return interest_.lease_count(); });
+    m.counter("interest_messages_total", "Interest messages (renewals, releases) from servers",
+              [&c] { return c.interest_messages; });
+    m.counter("interest_renewals_total", "Item interest renewed or started by a server's Interest",
+              [&i] { return i.renewals; });
+    m.counter("interest_released_total",
+              "Item interest released by a server (last subscriber left)",
+              [&i] { return i.releases; });
+    m.counter("interest_leases_expired_total",
+              "Item interest leases not renewed within interactive.interest_lease_ms",
+              [&i] { return i.leases_expired; });
+    m.counter("interest_refused_total",
+              "Item interest refused: the item already has the most servers a lease is kept for",
+              [&i] { return i.refused; });
+    m.counter("interest_other_epoch_total", "Interest messages for another epoch, ignored",
+              [this] { return interest_other_epoch_; });
+    m.counter("unsubscribes_sent_total",
+              "Items no server wants any more, unsubscribed at their interactive source",
+              [this] { return unsubscribes_sent_; });
     m.counter("refused_connections_total", "Publisher connections refused",
               [this] { return sessions_.refused(); });
     auth_.register_metrics(m);

@@ -55,10 +55,14 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
     void on_image_request(const wire::ImageRequest& request, const sockaddr_in& from) override;
     void on_directory_query() override;
     void on_nak(const wire::Nak& nak, const sockaddr_in& from) override;
+    void on_interest(const wire::Interest& interest, const sockaddr_in& from) override;
 
   private:
     void on_accept(int fd, std::string peer, bool tls);
-    ItemEntry* ask_source(const ServiceEntry& service, ItemEntry* item, const std::string& name);
+    ItemEntry* ask_source(const ServiceEntry& service, ItemEntry* item, const std::string& name,
+                          uint64_t server);
+    void renew_interest(uint64_t item_id, uint64_t server, int64_t now);
+    void drop_unwanted(int64_t now);
     void on_backbone_congestion(bool congested);
     void on_housekeeping();
     void on_stopped(const std::string& why, size_t cut_off);
@@ -82,6 +86,8 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
     Timer housekeeping_;
     IdleSpinner spinner_;  // distributor.busy_poll_us
     PublisherCounters publisher_counters_;
+    uint64_t unsubscribes_sent_ = 0;     // items the distributor told their source to stop
+    uint64_t interest_other_epoch_ = 0;  // Interest messages for another epoch: ignored
     MetricsRegistry metrics_{"mdcast_distributor_"};
     std::unique_ptr<AdminHttp> admin_;
     int64_t started_ns_;

@@ -129,6 +129,16 @@ config::Schema<DistributorConfig> build_schema() {
                         "Services that may be announced.");
     s.integer<uint64_t>("registry.max_items", &C::max_items, 1000000, 1, 100000000,
                         "Items that may be registered (each holds its cached image).");
+    s.integer<uint32_t>(
+        "interactive.interest_lease_ms", &C::interest_lease_ms, 10000, proto::kMinInterestLeaseMs,
+        3600000,
+        "A server's interest in an item of an interactive service lasts this long unless "
+        "renewed (servers renew every second): a server killed, or whose releases are lost, "
+        "stops counting after it.");
+    s.integer<uint32_t>("interactive.release_hold_ms", &C::release_hold_ms, 3000, 0, 600000,
+                        "When no server wants an item of an interactive service any more, wait "
+                        "this long before telling its source to stop (Unsubscribe): a client "
+                        "unsubscribing and subscribing again at once does not flap the source.");
     s.real("testing.loss.send_rate", &C::loss_send_rate, 0, 0, 1,
            "TESTING ONLY: drop this fraction of data packets on send.");
     s.integer<uint64_t>("testing.loss.send_burst_every", &C::loss_send_burst_every, 0, 0,

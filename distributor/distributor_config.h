@@ -67,6 +67,8 @@ struct DistributorConfig : AuthConfig, TlsKeys {
     // Item registry and image cache.
     uint32_t max_services = 0;
     uint64_t max_items = 0;
+    uint32_t interest_lease_ms = 0;
+    uint32_t release_hold_ms = 0;
 
     // Loss injection, for tests only.
     double loss_send_rate = 0;

@@ -187,6 +187,12 @@ void PublisherSession::request_item(const ServiceEntry& service, const ItemEntry
     connection_->send(FrameType::kImageRequest, request);
 }
 
+void PublisherSession::unsubscribe_items(const std::vector<uint64_t>& item_ids) {
+    wire::Unsubscribe unsubscribe;
+    unsubscribe.mutable_item_ids()->Add(item_ids.begin(), item_ids.end());
+    connection_->send(FrameType::kUnsubscribe, unsubscribe);
+}
+
 void PublisherSession::on_item_register(const proto::Frame& frame) {
     wire::ItemRegister request;
     if (!parse(frame, request)) return;
@@ -266,6 +272,7 @@ void PublisherSession::on_refresh(const proto::Frame& frame) {
     item->image.assign(refresh.fields());
     item->item_seq = refresh.item_seq();
     item->has_image = true;
+    item->unwanted = false;
     item->data_state = refresh.status().data_state();
     item->closed = refresh.status().stream_state() == wire::STREAM_CLOSED;
     ++counters_.refreshes;

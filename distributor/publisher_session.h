@@ -15,6 +15,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/auth/authenticator.h"
 #include "common/auth/login_gate.h"
@@ -24,6 +25,7 @@
 #include "distributor/item_registry.h"
 #include "proto/update_codec.h"
 #include "wire/backbone.pb.h"
+#include "wire/client.pb.h"
 #include "wire/publisher.pb.h"
 #include "wire/session.pb.h"
 
@@ -82,6 +84,8 @@ class PublisherSession final : public TcpConnection::Handler {
     // Interactive services: asks the publisher to publish `item` (an
     // ImageRequest with the item id the distributor gave it).
     void request_item(const ServiceEntry& service, const ItemEntry& item);
+    // Interactive: nobody wants these items any more; the source stops them.
+    void unsubscribe_items(const std::vector<uint64_t>& item_ids);
 
     void on_frame(TcpConnection& connection, const proto::Frame& frame) override;
     void on_closed(TcpConnection& connection, CloseReason reason, const std::string& text) override;

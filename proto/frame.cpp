@@ -18,7 +18,8 @@ const FrameTypeSet kPublisherToDistributorTypes{kLoginRequest,    kPing,        
 const FrameTypeSet kDistributorToPublisherTypes{
     kLoginResponse, kPing, kPong, kClose, kServiceAnnounceResponse, kItemRegistered, kFlushAck};
 const FrameTypeSet kBackboneDataTypes{kRefresh, kUpdate, kItemStatus, kDirectory, kHeartbeat};
-const FrameTypeSet kBackboneControlTypes{kImageRequest, kDirectoryQuery, kNak, kRttProbe};
+const FrameTypeSet kBackboneControlTypes{kImageRequest, kDirectoryQuery, kNak, kRttProbe,
+                                         kInterest};
 const FrameTypeSet kBackboneControlReplyTypes{kRttEcho, kItemStatus};
 
 std::string_view frame_type_name(FrameType type) {
@@ -71,6 +72,8 @@ std::string_view frame_type_name(FrameType type) {
             return "RttProbe";
         case kRttEcho:
             return "RttEcho";
+        case kInterest:
+            return "Interest";
     }
     return "unknown";
 }

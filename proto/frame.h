@@ -47,6 +47,7 @@ enum class FrameType : uint16_t {
     kNak = 43,
     kRttProbe = 44,
     kRttEcho = 45,
+    kInterest = 46,  // server -> distributor: items of interactive services held/released
 };
 
 std::string_view frame_type_name(FrameType type);

@@ -28,6 +28,14 @@ inline constexpr size_t kMinFrameBodyBytes = 256;
 inline constexpr size_t kMaxFrameBodyBytes = 16 << 20;
 inline constexpr size_t kDefaultFrameBodyBytes = 1 << 20;
 
+// Interest in interactive items (wire Interest): a server renews every item it
+// holds this often; the distributor's interactive.interest_lease_ms is at least
+// kMinInterestLeaseMs, so two renewals in a row may be lost before a lease ends.
+// Ids in one Interest message, so it fits a 1400-byte datagram.
+inline constexpr uint32_t kInterestRenewMs = 1000;
+inline constexpr uint32_t kMinInterestLeaseMs = 3 * kInterestRenewMs;
+inline constexpr size_t kMaxInterestIdsPerMessage = 128;
+
 // The largest UDP payload over IPv4: a backbone datagram never exceeds it.
 inline constexpr size_t kMaxDatagramBytes = 65507;
 

@@ -272,6 +272,13 @@ bool BackboneReceiver::query_directory(uint16_t source) {
            it->second->queue_control(proto::FrameType::kDirectoryQuery, wire::v1::DirectoryQuery());
 }
 
+bool BackboneReceiver::send_interest(uint16_t source, wire::v1::Interest& interest) {
+    const auto it = sources_.find(source);
+    if (it == sources_.end()) return false;
+    interest.set_epoch(it->second->recovery.epoch());
+    return it->second->queue_control(proto::FrameType::kInterest, interest);
+}
+
 void BackboneReceiver::flush_control() {
     for (auto& [id, source] : sources_) source->flush_control();
 }

@@ -99,6 +99,8 @@ class BackboneReceiver {
     // end of the loop iteration. False when its control address is not known yet.
     bool request_image(uint16_t source, const wire::v1::ImageRequest& request);
     bool query_directory(uint16_t source);
+    // Interest in interactive items, stamped with the source's current epoch.
+    bool send_interest(uint16_t source, wire::v1::Interest& interest);
 
     const BackboneReceiverCounters& counters() const { return counters_; }
     LossRecoveryCounters recovery_counters() const;  // summed over sources

@@ -58,7 +58,13 @@ ItemCache::Outcome ItemCache::apply_status(const wire::ItemStatus& status, Cache
     item = find(status.item_id());
     if (!item) return Outcome::kUnknownItem;
     item->status = status.status();
-    if (status.status().stream_state() == wire::STREAM_CLOSED) item->has_image = false;
+    // Closed, or upstream has no current image either (an interactive item
+    // nobody wanted, its source stopped): the next subscriber asks upstream.
+    const auto& s = status.status();
+    if (s.stream_state() == wire::STREAM_CLOSED ||
+        (s.data_state() == wire::DATA_SUSPECT && s.code() == wire::STATUS_RECOVERING)) {
+        item->has_image = false;
+    }
     return Outcome::kApplied;
 }
 

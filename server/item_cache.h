@@ -52,6 +52,8 @@ class ItemCache {
     // Creates or replaces the item's image. `item` is set unless kLimitReached.
     Outcome apply_refresh(const wire::Refresh& refresh, CachedItem*& item);
     Outcome apply_update(const proto::UpdateView& update, CachedItem*& item);
+    // A closed stream, or a suspect RECOVERING one (upstream has no current
+    // image), leaves the item without an image.
     Outcome apply_status(const wire::ItemStatus& status, CachedItem*& item);
 
     CachedItem* find(uint64_t id);

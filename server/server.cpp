@@ -90,6 +90,7 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
                 {config.cache_max_pending_requests,
                  int64_t{config.backbone_image_request_timeout_ms} * 1'000'000},
                 *this),
+      interest_(*this),
       signer_(
           PacketSigner::from_files(config.backbone_key_file, config.backbone_previous_key_file)),
       backbone_(loop, receiver_settings(config, signer_.get()), *this),
@@ -99,7 +100,7 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
                  }),
       clients_(loop, "client", "server shutting down",
                {[this](ClientSession& client) {
-                    fanout_.drop_client(client);
+                    release_items_of(client);  // drops its subscriptions
                     recovery_.remove_client(&client);
                 },
                 [this](const std::string& why, size_t cut) { on_stopped(why, cut); }}),
@@ -212,7 +213,9 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
     const CachedItem* item = cache_.find(service, name);
     const PendingSubscriber waiting{&client, snapshot, view, conflate_ms};
     if (item && item->has_image && cache_.keeps_images()) {
-        if (!snapshot) fanout_.subscribe(client, item->id, view, conflate_ms);
+        if (!snapshot && fanout_.subscribe(client, item->id, view, conflate_ms)) {
+            hold_if_interactive(item->id);  // served here: upstream has not heard of it
+        }
         return fanout_.send_image(client, *item, &item->image, view, snapshot);
     }
     // Cache off: the item is live but its image is upstream.
@@ -227,7 +230,7 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
 }
 
 void Server::on_unsubscribe(ClientSession& client, uint64_t item_id) {
-    fanout_.unsubscribe(client, item_id);
+    if (fanout_.unsubscribe(client, item_id)) release_if_unwatched(item_id);
 }
 
 // ---- housekeeping --------------------------------------------------------------------------
@@ -236,6 +239,7 @@ void Server::on_housekeeping() {
     const int64_t now = monotonic_ns();
     check_client_timeouts(now);
     recovery_.on_timer(now);
+    report_interest(now);
     for (uint16_t source : backbone_.sources()) {
         if (backbone_.control_ready(source) && !recovery_.has_directory(source)) {
             backbone_.query_directory(source);

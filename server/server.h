@@ -3,6 +3,7 @@
 //
 //   backbone -> ItemCache (parse once, merge) -> Fanout (subscriptions) -> clients
 //                         ImageRecovery (images asked upstream, retried)
+//                         InterestReporter (interactive items held / released upstream)
 //
 // An update is parsed once to apply it to the cache; subscribers without a view
 // get the exact bytes from the backbone, and each distinct view is encoded once.
@@ -29,6 +30,7 @@
 #include "server/client_session.h"
 #include "server/fanout.h"
 #include "server/image_recovery.h"
+#include "server/interest_reporter.h"
 #include "server/item_cache.h"
 #include "server/json_protocol.h"
 #include "server/server_config.h"
@@ -61,7 +63,8 @@ struct ServerCounters {
 // ImageRecovery), which never call one another.
 class Server final : public BackboneReceiver::Handler,
                      public ClientSession::Owner,
-                     private ImageRecovery::Link {
+                     private ImageRecovery::Link,
+                     private InterestReporter::Link {
   public:
     // Binds every socket; throws std::runtime_error naming what failed.
     Server(EventLoop& loop, const ServerConfig& config);
@@ -110,6 +113,18 @@ class Server final : public BackboneReceiver::Handler,
                       const wire::Status& status) override {
         fanout_.send_status(*waiting.client, service, name, item_id, status);
     }
+
+    // InterestReporter::Link
+    bool send_interest(uint16_t source, wire::Interest& interest) override {
+        return backbone_.send_interest(source, interest);
+    }
+    // Interest in interactive items (server/server_interest.cpp).
+    bool interactive(uint64_t item_id) const;
+    void hold_if_interactive(uint64_t item_id);
+    void release_if_unwatched(uint64_t item_id);
+    void release_items_of(ClientSession& client);
+    std::vector<uint64_t> held_interactive_items() const;
+    void report_interest(int64_t now);
 
     void on_accept(int fd, std::string peer, bool tls, bool websocket);
     void subscribe_one(ClientSession& client, const std::string& service, const std::string& name,
@@ -164,6 +179,7 @@ class Server final : public BackboneReceiver::Handler,
     ItemCache cache_;
     Fanout fanout_;  // before clients_: a closing client asks it for its count
     ImageRecovery recovery_;
+    InterestReporter interest_;             // interactive items held and released, told upstream
     std::unique_ptr<PacketSigner> signer_;  // before backbone_, which uses it
     BackboneReceiver backbone_;
     DaemonListeners listeners_;

@@ -36,6 +36,7 @@ size_t Server::revoke_subscriptions(ClientSession& client) {
     }
     for (const CachedItem* item : revoked) {
         fanout_.unsubscribe(client, item->id);
+        release_if_unwatched(item->id);
         fanout_.send_status(client, item->service_name, item->name, item->id,
                             not_entitled_status());
     }

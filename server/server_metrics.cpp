@@ -32,6 +32,17 @@ void Server::register_metrics() {
             [this] { return fanout_.subscribed_item_count(); });
     m.gauge("pending", "Item names waiting for an image from upstream",
             [this] { return recovery_.pending_count(); });
+    const auto& in = interest_.counters();
+    m.counter("interest_released_total",
+              "Interactive items whose last subscriber here left, released upstream",
+              [&in] { return in.released; });
+    m.counter("interest_renewed_total", "Interactive item ids renewed upstream (every second)",
+              [&in] { return in.renewed; });
+    m.counter("interest_messages_total", "Interest messages queued for distributors",
+              [&in] { return in.messages; });
+    m.counter("interest_unsent_total",
+              "Interest messages not sent: the distributor's control address not known yet",
+              [&in] { return in.unsent; });
     m.counter("packets_total", "Backbone datagrams received", [&b] { return b.packets_received; });
     m.counter("bytes_in_total", "Backbone bytes received", [&b] { return b.bytes_received; });
     m.counter("messages_total", "Backbone messages delivered in order",

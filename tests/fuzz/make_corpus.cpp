@@ -145,6 +145,11 @@ void wire_message_seeds(const fs::path& dir) {
     range->set_from(10);
     range->set_to(12);
     write(dir, "nak", std::string(1, 19) + nak.SerializeAsString());
+    wire::Interest interest;
+    interest.set_epoch(0x0001'0000'0000'0001ull);
+    interest.add_held_item_ids(65537);
+    interest.add_released_item_ids(65538);
+    write(dir, "interest", std::string(1, 21) + interest.SerializeAsString());
 }
 
 std::string heartbeat_packet(uint64_t epoch, uint64_t next, const mdcast::PacketSigner* signer) {

@@ -45,6 +45,7 @@ std::vector<std::unique_ptr<MessageLite>> prototypes() {
     all.push_back(std::make_unique<wire::DirectoryQuery>());
     all.push_back(std::make_unique<wire::Nak>());
     all.push_back(std::make_unique<wire::RttProbe>());
+    all.push_back(std::make_unique<wire::Interest>());
     return all;
 }
 

@@ -277,6 +277,16 @@ TEST_CASE("a status updates the item's state", "[item_cache]") {
         CHECK(cache.apply_update(make_update(7, 4), item) == Outcome::kNoImage);
         CHECK(cache.find(7) != nullptr);  // the entry stays; the server decides when to erase
     }
+    SECTION("open, suspect and recovering drops the image: upstream has none current") {
+        // e.g. an interactive item nobody wanted, its source told to stop
+        CHECK(cache.apply_status(
+                  make_status(7, wire::STREAM_OPEN, wire::DATA_SUSPECT, wire::STATUS_RECOVERING),
+                  item) == Outcome::kApplied);
+        CHECK_FALSE(item->has_image);
+        CHECK(item->status.stream_state() == wire::STREAM_OPEN);
+        CHECK(cache.apply_refresh(make_refresh(7, 5), item) == Outcome::kApplied);
+        CHECK(item->has_image);
+    }
 }
 
 TEST_CASE("max_items refuses new items beyond the limit", "[item_cache]") {

@@ -66,6 +66,7 @@ local frame_types = {
     [21] = "Update", [22] = "ItemStatus", [23] = "Directory", [30] = "DirectoryRequest",
     [31] = "Subscribe", [32] = "Unsubscribe", [40] = "Heartbeat", [41] = "ImageRequest",
     [42] = "DirectoryQuery", [43] = "Nak", [44] = "RttProbe", [45] = "RttEcho",
+    [46] = "Interest",
 }
 local stream_states = {[0] = "UNSPECIFIED", [1] = "OPEN", [2] = "CLOSED"}
 local data_states = {[0] = "UNSPECIFIED", [1] = "OK", [2] = "SUSPECT"}
@@ -156,6 +157,8 @@ S.Nak = {[1] = {name = "range", msg = "SequenceRange"}}
 S.RttProbe = {[1] = def("probe_time", "time")}
 S.ImageRequest = {[1] = def("service_id", "u32"), [2] = def("service_name", "string"),
                   [3] = def("item_name", "string"), [4] = def("item_id", "u64")}
+S.Interest = {[1] = def("epoch_id", "u64"), [2] = def("held_item_id", "u64"),
+              [3] = def("released_item_id", "u64")}
 S.Empty = {}
 S.LoginRequest = {[1] = def("user", "string"), [2] = def("application_id", "string"),
                   [3] = def("position", "string"), [4] = def("password", "hidden"),
@@ -186,7 +189,7 @@ local body_schema = {
     [13] = "ItemRegistered", [14] = "Flush", [15] = "Flush", [20] = "Refresh", [21] = "Update",
     [22] = "ItemStatus", [23] = "Directory", [30] = "Empty", [31] = "Subscribe",
     [32] = "Unsubscribe", [40] = "Heartbeat", [41] = "ImageRequest", [42] = "Empty",
-    [43] = "Nak", [44] = "RttProbe", [45] = "RttProbe",
+    [43] = "Nak", [44] = "RttProbe", [45] = "RttProbe", [46] = "Interest",
 }
 
 -- One ProtoField per dictionary field: mdcast.field.BID and so on.

@@ -1,0 +1,50 @@
+// Interest in items of interactive services (server/interest_reporter.h): the
+// server decides which items count and when their last subscriber here left.
+#include "server/server.h"
+
+namespace mdcast::server {
+
+// An item of a service the directory lists as interactive (sink-driven).
+bool Server::interactive(uint64_t item_id) const {
+    const CachedItem* item = cache_.find(item_id);
+    if (!item) return false;
+    const auto& directory = recovery_.directory();
+    const auto service = directory.find(item->service_id);
+    return service != directory.end() && service->second.mode() == wire::SERVICE_INTERACTIVE;
+}
+
+void Server::hold_if_interactive(uint64_t item_id) {
+    if (interactive(item_id)) interest_.hold(item_id);
+}
+
+void Server::release_if_unwatched(uint64_t item_id) {
+    if (!fanout_.has_subscribers(item_id) && interactive(item_id)) interest_.release(item_id);
+}
+
+// The client is going: what it alone held is released.
+void Server::release_items_of(ClientSession& client) {
+    std::vector<uint64_t> items;
+    if (const Fanout::Views* held = fanout_.subscriptions_of(client)) {
+        for (const auto& [item_id, view] : *held) items.push_back(item_id);
+    }
+    fanout_.drop_client(client);
+    for (uint64_t item_id : items) release_if_unwatched(item_id);
+}
+
+std::vector<uint64_t> Server::held_interactive_items() const {
+    std::vector<uint64_t> held;
+    for (uint64_t item_id : fanout_.subscribed_items()) {
+        if (interactive(item_id)) held.push_back(item_id);
+    }
+    return held;
+}
+
+// Housekeeping: holds and releases go out at once (an item subscribed again
+// meanwhile is not released), and every proto::kInterestRenewMs the held
+// items are renewed.
+void Server::report_interest(int64_t now) {
+    if (interest_.renewal_due(now)) interest_.renew(held_interactive_items());
+    interest_.flush([this](uint64_t item_id) { return fanout_.has_subscribers(item_id); });
+}
+
+}  // namespace mdcast::server
