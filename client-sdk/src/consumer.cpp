@@ -105,7 +105,7 @@ Consumer::Impl::Impl(ConsumerOptions o, ConsumerHandler& h) : options(std::move(
 }
 
 void Consumer::Impl::run_io_thread() {
-    EventLoop loop;
+    EventLoop loop(EventLoop::Timers::kCoarse);  // its timers are all in ms
     DirectSink direct(*this);
     std::unique_ptr<QueueSink> queued = queue ? std::make_unique<QueueSink>(*queue, loop) : nullptr;
     sdk::EventSink& sink = queued ? static_cast<sdk::EventSink&>(*queued) : direct;

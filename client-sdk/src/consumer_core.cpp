@@ -34,14 +34,16 @@ std::string item_key(const std::string& service, const std::string& name) {
 
 }  // namespace
 
-// The wall-clock time the loop woke up at (libevent's cache, microseconds):
-// when the message was read, without a clock call per message.
+// The wall-clock time the connection read the message: its read time on
+// CLOCK_MONOTONIC (taken once per read) moved to CLOCK_REALTIME by an offset
+// sampled every housekeeping tick, so there is no clock call per message and
+// the loop's coarse timer clock (EventLoop::Timers::kCoarse) is not used.
 uint64_t ConsumerCore::now_ns() const {
-    timeval tv{};
-    if (event_base_gettimeofday_cached(loop_.base(), &tv) != 0)
-        return static_cast<uint64_t>(realtime_ns());
-    return static_cast<uint64_t>(tv.tv_sec) * 1'000'000'000 +
-           static_cast<uint64_t>(tv.tv_usec) * 1000;
+    return static_cast<uint64_t>(link_.last_input_ns() + realtime_minus_monotonic_ns_);
+}
+
+void ConsumerCore::sample_clock_offset() {
+    realtime_minus_monotonic_ns_ = realtime_ns() - monotonic_ns();
 }
 
 ConsumerCore::ConsumerCore(EventLoop& loop, const ConsumerOptions& options, EventSink& sink,
@@ -85,6 +87,7 @@ EventWriter::ItemRef ConsumerCore::ref(const Item& item) const {
 // ---- connection ----------------------------------------------------------------------------
 
 void ConsumerCore::start() {
+    sample_clock_offset();
     housekeeping_.start_periodic(std::chrono::milliseconds(100));
     failover_.start();
 }
@@ -417,6 +420,7 @@ void ConsumerCore::finish(Item& item) {
 
 // Held images that did not catch up in time are delivered as they are.
 void ConsumerCore::on_housekeeping() {
+    sample_clock_offset();
     if (holding_.empty()) return;
     const int64_t now = monotonic_ns();
     const int64_t timeout = int64_t{options_.catch_up_timeout_ms} * 1'000'000;

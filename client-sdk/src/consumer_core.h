@@ -119,6 +119,7 @@ class ConsumerCore final : public FailoverLink::Owner {
     void emit(ItemHandle handle, Fill&& fill);
     detail::EventWriter::ItemRef ref(const Item& item) const;
     uint64_t now_ns() const;
+    void sample_clock_offset();
 
     EventLoop& loop_;
     const ConsumerOptions& options_;
@@ -132,6 +133,7 @@ class ConsumerCore final : public FailoverLink::Owner {
     FailoverLink failover_;
     ServerLink& link_;  // failover_'s
     Timer housekeeping_;
+    int64_t realtime_minus_monotonic_ns_ = 0;  // sampled every housekeeping tick
     bool session_up_ = false;
     bool stopped_ = false;
     bool directory_wanted_ = false;

@@ -141,7 +141,7 @@ bool Publisher::Impl::publish(sdk::OutboxRecord::Kind kind, PublishedItem item,
 }
 
 void Publisher::Impl::run_io_thread() {
-    EventLoop loop;
+    EventLoop loop(EventLoop::Timers::kCoarse);  // its timers are all in ms
     sdk::PublisherCore io_core(
         loop, options, handler, counters, outbox,
         [this](const std::string& service, const std::string& item) {

@@ -154,7 +154,7 @@ void PublisherCore::on_wake() {
 }
 
 // Works through what the application published, in order. While the socket's
-// queue is over half of max_output_bytes it waits (1 ms steps) so TCP
+// queue is over half of max_output_bytes it waits (millisecond steps) so TCP
 // back-pressure reaches the outbox and, once that is full, the application.
 void PublisherCore::work() {
     for (;;) {

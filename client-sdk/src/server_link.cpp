@@ -213,6 +213,10 @@ bool ServerLink::send_frame(std::span<const uint8_t> frame) {
     return up_ && connection_->send_frame(frame);
 }
 
+int64_t ServerLink::last_input_ns() const {
+    return connection_ ? connection_->last_input_ns() : monotonic_ns();
+}
+
 size_t ServerLink::queued_bytes() const {
     return connection_ ? connection_->queued_bytes() : 0;
 }

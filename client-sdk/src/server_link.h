@@ -81,6 +81,8 @@ class ServerLink final : public TcpConnection::Handler {
     bool send(proto::FrameType type, const google::protobuf::MessageLite& message);
     bool send_frame(std::span<const uint8_t> frame);
     size_t queued_bytes() const;
+    // CLOCK_MONOTONIC when the connection last read input (now when none is open).
+    int64_t last_input_ns() const;
     void flush();  // writes what is queued now, rather than at the end of the loop iteration
     // The reason the last connection closed (none: it never connected).
     std::optional<CloseReason> last_close_reason() const { return last_close_reason_; }

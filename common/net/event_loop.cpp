@@ -27,16 +27,17 @@ struct EventLoop::SignalHandler {
 namespace {
 // Microsecond timers (NAK back-off, heartbeats, coalescing) need the precise
 // timer: without it epoll rounds every timeout up to a millisecond.
-event_base* new_precise_base() {
+event_base* new_base(EventLoop::Timers timers) {
     event_config* config = event_config_new();
-    event_config_set_flag(config, EVENT_BASE_FLAG_PRECISE_TIMER);
+    if (timers == EventLoop::Timers::kPrecise)
+        event_config_set_flag(config, EVENT_BASE_FLAG_PRECISE_TIMER);
     event_base* base = event_base_new_with_config(config);
     event_config_free(config);
     return base;
 }
 }  // namespace
 
-EventLoop::EventLoop() : base_(new_precise_base()) {
+EventLoop::EventLoop(Timers timers) : base_(new_base(timers)) {
     if (!base_) throw std::runtime_error("event_base_new failed");
 }
 

@@ -72,8 +72,8 @@ class MDCAST_API Event {
     uint64_t sequence() const { return sequence_; }
     // kUpdate: the publisher's CLOCK_REALTIME stamp in ns; 0 when not stamped.
     uint64_t publish_time_ns() const { return publish_time_ns_; }
-    // CLOCK_REALTIME in ns (microsecond resolution) when the I/O thread woke
-    // up to read the message.
+    // CLOCK_REALTIME in ns when the I/O thread read the message from the
+    // socket (one clock reading per read, shared by the messages it brought).
     uint64_t receive_time_ns() const { return receive_time_ns_; }
     // kRefresh answering snapshot(): nothing follows on this handle.
     bool snapshot() const { return snapshot_; }
