@@ -181,7 +181,8 @@ class MDCAST_API Publisher {
     // thread; the destructor does, once, if anything is waiting. flush()
     // inside a batch still sends at once. Batches may nest (the outermost
     // end wakes) and may be open on several threads. A Batch belongs to the
-    // thread that made it and must not outlive its Publisher.
+    // thread that made it: keep it a local, so batches end in the reverse
+    // order they began, and do not let it outlive its Publisher.
     class MDCAST_API Batch {
       public:
         explicit Batch(Publisher& publisher);
