@@ -34,12 +34,18 @@ std::string item_key(const std::string& service, const std::string& name) {
 
 }  // namespace
 
-// The wall-clock time the connection read the message: its read time on
-// CLOCK_MONOTONIC (taken once per read) moved to CLOCK_REALTIME by an offset
-// sampled every housekeeping tick, so there is no clock call per message and
-// the loop's coarse timer clock (EventLoop::Timers::kCoarse) is not used.
-uint64_t ConsumerCore::now_ns() const {
+// The wall-clock time the connection read the message being handled: its
+// read time on CLOCK_MONOTONIC (taken once per read) moved to CLOCK_REALTIME
+// by an offset sampled every housekeeping tick, so there is no clock call per
+// message and the loop's coarse timer clock (EventLoop::Timers::kCoarse) is
+// not used. For events made from a frame.
+uint64_t ConsumerCore::read_time_ns() const {
     return static_cast<uint64_t>(link_.last_input_ns() + realtime_minus_monotonic_ns_);
+}
+
+// For events the consumer makes itself (connection lost, catch-up timed out).
+uint64_t ConsumerCore::now_ns() const {
+    return static_cast<uint64_t>(realtime_ns());
 }
 
 void ConsumerCore::sample_clock_offset() {
@@ -271,7 +277,7 @@ void ConsumerCore::on_update(const proto::Frame& frame) {
     switch (item.sequencer.on_update(update_.item_seq)) {
         case ItemSequencer::Verdict::kDeliver:
             return emit(item.handle, [&](Event& event) {
-                EventWriter::update(event, ref(item), update_, now_ns());
+                EventWriter::update(event, ref(item), update_, read_time_ns());
             });
         case ItemSequencer::Verdict::kDrop:
             counters_.duplicates_dropped.fetch_add(1, std::memory_order_relaxed);
@@ -286,7 +292,7 @@ void ConsumerCore::on_update(const proto::Frame& frame) {
             counters_.catch_ups.fetch_add(1, std::memory_order_relaxed);
             return emit(item.handle, [&](Event& event) {
                 EventWriter::refresh(event, ref(item), item.held, update_.item_seq, item.held_state,
-                                     false, now_ns());
+                                     false, read_time_ns());
             });
     }
 }
@@ -307,7 +313,7 @@ void ConsumerCore::on_refresh(const proto::Frame& frame) {
     const auto names = by_name_.find(key_);
     if (names == by_name_.end()) return refuse_orphan(refresh_);
     const bool closed = refresh_.status().stream_state() == wire::STREAM_CLOSED;
-    const uint64_t now = now_ns();
+    const uint64_t now = read_time_ns();
     const ItemState state = detail::to_item_state(refresh_.status());
     if (closed && !names->second.snapshots.empty()) {
         Item& item = *names->second.snapshots.front();
@@ -378,7 +384,7 @@ void ConsumerCore::apply_status(Item& item, const ItemState& state) {
         if (item.item_id != 0) by_id_.erase(item.item_id);
         item.item_id = 0;
     }
-    const uint64_t now = now_ns();
+    const uint64_t now = read_time_ns();
     emit(item.handle, [&](Event& event) { EventWriter::status(event, ref(item), state, now); });
     if (state.stream == StreamState::kClosed) finish(item);
 }

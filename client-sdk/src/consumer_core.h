@@ -118,6 +118,7 @@ class ConsumerCore final : public FailoverLink::Owner {
     template <class Fill>
     void emit(ItemHandle handle, Fill&& fill);
     detail::EventWriter::ItemRef ref(const Item& item) const;
+    uint64_t read_time_ns() const;
     uint64_t now_ns() const;
     void sample_clock_offset();
 

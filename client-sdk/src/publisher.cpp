@@ -48,7 +48,7 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
 
     PublishedItem handle_for(const std::string& service, const std::string& item, bool& created);
     bool push(const sdk::OutboxRecord& record, std::span<const FieldValue> fields,
-              std::string_view text1, std::string_view text2, bool bounded);
+              std::string_view text1, std::string_view text2, bool bounded, bool may_defer = true);
     bool publish(sdk::OutboxRecord::Kind kind, PublishedItem item, const ItemState& state,
                  std::span<const FieldValue> fields, uint64_t stamp);
     bool known(PublishedItem item) const {
@@ -86,10 +86,37 @@ PublishedItem Publisher::Impl::handle_for(const std::string& service, const std:
     return PublishedItem{id};
 }
 
+namespace {
+// The innermost Publisher::Batch open on this thread (they link outwards).
+thread_local Publisher::Batch* t_innermost_batch = nullptr;
+}  // namespace
+
+// Whether this thread holds a Batch of this publisher: then pushes defer the
+// I/O thread's wake-up to the batch's end.
+bool Publisher::in_batch(const Impl* impl) {
+    for (const Batch* b = t_innermost_batch; b; b = b->outer_) {
+        if (b->impl_ == impl) return true;
+    }
+    return false;
+}
+
+Publisher::Batch::Batch(Publisher& publisher)
+    : impl_(publisher.impl_.get()), outer_(t_innermost_batch) {
+    t_innermost_batch = this;
+}
+
+Publisher::Batch::~Batch() {
+    t_innermost_batch = outer_;
+    if (!in_batch(impl_) && impl_->outbox.wake_owed()) impl_->io.wake();
+}
+
 bool Publisher::Impl::push(const sdk::OutboxRecord& record, std::span<const FieldValue> fields,
-                           std::string_view text1, std::string_view text2, bool bounded) {
+                           std::string_view text1, std::string_view text2, bool bounded,
+                           bool may_defer) {
+    using Wake = sdk::PublisherOutbox::Wake;
+    const Wake when = may_defer && in_batch(this) ? Wake::kDeferred : Wake::kNow;
     bool wake = false;
-    if (!outbox.push(record, fields, text1, text2, bounded, wake)) {
+    if (!outbox.push(record, fields, text1, text2, bounded, when, wake)) {
         counters.outbox_full.fetch_add(1, std::memory_order_relaxed);
         return false;
     }
@@ -213,7 +240,7 @@ bool Publisher::flush(std::chrono::milliseconds timeout) {
     sdk::OutboxRecord record;
     record.kind = sdk::OutboxRecord::Kind::kFlush;
     record.item = token;
-    impl_->push(record, {}, {}, {}, false);
+    impl_->push(record, {}, {}, {}, false, false);  // never corked: the caller waits for it
     std::unique_lock lock(impl_->flush_mutex);
     return impl_->flush_acked_cv.wait_for(lock, timeout,
                                           [&] { return impl_->flush_acked >= token; });

@@ -25,7 +25,7 @@ uint32_t PublisherOutbox::keep(std::string_view text) {
 }
 
 bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fields,
-                           std::string_view text1, std::string_view text2, bool bounded,
+                           std::string_view text1, std::string_view text2, bool bounded, Wake when,
                            bool& wake) {
     // An estimate of the wire bytes (the exact size is known only once encoded).
     size_t adding =
@@ -35,7 +35,8 @@ bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fiel
     for (const FieldValue& f : fields) adding += 2 * f.text.size();
     std::lock_guard lock(mutex_);
     if (bounded && pending_.bytes() + adding > max_bytes_) return false;
-    wake = pending_.records.empty();
+    wake = when == Wake::kNow && !wake_sent_;
+    if (wake) wake_sent_ = true;
     record.text1_offset = keep(text1);
     record.text1_size = static_cast<uint32_t>(text1.size());
     record.text2_offset = keep(text2);
@@ -75,11 +76,19 @@ void PublisherOutbox::encode_update(OutboxRecord& record) {
     record.wire_size = static_cast<uint32_t>(pending_.wire.size() - offset);
 }
 
+bool PublisherOutbox::wake_owed() {
+    std::lock_guard lock(mutex_);
+    if (wake_sent_ || pending_.records.empty()) return false;
+    wake_sent_ = true;
+    return true;
+}
+
 void PublisherOutbox::take(OutboxBatch& out) {
     out.clear();
     {
         std::lock_guard lock(mutex_);
         std::swap(out, pending_);
+        wake_sent_ = false;
     }
     for (size_t i = 0; i < out.fields.size(); ++i) {
         proto::FieldEntry& entry = out.fields[i];

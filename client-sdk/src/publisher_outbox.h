@@ -10,6 +10,14 @@
 // buffers keep their capacity: steady publishing allocates nothing. Bounded by
 // max_bytes (records, fields, text and wire bytes); push() refuses a bounded
 // record that does not fit.
+//
+// Wake-ups (the adaptive write policy): the I/O thread is woken once per batch
+// it takes, by the first push() after its take() — at once, so a lone update
+// is written without waiting (Nagle off). A push() inside a Publisher::Batch
+// defers that wake-up to the batch's end (wake_owed()), so a burst published
+// together goes out in one write with one wake-up (corking) even when the I/O
+// thread would otherwise run between its updates. A push() from another
+// thread, not deferring, still wakes the I/O thread for everything queued.
 #pragma once
 
 #include <cstdint>
@@ -76,13 +84,17 @@ class PublisherOutbox {
   public:
     explicit PublisherOutbox(uint64_t max_bytes) : max_bytes_(max_bytes) {}
 
+    enum class Wake : uint8_t { kNow, kDeferred };
     // False (nothing taken) when `bounded` and it would pass max_bytes.
-    // `wake` is set when the outbox was empty: only then must the I/O thread be
-    // woken (otherwise a wake-up is already on its way).
+    // `wake` is set when the caller must wake the I/O thread: with Wake::kNow,
+    // when no wake-up is on its way for what is queued; never with kDeferred.
     bool push(OutboxRecord record, std::span<const FieldValue> fields, std::string_view text1,
-              std::string_view text2, bool bounded, bool& wake);
+              std::string_view text2, bool bounded, Wake when, bool& wake);
+    // True (and from then on a wake-up counts as sent) when something is
+    // queued that no wake-up is on its way for: the end of a deferring batch.
+    bool wake_owed();
     // Swaps the outbox into `out` (cleared first); string fields then point
-    // into out.text.
+    // into out.text. The next push() wakes again.
     void take(OutboxBatch& out);
     bool empty() const;
 
@@ -94,6 +106,7 @@ class PublisherOutbox {
     uint64_t max_bytes_;
     mutable std::mutex mutex_;
     OutboxBatch pending_;
+    bool wake_sent_ = false;  // a wake-up is on its way for pending_
 };
 
 }  // namespace mdcast::sdk

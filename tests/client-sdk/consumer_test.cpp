@@ -71,7 +71,10 @@ class ScriptedServer : public scripted::Peer {
 class Recorder final : public mdcast::ConsumerHandler {
   public:
     void on_refresh(const mdcast::Event& e) override { item("refresh", e); }
-    void on_update(const mdcast::Event& e) override { item("update", e); }
+    void on_update(const mdcast::Event& e) override {
+        item("update", e);
+        update_receive_ns.push_back(e.receive_time_ns());
+    }
     void on_status(const mdcast::Event& e) override {
         seen.push_back("status " + e.item() + " " +
                        std::string(mdcast::status_code_name(e.state().code)));
@@ -82,6 +85,7 @@ class Recorder final : public mdcast::ConsumerHandler {
         }
     }
     std::vector<std::string> seen;
+    std::vector<uint64_t> update_receive_ns;
 
   private:
     void item(const char* what, const mdcast::Event& e) {
@@ -336,5 +340,28 @@ TEST_CASE("a closed status reaches the stream and the snapshots waiting for the 
     const std::vector<std::string> expected{"up " + std::to_string(a.port()), "refresh X 1 100.01",
                                             "status X NOT_FOUND", "status X NOT_FOUND"};
     CHECK(recorder.seen == expected);
+    consumer.stop();
+}
+
+TEST_CASE("an event's receive time is the wall-clock time its bytes were read", "[consumer]") {
+    ScriptedServer server;
+    Recorder recorder;
+    mdcast::Consumer consumer(options_for({&server}), recorder);
+    consumer.subscribe("SVC", "X");
+    consumer.start();
+    uint64_t sent_ns = 0;
+    Script script([&] {
+        server.accept_session();
+        server.refresh(7, "X", 1, 100);
+        std::this_thread::sleep_for(milliseconds(250));  // past a clock-offset sample or two
+        sent_ns = mdcast::realtime_now_ns();
+        server.update(7, 2, 101);
+    });
+    dispatch_until(consumer, recorder, 3);  // up, refresh, update
+    const uint64_t dispatched_ns = mdcast::realtime_now_ns();
+    CHECK(script.join().empty());
+    REQUIRE(recorder.update_receive_ns.size() == 1);
+    CHECK(recorder.update_receive_ns[0] >= sent_ns);
+    CHECK(recorder.update_receive_ns[0] <= dispatched_ns);
     consumer.stop();
 }

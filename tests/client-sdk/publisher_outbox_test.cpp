@@ -15,6 +15,8 @@ using mdcast::FieldList;
 using mdcast::sdk::OutboxBatch;
 using mdcast::sdk::OutboxRecord;
 using mdcast::sdk::PublisherOutbox;
+constexpr auto kNow = PublisherOutbox::Wake::kNow;
+constexpr auto kDeferred = PublisherOutbox::Wake::kDeferred;
 
 OutboxRecord update_record(uint64_t item, uint64_t stamp = 0) {
     OutboxRecord r;
@@ -58,14 +60,14 @@ TEST_CASE("records come out in order with their fields and texts", "[publisher_o
     OutboxRecord add;
     add.kind = OutboxRecord::Kind::kAddItem;
     add.item = 1;
-    REQUIRE(outbox.push(add, {}, "SVC", "ITEM.A", false, wake));
+    REQUIRE(outbox.push(add, {}, "SVC", "ITEM.A", false, kNow, wake));
     CHECK(wake);  // was empty: the I/O thread must be woken
     FieldList fields;
     for (int i = 0; i < 50; ++i) {
         fields.clear();
         fields.add_int(30, i).add_string(3, "value " + std::to_string(i) + std::string(40, '.'));
         REQUIRE(outbox.push(update_record(1, static_cast<uint64_t>(i)), fields.values(), {}, {},
-                            true, wake));
+                            true, kNow, wake));
         CHECK_FALSE(wake);  // a wake-up is already on its way
     }
     OutboxBatch batch;
@@ -83,8 +85,37 @@ TEST_CASE("records come out in order with their fields and texts", "[publisher_o
         CHECK(f[1].kind == mdcast::proto::FieldKind::kString);
         CHECK(f[1].text == "value " + std::to_string(i) + std::string(40, '.'));
     }
-    REQUIRE(outbox.push(update_record(2), {}, {}, {}, true, wake));
+    REQUIRE(outbox.push(update_record(2), {}, {}, {}, true, kNow, wake));
     CHECK(wake);  // empty again after take()
+}
+
+TEST_CASE("a deferring batch wakes the I/O thread once, at its end; others still wake it",
+          "[publisher_outbox]") {
+    PublisherOutbox outbox(1 << 20);
+    bool wake = true;
+    CHECK_FALSE(outbox.wake_owed());  // nothing queued: nothing owed
+    for (uint64_t i = 1; i <= 10; ++i) {
+        REQUIRE(outbox.push(update_record(1, i), {}, {}, {}, true, kDeferred, wake));
+        CHECK_FALSE(wake);  // corked: the I/O thread is left asleep
+    }
+    CHECK(outbox.wake_owed());        // the batch's end wakes it, once
+    CHECK_FALSE(outbox.wake_owed());  // already on its way
+    REQUIRE(outbox.push(update_record(1, 11), {}, {}, {}, true, kNow, wake));
+    CHECK_FALSE(wake);  // the batch's wake-up covers it
+    OutboxBatch batch;
+    outbox.take(batch);
+    CHECK(batch.records.size() == 11);
+
+    // Another thread publishing while a batch is open is not held back by it:
+    // its push wakes the I/O thread for everything queued, the batch's too.
+    REQUIRE(outbox.push(update_record(1, 12), {}, {}, {}, true, kDeferred, wake));
+    CHECK_FALSE(wake);
+    REQUIRE(outbox.push(update_record(2, 1), {}, {}, {}, true, kNow, wake));
+    CHECK(wake);
+    CHECK_FALSE(outbox.wake_owed());  // the batch's end owes nothing more
+    outbox.take(batch);
+    CHECK(batch.records.size() == 2);
+    CHECK_FALSE(outbox.wake_owed());  // empty
 }
 
 TEST_CASE("an update is encoded on the publishing thread: its bytes hold its stamp and fields",
@@ -98,10 +129,10 @@ TEST_CASE("an update is encoded on the publishing thread: its bytes hold its sta
         .add_time(5, 1'790'000'000'123'456'789)
         .add_blank(6);
     bool wake = false;
-    REQUIRE(outbox.push(update_record(9, 1234), fields.values(), {}, {}, true, wake));
+    REQUIRE(outbox.push(update_record(9, 1234), fields.values(), {}, {}, true, kNow, wake));
     OutboxRecord status;
     status.kind = OutboxRecord::Kind::kStatus;
-    REQUIRE(outbox.push(status, {}, "text", {}, true, wake));  // not encoded: no bytes
+    REQUIRE(outbox.push(status, {}, "text", {}, true, kNow, wake));  // not encoded: no bytes
     OutboxBatch batch;
     outbox.take(batch);
     REQUIRE(batch.records.size() == 2);
@@ -133,16 +164,16 @@ TEST_CASE("the byte bound refuses bounded records only", "[publisher_outbox]") {
     fields.add_string(3, std::string(1000, 'x'));
     bool wake = false;
     int taken = 0;
-    while (outbox.push(update_record(1), fields.values(), {}, {}, true, wake)) ++taken;
+    while (outbox.push(update_record(1), fields.values(), {}, {}, true, kNow, wake)) ++taken;
     CHECK(taken >= 3);
     CHECK(taken <= 4);
     OutboxRecord announce;
     announce.kind = OutboxRecord::Kind::kAnnounce;
-    CHECK(outbox.push(announce, {}, "SVC", {}, false, wake));  // control records always fit
+    CHECK(outbox.push(announce, {}, "SVC", {}, false, kNow, wake));  // control records always fit
     OutboxBatch batch;
     outbox.take(batch);
     CHECK(batch.records.size() == static_cast<size_t>(taken) + 1);
-    CHECK(outbox.push(update_record(1), fields.values(), {}, {}, true, wake));  // room again
+    CHECK(outbox.push(update_record(1), fields.values(), {}, {}, true, kNow, wake));  // room again
 }
 
 TEST_CASE("several publishing threads: each thread's records stay in its order",
@@ -159,7 +190,7 @@ TEST_CASE("several publishing threads: each thread's records stay in its order",
                 fields.clear();
                 fields.add_string(3, "thread " + std::to_string(t));
                 outbox.push(update_record(static_cast<uint64_t>(t), n), fields.values(), {}, {},
-                            true, wake);
+                            true, kNow, wake);
             }
         });
     }

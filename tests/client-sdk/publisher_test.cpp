@@ -138,6 +138,19 @@ void wait_for(const std::atomic<int>& phase, int value) {
     }
 }
 
+// One broadcast service SVC with one item A imaged at BID 100, not started.
+struct OneItem {
+    ScriptedDistributor d;
+    Recorder recorder;
+    mdcast::Publisher publisher{options_for({&d}), recorder};
+    mdcast::PublishedItem item;
+    OneItem() {
+        publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
+        item = publisher.add_item("SVC", "A");
+        CHECK(publisher.refresh(item, bid(100)));
+    }
+};
+
 }  // namespace
 
 TEST_CASE("sequences continue and the image is re-published after a failover", "[publisher]") {
@@ -275,16 +288,11 @@ TEST_CASE("interactive items are published while requested", "[publisher]") {
     CHECK(publisher.stats().updates_held == 1);
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    OneItem,
     "updates before the first registration follow the refresh in order; flush waits for "
     "the distributor's acknowledgement",
     "[publisher]") {
-    ScriptedDistributor d;
-    Recorder recorder;
-    mdcast::Publisher publisher(options_for({&d}), recorder);
-    publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
-    const auto item = publisher.add_item("SVC", "A");
-    CHECK(publisher.refresh(item, bid(100)));
     CHECK(publisher.update(item, bid(101)));  // not registered yet: kept, in order
     CHECK(publisher.update(item, bid(102)));
     publisher.start();
@@ -311,6 +319,53 @@ TEST_CASE(
     publisher.stop();
     CHECK(publisher.stats().updates_held == 0);
     CHECK(publisher.stats().updates_sent == 2);
+}
+
+TEST_CASE_METHOD(
+    OneItem,
+    "a batch is corked until its outermost end; another thread's update is not held back by it",
+    "[publisher]") {
+    publisher.start();
+    std::vector<std::string> data;
+    Script script([&] {
+        d.accept_publisher("SVC", 5, wire::SERVICE_BROADCAST);
+        d.register_one("A", 77, 0);
+        for (int i = 0; i < 8; ++i) data.push_back(d.next_data());
+    });
+    auto sent_reaches = [&](uint64_t n) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (publisher.stats().updates_sent < n && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(milliseconds(1));
+        return publisher.stats().updates_sent == n;
+    };
+    CHECK(publisher.update(item, bid(101)));  // alone: sent at once
+    REQUIRE(sent_reaches(1));
+    {
+        mdcast::Publisher::Batch batch(publisher);
+        CHECK(publisher.update(item, bid(102)));
+        {
+            mdcast::Publisher::Batch inner(publisher);
+            CHECK(publisher.update(item, bid(103)));
+        }  // an inner end does not uncork
+        CHECK(publisher.update(item, bid(104)));
+        std::this_thread::sleep_for(milliseconds(100));
+        CHECK(publisher.stats().updates_sent == 1);  // the I/O thread was left asleep
+    }
+    CHECK(sent_reaches(4));
+    {
+        mdcast::Publisher::Batch batch(publisher);
+        CHECK(publisher.update(item, bid(105)));
+        std::thread other([&] { CHECK(publisher.update(item, bid(106))); });
+        other.join();
+        CHECK(sent_reaches(6));  // the other thread's call woke the I/O thread for both
+        CHECK(publisher.update(item, bid(107)));
+    }
+    CHECK(sent_reaches(7));
+    CHECK(script.join().empty());
+    CHECK(data == std::vector<std::string>{"refresh 77 0 100", "update 77 1 101", "update 77 2 102",
+                                           "update 77 3 103", "update 77 4 104", "update 77 5 105",
+                                           "update 77 6 106", "update 77 7 107"});
+    publisher.stop();
 }
 
 TEST_CASE("a full outbox refuses what does not fit; misuse is refused", "[publisher]") {

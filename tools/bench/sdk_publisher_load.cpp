@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,6 +46,7 @@ struct Options {
     int64_t update_bytes = 0;
     double latency_rate = -1;
     std::string user = "mdcast-bench";
+    bool unbatched = false;
 };
 
 // Logs what the distributor says; the load loop runs on the main thread.
@@ -97,12 +99,7 @@ class Load {
             const int64_t now = monotonic_ns();
             const uint64_t owed = schedule_.owed(now);
             stamps_.begin_tick(now, owed);
-            for (uint64_t i = 0; i < owed; ++i) {
-                if (!publish_one()) {
-                    schedule_.sent(i);  // the summary counts what the publisher took
-                    return false;
-                }
-            }
+            if (!publish_tick(owed)) return false;
             schedule_.sent(owed);
             next_tick += std::chrono::microseconds(o_.tick_us);
             std::this_thread::sleep_until(next_tick);
@@ -120,6 +117,20 @@ class Load {
     }
 
   private:
+    // One tick's updates are one burst (Publisher::Batch): one wake-up of the
+    // I/O thread and one write, as mdcast-source writes a tick.
+    bool publish_tick(uint64_t owed) {
+        std::optional<Publisher::Batch> batch;
+        if (!o_.unbatched) batch.emplace(publisher_);
+        for (uint64_t i = 0; i < owed; ++i) {
+            if (!publish_one()) {
+                schedule_.sent(i);  // the summary counts what the publisher took
+                return false;
+            }
+        }
+        return true;
+    }
+
     struct Item {
         PublishedItem handle;
         uint64_t seq;
@@ -205,7 +216,10 @@ int main(int argc, char** argv) {
         .option("max-batch", &o.max_batch, "N", "Most updates sent in one tick", 1, 10'000'000)
         .option("latency-rate", &o.latency_rate, "PER_SEC",
                 "Stamp only this many updates per second, at random (default: all)", 0, 1e9)
-        .option("user", &o.user, "NAME", "User name for the login");
+        .option("user", &o.user, "NAME", "User name for the login")
+        .flag("unbatched", &o.unbatched,
+              "Publish each tick without a Publisher::Batch (each update may wake the I/O "
+              "thread)");
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != cli::CommandLine::Outcome::kRun) {
         return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;

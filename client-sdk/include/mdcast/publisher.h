@@ -34,6 +34,19 @@
 //   registered, updates published while disconnected are merged into its image
 //   as above.
 //
+// WRITES AND BATCHES
+//   A lone refresh(), update() or status() wakes the I/O thread at once and is
+//   written to the distributor without waiting for more (no timer, no Nagle).
+//   While the I/O thread is busy, whatever is published meanwhile goes out
+//   together in its next write. To publish a burst as one write — say every
+//   update decoded from one feed packet, or one pacing tick's worth — hold a
+//   Publisher::Batch while publishing it: calls on that thread then leave the
+//   I/O thread asleep, and the batch's end wakes it once (corking). This costs
+//   the burst's first update the time spent publishing the rest, and saves a
+//   wake-up and a socket write per update the I/O thread would otherwise
+//   have taken alone. Other threads are never held back by a batch: their
+//   calls wake the I/O thread as usual, for the batch's updates too.
+//
 // FLUSH
 //   flush(timeout) returns true once the distributor has acknowledged taking
 //   everything published before the call (from any thread): refreshes,
@@ -161,6 +174,30 @@ class MDCAST_API Publisher {
 
   private:
     struct Impl;
+
+  public:
+    // Scope of a burst (see WRITES AND BATCHES): from construction to
+    // destruction, this thread's calls on the publisher do not wake its I/O
+    // thread; the destructor does, once, if anything is waiting. flush()
+    // inside a batch still sends at once. Batches may nest (the outermost
+    // end wakes) and may be open on several threads. A Batch belongs to the
+    // thread that made it: keep it a local, so batches end in the reverse
+    // order they began, and do not let it outlive its Publisher.
+    class MDCAST_API Batch {
+      public:
+        explicit Batch(Publisher& publisher);
+        ~Batch();
+        Batch(const Batch&) = delete;
+        Batch& operator=(const Batch&) = delete;
+
+      private:
+        friend class Publisher;
+        Impl* impl_;
+        Batch* outer_;  // the next older batch open on this thread, any publisher
+    };
+
+  private:
+    static bool in_batch(const Impl* impl);
     std::unique_ptr<Impl> impl_;
 };
 
