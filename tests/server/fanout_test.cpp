@@ -201,7 +201,7 @@ TEST_CASE("a group's updates are stored once and every subscriber gets the same 
     CHECK(mdcast::SharedBlock::live_blocks() == live + 1);
 }
 
-TEST_CASE("a slow consumer sharing a group meets its policy; the others get every update",
+TEST_CASE("a slow consumer sharing a group meets its policy, the others get every update",
           "[fanout][shared_block]") {
     ClientFixture clients;
     Items items;
