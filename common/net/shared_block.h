@@ -11,10 +11,12 @@
 // as before. A block is freed when its writer has moved on and the last
 // connection has sent (or discarded) its bytes.
 //
-// Bounds: a block holds at most its capacity; a connection pins at most
-// PinnedBlocks::max blocks (further runs are copied, so a slow consumer holds
-// copies as before, charged to its queue, never an unbounded number of
-// shared blocks). Single-threaded: blocks never cross event loops.
+// Bounds: a block holds at most its capacity; a connection pins a new block
+// only while it pins fewer than PinnedBlocks::max, or while its pinned blocks
+// stay within twice the bytes charged to its queue (further runs are copied).
+// So the shared memory a client holds is bounded by its output limits, and a
+// client that takes a few sparse runs of many blocks holds copies instead.
+// Single-threaded: blocks never cross event loops.
 #pragma once
 
 #include <cstddef>
@@ -97,10 +99,15 @@ class SharedBlockWriter {
 class PinnedBlocks {
   public:
     explicit PinnedBlocks(size_t max_blocks) : max_(max_blocks) {}
-    // May one more reference to `block` be queued?
-    bool can_pin(const SharedBlock& block) const {
-        return (!entries_.empty() && entries_.back().serial == block.serial()) ||
-               entries_.size() < max_;
+    // May one more reference to `block` be queued by a connection charged
+    // `charged_bytes` for its queue? Yes for the block pinned last; a new block
+    // while fewer than max() are pinned, or while the pinned blocks stay within
+    // twice the bytes charged (a long queue of whole runs: the blocks hold what
+    // copies would, and nothing sparse).
+    bool can_pin(const SharedBlock& block, size_t charged_bytes) const {
+        if (!entries_.empty() && entries_.back().serial == block.serial()) return true;
+        return entries_.size() < max_ ||
+               (entries_.size() + 1) * block.capacity() <= 2 * charged_bytes;
     }
     // A reference to `block` was queued, ending at stream offset `end`.
     void pin(const SharedBlock& block, uint64_t end);

@@ -153,7 +153,7 @@ void TcpConnection::commit_run() {
     if (!run_block_) return;
     SharedBlock* block = std::exchange(run_block_, nullptr);
     const size_t bytes = std::exchange(run_bytes_, 0);
-    if (bytes >= kMinReferenceBytes && pins_.can_pin(*block) &&
+    if (bytes >= kMinReferenceBytes && pins_.can_pin(*block, queued_bytes() + bytes) &&
         evbuffer_add_reference(output_, run_begin_, bytes, &SharedBlock::release_reference,
                                block) == 0) {
         pins_.pin(*block, bytes_out_ + tls_queued_ + evbuffer_get_length(output_));

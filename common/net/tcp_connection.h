@@ -74,8 +74,9 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
         size_t max_frame_body_bytes = proto::kDefaultFrameBodyBytes;
         size_t max_output_bytes = 8 << 20;  // send() refuses beyond this (and beyond `pool`)
         OutputPool* pool = nullptr;         // shared budget, when set
-        // Shared blocks this connection's queue may reference at once; runs
-        // beyond that are copied (a slow consumer pins a bounded amount).
+        // Shared blocks this connection's queue may always reference at once;
+        // more only while they hold at most twice its queued bytes. Runs beyond
+        // that are copied (shared_block.h: a slow consumer pins a bounded amount).
         size_t max_shared_blocks = 8;
         bool tcp_nodelay = true;
         int send_buffer_bytes = 0;  // SO_SNDBUF (0: kernel default)

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -104,18 +105,21 @@ TEST_CASE("pins count distinct blocks in queue order and go when written", "[sha
     SharedBlock* c = SharedBlock::create(64);
     PinnedBlocks pins(2);
     pins.pin(*a, 100);
-    CHECK(pins.can_pin(*a));
+    CHECK(pins.can_pin(*a, 0));
     pins.pin(*a, 200);  // the same block again: still one pin
     CHECK(pins.pinned() == 1);
     pins.pin(*b, 300);
     CHECK(pins.pinned() == 2);
-    CHECK_FALSE(pins.can_pin(*c));
-    CHECK(pins.can_pin(*b));  // extending the last block needs no new pin
+    CHECK_FALSE(pins.can_pin(*c, 0));
+    CHECK(pins.can_pin(*b, 0));  // extending the last block needs no new pin
+    // Beyond max(): only while three blocks of 64 stay within twice the bytes charged.
+    CHECK_FALSE(pins.can_pin(*c, 95));
+    CHECK(pins.can_pin(*c, 96));
     pins.written_to(199);
     CHECK(pins.pinned() == 2);
     pins.written_to(200);
     CHECK(pins.pinned() == 1);
-    CHECK(pins.can_pin(*c));
+    CHECK(pins.can_pin(*c, 0));
     for (SharedBlock* block : {a, b, c}) block->release();
 }
 
@@ -190,35 +194,66 @@ TEST_CASE("shared frames count against the output limits like copies",
     CHECK(pool.borrowed() == 0);
 }
 
-TEST_CASE("a consumer that does not read pins at most max_shared_blocks, the rest is copied",
-          "[shared_block][tcp_connection]") {
-    const size_t live = SharedBlock::live_blocks();
+// The peer reads nothing until the loop runs; every run is in a block of its own.
+struct UnreadRuns {
     EventLoop loop;
-    FlushScheduler flusher(loop, std::chrono::microseconds(0));
-    TcpConnection::Limits limits;
-    limits.max_shared_blocks = 2;
-    limits.max_output_bytes = 64 << 20;
-    Wire wire(loop, flusher, limits);
-    {
-        SharedBlockWriter writer(4096);  // a 1,000-byte frame per block: every run a new block
-        const std::string frame = frame_of('z', 1000);
-        for (int i = 0; i < 12; ++i) {
-            REQUIRE(wire.connection->send_shared(writer.store(bytes(frame))));
-            REQUIRE(wire.connection->send_shared(writer.store(bytes(frame))));
-            REQUIRE(wire.connection->send_shared(writer.store(bytes(frame))));
-            REQUIRE(writer.store(bytes(frame_of('-', 1000))));  // another group's frame
-        }
+    FlushScheduler flusher{loop, std::chrono::microseconds(0)};
+    Wire wire{loop, flusher, limits()};
+    static TcpConnection::Limits limits() {
+        TcpConnection::Limits l;
+        l.max_shared_blocks = 2;
+        l.max_output_bytes = 64 << 20;
+        return l;
     }
-    // Nothing written yet (the loop has not run): 11 runs went into the queue,
-    // two by reference, the rest copied; the last run is pending.
-    CHECK(wire.connection->runs_referenced() == 2);
-    CHECK(wire.connection->runs_copied() == 9);
-    CHECK(wire.connection->pinned_blocks() == 2);
-    CHECK(SharedBlock::live_blocks() == live + 3);  // two pinned, one under the pending run
-    CHECK(wire.connection->queued_bytes() == 36 * 1000);
+    // 12 runs of `ours` 1,000-byte frames, each in its own 4 KiB block, with
+    // 4 - `ours` frames of another group behind them. Returns what the peer must get.
+    std::string send_runs(int ours) {
+        SharedBlockWriter writer(4096);
+        std::string expected;
+        for (int run = 0; run < 12; ++run) {
+            for (int i = 0; i < ours; ++i) {
+                REQUIRE(wire.connection->send_shared(writer.store(bytes(frame_of('z', 1000)))));
+                expected += frame_of('z', 1000);
+            }
+            for (int i = ours; i < 4; ++i) REQUIRE(writer.store(bytes(frame_of('-', 1000))));
+        }
+        return expected;
+    }
+    // The bound: max_shared_blocks, or twice the bytes charged.
+    void check_bound() {
+        TcpConnection& c = *wire.connection;
+        CHECK(c.pinned_blocks() * 4096 <= std::max<size_t>(2 * 4096, 2 * c.queued_bytes()));
+    }
+};
+
+TEST_CASE_METHOD(UnreadRuns, "a consumer of sparse runs pins a bounded number of blocks",
+                 "[shared_block][tcp_connection]") {
+    const size_t live = SharedBlock::live_blocks();
+    const std::string expected = send_runs(1);  // a quarter of each block is ours
+    // Nothing written yet: 11 runs went into the queue, the last is pending.
+    TcpConnection& c = *wire.connection;
+    CHECK(c.runs_referenced() + c.runs_copied() == 11);
+    CHECK(c.runs_referenced() > 2);  // beyond max_shared_blocks while within twice the queue
+    CHECK(c.runs_copied() > 0);      // the rest copied
+    check_bound();
+    CHECK(SharedBlock::live_blocks() == live + c.pinned_blocks() + 1);  // + the pending run's
     run_for(loop, 20);
-    CHECK(wire.received() == std::string(36 * 1000, 'z'));  // every byte, no other group's
-    CHECK(wire.connection->pinned_blocks() == 0);
+    CHECK(wire.received() == expected);
+    CHECK(c.pinned_blocks() == 0);
+    CHECK(SharedBlock::live_blocks() == live);
+}
+
+TEST_CASE_METHOD(UnreadRuns, "a consumer of whole runs references them all",
+                 "[shared_block][tcp_connection]") {
+    const size_t live = SharedBlock::live_blocks();
+    const std::string expected = send_runs(4);  // every frame of every block is ours
+    TcpConnection& c = *wire.connection;
+    CHECK(c.runs_referenced() == 11);
+    CHECK(c.runs_copied() == 0);
+    CHECK(c.pinned_blocks() == 11);
+    check_bound();
+    run_for(loop, 20);
+    CHECK(wire.received() == expected);
     CHECK(SharedBlock::live_blocks() == live);
 }
 
