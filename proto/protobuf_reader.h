@@ -15,6 +15,39 @@
 
 namespace mdcast::proto {
 
+// A varint as libprotobuf reads one (at most 10 bytes), ending by `end`.
+// Unrolled when ten bytes are readable before `limit` (>= `end`: a caller that
+// knows the enclosing buffer lets a value's last varint qualify too); bytes
+// past `end` are then read but never taken.
+[[gnu::always_inline]] inline bool read_varint(const uint8_t*& p, const uint8_t* end,
+                                               const uint8_t* limit, uint64_t& value) {
+    if (p < end && *p < 0x80) {  // tags, field ids and small values: one byte
+        value = *p++;
+        return true;
+    }
+    if (limit - p >= 10) {
+        uint64_t v = 0;
+        for (int i = 0; i < 10; ++i) {
+            const uint8_t byte = p[i];
+            v |= uint64_t{byte & 0x7Fu} << (7 * i);
+            if (byte < 0x80) {
+                if (i >= end - p) return false;  // runs past the end
+                p += i + 1;
+                value = v;
+                return true;
+            }
+        }
+        return false;  // longer than 10 bytes
+    }
+    value = 0;
+    for (int shift = 0; shift < 64 && p < end; shift += 7) {
+        const uint8_t byte = *p++;
+        value |= uint64_t{byte & 0x7Fu} << shift;
+        if ((byte & 0x80) == 0) return true;
+    }
+    return false;  // truncated or longer than 10 bytes
+}
+
 // Bounds-checked; every read returns false instead of passing the end.
 class ProtobufReader {
   public:
@@ -33,24 +66,10 @@ class ProtobufReader {
     explicit ProtobufReader(std::span<const uint8_t> bytes, int depth = kRecursionLimit)
         : p_(bytes.data()), end_(bytes.data() + bytes.size()), depth_(depth) {}
     bool done() const { return p_ == end_; }
+    const uint8_t* position() const { return p_; }
     int depth() const { return depth_; }
 
-    bool varint(uint64_t& value) {
-        if (p_ < end_ && *p_ < 0x80) {  // tags, field ids and small values: one byte
-            value = *p_++;
-            return true;
-        }
-        return varint_slow(value);
-    }
-    [[gnu::noinline]] bool varint_slow(uint64_t& value) {
-        value = 0;
-        for (int shift = 0; shift < 64 && p_ < end_; shift += 7) {
-            const uint8_t byte = *p_++;
-            value |= uint64_t{byte & 0x7Fu} << shift;
-            if ((byte & 0x80) == 0) return true;
-        }
-        return false;  // truncated or longer than 10 bytes
-    }
+    bool varint(uint64_t& value) { return read_varint(p_, end_, end_, value); }
     // uint32 and sint32 fields: a full varint whose high bits are dropped.
     bool varint32(uint32_t& value) {
         uint64_t wide = 0;

@@ -7,12 +7,7 @@ import time
 import urllib.error
 import urllib.request
 
-from harness import Stack, check, run, wait_for_log
-
-
-def admin_port(process):
-    wait_for_log(process, "admin http on")
-    return int(re.search(r"admin http on [\d.]+:(\d+)", process.log_text()).group(1))
+from harness import Stack, admin_port, check, run, wait_for_log
 
 
 def get(port, path, method="GET"):

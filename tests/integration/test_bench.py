@@ -74,11 +74,11 @@ def test_quick_writes_a_complete_report():
         check(numeric(row[11]) and numeric(row[12]), f"seed columns missing: {row}")
         check(int(row[5].replace(",", "")) > 0, f"no latency points: {row}")
 
-    fanout = [row for row in table_rows(text, "## Fanout") if len(row) == 13 and row[0] in ("1", "2")]
-    check(len(fanout) == 2, f"fanout rows {fanout}")
+    fanout = [row for row in table_rows(text, "## Fanout") if len(row) == 14 and row[1] in ("1", "2")]
+    check(len(fanout) == 2 and all(row[0] == "sdk" for row in fanout), f"fanout rows {fanout}")
     for row in fanout:
-        check(all(numeric(c) for c in row[1:10] + row[11:12]), f"fanout row not filled: {row}")
-        check(re.fullmatch(r"[\d,]+ \([\d,]+\)", row[10]), f"machine CPU not filled: {row}")
+        check(all(numeric(c) for c in row[2:11] + row[12:13]), f"fanout row not filled: {row}")
+        check(re.fullmatch(r"[\d,]+ \([\d,]+\)", row[11]), f"machine CPU not filled: {row}")
     best = [row for row in table_rows(text, "## Fanout") if len(row) == 3]
     check(any(r[0].startswith("seed: RMDS 6.3 SLERT/InfiniBand") for r in best), f"seed Table 1 missing: {best}")
 

@@ -14,15 +14,18 @@ ITEMS = 10
 def test_image_then_every_update_in_order():
     with Stack("e2e") as stack:
         stack.distributor()
-        stack.server(1)
+        first = stack.server(1)
         source = stack.source("--items", str(ITEMS), "--rate", "400", "--duration", "3")
         wait_for_log(source, "items registered")
+        # Until a server has the distributor's directory it answers "no source yet" (a status
+        # before the image), which this test does not expect.
+        wait_for_log(first, "service MDCAST (")
         names = ["ITEM000001", "ITEM000004", "ITEM000009"]
         full = stack.client(1, "--items", ",".join(names), "--duration", "5", name="full")
         view = stack.client(1, "--items", ",".join(names), "--view", "BID,ASK", "--duration", "5", name="view")
         snap = stack.client(1, "--items", ",".join(names), "--snapshot", "--duration", "2", name="snapshot")
         # A server that joins while the source is publishing gets images from the distributor.
-        stack.server(2)
+        wait_for_log(stack.server(2), "service MDCAST (")
         late = stack.client(2, "--items", ",".join(names), "--duration", "4", name="late")
         check(source.wait(15) == 0, "source failed")
         total = sent_updates(source)
@@ -40,10 +43,12 @@ def test_image_then_every_update_in_order():
 def test_cache_off_gives_the_same_data():
     with Stack("cacheoff") as stack:
         stack.distributor()
-        stack.server(1)
+        cache_on = stack.server(1)
         cache_off = stack.server(2, extra="cache:\n  enable_cache: false")
         source = stack.source("--items", str(ITEMS), "--rate", "400", "--duration", "3")
         wait_for_log(source, "items registered")
+        for server in (cache_on, cache_off):
+            wait_for_log(server, "service MDCAST (")
         names = ["ITEM000002", "ITEM000005", "ITEM000007"]
         on = stack.client(1, "--items", ",".join(names), "--duration", "5", name="cache_on")
         off = stack.client(2, "--items", ",".join(names), "--duration", "5", name="cache_off")
@@ -66,9 +71,10 @@ def test_cache_off_gives_the_same_data():
 def test_unknown_item_is_closed_not_found():
     with Stack("notfound") as stack:
         stack.distributor()
-        stack.server(1)
+        server = stack.server(1)
         source = stack.source("--items", "2", "--rate", "10", "--duration", "2")
         wait_for_log(source, "items registered")
+        wait_for_log(server, "service MDCAST (")  # before it, an unknown item waits for a source
         client = stack.client(1, "--items", "NO_SUCH_ITEM", "--service", "MDCAST", "--duration", "1.5")
         other = stack.client(1, "--items", "X", "--service", "NO_SUCH_SERVICE", "--duration", "1.5", name="nosvc")
         check(client.wait(10) == 0 and other.wait(10) == 0, "client exit code")

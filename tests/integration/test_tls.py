@@ -20,7 +20,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness  # noqa: E402
-from harness import check, wait_for_log, wait_for_port  # noqa: E402
+from harness import admin_port, check, metric, wait_for_log, wait_for_port  # noqa: E402
 
 
 def openssl(*args, cwd):
@@ -51,20 +51,9 @@ class Pki:
         return os.path.join(self.dir, f"{name}.pem"), os.path.join(self.dir, f"{name}.key")
 
 
-def admin_port(process):
-    wait_for_log(process, "admin http on")
-    return int(re.search(r"admin http on [\d.]+:(\d+)", process.log_text()).group(1))
-
-
 def http_get(port, path):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
         return response.read().decode()
-
-
-def metric(port, name):
-    found = re.search(rf"^{re.escape(name)} (\S+)$", http_get(port, "/metrics"), re.M)
-    check(found, f"{name} missing from /metrics")
-    return float(found.group(1))
 
 
 def wait_metric(port, name, predicate, timeout=10):

@@ -325,3 +325,47 @@ TEST_CASE("unknown groups are skipped as protobuf skips them, within its nesting
         CHECK(agreement(body).empty());
     }
 }
+
+TEST_CASE("every FieldValue shape near the usual encoding decodes as protobuf decodes it",
+          "[update_codec]") {
+    // The decoder reads the usual shapes (id, then one member, one-byte tags and lengths) in
+    // one straight pass and everything else the general way; both must agree with protobuf,
+    // whether they accept the bytes or not.
+    using S = std::string;
+    const S id("\x08\x16", 2);
+    const S decimal("\x08\x95\x9e\x01\x10\x03", 6);  // mantissa 10125, exponent -2
+    const S text("VOD.L \xE2\x82\xAC");
+    const std::vector<S> shapes = {
+        id + S("\x10\x8e\x01", 3),                         // int
+        id + delimited('\x1a', decimal),                   // decimal
+        id + delimited('\x1a', S("\x08\x95\x9e\x01", 4)),  // decimal, mantissa only
+        id + delimited('\x1a', S("\x10\x03", 2)),          // decimal, exponent only
+        id + delimited('\x1a', S()),                       // decimal zero
+        id + delimited('\x1a', S("\x10\x03\x08\x0a", 4)),  // decimal members reversed
+        id + delimited('\x1a', S("\x08\x0a\x08\x0c", 4)),  // mantissa twice
+        id + delimited('\x1a', S("\x08\x0a\x18\x01", 4)),  // unknown Decimal member
+        id + S("\x1a\x05", 2) + decimal,                   // decimal length one short
+        id + S("\x1a\x07", 2) + decimal,                   // decimal length past the end
+        id + S("\x21") + S(8, '\x40'),                     // double
+        id + S("\x21") + S(7, '\x40'),                     // double cut short
+        id + S("\x31") + S(8, '\x01'),                     // time
+        id + delimited('\x2a', text),                      // string
+        id + delimited('\x2a', S("\xC0\xAF", 2)),          // string, overlong UTF-8
+        id + delimited('\x2a', S(200, 'x')),               // string with a two-byte length
+        id + S("\x10\x8e\x01\x10\x02", 5),                 // int twice
+        id + S("\x10\x8e\x01\x21", 4) + S(8, '\x40'),      // int then double
+        id + S("\x10\x8e\x01\x08\x17", 5),                 // id again after the member
+        S("\x10\x8e\x01", 3) + id,                         // member before the id
+        id,                                                // id only
+        S("\x08\x96\x01\x10\x02", 5),                      // two-byte id
+        S("\x08\x96\x80\x80\x80\x10\x10\x02", 8),          // id with bits past 32
+        id + S("\x10\x8e", 2),                             // int cut short
+        id + S("\x10") + S(11, '\xff'),                    // int varint over 10 bytes
+        id + S("\x18\x01", 2),                             // unknown member (field 3 as varint)
+        id + delimited('\x3a', S()),                       // blank
+    };
+    for (const S& shape : shapes) {
+        INFO("FieldValue bytes of length " << shape.size());
+        CHECK(agreement(field_value(shape)).empty());
+    }
+}

@@ -25,7 +25,8 @@ class Point:
     latency_rate: int = 0  # 0: stamp every update
     tick_us: int = 100     # the source's pacing tick (mdcast-bench --tick-us)
     tls: bool = False      # clients over TLS (mdcast-bench --tls)
-    client: str = "sdk"    # sdk: the SDK Consumer (mdcast-bench-consumer); lean: mdcast-client
+    client: str = "sdk"    # sdk: the SDK Consumer (mdcast-bench-consumer); lean: mdcast-client;
+    #                        ws: WebSocket/JSON (mdcast-bench-ws-consumer)
     source: str = "sdk"    # sdk: the SDK Publisher (mdcast-bench-publisher); lean: mdcast-source;
     #                        interactive: mdcast-source --interactive (sink-driven)
     pin: bool = False      # daemons on the first core, client processes on the others
@@ -35,7 +36,7 @@ class Point:
 
     def label(self):
         return (f"{self.scenario}-{self.profile}-{self.rate}ups-{self.update_bytes}B-"
-                f"{self.servers}srv-{self.connections}conn" + ("-tls" if self.tls else ""))
+                f"{self.servers}srv-{self.connections}conn" + ("-tls" if self.tls else "") + f"-{self.client}")
 
 
 def split_connections(total, processes):
@@ -158,7 +159,8 @@ def _collect(point, stack, source, clients, window):
     for client, connections, csv_path in clients:
         s = client.json_line("summary", "log")
         if s is None:
-            failures.append(f"{client.name} printed no summary")
+            last = (client.log_text().strip().splitlines() or ["(no output)"])[-1]
+            failures.append(f"{client.name} printed no summary (exit {client.popen.poll()}): {last[:300]}")
             continue
         s["intervals"] = read_intervals(csv_path)
         summaries.append(s)
@@ -169,8 +171,11 @@ def _collect(point, stack, source, clients, window):
     steady_s = min(s["steady_s"] for s in summaries)
     r["inbound_per_s"] = sent["updates_per_s"]
     r["outbound_per_s"] = sum(s["steady_updates_per_s"] for s in summaries)
-    r["latency"] = max((s["latency_us"] for s in summaries), key=lambda l: l["mean"])
-    r["startup_latency"] = max((s["startup_latency_us"] for s in summaries), key=lambda l: l["mean"])
+    # None when the clients measured none (WebSocket/JSON carries no publish stamp).
+    r["latency"] = max((s["latency_us"] for s in summaries if s["latency_us"]["count"]),
+                       key=lambda l: l["mean"], default=None)
+    r["startup_latency"] = max((s["startup_latency_us"] for s in summaries if s["startup_latency_us"]["count"]),
+                               key=lambda l: l["mean"], default=None)
     r["image_time_s"] = max(s["image_time_s"] for s in summaries)
     r["images_per_s"] = min(s["images_per_s"] for s in summaries)
     server_cpu = sum(r["cpu_percent"].get(p.name) or 0 for p in stack.servers)
@@ -201,6 +206,10 @@ def _judge(point, sent, summaries, steady_s):
     gaps = sum(s["gaps"] for s in summaries)
     duplicates = sum(s["duplicates"] for s in summaries)
     closed = sum(s["closed"] for s in summaries)
+    errors = sum(s.get("errors", 0) for s in summaries)  # the WebSocket client's: see its log
+    if errors:
+        failures.append(f"{errors} errors reported by the clients (unreadable or Error messages, refused "
+                        "requests, updates before their Refresh)")
     if gaps or duplicates:
         failures.append(f"loss: {gaps} gaps ({sum(s['missing'] for s in summaries)} missing), {duplicates} duplicates")
     if closed:
@@ -212,7 +221,7 @@ def _judge(point, sent, summaries, steady_s):
     if expected > 0 and got < 0.97 * expected:
         failures.append(f"clients received {100 * got / expected:.1f}% of the updates due in the window")
     limit = r["mean_limit_us"]
-    if point.scenario != "fanout" and r["latency"]["mean"] > limit:
+    if point.scenario != "fanout" and r["latency"] and r["latency"]["mean"] > limit:
         failures.append(f"mean latency {r['latency']['mean'] / 1000:.1f} ms > {limit / 1000:g} ms")
     if any(lag_growing(s["intervals"], point.warmup_s) for s in summaries):
         failures.append("lag growing through the run")

@@ -108,7 +108,7 @@ def cpu_per_update_markdown(points):
 
 # ---- fanout ----------------------------------------------------------------------------
 
-FANOUT_COLUMNS = ["profile", "servers", "connections", "rate", "inbound_per_s", "outbound_per_s",
+FANOUT_COLUMNS = ["client", "profile", "servers", "connections", "rate", "inbound_per_s", "outbound_per_s",
                   "server_cpu_percent", "updates_per_server_cpu_s", "distributor_cpu_percent",
                   "source_cpu_percent", "client_cpu_percent", "machine_cpu_percent", "softirq_percent",
                   "mean_us", "p99_us", "max_us", "source_cpu_us_per_update", "distributor_cpu_us_per_update",
@@ -119,7 +119,7 @@ def fanout_row(p):
     r = p.result
     cpu = r.get("cpu_percent", {})
     lat = r.get("latency") or {}
-    return {"profile": p.profile, "servers": p.servers, "connections": p.connections, "rate": p.rate,
+    return {"client": p.client, "profile": p.profile, "servers": p.servers, "connections": p.connections, "rate": p.rate,
             "inbound_per_s": r.get("inbound_per_s"), "outbound_per_s": r.get("outbound_per_s"),
             "server_cpu_percent": r.get("server_cpu_percent"),
             "updates_per_server_cpu_s": r.get("updates_per_server_cpu_s"),
@@ -131,13 +131,13 @@ def fanout_row(p):
 
 
 def fanout_markdown(points):
-    out = ["| servers | connections | target in/s | inbound updates/s | outbound updates/s | server CPU % "
+    out = ["| client | servers | connections | target in/s | inbound updates/s | outbound updates/s | server CPU % "
            "| out per server CPU-s | distributor CPU % | source CPU % | clients CPU % | machine CPU % (softirq) "
            "| mean latency ms | result |",
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for p in points:
         row = fanout_row(p)
-        out.append(f"| {p.servers} | {p.connections} | {rate_text(p.rate)} | {num(row['inbound_per_s'])} "
+        out.append(f"| {p.client} | {p.servers} | {p.connections} | {rate_text(p.rate)} | {num(row['inbound_per_s'])} "
                    f"| {num(row['outbound_per_s'])} | {num(row['server_cpu_percent'])} "
                    f"| {num(row['updates_per_server_cpu_s'])} | {num(row['distributor_cpu_percent'])} "
                    f"| {num(row['source_cpu_percent'])} | {num(row['client_cpu_percent'])} "
@@ -145,14 +145,14 @@ def fanout_markdown(points):
                    f"| {ms(row['mean_us'])} | {verdict(p)} |")
     out += ["", "Best sustained (no loss, no growing lag), ours beside the seed's Table 1 (Producer 50/50):", "",
             "| system | inbound updates/s | outbound updates/s |", "|---|---:|---:|"]
-    for servers in sorted({p.servers for p in points}):
-        passed = [p for p in points if p.servers == servers and p.result.get("passed")]
+    for client, servers in sorted({(p.client, p.servers) for p in points}):
+        passed = [p for p in points if (p.client, p.servers) == (client, servers) and p.result.get("passed")]
         if passed:
             best = max(passed, key=lambda p: p.result["outbound_per_s"])
-            out.append(f"| mdcast, this machine, {servers} server instance(s), {best.connections} connections "
-                       f"| {num(best.result['inbound_per_s'])} | {num(best.result['outbound_per_s'])} |")
+            out.append(f"| mdcast, this machine, {servers} server instance(s), {best.connections} connections, "
+                       f"client {client} | {num(best.result['inbound_per_s'])} | {num(best.result['outbound_per_s'])} |")
         else:
-            out.append(f"| mdcast, this machine, {servers} server instance(s) | none sustained | – |")
+            out.append(f"| mdcast, this machine, {servers} server instance(s), client {client} | none sustained | – |")
     for name, inbound, outbound in seed.RMDS_FANOUT:
         out.append(f"| seed: RMDS 6.3 {name} (4 P2PS, 2 client boxes) | {num(inbound)} | {num(outbound)} |")
     return out + [""]
@@ -233,10 +233,11 @@ def draw_charts(out_dir, latency_points, fanout_points, size_points):
         drawn += _histogram_chart(plt, out_dir, latency_points)
     if fanout_points:
         fig, ax = plt.subplots(figsize=(8, 5))
-        for servers in sorted({p.servers for p in fanout_points}):
-            pts = [p for p in fanout_points if p.servers == servers and p.result.get("outbound_per_s") is not None]
+        for client, servers in sorted({(p.client, p.servers) for p in fanout_points}):
+            pts = [p for p in fanout_points if (p.client, p.servers) == (client, servers)
+                   and p.result.get("outbound_per_s") is not None]
             ax.plot([p.result["inbound_per_s"] for p in pts], [p.result["outbound_per_s"] for p in pts], "o-",
-                    label=f"mdcast, {servers} server instance(s)")
+                    label=f"mdcast, {servers} server instance(s), client {client}")
         drawn += _finish(plt, fig, ax, os.path.join(out_dir, "fanout.png"),
                          ("inbound updates/s", "outbound updates/s (all clients)",
                           "Fanout: every client subscribed to every item"))

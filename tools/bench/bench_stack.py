@@ -196,7 +196,8 @@ class Stack:
 
     def __init__(self, binaries, profile_dir, log_dir, tls=False, client="sdk", source="sdk", pin=False):
         self.bin = binaries
-        self.client_kind = client  # "sdk": mdcast-bench-consumer (libmdcast); "lean": mdcast-client
+        self.client_kind = client  # "sdk": mdcast-bench-consumer (libmdcast); "lean": mdcast-client;
+        #                            "ws": mdcast-bench-ws-consumer on the servers' WebSocket ports
         self.source_kind = source  # "sdk": mdcast-bench-publisher (libmdcast); "lean": mdcast-source;
         #                            "interactive": mdcast-source --interactive
         self.pin = pin
@@ -210,6 +211,7 @@ class Stack:
         self.backbone_port = free_port(socket.SOCK_DGRAM)
         self.publisher_port = free_port()
         self.client_base_port = None
+        self.ws_base_port = None
         self.servers = []
 
     def __enter__(self):
@@ -241,6 +243,10 @@ class Stack:
         overrides = {"clients.port": self.client_base_port, "clients.max_connections": 1000,
                      "backbone.group": self.group, "backbone.port": self.backbone_port,
                      "backbone.interface": "127.0.0.1"}
+        if self.client_kind == "ws":  # a WebSocket port per instance, fields named by etc/fields.dict
+            self.ws_base_port = free_port(consecutive=servers)
+            overrides.update({"clients.ws_port": self.ws_base_port, "clients.ws_dictionary_file":
+                              os.path.join(os.path.dirname(os.path.dirname(self.profile_dir)), "fields.dict")})
         if self.tls:  # TLS only, on the same ports
             overrides.update({"clients.plaintext": False, "clients.tls": True, "clients.tls_port": self.client_base_port,
                               "tls.cert_file": self.tls["cert"], "tls.key_file": self.tls["key"]})
@@ -252,10 +258,14 @@ class Stack:
             self.servers.append(server)
         for n, server in enumerate(self.servers):
             wait_for_port(self.client_base_port + n, server)
+            if self.ws_base_port:
+                wait_for_port(self.ws_base_port + n, server)
         self.distributor = distributor
 
     def server_list(self):
-        return ",".join(f"127.0.0.1:{self.client_base_port + n}" for n in range(len(self.servers)))
+        """The clients' --server list: the binary ports, or the WebSocket ports for ws clients."""
+        base = self.ws_base_port if self.client_kind == "ws" else self.client_base_port
+        return ",".join(f"127.0.0.1:{base + n}" for n in range(len(self.servers)))
 
     def source(self, *args):
         binary = self.bin["sdk-source" if self.source_kind == "sdk" else "source"]
@@ -270,7 +280,7 @@ class Stack:
 
     def client(self, name, *args):
         tls = ["--tls", "--ca-file", self.tls["ca"]] if self.tls else []
-        binary = self.bin["sdk-client" if self.client_kind == "sdk" else "client"]
+        binary = self.bin[{"sdk": "sdk-client", "ws": "ws-client"}.get(self.client_kind, "client")]
         return self.start(name, [binary, "--server", self.server_list(), *tls, *map(str, args)])
 
     def stop(self):

@@ -59,10 +59,13 @@ def parse_args(argv):
                         help="the source's pacing tick in µs (default 100: see docs/benchmarks.md)")
     parser.add_argument("--latency-rate", type=int, default=0,
                         help="stamps per second (0: every update is stamped)")
-    parser.add_argument("--client", choices=["sdk", "lean"], default="sdk",
+    parser.add_argument("--client", default="sdk",
                         help="sdk (default): mdcast-bench-consumer, SDK Consumers as applications use "
                              "them, reading two fields of each update; lean: mdcast-client, which "
-                             "decodes only each update's header")
+                             "decodes only each update's header; ws (fanout only): "
+                             "mdcast-bench-ws-consumer, WebSocket/JSON connections to the servers' "
+                             "clients.ws_port (docs/websocket.md). Fanout: several, comma-separated "
+                             "(lean,ws), run one after the other into the same tables")
     parser.add_argument("--source", choices=["sdk", "lean"], default="sdk",
                         help="sdk (default): mdcast-bench-publisher, the SDK Publisher; lean: "
                              "mdcast-source, which writes pre-encoded frames")
@@ -91,6 +94,7 @@ def binaries(build_dir):
              "client": os.path.join(build_dir, "tools/mdcast-client"),
              "sdk-source": os.path.join(build_dir, "tools/mdcast-bench-publisher"),
              "sdk-client": os.path.join(build_dir, "tools/mdcast-bench-consumer"),
+             "ws-client": os.path.join(build_dir, "tools/mdcast-bench-ws-consumer"),
              "replay": os.path.join(build_dir, "tools/mdcast-replay")}
     missing = [p for p in found.values() if not os.access(p, os.X_OK)]
     if missing:
@@ -112,6 +116,7 @@ class Runner:
         self.out = os.path.join(os.path.abspath(args.out), stamp)
         os.makedirs(self.out, exist_ok=True)
         self.points = []
+        self.client = args.clients[0]  # the client of the points run now
         self.replay = replay_load(self.bin["replay"], args.replay, args.replay_speed) if args.replay else None
 
     def run(self, point):
@@ -119,7 +124,7 @@ class Runner:
             point.latency_rate = self.args.latency_rate
         point.tick_us = self.args.tick_us
         point.tls = self.args.tls
-        point.client = self.args.client
+        point.client = self.client
         point.source = "interactive" if self.args.source_mode == "interactive" else self.args.source
         point.pin = self.args.pin
         if self.replay:
@@ -212,7 +217,10 @@ def run_scenario(runner, args):
 
 CLIENT_TEXT = {"sdk": "sdk (mdcast-bench-consumer: one libmdcast Consumer per connection, the handler "
                       "reads two fields of each update)",
-               "lean": "lean (mdcast-client: decodes only each update's header)"}
+               "lean": "lean (mdcast-client: decodes only each update's header)",
+               "ws": "ws (mdcast-bench-ws-consumer: WebSocket/JSON connections to clients.ws_port, one "
+                     "process of one thread each; every message's Type, ID and SeqNumber read, not its "
+                     "fields; JSON carries no publish stamp, so no latency)"}
 SOURCE_TEXT = {"sdk": "sdk (mdcast-bench-publisher: the libmdcast Publisher, a FieldList per update)",
                "lean": "lean (mdcast-source: pre-encoded update frames)",
                "interactive": "interactive, sink-driven (mdcast-source --interactive on the libmdcast "
@@ -287,7 +295,8 @@ def write_report(runner, args, command):
              "## Machine", "",
              "| cores | CPU model | kernel | memory | OS |", "|---:|---|---|---|---|",
              f"| {m['cores']} | {m['cpu']} | {m['kernel']} | {m['memory']} | {m['os']} |", "",
-             f"Client: **{CLIENT_TEXT[args.client]}**. Source: **{source_text(args)}**.", "",
+             ("Client: " if len(args.clients) == 1 else "Clients (the tables' `client` column): ")
+             + "; ".join(f"**{CLIENT_TEXT[c]}**" for c in args.clients) + f". Source: **{source_text(args)}**.", "",
              "All processes run on this one machine over loopback, multicast in local mode (interface "
              "127.0.0.1, TTL 0), no real-time priority, "
              + ("pinned with `--pin`: distributor and servers on the first core, source and clients on "
@@ -369,18 +378,18 @@ def print_summary(runner, lat, fan, siz):
                   f"{l.get('p99_9', 0):>9.1f} {l.get('max', 0):>9.1f}  "
                   f"{(f'{seed_mean[0] * 1000:.0f}' if seed_mean else '–'):>21}  {report.verdict(p)}")
     if fan:
-        print(f"\n{'servers':>7} {'conns':>5} {'in/s':>10} {'out/s':>12} {'server CPU %':>12}  result")
+        print(f"\n{'client':>6} {'servers':>7} {'conns':>5} {'in/s':>10} {'out/s':>12} {'server CPU %':>12}  result")
         for p in fan:
             r = p.result
-            print(f"{p.servers:>7} {p.connections:>5} {r.get('inbound_per_s') or 0:>10,.0f} "
+            print(f"{p.client:>6} {p.servers:>7} {p.connections:>5} {r.get('inbound_per_s') or 0:>10,.0f} "
                   f"{r.get('outbound_per_s') or 0:>12,.0f} {r.get('server_cpu_percent') or 0:>12.0f}  "
                   f"{report.verdict(p)}")
     print(f"\nclient {runner.args.client}, source {'replay' if runner.args.replay else source_kind(runner.args)}{', pinned' if runner.args.pin else ''}; "
           "CPU µs per update (= CPU-s per million updates):")
-    print(f"{'point':<44} {'source':>7} {'distrib':>7} {'server':>7} {'client':>7}")
+    print(f"{'point':<50} {'source':>7} {'distrib':>7} {'server':>7} {'client':>7}")
     for p in runner.points:
         c = p.result.get("cpu_us_per_update") or {}
-        print(f"{p.label():<44} " + " ".join(f"{c[k]:>7.3f}" if c.get(k) is not None else f"{'–':>7}"
+        print(f"{p.label():<50} " + " ".join(f"{c[k]:>7.3f}" if c.get(k) is not None else f"{'–':>7}"
                                               for k in ("source", "distributor", "server", "client")))
     if siz:
         print(f"\n{'bytes':>5} {'updates/s':>10} {'mean µs':>9} {'p99.9 µs':>9}  result")
@@ -390,13 +399,31 @@ def print_summary(runner, lat, fan, siz):
                   f"{report.verdict(p)}")
 
 
+def check_clients(args):
+    """args.clients from --client; exits on what cannot run."""
+    args.clients = [c for c in args.client.split(",") if c]
+    unknown = [c for c in args.clients if c not in CLIENT_TEXT]
+    if unknown or not args.clients:
+        sys.exit(f"mdcast-bench: --client: unknown {', '.join(unknown) or 'nothing'} (sdk, lean, ws)")
+    if len(args.clients) > 1 and args.scenario != "fanout":
+        sys.exit("mdcast-bench: several --client values compare clients in the fanout scenario only")
+    if "ws" in args.clients and (args.scenario != "fanout" or args.tls):
+        sys.exit("mdcast-bench: --client ws runs the fanout scenario, without --tls (JSON messages carry "
+                 "no publish stamp to measure latency with; the bench's servers have no wss:// certificate)")
+
+
 def main(argv):
     args = parse_args(argv)
+    check_clients(args)
     runner = Runner(args)
     command = "mdcast-bench " + " ".join(shlex.quote(a) for a in argv)
     print(f"mdcast-bench {args.scenario}: writing {runner.out}")
     try:
-        run_scenario(runner, args)
+        for client in args.clients:
+            runner.client = client
+            if len(args.clients) > 1:
+                print(f"client {client}:")
+            run_scenario(runner, args)
     except KeyboardInterrupt:
         print("\ninterrupted: writing the report of the points run so far")
     lat, fan, siz = write_report(runner, args, command)

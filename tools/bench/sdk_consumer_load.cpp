@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_client_options.h"
 #include "client_stats.h"
 #include "common/clock.h"
 #include "common/config/command_line.h"
@@ -42,21 +43,10 @@ constexpr uint32_t kSampleFields[] = {22, 25, 30, 31, 32};
 
 std::atomic<bool>& g_stop = tools::stop_requested;  // set by SIGINT/SIGTERM
 
-struct Options {
-    std::string servers = "127.0.0.1:14002";
-    int64_t connections = 1;
-    std::string service = "MDCAST";
-    int64_t item_count = 1000;
-    std::string prefix = "ITEM";
-    double duration_s = 10;
-    double warmup_s = 0;
-    double stats_interval_s = 0;
-    std::string csv_path;
+struct Options : tools::BenchClientOptions {
     int64_t read_fields = 2;
-    std::string user = "mdcast-bench";
     bool tls = false;
     std::string ca_file;
-    std::string output = "none";  // accepted for mdcast-client compatibility; nothing is printed
 };
 
 // One connection: a Consumer and what its handler counts.
@@ -88,18 +78,7 @@ class Connection final : public ConsumerHandler {
             ++totals.unknown_items;
             return;
         }
-        uint64_t missing = 0;
-        switch (tools::check_sequence(*item, e.sequence(), e.conflated(), missing)) {
-            case tools::SequenceOutcome::kInOrder:
-                break;
-            case tools::SequenceOutcome::kDuplicate:
-                ++totals.duplicates;
-                break;
-            case tools::SequenceOutcome::kGap:
-                ++totals.gaps;
-                totals.missing += missing;
-                break;
-        }
+        tools::count_sequence(totals, *item, e.sequence(), e.conflated());
     }
 
     void on_status(const Event&) override {
@@ -129,13 +108,6 @@ class Connection final : public ConsumerHandler {
     tools::ItemTable items_;
     int64_t sink_ = 0;  // keeps the field reads from being optimised away
 };
-
-std::vector<std::string> item_names(const Options& o) {
-    std::vector<std::string> names;
-    for (int64_t i = 0; i < o.item_count; ++i)
-        names.push_back(tools::item_name(o.prefix, static_cast<uint64_t>(i)));
-    return names;
-}
 
 // One stats interval over every connection: one CSV row.
 void write_interval(std::vector<std::unique_ptr<Connection>>& connections, tools::CpuMeter& cpu,
@@ -173,7 +145,7 @@ int run(const Options& o) {
         std::fputs(tools::stats_csv_header().c_str(), csv);
     }
     const int64_t start = monotonic_ns();
-    const auto names = item_names(o);
+    const auto names = tools::bench_item_names(o);
     std::vector<std::unique_ptr<Connection>> handlers;
     std::vector<std::unique_ptr<Consumer>> consumers;
     const auto servers = parse_server_list(o.servers);
@@ -243,25 +215,9 @@ int main(int argc, char** argv) {
         "each update, checks per-item sequences and measures latency from the publish stamp. "
         "Prints mdcast-client's JSON summary on stderr at the end. Used by mdcast-bench "
         "--client sdk.");
-    command_line
-        .option("server", &o.servers, "HOST:PORT,...",
-                "Servers; connection i goes to server i mod count")
-        .option("connections", &o.connections, "N", "Consumers, each subscribing every item", 1,
-                10000)
-        .option("service", &o.service, "NAME", "Service of the items")
-        .option("item-count", &o.item_count, "N", "Subscribe PREFIX000000 .. PREFIX(N-1)", 1,
-                10'000'000)
-        .option("item-prefix", &o.prefix, "TEXT", "Prefix of the item names")
+    tools::add_bench_client_options(command_line, o, "Servers")
         .option("read-fields", &o.read_fields, "N",
                 "Fields the handler reads from each update (BID, ASK, BIDSIZE, ...)", 0, 5)
-        .option("duration", &o.duration_s, "SECONDS", "Run time", 0.1, 1e7)
-        .option("warmup", &o.warmup_s, "SECONDS",
-                "Latency before this counts as start-up, not steady state", 0, 1e7)
-        .option("stats-interval", &o.stats_interval_s, "SECONDS", "CSV row interval (0: none)", 0,
-                3600)
-        .option("csv", &o.csv_path, "FILE", "Write each stats interval as a CSV row to FILE")
-        .option("output", &o.output, "FORMAT", "Only none (for mdcast-client compatibility)")
-        .option("user", &o.user, "NAME", "User name for the login")
         .flag("tls", &o.tls, "Connect over TLS")
         .option("ca-file", &o.ca_file, "FILE", "PEM CA the server certificate must chain to");
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);

@@ -98,7 +98,10 @@ class Load {
             const uint64_t owed = schedule_.owed(now);
             stamps_.begin_tick(now, owed);
             for (uint64_t i = 0; i < owed; ++i) {
-                if (!publish_one()) return false;
+                if (!publish_one()) {
+                    schedule_.sent(i);  // the summary counts what the publisher took
+                    return false;
+                }
             }
             schedule_.sent(owed);
             next_tick += std::chrono::microseconds(o_.tick_us);

@@ -131,22 +131,11 @@ void ClientApp::on_update(Connection& connection, int index, const proto::Frame&
     if (item == nullptr) {
         ++totals.unknown_items;
     } else {
-        uint64_t missing = 0;
         if (header.conflated) ++totals.conflated;
         // A view filters updates out and a conflated update stands for several: both skip
         // sequences.
         const bool gaps_expected = !options_.view.empty() || header.conflated;
-        switch (check_sequence(*item, header.item_seq, gaps_expected, missing)) {
-            case SequenceOutcome::kInOrder:
-                break;
-            case SequenceOutcome::kDuplicate:
-                ++totals.duplicates;
-                break;
-            case SequenceOutcome::kGap:
-                ++totals.gaps;
-                totals.missing += missing;
-                break;
-        }
+        count_sequence(totals, *item, header.item_seq, gaps_expected);
     }
     if (printer_.enabled()) print_update(connection, index, frame, latency);
     if (options_.count > 0 && totals.updates >= static_cast<uint64_t>(options_.count)) {

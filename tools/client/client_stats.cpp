@@ -30,6 +30,21 @@ void ClientStats::begin_steady(int64_t now_ns) {
     updates_at_steady_ = totals.updates;
 }
 
+void count_sequence(ClientTotals& totals, ItemState& item, uint64_t seq, bool gaps_expected) {
+    uint64_t missing = 0;
+    switch (check_sequence(item, seq, gaps_expected, missing)) {
+        case SequenceOutcome::kInOrder:
+            break;
+        case SequenceOutcome::kDuplicate:
+            ++totals.duplicates;
+            break;
+        case SequenceOutcome::kGap:
+            ++totals.gaps;
+            totals.missing += missing;
+            break;
+    }
+}
+
 ClientTotals& ClientTotals::operator+=(const ClientTotals& other) {
     refreshes += other.refreshes;
     updates += other.updates;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "common/latency_histogram.h"
+#include "item_table.h"
 #include "tools/process_usage.h"
 
 namespace mdcast::tools {
@@ -29,6 +30,10 @@ struct ClientTotals {
 
     ClientTotals& operator+=(const ClientTotals& other);
 };
+
+// One update's sequence checked against its item (check_sequence) and counted
+// in `totals` as a gap (with the numbers missing) or a duplicate.
+void count_sequence(ClientTotals& totals, ItemState& item, uint64_t seq, bool gaps_expected);
 
 // Count, mean and max over one stats interval.
 struct IntervalLatency {
