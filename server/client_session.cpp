@@ -1,5 +1,7 @@
 #include "server/client_session.h"
 
+#include <type_traits>
+
 #include "proto/limits.h"
 
 namespace mdcast::server {
@@ -53,13 +55,35 @@ void ClientSession::owe(uint64_t item_id, Owed kind) {
     if (!inserted && kind > it->second) it->second = kind;
 }
 
-void ClientSession::deliver_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame) {
+// Both kinds of item frame: queued unless the client conflates; a full queue
+// applies the slow-consumer policy.
+template <class Frame>
+void ClientSession::queue_item(uint64_t item_id, Owed kind, const Frame& frame) {
     if (!connection_->accepts_output()) return;
     if (conflating_) return owe(item_id, kind);
-    if (connection_->send_frame(frame)) {
+    bool queued;
+    if constexpr (std::is_same_v<Frame, SharedFrame>) {
+        queued = connection_->send_shared(frame);
+    } else {
+        queued = connection_->send_frame(frame);
+    }
+    if (queued) {
         ++messages_out_;
         return;
     }
+    on_item_refused(item_id, kind);
+}
+
+void ClientSession::deliver_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame) {
+    queue_item(item_id, kind, frame);
+}
+
+void ClientSession::deliver_item(uint64_t item_id, Owed kind, const SharedFrame& frame) {
+    queue_item(item_id, kind, frame);
+}
+
+// The queue is full: the slow-consumer policy.
+void ClientSession::on_item_refused(uint64_t item_id, Owed kind) {
     if (!limits_.conflate) return refuse_slow();
     // Conflate: from now on only remember what is owed; the queue is sent as is.
     conflating_ = true;

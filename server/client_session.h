@@ -106,6 +106,9 @@ class ClientSession final : public TcpConnection::Handler {
     // conflate stops queueing and records what is owed per item instead, until
     // the queue drains (bounded: one entry per subscribed item).
     void deliver_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame);
+    // The same frame stored once for many subscribers (Fanout): queued by
+    // reference, charged and limited as a copy would be.
+    void deliver_item(uint64_t item_id, Owed kind, const SharedFrame& frame);
     // Messages not tied to an open item; a full queue closes the client.
     void deliver(std::span<const uint8_t> frame);
     void deliver(proto::FrameType type, const google::protobuf::MessageLite& message);
@@ -144,6 +147,9 @@ class ClientSession final : public TcpConnection::Handler {
     void on_login(const proto::Frame& frame);
     void on_ping(const proto::Frame& frame);
     void refuse_slow();
+    template <class Frame>
+    void queue_item(uint64_t item_id, Owed kind, const Frame& frame);
+    void on_item_refused(uint64_t item_id, Owed kind);
     void owe(uint64_t item_id, Owed kind);
     void end_conflation();
     template <class Message>

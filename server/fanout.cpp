@@ -162,11 +162,23 @@ void Fanout::fan_out_update(const CachedItem& item, const proto::UpdateView& upd
             proto::append_update_frame(view_frame_, update, &group.view);
             bytes = bytes_of(view_frame_);
         }
-        for (ClientSession* client : group.clients) {
-            client->deliver_item(item.id, ClientSession::Owed::kUpdate, bytes);
-        }
-        counters_.updates_out += group.clients.size();
+        deliver_update(item.id, group, bytes);
     }
+}
+
+// One copy for a group of several subscribers, which each queue it by
+// reference; a lone subscriber's connection copies it, as before.
+void Fanout::deliver_update(uint64_t item_id, Group& group, std::span<const uint8_t> frame) {
+    const SharedFrame shared = group.clients.size() > 1 ? shared_.store(frame) : SharedFrame{};
+    if (shared) ++counters_.shared_updates;
+    for (ClientSession* client : group.clients) {
+        if (shared) {
+            client->deliver_item(item_id, ClientSession::Owed::kUpdate, shared);
+        } else {
+            client->deliver_item(item_id, ClientSession::Owed::kUpdate, frame);
+        }
+    }
+    counters_.updates_out += group.clients.size();
 }
 
 // A conflated subscription's update within its interval: merged, and the

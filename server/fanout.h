@@ -11,7 +11,9 @@
 // client's backlog is drained from the cache's current state. A subscription
 // with a conflation interval (Subscribe.conflate_ms) gets at most one update
 // per interval, the rest merged and sent when the interval ends
-// (interval_conflation.h), on a timer of the fan-out's own.
+// (interval_conflation.h), on a timer of the fan-out's own. An update for a
+// group of several subscribers is copied once, into a shared block, and
+// queued to each of them by reference (common/net/shared_block.h).
 //
 // The server decides what happens to an item; Fanout only says it to the
 // subscribers. It never talks upstream.
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "common/net/event_loop.h"
+#include "common/net/shared_block.h"
 #include "proto/field_image.h"
 #include "proto/update_codec.h"
 #include "server/client_session.h"
@@ -39,9 +42,10 @@ struct FanoutCounters {
     uint64_t conflated_out = 0;             // frames sent from a conflation backlog
     uint64_t conflated_suspect_images = 0;  // drains that gave a suspect item its image
     uint64_t json_update_encodings = 0;     // updates encoded to JSON: once per view, not client
-    uint64_t paced_held = 0;     // updates merged for a conflate_ms subscription, not sent then
-    uint64_t paced_out = 0;      // conflated updates sent when an interval ended
-    uint64_t paced_flushed = 0;  // of those, sent early because a status followed
+    uint64_t paced_held = 0;      // updates merged for a conflate_ms subscription, not sent then
+    uint64_t paced_out = 0;       // conflated updates sent when an interval ended
+    uint64_t paced_flushed = 0;   // of those, sent early because a status followed
+    uint64_t shared_updates = 0;  // copied once into a shared block for a group
 };
 
 class Fanout {
@@ -130,13 +134,15 @@ class Fanout {
     bool hold_for_interval(uint64_t item_id, Group& group, const proto::UpdateView& update,
                            int64_t& now_ns);
     void send_paced_update(uint64_t item_id, Group& group, int64_t now_ns);
+    void deliver_update(uint64_t item_id, Group& group, std::span<const uint8_t> frame);
     void arm_paced_timer();
 
     const ItemCache& cache_;
     SubscriptionTable<ClientSession> by_item_;
     std::unordered_map<const ClientSession*, Views> by_client_;
     FanoutCounters counters_;
-    std::string view_frame_;  // reused on the hot path: one allocation, not one per update
+    std::string view_frame_;    // reused on the hot path: one allocation, not one per update
+    SharedBlockWriter shared_;  // one copy of an update for a group's subscribers
     PacedQueue<PacedKey> paced_;
     Timer paced_timer_;
     int64_t paced_timer_due_ns_ = 0;  // when the armed timer fires (0: not armed)

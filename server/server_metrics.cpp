@@ -153,6 +153,13 @@ void Server::register_metrics() {
             [this] { return output_pool_.borrowed(); });
     m.gauge("pool_peak", "Most bytes ever borrowed from the pool",
             [this] { return output_pool_.peak_borrowed(); });
+    m.gauge("shared_blocks", "Shared output blocks alive (one copy of an update for many clients)",
+            [] { return SharedBlock::live_blocks(); });
+    m.gauge("shared_block_bytes", "Bytes of the shared output blocks alive",
+            [] { return SharedBlock::live_bytes(); });
+    m.counter("shared_updates_total",
+              "Updates copied once for a group of subscribers and queued to each by reference",
+              [&f] { return f.shared_updates; });
     m.counter("slow_consumers_total", "Clients disconnected as slow consumers",
               [&c] { return c.slow_consumers; });
     m.gauge("conflating", "Clients conflating now",

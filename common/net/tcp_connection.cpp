@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -30,7 +31,8 @@ TcpConnection::TcpConnection(EventLoop& loop, FlushScheduler& flusher, int fd, u
       reader_(limits.max_frame_body_bytes, accepted),
       output_(evbuffer_new()),
       read_event_(event_new(loop.base(), fd, EV_READ | EV_PERSIST, &on_readable, this)),
-      write_event_(event_new(loop.base(), fd, EV_WRITE | EV_PERSIST, &on_writable, this)) {
+      write_event_(event_new(loop.base(), fd, EV_WRITE | EV_PERSIST, &on_writable, this)),
+      pins_(limits.max_shared_blocks) {
     evutil_make_socket_nonblocking(fd_);
     const int nodelay = limits_.tcp_nodelay ? 1 : 0;
     setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
@@ -55,6 +57,7 @@ TcpConnection::TcpConnection(EventLoop& loop, FlushScheduler& flusher, int fd, u
 TcpConnection::~TcpConnection() {
     if (limits_.pool) limits_.pool->on_change(queued_bytes(), 0);
     flusher_.cancel(*this);
+    drop_run();
     event_free(read_event_);
     event_free(write_event_);
     evbuffer_free(output_);
@@ -81,11 +84,14 @@ void TcpConnection::resume_reading() {
 }
 
 size_t TcpConnection::queued_bytes() const {
-    return evbuffer_get_length(output_) + tls_queued_;
+    return evbuffer_get_length(output_) + tls_queued_ + run_bytes_;
 }
 
 bool TcpConnection::enqueue_allowed(size_t bytes) const {
-    const size_t queued = queued_bytes();
+    return admits(queued_bytes(), bytes);
+}
+
+bool TcpConnection::admits(size_t queued, size_t bytes) const {
     if (limits_.pool) return limits_.pool->admit(queued, bytes);
     return queued + bytes <= limits_.max_output_bytes;
 }
@@ -96,7 +102,10 @@ bool TcpConnection::can_queue(size_t bytes) const {
 
 // Keeps the shared pool and the drain watermark in step with the queue.
 void TcpConnection::queue_changed(size_t before) {
-    const size_t after = queued_bytes();
+    queue_changed(before, queued_bytes());
+}
+
+void TcpConnection::queue_changed(size_t before, size_t after) {
     if (limits_.pool) limits_.pool->on_change(before, after);
     if (after > low_watermark_) {
         above_watermark_ = true;
@@ -106,13 +115,64 @@ void TcpConnection::queue_changed(size_t before) {
     }
 }
 
+// The hot path reads the queue's length once per frame.
 bool TcpConnection::send_frame(std::span<const uint8_t> frame) {
-    if (!accepts_output() || !enqueue_allowed(frame.size())) return false;
+    if (!accepts_output()) return false;
     const size_t before = queued_bytes();
+    if (!admits(before, frame.size())) return false;
+    commit_run();
     evbuffer_add(output_, frame.data(), frame.size());
-    queue_changed(before);
+    queue_changed(before, before + frame.size());
     flusher_.schedule(*this);
     return true;
+}
+
+bool TcpConnection::send_shared(const SharedFrame& frame) {
+    if (!accepts_output()) return false;
+    const size_t size = frame.bytes.size();
+    const size_t before = queued_bytes();
+    if (!admits(before, size)) return false;
+    if (run_block_ == frame.block && run_begin_ + run_bytes_ == frame.bytes.data()) {
+        run_bytes_ += size;
+    } else {
+        commit_run();
+        frame.block->retain();
+        run_block_ = frame.block;
+        run_begin_ = frame.bytes.data();
+        run_bytes_ = size;
+    }
+    queue_changed(before, before + size);
+    flusher_.schedule(*this);
+    return true;
+}
+
+// The pending run into output_, behind what is there: by reference when it is
+// long enough and the pin bound allows (the chain then holds the run's
+// reference on the block), else copied. queued_bytes() does not change.
+void TcpConnection::commit_run() {
+    if (!run_block_) return;
+    SharedBlock* block = std::exchange(run_block_, nullptr);
+    const size_t bytes = std::exchange(run_bytes_, 0);
+    if (bytes >= kMinReferenceBytes && pins_.can_pin(*block, queued_bytes() + bytes) &&
+        evbuffer_add_reference(output_, run_begin_, bytes, &SharedBlock::release_reference,
+                               block) == 0) {
+        pins_.pin(*block, bytes_out_ + tls_queued_ + evbuffer_get_length(output_));
+        ++runs_referenced_;
+        return;
+    }
+    evbuffer_add(output_, run_begin_, bytes);
+    ++runs_copied_;
+    block->release();
+}
+
+void TcpConnection::drop_run() {
+    if (run_block_) std::exchange(run_block_, nullptr)->release();
+    run_bytes_ = 0;
+}
+
+// Bytes written: the pins of references written in full are gone.
+void TcpConnection::written_to() {
+    pins_.written_to(bytes_out_);
 }
 
 bool TcpConnection::send(proto::FrameType type, const google::protobuf::MessageLite& message) {
@@ -120,6 +180,7 @@ bool TcpConnection::send(proto::FrameType type, const google::protobuf::MessageL
     const size_t size = proto::frame_bytes(message);
     if (!enqueue_allowed(size)) return false;
     const size_t before = queued_bytes();
+    commit_run();
     evbuffer_iovec vec;
     if (evbuffer_reserve_space(output_, static_cast<ev_ssize_t>(size), &vec, 1) < 1) return false;
     proto::encode_frame(type, message, static_cast<uint8_t*>(vec.iov_base));
@@ -137,12 +198,14 @@ void TcpConnection::flush() {
 }
 
 void TcpConnection::write_some() {
+    commit_run();
     while (evbuffer_get_length(output_) > 0) {
         const size_t before = queued_bytes();
         const int written = evbuffer_write(output_, fd_);
         if (written > 0) {
             bytes_out_ += static_cast<uint64_t>(written);
             ++writes_;
+            written_to();
             queue_changed(before);
             if (fd_ < 0) return;  // the drain handler closed us
             continue;
@@ -246,6 +309,7 @@ bool TcpConnection::queue_close_frame(CloseReason reason, const std::string& tex
     const std::optional<std::string> frame = close_frame(reason, text);
     if (!frame) return false;
     const size_t before = queued_bytes();
+    commit_run();
     evbuffer_add(output_, frame->data(), frame->size());  // past the limits: it is the last frame
     if (limits_.pool) limits_.pool->on_change(before, queued_bytes());
     return true;
@@ -270,6 +334,7 @@ void TcpConnection::close_after_flush(CloseReason reason, const std::string& tex
 
 void TcpConnection::close(CloseReason reason, const std::string& text) {
     if (fd_ < 0) return;
+    commit_run();  // what is queued goes out before the Close frame, as far as it can
     // The events go before the descriptor: deleting them after close() makes
     // libevent touch a closed (or already reused) descriptor.
     event_del(read_event_);
@@ -281,7 +346,9 @@ void TcpConnection::close(CloseReason reason, const std::string& text) {
     }
     const size_t accounted = queued_bytes();  // what the pool holds for us
     flusher_.cancel(*this);
+    drop_run();
     evbuffer_drain(output_, evbuffer_get_length(output_));  // unsent output is discarded
+    pins_.clear();
     tls_queued_ = 0;
     if (limits_.pool) limits_.pool->on_change(accounted, 0);
     fd_ = -1;
@@ -325,6 +392,7 @@ void TcpConnection::close_tls(CloseReason reason, const std::string& text) {
 // ---- TLS transport -------------------------------------------------------------------------
 
 void TcpConnection::write_tls() {
+    commit_run();
     if (const size_t queued = evbuffer_get_length(output_); queued > 0) {
         tls_queued_ += queued;
         tls_->write(output_);  // moves the chains; queued_bytes() is unchanged
@@ -337,6 +405,7 @@ void TcpConnection::on_tls_written(size_t bytes) {
     tls_queued_ -= std::min(bytes, tls_queued_);
     bytes_out_ += bytes;
     ++writes_;
+    written_to();
     queue_changed(before);
     if (fd_ >= 0 && closing_ && queued_bytes() == 0) close(closing_reason_, closing_text_);
 }

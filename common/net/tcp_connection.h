@@ -9,6 +9,10 @@
 // or TLS (Limits::tls set: a TlsStream over the socket; each flush moves the
 // queued frames into it without copying, and queued_bytes() counts them until
 // they are handed to SSL_write). The Handler sees the same contract either way.
+// Frames several connections get can be queued by reference to one shared
+// copy (send_shared, common/net/shared_block.h): adjacent ones form a run that
+// the flush queues as one evbuffer reference; the bytes are charged to this
+// connection's queue and limits exactly as copies are.
 // The process must not die of SIGPIPE (daemons and tools ignore it, the SDK
 // blocks it on its I/O thread): a write to a peer that has gone fails with EPIPE.
 //
@@ -28,6 +32,7 @@
 #include "common/net/close_reason.h"
 #include "common/net/flush_scheduler.h"
 #include "common/net/output_pool.h"
+#include "common/net/shared_block.h"
 #include "common/net/tls_context.h"
 #include "common/net/tls_stream.h"
 #include "proto/frame.h"
@@ -69,6 +74,10 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
         size_t max_frame_body_bytes = proto::kDefaultFrameBodyBytes;
         size_t max_output_bytes = 8 << 20;  // send() refuses beyond this (and beyond `pool`)
         OutputPool* pool = nullptr;         // shared budget, when set
+        // Shared blocks this connection's queue may always reference at once;
+        // more only while they hold at most twice its queued bytes. Runs beyond
+        // that are copied (shared_block.h: a slow consumer pins a bounded amount).
+        size_t max_shared_blocks = 8;
         bool tcp_nodelay = true;
         int send_buffer_bytes = 0;  // SO_SNDBUF (0: kernel default)
         size_t read_chunk_bytes = 64 << 10;
@@ -103,6 +112,13 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     // would pass max_output_bytes; the caller applies its slow-consumer policy.
     bool send_frame(std::span<const uint8_t> frame);
     bool send(proto::FrameType type, const google::protobuf::MessageLite& message);
+    // Queue one complete frame stored in a shared block, as send_frame() does
+    // (same limits, same order with every other frame) but without copying it
+    // when it extends a run of at least kMinReferenceBytes.
+    bool send_shared(const SharedFrame& frame);
+    // Runs shorter than this are copied at the flush: a reference costs an
+    // evbuffer chain, more than copying a few hundred bytes.
+    static constexpr size_t kMinReferenceBytes = 512;
 
     // Closes once: tells the peer with a Close frame when the reason has a wire
     // code, writes what it can without blocking, and calls on_closed.
@@ -134,6 +150,10 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     uint64_t bytes_out() const { return bytes_out_; }
     uint64_t frames_in() const { return frames_in_; }
     uint64_t writes() const { return writes_; }
+    // Shared runs queued by reference and by copy.
+    uint64_t runs_referenced() const { return runs_referenced_; }
+    uint64_t runs_copied() const { return runs_copied_; }
+    size_t pinned_blocks() const { return pins_.pinned(); }
     int64_t last_input_ns() const { return last_input_ns_; }
     // When frames could first flow: accept (or connect) for plaintext, the end
     // of the handshake for TLS. Login deadlines count from here, never from the
@@ -148,8 +168,13 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     std::span<uint8_t> input_space(size_t bytes);
     bool take_input(size_t bytes);
     void write_some();
+    void commit_run();
+    void drop_run();
+    void written_to();
     bool enqueue_allowed(size_t bytes) const;
+    bool admits(size_t queued, size_t bytes) const;
     void queue_changed(size_t before);
+    void queue_changed(size_t before, size_t after);
     bool queue_close_frame(CloseReason reason, const std::string& text);
     // The last message for the peer; nullopt when it is not told (nothing more is written).
     std::optional<std::string> close_frame(CloseReason reason, const std::string& text);
@@ -173,6 +198,13 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     event* write_event_;
     std::unique_ptr<TlsStream> tls_;  // null: plaintext
     size_t tls_queued_ = 0;           // moved to tls_, not yet given to SSL_write
+    // The shared run not yet in output_ (it holds a reference on run_block_).
+    SharedBlock* run_block_ = nullptr;
+    const uint8_t* run_begin_ = nullptr;
+    size_t run_bytes_ = 0;
+    PinnedBlocks pins_;
+    uint64_t runs_referenced_ = 0;
+    uint64_t runs_copied_ = 0;
     bool write_waiting_ = false;
     bool reading_paused_ = false;
     bool closing_ = false;

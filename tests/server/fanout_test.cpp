@@ -160,6 +160,66 @@ TEST_CASE("an update: the backbone's bytes without a view, one encoding per view
     CHECK(fanout.counters().updates_out == 4);
 }
 
+TEST_CASE("a group's updates are stored once and every subscriber gets the same stream",
+          "[fanout][shared_block]") {
+    const size_t live = mdcast::SharedBlock::live_blocks();
+    ClientFixture clients;
+    Items items;
+    Fanout fanout(items.cache, clients.loop());
+    ClientSession& one = clients.connect();
+    ClientSession& two = clients.connect();
+    ClientSession& bid = clients.connect();  // a view of its own: a group of one, copied
+    for (ClientSession* client : {&one, &two}) {
+        fanout.subscribe(*client, 1, {});
+        fanout.subscribe(*client, 2, {});
+    }
+    fanout.subscribe(bid, 1, {22});
+
+    std::vector<std::string> expected;   // the frames `one` and `two` must get, in order
+    for (uint64_t n = 0; n < 40; ++n) {  // items 2 and 1 in turn, each in sequence from 2
+        const auto update = make_update(n % 2 == 0 ? 2 : 1, 2 + n / 2, {22, 30, 32});
+        std::string frame;
+        proto::append_update_frame(frame, update);
+        expected.push_back(frame);
+        items.update(fanout, update);
+        if (n == 19) {  // a status in the middle keeps its place
+            fanout.fan_out_status(*items.b);
+            expected.push_back(Fanout::status_frame(*items.b));
+        }
+    }
+    CHECK(fanout.counters().shared_updates == 40);  // once per update, not per client
+    for (ClientSession* client : {&one, &two}) {
+        const auto got = clients.received(*client);
+        REQUIRE(got.size() == expected.size());
+        for (size_t i = 0; i < got.size(); ++i) CHECK(got[i].whole == expected[i]);
+        // Two runs (before and after the status), each queued as one reference.
+        CHECK(client->connection().runs_referenced() == 2);
+    }
+    CHECK(clients.received(bid).size() == 20);
+    CHECK(fanout.counters().updates_out == 100);
+    // Everything is written: only the writer's current block is left.
+    CHECK(mdcast::SharedBlock::live_blocks() == live + 1);
+}
+
+TEST_CASE("a slow consumer sharing a group meets its policy, the others get every update",
+          "[fanout][shared_block]") {
+    ClientFixture clients;
+    Items items;
+    Fanout fanout(items.cache, clients.loop());
+    ClientSession& fast = clients.connect();
+    ClientSession& slow = clients.connect(false, 600);  // disconnect policy, a small queue
+    ClientSession& conflating = clients.connect(true, 600);
+    for (ClientSession* client : {&fast, &slow, &conflating}) fanout.subscribe(*client, 1, {});
+    for (uint64_t seq = 2; seq < 52; ++seq) items.update(fanout, make_update(1, seq, {30}));
+    CHECK(fanout.counters().shared_updates == 50);
+    CHECK_FALSE(slow.is_open());
+    REQUIRE(clients.closes.size() == 1);
+    CHECK(clients.closes[0] == mdcast::CloseReason::kSlowConsumer);
+    CHECK(conflating.conflating());
+    CHECK(conflating.connection().queued_bytes() <= 600);  // charged like copies
+    CHECK(clients.received(fast).size() == 50);
+}
+
 TEST_CASE("statuses and images reach every subscriber, images per view", "[fanout]") {
     ClientFixture clients;
     Items items;

@@ -271,6 +271,42 @@ TEST_CASE("TLS: frames both ways, exact queue accounting, and the Close frame on
     CHECK(pool.borrowed() == 0);
 }
 
+TEST_CASE("TLS: shared frames go out by reference, and their blocks go once written",
+          "[tcp_connection][tls][shared_block]") {
+    testing::TestCertificates certs;
+    EventLoop loop;
+    FlushScheduler flusher(loop, std::chrono::microseconds(0));
+    TypeRecorder server_handler, client_handler;
+    Pair pair;
+    OutputPool pool(1 << 20, 1000, 1 << 20);
+    TcpConnection::Limits server_limits;
+    server_limits.pool = &pool;
+    server_limits.tls = {server_context(certs), {}, 5000, nullptr};
+    TcpConnection::Limits client_limits;
+    client_limits.tls = {client_context(certs), "localhost", 5000, nullptr};
+    TcpConnection server(loop, flusher, pair.ours, 1, "server", proto::kClientToServerTypes,
+                         server_limits, server_handler);
+    TcpConnection client(loop, flusher, ::dup(pair.theirs), 2, "client",
+                         proto::kServerToClientTypes, client_limits, client_handler);
+    server.start();
+    client.start();
+    const size_t live = SharedBlock::live_blocks();
+    {
+        SharedBlockWriter writer;
+        const std::string pong =
+            proto::encode_frame_string(proto::FrameType::kPong, wire::v1::Pong());
+        for (int i = 0; i < 300; ++i) REQUIRE(server.send_shared(writer.store(bytes(pong))));
+        CHECK(server.queued_bytes() == 300 * pong.size());
+    }
+    run_for(loop, 300);
+    CHECK(client_handler.frames == 300);
+    CHECK(server.runs_referenced() == 1);
+    CHECK(server.queued_bytes() == 0);
+    CHECK(pool.borrowed() == 0);
+    CHECK(server.pinned_blocks() == 0);  // released by the bytes the TLS stream wrote
+    CHECK(SharedBlock::live_blocks() == live);
+}
+
 // A TLS server connection on one end of a socketpair; the test plays the peer on `pair.theirs`.
 struct TlsServerEnd {
     explicit TlsServerEnd(uint32_t handshake_timeout_ms)
