@@ -276,6 +276,50 @@ bool peek_id(std::span<const uint8_t> value, uint32_t& id) {
     return r.tag(field, type) && field == 1 && type == kVarint && r.varint32(id);
 }
 
+// The Update as every encoder writes it: its fields in order, each at most
+// once, tags of one byte, the field list's length in one or two bytes. Fills
+// `out` and returns true when `body` has that shape; false, having decided
+// nothing, for anything else (decode_top then reads it the general way).
+bool usual_top(std::span<const uint8_t> body, UpdateView& out) {
+    const uint8_t* p = body.data();
+    const uint8_t* const end = p + body.size();
+    uint64_t v = 0;
+    if (p < end && *p == 0x08) {  // item_id
+        ++p;
+        if (!read_varint(p, end, end, out.item_id)) return false;
+    }
+    if (p < end && *p == 0x10) {  // item_seq
+        ++p;
+        if (!read_varint(p, end, end, out.item_seq)) return false;
+    }
+    if (p < end && *p == 0x19) {  // publish_time_ns, fixed64
+        if (end - p < 9) return false;
+        std::memcpy(&out.publish_time_ns, p + 1, 8);
+        p += 9;
+    }
+    if (p < end && *p == 0x22) {  // fields
+        ++p;
+        size_t length;
+        if (p < end && *p < 0x80) {
+            length = *p++;
+        } else if (end - p >= 2 && p[1] < 0x80) {
+            length = (p[0] & 0x7Fu) | (size_t{p[1]} << 7);
+            p += 2;
+        } else {
+            return false;
+        }
+        if (length > static_cast<size_t>(end - p)) return false;
+        out.field_bytes = {p, length};
+        p += length;
+    }
+    if (p < end && *p == 0x28) {  // conflated
+        ++p;
+        if (!read_varint(p, end, end, v)) return false;
+        out.conflated = v != 0;
+    }
+    return p == end;
+}
+
 // The Update's own fields; the field list decoded too unless `lazy` (then only
 // found, and a second list is refused: a lazy reader has room for one).
 bool decode_top(std::span<const uint8_t> body, UpdateView& out, bool lazy) {
@@ -283,6 +327,12 @@ bool decode_top(std::span<const uint8_t> body, UpdateView& out, bool lazy) {
     out.conflated = false;
     out.field_bytes = {};
     out.fields.clear();
+    if (usual_top(body, out)) {
+        return lazy || decode_field_list(out.field_bytes, kRecursionLimit - 1, out.fields);
+    }
+    out.item_id = out.item_seq = out.publish_time_ns = 0;
+    out.conflated = false;
+    out.field_bytes = {};
     Reader r(body, kRecursionLimit);
     while (!r.done()) {
         uint32_t field, type;

@@ -369,3 +369,51 @@ TEST_CASE("every FieldValue shape near the usual encoding decodes as protobuf de
         CHECK(agreement(field_value(shape)).empty());
     }
 }
+
+TEST_CASE("every Update shape near the usual encoding decodes as protobuf decodes it",
+          "[update_codec]") {
+    // The usual Update (its fields in order, once each, one-byte tags, a field list length of
+    // one or two bytes) is read in one pass, anything else the general way; both must agree
+    // with protobuf, and the header-only decode must find the same header and field list.
+    using S = std::string;
+    const S id("\x08\x95\x9a\xef\x3a", 5), seq("\x10\x2a", 2), time = S("\x19") + S(8, '\x07');
+    const S one = delimited('\x0a', S("\x08\x16\x10\x02", 4));
+    S many;
+    for (int i = 0; i < 40; ++i) many += one;  // 240 bytes: a two-byte length
+    const S fields = delimited('\x22', one), big = delimited('\x22', many);
+    const S conflated("\x28\x01", 2);
+    const std::vector<S> shapes = {
+        id + seq + time + fields,
+        id + seq + time + big + conflated,
+        id + seq + fields,
+        seq + time,
+        S(),
+        id,
+        seq + id + time + fields,                     // out of order
+        id + seq + time + fields + id,                // item id twice
+        id + seq + time + fields + fields,            // two field lists: protobuf merges them
+        id + seq + time + S("\x22\x07", 2) + one,     // length past the end
+        id + seq + time + S("\x22\x05", 2) + one,     // length one short
+        id + seq + S("\x19") + S(5, '\x07'),          // time cut short
+        id + seq + time + fields + S("\x30\x01", 2),  // unknown field 6
+        id + seq + time + delimited('\x22', many + many + many),  // 720 bytes
+        S("\x08") + S(11, '\xff'),                                // item id varint over 10 bytes
+        id + seq + time + fields + S("\x28\x80", 2),              // conflated cut short
+    };
+    for (const S& shape : shapes) {
+        INFO("Update bytes of length " << shape.size());
+        CHECK(agreement(shape).empty());
+        UpdateView full, header;
+        const bool full_ok = decode_update(as_bytes(shape), full);
+        const bool header_ok = decode_update_header(as_bytes(shape), header);
+        if (full_ok && header_ok) {
+            CHECK(header.item_id == full.item_id);
+            CHECK(header.item_seq == full.item_seq);
+            CHECK(header.publish_time_ns == full.publish_time_ns);
+            CHECK(header.conflated == full.conflated);
+            CHECK(header.field_bytes.data() == full.field_bytes.data());
+            CHECK(header.field_bytes.size() == full.field_bytes.size());
+            CHECK(header.fields.empty());
+        }
+    }
+}
