@@ -74,9 +74,13 @@ TEST_CASE("a full queue makes the producer wait for room", "[event_queue]") {
         produce(queue, 1, 3);
         third_in = true;
     });
-    std::this_thread::sleep_for(milliseconds(50));
-    CHECK_FALSE(third_in.load());
+    // Until the producer is seen waiting (a loaded machine may start it late); bounded.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (queue.full_waits() == 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(milliseconds(1));
+    }
     CHECK(queue.full_waits() == 1);
+    CHECK_FALSE(third_in.load());
     CHECK(drain(queue, 1).size() == 1);
     producer.join();
     CHECK(third_in.load());
