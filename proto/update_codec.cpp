@@ -142,6 +142,14 @@ bool decode_member(Reader& r, uint32_t field, FieldEntry& entry) {
 constexpr uint32_t kMemberWireType[8] = {0,        kVarint,          kVarint,  kLengthDelimited,
                                          kFixed64, kLengthDelimited, kFixed64, kLengthDelimited};
 
+// True when *p is a one-byte length that covers exactly the rest, to `end`;
+// then steps over it.
+bool one_byte_length_to_end(const uint8_t*& p, const uint8_t* end) {
+    if (p == end || *p >= 0x80 || *p != end - p - 1) return false;
+    ++p;
+    return true;
+}
+
 // The FieldValue shapes every encoder writes (ours and protobuf's): the id,
 // then one member, each tag and length in one byte. Decodes them in one
 // straight pass, about a third of the general path's instructions (the
@@ -166,8 +174,7 @@ bool decode_value_fast(std::span<const uint8_t> bytes, const uint8_t* limit, int
             entry.integer = unzigzag(v);
             return p == end;
         case 0x1A: {  // decimal_value: Decimal { sint64 integer = 1; sint32 exponent = 2; }
-            if (depth <= 0 || p == end || *p >= 0x80 || *p != end - p - 1) return false;
-            ++p;
+            if (depth <= 0 || !one_byte_length_to_end(p, end)) return false;
             entry.kind = FieldKind::kDecimal;
             if (p < end && *p == 0x08) {
                 ++p;
@@ -194,8 +201,7 @@ bool decode_value_fast(std::span<const uint8_t> bytes, const uint8_t* limit, int
             }
             return true;
         case 0x2A: {  // string_value
-            if (p == end || *p >= 0x80 || *p != end - p - 1) return false;
-            ++p;
+            if (!one_byte_length_to_end(p, end)) return false;
             const std::span<const uint8_t> text(p, end);
             if (!valid_utf8(text)) return false;
             entry.kind = FieldKind::kString;
@@ -323,16 +329,17 @@ bool usual_top(std::span<const uint8_t> body, UpdateView& out) {
 // The Update's own fields; the field list decoded too unless `lazy` (then only
 // found, and a second list is refused: a lazy reader has room for one).
 bool decode_top(std::span<const uint8_t> body, UpdateView& out, bool lazy) {
-    out.item_id = out.item_seq = out.publish_time_ns = 0;
-    out.conflated = false;
-    out.field_bytes = {};
     out.fields.clear();
+    const auto clear_header = [&out] {
+        out.item_id = out.item_seq = out.publish_time_ns = 0;
+        out.conflated = false;
+        out.field_bytes = {};
+    };
+    clear_header();
     if (usual_top(body, out)) {
         return lazy || decode_field_list(out.field_bytes, kRecursionLimit - 1, out.fields);
     }
-    out.item_id = out.item_seq = out.publish_time_ns = 0;
-    out.conflated = false;
-    out.field_bytes = {};
+    clear_header();  // usual_top may have filled part of it
     Reader r(body, kRecursionLimit);
     while (!r.done()) {
         uint32_t field, type;

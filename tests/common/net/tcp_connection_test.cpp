@@ -224,86 +224,86 @@ void run_for(EventLoop& loop, int ms) {
     loop.run();
 }
 
+// Both ends of a socketpair as TLS TcpConnections, started: the server's output
+// on a pool, its handshakes counted.
+struct TlsPair {
+    TlsPair()
+        : server(loop, flusher, pair.ours, 1, "server", proto::kClientToServerTypes,
+                 server_limits(), server_handler),
+          client(loop, flusher, ::dup(pair.theirs), 2, "client", proto::kServerToClientTypes,
+                 client_limits(), client_handler) {
+        server.start();
+        client.start();
+    }
+    TcpConnection::Limits server_limits() {
+        TcpConnection::Limits l;
+        l.pool = &pool;
+        l.tls = {server_context(certs), {}, 5000, &counters};
+        return l;
+    }
+    TcpConnection::Limits client_limits() {
+        TcpConnection::Limits l;
+        l.tls = {client_context(certs), "localhost", 5000, nullptr};
+        return l;
+    }
+    testing::TestCertificates certs;
+    EventLoop loop;
+    FlushScheduler flusher{loop, std::chrono::microseconds(0)};
+    TypeRecorder server_handler, client_handler;
+    Pair pair;
+    OutputPool pool{1 << 20, 1000, 1 << 20};
+    TlsCounters counters;
+    TcpConnection server;
+    TcpConnection client;
+};
+
 }  // namespace
 
 TEST_CASE("TLS: frames both ways, exact queue accounting, and the Close frame on close",
           "[tcp_connection][tls]") {
-    testing::TestCertificates certs;
-    EventLoop loop;
-    FlushScheduler flusher(loop, std::chrono::microseconds(0));
-    TypeRecorder server_handler, client_handler;
-    Pair pair;
-    OutputPool pool(1 << 20, 1000, 1 << 20);
-    TlsCounters counters;
-    TcpConnection::Limits server_limits;
-    server_limits.pool = &pool;
-    server_limits.tls = {server_context(certs), {}, 5000, &counters};
-    TcpConnection::Limits client_limits;
-    client_limits.tls = {client_context(certs), "localhost", 5000, nullptr};
-    TcpConnection server(loop, flusher, pair.ours, 1, "server", proto::kClientToServerTypes,
-                         server_limits, server_handler);
-    TcpConnection client(loop, flusher, ::dup(pair.theirs), 2, "client",
-                         proto::kServerToClientTypes, client_limits, client_handler);
-    server.start();
-    client.start();
-    CHECK(server.is_tls());
-    CHECK(server.tls_handshaking());
+    TlsPair tls;
+    CHECK(tls.server.is_tls());
+    CHECK(tls.server.tls_handshaking());
     wire::v1::Ping ping;
-    REQUIRE(
-        client.send(proto::FrameType::kPing, ping));  // queued before the handshake: sent after it
-    for (int i = 0; i < 200; ++i) REQUIRE(server.send(proto::FrameType::kPong, ping));
-    CHECK(pool.borrowed() > 0);
-    run_for(loop, 300);
-    CHECK_FALSE(server.tls_handshaking());
-    CHECK(counters.handshakes_ok == 1);
-    CHECK(server_handler.frames == 1);
-    CHECK(client_handler.frames == 200);
-    CHECK(server.queued_bytes() == 0);
-    CHECK(pool.borrowed() == 0);
-    CHECK(server.bytes_out() == client.bytes_in());
-    CHECK(server.tls_description().find("TLSv1.3") != std::string::npos);
-    server.close(CloseReason::kSlowConsumer, "test");
-    CHECK(server_handler.reason == CloseReason::kSlowConsumer);
-    run_for(loop, 200);
-    REQUIRE_FALSE(client_handler.types.empty());
-    CHECK(client_handler.types.back() == proto::FrameType::kClose);  // the peer was told why
-    CHECK(client_handler.closed);
-    CHECK(pool.borrowed() == 0);
+    REQUIRE(tls.client.send(proto::FrameType::kPing,
+                            ping));  // queued before the handshake: sent after it
+    for (int i = 0; i < 200; ++i) REQUIRE(tls.server.send(proto::FrameType::kPong, ping));
+    CHECK(tls.pool.borrowed() > 0);
+    run_for(tls.loop, 300);
+    CHECK_FALSE(tls.server.tls_handshaking());
+    CHECK(tls.counters.handshakes_ok == 1);
+    CHECK(tls.server_handler.frames == 1);
+    CHECK(tls.client_handler.frames == 200);
+    CHECK(tls.server.queued_bytes() == 0);
+    CHECK(tls.pool.borrowed() == 0);
+    CHECK(tls.server.bytes_out() == tls.client.bytes_in());
+    CHECK(tls.server.tls_description().find("TLSv1.3") != std::string::npos);
+    tls.server.close(CloseReason::kSlowConsumer, "test");
+    CHECK(tls.server_handler.reason == CloseReason::kSlowConsumer);
+    run_for(tls.loop, 200);
+    REQUIRE_FALSE(tls.client_handler.types.empty());
+    CHECK(tls.client_handler.types.back() == proto::FrameType::kClose);  // the peer was told why
+    CHECK(tls.client_handler.closed);
+    CHECK(tls.pool.borrowed() == 0);
 }
 
 TEST_CASE("TLS: shared frames go out by reference, and their blocks go once written",
           "[tcp_connection][tls][shared_block]") {
-    testing::TestCertificates certs;
-    EventLoop loop;
-    FlushScheduler flusher(loop, std::chrono::microseconds(0));
-    TypeRecorder server_handler, client_handler;
-    Pair pair;
-    OutputPool pool(1 << 20, 1000, 1 << 20);
-    TcpConnection::Limits server_limits;
-    server_limits.pool = &pool;
-    server_limits.tls = {server_context(certs), {}, 5000, nullptr};
-    TcpConnection::Limits client_limits;
-    client_limits.tls = {client_context(certs), "localhost", 5000, nullptr};
-    TcpConnection server(loop, flusher, pair.ours, 1, "server", proto::kClientToServerTypes,
-                         server_limits, server_handler);
-    TcpConnection client(loop, flusher, ::dup(pair.theirs), 2, "client",
-                         proto::kServerToClientTypes, client_limits, client_handler);
-    server.start();
-    client.start();
+    TlsPair tls;
     const size_t live = SharedBlock::live_blocks();
     {
         SharedBlockWriter writer;
         const std::string pong =
             proto::encode_frame_string(proto::FrameType::kPong, wire::v1::Pong());
-        for (int i = 0; i < 300; ++i) REQUIRE(server.send_shared(writer.store(bytes(pong))));
-        CHECK(server.queued_bytes() == 300 * pong.size());
+        for (int i = 0; i < 300; ++i) REQUIRE(tls.server.send_shared(writer.store(bytes(pong))));
+        CHECK(tls.server.queued_bytes() == 300 * pong.size());
     }
-    run_for(loop, 300);
-    CHECK(client_handler.frames == 300);
-    CHECK(server.runs_referenced() == 1);
-    CHECK(server.queued_bytes() == 0);
-    CHECK(pool.borrowed() == 0);
-    CHECK(server.pinned_blocks() == 0);  // released by the bytes the TLS stream wrote
+    run_for(tls.loop, 300);
+    CHECK(tls.client_handler.frames == 300);
+    CHECK(tls.server.runs_referenced() == 1);
+    CHECK(tls.server.queued_bytes() == 0);
+    CHECK(tls.pool.borrowed() == 0);
+    CHECK(tls.server.pinned_blocks() == 0);  // released by the bytes the TLS stream wrote
     CHECK(SharedBlock::live_blocks() == live);
 }
 
