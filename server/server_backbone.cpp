@@ -102,6 +102,8 @@ void Server::serve_waiting(const CachedItem& item, const proto::FieldImage* imag
         }
         fanout_.send_image(*waiting.client, item, image, waiting.view, waiting.snapshot);
     }
+    // Only snapshots waited: the lease the image request started is not wanted.
+    release_if_unwatched(item.id);
 }
 
 void Server::on_item_status(uint16_t source, const proto::Frame& frame) {

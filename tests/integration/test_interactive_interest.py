@@ -40,8 +40,11 @@ class Subscriber:
         self.item_ids = {}  # name -> id, from the first image or status
         self.refreshes, self.updates, self.statuses = [], [], []
 
-    def subscribe(self, name):
-        self.sock.sendall(frame(SUBSCRIBE, pb_string(2, SERVICE) + pb_string(3, name)))
+    def subscribe(self, name, snapshot=False):
+        body = pb_string(2, SERVICE) + pb_string(3, name)
+        if snapshot:
+            body += varint(4 << 3) + varint(1)
+        self.sock.sendall(frame(SUBSCRIBE, body))
 
     def unsubscribe(self, name):
         self.sock.sendall(frame(UNSUBSCRIBE, varint(1 << 3) + varint(self.item_ids[name])))
@@ -214,6 +217,33 @@ def test_a_killed_server_and_a_websocket_disconnect_release_their_interest():
         a.close()
 
 
+def test_a_snapshot_releases_its_interest_once_answered():
+    with Stack("interest-snapshot") as stack:
+        distributor, (server1,), source = interactive_stack(stack, (1,))
+        dport, sport1 = admin_port(distributor), admin_port(server1)
+        a = Subscriber(stack.client_ports[1])
+        asked = time.monotonic()
+        a.subscribe("ITEM000004", snapshot=True)
+        a.wait_for_image("ITEM000004")
+        # Released as soon as answered, not one lease (3 s) plus the hold later.
+        wait_for_metric(sport1, "mdcast_server_interest_released_total", lambda v: v == 1)
+        wait_for_metric(dport, "mdcast_distributor_unsubscribes_sent_total", lambda v: v == 1)
+        waited = time.monotonic() - asked
+        check(waited < 2.5, f"the source was told to stop {waited:.1f} s after the snapshot")
+        check(metric(dport, "mdcast_distributor_interest_leases_expired_total") == 0,
+              "the snapshot's lease ran out instead of being released")
+        time.sleep(0.5)  # what was on its way
+        check(published_updates(dport) == 0, "the source still publishes the snapshot's item")
+        a.read(0.5)
+        check(not a.updates, f"{len(a.updates)} updates after a snapshot")
+        source.stop()
+        summary = source_summary(source)
+        check(summary["requests"] == 1 and summary["closes"] == 1 and summary["open_items"] == 0,
+              f"source {summary}")
+        a.close()
+
+
 if __name__ == "__main__":
     run([test_last_subscriber_leaving_stops_the_source_and_a_new_one_gets_a_fresh_image,
-         test_a_killed_server_and_a_websocket_disconnect_release_their_interest])
+         test_a_killed_server_and_a_websocket_disconnect_release_their_interest,
+         test_a_snapshot_releases_its_interest_once_answered])
