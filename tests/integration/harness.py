@@ -257,6 +257,20 @@ def password_hash(password):
     return out.stdout.strip()
 
 
+def single_user_file(stack, items, user="alice", password="alice-secret", service="MDCAST"):
+    """Writes a users file with one user allowed `items` (a list of names or patterns) of
+    `service`; returns its path."""
+    names = ", ".join(f'"{item}"' for item in items)
+    return stack.write("users.yaml", f"""
+users:
+  {user}:
+    password: "{password_hash(password)}"
+    allow:
+      - service: {service}
+        items: [{names}]
+""")
+
+
 def check(condition, message):
     if not condition:
         raise AssertionError(message)

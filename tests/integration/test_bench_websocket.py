@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from harness import Stack, admin_port, check, free_port, password_hash, run, wait_for_log
+from harness import Stack, admin_port, check, free_port, run, single_user_file, wait_for_log
 from ws_client import ws_section
 
 BENCH = os.environ.get("MDCAST_BENCH", "mdcast-bench")
@@ -79,14 +79,7 @@ def ws_consumer(port, *args):
 
 def test_load_client_refused_clearly():
     with Stack("ws-bench-refused") as stack:
-        users = stack.write("users.yaml", f"""
-users:
-  alice:
-    password: "{password_hash('alice-secret')}"
-    allow:
-      - service: MDCAST
-        items: ["*"]
-""")
+        users = single_user_file(stack, ["*"])
         stack.distributor()
         port = free_port()
         server = stack.server(1, extra_clients=ws_section(port), extra=f"auth:\n  users_file: {users}\n")

@@ -15,7 +15,8 @@ import urllib.request
 
 import websockets
 
-from harness import Stack, admin_port, check, free_port, metric, password_hash, run, wait_for_log, wait_for_port
+from harness import (Stack, admin_port, check, free_port, metric, run, single_user_file,
+                     wait_for_log, wait_for_port)
 from streams import expected_fields, final_seq, sent_updates
 from ws_client import by_name, collect_until, connect, login, receive, ws_section
 
@@ -119,14 +120,7 @@ def test_image_then_every_update_in_order():
 
 def test_requests_refused_with_a_status():
     with Stack("ws-status") as stack:
-        users = stack.write("users.yaml", f"""
-users:
-  alice:
-    password: "{password_hash('alice-secret')}"
-    allow:
-      - service: MDCAST
-        items: ["ITEM000001", "NOSUCH"]
-""")
+        users = single_user_file(stack, ["ITEM000001", "NOSUCH"])
         stack.distributor()
         server, port = ws_server(stack, extra=f"auth:\n  users_file: {users}\n")
         admin = admin_port(server)
