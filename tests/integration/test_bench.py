@@ -31,10 +31,16 @@ def numeric(cell):
 
 def test_lean_tools_pinned():
     """--client lean --source lean runs mdcast-client and mdcast-source; --pin puts the daemons on
-    the first core and the client processes on the others."""
+    the first core and the client processes on the others; as root, --realtime runs the daemons
+    under SCHED_FIFO 55 and the client processes at 49 (a failed sched_setscheduler in the child
+    fails its start, so a report means the policy was set)."""
     out = tempfile.mkdtemp(prefix="mdcast-bench-test-")
+    realtime = ["--realtime"] if os.geteuid() == 0 else []
+    if not realtime:
+        print("not root: --realtime (SCHED_FIFO) not exercised")
     r = subprocess.run([BENCH, "latency", "--profiles", "latency", "--rates", "2000", "--seconds", "1",
-                        "--warmup", "0.5", "--client", "lean", "--source", "lean", "--pin", "--out", out],
+                        "--warmup", "0.5", "--client", "lean", "--source", "lean", "--pin", *realtime,
+                        "--out", out],
                        capture_output=True, text=True, timeout=90)
     check(r.returncode == 0, f"mdcast-bench failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
     folder = os.path.dirname(glob.glob(os.path.join(out, "*", "report.md"))[0])
@@ -44,9 +50,14 @@ def test_lean_tools_pinned():
     with open(os.path.join(folder, "commands.txt")) as f:
         commands = f.read()
     if len(os.sched_getaffinity(0)) >= 2:
-        check(re.search(r"taskset -c \d+ \S*mdcast-distributor", commands), commands)
-        check(re.search(r"taskset -c [\d,]+ \S*mdcast-source", commands), commands)
-        check(re.search(r"taskset -c [\d,]+ \S*mdcast-client", commands), commands)
+        check(re.search(r"taskset -c \d+ (chrt -f \d+ )?\S*mdcast-distributor", commands), commands)
+        check(re.search(r"taskset -c [\d,]+ (chrt -f \d+ )?\S*mdcast-source", commands), commands)
+        check(re.search(r"taskset -c [\d,]+ (chrt -f \d+ )?\S*mdcast-client", commands), commands)
+    if realtime:
+        check("SCHED_FIFO with `--realtime`" in text, text[:3000])
+        check(re.search(r"chrt -f 55 \S*mdcast-distributor", commands), commands)
+        check(re.search(r"chrt -f 49 \S*mdcast-source", commands), commands)
+        check(re.search(r"chrt -f 49 \S*mdcast-client", commands), commands)
     with open(os.path.join(folder, "latency.csv")) as f:
         rows = list(csv.DictReader(f))
     check(len(rows) == 1 and rows[0]["client_cpu_us_per_update"], f"latency.csv: {rows}")

@@ -116,8 +116,26 @@ def pin_cpus(role):
     return {cores[0]} if role == "daemon" else set(cores[1:])
 
 
+# --realtime: the seed reports ran the daemons under `chrt -f 55` and the test clients under
+# `chrt -f 49`; deploy/*.service.d/10-realtime.conf.example gives the daemons the same.
+REALTIME_PRIORITY = {"daemon": 55, "client": 49}
+
+
+def start_settings(cpus, priority):
+    """The child's CPU set and SCHED_FIFO priority, applied between fork and exec."""
+    if not cpus and not priority:
+        return None
+
+    def apply():
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+        if priority:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    return apply
+
+
 class Process:
-    def __init__(self, name, argv, log_dir, commands, cpus=None):
+    def __init__(self, name, argv, log_dir, commands, cpus=None, priority=0):
         self.name = name
         self.argv = argv
         self.log_path = os.path.join(log_dir, name + ".log")
@@ -125,9 +143,10 @@ class Process:
         self._log = open(self.log_path, "wb")
         self._out = open(self.out_path, "wb")
         self.cpus = cpus
-        commands.append((f"taskset -c {','.join(map(str, sorted(cpus)))} " if cpus else "") + " ".join(argv))
+        commands.append((f"taskset -c {','.join(map(str, sorted(cpus)))} " if cpus else "")
+                        + (f"chrt -f {priority} " if priority else "") + " ".join(argv))
         self.popen = subprocess.Popen(argv, stdout=self._out, stderr=self._log,
-                                      preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+                                      preexec_fn=start_settings(cpus, priority))
         self.cpu_marks = {}
 
     @property
@@ -194,13 +213,15 @@ class Process:
 class Stack:
     """Start with start_core(); add source and clients; stop() ends every process by PID."""
 
-    def __init__(self, binaries, profile_dir, log_dir, tls=False, client="sdk", source="sdk", pin=False):
+    def __init__(self, binaries, profile_dir, log_dir, tls=False, client="sdk", source="sdk", pin=False,
+                 realtime=False):
         self.bin = binaries
         self.client_kind = client  # "sdk": mdcast-bench-consumer (libmdcast); "lean": mdcast-client;
         #                            "ws": mdcast-bench-ws-consumer on the servers' WebSocket ports
         self.source_kind = source  # "sdk": mdcast-bench-publisher (libmdcast); "lean": mdcast-source;
         #                            "interactive": mdcast-source --interactive
         self.pin = pin
+        self.realtime = realtime
         self.tls = make_certificates(log_dir) if tls else None
         self.profile_dir = profile_dir
         self.log_dir = log_dir
@@ -230,7 +251,8 @@ class Stack:
         return path
 
     def start(self, name, argv, role="client"):
-        p = Process(name, argv, self.log_dir, self.commands, pin_cpus(role) if self.pin else None)
+        p = Process(name, argv, self.log_dir, self.commands, pin_cpus(role) if self.pin else None,
+                    REALTIME_PRIORITY[role] if self.realtime else 0)
         self.processes.append(p)
         return p
 

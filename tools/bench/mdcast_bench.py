@@ -82,6 +82,10 @@ def parse_args(argv):
     parser.add_argument("--pin", action="store_true",
                         help="pin the daemons (distributor, servers) to the first core and the client "
                              "processes (source, clients) to the other cores")
+    parser.add_argument("--realtime", action="store_true",
+                        help="run the daemons under SCHED_FIFO priority 55 and the source and clients at 49, "
+                             "the seed reports' `chrt -f` set-up and deploy/*.service.d/10-realtime.conf.example "
+                             "(needs root or CAP_SYS_NICE)")
     parser.add_argument("--latency-connections", type=int, default=1,
                         help="latency and sizes scenarios: client connections (default 1)")
     return parser.parse_args(argv)
@@ -127,6 +131,7 @@ class Runner:
         point.client = self.client
         point.source = "interactive" if self.args.source_mode == "interactive" else self.args.source
         point.pin = self.args.pin
+        point.realtime = self.args.realtime
         if self.replay:
             point.replay = self.replay
             point.rate = int(self.replay["rate"])
@@ -298,7 +303,9 @@ def write_report(runner, args, command):
              ("Client: " if len(args.clients) == 1 else "Clients (the tables' `client` column): ")
              + "; ".join(f"**{CLIENT_TEXT[c]}**" for c in args.clients) + f". Source: **{source_text(args)}**.", "",
              "All processes run on this one machine over loopback, multicast in local mode (interface "
-             "127.0.0.1, TTL 0), no real-time priority, "
+             "127.0.0.1, TTL 0), "
+             + ("SCHED_FIFO with `--realtime` (daemons at priority 55, source and clients at 49, as the "
+                "seeds' `chrt -f`), " if args.realtime else "no real-time priority, ")
              + ("pinned with `--pin`: distributor and servers on the first core, source and clients on "
                 "the others. " if args.pin else "no CPU pinning. ") + "Load average (1, 5, 15 min) before "
              f"the run: {', '.join(f'{x:.2f}' for x in runner.load_before)}; after: "
@@ -384,7 +391,8 @@ def print_summary(runner, lat, fan, siz):
             print(f"{p.client:>6} {p.servers:>7} {p.connections:>5} {r.get('inbound_per_s') or 0:>10,.0f} "
                   f"{r.get('outbound_per_s') or 0:>12,.0f} {r.get('server_cpu_percent') or 0:>12.0f}  "
                   f"{report.verdict(p)}")
-    print(f"\nclient {runner.args.client}, source {'replay' if runner.args.replay else source_kind(runner.args)}{', pinned' if runner.args.pin else ''}; "
+    print(f"\nclient {runner.args.client}, source {'replay' if runner.args.replay else source_kind(runner.args)}{', pinned' if runner.args.pin else ''}"
+          f"{', SCHED_FIFO' if runner.args.realtime else ''}; "
           "CPU µs per update (= CPU-s per million updates):")
     print(f"{'point':<50} {'source':>7} {'distrib':>7} {'server':>7} {'client':>7}")
     for p in runner.points:
@@ -412,9 +420,21 @@ def check_clients(args):
                  "no publish stamp to measure latency with; the bench's servers have no wss:// certificate)")
 
 
+def check_realtime(args):
+    """--realtime needs the right to set SCHED_FIFO: say so before any process starts."""
+    if not args.realtime:
+        return
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except PermissionError:
+        sys.exit("mdcast-bench: --realtime needs root or CAP_SYS_NICE to run processes under SCHED_FIFO")
+
+
 def main(argv):
     args = parse_args(argv)
     check_clients(args)
+    check_realtime(args)
     runner = Runner(args)
     command = "mdcast-bench " + " ".join(shlex.quote(a) for a in argv)
     print(f"mdcast-bench {args.scenario}: writing {runner.out}")
