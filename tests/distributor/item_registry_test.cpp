@@ -260,17 +260,14 @@ TEST_CASE("ids carry the distributor id in their top bits", "[item_registry]") {
 TEST_CASE("item ids carry the distributor id and are found by it", "[item_registry]") {
     ItemRegistry registry(7, 10, 100);
     const uint32_t svc = announce_ok(registry, "FEED", kSessionA)->id;
-    ItemEntry* a = registry.register_item(svc, "A");
-    ItemEntry* b = registry.register_item(svc, "B");
-    REQUIRE(a != nullptr);
-    REQUIRE(b != nullptr);
-    CHECK(a->id == mdcast::proto::make_item_id(7, 1));
-    CHECK(b->id == mdcast::proto::make_item_id(7, 2));
-    CHECK(registry.item(a->id) == a);
-    CHECK(registry.item(b->id) == b);
+    std::vector<uint64_t> registered;
+    for (const char* name : {"A", "B"}) registered.push_back(registry.register_item(svc, name)->id);
+    CHECK(registered == std::vector<uint64_t>{mdcast::proto::make_item_id(7, 1),
+                                              mdcast::proto::make_item_id(7, 2)});
+    CHECK(registry.item(registered[1])->name == "B");
     CHECK(registry.item(1) == nullptr);  // distributor 0's item 1
     CHECK(registry.item(mdcast::proto::make_item_id(7, 3)) == nullptr);
     std::vector<uint64_t> seen;
     registry.for_each_item([&](const ItemEntry& item) { seen.push_back(item.id); });
-    CHECK(seen == std::vector<uint64_t>{a->id, b->id});
+    CHECK(seen == registered);
 }
