@@ -65,21 +65,22 @@ ItemEntry* ItemRegistry::register_item(uint32_t service_id, const std::string& n
     ServiceEntry* owner = service(service_id);
     if (!owner || !proto::valid_item_name(name)) return nullptr;
     if (ItemEntry* existing = find_item(service_id, name)) return existing;
-    if (items_.size() >= max_items_ || next_item_number_ > proto::kMaxItemNumber) return nullptr;
+    if (items_.size() >= max_items_ || items_.size() >= proto::kMaxItemNumber) return nullptr;
     auto entry = std::make_unique<ItemEntry>();
-    entry->id = proto::make_item_id(source_, next_item_number_++);
+    entry->id = proto::make_item_id(source_, items_.size() + 1);
     entry->service_id = service_id;
     entry->name = name;
     ItemEntry* raw = entry.get();
     item_ids_[name_key(service_id, name)] = raw->id;
-    items_[raw->id] = std::move(entry);
+    items_.push_back(std::move(entry));
     ++owner->item_count;
     return raw;
 }
 
 ItemEntry* ItemRegistry::item(uint64_t id) {
-    const auto it = items_.find(id);
-    return it == items_.end() ? nullptr : it->second.get();
+    const uint64_t number = id & proto::kMaxItemNumber;
+    if (proto::item_source(id) != source_ || number == 0 || number > items_.size()) return nullptr;
+    return items_[number - 1].get();
 }
 
 ItemEntry* ItemRegistry::find_item(uint32_t service_id, const std::string& name) {
@@ -88,7 +89,7 @@ ItemEntry* ItemRegistry::find_item(uint32_t service_id, const std::string& name)
 }
 
 void ItemRegistry::mark_service_items_suspect(uint32_t service_id) {
-    for (auto& [id, entry] : items_) {
+    for (auto& entry : items_) {
         if (entry->service_id == service_id) entry->data_state = wire::DATA_SUSPECT;
     }
 }
@@ -113,7 +114,7 @@ void ItemRegistry::for_each_service(const std::function<void(const ServiceEntry&
 }
 
 void ItemRegistry::for_each_item(const std::function<void(const ItemEntry&)>& visit) const {
-    for (const auto& [id, item] : items_) visit(*item);
+    for (const auto& item : items_) visit(*item);
 }
 
 }  // namespace mdcast::distributor

@@ -69,7 +69,7 @@ class ItemRegistry {
     void mark_service_items_suspect(uint32_t service_id);
 
     wire::Directory directory() const;
-    // Every service (in id order) and every item (in no particular order), for /stats.
+    // Every service and every item, each in id order, for /stats.
     void for_each_service(const std::function<void(const ServiceEntry&)>& visit) const;
     void for_each_item(const std::function<void(const ItemEntry&)>& visit) const;
     size_t item_count() const { return items_.size(); }
@@ -83,9 +83,10 @@ class ItemRegistry {
     uint64_t max_items_;
     std::vector<std::unique_ptr<ServiceEntry>> services_;  // index = service number - 1
     std::unordered_map<std::string, uint32_t> service_ids_;
-    std::unordered_map<uint64_t, std::unique_ptr<ItemEntry>> items_;
+    // Index = item number - 1: numbers are assigned in order and never freed
+    // while the distributor runs, so the lookup every update makes is an index.
+    std::vector<std::unique_ptr<ItemEntry>> items_;
     std::unordered_map<std::string, uint64_t> item_ids_;  // name_key -> id
-    uint64_t next_item_number_ = 1;
 };
 
 }  // namespace mdcast::distributor

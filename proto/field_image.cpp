@@ -1,6 +1,7 @@
 #include "proto/field_image.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace mdcast::proto {
 
@@ -49,7 +50,16 @@ void copy_entry(const FieldEntry& in, FieldImage::Slot& out) {
     } else {
         out.integer = in.integer;
     }
-    if (in.kind == FieldKind::kString) out.text.assign(in.text);
+    if (in.kind != FieldKind::kString) return;
+    // A string field usually keeps its length from one update to the next: an
+    // overwrite in place costs a copy, where assign() would go through the
+    // general replace (which allows for overlapping buffers, not possible here:
+    // the text points into the update's bytes).
+    if (out.text.size() == in.text.size()) {
+        if (!in.text.empty()) std::memcpy(out.text.data(), in.text.data(), in.text.size());
+    } else {
+        out.text.assign(in.text);
+    }
 }
 
 void write_value(const FieldImage::Slot& in, wire::FieldValue& out) {
@@ -117,18 +127,18 @@ const FieldImage::Slot* FieldImage::find(uint32_t id) const {
 
 // Updates usually carry their fields in the image's order (the publisher
 // builds them the same way every time), so each field is looked for first in
-// the slot after the previous one's: a merge is then one comparison per field,
-// not a search of the image.
+// the slot after the previous one's, then in the rest of the image after it
+// and only then before it: a merge is one comparison per field when the order
+// holds, and a field the refresh did not have (appended at the end) is found
+// without searching the fields already merged.
 void FieldImage::apply(std::span<const FieldEntry> fields) {
     size_t next = 0;
     for (const FieldEntry& entry : fields) {
-        if (next < slots_.size() && slots_[next].id == entry.id) {
-            copy_entry(entry, slots_[next++]);
-            continue;
-        }
-        Slot& slot = slot_for(entry.id);
-        copy_entry(entry, slot);
-        next = static_cast<size_t>(&slot - slots_.data()) + 1;
+        size_t at = next;
+        while (at < slots_.size() && slots_[at].id != entry.id) ++at;
+        if (at == slots_.size()) at = static_cast<size_t>(&slot_for(entry.id) - slots_.data());
+        copy_entry(entry, slots_[at]);
+        next = at + 1;
     }
 }
 

@@ -139,6 +139,8 @@ TEST_CASE("register_item assigns stable ids", "[item_registry]") {
     CHECK(registry.item(2) == b);
     CHECK(registry.item(3) == nullptr);
     CHECK(registry.item(0) == nullptr);
+    // The same item number under another distributor id is another item.
+    CHECK(registry.item(mdcast::proto::make_item_id(7, 1)) == nullptr);
     CHECK(registry.find_item(svc, "B") == b);
     CHECK(registry.find_item(svc, "C") == nullptr);
 }
@@ -253,4 +255,19 @@ TEST_CASE("ids carry the distributor id in their top bits", "[item_registry]") {
     CHECK(mdcast::proto::item_source(item->id) == 7);
     CHECK(registry.service(1) == nullptr);  // another distributor's service number 1
     CHECK(registry.service(service->id) == service);
+}
+
+TEST_CASE("item ids carry the distributor id and are found by it", "[item_registry]") {
+    ItemRegistry registry(7, 10, 100);
+    const uint32_t svc = announce_ok(registry, "FEED", kSessionA)->id;
+    std::vector<uint64_t> registered;
+    for (const char* name : {"A", "B"}) registered.push_back(registry.register_item(svc, name)->id);
+    CHECK(registered == std::vector<uint64_t>{mdcast::proto::make_item_id(7, 1),
+                                              mdcast::proto::make_item_id(7, 2)});
+    CHECK(registry.item(registered[1])->name == "B");
+    CHECK(registry.item(1) == nullptr);  // distributor 0's item 1
+    CHECK(registry.item(mdcast::proto::make_item_id(7, 3)) == nullptr);
+    std::vector<uint64_t> seen;
+    registry.for_each_item([&](const ItemEntry& item) { seen.push_back(item.id); });
+    CHECK(seen == registered);
 }

@@ -114,3 +114,29 @@ TEST_CASE("a merge gives the same image whatever the order of the update's field
         }
     }
 }
+
+TEST_CASE("a string field takes each new value whatever its length", "[field_image]") {
+    FieldImage image;
+    const std::vector<std::string> values{"AAAA",
+                                          "BBBB",
+                                          "CC",
+                                          "",
+                                          "",
+                                          "DDDDDDDDDDDDDDDDDDDDDDDDDDDD",
+                                          "EEEEEEEEEEEEEEEEEEEEEEEEEEEE",
+                                          "F"};
+    for (const std::string& value : values) {
+        const std::vector<FieldEntry> update{int_entry(1, 5),
+                                             FieldEntry{2, FieldKind::kString, 0, 0, 0, value}};
+        image.apply(update);
+        REQUIRE(image.size() == 2);
+        CHECK(image.find(2)->kind == FieldKind::kString);
+        CHECK(image.find(2)->text == value);
+    }
+    // Another kind in between, then a string of the old length again.
+    image.apply(std::vector<FieldEntry>{int_entry(2, 9)});
+    CHECK(image.find(2)->kind == FieldKind::kInt);
+    CHECK(image.find(2)->integer == 9);
+    image.apply(std::vector<FieldEntry>{FieldEntry{2, FieldKind::kString, 0, 0, 0, "G"}});
+    CHECK(image.find(2)->text == "G");
+}
