@@ -20,7 +20,7 @@ size_t OutboxBatch::bytes() const {
 
 uint32_t PublisherOutbox::keep(std::string_view text) {
     const auto offset = static_cast<uint32_t>(pending_.text.size());
-    pending_.text.append(text);
+    if (!text.empty()) pending_.text.append(text);
     return offset;
 }
 
@@ -53,18 +53,15 @@ void PublisherOutbox::add_fields(OutboxRecord& record, std::span<const FieldValu
     record.first_field = static_cast<uint32_t>(pending_.fields.size());
     record.field_count = static_cast<uint32_t>(fields.size());
     for (const FieldValue& f : fields) {
-        proto::FieldEntry& entry = pending_.fields.emplace_back();
-        entry.id = f.id;
-        entry.kind = detail::to_proto_kind(f.kind);
-        entry.exponent = f.exponent;
-        entry.integer = f.integer;
-        entry.real = f.real;
-        uint32_t offset = 0;
+        std::pair<uint32_t, uint32_t> text{0, 0};
+        std::string_view view;
         if (f.kind == FieldKind::kString) {
-            entry.text = f.text;  // the caller's, valid until push() returns
-            offset = keep(f.text);
+            view = f.text;  // the caller's, valid until push() returns
+            text = {keep(f.text), static_cast<uint32_t>(f.text.size())};
         }
-        pending_.field_text.emplace_back(offset, static_cast<uint32_t>(f.text.size()));
+        pending_.fields.push_back(proto::FieldEntry{f.id, detail::to_proto_kind(f.kind), f.exponent,
+                                                    f.integer, f.real, view});
+        pending_.field_text.push_back(text);
     }
 }
 
