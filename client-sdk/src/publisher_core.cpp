@@ -164,13 +164,18 @@ void PublisherCore::work() {
             next_ = 0;
             if (batch_.records.empty()) break;
         }
+        // The socket's queue changes only when this thread sends (updates go
+        // to out_ first), so it is read again only after a record that sent.
+        size_t queued = link_.queued_bytes();
         while (next_ < batch_.records.size()) {
-            if (session_up_ && link_.queued_bytes() + out_.size() > options_.max_output_bytes / 2) {
+            if (session_up_ && queued + out_.size() > options_.max_output_bytes / 2) {
                 flush_updates();
                 retry_timer_.start_once(std::chrono::milliseconds(1));
                 return;
             }
-            apply(batch_.records[next_++]);
+            const OutboxRecord& record = batch_.records[next_++];
+            apply(record);
+            if (record.kind != OutboxRecord::Kind::kUpdate) queued = link_.queued_bytes();
         }
         for (auto& [name, service] : services_) {
             if (!service->to_register.empty()) register_items(*service);
