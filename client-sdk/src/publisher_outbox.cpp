@@ -85,7 +85,9 @@ void PublisherOutbox::take(OutboxBatch& out) {
     {
         std::lock_guard lock(mutex_);
         std::swap(out, pending_);
-        wake_sent_ = false;
+        // Having taken something, the I/O thread comes back for more: what
+        // is pushed meanwhile needs no wake-up until a take() finds nothing.
+        wake_sent_ = !out.records.empty();
     }
     for (size_t i = 0; i < out.fields.size(); ++i) {
         proto::FieldEntry& entry = out.fields[i];

@@ -11,10 +11,12 @@
 // max_bytes (records, fields, text and wire bytes); push() refuses a bounded
 // record that does not fit.
 //
-// Wake-ups (the adaptive write policy): the I/O thread is woken once per batch
-// it takes, by the first push() after its take() — at once, so a lone update
-// is written without waiting (Nagle off). A push() inside a Publisher::Batch
-// defers that wake-up to the batch's end (wake_owed()), so a burst published
+// Wake-ups (the adaptive write policy): the I/O thread is woken only when it
+// may be asleep: by the first push() after a take() that found nothing — at
+// once, so a lone update is written without waiting (Nagle off). After a
+// take() that found something the I/O thread must take() again until it finds
+// nothing (PublisherCore::work does), so pushes meanwhile wake nobody. A push() inside a
+// Publisher::Batch defers that wake-up to the batch's end (wake_owed()), so a burst published
 // together goes out in one write with one wake-up (corking) even when the I/O
 // thread would otherwise run between its updates. A push() from another
 // thread, not deferring, still wakes the I/O thread for everything queued.
@@ -94,7 +96,8 @@ class PublisherOutbox {
     // queued that no wake-up is on its way for: the end of a deferring batch.
     bool wake_owed();
     // Swaps the outbox into `out` (cleared first); string fields then point
-    // into out.text. The next push() wakes again.
+    // into out.text. When `out` is not empty the caller must take() again
+    // later without being woken; once it is empty the next push() wakes.
     void take(OutboxBatch& out);
     bool empty() const;
 

@@ -86,7 +86,13 @@ TEST_CASE("records come out in order with their fields and texts", "[publisher_o
         CHECK(f[1].text == "value " + std::to_string(i) + std::string(40, '.'));
     }
     REQUIRE(outbox.push(update_record(2), {}, {}, {}, true, kNow, wake));
-    CHECK(wake);  // empty again after take()
+    CHECK_FALSE(wake);  // the I/O thread took something: it comes back without one
+    outbox.take(batch);
+    CHECK(batch.records.size() == 1);
+    outbox.take(batch);  // found nothing: the I/O thread goes to sleep
+    CHECK(batch.records.empty());
+    REQUIRE(outbox.push(update_record(3), {}, {}, {}, true, kNow, wake));
+    CHECK(wake);
 }
 
 TEST_CASE("a deferring batch wakes the I/O thread once, at its end; others still wake it",
@@ -105,6 +111,8 @@ TEST_CASE("a deferring batch wakes the I/O thread once, at its end; others still
     OutboxBatch batch;
     outbox.take(batch);
     CHECK(batch.records.size() == 11);
+    outbox.take(batch);  // nothing more: the I/O thread sleeps again
+    CHECK(batch.records.empty());
 
     // Another thread publishing while a batch is open is not held back by it:
     // its push wakes the I/O thread for everything queued, the batch's too.
@@ -116,6 +124,35 @@ TEST_CASE("a deferring batch wakes the I/O thread once, at its end; others still
     outbox.take(batch);
     CHECK(batch.records.size() == 2);
     CHECK_FALSE(outbox.wake_owed());  // empty
+}
+
+TEST_CASE("no wake-up while the I/O thread is draining; one once it found the outbox empty",
+          "[publisher_outbox]") {
+    PublisherOutbox outbox(1 << 20);
+    OutboxBatch batch;
+    bool wake = false;
+    REQUIRE(outbox.push(update_record(1, 1), {}, {}, {}, true, kNow, wake));
+    CHECK(wake);
+    // The I/O thread takes and works through the batch; a publisher that does
+    // not batch keeps pushing meanwhile: none of it wakes the I/O thread, and
+    // nothing is owed at a batch's end either.
+    for (uint64_t round = 0; round < 3; ++round) {
+        outbox.take(batch);
+        CHECK(batch.records.size() == (round == 0 ? 1u : 5u));
+        for (uint64_t i = 0; i < 5; ++i) {
+            REQUIRE(outbox.push(update_record(1, 10 * round + i), {}, {}, {}, true, kNow, wake));
+            CHECK_FALSE(wake);
+        }
+        CHECK_FALSE(outbox.wake_owed());
+    }
+    outbox.take(batch);
+    CHECK(batch.records.size() == 5);
+    outbox.take(batch);
+    CHECK(batch.records.empty());
+    CHECK_FALSE(outbox.wake_owed());  // nothing queued
+    REQUIRE(outbox.push(update_record(1, 99), {}, {}, {}, true, kDeferred, wake));
+    CHECK_FALSE(wake);
+    CHECK(outbox.wake_owed());  // asleep now: the batch's end must wake it
 }
 
 TEST_CASE("an update is encoded on the publishing thread: its bytes hold its stamp and fields",
