@@ -1,7 +1,5 @@
 #include "publisher_outbox.h"
 
-#include "event_writer.h"
-
 namespace mdcast::sdk {
 
 void OutboxBatch::clear() {
@@ -47,6 +45,22 @@ bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fiel
     return true;
 }
 
+namespace {
+// detail::to_proto_kind without the call, for the per-field copy: the two
+// enums agree on every kind but the blank, which the SDK numbers 0.
+static_assert(static_cast<int>(FieldKind::kInt) == static_cast<int>(proto::FieldKind::kInt) &&
+              static_cast<int>(FieldKind::kDecimal) ==
+                  static_cast<int>(proto::FieldKind::kDecimal) &&
+              static_cast<int>(FieldKind::kDouble) == static_cast<int>(proto::FieldKind::kDouble) &&
+              static_cast<int>(FieldKind::kString) == static_cast<int>(proto::FieldKind::kString) &&
+              static_cast<int>(FieldKind::kTime) == static_cast<int>(proto::FieldKind::kTime) &&
+              static_cast<int>(FieldKind::kBlank) == 0);
+proto::FieldKind entry_kind(FieldKind kind) {
+    return kind == FieldKind::kBlank ? proto::FieldKind::kBlank
+                                     : static_cast<proto::FieldKind>(kind);
+}
+}  // namespace
+
 // The fields as the I/O thread merges them into the item's image; string
 // values are kept in the batch text (take() points the entries at it).
 void PublisherOutbox::add_fields(OutboxRecord& record, std::span<const FieldValue> fields) {
@@ -59,8 +73,8 @@ void PublisherOutbox::add_fields(OutboxRecord& record, std::span<const FieldValu
             view = f.text;  // the caller's, valid until push() returns
             text = {keep(f.text), static_cast<uint32_t>(f.text.size())};
         }
-        pending_.fields.push_back(proto::FieldEntry{f.id, detail::to_proto_kind(f.kind), f.exponent,
-                                                    f.integer, f.real, view});
+        pending_.fields.push_back(
+            proto::FieldEntry{f.id, entry_kind(f.kind), f.exponent, f.integer, f.real, view});
         pending_.field_text.push_back(text);
     }
 }

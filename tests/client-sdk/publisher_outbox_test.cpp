@@ -191,6 +191,10 @@ TEST_CASE("an update is encoded on the publishing thread: its bytes hold its sta
     }
     CHECK(kept[3].text == "VOD.L \xE2\x82\xAC");
     CHECK(kept[0].text.empty());  // only strings carry text
+    using ProtoKind = mdcast::proto::FieldKind;
+    const ProtoKind kinds[] = {ProtoKind::kInt,    ProtoKind::kDecimal, ProtoKind::kDouble,
+                               ProtoKind::kString, ProtoKind::kTime,    ProtoKind::kBlank};
+    for (size_t i = 0; i < kept.size(); ++i) CHECK(kept[i].kind == kinds[i]);
 }
 
 TEST_CASE("the byte bound refuses bounded records only", "[publisher_outbox]") {
