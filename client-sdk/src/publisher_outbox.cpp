@@ -7,18 +7,32 @@ void OutboxBatch::clear() {
     fields.clear();
     text.clear();
     wire.clear();
-    field_text.clear();
 }
 
 size_t OutboxBatch::bytes() const {
-    return records.size() * sizeof(OutboxRecord) +
-           fields.size() * (sizeof(proto::FieldEntry) + sizeof(field_text[0])) + text.size() +
-           wire.size();
+    return records.size() * sizeof(OutboxRecord) + fields.size() * sizeof(proto::FieldEntry) +
+           text.size() + wire.size();
 }
 
+// String fields point into `text`; after it moved (grown, or swapped while
+// short enough to live inside the string) they are pointed at the same offsets
+// of its new buffer.
+void OutboxBatch::rebase(const char* old_base) {
+    for (proto::FieldEntry& entry : fields) {
+        if (entry.kind != proto::FieldKind::kString) continue;
+        const auto offset = static_cast<size_t>(entry.text.data() - old_base);
+        entry.text = std::string_view(text).substr(offset, entry.text.size());
+    }
+}
+
+// Appends to the batch text (names, status texts, string values); string
+// fields already kept follow it when it grows into a new buffer.
 uint32_t PublisherOutbox::keep(std::string_view text) {
     const auto offset = static_cast<uint32_t>(pending_.text.size());
-    if (!text.empty()) pending_.text.append(text);
+    if (text.empty()) return offset;
+    const char* old_base = pending_.text.data();
+    pending_.text.append(text);
+    if (pending_.text.data() != old_base) pending_.rebase(old_base);
     return offset;
 }
 
@@ -26,10 +40,8 @@ bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fiel
                            std::string_view text1, std::string_view text2, bool bounded, Wake when,
                            bool& wake) {
     // An estimate of the wire bytes (the exact size is known only once encoded).
-    size_t adding =
-        sizeof(OutboxRecord) +
-        fields.size() * (2 * sizeof(proto::FieldEntry) + sizeof(std::pair<uint32_t, uint32_t>)) +
-        text1.size() + text2.size();
+    size_t adding = sizeof(OutboxRecord) + fields.size() * 2 * sizeof(proto::FieldEntry) +
+                    text1.size() + text2.size();
     for (const FieldValue& f : fields) adding += 2 * f.text.size();
     std::lock_guard lock(mutex_);
     if (bounded && pending_.bytes() + adding > max_bytes_) return false;
@@ -61,21 +73,22 @@ proto::FieldKind entry_kind(FieldKind kind) {
 }
 }  // namespace
 
-// The fields as the I/O thread merges them into the item's image; string
-// values are kept in the batch text (take() points the entries at it).
+// A string value kept in the batch text; the view stays valid through growth
+// and take() (OutboxBatch::rebase).
+std::string_view PublisherOutbox::keep_value(std::string_view value) {
+    const uint32_t offset = keep(value);
+    return std::string_view(pending_.text).substr(offset, value.size());
+}
+
+// The fields as the I/O thread merges them into the item's image.
 void PublisherOutbox::add_fields(OutboxRecord& record, std::span<const FieldValue> fields) {
     record.first_field = static_cast<uint32_t>(pending_.fields.size());
     record.field_count = static_cast<uint32_t>(fields.size());
     for (const FieldValue& f : fields) {
-        std::pair<uint32_t, uint32_t> text{0, 0};
-        std::string_view view;
-        if (f.kind == FieldKind::kString) {
-            view = f.text;  // the caller's, valid until push() returns
-            text = {keep(f.text), static_cast<uint32_t>(f.text.size())};
-        }
+        const std::string_view text =
+            f.kind == FieldKind::kString ? keep_value(f.text) : std::string_view{};
         pending_.fields.push_back(
-            proto::FieldEntry{f.id, entry_kind(f.kind), f.exponent, f.integer, f.real, view});
-        pending_.field_text.push_back(text);
+            proto::FieldEntry{f.id, entry_kind(f.kind), f.exponent, f.integer, f.real, text});
     }
 }
 
@@ -96,19 +109,16 @@ bool PublisherOutbox::wake_owed() {
 
 void PublisherOutbox::take(OutboxBatch& out) {
     out.clear();
+    const char* old_base = nullptr;
     {
         std::lock_guard lock(mutex_);
+        old_base = pending_.text.data();
         std::swap(out, pending_);
         // Having taken something, the I/O thread comes back for more: what
         // is pushed meanwhile needs no wake-up until a take() finds nothing.
         wake_sent_ = !out.records.empty();
     }
-    for (size_t i = 0; i < out.fields.size(); ++i) {
-        proto::FieldEntry& entry = out.fields[i];
-        if (entry.kind != proto::FieldKind::kString) continue;
-        const auto [offset, size] = out.field_text[i];
-        entry.text = std::string_view(out.text).substr(offset, size);
-    }
+    if (out.text.data() != old_base) out.rebase(old_base);  // a short text moved with the swap
 }
 
 bool PublisherOutbox::empty() const {

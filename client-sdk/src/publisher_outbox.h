@@ -55,15 +55,13 @@ struct OutboxRecord {
     uint32_t wire_offset = 0, wire_size = 0;
 };
 
-// What the I/O thread takes: records, their fields (strings point into text).
+// What the I/O thread takes: records, their fields (string values point into
+// `text`, kept pointing there as it grows or moves: rebase()).
 struct OutboxBatch {
     std::vector<OutboxRecord> records;
     std::vector<proto::FieldEntry> fields;
     std::string text;
     std::string wire;  // encoded update bodies (OutboxRecord::wire_offset)
-    // Per field: where its string value is in `text` (offset, size). Views are
-    // made only in take(), because `text` may move while it grows.
-    std::vector<std::pair<uint32_t, uint32_t>> field_text;
 
     std::span<const proto::FieldEntry> fields_of(const OutboxRecord& r) const {
         return std::span(fields).subspan(r.first_field, r.field_count);
@@ -80,6 +78,7 @@ struct OutboxBatch {
     }
     void clear();
     size_t bytes() const;
+    void rebase(const char* old_base);
 };
 
 class PublisherOutbox {
@@ -103,6 +102,7 @@ class PublisherOutbox {
 
   private:
     uint32_t keep(std::string_view text);
+    std::string_view keep_value(std::string_view value);
     void add_fields(OutboxRecord& record, std::span<const FieldValue> fields);
     void encode_update(OutboxRecord& record);
 

@@ -95,6 +95,39 @@ TEST_CASE("records come out in order with their fields and texts", "[publisher_o
     CHECK(wake);
 }
 
+TEST_CASE(
+    "string values stay right when the batch text grows for names and status texts, "
+    "and when a short one moves with the swap",
+    "[publisher_outbox]") {
+    PublisherOutbox outbox(1 << 24);
+    OutboxBatch batch;
+    bool wake = false;
+    for (int round = 0; round < 3; ++round) {
+        FieldList fields;
+        fields.add_string(3, "ab");  // short: the batch text starts inside the string
+        REQUIRE(outbox.push(update_record(1, 1), fields.values(), {}, {}, true, kNow, wake));
+        for (int i = 0; i < 20; ++i) {
+            fields.clear();
+            fields.add_string(3, std::to_string(i) + "-value").add_int(30, i);
+            REQUIRE(outbox.push(update_record(1, static_cast<uint64_t>(i + 2)), fields.values(), {},
+                                {}, true, kNow, wake));
+            OutboxRecord status;  // a status text that makes the batch text grow
+            status.kind = OutboxRecord::Kind::kStatus;
+            REQUIRE(outbox.push(status, {}, std::string(100 * (i + 1), 's'), {}, true, kNow, wake));
+        }
+        outbox.take(batch);
+        REQUIRE(batch.records.size() == 41);
+        CHECK(batch.fields_of(batch.records[0])[0].text == "ab");
+        for (int i = 0; i < 20; ++i) {
+            const auto& update = batch.records[static_cast<size_t>(1 + 2 * i)];
+            CHECK(batch.fields_of(update)[0].text == std::to_string(i) + "-value");
+            CHECK(batch.text1(batch.records[static_cast<size_t>(2 + 2 * i)]).size() ==
+                  static_cast<size_t>(100 * (i + 1)));
+        }
+        outbox.take(batch);  // empty: the next round starts from swapped buffers
+    }
+}
+
 TEST_CASE("a deferring batch wakes the I/O thread once, at its end; others still wake it",
           "[publisher_outbox]") {
     PublisherOutbox outbox(1 << 20);
