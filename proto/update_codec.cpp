@@ -437,7 +437,11 @@ size_t varint_size(uint64_t v) {
 // no per-byte push_back. append_update_frame(UpdateView) sizes exactly with
 // the *_size functions; append_update_rest makes room for the worst case and
 // writes each length once what it covers is written (close_length).
-uint8_t* put_varint(uint8_t* p, uint64_t v) {
+inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
+    if (v < 0x80) [[likely]] {  // ids, tags, most lengths
+        *p = static_cast<uint8_t>(v);
+        return p + 1;
+    }
     while (v >= 0x80) {
         *p++ = static_cast<uint8_t>((v & 0x7F) | 0x80);
         v >>= 7;
@@ -481,7 +485,7 @@ size_t value_size(const FieldEntry& f) {
     return n;
 }
 
-uint8_t* put_value(uint8_t* p, const FieldEntry& f) {
+[[gnu::always_inline]] inline uint8_t* put_value(uint8_t* p, const FieldEntry& f) {
     if (f.id != 0) {
         *p++ = 0x08;
         p = put_varint(p, f.id);
