@@ -433,9 +433,15 @@ size_t varint_size(uint64_t v) {
     return v < 128 ? 1 : (static_cast<size_t>(std::bit_width(v)) + 6) / 7;
 }
 
-// The writers below encode into memory sized beforehand (the *_size functions
-// give the exact byte counts): one resize per frame, no per-byte push_back.
-uint8_t* put_varint(uint8_t* p, uint64_t v) {
+// The writers below encode into memory sized beforehand: one resize per frame,
+// no per-byte push_back. append_update_frame(UpdateView) sizes exactly with
+// the *_size functions; append_update_rest makes room for the worst case and
+// writes each length once what it covers is written (close_length).
+inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
+    if (v < 0x80) [[likely]] {  // ids, tags, most lengths
+        *p = static_cast<uint8_t>(v);
+        return p + 1;
+    }
     while (v >= 0x80) {
         *p++ = static_cast<uint8_t>((v & 0x7F) | 0x80);
         v >>= 7;
@@ -479,7 +485,7 @@ size_t value_size(const FieldEntry& f) {
     return n;
 }
 
-uint8_t* put_value(uint8_t* p, const FieldEntry& f) {
+[[gnu::always_inline]] inline uint8_t* put_value(uint8_t* p, const FieldEntry& f) {
     if (f.id != 0) {
         *p++ = 0x08;
         p = put_varint(p, f.id);
@@ -488,9 +494,10 @@ uint8_t* put_value(uint8_t* p, const FieldEntry& f) {
         case FieldKind::kInt:
             *p++ = 0x10;
             return put_varint(p, zigzag(f.integer));
-        case FieldKind::kDecimal:
+        case FieldKind::kDecimal: {
+            // At most 1 + 10 + 1 + 5 bytes: its length is always one byte.
             *p++ = 0x1A;
-            p = put_varint(p, decimal_size(f));
+            uint8_t* const length = p++;
             if (f.integer != 0) {
                 *p++ = 0x08;
                 p = put_varint(p, zigzag(f.integer));
@@ -499,7 +506,9 @@ uint8_t* put_value(uint8_t* p, const FieldEntry& f) {
                 *p++ = 0x10;
                 p = put_varint(p, zigzag(f.exponent));
             }
+            *length = static_cast<uint8_t>(p - length - 1);
             return p;
+        }
         case FieldKind::kDouble:
             *p++ = 0x21;
             return put_fixed64(p, std::bit_cast<uint64_t>(f.real));
@@ -519,6 +528,32 @@ uint8_t* put_value(uint8_t* p, const FieldEntry& f) {
             return p;
     }
     return p;
+}
+
+constexpr size_t kMaxVarintBytes = 10;
+// The most bytes one field-list entry takes besides its string value: tag,
+// length, id (1 + 5), and the largest value (a decimal: 1 + 1 + 17).
+constexpr size_t kMaxEntryBytes = 1 + kMaxVarintBytes + 6 + 19;
+
+// Moves a length-delimited run of 128 bytes or more (see close_length) up to
+// make room for its length's varint, and writes it. Returns the run's new end.
+[[gnu::noinline]] uint8_t* widen_length(uint8_t* length, size_t size) {
+    const size_t extra = varint_size(size) - 1;
+    std::memmove(length + 1 + extra, length + 1, size);
+    put_varint(length, size);
+    return length + 1 + extra + size;
+}
+
+// Finishes a length-delimited run written after a one-byte placeholder at
+// `length` and ending at `end`: writes its length there, widening it (the
+// caller made room for a full varint) when it needs more than one byte.
+// Returns the run's end.
+inline uint8_t* close_length(uint8_t* length, uint8_t* end) {
+    const auto size = static_cast<size_t>(end - length - 1);
+    if (size >= 0x80) [[unlikely]]
+        return widen_length(length, size);
+    *length = static_cast<uint8_t>(size);
+    return end;
 }
 
 // Grows `out` by `bytes` and returns where they go.
@@ -582,28 +617,26 @@ void append_update_frame(std::string& out, const UpdateView& update,
 
 void append_update_rest(std::string& out, uint64_t publish_time_ns,
                         std::span<const FieldEntry> fields) {
-    // Each value's size is needed twice (the list's length, then its own
-    // prefix): kept for the first fields rather than computed again.
-    constexpr size_t kKept = 32;
-    uint32_t sizes[kKept];
-    size_t list_size = 0;
-    for (size_t i = 0; i < fields.size(); ++i) {
-        const size_t value = value_size(fields[i]);
-        if (i < kKept) sizes[i] = static_cast<uint32_t>(value);
-        list_size += 1 + varint_size(value) + value;
-    }
-    uint8_t* p = grow(out, (publish_time_ns != 0 ? 9 : 0) + 1 + varint_size(list_size) + list_size);
+    // One pass: each length is written as one byte ahead of what it covers
+    // and widened afterwards in the rare case it is 128 or more (close_length),
+    // so no value is sized before it is written. Room for the worst case is
+    // made first and the unused tail cut off at the end.
+    size_t bound = 9 + 1 + kMaxVarintBytes;
+    for (const FieldEntry& f : fields) bound += kMaxEntryBytes + f.text.size();
+    uint8_t* p = grow(out, bound);
     if (publish_time_ns != 0) {
         *p++ = 0x19;
         p = put_fixed64(p, publish_time_ns);
     }
     *p++ = 0x22;
-    p = put_varint(p, list_size);
-    for (size_t i = 0; i < fields.size(); ++i) {
+    uint8_t* const list_length = p++;
+    for (const FieldEntry& f : fields) {
         *p++ = 0x0A;
-        p = put_varint(p, i < kKept ? sizes[i] : value_size(fields[i]));
-        p = put_value(p, fields[i]);
+        uint8_t* const length = p++;
+        p = close_length(length, put_value(p, f));
     }
+    p = close_length(list_length, p);
+    out.resize(static_cast<size_t>(p - reinterpret_cast<const uint8_t*>(out.data())));
 }
 
 void append_update_frame(std::string& out, uint64_t item_id, uint64_t item_seq,

@@ -50,23 +50,6 @@ void FieldList::rebase(const char* old_base) {
     }
 }
 
-FieldList& FieldList::add(FieldValue value) {
-    values_.push_back(value);
-    return *this;
-}
-
-FieldList& FieldList::add_int(uint32_t id, int64_t value) {
-    return add(FieldValue{id, FieldKind::kInt, 0, value, 0, {}});
-}
-
-FieldList& FieldList::add_decimal(uint32_t id, int64_t mantissa, int32_t exponent) {
-    return add(FieldValue{id, FieldKind::kDecimal, exponent, mantissa, 0, {}});
-}
-
-FieldList& FieldList::add_double(uint32_t id, double value) {
-    return add(FieldValue{id, FieldKind::kDouble, 0, 0, value, {}});
-}
-
 FieldList& FieldList::add_string(uint32_t id, std::string_view value) {
     const char* old_base = text_.data();
     const size_t offset = text_.size();
@@ -74,14 +57,6 @@ FieldList& FieldList::add_string(uint32_t id, std::string_view value) {
     rebase(old_base);
     return add(FieldValue{id, FieldKind::kString, 0, 0, 0,
                           std::string_view(text_).substr(offset, value.size())});
-}
-
-FieldList& FieldList::add_time(uint32_t id, int64_t ns) {
-    return add(FieldValue{id, FieldKind::kTime, 0, ns, 0, {}});
-}
-
-FieldList& FieldList::add_blank(uint32_t id) {
-    return add(FieldValue{id, FieldKind::kBlank, 0, 0, 0, {}});
 }
 
 FieldList& FieldList::add_int(std::string_view name, int64_t value) {

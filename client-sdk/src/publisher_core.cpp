@@ -112,7 +112,8 @@ bool PublisherCore::on_session_down(bool, LinkDown) {
         service->id = 0;
         service->to_register.clear();
     }
-    for (auto& [handle, item] : items_) {
+    for (auto& item : items_) {
+        if (!item) continue;
         item->item_id = 0;
         item->requested = false;  // the distributor asks again for what is still wanted
     }
@@ -163,13 +164,18 @@ void PublisherCore::work() {
             next_ = 0;
             if (batch_.records.empty()) break;
         }
+        // The socket's queue changes only when this thread sends (updates go
+        // to out_ first), so it is read again only after a record that sent.
+        size_t queued = link_.queued_bytes();
         while (next_ < batch_.records.size()) {
-            if (session_up_ && link_.queued_bytes() + out_.size() > options_.max_output_bytes / 2) {
+            if (session_up_ && queued + out_.size() > options_.max_output_bytes / 2) {
                 flush_updates();
                 retry_timer_.start_once(std::chrono::milliseconds(1));
                 return;
             }
-            apply(batch_.records[next_++]);
+            const OutboxRecord& record = batch_.records[next_++];
+            apply(record);
+            if (record.kind != OutboxRecord::Kind::kUpdate) queued = link_.queued_bytes();
         }
         for (auto& [name, service] : services_) {
             if (!service->to_register.empty()) register_items(*service);
@@ -228,9 +234,9 @@ bool PublisherCore::apply(const OutboxRecord& r) {
         }
         return true;
     }
-    const auto found = items_.find(r.item);
-    if (found == items_.end()) return false;
-    Item& item = *found->second;
+    Item* const found = item_at(r.item);
+    if (!found) return false;
+    Item& item = *found;
     switch (r.kind) {
         case Kind::kRefresh:
             publish_refresh(item, batch_.fields_of(r), record_state(r));
@@ -253,6 +259,7 @@ ItemState PublisherCore::record_state(const OutboxRecord& r) const {
 
 PublisherCore::Item& PublisherCore::item_for(PublishedItem handle, Service& service,
                                              const std::string& name) {
+    if (handle.id >= items_.size()) items_.resize(handle.id + 1);
     auto& slot = items_[handle.id];
     if (!slot) {
         slot = std::make_unique<Item>();
@@ -480,9 +487,9 @@ void PublisherCore::on_items_registered(const proto::Frame& frame) {
     if (answers_outstanding_ > 0) --answers_outstanding_;
     const ItemState refused = detail::to_item_state(response.status());
     for (const auto& entry : response.items()) {
-        const auto found = items_.find(entry.ref());
-        if (found == items_.end()) continue;
-        Item& item = *found->second;
+        Item* const found = item_at(entry.ref());
+        if (!found) continue;
+        Item& item = *found;
         if (entry.item_id() == 0) {
             counters_.rejections.fetch_add(1, std::memory_order_relaxed);
             guarded(*log_, "on_item_rejected",

@@ -115,6 +115,9 @@ class PublisherCore final : public FailoverLink::Owner {
     bool sendable(const Item& item) const;
     void bind(Item& item, uint64_t item_id);
     Item& item_for(PublishedItem handle, Service& service, const std::string& name);
+    Item* item_at(uint64_t handle) const {
+        return handle < items_.size() ? items_[handle].get() : nullptr;
+    }
     void check_drained();
     template <class Message>
     bool parse(const proto::Frame& frame, Message& message);
@@ -137,7 +140,8 @@ class PublisherCore final : public FailoverLink::Owner {
     int64_t drain_deadline_ns_ = 0;
     std::unordered_map<std::string, std::unique_ptr<Service>> services_;
     std::unordered_map<uint32_t, Service*> by_service_id_;
-    std::unordered_map<uint64_t, std::unique_ptr<Item>> items_;  // by handle
+    // Indexed by handle id: the front end numbers handles 1, 2, ... (null: no item).
+    std::vector<std::unique_ptr<Item>> items_;
     std::unordered_map<uint64_t, Item*> by_item_id_;
     std::function<void(uint64_t)> flushed_;  // a FlushAck arrived for this token
     uint64_t flush_wanted_ = 0;              // highest token asked for

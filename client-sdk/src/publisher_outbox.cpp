@@ -1,7 +1,5 @@
 #include "publisher_outbox.h"
 
-#include "event_writer.h"
-
 namespace mdcast::sdk {
 
 void OutboxBatch::clear() {
@@ -9,18 +7,32 @@ void OutboxBatch::clear() {
     fields.clear();
     text.clear();
     wire.clear();
-    field_text.clear();
 }
 
 size_t OutboxBatch::bytes() const {
-    return records.size() * sizeof(OutboxRecord) +
-           fields.size() * (sizeof(proto::FieldEntry) + sizeof(field_text[0])) + text.size() +
-           wire.size();
+    return records.size() * sizeof(OutboxRecord) + fields.size() * sizeof(proto::FieldEntry) +
+           text.size() + wire.size();
 }
 
+// String fields point into `text`; after it moved (grown, or swapped while
+// short enough to live inside the string) they are pointed at the same offsets
+// of its new buffer.
+void OutboxBatch::rebase(const char* old_base) {
+    for (proto::FieldEntry& entry : fields) {
+        if (entry.kind != proto::FieldKind::kString) continue;
+        const auto offset = static_cast<size_t>(entry.text.data() - old_base);
+        entry.text = std::string_view(text).substr(offset, entry.text.size());
+    }
+}
+
+// Appends to the batch text (names, status texts, string values); string
+// fields already kept follow it when it grows into a new buffer.
 uint32_t PublisherOutbox::keep(std::string_view text) {
     const auto offset = static_cast<uint32_t>(pending_.text.size());
+    if (text.empty()) return offset;
+    const char* old_base = pending_.text.data();
     pending_.text.append(text);
+    if (pending_.text.data() != old_base) pending_.rebase(old_base);
     return offset;
 }
 
@@ -28,10 +40,8 @@ bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fiel
                            std::string_view text1, std::string_view text2, bool bounded, Wake when,
                            bool& wake) {
     // An estimate of the wire bytes (the exact size is known only once encoded).
-    size_t adding =
-        sizeof(OutboxRecord) +
-        fields.size() * (2 * sizeof(proto::FieldEntry) + sizeof(std::pair<uint32_t, uint32_t>)) +
-        text1.size() + text2.size();
+    size_t adding = sizeof(OutboxRecord) + fields.size() * 2 * sizeof(proto::FieldEntry) +
+                    text1.size() + text2.size();
     for (const FieldValue& f : fields) adding += 2 * f.text.size();
     std::lock_guard lock(mutex_);
     if (bounded && pending_.bytes() + adding > max_bytes_) return false;
@@ -47,24 +57,38 @@ bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fiel
     return true;
 }
 
-// The fields as the I/O thread merges them into the item's image; string
-// values are kept in the batch text (take() points the entries at it).
+namespace {
+// detail::to_proto_kind without the call, for the per-field copy: the two
+// enums agree on every kind but the blank, which the SDK numbers 0.
+static_assert(static_cast<int>(FieldKind::kInt) == static_cast<int>(proto::FieldKind::kInt) &&
+              static_cast<int>(FieldKind::kDecimal) ==
+                  static_cast<int>(proto::FieldKind::kDecimal) &&
+              static_cast<int>(FieldKind::kDouble) == static_cast<int>(proto::FieldKind::kDouble) &&
+              static_cast<int>(FieldKind::kString) == static_cast<int>(proto::FieldKind::kString) &&
+              static_cast<int>(FieldKind::kTime) == static_cast<int>(proto::FieldKind::kTime) &&
+              static_cast<int>(FieldKind::kBlank) == 0);
+proto::FieldKind entry_kind(FieldKind kind) {
+    return kind == FieldKind::kBlank ? proto::FieldKind::kBlank
+                                     : static_cast<proto::FieldKind>(kind);
+}
+}  // namespace
+
+// A string value kept in the batch text; the view stays valid through growth
+// and take() (OutboxBatch::rebase).
+std::string_view PublisherOutbox::keep_value(std::string_view value) {
+    const uint32_t offset = keep(value);
+    return std::string_view(pending_.text).substr(offset, value.size());
+}
+
+// The fields as the I/O thread merges them into the item's image.
 void PublisherOutbox::add_fields(OutboxRecord& record, std::span<const FieldValue> fields) {
     record.first_field = static_cast<uint32_t>(pending_.fields.size());
     record.field_count = static_cast<uint32_t>(fields.size());
     for (const FieldValue& f : fields) {
-        proto::FieldEntry& entry = pending_.fields.emplace_back();
-        entry.id = f.id;
-        entry.kind = detail::to_proto_kind(f.kind);
-        entry.exponent = f.exponent;
-        entry.integer = f.integer;
-        entry.real = f.real;
-        uint32_t offset = 0;
-        if (f.kind == FieldKind::kString) {
-            entry.text = f.text;  // the caller's, valid until push() returns
-            offset = keep(f.text);
-        }
-        pending_.field_text.emplace_back(offset, static_cast<uint32_t>(f.text.size()));
+        const std::string_view text =
+            f.kind == FieldKind::kString ? keep_value(f.text) : std::string_view{};
+        pending_.fields.push_back(
+            proto::FieldEntry{f.id, entry_kind(f.kind), f.exponent, f.integer, f.real, text});
     }
 }
 
@@ -85,17 +109,16 @@ bool PublisherOutbox::wake_owed() {
 
 void PublisherOutbox::take(OutboxBatch& out) {
     out.clear();
+    const char* old_base = nullptr;
     {
         std::lock_guard lock(mutex_);
+        old_base = pending_.text.data();
         std::swap(out, pending_);
-        wake_sent_ = false;
+        // Having taken something, the I/O thread comes back for more: what
+        // is pushed meanwhile needs no wake-up until a take() finds nothing.
+        wake_sent_ = !out.records.empty();
     }
-    for (size_t i = 0; i < out.fields.size(); ++i) {
-        proto::FieldEntry& entry = out.fields[i];
-        if (entry.kind != proto::FieldKind::kString) continue;
-        const auto [offset, size] = out.field_text[i];
-        entry.text = std::string_view(out.text).substr(offset, size);
-    }
+    if (out.text.data() != old_base) out.rebase(old_base);  // a short text moved with the swap
 }
 
 bool PublisherOutbox::empty() const {

@@ -11,10 +11,12 @@
 // max_bytes (records, fields, text and wire bytes); push() refuses a bounded
 // record that does not fit.
 //
-// Wake-ups (the adaptive write policy): the I/O thread is woken once per batch
-// it takes, by the first push() after its take() — at once, so a lone update
-// is written without waiting (Nagle off). A push() inside a Publisher::Batch
-// defers that wake-up to the batch's end (wake_owed()), so a burst published
+// Wake-ups (the adaptive write policy): the I/O thread is woken only when it
+// may be asleep: by the first push() after a take() that found nothing — at
+// once, so a lone update is written without waiting (Nagle off). After a
+// take() that found something the I/O thread must take() again until it finds
+// nothing (PublisherCore::work does), so pushes meanwhile wake nobody. A push() inside a
+// Publisher::Batch defers that wake-up to the batch's end (wake_owed()), so a burst published
 // together goes out in one write with one wake-up (corking) even when the I/O
 // thread would otherwise run between its updates. A push() from another
 // thread, not deferring, still wakes the I/O thread for everything queued.
@@ -53,15 +55,13 @@ struct OutboxRecord {
     uint32_t wire_offset = 0, wire_size = 0;
 };
 
-// What the I/O thread takes: records, their fields (strings point into text).
+// What the I/O thread takes: records, their fields (string values point into
+// `text`, kept pointing there as it grows or moves: rebase()).
 struct OutboxBatch {
     std::vector<OutboxRecord> records;
     std::vector<proto::FieldEntry> fields;
     std::string text;
     std::string wire;  // encoded update bodies (OutboxRecord::wire_offset)
-    // Per field: where its string value is in `text` (offset, size). Views are
-    // made only in take(), because `text` may move while it grows.
-    std::vector<std::pair<uint32_t, uint32_t>> field_text;
 
     std::span<const proto::FieldEntry> fields_of(const OutboxRecord& r) const {
         return std::span(fields).subspan(r.first_field, r.field_count);
@@ -78,6 +78,7 @@ struct OutboxBatch {
     }
     void clear();
     size_t bytes() const;
+    void rebase(const char* old_base);
 };
 
 class PublisherOutbox {
@@ -94,12 +95,14 @@ class PublisherOutbox {
     // queued that no wake-up is on its way for: the end of a deferring batch.
     bool wake_owed();
     // Swaps the outbox into `out` (cleared first); string fields then point
-    // into out.text. The next push() wakes again.
+    // into out.text. When `out` is not empty the caller must take() again
+    // later without being woken; once it is empty the next push() wakes.
     void take(OutboxBatch& out);
     bool empty() const;
 
   private:
     uint32_t keep(std::string_view text);
+    std::string_view keep_value(std::string_view value);
     void add_fields(OutboxRecord& record, std::span<const FieldValue> fields);
     void encode_update(OutboxRecord& record);
 

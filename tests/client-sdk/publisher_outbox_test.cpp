@@ -86,7 +86,46 @@ TEST_CASE("records come out in order with their fields and texts", "[publisher_o
         CHECK(f[1].text == "value " + std::to_string(i) + std::string(40, '.'));
     }
     REQUIRE(outbox.push(update_record(2), {}, {}, {}, true, kNow, wake));
-    CHECK(wake);  // empty again after take()
+    CHECK_FALSE(wake);  // the I/O thread took something: it comes back without one
+    outbox.take(batch);
+    CHECK(batch.records.size() == 1);
+    outbox.take(batch);  // found nothing: the I/O thread goes to sleep
+    CHECK(batch.records.empty());
+    REQUIRE(outbox.push(update_record(3), {}, {}, {}, true, kNow, wake));
+    CHECK(wake);
+}
+
+TEST_CASE(
+    "string values stay right when the batch text grows for names and status texts, "
+    "and when a short one moves with the swap",
+    "[publisher_outbox]") {
+    PublisherOutbox outbox(1 << 24);
+    OutboxBatch batch;
+    bool wake = false;
+    for (int round = 0; round < 3; ++round) {
+        FieldList fields;
+        fields.add_string(3, "ab");  // short: the batch text starts inside the string
+        REQUIRE(outbox.push(update_record(1, 1), fields.values(), {}, {}, true, kNow, wake));
+        for (int i = 0; i < 20; ++i) {
+            fields.clear();
+            fields.add_string(3, std::to_string(i) + "-value").add_int(30, i);
+            REQUIRE(outbox.push(update_record(1, static_cast<uint64_t>(i + 2)), fields.values(), {},
+                                {}, true, kNow, wake));
+            OutboxRecord status;  // a status text that makes the batch text grow
+            status.kind = OutboxRecord::Kind::kStatus;
+            REQUIRE(outbox.push(status, {}, std::string(100 * (i + 1), 's'), {}, true, kNow, wake));
+        }
+        outbox.take(batch);
+        REQUIRE(batch.records.size() == 41);
+        CHECK(batch.fields_of(batch.records[0])[0].text == "ab");
+        for (int i = 0; i < 20; ++i) {
+            const auto& update = batch.records[static_cast<size_t>(1 + 2 * i)];
+            CHECK(batch.fields_of(update)[0].text == std::to_string(i) + "-value");
+            CHECK(batch.text1(batch.records[static_cast<size_t>(2 + 2 * i)]).size() ==
+                  static_cast<size_t>(100 * (i + 1)));
+        }
+        outbox.take(batch);  // empty: the next round starts from swapped buffers
+    }
 }
 
 TEST_CASE("a deferring batch wakes the I/O thread once, at its end; others still wake it",
@@ -105,6 +144,8 @@ TEST_CASE("a deferring batch wakes the I/O thread once, at its end; others still
     OutboxBatch batch;
     outbox.take(batch);
     CHECK(batch.records.size() == 11);
+    outbox.take(batch);  // nothing more: the I/O thread sleeps again
+    CHECK(batch.records.empty());
 
     // Another thread publishing while a batch is open is not held back by it:
     // its push wakes the I/O thread for everything queued, the batch's too.
@@ -116,6 +157,35 @@ TEST_CASE("a deferring batch wakes the I/O thread once, at its end; others still
     outbox.take(batch);
     CHECK(batch.records.size() == 2);
     CHECK_FALSE(outbox.wake_owed());  // empty
+}
+
+TEST_CASE("no wake-up while the I/O thread is draining; one once it found the outbox empty",
+          "[publisher_outbox]") {
+    PublisherOutbox outbox(1 << 20);
+    OutboxBatch batch;
+    bool wake = false;
+    REQUIRE(outbox.push(update_record(1, 1), {}, {}, {}, true, kNow, wake));
+    CHECK(wake);
+    // The I/O thread takes and works through the batch; a publisher that does
+    // not batch keeps pushing meanwhile: none of it wakes the I/O thread, and
+    // nothing is owed at a batch's end either.
+    for (uint64_t round = 0; round < 3; ++round) {
+        outbox.take(batch);
+        CHECK(batch.records.size() == (round == 0 ? 1u : 5u));
+        for (uint64_t i = 0; i < 5; ++i) {
+            REQUIRE(outbox.push(update_record(1, 10 * round + i), {}, {}, {}, true, kNow, wake));
+            CHECK_FALSE(wake);
+        }
+        CHECK_FALSE(outbox.wake_owed());
+    }
+    outbox.take(batch);
+    CHECK(batch.records.size() == 5);
+    outbox.take(batch);
+    CHECK(batch.records.empty());
+    CHECK_FALSE(outbox.wake_owed());  // nothing queued
+    REQUIRE(outbox.push(update_record(1, 99), {}, {}, {}, true, kDeferred, wake));
+    CHECK_FALSE(wake);
+    CHECK(outbox.wake_owed());  // asleep now: the batch's end must wake it
 }
 
 TEST_CASE("an update is encoded on the publishing thread: its bytes hold its stamp and fields",
@@ -154,6 +224,10 @@ TEST_CASE("an update is encoded on the publishing thread: its bytes hold its sta
     }
     CHECK(kept[3].text == "VOD.L \xE2\x82\xAC");
     CHECK(kept[0].text.empty());  // only strings carry text
+    using ProtoKind = mdcast::proto::FieldKind;
+    const ProtoKind kinds[] = {ProtoKind::kInt,    ProtoKind::kDecimal, ProtoKind::kDouble,
+                               ProtoKind::kString, ProtoKind::kTime,    ProtoKind::kBlank};
+    for (size_t i = 0; i < kept.size(); ++i) CHECK(kept[i].kind == kinds[i]);
 }
 
 TEST_CASE("the byte bound refuses bounded records only", "[publisher_outbox]") {

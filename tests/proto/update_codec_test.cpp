@@ -117,6 +117,31 @@ TEST_CASE("an update encoded without its ids, then framed with them, is protobuf
     }
 }
 
+TEST_CASE("append_update_rest matches protobuf when lengths need two or three bytes",
+          "[update_codec]") {
+    // The encoder writes each length as one byte and widens it afterwards:
+    // values of 127, 128 and 20,000 bytes, and lists past 128 and 16,384.
+    for (const size_t text_bytes : {size_t{0}, size_t{100}, size_t{120}, size_t{127}, size_t{128},
+                                    size_t{200}, size_t{20'000}}) {
+        for (const int copies : {1, 3, 40}) {
+            wire::Update original = sample_update();
+            original.clear_item_id();
+            original.clear_item_seq();
+            for (int i = 0; i < copies; ++i) {
+                auto* text = original.mutable_fields()->add_fields();
+                text->set_id(static_cast<uint32_t>(1000 + i));
+                text->set_string_value(std::string(text_bytes, static_cast<char>('a' + i % 26)));
+            }
+            const std::string bytes = original.SerializeAsString();
+            UpdateView u;
+            REQUIRE(decode_update(as_bytes(bytes), u));
+            std::string rest = "x";
+            append_update_rest(rest, u.publish_time_ns, u.fields);
+            CHECK(rest.substr(1) == bytes);
+        }
+    }
+}
+
 TEST_CASE("append_update_frame with a view writes only the view's fields", "[update_codec]") {
     const std::string bytes = sample_update().SerializeAsString();
     UpdateView u;

@@ -35,15 +35,28 @@ class MDCAST_API FieldList {
     FieldList& operator=(const FieldList& other);
     ~FieldList();
 
-    FieldList& add_int(uint32_t id, int64_t value);
+    // By id: inline, one store each once the list has grown (the per-update
+    // cost of a publishing application).
+    FieldList& add_int(uint32_t id, int64_t value) {
+        return add(FieldValue{id, FieldKind::kInt, 0, value, 0, {}});
+    }
     // value = mantissa * 10^exponent: prices without binary rounding.
-    FieldList& add_decimal(uint32_t id, int64_t mantissa, int32_t exponent);
-    FieldList& add_double(uint32_t id, double value);
+    FieldList& add_decimal(uint32_t id, int64_t mantissa, int32_t exponent) {
+        return add(FieldValue{id, FieldKind::kDecimal, exponent, mantissa, 0, {}});
+    }
+    FieldList& add_double(uint32_t id, double value) {
+        return add(FieldValue{id, FieldKind::kDouble, 0, 0, value, {}});
+    }
+    // The value is copied into the FieldList.
     FieldList& add_string(uint32_t id, std::string_view value);
     // Nanoseconds since the Unix epoch, UTC.
-    FieldList& add_time(uint32_t id, int64_t ns);
+    FieldList& add_time(uint32_t id, int64_t ns) {
+        return add(FieldValue{id, FieldKind::kTime, 0, ns, 0, {}});
+    }
     // Present but without a value.
-    FieldList& add_blank(uint32_t id);
+    FieldList& add_blank(uint32_t id) {
+        return add(FieldValue{id, FieldKind::kBlank, 0, 0, 0, {}});
+    }
 
     // The same by dictionary name. Throw std::invalid_argument for a name the
     // dictionary does not have, std::logic_error without a dictionary.
@@ -60,7 +73,10 @@ class MDCAST_API FieldList {
     std::span<const FieldValue> values() const { return values_; }
 
   private:
-    FieldList& add(FieldValue value);
+    FieldList& add(const FieldValue& value) {
+        values_.push_back(value);
+        return *this;
+    }
     void rebase(const char* old_base);
     uint32_t id_of(std::string_view name) const;
 

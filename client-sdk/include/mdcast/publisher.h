@@ -38,8 +38,8 @@
 //   A lone refresh(), update() or status() wakes the I/O thread at once and is
 //   written to the distributor without waiting for more (no timer, no Nagle).
 //   While the I/O thread is busy, whatever is published meanwhile goes out
-//   together in its next write. To publish a burst as one write — say every
-//   update decoded from one feed packet, or one pacing tick's worth — hold a
+//   together in its next write, and wakes nobody (it is still awake). To publish a burst as one
+//   write — say every update decoded from one feed packet, or one pacing tick's worth — hold a
 //   Publisher::Batch while publishing it: calls on that thread then leave the
 //   I/O thread asleep, and the batch's end wakes it once (corking). This costs
 //   the burst's first update the time spent publishing the rest, and saves a
