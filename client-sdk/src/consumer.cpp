@@ -214,7 +214,9 @@ void Consumer::Impl::stop() {
                 if (queue) queue->release_waiters();
             });
     }
-    std::promise<void> closed;
+    // Shared with the task: set_value() may still be returning when wait() does.
+    auto closed = std::make_shared<std::promise<void>>();
+    std::future<void> done = closed->get_future();
     {
         std::lock_guard lock(lifecycle_mutex);
         if (phase != Phase::kStarted) return;  // never started, or stopped already
@@ -224,13 +226,13 @@ void Consumer::Impl::stop() {
                 "shared IoContext, and this is its thread");
         }
         phase = Phase::kStopped;
-        io.post([this, &closed] {
+        io.post([this, closed] {
             close_on_shared_loop();
-            closed.set_value();
+            closed->set_value();
         });
     }
     if (queue) queue->release_waiters();  // the shared thread may wait for room in our queue
-    closed.get_future().wait();
+    done.wait();
 }
 
 // A started Consumer on a shared loop cannot be taken off the loop from the
