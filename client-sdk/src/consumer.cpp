@@ -10,9 +10,6 @@
 #include "mdcast/consumer.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <future>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_set>
@@ -41,7 +38,6 @@ struct __attribute__((visibility("hidden"))) Consumer::Impl {
     void post(Task task);
     void start();
     void stop();
-    [[noreturn]] void die_on_shared_thread(const std::string& what);
     std::vector<ItemHandle> request(const std::string& service,
                                     const std::vector<std::string>& items, const View& view,
                                     bool snapshot, uint32_t conflate_ms = 0);
@@ -64,14 +60,7 @@ struct __attribute__((visibility("hidden"))) Consumer::Impl {
     std::unique_ptr<EventQueue> queue;      // kDispatch only
     ConsumerCore* core = nullptr;           // I/O thread only
     std::unique_ptr<Running> running;       // shared loop: I/O thread only
-
-    // Shared loop only: start() builds the core there; requests made before
-    // wait here (the loop already runs, so a task posted now would find no
-    // core); after stop() they are dropped (the core is gone).
-    enum class Phase : uint8_t { kNew, kStarted, kStopped };
-    std::mutex lifecycle_mutex;  // guards phase and before_start
-    Phase phase = Phase::kNew;
-    std::vector<Task> before_start;
+    std::unique_ptr<sdk::SharedSeat> seat;  // shared loop: this consumer's lifecycle there
 
     std::mutex mutex;  // guards what follows
     uint64_t next_handle = 1;
@@ -142,7 +131,8 @@ Consumer::Impl::Impl(ConsumerOptions o, ConsumerHandler& h)
       handler(h),
       shared(options.io_context ? &sdk::IoContextAccess::shared(*options.io_context) : nullptr),
       own_io(shared ? nullptr : std::make_unique<sdk::IoThread>()),
-      io(shared ? shared->thread() : *own_io) {
+      io(shared ? shared->thread() : *own_io),
+      seat(shared ? std::make_unique<sdk::SharedSeat>(*shared, "Consumer") : nullptr) {
     sdk::validate(options);
     log = sdk::logger("sdk.consumer", options.log_level);
     tls = sdk::tls_context(options);
@@ -182,69 +172,32 @@ void Consumer::Impl::close_on_shared_loop() {
 }
 
 void Consumer::Impl::post(Task task) {
-    if (!shared) return io.post(std::move(task));  // the IoThread orders start and end itself
-    std::lock_guard lock(lifecycle_mutex);
-    if (phase == Phase::kNew) {
-        before_start.push_back(std::move(task));
-    } else if (phase == Phase::kStarted) {
-        io.post(std::move(task));
-    }  // kStopped: dropped, as tasks posted after an own thread ended never run
+    if (seat) return seat->post(std::move(task));
+    io.post(std::move(task));  // the IoThread orders start and end itself
 }
 
 void Consumer::Impl::start() {
-    if (!shared) return io.start([this] { run_io_thread(); });
-    std::lock_guard lock(lifecycle_mutex);
-    if (phase != Phase::kNew) throw std::logic_error("start() called twice");
-    phase = Phase::kStarted;
-    // Posted under the lock: every later post() lands behind it.
-    io.post([this, pending = std::move(before_start)] {
-        open_on_shared_loop();
-        for (const Task& task : pending) task();
-    });
-    before_start.clear();
+    if (seat) return seat->start([this] { open_on_shared_loop(); });
+    io.start([this] { run_io_thread(); });
 }
 
 void Consumer::Impl::stop() {
-    if (!shared) {
-        return io.shutdown(
+    const auto unblock = [this] {
+        if (queue) queue->release_waiters();  // the I/O thread may wait for room in our queue
+    };
+    if (seat) {
+        return seat->stop(
             [this] {
-                if (core) core->stop();
+                close_on_shared_loop();
+                seat->closed();
             },
-            [this] {
-                if (queue) queue->release_waiters();
-            });
+            unblock);
     }
-    // Shared with the task: set_value() may still be returning when wait() does.
-    auto closed = std::make_shared<std::promise<void>>();
-    std::future<void> done = closed->get_future();
-    {
-        std::lock_guard lock(lifecycle_mutex);
-        if (phase != Phase::kStarted) return;  // never started, or stopped already
-        if (shared->on_io_thread()) {
-            throw std::logic_error(
-                "stop() cannot be called from a handler or callback: this Consumer runs on a "
-                "shared IoContext, and this is its thread");
-        }
-        phase = Phase::kStopped;
-        io.post([this, closed] {
-            close_on_shared_loop();
-            closed->set_value();
-        });
-    }
-    if (queue) queue->release_waiters();  // the shared thread may wait for room in our queue
-    done.wait();
-}
-
-// A started Consumer on a shared loop cannot be taken off the loop from the
-// loop's own thread, and freeing it with its core still on the loop would let
-// the loop run freed code: stop loudly instead.
-void Consumer::Impl::die_on_shared_thread(const std::string& what) {
-    log->critical("consumer destroyed on its IoContext's thread: {}", what);
-    std::fprintf(stderr,
-                 "mdcast: fatal: a started Consumer was destroyed inside a handler on its "
-                 "IoContext's thread (%s); stop() or destroy it on another thread\n",
-                 what.c_str());
-    std::abort();
+    io.shutdown(
+        [this] {
+            if (core) core->stop();
+        },
+        unblock);
 }
 
 void Consumer::Impl::deliver(const Event& event) {
@@ -351,7 +304,7 @@ Consumer::~Consumer() {
     try {
         stop();
     } catch (const std::exception& e) {
-        if (impl_->shared) impl_->die_on_shared_thread(e.what());
+        if (impl_->seat) impl_->seat->die(e.what());
         impl_->log->error("consumer destroyed badly: {}", e.what());
     }
 }

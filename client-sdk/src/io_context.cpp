@@ -1,9 +1,7 @@
-// mdcast::IoContext: one I/O thread shared by the Consumers given it
-// (io_context.h), and the SharedLoop behind it.
+// mdcast::IoContext: one I/O thread shared by the Consumers and Publishers
+// given it (io_context.h); the SharedLoop behind it is in shared_loop.cpp.
 #include "mdcast/io_context.h"
 
-#include <cstdio>
-#include <cstdlib>
 #include <utility>
 
 #include "shared_loop.h"
@@ -15,28 +13,6 @@ struct __attribute__((visibility("hidden"))) IoContext::Impl {
 };
 
 namespace sdk {
-
-SharedLoop::SharedLoop() {
-    thread_.start([this] {
-        EventLoop loop(EventLoop::Timers::kCoarse);  // the consumers' timers are all in ms
-        loop_ = &loop;
-        thread_.run(loop);
-        loop_ = nullptr;
-    });
-}
-
-SharedLoop::~SharedLoop() {
-    if (thread_.on_io_thread()) {
-        // Joining would wait forever and not joining leaves a thread running
-        // code that is being freed: neither is acceptable, so say so and stop.
-        std::fputs(
-            "mdcast: fatal: the last reference to an IoContext was released on its own I/O "
-            "thread (inside a handler); release it on another thread\n",
-            stderr);
-        std::abort();
-    }
-    thread_.shutdown([this] { thread_.stop_loop(); });
-}
 
 SharedLoop& IoContextAccess::shared(IoContext& context) {
     return context.impl_->shared;
@@ -50,6 +26,10 @@ IoContext::~IoContext() = default;
 
 size_t IoContext::consumers() const {
     return std::as_const(impl_->shared).consumers();
+}
+
+size_t IoContext::publishers() const {
+    return std::as_const(impl_->shared).publishers();
 }
 
 bool IoContext::on_io_thread() const {
