@@ -1,6 +1,12 @@
 // mdcast::Consumer: the application-facing front end. Validates requests on
 // the caller's thread, hands them to the ConsumerCore on the I/O thread, and
 // delivers events either there or through the dispatch queue.
+//
+// The I/O thread is the Consumer's own (an IoThread whose loop lives and dies
+// with it) or, with ConsumerOptions::io_context, an IoContext's shared one: the
+// core is then built on the running shared loop by start() and taken off it
+// by stop(), which waits until it is gone, and the loop runs on for the other
+// Consumers.
 #include "mdcast/consumer.h"
 
 #include <algorithm>
@@ -13,6 +19,7 @@
 #include "io_thread.h"
 #include "sdk_log.h"
 #include "sdk_options.h"
+#include "shared_loop.h"
 
 namespace mdcast {
 
@@ -24,8 +31,13 @@ using sdk::SubscribeRequest;
 struct __attribute__((visibility("hidden"))) Consumer::Impl {
     class DirectSink;
     class QueueSink;
+    struct Running;
+    using Task = sdk::IoThread::Task;
 
     Impl(ConsumerOptions o, ConsumerHandler& h);
+    void post(Task task);
+    void start();
+    void stop();
     std::vector<ItemHandle> request(const std::string& service,
                                     const std::vector<std::string>& items, const View& view,
                                     bool snapshot, uint32_t conflate_ms = 0);
@@ -34,15 +46,21 @@ struct __attribute__((visibility("hidden"))) Consumer::Impl {
     void on_finished(ItemHandle handle);
     bool cancelled(ItemHandle handle);
     void run_io_thread();
+    void open_on_shared_loop();
+    void close_on_shared_loop();
 
     ConsumerOptions options;
     std::shared_ptr<const TlsContext> tls;  // built once from options.tls
     ConsumerHandler& handler;
     std::shared_ptr<spdlog::logger> log;
     sdk::ConsumerCounters counters;
-    sdk::IoThread io;
-    std::unique_ptr<EventQueue> queue;  // kDispatch only
-    ConsumerCore* core = nullptr;       // I/O thread only
+    sdk::SharedLoop* shared;                // options.io_context's; null: a thread of its own
+    std::unique_ptr<sdk::IoThread> own_io;  // without an io_context
+    sdk::IoThread& io;                      // *own_io or the shared loop's thread
+    std::unique_ptr<EventQueue> queue;      // kDispatch only
+    ConsumerCore* core = nullptr;           // I/O thread only
+    std::unique_ptr<Running> running;       // shared loop: I/O thread only
+    std::unique_ptr<sdk::SharedSeat> seat;  // shared loop: this consumer's lifecycle there
 
     std::mutex mutex;  // guards what follows
     uint64_t next_handle = 1;
@@ -94,7 +112,27 @@ class Consumer::Impl::QueueSink final : public sdk::EventSink {
     Trigger wake_;
 };
 
-Consumer::Impl::Impl(ConsumerOptions o, ConsumerHandler& h) : options(std::move(o)), handler(h) {
+// What lives on the I/O thread while the consumer runs: its sinks and core.
+struct Consumer::Impl::Running {
+    Running(Impl& impl, EventLoop& loop, std::function<void()> stop_loop)
+        : direct(impl),
+          queued(impl.queue ? std::make_unique<QueueSink>(*impl.queue, loop) : nullptr),
+          core(
+              loop, impl.options, queued ? static_cast<sdk::EventSink&>(*queued) : direct,
+              impl.counters, [&impl](ItemHandle handle) { impl.on_finished(handle); },
+              std::move(stop_loop), impl.tls) {}
+    DirectSink direct;
+    std::unique_ptr<QueueSink> queued;
+    ConsumerCore core;
+};
+
+Consumer::Impl::Impl(ConsumerOptions o, ConsumerHandler& h)
+    : options(std::move(o)),
+      handler(h),
+      shared(options.io_context ? &sdk::IoContextAccess::shared(*options.io_context) : nullptr),
+      own_io(shared ? nullptr : std::make_unique<sdk::IoThread>()),
+      io(shared ? shared->thread() : *own_io),
+      seat(shared ? std::make_unique<sdk::SharedSeat>(*shared, "Consumer") : nullptr) {
     sdk::validate(options);
     log = sdk::logger("sdk.consumer", options.log_level);
     tls = sdk::tls_context(options);
@@ -104,18 +142,62 @@ Consumer::Impl::Impl(ConsumerOptions o, ConsumerHandler& h) : options(std::move(
     }
 }
 
+// Own thread: the loop lives as long as the core.
 void Consumer::Impl::run_io_thread() {
     EventLoop loop(EventLoop::Timers::kCoarse);  // its timers are all in ms
-    DirectSink direct(*this);
-    std::unique_ptr<QueueSink> queued = queue ? std::make_unique<QueueSink>(*queue, loop) : nullptr;
-    sdk::EventSink& sink = queued ? static_cast<sdk::EventSink&>(*queued) : direct;
-    ConsumerCore io_core(
-        loop, options, sink, counters, [this](ItemHandle handle) { on_finished(handle); },
-        [this] { io.stop_loop(); }, tls);
-    core = &io_core;
-    io_core.start();
+    Running on_loop(*this, loop, [this] { io.stop_loop(); });
+    core = &on_loop.core;
+    core->start();
     io.run(loop);
     core = nullptr;
+}
+
+// Shared loop, on its thread: the core joins the running loop. The core must
+// not stop the loop when it stops: the other Consumers still use it.
+void Consumer::Impl::open_on_shared_loop() {
+    running = std::make_unique<Running>(*this, shared->loop(), [] {});
+    core = &running->core;
+    shared->consumers().fetch_add(1, std::memory_order_relaxed);
+    core->start();
+}
+
+// Shared loop, on its thread: the core closes its connection, says kStopped,
+// and its events, timers and socket leave the loop with it.
+void Consumer::Impl::close_on_shared_loop() {
+    if (!running) return;
+    core->stop();
+    core = nullptr;
+    running.reset();
+    shared->consumers().fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Consumer::Impl::post(Task task) {
+    if (seat) return seat->post(std::move(task));
+    io.post(std::move(task));  // the IoThread orders start and end itself
+}
+
+void Consumer::Impl::start() {
+    if (seat) return seat->start([this] { open_on_shared_loop(); });
+    io.start([this] { run_io_thread(); });
+}
+
+void Consumer::Impl::stop() {
+    const auto unblock = [this] {
+        if (queue) queue->release_waiters();  // the I/O thread may wait for room in our queue
+    };
+    if (seat) {
+        return seat->stop(
+            [this] {
+                close_on_shared_loop();
+                seat->closed();
+            },
+            unblock);
+    }
+    io.shutdown(
+        [this] {
+            if (core) core->stop();
+        },
+        unblock);
 }
 
 void Consumer::Impl::deliver(const Event& event) {
@@ -209,7 +291,7 @@ std::vector<ItemHandle> Consumer::Impl::request(const std::string& service,
         }
     }
     std::vector<ItemHandle> handles = request.handles;
-    io.post([this, request = std::move(request)] {
+    post([this, request = std::move(request)] {
         if (core) core->subscribe(request);
     });
     return handles;
@@ -222,23 +304,17 @@ Consumer::~Consumer() {
     try {
         stop();
     } catch (const std::exception& e) {
+        if (impl_->seat) impl_->seat->die(e.what());
         impl_->log->error("consumer destroyed badly: {}", e.what());
     }
 }
 
 void Consumer::start() {
-    impl_->io.start([impl = impl_.get()] { impl->run_io_thread(); });
+    impl_->start();
 }
 
 void Consumer::stop() {
-    Impl* impl = impl_.get();
-    impl->io.shutdown(
-        [impl] {
-            if (impl->core) impl->core->stop();
-        },
-        [impl] {
-            if (impl->queue) impl->queue->release_waiters();
-        });
+    impl_->stop();
 }
 
 ItemHandle Consumer::subscribe(const std::string& service, const std::string& item,
@@ -277,13 +353,13 @@ void Consumer::unsubscribe(ItemHandle handle) {
         }
     }
     if (impl_->queue) impl_->queue->cancel(handle);
-    impl_->io.post([impl = impl_.get(), handle] {
+    impl_->post([impl = impl_.get(), handle] {
         if (impl->core) impl->core->unsubscribe(handle);
     });
 }
 
 void Consumer::request_directory() {
-    impl_->io.post([impl = impl_.get()] {
+    impl_->post([impl = impl_.get()] {
         if (impl->core) impl->core->request_directory();
     });
 }

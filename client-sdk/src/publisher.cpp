@@ -1,6 +1,8 @@
 // mdcast::Publisher: the application-facing front end. Hands out item
 // handles, copies what is published into the outbox, and runs the
-// PublisherCore on the I/O thread.
+// PublisherCore on the I/O thread: its own, or with
+// PublisherOptions::io_context an IoContext's shared one, where start() builds
+// the core on the running loop and stop() waits until it has drained and left.
 #include "mdcast/publisher.h"
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include "publisher_core.h"
 #include "sdk_log.h"
 #include "sdk_options.h"
+#include "shared_loop.h"
 
 namespace mdcast {
 
@@ -40,7 +43,13 @@ void require_utf8(std::span<const FieldValue> fields, const ItemState& state) {
 // Hidden: only Publisher's own members are the library's interface.
 struct __attribute__((visibility("hidden"))) Publisher::Impl {
     Impl(PublisherOptions o, PublisherHandler& h)
-        : options(std::move(o)), handler(h), outbox(options.max_queued_bytes) {
+        : options(std::move(o)),
+          handler(h),
+          outbox(options.max_queued_bytes),
+          shared(options.io_context ? &sdk::IoContextAccess::shared(*options.io_context) : nullptr),
+          own_io(shared ? nullptr : std::make_unique<sdk::IoThread>()),
+          io(shared ? shared->thread() : *own_io),
+          seat(shared ? std::make_unique<sdk::SharedSeat>(*shared, "Publisher") : nullptr) {
         sdk::validate(options);
         log = sdk::logger("sdk.publisher", options.log_level);
         tls = sdk::tls_context(options);
@@ -54,7 +63,10 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
     bool known(PublishedItem item) const {
         return item.id != 0 && item.id < next_handle.load(std::memory_order_acquire);
     }
+    std::unique_ptr<sdk::PublisherCore> make_core(EventLoop& loop, std::function<void()> stop_loop);
     void run_io_thread();
+    void open_on_shared_loop();
+    void close_on_shared_loop();
 
     PublisherOptions options;
     std::shared_ptr<const TlsContext> tls;  // built once from options.tls
@@ -62,8 +74,12 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
     std::shared_ptr<spdlog::logger> log;
     sdk::PublisherCounters counters;
     sdk::PublisherOutbox outbox;
-    sdk::IoThread io;
-    sdk::PublisherCore* core = nullptr;  // I/O thread only
+    sdk::SharedLoop* shared;                      // options.io_context's; null: a thread of its own
+    std::unique_ptr<sdk::IoThread> own_io;        // without an io_context
+    sdk::IoThread& io;                            // *own_io or the shared loop's thread
+    std::unique_ptr<sdk::SharedSeat> seat;        // shared loop: this publisher's lifecycle there
+    sdk::PublisherCore* core = nullptr;           // I/O thread only
+    std::unique_ptr<sdk::PublisherCore> running;  // shared loop: I/O thread only
 
     // flush(): tokens handed out, and the highest the distributor acknowledged.
     std::atomic<uint64_t> flush_token{0};
@@ -140,15 +156,16 @@ bool Publisher::Impl::publish(sdk::OutboxRecord::Kind kind, PublishedItem item,
     return push(record, fields, state.text, {}, true);
 }
 
-void Publisher::Impl::run_io_thread() {
-    EventLoop loop(EventLoop::Timers::kCoarse);  // its timers are all in ms
-    sdk::PublisherCore io_core(
+// `stop_loop` is called when the core has stopped (drained, or out of time).
+std::unique_ptr<sdk::PublisherCore> Publisher::Impl::make_core(EventLoop& loop,
+                                                               std::function<void()> stop_loop) {
+    return std::make_unique<sdk::PublisherCore>(
         loop, options, handler, counters, outbox,
         [this](const std::string& service, const std::string& item) {
             bool created = false;
             return handle_for(service, item, created);
         },
-        [this] { io.stop_loop(); }, tls,
+        std::move(stop_loop), tls,
         [this](uint64_t token) {
             {
                 std::lock_guard lock(flush_mutex);
@@ -156,10 +173,37 @@ void Publisher::Impl::run_io_thread() {
             }
             flush_acked_cv.notify_all();
         });
-    core = &io_core;
-    io_core.start();
-    io.run(loop, [&io_core] { io_core.on_wake(); });
+}
+
+// Own thread: the loop lives as long as the core.
+void Publisher::Impl::run_io_thread() {
+    EventLoop loop(EventLoop::Timers::kCoarse);  // its timers are all in ms
+    const auto io_core = make_core(loop, [this] { io.stop_loop(); });
+    core = io_core.get();
+    core->start();
+    io.run(loop, [this] { core->on_wake(); });
     core = nullptr;
+}
+
+// Shared loop, on its thread: the core joins the running loop; every wake-up
+// of the loop looks at this publisher's outbox, starting with what was
+// published before start(). When the core has stopped it leaves in a task of
+// its own (not inside the core's own callback).
+void Publisher::Impl::open_on_shared_loop() {
+    running = make_core(shared->loop(), [this] { io.post([this] { close_on_shared_loop(); }); });
+    core = running.get();
+    shared->publishers().fetch_add(1, std::memory_order_relaxed);
+    shared->add_wake_handler(this, [this] { core->on_wake(); });
+    core->start();
+    core->on_wake();
+}
+
+void Publisher::Impl::close_on_shared_loop() {
+    shared->remove_wake_handler(this);
+    core = nullptr;
+    running.reset();
+    shared->publishers().fetch_sub(1, std::memory_order_relaxed);
+    seat->closed();
 }
 
 Publisher::Publisher(PublisherOptions options, PublisherHandler& handler)
@@ -169,18 +213,24 @@ Publisher::~Publisher() {
     try {
         stop();
     } catch (const std::exception& e) {
+        if (impl_->seat) impl_->seat->die(e.what());
         impl_->log->error("publisher destroyed badly: {}", e.what());
     }
 }
 
 void Publisher::start() {
-    impl_->io.start([impl = impl_.get()] { impl->run_io_thread(); });
+    Impl* impl = impl_.get();
+    if (impl->seat) return impl->seat->start([impl] { impl->open_on_shared_loop(); });
+    impl->io.start([impl] { impl->run_io_thread(); });
 }
 
 void Publisher::stop() {
-    impl_->io.shutdown([impl = impl_.get()] {
+    Impl* impl = impl_.get();
+    const auto stop_core = [impl] {
         if (impl->core) impl->core->stop(kStopDrainMs);
-    });
+    };
+    if (impl->seat) return impl->seat->stop(stop_core);
+    impl->io.shutdown(stop_core);
 }
 
 void Publisher::add_service(const std::string& name, ServiceMode mode) {

@@ -1,16 +1,22 @@
-// The Consumer as a whole (public API, its own I/O thread, the dispatch
-// queue) against scripted servers that speak the wire protocol on loopback,
-// so each failover case happens exactly when the test says: a server whose
-// image is behind (catch-up), a Close(shutdown), a refused login, an
-// unsubscribe racing its own refresh, and what the requests look like on the
-// wire. The real-server cases are in tests/integration/test_sdk_failover.py.
+// The Consumer as a whole (public API, its own I/O thread or a shared
+// IoContext's, the dispatch queue) against scripted servers that speak the wire protocol on
+// loopback, so each failover case happens exactly when the test says: a server whose image is
+// behind (catch-up), a Close(shutdown), a refused login, an unsubscribe racing its own refresh, and
+// what the requests look like on the wire. The real-server cases are in
+// tests/integration/test_sdk_failover.py.
 #include "mdcast/consumer.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <csignal>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -364,4 +370,277 @@ TEST_CASE("an event's receive time is the wall-clock time its bytes were read", 
     CHECK(recorder.update_receive_ns[0] >= sent_ns);
     CHECK(recorder.update_receive_ns[0] <= dispatched_ns);
     consumer.stop();
+}
+
+// ---- several Consumers on one IoContext ------------------------------------------------------
+
+namespace {
+
+using Delivery = mdcast::ConsumerOptions::Delivery;
+
+mdcast::ConsumerOptions on_context(mdcast::ConsumerOptions options,
+                                   std::shared_ptr<mdcast::IoContext> io,
+                                   Delivery delivery = Delivery::kDispatch) {
+    options.io_context = std::move(io);
+    options.delivery = delivery;
+    return options;
+}
+
+// For Delivery::kIoThread: what the handler saw, which threads it ran on, and
+// whether each call was on the context's thread; `hook` runs in every call.
+class ThreadRecorder final : public mdcast::ConsumerHandler {
+  public:
+    explicit ThreadRecorder(const mdcast::IoContext& io) : io_(io) {}
+    void on_refresh(const mdcast::Event& e) override { note("refresh " + e.item(), e); }
+    void on_update(const mdcast::Event& e) override {
+        note("update " + e.item() + " " + std::to_string(e.sequence()), e);
+    }
+    void on_connection(const mdcast::Event& e) override {
+        note(std::string(mdcast::connection_state_name(e.connection().state)), e);
+    }
+    // Waits (up to 5 s) until `line` was seen.
+    bool wait_for(const std::string& line) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (std::chrono::steady_clock::now() < deadline) {
+            {
+                std::lock_guard lock(mutex_);
+                if (std::find(seen_.begin(), seen_.end(), line) != seen_.end()) return true;
+            }
+            std::this_thread::sleep_for(milliseconds(2));
+        }
+        return false;
+    }
+    std::vector<std::string> seen() {
+        std::lock_guard lock(mutex_);
+        return seen_;
+    }
+    std::vector<std::thread::id> threads() {
+        std::lock_guard lock(mutex_);
+        return threads_;
+    }
+    bool all_on_context() const { return all_on_context_; }
+    std::function<void(const mdcast::Event&)> hook;
+
+  private:
+    void note(std::string line, const mdcast::Event& e) {
+        if (hook) hook(e);
+        if (!io_.on_io_thread()) all_on_context_ = false;
+        std::lock_guard lock(mutex_);
+        if (line == "connecting") return;  // repeats with every attempt
+        seen_.push_back(std::move(line));
+        const auto self = std::this_thread::get_id();
+        if (std::find(threads_.begin(), threads_.end(), self) == threads_.end())
+            threads_.push_back(self);
+    }
+    const mdcast::IoContext& io_;
+    std::mutex mutex_;
+    std::vector<std::string> seen_;
+    std::vector<std::thread::id> threads_;
+    std::atomic<bool> all_on_context_{true};
+};
+
+// Reads from `server` until the consumer closes the connection (or 5 s pass).
+bool closed_by_consumer(ScriptedServer& server) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (!server.read(milliseconds(200))) return true;
+    }
+    return false;
+}
+
+// The pair every case below starts with: `x` streams X, `y` streams Y (asked
+// before start(), so the requests wait for the shared loop), both started.
+void subscribe_and_start(mdcast::Consumer& x, mdcast::Consumer& y) {
+    x.subscribe("SVC", "X");
+    y.subscribe("SVC", "Y");
+    x.start();
+    y.start();
+}
+
+// The servers' side of that: sessions, then X's image (id 7) and Y's (id 8).
+void serve_images(ScriptedServer& x_server, ScriptedServer& y_server) {
+    x_server.accept_session();
+    y_server.accept_session();
+    x_server.refresh(7, "X", 1, 101);
+    y_server.refresh(8, "Y", 1, 201);
+}
+
+}  // namespace
+
+TEST_CASE("consumers on one IoContext each get their own images and updates",
+          "[consumer][io_context]") {
+    auto io = std::make_shared<mdcast::IoContext>();
+    ScriptedServer a, b;
+    Recorder ra, rb;
+    mdcast::Consumer ca(on_context(options_for({&a}), io), ra);
+    mdcast::Consumer cb(on_context(options_for({&b}), io), rb);
+    CHECK(io->consumers() == 0);
+    subscribe_and_start(ca, cb);
+    Script script([&] {
+        serve_images(a, b);
+        a.update(7, 2, 102);
+        b.update(8, 2, 202);
+    });
+    dispatch_until(ca, ra, 3);
+    dispatch_until(cb, rb, 3);
+    CHECK(script.join().empty());
+    const std::vector<std::string> expected_a{"up " + std::to_string(a.port()), "refresh X 1 1.01",
+                                              "update X 2 1.02"};
+    const std::vector<std::string> expected_b{"up " + std::to_string(b.port()), "refresh Y 1 2.01",
+                                              "update Y 2 2.02"};
+    CHECK(ra.seen == expected_a);
+    CHECK(rb.seen == expected_b);
+    CHECK(io->consumers() == 2);
+    CHECK(ca.stats().updates == 1);
+    CHECK(cb.stats().updates == 1);
+    ca.stop();
+    cb.stop();
+    CHECK(io->consumers() == 0);
+}
+
+TEST_CASE("handlers of consumers on one IoContext run on its thread; one stops, the other runs on",
+          "[consumer][io_context]") {
+    auto io = std::make_shared<mdcast::IoContext>();
+    ScriptedServer a, b;
+    ThreadRecorder ra(*io), rb(*io);
+    mdcast::Consumer ca(on_context(options_for({&a}), io, Delivery::kIoThread), ra);
+    mdcast::Consumer cb(on_context(options_for({&b}), io, Delivery::kIoThread), rb);
+    subscribe_and_start(ca, cb);
+    Script session([&] { serve_images(a, b); });
+    CHECK(ra.wait_for("refresh X"));
+    CHECK(rb.wait_for("refresh Y"));
+    CHECK(session.join().empty());
+    ca.stop();  // takes A off the loop; B keeps its connection
+    CHECK(io->consumers() == 1);
+    Script after([&] {
+        if (!closed_by_consumer(a)) scripted::fail("the stopped consumer kept its connection");
+        b.update(8, 2, 202);
+    });
+    CHECK(after.join().empty());
+    CHECK(rb.wait_for("update Y 2"));
+    const std::vector<std::string> expected_a{"up", "refresh X", "stopped"};
+    CHECK(ra.seen() == expected_a);
+    const std::vector<std::string> expected_b{"up", "refresh Y", "update Y 2"};
+    CHECK(rb.seen() == expected_b);
+    // One thread for both, and it is the context's.
+    REQUIRE(ra.threads().size() == 1);
+    CHECK(rb.threads() == ra.threads());
+    CHECK(ra.all_on_context());
+    CHECK(rb.all_on_context());
+    cb.stop();
+    CHECK(io->consumers() == 0);
+}
+
+TEST_CASE("consumers on one IoContext fail over independently", "[consumer][io_context]") {
+    auto io = std::make_shared<mdcast::IoContext>();
+    ScriptedServer a1, b1, a2;
+    Recorder r1, r2;
+    mdcast::Consumer c1(on_context(options_for({&a1, &b1}), io), r1);
+    mdcast::Consumer c2(on_context(options_for({&a2}), io), r2);
+    subscribe_and_start(c1, c2);
+    Script script([&] {
+        serve_images(a1, a2);
+        std::this_thread::sleep_for(milliseconds(100));
+        a1.drop();  // c1's server dies; c2's does not
+        b1.accept_session();
+        b1.refresh(8, "X", 2, 102);
+        a2.update(8, 2, 202);
+    });
+    dispatch_until(c1, r1, 5);
+    dispatch_until(c2, r2, 3);
+    CHECK(script.join().empty());
+    const std::vector<std::string> expected_1{
+        "up " + std::to_string(a1.port()), "refresh X 1 1.01", "status X CONNECTION_LOST",
+        "up " + std::to_string(b1.port()), "refresh X 2 1.02"};
+    const std::vector<std::string> expected_2{"up " + std::to_string(a2.port()), "refresh Y 1 2.01",
+                                              "update Y 2 2.02"};
+    CHECK(r1.seen == expected_1);
+    CHECK(r2.seen == expected_2);
+    CHECK(c1.stats().connection_losses == 1);
+    CHECK(c2.stats().connection_losses == 0);
+    c1.stop();
+    c2.stop();
+}
+
+TEST_CASE("an IoContext: misuse is refused with a clear error, and it outlives its consumers",
+          "[consumer][io_context]") {
+    auto io = std::make_shared<mdcast::IoContext>();
+    const std::weak_ptr<mdcast::IoContext> weak = io;
+    ScriptedServer a, b;
+    ThreadRecorder ra(*io), rb(*io);
+    auto ca = std::make_unique<mdcast::Consumer>(
+        on_context(options_for({&a}), io, Delivery::kIoThread), ra);
+    mdcast::Consumer cb(on_context(options_for({&b}), io, Delivery::kIoThread), rb);
+    io.reset();  // the consumers keep the context alive
+    ca->stop();  // before start(): nothing to do
+    std::string refused;
+    rb.hook = [&](const mdcast::Event& e) {
+        if (e.type() != mdcast::EventType::kRefresh) return;
+        try {
+            ca->stop();  // A runs on this very thread: waiting for it would never end
+        } catch (const std::logic_error& error) {
+            refused = error.what();
+        }
+    };
+    subscribe_and_start(*ca, cb);
+    CHECK_THROWS_AS(ca->start(), std::logic_error);
+    Script script([&] { serve_images(a, b); });
+    CHECK(ra.wait_for("refresh X"));
+    CHECK(rb.wait_for("refresh Y"));
+    CHECK(script.join().empty());
+    CHECK(refused.find("shared IoContext") != std::string::npos);
+    REQUIRE(!weak.expired());
+    CHECK(weak.lock()->consumers() == 2);
+    ca->stop();                 // from the owner's thread it works
+    ca->subscribe("SVC", "Z");  // after stop(): dropped, never reaches a freed core
+    ca.reset();
+    CHECK(!weak.expired());
+    cb.stop();
+    CHECK(weak.lock()->consumers() == 0);
+}
+
+// A started Consumer destroyed inside a handler on its own IoContext's thread
+// cannot leave the loop it runs on: the process stops with a message instead
+// of running freed code. In a child process.
+TEST_CASE("a consumer destroyed inside a handler on its IoContext aborts with a message",
+          "[consumer][io_context]") {
+    int err[2];
+    REQUIRE(::pipe(err) == 0);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        std::signal(SIGABRT, SIG_DFL);  // not Catch's handler: the parent judges the abort
+        ::dup2(err[1], STDERR_FILENO);
+        auto io = std::make_shared<mdcast::IoContext>();
+        std::unique_ptr<mdcast::Consumer> consumer;
+        ThreadRecorder recorder(*io);
+        recorder.hook = [&](const mdcast::Event&) { consumer.reset(); };
+        mdcast::ConsumerOptions options;
+        options.servers = {{"127.0.0.1", 1}};  // the first event (connecting) is enough
+        options.log_level = "off";
+        consumer = std::make_unique<mdcast::Consumer>(on_context(options, io, Delivery::kIoThread),
+                                                      recorder);
+        consumer->start();
+        std::this_thread::sleep_for(std::chrono::seconds(10));
+        ::_exit(0);
+    }
+    ::close(err[1]);
+    int status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (::waitpid(child, &status, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            ::kill(child, SIGKILL);
+            ::waitpid(child, &status, 0);
+            break;
+        }
+        std::this_thread::sleep_for(milliseconds(10));
+    }
+    std::string text;
+    char chunk[4096];
+    for (ssize_t n; (n = ::read(err[0], chunk, sizeof chunk)) > 0;)
+        text.append(chunk, static_cast<size_t>(n));
+    ::close(err[0]);
+    REQUIRE(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGABRT);
+    CHECK(text.find("destroyed inside a handler on its IoContext's thread") != std::string::npos);
 }

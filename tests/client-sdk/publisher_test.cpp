@@ -1,13 +1,16 @@
-// The Publisher as a whole (public API, its own I/O thread, the outbox)
-// against a scripted distributor on loopback: announcing, registering,
-// sequences, re-publishing the image after a failover, the interactive
-// conversation (requests, closes, requests again) and the outbox bound. The
+// The Publisher as a whole (public API, its own I/O thread or a shared
+// IoContext's, the outbox) against a scripted distributor on loopback:
+// announcing, registering, sequences, re-publishing the image after a
+// failover, the interactive conversation (requests, closes, requests again),
+// the outbox bound, and two publishers sharing one IoContext. The
 // real-distributor cases are in tests/integration/test_sdk_publisher.py.
 #include "mdcast/publisher.h"
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -412,4 +415,90 @@ TEST_CASE("a value that is not UTF-8 is refused at the call, the image keeps its
     good.add_string(kBid, "caf\xc3\xa9");  // valid two-byte UTF-8
     CHECK(publisher.update(item, good));
     publisher.stop();
+}
+
+namespace {
+
+// on_service tries to stop another publisher: on a shared IoContext's thread
+// that must be refused, not wait for ever.
+class StopTrying final : public Recorder {
+  public:
+    void on_service(const std::string& service, bool accepted, const std::string& text) override {
+        Recorder::on_service(service, accepted, text);
+        try {
+            if (target) target->stop();
+        } catch (const std::logic_error& error) {
+            add(std::string("refused: ") + error.what());
+        }
+    }
+    mdcast::Publisher* target = nullptr;
+};
+
+// Item A of broadcast service SVC imaged at BID `image`, before start().
+mdcast::PublishedItem image_a(mdcast::Publisher& publisher, int64_t image) {
+    publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
+    const auto item = publisher.add_item("SVC", "A");
+    CHECK(publisher.refresh(item, bid(image)));
+    return item;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "publishers on one IoContext: each reaches its distributor, one stops and drains, "
+    "the other publishes on; stop() from a callback there is refused",
+    "[publisher][io_context]") {
+    auto io = std::make_shared<mdcast::IoContext>();
+    ScriptedDistributor d1, d2;
+    Recorder r1;
+    StopTrying r2;
+    auto options1 = options_for({&d1}), options2 = options_for({&d2});
+    options1.io_context = options2.io_context = io;
+    mdcast::Publisher p1(options1, r1), p2(options2, r2);
+    r2.target = &p1;
+    const auto a1 = image_a(p1, 100), a2 = image_a(p2, 200);
+    p1.start();  // before p2: p1 is running when p2's on_service tries to stop it
+    p2.start();
+    std::atomic<int> phase{0};
+    std::vector<std::string> data1, data2;
+    Script script([&] {
+        d1.accept_publisher("SVC", 5, wire::SERVICE_BROADCAST);
+        d2.accept_publisher("SVC", 6, wire::SERVICE_BROADCAST);
+        d1.register_one("A", 77, 0);
+        d2.register_one("A", 78, 0);
+        data1.push_back(d1.next_data());
+        data2.push_back(d2.next_data());
+        phase = 1;
+        data1.push_back(d1.next_data());
+        data2.push_back(d2.next_data());
+        phase = 2;
+        wait_for(phase, 3);
+        data1.push_back(d1.next_data());  // published just before stop(): drained
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (d1.read(milliseconds(200))) {  // then p1 closes its connection
+            if (std::chrono::steady_clock::now() > deadline) fail("p1 kept its connection");
+        }
+        data2.push_back(d2.next_data());
+    });
+    wait_for(phase, 1);
+    CHECK(p1.update(a1, bid(101)));
+    CHECK(p2.update(a2, bid(201)));
+    wait_for(phase, 2);
+    CHECK(io->publishers() == 2);
+    CHECK(p1.update(a1, bid(102)));
+    p1.stop();
+    CHECK(io->publishers() == 1);
+    phase = 3;
+    CHECK(p2.update(a2, bid(202)));
+    CHECK(script.join().empty());
+    CHECK(data1 ==
+          std::vector<std::string>{"refresh 77 0 100", "update 77 1 101", "update 77 2 102"});
+    CHECK(data2 ==
+          std::vector<std::string>{"refresh 78 0 200", "update 78 1 201", "update 78 2 202"});
+    const auto seen = r2.seen();
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[1].find("refused: stop() cannot be called from a handler or callback: this "
+                       "Publisher runs on a shared IoContext") == 0);
+    p2.stop();
+    CHECK(io->publishers() == 0);
 }

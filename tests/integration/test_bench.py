@@ -111,6 +111,9 @@ def test_quick_writes_a_complete_report():
     check(commands.count("mdcast-bench-consumer --server") == 3 + 2 * 2 + 3,
           "commands.txt lacks the SDK client commands")
     check("Client: **sdk" in text and "Source: **sdk" in text, "report does not say which client and source ran")
+    # The SDK client's Consumers share one IoContext per process by default, and the report says so.
+    check(commands.count("--io-threads 1 ") == 3 + 2 * 2 + 3, "the SDK clients do not share one I/O thread")
+    check("SDK client I/O threads per process: **1 shared" in text, "report does not say the SDK client's threads")
     cpu = [row for row in table_rows(text, "## CPU per update") if len(row) == 7 and row[0].startswith(("latency", "fanout", "sizes"))]
     check(len(cpu) == 8, f"CPU per update rows {cpu}")
     for row in cpu:

@@ -214,7 +214,7 @@ class Stack:
     """Start with start_core(); add source and clients; stop() ends every process by PID."""
 
     def __init__(self, binaries, profile_dir, log_dir, tls=False, client="sdk", source="sdk", pin=False,
-                 realtime=False):
+                 realtime=False, sdk_io_threads=1):
         self.bin = binaries
         self.client_kind = client  # "sdk": mdcast-bench-consumer (libmdcast); "lean": mdcast-client;
         #                            "ws": mdcast-bench-ws-consumer on the servers' WebSocket ports
@@ -222,6 +222,7 @@ class Stack:
         #                            "interactive": mdcast-source --interactive
         self.pin = pin
         self.realtime = realtime
+        self.sdk_io_threads = sdk_io_threads  # mdcast-bench-consumer --io-threads
         self.tls = make_certificates(log_dir) if tls else None
         self.profile_dir = profile_dir
         self.log_dir = log_dir
@@ -303,7 +304,8 @@ class Stack:
     def client(self, name, *args):
         tls = ["--tls", "--ca-file", self.tls["ca"]] if self.tls else []
         binary = self.bin[{"sdk": "sdk-client", "ws": "ws-client"}.get(self.client_kind, "client")]
-        return self.start(name, [binary, "--server", self.server_list(), *tls, *map(str, args)])
+        threads = ["--io-threads", str(self.sdk_io_threads)] if self.client_kind == "sdk" else []
+        return self.start(name, [binary, "--server", self.server_list(), *tls, *threads, *map(str, args)])
 
     def stop(self):
         for p in reversed(self.processes):

@@ -86,6 +86,10 @@ def parse_args(argv):
                         help="run the daemons under SCHED_FIFO priority 55 and the source and clients at 49, "
                              "the seed reports' `chrt -f` set-up and deploy/*.service.d/10-realtime.conf.example "
                              "(needs root or CAP_SYS_NICE)")
+    parser.add_argument("--sdk-io-threads", type=int, default=1,
+                        help="--client sdk: I/O threads (mdcast::IoContext) each client process shares "
+                             "between its Consumers (default 1); 0: each Consumer its own thread, the "
+                             "SDK's default without an IoContext")
     parser.add_argument("--latency-connections", type=int, default=1,
                         help="latency and sizes scenarios: client connections (default 1)")
     return parser.parse_args(argv)
@@ -132,6 +136,7 @@ class Runner:
         point.source = "interactive" if self.args.source_mode == "interactive" else self.args.source
         point.pin = self.args.pin
         point.realtime = self.args.realtime
+        point.sdk_io_threads = self.args.sdk_io_threads
         if self.replay:
             point.replay = self.replay
             point.rate = int(self.replay["rate"])
@@ -221,7 +226,7 @@ def run_scenario(runner, args):
 # ---- the report ---------------------------------------------------------------------------
 
 CLIENT_TEXT = {"sdk": "sdk (mdcast-bench-consumer: one libmdcast Consumer per connection, the handler "
-                      "reads two fields of each update)",
+                      "reads two fields of each update; I/O threads per process: see below)",
                "lean": "lean (mdcast-client: decodes only each update's header)",
                "ws": "ws (mdcast-bench-ws-consumer: WebSocket/JSON connections to clients.ws_port, one "
                      "process of one thread each; every message's Type, ID and SeqNumber read, not its "
@@ -301,7 +306,9 @@ def write_report(runner, args, command):
              "| cores | CPU model | kernel | memory | OS |", "|---:|---|---|---|---|",
              f"| {m['cores']} | {m['cpu']} | {m['kernel']} | {m['memory']} | {m['os']} |", "",
              ("Client: " if len(args.clients) == 1 else "Clients (the tables' `client` column): ")
-             + "; ".join(f"**{CLIENT_TEXT[c]}**" for c in args.clients) + f". Source: **{source_text(args)}**.", "",
+             + "; ".join(f"**{CLIENT_TEXT[c]}**" for c in args.clients) + f". Source: **{source_text(args)}**."
+             + (f" SDK client I/O threads per process: **{sdk_threads_text(args)}**." if "sdk" in args.clients
+                else ""), "",
              "All processes run on this one machine over loopback, multicast in local mode (interface "
              "127.0.0.1, TTL 0), "
              + ("SCHED_FIFO with `--realtime` (daemons at priority 55, source and clients at 49, as the "
@@ -405,6 +412,12 @@ def print_summary(runner, lat, fan, siz):
             l = p.result.get("latency") or {}
             print(f"{p.update_bytes:>5} {p.rate:>10,} {l.get('mean', 0):>9.1f} {l.get('p99_9', 0):>9.1f}  "
                   f"{report.verdict(p)}")
+
+
+def sdk_threads_text(args):
+    if args.sdk_io_threads == 0:
+        return "one per Consumer (no IoContext, --sdk-io-threads 0)"
+    return f"{args.sdk_io_threads} shared (mdcast::IoContext, --sdk-io-threads {args.sdk_io_threads})"
 
 
 def check_clients(args):

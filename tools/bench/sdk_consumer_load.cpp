@@ -2,8 +2,11 @@
 // theirs, on the SDK's public Consumer API (libmdcast), so mdcast-bench can
 // measure what an application pays per update (`mdcast-bench --client sdk`).
 //
-// One Consumer per connection (each with its own I/O thread, handler called
-// there), every one subscribed to the same items. The handler reads
+// One Consumer per connection, every one subscribed to the same items. By
+// default they share one I/O thread (one mdcast::IoContext, handlers called
+// there), as an application with many Consumers in one process would run
+// them; --io-threads N spreads them over N contexts, and --io-threads 0 gives
+// each its own thread (the SDK's default without a context). The handler reads
 // --read-fields fields of each update (BID and ASK by default, by id, as an
 // application would), checks per-item sequences and records the latency from
 // the publish stamp. It speaks mdcast-client's command-line subset that the
@@ -45,6 +48,7 @@ std::atomic<bool>& g_stop = tools::stop_requested;  // set by SIGINT/SIGTERM
 
 struct Options : tools::BenchClientOptions {
     int64_t read_fields = 2;
+    int64_t io_threads = 1;  // IoContexts shared by the connections; 0: a thread per Consumer
     bool tls = false;
     std::string ca_file;
 };
@@ -149,9 +153,13 @@ int run(const Options& o) {
     std::vector<std::unique_ptr<Connection>> handlers;
     std::vector<std::unique_ptr<Consumer>> consumers;
     const auto servers = parse_server_list(o.servers);
+    std::vector<std::shared_ptr<IoContext>> contexts;
+    for (int64_t i = 0; i < o.io_threads; ++i) contexts.push_back(std::make_shared<IoContext>());
     for (int64_t i = 0; i < o.connections; ++i) {
         ConsumerOptions options;
         options.servers = {servers[static_cast<size_t>(i) % servers.size()]};
+        if (!contexts.empty())
+            options.io_context = contexts[static_cast<size_t>(i) % contexts.size()];
         options.user = o.user;
         options.application_id = "mdcast-bench-consumer";
         options.tls.enabled = o.tls;
@@ -218,6 +226,10 @@ int main(int argc, char** argv) {
     tools::add_bench_client_options(command_line, o, "Servers")
         .option("read-fields", &o.read_fields, "N",
                 "Fields the handler reads from each update (BID, ASK, BIDSIZE, ...)", 0, 5)
+        .option("io-threads", &o.io_threads, "N",
+                "I/O threads (mdcast::IoContext) shared by the connections, connection i on "
+                "thread i mod N; 0: each Consumer its own thread (the SDK's default)",
+                0, 1000)
         .flag("tls", &o.tls, "Connect over TLS")
         .option("ca-file", &o.ca_file, "FILE", "PEM CA the server certificate must chain to");
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);

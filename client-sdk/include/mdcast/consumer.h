@@ -3,9 +3,15 @@
 //
 // THREADING
 //   A Consumer runs its network I/O on its own thread (the "I/O thread", one
-//   libevent loop), started by start() and joined by stop().
+//   libevent loop), started by start() and joined by stop(). Given an
+//   IoContext in ConsumerOptions::io_context, it runs instead on that
+//   context's one thread, shared with every other Consumer given the same
+//   context (mdcast/io_context.h): start() joins the running loop and stop()
+//   leaves it, the other Consumers undisturbed. Many Consumers in one process
+//   then cost one thread and one wake-up per loop pass, not one per Consumer.
 //   * Delivery::kIoThread (default): the handler is called on the I/O thread.
-//     Keep handlers short; a slow handler delays reading from the server.
+//     Keep handlers short; a slow handler delays reading from the server
+//     (on a shared IoContext: from every server of every Consumer on it).
 //   * Delivery::kDispatch: events wait in a bounded queue; the application
 //     calls dispatch(timeout) on a thread of its choice, and the handler runs
 //     there. Only one thread may dispatch at a time.
@@ -16,7 +22,8 @@
 //   request_directory(), stats(). They queue a request for the
 //   I/O thread and return at once (they never wait for the network).
 //   start() and stop() must be called from the thread that owns the Consumer,
-//   never from inside a handler (stop() throws std::logic_error there).
+//   never from inside a handler (stop() throws std::logic_error there; on a
+//   shared IoContext, inside a handler of any Consumer on that context).
 //   dispatch() is for kDispatch only, from one thread at a time.
 //
 //   After unsubscribe(h) returns on the dispatching thread (kDispatch) or on
@@ -55,6 +62,7 @@
 #include "mdcast/dictionary.h"
 #include "mdcast/event.h"
 #include "mdcast/export.h"
+#include "mdcast/io_context.h"
 #include "mdcast/log.h"
 #include "mdcast/types.h"
 
@@ -76,6 +84,11 @@ struct ConsumerOptions : ConnectionOptions {
     // Resolves View::field_names and Event::field(name); when null, the
     // constructor loads Dictionary::load_installed() (which may find none).
     std::shared_ptr<const Dictionary> dictionary;
+
+    // Null (default): the Consumer runs its own I/O thread. Set: it runs on
+    // this context's thread, shared with the other Consumers given it; the
+    // Consumer keeps the context alive (see THREADING and io_context.h).
+    std::shared_ptr<IoContext> io_context;
 };
 
 // The fields a subscription wants; empty means all. Names need a dictionary.

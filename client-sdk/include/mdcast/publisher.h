@@ -4,14 +4,20 @@
 //
 // THREADING
 //   The Publisher runs its network I/O on its own thread (the "I/O thread"),
-//   started by start() and joined by stop(). PublisherHandler callbacks run on
-//   that thread, one at a time; keep them short.
+//   started by start() and joined by stop(). Given an IoContext in
+//   PublisherOptions::io_context, it runs instead on that context's one
+//   thread, shared with the Consumers and Publishers given the same context
+//   (mdcast/io_context.h): start() joins the running loop, stop() drains and
+//   leaves it, the others undisturbed. PublisherHandler callbacks run on the
+//   I/O thread, one at a time; keep them short (on a shared IoContext a slow
+//   callback delays every Consumer and Publisher on it).
 //   Safe from any thread, also from inside a callback: add_service(),
 //   add_item(), refresh(), update(), status(), stats(). They copy what they are
 //   given into the publisher's bounded outbox and return at once; the I/O
 //   thread sends it. Calls from one thread are sent in the order made.
 //   start() and stop() belong to the thread that owns the Publisher, never a
-//   callback (stop() throws std::logic_error there).
+//   callback (stop() throws std::logic_error there; on a shared IoContext,
+//   inside a callback or handler of anything on that context).
 //
 // ITEMS, SEQUENCES AND RECONNECTS
 //   The Publisher keeps each item's image (the last refresh merged with every
@@ -77,6 +83,7 @@
 #include "mdcast/dictionary.h"
 #include "mdcast/export.h"
 #include "mdcast/field_list.h"
+#include "mdcast/io_context.h"
 #include "mdcast/log.h"
 #include "mdcast/types.h"
 
@@ -87,6 +94,11 @@ struct PublisherOptions : ConnectionOptions {
 
     uint64_t max_queued_bytes = 64u << 20;  // outbox: published, not yet sent
     uint64_t max_output_bytes = 64u << 20;  // written to the socket, not yet taken
+
+    // Null (default): the Publisher runs its own I/O thread. Set: it runs on
+    // this context's thread, shared with the Consumers and Publishers given it;
+    // the Publisher keeps the context alive (see THREADING and io_context.h).
+    std::shared_ptr<IoContext> io_context;
 };
 
 // Names one item of one Publisher; never reused while the Publisher exists.
