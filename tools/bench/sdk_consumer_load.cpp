@@ -8,10 +8,7 @@
 // application would), checks per-item sequences and records the latency from
 // the publish stamp. It speaks mdcast-client's command-line subset that the
 // bench uses and prints the same JSON summary and CSV rows (ClientStats), so
-// the bench reads both alike. Its latency ends where the SDK read the bytes
-// from the socket (Event::receive_time_ns, one clock reading per read), not at
-// the handler call: no clock call per update (mdcast-client reads the clock
-// per update, as it handles it).
+// the bench reads both alike.
 //
 // Each connection keeps its own ClientStats behind its own mutex: the handler
 // takes it uncontended; the main thread takes it only for the periodic
@@ -67,8 +64,10 @@ class Connection final : public ConsumerHandler {
         items_[id] = tools::ItemState{e.service(), e.item(), e.sequence()};
     }
 
-    // The hot path an application has: read a few fields, note the latency
-    // (publish -> the SDK's read of the bytes).
+    // The hot path an application has: read a few fields, note the latency.
+    // It ends where the SDK read the bytes from the socket (receive_time_ns,
+    // one clock reading per read), not at this call: no clock call per update
+    // (mdcast-client reads the clock per update, as it handles it).
     void on_update(const Event& e) override {
         for (size_t i = 0; i < read_fields_ && i < std::size(kSampleFields); ++i) {
             if (const FieldValue* f = e.field(kSampleFields[i])) sink_ += f->integer;
