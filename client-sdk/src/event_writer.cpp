@@ -14,6 +14,10 @@ std::string_view keep(std::string& text, std::string_view value) {
     return std::string_view(text).substr(offset, value.size());
 }
 
+// Field lookups a lazy update holds before decoding everything instead: their
+// storage is reserved once, so pointers already handed out stay valid.
+constexpr size_t kFoundSlots = 8;
+
 // A decoded field; its string value stays a view into the event's field bytes.
 FieldValue to_public(const proto::FieldEntry& in) {
     return FieldValue{in.id, to_public_kind(in.kind), in.exponent, in.integer, in.real, in.text};
@@ -110,7 +114,7 @@ void EventWriter::begin(Event& event, EventType type, const ItemRef* ref, uint64
     event.state_.code = StatusCode::kNone;
     event.state_.text.clear();
     event.fields_.clear();
-    event.found_count_ = 0;
+    event.found_.clear();
     event.all_decoded_ = true;
     event.field_bytes_ = {};
     event.text_.clear();
@@ -164,16 +168,16 @@ void EventWriter::update(Event& event, const ItemRef& ref, const proto::UpdateVi
 
 const FieldValue* EventWriter::find(const Event& event, uint32_t id) {
     if (!event.all_decoded_) {
-        for (size_t i = 0; i < event.found_count_; ++i) {
-            if (event.found_[i].id == id) return &event.found_[i];
+        for (const FieldValue& value : event.found_) {
+            if (value.id == id) return &value;
         }
-        if (event.found_count_ < Event::kFoundSlots) {
+        if (event.found_.size() < kFoundSlots) {
+            if (event.found_.capacity() < kFoundSlots) event.found_.reserve(kFoundSlots);
             proto::FieldEntry entry;
             proto::FieldListCursor cursor(event.field_bytes_);
             if (cursor.find(id, entry) != proto::FieldListCursor::Step::kField) return nullptr;
-            FieldValue& found = event.found_[event.found_count_++];
-            found = to_public(entry);
-            return &found;
+            event.found_.push_back(to_public(entry));
+            return &event.found_.back();
         }
         decode_all(event);
     }

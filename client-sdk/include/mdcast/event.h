@@ -15,7 +15,6 @@
 // Reading fields is for the handler's thread: an Event is not shared.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
@@ -127,11 +126,7 @@ class MDCAST_API Event {
     std::string field_copy_;
     mutable bool all_decoded_ = true;         // fields_ holds every field
     mutable std::vector<FieldValue> fields_;  // kRefresh always, kUpdate once fields() ran
-    // kUpdate: the fields field(id) decoded, before fields() decodes them all;
-    // fixed storage, so pointers handed out stay valid and nothing is allocated.
-    static constexpr size_t kFoundSlots = 8;
-    mutable std::array<FieldValue, kFoundSlots> found_{};
-    mutable size_t found_count_ = 0;
+    mutable std::vector<FieldValue> found_;   // kUpdate: fields decoded by field(id)
     std::string text_;  // kRefresh: backing store of the fields' string values
     ConnectionEvent connection_;
     std::vector<ServiceInfo> services_;
