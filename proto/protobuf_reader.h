@@ -27,6 +27,7 @@ namespace mdcast::proto {
     }
     if (limit - p >= 10) {
         uint64_t v = 0;
+#pragma GCC unroll 10  // straight-line code: the compilers leave this loop rolled
         for (int i = 0; i < 10; ++i) {
             const uint8_t byte = p[i];
             v |= uint64_t{byte & 0x7Fu} << (7 * i);

@@ -271,15 +271,34 @@ bool decode_field_list(std::span<const uint8_t> bytes, int depth, std::vector<Fi
     return true;
 }
 
-// The id of a FieldValue when it is its first member (no other member decoded).
-bool peek_id(std::span<const uint8_t> value, uint32_t& id) {
-    if (value.size() >= 2 && value[0] == 0x08 && value[1] < 0x80) {
-        id = value[1];  // the usual: tag 1 and a one-byte id
-        return true;
+// The id of a FieldValue in the usual shape: the id first, in one byte, then
+// one member (one-byte tag) that ends exactly at the value's end, so that no
+// second id can follow and override it (protobuf keeps the last). Its content
+// is not checked: that is for the decode, if the entry is wanted.
+[[gnu::always_inline]] inline bool usual_id(std::span<const uint8_t> value, uint32_t& id) {
+    const size_t n = value.size();
+    if (n < 4 || value[0] != 0x08 || value[1] >= 0x80) return false;
+    switch (value[2]) {
+        case 0x10:  // int_value: a varint to the end
+            if (n > 13 || value[n - 1] >= 0x80) return false;
+            for (size_t i = 3; i + 1 < n; ++i) {
+                if (value[i] < 0x80) return false;
+            }
+            break;
+        case 0x1A:  // decimal_value, string_value, blank_value: a one-byte length to the end
+        case 0x2A:
+        case 0x3A:
+            if (value[3] != n - 4) return false;
+            break;
+        case 0x21:  // double_value, time_ns: 8 bytes to the end
+        case 0x31:
+            if (n != 11) return false;
+            break;
+        default:
+            return false;
     }
-    Reader r(value, 1);
-    uint32_t field, type;
-    return r.tag(field, type) && field == 1 && type == kVarint && r.varint32(id);
+    id = value[1];
+    return true;
 }
 
 // The Update as every encoder writes it: its fields in order, each at most
@@ -374,9 +393,15 @@ constexpr int kFieldListDepth = kRecursionLimit - 1;
 
 }  // namespace
 
-// The next FieldList entry's bytes, with unknown FieldList members skipped.
-FieldListCursor::Step FieldListCursor::next_value(std::span<const uint8_t>& value) {
+// The next FieldList entry's bytes, with unknown FieldList members skipped:
+// the usual entry inline, anything else through next_value_general().
+[[gnu::always_inline]] inline FieldListCursor::Step FieldListCursor::next_value(
+    std::span<const uint8_t>& value) {
     if (usual_entry(p_, end_, value)) return Step::kField;
+    return next_value_general(value);
+}
+
+FieldListCursor::Step FieldListCursor::next_value_general(std::span<const uint8_t>& value) {
     Reader r({p_, static_cast<size_t>(end_ - p_)}, kFieldListDepth);
     for (;;) {
         if (r.done()) return Step::kEnd;
@@ -398,13 +423,16 @@ FieldListCursor::Step FieldListCursor::next(FieldEntry& out) {
     return decode_value(value, end_, kFieldListDepth - 1, out) ? Step::kField : Step::kMalformed;
 }
 
+// Entries in the usual shape (usual_entry, usual_id) are stepped over by their
+// id inline, without a call; any other is decoded to learn its id, as protobuf
+// reads it. Only the entry asked for is decoded.
 FieldListCursor::Step FieldListCursor::find(uint32_t id, FieldEntry& out) {
     for (;;) {
         std::span<const uint8_t> value;
         const Step step = next_value(value);
         if (step != Step::kField) return step;
-        uint32_t peeked = 0;
-        if (peek_id(value, peeked) && peeked != id) continue;
+        uint32_t usual = 0;
+        if (usual_id(value, usual) && usual != id) continue;
         if (!decode_value(value, end_, kFieldListDepth - 1, out)) return Step::kMalformed;
         if (out.id == id) return Step::kField;
     }

@@ -61,13 +61,15 @@ class FieldListCursor {
         : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
     // The next entry, decoded into `out`.
     Step next(FieldEntry& out);
-    // The next entry whose id is `id`: entries are skipped by their id without
-    // decoding their values (an entry whose id does not come first, as every
-    // mdcast encoder writes it, is decoded to learn it).
+    // The next entry whose id is `id` (the id protobuf reads: the last one in
+    // the entry). Entries in the shape every encoder writes (the id first in one
+    // byte, then one member to the end) are skipped by their id without decoding
+    // their values; any other is decoded to learn its id.
     Step find(uint32_t id, FieldEntry& out);
 
   private:
     Step next_value(std::span<const uint8_t>& value);
+    Step next_value_general(std::span<const uint8_t>& value);
     const uint8_t* p_;
     const uint8_t* end_;
 };

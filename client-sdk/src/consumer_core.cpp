@@ -271,9 +271,9 @@ void ConsumerCore::on_update(const proto::Frame& frame) {
         !proto::decode_update(frame.body, update_)) {
         return link_.abort("malformed Update body");
     }
-    const auto it = by_id_.find(update_.item_id);
-    if (it == by_id_.end()) return;  // unsubscribed a moment ago
-    Item& item = *it->second;
+    Item* const bound = by_id_.find(update_.item_id);
+    if (!bound) return;  // unsubscribed a moment ago
+    Item& item = *bound;
     switch (item.sequencer.on_update(update_.item_seq)) {
         case ItemSequencer::Verdict::kDeliver:
             return emit(item.handle, [&](Event& event) {
@@ -345,7 +345,7 @@ void ConsumerCore::on_refresh(const proto::Frame& frame) {
 // way): the server holds a subscription for it, so let it go.
 void ConsumerCore::refuse_orphan(const wire::Refresh& refresh) {
     if (refresh.item_id() == 0 || refresh.status().stream_state() == wire::STREAM_CLOSED) return;
-    if (by_id_.count(refresh.item_id())) return;
+    if (by_id_.find(refresh.item_id())) return;
     wire::Unsubscribe request;
     request.add_item_ids(refresh.item_id());
     link_.send(FrameType::kUnsubscribe, request);
@@ -357,17 +357,16 @@ void ConsumerCore::on_item_status(const proto::Frame& frame) {
         return link_.abort("malformed ItemStatus body");
     }
     const ItemState state = detail::to_item_state(status.status());
-    const auto bound = status.item_id() != 0 ? by_id_.find(status.item_id()) : by_id_.end();
+    Item* const bound = by_id_.find(status.item_id());
     const auto names = by_name_.find(item_key(status.service_name(), status.item_name()));
     std::vector<Item*> targets;
     // Snapshots waiting by name hear a status for the name (not found, recovering,
     // closed); a streaming item bound to the id hears what happens to its stream.
-    if (names != by_name_.end() &&
-        (bound == by_id_.end() || state.stream == StreamState::kClosed)) {
+    if (names != by_name_.end() && (!bound || state.stream == StreamState::kClosed)) {
         targets.assign(names->second.snapshots.begin(), names->second.snapshots.end());
     }
-    if (bound != by_id_.end()) {
-        targets.push_back(bound->second);
+    if (bound) {
+        targets.push_back(bound);
     } else if (names != by_name_.end() && names->second.streaming) {
         Item* streaming = names->second.streaming;
         if (status.item_id() != 0) bind(*streaming, status.item_id());
@@ -403,7 +402,7 @@ void ConsumerCore::bind(Item& item, uint64_t item_id) {
     if (item.item_id == item_id || item_id == 0) return;
     if (item.item_id != 0) by_id_.erase(item.item_id);
     item.item_id = item_id;
-    by_id_[item_id] = &item;
+    by_id_.insert(item_id, &item);
 }
 
 void ConsumerCore::finish(Item& item) {
@@ -416,8 +415,7 @@ void ConsumerCore::finish(Item& item) {
         if (!names->second.streaming && snapshots.empty()) by_name_.erase(names);
     }
     if (item.item_id != 0) {
-        const auto bound = by_id_.find(item.item_id);
-        if (bound != by_id_.end() && bound->second == &item) by_id_.erase(bound);
+        if (by_id_.find(item.item_id) == &item) by_id_.erase(item.item_id);
     }
     holding_.erase(&item);
     items_.erase(handle.id);  // `item` is gone from here on

@@ -21,6 +21,7 @@
 #include "common/net/flush_scheduler.h"
 #include "event_writer.h"
 #include "failover_link.h"
+#include "item_id_index.h"
 #include "item_sequencer.h"
 #include "mdcast/consumer.h"
 #include "proto/field_image.h"
@@ -139,7 +140,7 @@ class ConsumerCore final : public FailoverLink::Owner {
     bool stopped_ = false;
     bool directory_wanted_ = false;
     std::unordered_map<uint64_t, std::unique_ptr<Item>> items_;  // by handle
-    std::unordered_map<uint64_t, Item*> by_id_;  // streaming items on the current connection
+    ItemIdIndex<Item> by_id_;  // streaming items on the current connection
     std::unordered_map<std::string, Names> by_name_;
     std::unordered_set<Item*> holding_;
     // Reused for every message: no allocation per update once warm.

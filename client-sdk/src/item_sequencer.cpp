@@ -20,17 +20,13 @@ ItemSequencer::Verdict ItemSequencer::on_refresh(uint64_t seq, int64_t now_ns) {
     return Verdict::kDeliver;
 }
 
-ItemSequencer::Verdict ItemSequencer::on_update(uint64_t seq) {
-    if (holding_) {
-        if (seq <= held_seq_) return Verdict::kDrop;
-        held_seq_ = seq;
-        if (seq < last_) return Verdict::kHold;
-        deliver_base(seq);
-        return Verdict::kRelease;
-    }
-    if (awaiting_image_ || !has_base_ || seq <= last_) return Verdict::kDrop;
-    last_ = seq;
-    return Verdict::kDeliver;
+// An update while a held image catches up: merged into it, or it is released.
+ItemSequencer::Verdict ItemSequencer::on_update_holding(uint64_t seq) {
+    if (seq <= held_seq_) return Verdict::kDrop;
+    held_seq_ = seq;
+    if (seq < last_) return Verdict::kHold;
+    deliver_base(seq);
+    return Verdict::kRelease;
 }
 
 void ItemSequencer::on_connection_lost() {

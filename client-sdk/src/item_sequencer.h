@@ -31,7 +31,13 @@ class ItemSequencer {
     };
 
     Verdict on_refresh(uint64_t seq, int64_t now_ns);
-    Verdict on_update(uint64_t seq);
+    // Inline: called for every update received.
+    Verdict on_update(uint64_t seq) {
+        if (holding_) return on_update_holding(seq);
+        if (awaiting_image_ || !has_base_ || seq <= last_) return Verdict::kDrop;
+        last_ = seq;
+        return Verdict::kDeliver;
+    }
     // The connection carrying the item was lost; a fresh image must follow.
     void on_connection_lost();
     // The source restarted: its next refresh may start a new sequence.
@@ -48,6 +54,7 @@ class ItemSequencer {
 
   private:
     void deliver_base(uint64_t seq);
+    Verdict on_update_holding(uint64_t seq);
 
     bool has_base_ = false;
     bool awaiting_image_ = false;  // failover: no update until a fresh image

@@ -15,6 +15,7 @@ set(MDCAST_SDK_ENV
 
 mdcast_unit_test(reconnect_policy_test client-sdk/reconnect_policy_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(item_sequencer_test client-sdk/item_sequencer_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(item_id_index_test client-sdk/item_id_index_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(event_queue_test client-sdk/event_queue_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(event_writer_test client-sdk/event_writer_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(publisher_outbox_test client-sdk/publisher_outbox_test.cpp mdcast_sdk_objects)
@@ -22,8 +23,8 @@ mdcast_unit_test(types_test client-sdk/types_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(field_list_test client-sdk/field_list_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(sdk_log_test client-sdk/sdk_log_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(interest_tracker_test distributor/interest_tracker_test.cpp mdcast_distributor_core)
-foreach(test reconnect_policy_test item_sequencer_test event_queue_test event_writer_test
-             publisher_outbox_test sdk_log_test)
+foreach(test reconnect_policy_test item_sequencer_test item_id_index_test event_queue_test
+             event_writer_test publisher_outbox_test sdk_log_test)
   target_include_directories(${test} PRIVATE ${PROJECT_SOURCE_DIR}/client-sdk/src)
 endforeach()
 

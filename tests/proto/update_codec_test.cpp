@@ -193,6 +193,8 @@ TEST_CASE("corrupted bytes never crash and agree with protobuf", "[update_codec]
             corrupt[random() % corrupt.size()] = static_cast<char>(random());
         INFO("round " << round);
         CHECK(mdcast::proto::testing::update_disagreement(as_bytes(corrupt), u).empty());
+        if (decode_update(as_bytes(corrupt), u))
+            CHECK(mdcast::proto::testing::lazy_read_disagreement(as_bytes(corrupt), u).empty());
     }
 }
 
@@ -243,9 +245,13 @@ std::string field_value(const std::string& value_body) {
     return delimited('\x22', delimited('\x0a', value_body));
 }
 
+// Also the SDK's lazy reading (header, then the field list by cursor) where
+// decode_update accepts.
 std::string agreement(const std::string& bytes) {
     UpdateView u;
-    return mdcast::proto::testing::update_disagreement(as_bytes(bytes), u);
+    const std::string why = mdcast::proto::testing::update_disagreement(as_bytes(bytes), u);
+    if (!why.empty() || !decode_update(as_bytes(bytes), u)) return why;
+    return mdcast::proto::testing::lazy_read_disagreement(as_bytes(bytes), u);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <sstream>
 #include <string>
@@ -100,6 +101,44 @@ inline std::string update_disagreement(std::span<const uint8_t> body, UpdateView
         return "re-encoding differs: " + back.ShortDebugString() + " vs " +
                theirs.ShortDebugString();
     return {};
+}
+
+// Empty when the lazy reading the SDK consumer does (decode_update_header, then
+// FieldListCursor over the field list) agrees with decode_update on `body`, which
+// decode_update accepted into `eager`; otherwise what differs. The header decode
+// may refuse a body decode_update takes (two field lists); whatever it takes, it
+// must read alike, and the cursor must give every field, and find() the first
+// with each id, equal to the eager ones.
+inline std::string lazy_read_disagreement(std::span<const uint8_t> body, const UpdateView& eager) {
+    UpdateView lazy;
+    if (!decode_update_header(body, lazy)) return {};
+    if (lazy.item_id != eager.item_id || lazy.item_seq != eager.item_seq ||
+        lazy.publish_time_ns != eager.publish_time_ns || lazy.conflated != eager.conflated)
+        return "decode_update_header reads the header differently";
+    const auto same = [](const FieldEntry& a, const FieldEntry& b) {
+        return a.id == b.id && a.kind == b.kind && a.integer == b.integer &&
+               a.exponent == b.exponent && a.text == b.text &&
+               std::memcmp(&a.real, &b.real, sizeof a.real) == 0;
+    };
+    std::ostringstream why;
+    FieldListCursor all(lazy.field_bytes);
+    FieldEntry entry;
+    for (size_t i = 0; i < eager.fields.size(); ++i) {
+        if (all.next(entry) != FieldListCursor::Step::kField)
+            return "cursor ends before field " + std::to_string(i);
+        if (!same(entry, eager.fields[i])) why << "cursor field " << i << " differs; ";
+    }
+    if (all.next(entry) != FieldListCursor::Step::kEnd) why << "cursor reads past the fields; ";
+    for (size_t i = 0; i < eager.fields.size(); ++i) {
+        const FieldEntry& want = eager.fields[i];
+        size_t first = 0;
+        while (eager.fields[first].id != want.id) ++first;
+        if (first != i) continue;  // find() gives the first with the id
+        FieldListCursor one(lazy.field_bytes);
+        if (one.find(want.id, entry) != FieldListCursor::Step::kField || !same(entry, want))
+            why << "find(" << want.id << ") differs; ";
+    }
+    return why.str();
 }
 
 }  // namespace mdcast::proto::testing
