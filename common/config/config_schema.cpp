@@ -1,6 +1,7 @@
 #include "common/config/config_schema.h"
 
 #include <arpa/inet.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <cctype>
@@ -192,25 +193,63 @@ void SchemaCore::add(KeyInfo info) {
     keys_.push_back(std::move(info));
 }
 
+namespace {
+
+// Where each YAML document of a text starts; nothing else of the events.
+class DocumentStarts final : public YAML::EventHandler {
+  public:
+    std::vector<YAML::Mark> marks;
+    void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+};
+
+// Where a second document starts, if the text has one. Reads at most two:
+// yaml-cpp 0.7's LoadAll never returns on a stray ',' outside [] or {} (its
+// parser hands out empty documents without consuming it) and allocates until
+// the process dies, so a one-character config file took a daemon down.
+std::optional<YAML::Mark> second_document(const std::string& yaml_text) {
+    std::istringstream input(yaml_text);
+    YAML::Parser parser(input);
+    DocumentStarts starts;
+    for (int i = 0; i < 2 && parser.HandleNextDocument(starts); ++i) {
+    }
+    if (starts.marks.size() < 2) return std::nullopt;
+    return starts.marks[1];
+}
+
+}  // namespace
+
 void SchemaCore::load(const std::string& yaml_text, const std::string& file_name,
                       const ApplyFn& apply) const {
     WalkState state{file_name, apply, {}};
-    std::vector<YAML::Node> documents;
+    YAML::Node root;
     try {
-        documents = YAML::LoadAll(yaml_text);
+        if (const auto second = second_document(yaml_text)) {
+            state.report(*second, "",
+                         "only one YAML document is allowed per file (a second one starts here; "
+                         "a stray ',' outside [] or {} does that too)");
+        }
+        root = YAML::Load(yaml_text);
     } catch (const YAML::Exception& e) {
         state.report(e.mark, "", "YAML syntax error: " + e.msg);
         throw ConfigErrors(std::move(state.errors));
     }
-    if (documents.size() > 1) {
-        state.report(documents[1].Mark(), "", "only one YAML document is allowed per file");
-    }
-    if (!documents.empty() && !documents[0].IsNull()) {
-        if (documents[0].IsMap()) {
-            walk_mapping(documents[0], "", state);
+    if (!root.IsNull()) {
+        if (root.IsMap()) {
+            walk_mapping(root, "", state);
         } else {
-            state.report(documents[0].Mark(), "",
-                         "the top level must be a mapping of keys, got " + node_kind(documents[0]));
+            state.report(root.Mark(), "",
+                         "the top level must be a mapping of keys, got " + node_kind(root));
         }
     }
     if (!state.errors.empty()) throw ConfigErrors(std::move(state.errors));

@@ -318,6 +318,15 @@ TEST_CASE("the top level must be a single mapping", "[config]") {
                Catch::Contains("only one YAML document is allowed"));
 }
 
+// yaml-cpp 0.7's LoadAll loops for ever on these, allocating until the process
+// dies (found by the config fuzz target); each must be one clear error.
+TEST_CASE("a stray ',' at the top level is an error, not a hang", "[config]") {
+    CHECK_THAT(single_error(","), Catch::Contains("test.yaml:1:1: only one YAML document"));
+    CHECK_THAT(single_error("# comment\n,# another\nname: a\n"),
+               Catch::Contains("only one YAML document is allowed"));
+    CHECK_THAT(single_error(",\nname: a\n"), Catch::Contains("stray ','"));
+}
+
 TEST_CASE("every error in a file is reported at once, in file order", "[config]") {
     const std::string text =
         "listen:\n"
