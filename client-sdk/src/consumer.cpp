@@ -32,10 +32,8 @@ struct __attribute__((visibility("hidden"))) Consumer::Impl {
     class DirectSink;
     class QueueSink;
     struct Running;
-    using Task = sdk::IoThread::Task;
 
     Impl(ConsumerOptions o, ConsumerHandler& h);
-    void post(Task task);
     void start();
     void stop();
     std::vector<ItemHandle> request(const std::string& service,
@@ -54,13 +52,10 @@ struct __attribute__((visibility("hidden"))) Consumer::Impl {
     ConsumerHandler& handler;
     std::shared_ptr<spdlog::logger> log;
     sdk::ConsumerCounters counters;
-    sdk::SharedLoop* shared;                // options.io_context's; null: a thread of its own
-    std::unique_ptr<sdk::IoThread> own_io;  // without an io_context
-    sdk::IoThread& io;                      // *own_io or the shared loop's thread
-    std::unique_ptr<EventQueue> queue;      // kDispatch only
-    ConsumerCore* core = nullptr;           // I/O thread only
-    std::unique_ptr<Running> running;       // shared loop: I/O thread only
-    std::unique_ptr<sdk::SharedSeat> seat;  // shared loop: this consumer's lifecycle there
+    sdk::ClientThread thread;           // its own, or options.io_context's shared one
+    std::unique_ptr<EventQueue> queue;  // kDispatch only
+    ConsumerCore* core = nullptr;       // I/O thread only
+    std::unique_ptr<Running> running;   // shared loop: I/O thread only
 
     std::mutex mutex;  // guards what follows
     uint64_t next_handle = 1;
@@ -127,12 +122,7 @@ struct Consumer::Impl::Running {
 };
 
 Consumer::Impl::Impl(ConsumerOptions o, ConsumerHandler& h)
-    : options(std::move(o)),
-      handler(h),
-      shared(options.io_context ? &sdk::IoContextAccess::shared(*options.io_context) : nullptr),
-      own_io(shared ? nullptr : std::make_unique<sdk::IoThread>()),
-      io(shared ? shared->thread() : *own_io),
-      seat(shared ? std::make_unique<sdk::SharedSeat>(*shared, "Consumer") : nullptr) {
+    : options(std::move(o)), handler(h), thread(options.io_context, "Consumer") {
     sdk::validate(options);
     log = sdk::logger("sdk.consumer", options.log_level);
     tls = sdk::tls_context(options);
@@ -145,19 +135,19 @@ Consumer::Impl::Impl(ConsumerOptions o, ConsumerHandler& h)
 // Own thread: the loop lives as long as the core.
 void Consumer::Impl::run_io_thread() {
     EventLoop loop(EventLoop::Timers::kCoarse);  // its timers are all in ms
-    Running on_loop(*this, loop, [this] { io.stop_loop(); });
+    Running on_loop(*this, loop, [this] { thread.io().stop_loop(); });
     core = &on_loop.core;
     core->start();
-    io.run(loop);
+    thread.io().run(loop);
     core = nullptr;
 }
 
 // Shared loop, on its thread: the core joins the running loop. The core must
 // not stop the loop when it stops: the other Consumers still use it.
 void Consumer::Impl::open_on_shared_loop() {
-    running = std::make_unique<Running>(*this, shared->loop(), [] {});
+    running = std::make_unique<Running>(*this, thread.shared()->loop(), [] {});
     core = &running->core;
-    shared->consumers().fetch_add(1, std::memory_order_relaxed);
+    thread.shared()->consumers().fetch_add(1, std::memory_order_relaxed);
     core->start();
 }
 
@@ -168,36 +158,25 @@ void Consumer::Impl::close_on_shared_loop() {
     core->stop();
     core = nullptr;
     running.reset();
-    shared->consumers().fetch_sub(1, std::memory_order_relaxed);
-}
-
-void Consumer::Impl::post(Task task) {
-    if (seat) return seat->post(std::move(task));
-    io.post(std::move(task));  // the IoThread orders start and end itself
+    thread.shared()->consumers().fetch_sub(1, std::memory_order_relaxed);
 }
 
 void Consumer::Impl::start() {
-    if (seat) return seat->start([this] { open_on_shared_loop(); });
-    io.start([this] { run_io_thread(); });
+    thread.start([this] { open_on_shared_loop(); }, [this] { run_io_thread(); });
 }
 
 void Consumer::Impl::stop() {
-    const auto unblock = [this] {
-        if (queue) queue->release_waiters();  // the I/O thread may wait for room in our queue
-    };
-    if (seat) {
-        return seat->stop(
-            [this] {
-                close_on_shared_loop();
-                seat->closed();
-            },
-            unblock);
-    }
-    io.shutdown(
+    thread.stop(
+        [this] {
+            close_on_shared_loop();
+            thread.closed();
+        },
         [this] {
             if (core) core->stop();
         },
-        unblock);
+        [this] {
+            if (queue) queue->release_waiters();  // the I/O thread may wait for room in our queue
+        });
 }
 
 void Consumer::Impl::deliver(const Event& event) {
@@ -291,7 +270,7 @@ std::vector<ItemHandle> Consumer::Impl::request(const std::string& service,
         }
     }
     std::vector<ItemHandle> handles = request.handles;
-    post([this, request = std::move(request)] {
+    thread.post([this, request = std::move(request)] {
         if (core) core->subscribe(request);
     });
     return handles;
@@ -304,7 +283,7 @@ Consumer::~Consumer() {
     try {
         stop();
     } catch (const std::exception& e) {
-        if (impl_->seat) impl_->seat->die(e.what());
+        impl_->thread.destroyed_badly(e.what());
         impl_->log->error("consumer destroyed badly: {}", e.what());
     }
 }
@@ -353,13 +332,13 @@ void Consumer::unsubscribe(ItemHandle handle) {
         }
     }
     if (impl_->queue) impl_->queue->cancel(handle);
-    impl_->post([impl = impl_.get(), handle] {
+    impl_->thread.post([impl = impl_.get(), handle] {
         if (impl->core) impl->core->unsubscribe(handle);
     });
 }
 
 void Consumer::request_directory() {
-    impl_->post([impl = impl_.get()] {
+    impl_->thread.post([impl = impl_.get()] {
         if (impl->core) impl->core->request_directory();
     });
 }

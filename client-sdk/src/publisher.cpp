@@ -46,10 +46,7 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
         : options(std::move(o)),
           handler(h),
           outbox(options.max_queued_bytes),
-          shared(options.io_context ? &sdk::IoContextAccess::shared(*options.io_context) : nullptr),
-          own_io(shared ? nullptr : std::make_unique<sdk::IoThread>()),
-          io(shared ? shared->thread() : *own_io),
-          seat(shared ? std::make_unique<sdk::SharedSeat>(*shared, "Publisher") : nullptr) {
+          thread(options.io_context, "Publisher") {
         sdk::validate(options);
         log = sdk::logger("sdk.publisher", options.log_level);
         tls = sdk::tls_context(options);
@@ -74,10 +71,7 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
     std::shared_ptr<spdlog::logger> log;
     sdk::PublisherCounters counters;
     sdk::PublisherOutbox outbox;
-    sdk::SharedLoop* shared;                      // options.io_context's; null: a thread of its own
-    std::unique_ptr<sdk::IoThread> own_io;        // without an io_context
-    sdk::IoThread& io;                            // *own_io or the shared loop's thread
-    std::unique_ptr<sdk::SharedSeat> seat;        // shared loop: this publisher's lifecycle there
+    sdk::ClientThread thread;                     // its own, or options.io_context's shared one
     sdk::PublisherCore* core = nullptr;           // I/O thread only
     std::unique_ptr<sdk::PublisherCore> running;  // shared loop: I/O thread only
 
@@ -123,7 +117,7 @@ Publisher::Batch::Batch(Publisher& publisher)
 
 Publisher::Batch::~Batch() {
     t_innermost_batch = outer_;
-    if (!in_batch(impl_) && impl_->outbox.wake_owed()) impl_->io.wake();
+    if (!in_batch(impl_) && impl_->outbox.wake_owed()) impl_->thread.io().wake();
 }
 
 bool Publisher::Impl::push(const sdk::OutboxRecord& record, std::span<const FieldValue> fields,
@@ -136,7 +130,7 @@ bool Publisher::Impl::push(const sdk::OutboxRecord& record, std::span<const Fiel
         counters.outbox_full.fetch_add(1, std::memory_order_relaxed);
         return false;
     }
-    if (wake) io.wake();
+    if (wake) thread.io().wake();
     return true;
 }
 
@@ -178,10 +172,10 @@ std::unique_ptr<sdk::PublisherCore> Publisher::Impl::make_core(EventLoop& loop,
 // Own thread: the loop lives as long as the core.
 void Publisher::Impl::run_io_thread() {
     EventLoop loop(EventLoop::Timers::kCoarse);  // its timers are all in ms
-    const auto io_core = make_core(loop, [this] { io.stop_loop(); });
+    const auto io_core = make_core(loop, [this] { thread.io().stop_loop(); });
     core = io_core.get();
     core->start();
-    io.run(loop, [this] { core->on_wake(); });
+    thread.io().run(loop, [this] { core->on_wake(); });
     core = nullptr;
 }
 
@@ -190,20 +184,23 @@ void Publisher::Impl::run_io_thread() {
 // published before start(). When the core has stopped it leaves in a task of
 // its own (not inside the core's own callback).
 void Publisher::Impl::open_on_shared_loop() {
-    running = make_core(shared->loop(), [this] { io.post([this] { close_on_shared_loop(); }); });
+    sdk::SharedLoop& shared = *thread.shared();
+    running =
+        make_core(shared.loop(), [this] { thread.io().post([this] { close_on_shared_loop(); }); });
     core = running.get();
-    shared->publishers().fetch_add(1, std::memory_order_relaxed);
-    shared->add_wake_handler(this, [this] { core->on_wake(); });
+    shared.publishers().fetch_add(1, std::memory_order_relaxed);
+    shared.add_wake_handler(this, [this] { core->on_wake(); });
     core->start();
     core->on_wake();
 }
 
 void Publisher::Impl::close_on_shared_loop() {
-    shared->remove_wake_handler(this);
+    sdk::SharedLoop& shared = *thread.shared();
+    shared.remove_wake_handler(this);
     core = nullptr;
     running.reset();
-    shared->publishers().fetch_sub(1, std::memory_order_relaxed);
-    seat->closed();
+    shared.publishers().fetch_sub(1, std::memory_order_relaxed);
+    thread.closed();
 }
 
 Publisher::Publisher(PublisherOptions options, PublisherHandler& handler)
@@ -213,15 +210,14 @@ Publisher::~Publisher() {
     try {
         stop();
     } catch (const std::exception& e) {
-        if (impl_->seat) impl_->seat->die(e.what());
+        impl_->thread.destroyed_badly(e.what());
         impl_->log->error("publisher destroyed badly: {}", e.what());
     }
 }
 
 void Publisher::start() {
     Impl* impl = impl_.get();
-    if (impl->seat) return impl->seat->start([impl] { impl->open_on_shared_loop(); });
-    impl->io.start([impl] { impl->run_io_thread(); });
+    impl->thread.start([impl] { impl->open_on_shared_loop(); }, [impl] { impl->run_io_thread(); });
 }
 
 void Publisher::stop() {
@@ -229,8 +225,7 @@ void Publisher::stop() {
     const auto stop_core = [impl] {
         if (impl->core) impl->core->stop(kStopDrainMs);
     };
-    if (impl->seat) return impl->seat->stop(stop_core);
-    impl->io.shutdown(stop_core);
+    impl->thread.stop(stop_core, stop_core);
 }
 
 void Publisher::add_service(const std::string& name, ServiceMode mode) {
@@ -283,7 +278,7 @@ bool Publisher::status(PublishedItem item, const ItemState& state) {
 }
 
 bool Publisher::flush(std::chrono::milliseconds timeout) {
-    if (impl_->io.on_io_thread()) {
+    if (impl_->thread.io().on_io_thread()) {
         throw std::logic_error("flush() called from a publisher callback would wait forever");
     }
     const uint64_t token = impl_->flush_token.fetch_add(1, std::memory_order_acq_rel) + 1;

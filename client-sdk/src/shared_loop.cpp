@@ -89,6 +89,27 @@ void SharedSeat::closed() {
     if (closed) closed->set_value();
 }
 
+ClientThread::ClientThread(const std::shared_ptr<IoContext>& context, const char* what)
+    : shared_(context ? &IoContextAccess::shared(*context) : nullptr),
+      own_(shared_ ? nullptr : std::make_unique<IoThread>()),
+      io_(shared_ ? shared_->thread() : *own_),
+      seat_(shared_ ? std::make_unique<SharedSeat>(*shared_, what) : nullptr) {}
+
+void ClientThread::post(Task task) {
+    if (seat_) return seat_->post(std::move(task));
+    io_.post(std::move(task));  // the IoThread orders start and end itself
+}
+
+void ClientThread::start(Task open_shared, std::function<void()> run_own) {
+    if (seat_) return seat_->start(std::move(open_shared));
+    io_.start(std::move(run_own));
+}
+
+void ClientThread::stop(Task close_shared, Task stop_own, const std::function<void()>& unblock) {
+    if (seat_) return seat_->stop(std::move(close_shared), unblock);
+    io_.shutdown(std::move(stop_own), unblock);
+}
+
 void SharedSeat::die(const std::string& why) const {
     std::fprintf(stderr,
                  "mdcast: fatal: a started %s was destroyed inside a handler on its IoContext's "

@@ -11,6 +11,9 @@
 // it are held until then (a task posted earlier would find no core) and
 // requests posted after stop() are dropped (the core is gone); stop() starts
 // the close on the loop and waits until the loop reports it finished.
+//
+// ClientThread: what a Consumer or Publisher front end holds: its own IoThread,
+// or a seat on the shared loop of the IoContext it was given.
 #pragma once
 
 #include <atomic>
@@ -102,6 +105,42 @@ class SharedSeat {
 // The front ends' way in to an IoContext's loop.
 struct IoContextAccess {
     static SharedLoop& shared(IoContext& context);
+};
+
+// The I/O thread a Consumer or Publisher runs on: an IoThread of its own, or
+// the shared loop of the IoContext it was given, where it takes a seat. The
+// front ends say what to do in each case; this chooses.
+class ClientThread {
+  public:
+    using Task = IoThread::Task;
+
+    // `context` null: a thread of its own. `what` names the client in errors.
+    ClientThread(const std::shared_ptr<IoContext>& context, const char* what);
+
+    SharedLoop* shared() const { return shared_; }  // null: a thread of its own
+    IoThread& io() { return io_; }                  // the own or the shared thread
+
+    // Any thread: `task` runs on the I/O thread once the client is open there.
+    void post(Task task);
+    // Owner's thread: `open_shared` joins the shared loop; `run_own` is the own
+    // thread's body (it builds the loop and runs it).
+    void start(Task open_shared, std::function<void()> run_own);
+    // Owner's thread, waits: `close_shared` starts the leave from the shared
+    // loop and ends in closed() (now or later); `stop_own` stops the own loop.
+    void stop(Task close_shared, Task stop_own, const std::function<void()>& unblock = {});
+    // Shared loop only: the client has left it; stop() returns.
+    void closed() { seat_->closed(); }
+    // A destructor whose stop() threw: on a shared loop the process stops with
+    // a message (SharedSeat::die); an own thread only logs it.
+    void destroyed_badly(const std::string& why) const {
+        if (seat_) seat_->die(why);
+    }
+
+  private:
+    SharedLoop* shared_;
+    std::unique_ptr<IoThread> own_;
+    IoThread& io_;
+    std::unique_ptr<SharedSeat> seat_;
 };
 
 }  // namespace mdcast::sdk
