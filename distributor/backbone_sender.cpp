@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "common/clock.h"
-#include "common/net/datagram_send_batch.h"
 
 namespace mdcast::distributor {
 
@@ -23,7 +22,8 @@ BackboneSender::BackboneSender(EventLoop& loop, const Settings& settings, uint64
       flusher_(loop, std::chrono::microseconds(settings.flush_interval_us)),
       heartbeat_timer_(loop, [this] { on_heartbeat_timer(); }),
       backlog_timer_(loop, [this] { drain_backlog(); }),
-      packet_(settings.max_datagram_bytes, settings.signer ? kSignatureBytes : 0),
+      packet_(settings.max_datagram_bytes, settings.signer ? kSignatureBytes : 0,
+              settings.segmentation_offload),
       window_(settings.retransmit_window_bytes, int64_t{settings.retransmit_window_ms} * 1'000'000),
       data_rate_(
           settings.data_rate_bytes_per_s,
@@ -38,7 +38,9 @@ BackboneSender::BackboneSender(EventLoop& loop, const Settings& settings, uint64
     for (const auto& endpoint : settings.endpoints) {
         sockets_.push_back(
             UdpSocket::multicast_sender(endpoint, static_cast<int>(settings.send_buffer_bytes)));
+        batch_senders_.emplace_back(sockets_.back().fd(), settings.segmentation_offload);
     }
+    refusal_logged_.assign(sockets_.size(), false);
     if (send_loss_.active()) {
         log_->warn("TESTING: dropping backbone packets on send ({})",
                    settings.send_loss.describe());
@@ -122,9 +124,35 @@ void BackboneSender::transmit_unsent() {
     unsent_.clear();
     const size_t count = unsent_datagrams_.size();
     unsent_sent_.assign(count, 0);
-    for (auto& socket : sockets_) send_datagrams(socket.fd(), unsent_datagrams_, unsent_sent_);
+    for (auto& sender : batch_senders_) sender.send(unsent_datagrams_, unsent_sent_);
     for (size_t i = 0; i < count; ++i)
         note_transmit(unsent_sent_[i] != 0, unsent_datagrams_[i].size());
+    note_offload_refusals();
+}
+
+// Said once per group: from then on its datagrams go one by one, unpadded.
+void BackboneSender::note_offload_refusals() {
+    for (size_t i = 0; i < batch_senders_.size(); ++i) {
+        const int refusal = batch_senders_[i].offload_refusal();
+        if (refusal == 0 || refusal_logged_[i]) continue;
+        refusal_logged_[i] = true;
+        log_->warn(
+            "backbone group {}: the kernel refused UDP segmentation offload ({}); sending "
+            "each datagram on its own from now on",
+            i + 1, std::strerror(refusal));
+    }
+}
+
+uint64_t BackboneSender::segmented_datagrams() const {
+    uint64_t total = 0;
+    for (const auto& sender : batch_senders_) total += sender.segmented_datagrams();
+    return total;
+}
+
+uint64_t BackboneSender::padding_bytes() const {
+    uint64_t total = 0;
+    for (const auto& sender : batch_senders_) total += sender.padding_bytes();
+    return total;
 }
 
 // The sequence is consumed even when the datagram does not leave (kernel

@@ -28,6 +28,7 @@
 
 #include "common/clock.h"
 #include "common/logging.h"
+#include "common/net/datagram_send_batch.h"
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
 #include "common/net/loss_injector.h"
@@ -70,6 +71,9 @@ class BackboneSender final : public Flushable {
         uint32_t heartbeat_min_us = 1000;
         uint32_t heartbeat_max_ms = 1000;
         uint32_t send_buffer_bytes = 0;
+        // Datagrams may be padded so a flush's run goes out in one UDP
+        // segmentation offload send (common/net/datagram_send_batch.h).
+        bool segmentation_offload = true;
         uint16_t control_port = 0;  // advertised in heartbeats
         uint64_t retransmit_window_bytes = 64 << 20;
         uint32_t retransmit_window_ms = 10000;
@@ -110,6 +114,10 @@ class BackboneSender final : public Flushable {
     bool congested() const { return congested_; }
     const BackboneSenderCounters& counters() const { return counters_; }
     const RetransmitWindow& window() const { return window_; }
+    // True while the primary group's sends use UDP segmentation offload.
+    bool segmenting() const { return !batch_senders_.empty() && batch_senders_[0].segmenting(); }
+    uint64_t segmented_datagrams() const;
+    uint64_t padding_bytes() const;  // zeros the segmented datagrams carried (all groups)
 
   private:
     void send_packet();
@@ -126,7 +134,11 @@ class BackboneSender final : public Flushable {
 
     Settings settings_;
     uint64_t epoch_;
+    void note_offload_refusals();
+
     std::vector<UdpSocket> sockets_;
+    std::vector<DatagramBatchSender> batch_senders_;  // one per socket
+    std::vector<bool> refusal_logged_;                // one per socket
     FlushScheduler flusher_;
     Timer heartbeat_timer_;
     Timer backlog_timer_;

@@ -34,6 +34,7 @@ BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16
     settings.heartbeat_min_us = config.backbone_heartbeat_min_us;
     settings.heartbeat_max_ms = config.backbone_heartbeat_max_ms;
     settings.send_buffer_bytes = config.backbone_send_buffer_bytes;
+    settings.segmentation_offload = config.backbone_segmentation_offload;
     settings.control_port = control_port;
     settings.retransmit_window_bytes = config.backbone_retransmit_window_bytes;
     settings.retransmit_window_ms = config.backbone_retransmit_window_ms;
@@ -376,6 +377,15 @@ void Distributor::register_metrics() {
               "Publisher messages refused alone for invalid content (not UTF-8); connection kept",
               [&p] { return p.invalid_content; });
     m.counter("packets_total", "Backbone datagrams sent", [&b] { return b.packets_sent; });
+    m.counter("segmented_packets_total",
+              "Backbone datagrams sent in UDP segmentation offload runs (all groups)",
+              [this] { return backbone_.segmented_datagrams(); });
+    m.counter("padding_bytes_total",
+              "Zero bytes the segmented datagrams carried to make a run equal-size (all groups)",
+              [this] { return backbone_.padding_bytes(); });
+    m.gauge("segmentation_offload",
+            "1 while the primary group's datagrams go out with UDP segmentation offload",
+            [this] { return backbone_.segmenting() ? 1 : 0; });
     m.counter("busy_poll_passes_total",
               "Loop passes made without sleeping because of distributor.busy_poll_us",
               [this] { return spinner_.passes(); });

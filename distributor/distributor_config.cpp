@@ -79,6 +79,11 @@ config::Schema<DistributorConfig> build_schema() {
                         65507,
                         "Largest datagram: 1400 fits a 1500-byte MTU; 8972 for jumbo frames. "
                         "Never above the path MTU.");
+    s.boolean("backbone.segmentation_offload", &C::backbone_segmentation_offload, true,
+              "Hand a flush's datagrams to the kernel as one UDP segmentation offload send "
+              "(Linux 4.18+; the NIC segments where it can). Datagrams then carry zero padding "
+              "up to the largest of their run, and servers must be this version or later. Turned "
+              "off by itself when the kernel or route refuses it.");
     s.integer<uint32_t>("backbone.flush_interval_us", &C::backbone_flush_interval_us, 0, 0, 1000000,
                         "0: send at the end of each loop iteration (natural batching); > 0: "
                         "coalesce for this long (the seed's rrmpFlushInterval).");

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -61,6 +62,8 @@ std::string_view packet_error_name(PacketError error) {
             return "bad_flags";
         case PacketError::kBadLength:
             return "bad_length";
+        case PacketError::kBadPadding:
+            return "bad_padding";
         case PacketError::kBadMessage:
             return "bad_message";
     }
@@ -95,17 +98,22 @@ PacketError decode_packet_header(std::span<const uint8_t> datagram, PacketHeader
     out.flags = get_u16(in + 6);
     if ((out.flags & ~kPacketKnownFlags) != 0 || get_u16(in + 26) != 0)
         return PacketError::kBadFlags;
-    if ((out.flags & kPacketFlagRetransmit) && out.type != PacketType::kData)
+    if ((out.flags & (kPacketFlagRetransmit | kPacketFlagPadded)) && out.type != PacketType::kData)
         return PacketError::kBadFlags;
     out.epoch = get_u64(in + 8);
     out.sequence = get_u64(in + 16);
     out.message_count = get_u16(in + 24);
     out.payload_bytes = get_u32(in + 28);
     const size_t trailer = (out.flags & kPacketFlagSigned) ? kPacketTrailerBytes : 0;
-    if (datagram.size() < kPacketHeaderBytes + trailer ||
-        out.payload_bytes != datagram.size() - kPacketHeaderBytes - trailer) {
+    if (datagram.size() < kPacketHeaderBytes + trailer) return PacketError::kBadLength;
+    const size_t room = datagram.size() - kPacketHeaderBytes - trailer;
+    if (out.payload_bytes == room) return PacketError::kNone;
+    if (!(out.flags & kPacketFlagPadded) || out.payload_bytes > room)
         return PacketError::kBadLength;
-    }
+    // Padding carries nothing: zero bytes only, so no data hides after the packet.
+    const auto padding = datagram.subspan(packet_bytes(out));
+    if (std::any_of(padding.begin(), padding.end(), [](uint8_t b) { return b != 0; }))
+        return PacketError::kBadPadding;
     return PacketError::kNone;
 }
 
@@ -132,8 +140,8 @@ PacketMessageIterator::Result PacketMessageIterator::next(Frame& out) {
     return Result::kFrame;
 }
 
-PacketBuilder::PacketBuilder(size_t max_datagram_bytes, size_t trailer_bytes)
-    : trailer_bytes_(trailer_bytes) {
+PacketBuilder::PacketBuilder(size_t max_datagram_bytes, size_t trailer_bytes, bool padded)
+    : trailer_bytes_(trailer_bytes), flags_(padded ? kPacketFlagPadded : 0) {
     if (max_datagram_bytes < kPacketHeaderBytes + kFrameHeaderBytes + trailer_bytes ||
         max_datagram_bytes > kMaxDatagramBytes) {
         throw std::invalid_argument("max datagram size out of range");
@@ -159,6 +167,7 @@ void PacketBuilder::add(FrameType type, const google::protobuf::MessageLite& mes
 std::span<const uint8_t> PacketBuilder::finish(PacketType type, uint64_t epoch, uint64_t sequence) {
     PacketHeader header;
     header.type = type;
+    header.flags = flags_;
     header.epoch = epoch;
     header.sequence = sequence;
     header.message_count = count_;
@@ -170,7 +179,7 @@ std::span<const uint8_t> PacketBuilder::finish(PacketType type, uint64_t epoch, 
 std::span<uint8_t> PacketBuilder::finish_with_trailer(PacketType type, uint64_t epoch,
                                                       uint64_t sequence) {
     finish(type, epoch, sequence);
-    put_u16(buffer_.data() + 6, kPacketFlagSigned);
+    put_u16(buffer_.data() + 6, flags_ | kPacketFlagSigned);
     return {buffer_.data(), used_ + trailer_bytes_};
 }
 

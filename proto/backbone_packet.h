@@ -7,7 +7,11 @@
 //   offset  4  u8   version (1)
 //   offset  5  u8   packet type (PacketType)
 //   offset  6  u16  flags: bit 0 = retransmission (a repair); bit 1 = signed
-//                   (a 16-byte HMAC trailer follows the payload); other bits 0
+//                   (a 16-byte HMAC trailer follows the payload); bit 2 = padded
+//                   (data packets only: zero bytes may follow the packet up to
+//                   the datagram's end, so a sender can hand the kernel a run of
+//                   equal-size datagrams in one UDP segmentation offload send);
+//                   other bits 0
 //   offset  8  u64  epoch: distributor id and start time (ms), so ordered; a new
 //                   (larger) epoch is a restart, an older one a replay (dropped)
 //   offset 16  u64  sequence: per epoch, +1 per data packet; heartbeats carry the
@@ -36,7 +40,9 @@ constexpr size_t kPacketHeaderBytes = 32;
 
 constexpr uint16_t kPacketFlagRetransmit = 0x0001;
 constexpr uint16_t kPacketFlagSigned = 0x0002;
-constexpr uint16_t kPacketKnownFlags = kPacketFlagRetransmit | kPacketFlagSigned;
+constexpr uint16_t kPacketFlagPadded = 0x0004;
+constexpr uint16_t kPacketKnownFlags =
+    kPacketFlagRetransmit | kPacketFlagSigned | kPacketFlagPadded;
 constexpr size_t kPacketTrailerBytes = 16;  // the signature, when signed
 
 enum class PacketType : uint8_t {
@@ -55,6 +61,12 @@ struct PacketHeader {
     uint32_t payload_bytes = 0;
 };
 
+// The packet's own bytes (header, payload, trailer): a padded datagram's prefix.
+inline size_t packet_bytes(const PacketHeader& header) {
+    return kPacketHeaderBytes + header.payload_bytes +
+           ((header.flags & kPacketFlagSigned) ? kPacketTrailerBytes : 0);
+}
+
 enum class PacketError {
     kNone,
     kTooShort,
@@ -63,6 +75,7 @@ enum class PacketError {
     kBadType,
     kBadFlags,
     kBadLength,
+    kBadPadding,
     kBadMessage
 };
 
@@ -72,6 +85,8 @@ void encode_packet_header(const PacketHeader& header, uint8_t* out);
 // Sets or clears the retransmit flag of an encoded datagram in place.
 void set_packet_retransmit_flag(std::span<uint8_t> datagram, bool retransmit);
 // Validates the fixed header against the datagram size; does not look at messages.
+// A padded packet may be shorter than its datagram when every byte after it is
+// zero; the caller then works on datagram.first(packet_bytes(out)).
 PacketError decode_packet_header(std::span<const uint8_t> datagram, PacketHeader& out);
 
 // Walks the framed messages of a decoded packet, checking that each one lies
@@ -97,7 +112,10 @@ class PacketMessageIterator {
 class PacketBuilder {
   public:
     // With `trailer_bytes` the packet keeps that much room at the end (a signature).
-    explicit PacketBuilder(size_t max_datagram_bytes, size_t trailer_bytes = 0);
+    // `padded`: every packet finished carries kPacketFlagPadded (its sender may
+    // pad the datagram with zeros).
+    explicit PacketBuilder(size_t max_datagram_bytes, size_t trailer_bytes = 0,
+                           bool padded = false);
 
     bool empty() const { return count_ == 0; }
     uint16_t message_count() const { return count_; }
@@ -119,6 +137,7 @@ class PacketBuilder {
   private:
     std::vector<uint8_t> buffer_;
     size_t trailer_bytes_;
+    uint16_t flags_;  // kPacketFlagPadded or 0
     size_t used_ = kPacketHeaderBytes;
     uint16_t count_ = 0;
 };

@@ -170,6 +170,7 @@ void BackboneReceiver::handle_datagram(std::span<const uint8_t> datagram, const 
     const auto error = proto::decode_packet_header(datagram, header);
     if (error != proto::PacketError::kNone)
         return drop_malformed(from, proto::packet_error_name(error));
+    datagram = datagram.first(proto::packet_bytes(header));  // without its padding, if any
     if (proto::epoch_source(header.epoch) == 0)
         return drop_malformed(from, "epoch without a distributor id");
     if (!authentic(datagram, header)) return drop_malformed(from, "unsigned or forged packet");

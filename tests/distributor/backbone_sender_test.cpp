@@ -103,10 +103,14 @@ TEST_CASE("each NAK source address has its own repair budget per second", "[back
 }
 
 // The datagrams filled during one loop pass stay in the sender (and its
-// retransmit window) until the flush, then leave together, in sequence order.
+// retransmit window) until the flush, then leave together, in sequence order:
+// one by one, or cut from one segmentation offload send and padded.
 TEST_CASE("the datagrams of one pass leave together at the flush, in order", "[backbone_sender]") {
+    const bool offload = GENERATE(false, true);
+    CAPTURE(offload);
     EventLoop loop;
     BackboneSender::Settings s = settings(1024, 0);
+    s.segmentation_offload = offload;
     s.heartbeat_min_us = 1'000'000;  // only the start-up heartbeat while the test runs
     s.heartbeat_max_ms = 1000;
     UdpSocket receiver = UdpSocket::multicast_receiver(s.endpoints[0], 4 << 20);
@@ -114,15 +118,16 @@ TEST_CASE("the datagrams of one pass leave together at the flush, in order", "[b
     DatagramBatch batch(256, 2048);
     batch.receive(receiver.fd());  // the start-up heartbeat
 
-    const std::vector<uint8_t> body(300, 'u');
-    std::string frame(proto::kFrameHeaderBytes, '\0');
-    proto::encode_frame_header(
-        proto::FrameHeader{static_cast<uint32_t>(body.size()),
-                           static_cast<uint16_t>(proto::FrameType::kUpdate), 0},
-        reinterpret_cast<uint8_t*>(frame.data()));
-    frame.append(body.begin(), body.end());
-    const auto bytes = std::span(reinterpret_cast<const uint8_t*>(frame.data()), frame.size());
-    for (int i = 0; i < 200; ++i) REQUIRE(sender.send_frame(bytes));  // ~50 datagrams
+    // Frame bodies of 300 to 360 bytes: datagrams of unequal sizes.
+    auto frame_of = [](size_t body_bytes) {
+        std::vector<uint8_t> frame(proto::kFrameHeaderBytes + body_bytes, 'u');
+        proto::encode_frame_header(
+            proto::FrameHeader{static_cast<uint32_t>(body_bytes),
+                               static_cast<uint16_t>(proto::FrameType::kUpdate), 0},
+            frame.data());
+        return frame;
+    };
+    for (int i = 0; i < 200; ++i) REQUIRE(sender.send_frame(frame_of(300 + i % 7 * 10)));
     const uint64_t numbered = sender.next_sequence() - 1;
     REQUIRE(numbered >= 40);
     CHECK(sender.window().packets() == numbered);
@@ -131,13 +136,20 @@ TEST_CASE("the datagrams of one pass leave together at the flush, in order", "[b
 
     sender.flush();
     CHECK(sender.counters().packets_sent == numbered + 1);  // and the last, partial one
+    // Loopback takes the offload: runs of at most 63 datagrams of 1024 bytes
+    // (one UDP send), each datagram but a run's last padded to the run's largest.
+    CHECK(sender.segmenting() == offload);
+    CHECK(sender.segmented_datagrams() == (offload ? numbered + 1 : 0));
     uint64_t next = 1;
     size_t messages = 0;
+    size_t padded = 0;
     for (size_t n = batch.receive(receiver.fd()); n > 0; n = batch.receive(receiver.fd())) {
         for (size_t i = 0; i < n; ++i) {
             proto::PacketHeader header;
             REQUIRE(proto::decode_packet_header(batch.datagram(i), header) ==
                     proto::PacketError::kNone);
+            CHECK(((header.flags & proto::kPacketFlagPadded) != 0) == offload);
+            padded += batch.datagram(i).size() > proto::packet_bytes(header);
             CHECK(header.epoch == 7);
             CHECK(header.sequence == next++);
             messages += header.message_count;
@@ -145,4 +157,6 @@ TEST_CASE("the datagrams of one pass leave together at the flush, in order", "[b
     }
     CHECK(next == numbered + 2);
     CHECK(messages == 200);
+    if (!offload) CHECK(padded == 0);
+    if (offload) CHECK(padded > 0);
 }

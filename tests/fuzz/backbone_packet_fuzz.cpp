@@ -1,6 +1,7 @@
 // proto/backbone_packet and proto/packet_signer on hostile datagrams: the header
-// decoder, the message walk (data, control and heartbeat message sets), and the
-// signature check. A datagram we sign must verify; one changed byte must not.
+// decoder (padding: zeros only, cut off leaving the same packet), the message walk (data, control
+// and heartbeat message sets), and the signature check. A datagram we sign must verify; one changed
+// byte must not.
 #include <cstdlib>
 #include <vector>
 
@@ -32,6 +33,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::span<const uint8_t> datagram(data, size);
     PacketHeader header;
     if (decode_packet_header(datagram, header) == PacketError::kNone) {
+        // The packet without its padding decodes alike, and what was cut is zeros.
+        const size_t bytes = packet_bytes(header);
+        PacketHeader trimmed;
+        if (bytes > size ||
+            decode_packet_header(datagram.first(bytes), trimmed) != PacketError::kNone ||
+            trimmed.payload_bytes != header.payload_bytes || trimmed.flags != header.flags)
+            std::abort();
+        for (size_t i = bytes; i < size; ++i)
+            if (data[i] != 0) std::abort();
         walk(datagram, header, kBackboneDataTypes);
         walk(datagram, header, kBackboneControlTypes);
         walk(datagram, header, kBackboneControlReplyTypes);

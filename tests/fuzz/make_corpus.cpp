@@ -163,8 +163,9 @@ std::string heartbeat_packet(uint64_t epoch, uint64_t next, const mdcast::Packet
     return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
-std::string data_packet(uint64_t epoch, uint64_t sequence, const mdcast::PacketSigner* signer) {
-    PacketBuilder packet(kMaxDatagramBytes, signer ? mdcast::kSignatureBytes : 0);
+std::string data_packet(uint64_t epoch, uint64_t sequence, const mdcast::PacketSigner* signer,
+                        bool padded = false) {
+    PacketBuilder packet(kMaxDatagramBytes, signer ? mdcast::kSignatureBytes : 0, padded);
     if (sequence == 1) packet.add(FrameType::kRefresh, sample_refresh(sequence));
     packet.add(FrameType::kUpdate, sample_update(1, sequence));
     packet.add(FrameType::kUpdate, sample_update(2, sequence));
@@ -189,6 +190,8 @@ void packet_seeds(const fs::path& dir, uint64_t epoch) {
     const mdcast::PacketSigner signer(kFuzzKey, "");
     write(dir, "data", data_packet(epoch, 1, nullptr));
     write(dir, "data-signed", data_packet(epoch, 2, &signer));
+    // As a segmentation offload run cuts it: zeros up to the run's segment size.
+    write(dir, "data-signed-padded", data_packet(epoch, 3, &signer, true) + std::string(40, '\0'));
     write(dir, "heartbeat-signed", heartbeat_packet(epoch, 3, &signer));
 }
 

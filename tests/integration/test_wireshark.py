@@ -2,7 +2,8 @@
 and repairs, recorded by mdcast-capture, decodes packet for packet as the
 capture's own summary counted it (headers, heartbeats, repairs, signatures,
 updates, item names, fields by dictionary name); a NAK and a TCP session split
-across segments, written here byte by byte, decode to their fields. Skipped
+across segments and a padded signed data packet, written here byte by byte,
+decode to their fields. Skipped
 (77) without tshark."""
 import os
 import shutil
@@ -130,6 +131,12 @@ def nak_packet(epoch, ranges):
     return struct.pack(">IBBHQQHHI", 0x4D444342, 1, 3, 0, epoch, 0, 1, 0, len(payload)) + payload
 
 
+def padded_signed_data_packet(epoch, payload, signature, padding):
+    """A data packet flagged signed and padded, as a segmentation offload run cuts it."""
+    header = struct.pack(">IBBHQQHHI", 0x4D444342, 1, 1, 0x6, epoch, 3, 1, 0, len(payload))
+    return header + payload + signature + bytes(padding)
+
+
 def test_a_nak_and_a_split_tcp_session_decode_to_their_fields():
     with Stack("wireshark-nak") as stack:
         path = os.path.join(stack.dir, "handmade.pcap")
@@ -143,10 +150,13 @@ def test_a_nak_and_a_split_tcp_session_decode_to_their_fields():
             udp(40000, 41000, nak_packet(epoch, [(5, 9), (12, 13)])),
             tcp(45000, 14002, 1, stream[:cut]),
             tcp(45000, 14002, 1 + cut, stream[cut:]),
+            udp(40000, 41000, padded_signed_data_packet(epoch, frame(43, b""), bytes(range(16)), 30)),
         ])
         rows = tshark(path, ["mdcast.type", "mdcast.source", "mdcast.frame.type", "mdcast.nak_from",
                              "mdcast.nak_to", "mdcast.user", "mdcast.protocol_version",
-                             "mdcast.service_name", "mdcast.item_name", "mdcast.request_id"])
+                             "mdcast.service_name", "mdcast.item_name", "mdcast.request_id",
+                             "mdcast.flags.padded", "mdcast.signature", "mdcast.padding",
+                             "_ws.expert"])
         nak = rows[0]
         check(nak["mdcast.type"] == ["3"] and nak["mdcast.source"] == ["7"], f"NAK header: {nak}")
         check(nak["mdcast.frame.type"] == ["43"], f"NAK message: {nak}")
@@ -157,6 +167,11 @@ def test_a_nak_and_a_split_tcp_session_decode_to_their_fields():
         check(rows[2]["mdcast.frame.type"] == ["31"] and rows[2]["mdcast.service_name"] == ["MDCAST"] and
               rows[2]["mdcast.item_name"] == ["ITEM000001", "ITEM000002"] and
               rows[2]["mdcast.request_id"] == ["9"], f"subscribe across two segments: {rows[2]}")
+        padded = rows[3]
+        check(padded["mdcast.flags.padded"] == ["1"] and padded["mdcast.frame.type"] == ["43"] and
+              padded["mdcast.signature"] == [bytes(range(16)).hex()] and
+              padded["mdcast.padding"] == ["00" * 30] and not padded["_ws.expert"],
+              f"padded signed data packet: {padded}")
 
 
 if __name__ == "__main__":

@@ -203,9 +203,38 @@ TEST_CASE("every packet error is detected", "[backbone_packet]") {
         signed_packet[7] = 2;  // claims a 16-byte signature the datagram does not have
         CHECK(decode_packet_header(signed_packet, out) == PacketError::kBadLength);
     }
+    SECTION("padded flag: zeros after the packet, data packets only") {
+        auto padded = good;
+        padded[7] = 4;
+        CHECK(decode_packet_header(padded, out) == PacketError::kNone);  // no padding yet
+        padded.insert(padded.end(), 100, 0);
+        REQUIRE(decode_packet_header(padded, out) == PacketError::kNone);
+        CHECK(out.flags == mdcast::proto::kPacketFlagPadded);
+        CHECK(mdcast::proto::packet_bytes(out) == good.size());
+        CHECK(out.payload_bytes == good.size() - kPacketHeaderBytes);
+        padded.back() = 1;  // a stray byte in the padding
+        CHECK(decode_packet_header(padded, out) == PacketError::kBadPadding);
+        padded.back() = 0;
+        padded[good.size()] = 0x80;
+        CHECK(decode_packet_header(padded, out) == PacketError::kBadPadding);
+        padded[good.size()] = 0;
+        padded[5] = static_cast<uint8_t>(PacketType::kHeartbeat);
+        CHECK(decode_packet_header(padded, out) == PacketError::kBadFlags);
+        // Without the flag, the same zeros are a length mismatch.
+        auto unflagged = good;
+        unflagged.insert(unflagged.end(), 100, 0);
+        CHECK(decode_packet_header(unflagged, out) == PacketError::kBadLength);
+        // Padded and signed: the trailer ends the packet, the zeros follow it.
+        auto both = good;
+        both[7] = 4 | 2;
+        both.insert(both.end(), 16, 0xAB);  // the signature
+        both.insert(both.end(), 30, 0);
+        REQUIRE(decode_packet_header(both, out) == PacketError::kNone);
+        CHECK(mdcast::proto::packet_bytes(out) == good.size() + 16);
+    }
     SECTION("bad flags") {
         auto bad = good;
-        bad[7] = 4;
+        bad[7] = 8;
         CHECK(decode_packet_header(bad, out) == PacketError::kBadFlags);
         bad = good;
         bad[6] = 0x80;

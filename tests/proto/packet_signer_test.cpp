@@ -65,3 +65,21 @@ TEST_CASE("re-signing after setting the retransmit flag keeps the packet valid",
     REQUIRE(proto::decode_packet_header(datagram, header) == proto::PacketError::kNone);
     CHECK(header.flags == (proto::kPacketFlagSigned | proto::kPacketFlagRetransmit));
 }
+
+TEST_CASE("a padded signed data packet verifies once its padding is cut off", "[packet_signer]") {
+    PacketSigner signer(kKey, "");
+    proto::PacketBuilder packet(1400, kSignatureBytes, /*padded=*/true);
+    wire::v1::Heartbeat body;  // any message: only the bytes matter here
+    body.set_next_sequence(9);
+    packet.add(proto::FrameType::kHeartbeat, body);
+    const auto signed_bytes =
+        finish_packet(packet, proto::PacketType::kData, uint64_t{1} << 48 | 5, 9, &signer);
+    std::vector<uint8_t> datagram(signed_bytes.begin(), signed_bytes.end());
+    datagram.resize(1400, 0);  // as a segmentation offload run pads it
+    proto::PacketHeader header;
+    REQUIRE(proto::decode_packet_header(datagram, header) == proto::PacketError::kNone);
+    CHECK(header.flags == (proto::kPacketFlagSigned | proto::kPacketFlagPadded));
+    CHECK(proto::packet_bytes(header) == signed_bytes.size());
+    CHECK_FALSE(signer.verify_datagram(datagram));  // the trailer is not at the end
+    CHECK(signer.verify_datagram(std::span(datagram).first(proto::packet_bytes(header))));
+}

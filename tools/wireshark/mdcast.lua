@@ -7,7 +7,8 @@
 --   mdcast     backbone datagrams (UDP, found by their 'MDCB' magic on any
 --              port): the 32-byte packet header (proto/backbone_packet.h), the
 --              packed messages — data, heartbeats, NAKs, RTT probes, image
---              requests — repairs (the retransmit flag) and the HMAC trailer.
+--              requests — repairs (the retransmit flag), the HMAC trailer and
+--              the zero padding of segmentation offload runs (the padded flag).
 --   mdcast.tcp the TCP framing (proto/frame.h) of publisher and client
 --              connections, on the ports set in the preferences (default 14001
 --              and 14002, etc/*.yaml) or with "Decode As".
@@ -91,6 +92,7 @@ local f = {
     retransmit = ProtoField.bool("mdcast.flags.retransmit", "Repair (retransmission)", 16, nil,
                                  0x0001),
     signed = ProtoField.bool("mdcast.flags.signed", "Signed", 16, nil, 0x0002),
+    padded = ProtoField.bool("mdcast.flags.padded", "Padded", 16, nil, 0x0004),
     epoch = ProtoField.uint64("mdcast.epoch", "Epoch"),
     source = ProtoField.uint16("mdcast.source", "Distributor id"),
     start_ms = ProtoField.uint64("mdcast.epoch_start_ms", "Distributor start (ms)"),
@@ -99,6 +101,7 @@ local f = {
     reserved = ProtoField.uint16("mdcast.reserved", "Reserved"),
     payload_bytes = ProtoField.uint32("mdcast.payload_bytes", "Payload bytes"),
     signature = ProtoField.bytes("mdcast.signature", "Signature (HMAC)"),
+    padding = ProtoField.bytes("mdcast.padding", "Padding (segmentation offload)"),
     frame = ProtoField.none("mdcast.frame", "Message"),
     frame_length = ProtoField.uint32("mdcast.frame.length", "Body length"),
     frame_type = ProtoField.uint16("mdcast.frame.type", "Message type", base.DEC, frame_types),
@@ -435,6 +438,7 @@ local function dissect_backbone(tvb, pinfo, tree)
     local flag_item = header:add(f.flags, tvb(6, 2))
     flag_item:add(f.retransmit, tvb(6, 2))
     flag_item:add(f.signed, tvb(6, 2))
+    flag_item:add(f.padded, tvb(6, 2))
     local epoch = tvb(8, 8):uint64()
     local epoch_item = header:add(f.epoch, tvb(8, 8))
     epoch_item:add(f.source, tvb(8, 2))
@@ -452,9 +456,13 @@ local function dissect_backbone(tvb, pinfo, tree)
         info = info .. " [repair]"
         root:add_proto_expert_info(e_repair)
     end
-    if 32 + payload + trailer ~= size then
+    -- A padded packet ends before its datagram: zeros fill the rest.
+    local padded = bit32.band(flags, 4) ~= 0
+    local ends = 32 + payload + trailer
+    if ends > size or (ends < size and not padded) then
         root:add_proto_expert_info(e_malformed, "payload length does not match the datagram")
         payload = math.max(0, size - 32 - trailer)
+        ends = size
     end
     local offset = 32
     local names = {}
@@ -472,7 +480,8 @@ local function dissect_backbone(tvb, pinfo, tree)
         names[name] = (names[name] or 0) + 1
         offset = offset + used
     end
-    if signed and size >= 32 + trailer then root:add(f.signature, tvb(size - 16, 16)) end
+    if signed and ends >= 32 + trailer then root:add(f.signature, tvb(ends - 16, 16)) end
+    if ends < size then root:add(f.padding, tvb(ends, size - ends)) end
     local parts = {}
     for name, n in pairs(names) do table.insert(parts, n .. " " .. name) end
     table.sort(parts)
