@@ -16,7 +16,7 @@ BackboneReceiver::BackboneReceiver(EventLoop& loop, const Settings& settings, Ha
       control_socket_(UdpSocket::unicast(settings.groups.at(0).interface_address, 0, 0)),
       control_event_(event_new(loop.base(), control_socket_.fd(), EV_READ | EV_PERSIST,
                                &on_control_readable, this)),
-      batch_(32, settings.max_datagram_bytes),
+      batch_(32, settings.max_datagram_bytes, /*coalesced=*/true),
       control_batch_(16, 2048),  // a NOT_FOUND answer carries names up to 1,280 bytes
       control_flush_(loop, [this] { flush_control(); }),
       nak_timer_(loop, [this] { on_nak_timer(); }),
@@ -30,6 +30,12 @@ BackboneReceiver::BackboneReceiver(EventLoop& loop, const Settings& settings, Ha
         group->receiver = this;
         group->socket = UdpSocket::multicast_receiver(
             endpoint, static_cast<int>(settings.receive_buffer_bytes));
+        // A distributor's segmentation offload run then arrives as one message
+        // (batch_ cuts it), not cut by the kernel into a buffer per datagram.
+        if (!group->socket.enable_receive_coalescing()) {
+            log_->info("{}:{}: the kernel does not coalesce datagrams (UDP_GRO): one per message",
+                       endpoint.group, endpoint.port);
+        }
         group->read_event = event_new(loop.base(), group->socket.fd(), EV_READ | EV_PERSIST,
                                       &on_readable, group.get());
         event_add(group->read_event, nullptr);
@@ -109,6 +115,7 @@ void BackboneReceiver::read_group(Group& group) {
     // One batch per wakeup keeps client sockets and timers served under load.
     const size_t n = batch_.receive(group.socket.fd());
     group.kernel_drops = std::max(group.kernel_drops, batch_.kernel_drops());  // per socket
+    counters_.coalesced_packets += batch_.coalesced();
     const int64_t now = monotonic_ns();
     const auto handle = [&](size_t i) {
         handle_datagram(batch_.datagram(i), batch_.source(i), batch_.truncated(i), now);

@@ -37,6 +37,7 @@ namespace mdcast::server {
 struct BackboneReceiverCounters {
     uint64_t packets_received = 0;
     uint64_t bytes_received = 0;
+    uint64_t coalesced_packets = 0;  // arrived several to a message (UDP_GRO)
     uint64_t messages_received = 0;
     uint64_t repairs_received = 0;  // packets flagged as retransmissions
     uint64_t heartbeats_received = 0;

@@ -91,6 +91,9 @@ void Server::register_metrics() {
               [recovery] { return recovery().repaired; });
     m.counter("repairs_received_total", "Datagrams flagged as retransmissions",
               [&b] { return b.repairs_received; });
+    m.counter("coalesced_packets_total",
+              "Backbone datagrams that arrived several to a message (UDP_GRO)",
+              [&b] { return b.coalesced_packets; });
     m.counter("duplicates_total", "Backbone packets received twice",
               [recovery] { return recovery().duplicates; });
     m.counter("out_of_order_total", "Packets held after a gap",

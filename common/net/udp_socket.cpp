@@ -1,9 +1,11 @@
 #include "common/net/udp_socket.h"
 
 #include <arpa/inet.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -14,8 +16,12 @@ namespace mdcast {
 
 namespace {
 
-// Room for the drop count (SO_RXQ_OVFL) and a receive timestamp (SO_TIMESTAMPNS).
-constexpr size_t kControlBytes = CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(timespec));
+// Room for the drop count (SO_RXQ_OVFL), a receive timestamp (SO_TIMESTAMPNS)
+// and a coalesced message's segment size (UDP_GRO).
+constexpr size_t kControlBytes =
+    CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(timespec)) + CMSG_SPACE(sizeof(int));
+// The most one message can hold: a whole IPv4 UDP payload.
+constexpr size_t kMaxMessageBytes = 65535;
 
 [[noreturn]] void fail(const std::string& what, const std::string& where) {
     throw std::runtime_error(what + " for " + where + ": " + std::strerror(errno));
@@ -169,6 +175,11 @@ void UdpSocket::enable_receive_timestamps() {
     set_option(fd_, SOL_SOCKET, SO_TIMESTAMPNS, 1, "SO_TIMESTAMPNS", format_ipv4(local_address()));
 }
 
+bool UdpSocket::enable_receive_coalescing() {
+    const int on = 1;
+    return setsockopt(fd_, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
+}
+
 bool UdpSocket::send(std::span<const uint8_t> datagram) {
     return ::send(fd_, datagram.data(), datagram.size(), MSG_DONTWAIT) ==
            static_cast<ssize_t>(datagram.size());
@@ -180,9 +191,10 @@ bool UdpSocket::send_to(std::span<const uint8_t> datagram, const sockaddr_in& to
                     sizeof to) == static_cast<ssize_t>(datagram.size());
 }
 
-DatagramBatch::DatagramBatch(size_t capacity, size_t max_datagram_bytes)
+DatagramBatch::DatagramBatch(size_t capacity, size_t max_datagram_bytes, bool coalesced)
     : max_bytes_(max_datagram_bytes),
-      storage_(capacity * max_datagram_bytes),
+      message_bytes_(coalesced ? kMaxMessageBytes : max_datagram_bytes),
+      storage_(capacity * message_bytes_),
       headers_(capacity),
       vectors_(capacity),
       sources_(capacity),
@@ -191,7 +203,7 @@ DatagramBatch::DatagramBatch(size_t capacity, size_t max_datagram_bytes)
 
 size_t DatagramBatch::receive(int fd) {
     for (size_t i = 0; i < headers_.size(); ++i) {
-        vectors_[i] = iovec{storage_.data() + i * max_bytes_, max_bytes_};
+        vectors_[i] = iovec{storage_.data() + i * message_bytes_, message_bytes_};
         headers_[i] = mmsghdr{};
         headers_[i].msg_hdr.msg_iov = &vectors_[i];
         headers_[i].msg_hdr.msg_iovlen = 1;
@@ -201,19 +213,46 @@ size_t DatagramBatch::receive(int fd) {
         headers_[i].msg_hdr.msg_controllen = kControlBytes;
     }
     kernel_drops_ = 0;
+    coalesced_ = 0;
+    pieces_.clear();
     const int n = recvmmsg(fd, headers_.data(), static_cast<unsigned>(headers_.size()),
                            MSG_DONTWAIT, nullptr);
     if (n <= 0) return 0;
-    for (size_t i = 0; i < static_cast<size_t>(n); ++i) read_control(i);
-    return static_cast<size_t>(n);
+    for (size_t i = 0; i < static_cast<size_t>(n); ++i) cut(i, read_control(i));
+    return pieces_.size();
 }
 
-void DatagramBatch::read_control(size_t i) {
+// Message i as the datagrams it holds: `segment` bytes each, the last one
+// shorter (one datagram when the kernel reported no segment size).
+void DatagramBatch::cut(size_t message, size_t segment) {
+    const size_t length = headers_[message].msg_len;
+    const bool cut_short = (headers_[message].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+    if (segment == 0 || segment >= length) segment = std::max<size_t>(length, 1);
+    const size_t first = pieces_.size();
+    size_t offset = 0;
+    do {
+        const size_t size = std::min(segment, length - offset);
+        const bool last = offset + size >= length;
+        pieces_.push_back(Piece{message * message_bytes_ + offset, static_cast<uint32_t>(size),
+                                static_cast<uint32_t>(message),
+                                size > max_bytes_ || (last && cut_short)});
+        offset += size;
+    } while (offset < length);
+    if (pieces_.size() - first > 1) coalesced_ += pieces_.size() - first;
+}
+
+size_t DatagramBatch::read_control(size_t i) {
     receive_times_[i] = 0;
+    size_t segment = 0;
     for (cmsghdr* c = CMSG_FIRSTHDR(&headers_[i].msg_hdr); c != nullptr;
          c = CMSG_NXTHDR(&headers_[i].msg_hdr, c)) {
-        if (c->cmsg_level != SOL_SOCKET) continue;
-        if (c->cmsg_type == SO_RXQ_OVFL) {
+        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+            int size = 0;
+            std::memcpy(&size, CMSG_DATA(c), sizeof size);
+            segment = size > 0 ? static_cast<size_t>(size) : 0;
+        } else if (c->cmsg_level != SOL_SOCKET) {
+            continue;
+        } else if (c->cmsg_type == SO_RXQ_OVFL) {
             uint32_t drops = 0;
             std::memcpy(&drops, CMSG_DATA(c), sizeof drops);
             kernel_drops_ = drops;  // the last datagram's report is the newest
@@ -223,14 +262,7 @@ void DatagramBatch::read_control(size_t i) {
             receive_times_[i] = at.tv_sec * 1'000'000'000LL + at.tv_nsec;
         }
     }
-}
-
-std::span<const uint8_t> DatagramBatch::datagram(size_t i) const {
-    return {storage_.data() + i * max_bytes_, headers_[i].msg_len};
-}
-
-bool DatagramBatch::truncated(size_t i) const {
-    return (headers_[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+    return segment;
 }
 
 }  // namespace mdcast
