@@ -17,11 +17,13 @@ constexpr size_t kMaxUdpPayload = 65507;  // one IPv4 UDP send, all segments tog
 // Zeros the paddings point at (a datagram is at most kMaxUdpPayload bytes).
 const uint8_t kZeros[kMaxUdpPayload] = {};
 
-// The kernel cannot segment (no checksum offload, an IPsec route, the segment
-// above the path MTU, a kernel without UDP_SEGMENT...), as opposed to this one
-// send failing (buffer full).
+// The kernel cannot segment (no checksum offload or an IPsec route: EIO; a
+// segment above the path MTU, a socket without checksums: EINVAL; a kernel
+// without UDP_SEGMENT: ENOPROTOOPT...), as opposed to this one send failing
+// (buffer full, network down), which the datagrams' own sends would meet too.
 bool offload_refused(int error) {
-    return error != EAGAIN && error != EWOULDBLOCK && error != ENOBUFS && error != ENOMEM;
+    return error == EINVAL || error == EIO || error == EOPNOTSUPP || error == ENOPROTOOPT ||
+           error == EMSGSIZE;
 }
 }  // namespace
 
