@@ -337,6 +337,7 @@ PublisherStats Publisher::stats() const {
     s.rejections = get(c.rejections);
     s.connections = get(c.connections);
     s.connection_losses = get(c.connection_losses);
+    s.caller_writes = get(c.caller_writes);
     return s;
 }
 

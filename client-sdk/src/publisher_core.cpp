@@ -204,6 +204,7 @@ bool PublisherCore::write_caller_updates() {
     const auto written =
         link_.write_now(std::span(reinterpret_cast<const uint8_t*>(out_.data()), out_.size()));
     if (written == TcpConnection::DirectWrite::kRefused) return false;
+    counters_.caller_writes.fetch_add(1, std::memory_order_relaxed);
     out_.clear();
     counters_.updates_sent.fetch_add(unflushed_updates_, std::memory_order_relaxed);
     unflushed_updates_ = 0;

@@ -34,6 +34,7 @@ struct PublisherCounters : LinkCounters {
     std::atomic<uint64_t> item_requests{0};
     std::atomic<uint64_t> item_closes{0};
     std::atomic<uint64_t> rejections{0};
+    std::atomic<uint64_t> caller_writes{0};
 };
 
 class PublisherCore final : public FailoverLink::Owner {

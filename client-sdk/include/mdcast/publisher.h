@@ -156,6 +156,9 @@ struct PublisherStats {
     uint64_t rejections = 0;
     uint64_t connections = 0;
     uint64_t connection_losses = 0;
+    // Writes the publishing thread made itself (write_from_caller) instead of
+    // waking the I/O thread.
+    uint64_t caller_writes = 0;
 };
 
 class MDCAST_API Publisher {
