@@ -2,8 +2,11 @@
 // IoContext's, the outbox) against a scripted distributor on loopback:
 // announcing, registering, sequences, re-publishing the image after a
 // failover, the interactive conversation (requests, closes, requests again),
-// the outbox bound, and two publishers sharing one IoContext. The
-// real-distributor cases are in tests/integration/test_sdk_publisher.py.
+// the outbox bound, two publishers sharing one IoContext, and the publishing
+// thread writing itself (write_from_caller): two threads in order with the
+// I/O thread's flushes and pings, partial writes to a slow reader, a failover
+// mid-write. The real-distributor cases are in
+// tests/integration/test_sdk_publisher.py.
 #include "mdcast/publisher.h"
 
 #include <atomic>

@@ -1,6 +1,7 @@
 // Timers on both kinds of loop: kPrecise (the daemons': one timerfd set only
 // when an earlier deadline appears, common/net/precise_timers.h) and kCoarse
-// (the SDK's: libevent's timer heap).
+// (the SDK's: libevent's timer heap); and the loop's callback lock, held by
+// callbacks only.
 #include <event2/event.h>
 #include <unistd.h>
 

@@ -1,5 +1,6 @@
 // TcpConnection over a real socketpair: the output limits and closing for a
-// reason, over plaintext and over the TLS transport.
+// reason, over plaintext and over the TLS transport, and write_now (a write
+// from another thread: partial writes queued in order, a peer gone).
 #include "common/net/tcp_connection.h"
 
 #include <event2/event.h>
