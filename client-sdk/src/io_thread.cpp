@@ -90,9 +90,11 @@ void IoThread::stop_loop() {
 }
 
 void IoThread::on_readable(int fd, short, void* self) {
+    auto* thread = static_cast<IoThread*>(self);
+    const EventLoop::CallbackScope scope(*thread->loop_);
     uint64_t count = 0;
     [[maybe_unused]] const ssize_t n = ::read(fd, &count, sizeof count);
-    static_cast<IoThread*>(self)->drain();
+    thread->drain();
 }
 
 void IoThread::drain() {

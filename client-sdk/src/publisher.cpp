@@ -50,6 +50,7 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
         sdk::validate(options);
         log = sdk::logger("sdk.publisher", options.log_level);
         tls = sdk::tls_context(options);
+        caller_writes = options.write_from_caller && !tls && !thread.shared();
     }
 
     PublishedItem handle_for(const std::string& service, const std::string& item, bool& created);
@@ -61,6 +62,8 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
         return item.id != 0 && item.id < next_handle.load(std::memory_order_acquire);
     }
     std::unique_ptr<sdk::PublisherCore> make_core(EventLoop& loop, std::function<void()> stop_loop);
+    void wake_io_thread();
+    bool write_from_caller();
     void run_io_thread();
     void open_on_shared_loop();
     void close_on_shared_loop();
@@ -71,8 +74,13 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
     std::shared_ptr<spdlog::logger> log;
     sdk::PublisherCounters counters;
     sdk::PublisherOutbox outbox;
-    sdk::ClientThread thread;                     // its own, or options.io_context's shared one
-    sdk::PublisherCore* core = nullptr;           // I/O thread only
+    sdk::ClientThread thread;  // its own, or options.io_context's shared one
+    // write_from_caller on a thread of its own, in plaintext: then the loop's
+    // callback lock (EventLoop::set_callback_lock) is `core_lock`, and a
+    // publishing thread holding it may work on the core and its connection.
+    bool caller_writes = false;
+    std::recursive_mutex core_lock;
+    sdk::PublisherCore* core = nullptr;           // I/O thread; with caller_writes, under core_lock
     std::unique_ptr<sdk::PublisherCore> running;  // shared loop: I/O thread only
 
     // flush(): tokens handed out, and the highest the distributor acknowledged.
@@ -117,7 +125,22 @@ Publisher::Batch::Batch(Publisher& publisher)
 
 Publisher::Batch::~Batch() {
     t_innermost_batch = outer_;
-    if (!in_batch(impl_) && impl_->outbox.wake_owed()) impl_->thread.io().wake();
+    if (!in_batch(impl_) && impl_->outbox.wake_owed()) impl_->wake_io_thread();
+}
+
+// Where the I/O thread must look at the outbox: the publishing thread does
+// its work instead when it can (write_from_caller), else wakes it.
+void Publisher::Impl::wake_io_thread() {
+    if (!write_from_caller()) thread.io().wake();
+}
+
+// Never waits: the lock is taken only if free (the I/O thread is then asleep
+// or busy elsewhere), and never on the I/O thread itself (a callback that
+// publishes: the core may be in the middle of something).
+bool Publisher::Impl::write_from_caller() {
+    if (!caller_writes || thread.io().on_io_thread()) return false;
+    const std::unique_lock lock(core_lock, std::try_to_lock);
+    return lock.owns_lock() && core && core->work_from_caller();
 }
 
 bool Publisher::Impl::push(const sdk::OutboxRecord& record, std::span<const FieldValue> fields,
@@ -130,7 +153,7 @@ bool Publisher::Impl::push(const sdk::OutboxRecord& record, std::span<const Fiel
         counters.outbox_full.fetch_add(1, std::memory_order_relaxed);
         return false;
     }
-    if (wake) thread.io().wake();
+    if (wake) wake_io_thread();
     return true;
 }
 
@@ -169,14 +192,22 @@ std::unique_ptr<sdk::PublisherCore> Publisher::Impl::make_core(EventLoop& loop,
         });
 }
 
-// Own thread: the loop lives as long as the core.
+// Own thread: the loop lives as long as the core. With caller_writes every
+// callback of the loop holds core_lock, and so do the core's start and end.
 void Publisher::Impl::run_io_thread() {
     EventLoop loop(EventLoop::Timers::kCoarse);  // its timers are all in ms
-    const auto io_core = make_core(loop, [this] { thread.io().stop_loop(); });
-    core = io_core.get();
-    core->start();
+    if (caller_writes) loop.set_callback_lock(&core_lock);
+    std::unique_ptr<sdk::PublisherCore> io_core;
+    {
+        const std::lock_guard lock(core_lock);
+        io_core = make_core(loop, [this] { thread.io().stop_loop(); });
+        core = io_core.get();
+        core->start();
+    }
     thread.io().run(loop, [this] { core->on_wake(); });
+    const std::lock_guard lock(core_lock);
     core = nullptr;
+    io_core.reset();
 }
 
 // Shared loop, on its thread: the core joins the running loop; every wake-up
@@ -306,6 +337,7 @@ PublisherStats Publisher::stats() const {
     s.rejections = get(c.rejections);
     s.connections = get(c.connections);
     s.connection_losses = get(c.connection_losses);
+    s.caller_writes = get(c.caller_writes);
     return s;
 }
 

@@ -16,6 +16,9 @@ namespace wire = mdcast::wire::v1;
 namespace {
 
 constexpr size_t kRegisterBatch = 1000;
+// How often work_from_caller() takes from the outbox before leaving the rest
+// (other threads' records) to the I/O thread.
+constexpr int kCallerRounds = 4;
 // Distributors send small frames (answers, requests); a larger one is an error.
 constexpr uint32_t kMaxFrameBytes = proto::kDefaultFrameBodyBytes;
 
@@ -71,7 +74,11 @@ PublisherCore::PublisherCore(
           },
           *this, counters, log_),
       link_(failover_.link()),
-      retry_timer_(loop, [this] { work(); }),
+      retry_timer_(loop,
+                   [this] {
+                       output_full_ = false;
+                       work();
+                   }),
       drain_timer_(loop, [this] { check_drained(); }),
       flushed_(std::move(flushed)) {}
 
@@ -102,6 +109,7 @@ void PublisherCore::on_session_up(const wire::LoginResponse&) {
 
 bool PublisherCore::on_session_down(bool, LinkDown) {
     session_up_ = false;
+    flush_owed_ = false;
     out_.clear();  // framed for the lost connection; the next one starts from the image
     unflushed_updates_ = 0;
     by_service_id_.clear();
@@ -151,7 +159,58 @@ void PublisherCore::check_drained() {
 // ---- the outbox ----------------------------------------------------------------------------
 
 void PublisherCore::on_wake() {
-    if (!retry_timer_.pending()) work();
+    if (flush_owed_) {
+        flush_owed_ = false;
+        link_.flush();  // the rest of the publishing thread's write, before anything new
+    }
+    if (!output_full_) work();
+}
+
+bool PublisherCore::work_from_caller() {
+    if (!session_up_ || stopping_ || output_full_ || next_ < batch_.records.size() ||
+        link_.queued_bytes() > 0) {
+        return false;
+    }
+    bool drained = false;  // a take() found nothing: the next push() wakes again
+    for (int round = 0; round < kCallerRounds; ++round) {
+        outbox_.take(batch_);
+        next_ = 0;
+        drained = batch_.records.empty();
+        if (drained || !apply_caller_updates()) break;
+    }
+    return write_caller_updates() && drained;
+}
+
+// The batch's updates, up to the first record that is not one (or until
+// out_ holds half of max_output_bytes). True when it applied them all.
+bool PublisherCore::apply_caller_updates() {
+    while (next_ < batch_.records.size()) {
+        const OutboxRecord& record = batch_.records[next_];
+        if (record.kind != OutboxRecord::Kind::kUpdate ||
+            out_.size() > options_.max_output_bytes / 2) {
+            return false;
+        }
+        ++next_;
+        apply(record);
+    }
+    return true;
+}
+
+// out_ to the socket from the publishing thread. True when the kernel took it
+// all (or there was nothing); otherwise the I/O thread finishes: the rest is
+// queued on the connection (flush_owed_), or, refused, still in out_.
+bool PublisherCore::write_caller_updates() {
+    if (out_.empty()) return true;
+    const auto written =
+        link_.write_now(std::span(reinterpret_cast<const uint8_t*>(out_.data()), out_.size()));
+    if (written == TcpConnection::DirectWrite::kRefused) return false;
+    counters_.caller_writes.fetch_add(1, std::memory_order_relaxed);
+    out_.clear();
+    counters_.updates_sent.fetch_add(unflushed_updates_, std::memory_order_relaxed);
+    unflushed_updates_ = 0;
+    if (written == TcpConnection::DirectWrite::kWritten) return true;
+    flush_owed_ = true;
+    return false;
 }
 
 // Works through what the application published, in order. While the socket's
@@ -170,6 +229,7 @@ void PublisherCore::work() {
         while (next_ < batch_.records.size()) {
             if (session_up_ && queued + out_.size() > options_.max_output_bytes / 2) {
                 flush_updates();
+                output_full_ = true;
                 retry_timer_.start_once(std::chrono::milliseconds(1));
                 return;
             }
@@ -182,6 +242,7 @@ void PublisherCore::work() {
         }
         flush_updates();
     }
+    flush_updates();  // what the publishing thread framed and could not write
 }
 
 // Every other message goes out after the updates framed before it.

@@ -34,6 +34,7 @@ struct PublisherCounters : LinkCounters {
     std::atomic<uint64_t> item_requests{0};
     std::atomic<uint64_t> item_closes{0};
     std::atomic<uint64_t> rejections{0};
+    std::atomic<uint64_t> caller_writes{0};
 };
 
 class PublisherCore final : public FailoverLink::Owner {
@@ -52,6 +53,15 @@ class PublisherCore final : public FailoverLink::Owner {
     void stop(uint32_t drain_ms);
     // The outbox has something: take it and work through it.
     void on_wake();
+    // The publishing thread's turn instead of a wake-up (docs/sdk.md,
+    // "Publisher threading"), holding the loop's callback lock: when the
+    // session is up and nothing waits for the socket, the updates at the head
+    // of the outbox are applied and framed here and written with one
+    // non-blocking send. True when that was everything; false when the I/O
+    // thread must be woken to go on: a record only it handles (any other
+    // kind: they need the loop), bytes the kernel did not take (queued for it
+    // to flush), or a state this path leaves to it.
+    bool work_from_caller();
 
     void on_session_up(const wire::v1::LoginResponse& response) override;
     void on_session_frame(const proto::Frame& frame) override;
@@ -86,6 +96,8 @@ class PublisherCore final : public FailoverLink::Owner {
     };
 
     void work();
+    bool apply_caller_updates();
+    bool write_caller_updates();
     bool apply(const OutboxRecord& record);
     void announce(const Service& service);
     void register_items(Service& service);
@@ -137,6 +149,8 @@ class PublisherCore final : public FailoverLink::Owner {
     Timer drain_timer_;  // stopping: wait for the output to go
     bool session_up_ = false;
     bool stopping_ = false;
+    bool output_full_ = false;  // retry_timer_ is running
+    bool flush_owed_ = false;   // the publishing thread queued bytes the loop must flush
     int64_t drain_deadline_ns_ = 0;
     std::unordered_map<std::string, std::unique_ptr<Service>> services_;
     std::unordered_map<uint32_t, Service*> by_service_id_;

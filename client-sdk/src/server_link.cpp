@@ -130,6 +130,7 @@ void ServerLink::report_failure() {
 
 void ServerLink::on_connect_ready(int fd, short what, void* self) {
     auto* link = static_cast<ServerLink*>(self);
+    const EventLoop::CallbackScope scope(link->loop_);
     event_free(link->connect_event_);
     link->connect_event_ = nullptr;
     link->connecting_fd_ = -1;
@@ -223,6 +224,11 @@ size_t ServerLink::queued_bytes() const {
 
 void ServerLink::flush() {
     if (connection_ && connection_->is_open()) connection_->flush();
+}
+
+TcpConnection::DirectWrite ServerLink::write_now(std::span<const uint8_t> bytes) {
+    if (!up_) return TcpConnection::DirectWrite::kRefused;
+    return connection_->write_now(bytes);
 }
 
 void ServerLink::on_frame(TcpConnection& connection, const proto::Frame& frame) {

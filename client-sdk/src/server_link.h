@@ -84,6 +84,9 @@ class ServerLink final : public TcpConnection::Handler {
     // CLOCK_MONOTONIC when the connection last read input (now when none is open).
     int64_t last_input_ns() const;
     void flush();  // writes what is queued now, rather than at the end of the loop iteration
+    // TcpConnection::write_now on the logged-in connection (kRefused when the
+    // link is not up); from another thread only holding the loop's callback lock.
+    TcpConnection::DirectWrite write_now(std::span<const uint8_t> bytes);
     // The reason the last connection closed (none: it never connected).
     std::optional<CloseReason> last_close_reason() const { return last_close_reason_; }
     const LinkSettings& settings() const { return settings_; }

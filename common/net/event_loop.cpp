@@ -17,13 +17,16 @@ timeval to_timeval(std::chrono::microseconds us) {
 }  // namespace
 
 struct EventLoop::SignalHandler {
+    const EventLoop* loop = nullptr;
     std::function<void()> handler;
     event* ev = nullptr;
     ~SignalHandler() {
         if (ev) event_free(ev);
     }
     static void on_signal(evutil_socket_t, short, void* self) {
-        static_cast<SignalHandler*>(self)->handler();
+        auto* entry = static_cast<SignalHandler*>(self);
+        const CallbackScope scope(*entry->loop);
+        entry->handler();
     }
 };
 
@@ -34,7 +37,7 @@ EventLoop::EventLoop(Timers timers) : base_(event_base_new()) {
     if (!base_) throw std::runtime_error("event_base_new failed");
     if (timers == Timers::kPrecise) {
         try {
-            precise_ = std::make_unique<PreciseTimers>(base_);
+            precise_ = std::make_unique<PreciseTimers>(*this);
         } catch (...) {
             event_base_free(base_);
             throw;
@@ -58,6 +61,7 @@ void EventLoop::stop() {
 
 void EventLoop::on_signal(int signo, std::function<void()> handler) {
     auto entry = std::make_unique<SignalHandler>();
+    entry->loop = this;
     entry->handler = std::move(handler);
     entry->ev = evsignal_new(base_, signo, &SignalHandler::on_signal, entry.get());
     if (!entry->ev || evsignal_add(entry->ev, nullptr) != 0) {
@@ -67,7 +71,7 @@ void EventLoop::on_signal(int signo, std::function<void()> handler) {
 }
 
 Timer::Timer(EventLoop& loop, std::function<void()> callback)
-    : callback_(std::move(callback)), precise_(loop.precise_timers()) {
+    : loop_(loop), callback_(std::move(callback)), precise_(loop.precise_timers()) {
     if (precise_) {
         precise_->add(*this);
         return;
@@ -125,6 +129,7 @@ void Timer::expire(int64_t now_ns) {
 
 void Timer::on_fire(int, short, void* self) {
     auto* timer = static_cast<Timer*>(self);
+    const EventLoop::CallbackScope scope(timer->loop_);
     if (timer->periodic_) {
         const timeval tv = to_timeval(timer->interval_);
         event_add(timer->event_, &tv);
@@ -133,7 +138,8 @@ void Timer::on_fire(int, short, void* self) {
 }
 
 Trigger::Trigger(EventLoop& loop, std::function<void()> callback)
-    : callback_(std::move(callback)),
+    : loop_(loop),
+      callback_(std::move(callback)),
       event_(event_new(loop.base(), -1, 0, &Trigger::on_fire, this)) {
     if (!event_) throw std::runtime_error("event_new failed");
 }
@@ -152,6 +158,7 @@ void Trigger::fire() {
 
 void Trigger::on_fire(int, short, void* self) {
     auto* trigger = static_cast<Trigger*>(self);
+    const EventLoop::CallbackScope scope(trigger->loop_);
     trigger->armed_ = false;
     trigger->callback_();
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 struct event_base;
@@ -45,9 +46,37 @@ class EventLoop {
     // Runs `handler` on the loop when `signo` arrives (not in signal context).
     void on_signal(int signo, std::function<void()> handler);
 
+    // The callback lock (null, the default: none). Every callback the loop
+    // runs for the objects in this folder (Timers, Triggers, signal handlers,
+    // precise timers, TcpConnections and their TLS streams) and for the SDK's
+    // (its I/O thread's wake-up, a connect in progress) holds it while it
+    // runs; the loop's own bookkeeping and its sleep do not. A thread holding
+    // it therefore knows that the loop's thread is not inside any of those
+    // objects: the SDK publisher writes from the publishing thread this way
+    // (docs/sdk.md). Recursive, because a TLS stream may call back inside a
+    // call made from another callback. Set it before the loop runs.
+    void set_callback_lock(std::recursive_mutex* lock) { callback_lock_ = lock; }
+
+    // Held by a callback while it runs: the loop's callback lock, if it has one.
+    class CallbackScope {
+      public:
+        explicit CallbackScope(const EventLoop& loop) : lock_(loop.callback_lock_) {
+            if (lock_) lock_->lock();
+        }
+        ~CallbackScope() {
+            if (lock_) lock_->unlock();
+        }
+        CallbackScope(const CallbackScope&) = delete;
+        CallbackScope& operator=(const CallbackScope&) = delete;
+
+      private:
+        std::recursive_mutex* lock_;
+    };
+
   private:
     struct SignalHandler;
     event_base* base_;
+    std::recursive_mutex* callback_lock_ = nullptr;
     std::unique_ptr<PreciseTimers> precise_;
     std::vector<std::unique_ptr<SignalHandler>> signals_;
 };
@@ -73,6 +102,7 @@ class Timer {
     static void on_fire(int, short, void* self);
     void arm(std::chrono::microseconds delay, bool periodic);
     void expire(int64_t now_ns);  // kPrecise: the deadline passed
+    const EventLoop& loop_;
     std::function<void()> callback_;
     PreciseTimers* precise_;  // kPrecise loops
     event* event_ = nullptr;  // kCoarse loops: a libevent timer
@@ -96,6 +126,7 @@ class Trigger {
 
   private:
     static void on_fire(int, short, void* self);
+    const EventLoop& loop_;
     std::function<void()> callback_;
     event* event_;
     bool armed_ = false;

@@ -16,10 +16,10 @@
 
 namespace mdcast {
 
-PreciseTimers::PreciseTimers(event_base* base)
-    : fd_(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) {
+PreciseTimers::PreciseTimers(const EventLoop& loop)
+    : loop_(loop), fd_(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) {
     if (fd_ < 0) throw std::runtime_error(std::string("timerfd_create: ") + std::strerror(errno));
-    event_ = event_new(base, fd_, EV_READ | EV_PERSIST, &PreciseTimers::on_ready, this);
+    event_ = event_new(loop.base(), fd_, EV_READ | EV_PERSIST, &PreciseTimers::on_ready, this);
     if (!event_ || event_add(event_, nullptr) != 0) {
         if (event_) event_free(event_);
         ::close(fd_);
@@ -60,6 +60,7 @@ void PreciseTimers::set(int64_t deadline_ns) {
 
 void PreciseTimers::on_ready(int, short, void* self) {
     auto* timers = static_cast<PreciseTimers*>(self);
+    const EventLoop::CallbackScope scope(timers->loop_);
     uint64_t expirations = 0;
     [[maybe_unused]] const ssize_t n = ::read(timers->fd_, &expirations, sizeof expirations);
     timers->run_due();

@@ -21,11 +21,13 @@ struct event;
 
 namespace mdcast {
 
+class EventLoop;
 class Timer;
 
 class PreciseTimers {
   public:
-    explicit PreciseTimers(event_base* base);
+    // On `loop`, whose base is already made.
+    explicit PreciseTimers(const EventLoop& loop);
     ~PreciseTimers();
     PreciseTimers(const PreciseTimers&) = delete;
     PreciseTimers& operator=(const PreciseTimers&) = delete;
@@ -44,6 +46,7 @@ class PreciseTimers {
     void run_due();
     void set(int64_t deadline_ns);
 
+    const EventLoop& loop_;
     int fd_;
     event* event_;
     int64_t set_for_ = kNever;  // the deadline the timerfd will fire at

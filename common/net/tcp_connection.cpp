@@ -22,7 +22,8 @@ namespace mdcast {
 TcpConnection::TcpConnection(EventLoop& loop, FlushScheduler& flusher, int fd, uint64_t id,
                              std::string peer, proto::FrameTypeSet accepted, Limits limits,
                              Handler& handler)
-    : flusher_(flusher),
+    : loop_(loop),
+      flusher_(flusher),
       fd_(fd),
       id_(id),
       peer_(std::move(peer)),
@@ -227,12 +228,35 @@ void TcpConnection::write_some() {
     if (closing_) close(closing_reason_, closing_text_);  // everything, Close included, is out
 }
 
+TcpConnection::DirectWrite TcpConnection::write_now(std::span<const uint8_t> bytes) {
+    if (!accepts_output() || tls_ || write_waiting_ || queued_bytes() > 0 ||
+        !admits(0, bytes.size())) {
+        return DirectWrite::kRefused;
+    }
+    // MSG_NOSIGNAL: the caller's thread may not block SIGPIPE as the SDK's I/O thread does.
+    const ssize_t sent = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    const size_t written = sent > 0 ? static_cast<size_t>(sent) : 0;
+    if (written > 0) {
+        bytes_out_ += written;
+        ++writes_;
+        written_to();
+    }
+    if (written == bytes.size()) return DirectWrite::kWritten;
+    evbuffer_add(output_, bytes.data() + written, bytes.size() - written);
+    queue_changed(0, bytes.size() - written);
+    return DirectWrite::kQueued;
+}
+
 void TcpConnection::on_writable(int, short, void* self) {
-    static_cast<TcpConnection*>(self)->write_some();
+    auto* connection = static_cast<TcpConnection*>(self);
+    const EventLoop::CallbackScope scope(connection->loop_);
+    connection->write_some();
 }
 
 void TcpConnection::on_readable(int, short, void* self) {
-    static_cast<TcpConnection*>(self)->read_some();
+    auto* connection = static_cast<TcpConnection*>(self);
+    const EventLoop::CallbackScope scope(connection->loop_);
+    connection->read_some();
 }
 
 void TcpConnection::read_some() {

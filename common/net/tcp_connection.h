@@ -130,6 +130,23 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     bool closing() const { return closing_; }
 
     void flush() override;
+    // What write_now() did.
+    enum class DirectWrite : uint8_t {
+        kRefused,  // nothing: the connection is not idle (see write_now)
+        kWritten,  // every byte went to the kernel
+        kQueued,   // the kernel took less (or none): the rest waits in the queue
+    };
+    // Writes `bytes` (whole frames) to the socket at once, from any thread,
+    // with one non-blocking send, when the connection is open, plaintext, not
+    // closing, and has nothing queued and no write waiting, so that they go
+    // out in order after everything queued before. Whatever the kernel does
+    // not take (a partial write, EAGAIN, an error) is queued as send_frame()
+    // would, in order, but NOT scheduled: the owner then has flush() called
+    // on the loop's thread, which finishes the write or meets the error. It
+    // touches no event and no callback, only the socket and the queue, so
+    // the caller must hold what keeps the loop's thread out of this connection
+    // (EventLoop::set_callback_lock) or be that thread.
+    DirectWrite write_now(std::span<const uint8_t> bytes);
     // on_output_drained fires when the queue falls to `bytes` after passing it.
     void set_low_watermark(size_t bytes) { low_watermark_ = bytes; }
     // Room left before send() refuses (pool and max taken into account).
@@ -186,6 +203,7 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     void on_tls_written(size_t bytes) override;
     void on_tls_ended(CloseReason reason, const std::string& text) override;
 
+    const EventLoop& loop_;
     FlushScheduler& flusher_;
     int fd_;
     uint64_t id_;

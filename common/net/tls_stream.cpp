@@ -18,7 +18,11 @@ namespace mdcast {
 TlsStream::TlsStream(EventLoop& loop, int fd, SSL* ssl, Role role,
                      std::chrono::milliseconds handshake_timeout, size_t max_input_bytes,
                      TlsCounters* counters, Owner& owner)
-    : owner_(owner), ssl_(ssl), counters_(counters), handshake_timeout_(handshake_timeout) {
+    : loop_(loop),
+      owner_(owner),
+      ssl_(ssl),
+      counters_(counters),
+      handshake_timeout_(handshake_timeout) {
     bev_ = bufferevent_openssl_socket_new(
         loop.base(), fd, ssl,
         role == Role::kAccept ? BUFFEREVENT_SSL_ACCEPTING : BUFFEREVENT_SSL_CONNECTING,
@@ -83,15 +87,21 @@ void TlsStream::shut(std::span<const uint8_t> last) {
 
 void TlsStream::on_read(bufferevent* bev, void* self) {
     auto* stream = static_cast<TlsStream*>(self);
+    const EventLoop::CallbackScope scope(stream->loop_);
     stream->owner_.on_tls_input(bufferevent_get_input(bev));
 }
 
+// Also from inside libevent's own write callback of the bufferevent (SSL_write drained it).
 void TlsStream::on_output_changed(evbuffer*, const evbuffer_cb_info* info, void* self) {
-    if (info->n_deleted > 0) static_cast<TlsStream*>(self)->owner_.on_tls_written(info->n_deleted);
+    if (info->n_deleted == 0) return;
+    auto* stream = static_cast<TlsStream*>(self);
+    const EventLoop::CallbackScope scope(stream->loop_);
+    stream->owner_.on_tls_written(info->n_deleted);
 }
 
 void TlsStream::on_handshake_timeout(int, short, void* self) {
     auto* stream = static_cast<TlsStream*>(self);
+    const EventLoop::CallbackScope scope(stream->loop_);
     if (stream->established_ || stream->shut_) return;
     if (stream->counters_) ++stream->counters_->handshakes_timed_out;
     stream->owner_.on_tls_ended(
@@ -106,6 +116,7 @@ void TlsStream::end_handshake(CloseReason reason, const std::string& text) {
 
 void TlsStream::on_event(bufferevent* bev, short what, void* self) {
     auto* stream = static_cast<TlsStream*>(self);
+    const EventLoop::CallbackScope scope(stream->loop_);
     if ((what & BEV_EVENT_CONNECTED) != 0) {
         stream->established_ = true;
         evtimer_del(stream->handshake_timer_);

@@ -87,6 +87,7 @@ class TlsStream {
     void end_handshake(CloseReason reason, const std::string& text);
     std::string error_text(short what) const;
 
+    const EventLoop& loop_;
     Owner& owner_;
     ssl_st* ssl_;
     bufferevent* bev_;

@@ -2,12 +2,17 @@
 // IoContext's, the outbox) against a scripted distributor on loopback:
 // announcing, registering, sequences, re-publishing the image after a
 // failover, the interactive conversation (requests, closes, requests again),
-// the outbox bound, and two publishers sharing one IoContext. The
-// real-distributor cases are in tests/integration/test_sdk_publisher.py.
+// the outbox bound, two publishers sharing one IoContext, and the publishing
+// thread writing itself (write_from_caller): two threads in order with the
+// I/O thread's flushes and pings, partial writes to a slow reader, a failover
+// mid-write. The real-distributor cases are in
+// tests/integration/test_sdk_publisher.py.
 #include "mdcast/publisher.h"
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -501,4 +506,255 @@ TEST_CASE(
                        "Publisher runs on a shared IoContext") == 0);
     p2.stop();
     CHECK(io->publishers() == 0);
+}
+
+// ---- the publishing thread writes (PublisherOptions::write_from_caller) ----------------------
+
+namespace {
+
+// What a distributor saw of one item: every frame's sequence and BID, in order.
+struct ItemLog {
+    std::vector<std::pair<uint64_t, int64_t>> frames;  // (seq, BID); refreshes have seq 0 here
+    std::vector<std::string> errors;
+};
+
+// A distributor that registers every item of one ItemRegister (ids from
+// `first_id`, in order), answers flushes and pings the publisher now and then
+// (the I/O thread answers), and logs each item's updates and refreshes.
+class LoggingDistributor : public ScriptedDistributor {
+  public:
+    // The service's items, registered: their ids by name.
+    std::map<std::string, uint64_t> register_all(uint64_t first_id) {
+        const auto request = expect<wire::ItemRegister>(FrameType::kItemRegister);
+        wire::ItemRegistered response;
+        response.set_service_id(request.service_id());
+        std::map<std::string, uint64_t> ids;
+        for (int i = 0; i < request.items_size(); ++i) {
+            auto* entry = response.add_items();
+            entry->set_ref(request.items(i).ref());
+            entry->set_item_id(first_id + static_cast<uint64_t>(i));
+            ids[request.items(i).name()] = first_id + static_cast<uint64_t>(i);
+        }
+        send(FrameType::kItemRegistered, response);
+        return ids;
+    }
+    // Reads until `done` says so (for at most 30 s): updates and refreshes go
+    // to `log` by item id; a Flush is acknowledged; every 200 frames a Ping
+    // goes to the publisher.
+    void serve(std::map<uint64_t, ItemLog>& log, const std::function<bool()>& done) {
+        uint64_t frames = 0;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!done()) {
+            if (std::chrono::steady_clock::now() > deadline) fail("the publisher went quiet");
+            auto frame = read(milliseconds(20));
+            if (!frame) continue;
+            if (++frames % 200 == 0) send(FrameType::kPing, wire::Ping());
+            if (frame->first == FrameType::kUpdate) {
+                wire::Update u;
+                if (!u.ParseFromString(frame->second)) fail("malformed update");
+                log[u.item_id()].frames.emplace_back(
+                    u.item_seq(), u.fields().fields(0).decimal_value().mantissa());
+            } else if (frame->first == FrameType::kRefresh) {
+                wire::Refresh r;
+                if (!r.ParseFromString(frame->second)) fail("malformed refresh");
+                log[r.item_id()].frames.emplace_back(
+                    r.item_seq(), r.fields().fields(0).decimal_value().mantissa());
+            } else if (frame->first == FrameType::kFlush) {
+                wire::Flush f;
+                f.ParseFromString(frame->second);
+                wire::FlushAck ack;
+                ack.set_token(f.token());
+                send(FrameType::kFlushAck, ack);
+            }
+        }
+    }
+};
+
+// Every frame of the item carries BID == its sequence number, and the
+// sequence numbers run on without a gap or a repeat: nothing lost, nothing
+// reordered, nothing sent twice.
+void check_in_order(const ItemLog& log, uint64_t first_seq) {
+    uint64_t expected = first_seq;
+    for (const auto& [seq, value] : log.frames) {
+        INFO("seq " << seq << " BID " << value << " expected seq " << expected);
+        REQUIRE(seq == expected);
+        REQUIRE(value == static_cast<int64_t>(seq));
+        ++expected;
+    }
+}
+
+uint64_t last_seq(std::map<uint64_t, ItemLog>& log, uint64_t id) {
+    auto& frames = log[id].frames;
+    return frames.empty() ? 0 : frames.back().first;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "two threads publishing (one in batches, one call by call) while the I/O thread sends "
+    "flushes and answers pings: every update arrives once, in order",
+    "[publisher][write_from_caller]") {
+    const bool from_caller = GENERATE(true, false);
+    LoggingDistributor d;
+    Recorder recorder;
+    auto options = options_for({&d});
+    options.write_from_caller = from_caller;
+    mdcast::Publisher publisher(options, recorder);
+    publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
+    const auto a = publisher.add_item("SVC", "A");
+    const auto b = publisher.add_item("SVC", "B");
+    CHECK(publisher.refresh(a, bid(0)));
+    CHECK(publisher.refresh(b, bid(0)));
+    constexpr int kUpdates = 20000;
+    std::map<uint64_t, ItemLog> log;
+    std::atomic<bool> registered{false}, finished{false};
+    Script script([&] {
+        d.accept_publisher("SVC", 5, wire::SERVICE_BROADCAST);
+        const auto ids = d.register_all(70);
+        registered = true;
+        d.serve(log, [&] {
+            return finished && last_seq(log, ids.at("A")) >= kUpdates &&
+                   last_seq(log, ids.at("B")) >= kUpdates;
+        });
+    });
+    publisher.start();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!registered && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(milliseconds(1));
+    }
+    std::atomic<int> refused{0};  // Catch's macros belong to the main thread
+    std::thread batches([&] {
+        for (int i = 1; i <= kUpdates;) {
+            mdcast::Publisher::Batch batch(publisher);
+            for (int n = 0; n < 25 && i <= kUpdates; ++n, ++i) {
+                if (!publisher.update(a, bid(i))) ++refused;
+            }
+        }
+    });
+    std::thread calls([&] {
+        for (int i = 1; i <= kUpdates; ++i) {
+            if (!publisher.update(b, bid(i))) ++refused;
+        }
+    });
+    // Meanwhile the I/O thread's own work: flushes (acknowledged) and statuses.
+    int flushed = 0;
+    for (int i = 0; i < 5; ++i) {
+        flushed += publisher.flush(std::chrono::seconds(5)) ? 1 : 0;
+        std::this_thread::sleep_for(milliseconds(2));
+    }
+    batches.join();
+    calls.join();
+    CHECK(publisher.flush(std::chrono::seconds(5)));
+    finished = true;
+    CHECK(flushed == 5);
+    CHECK(refused == 0);
+    CHECK(script.join().empty());
+    REQUIRE(log.size() == 2);
+    for (const auto& [id, item] : log) {
+        REQUIRE(item.frames.size() == kUpdates + 1);
+        check_in_order(item, 0);  // the refresh (seq 0, BID 0), then updates 1, 2, ...
+    }
+    const auto stats = publisher.stats();
+    CHECK(stats.updates_sent == 2 * kUpdates);
+    if (from_caller) {
+        CHECK(stats.caller_writes > 0);
+    } else {
+        CHECK(stats.caller_writes == 0);
+    }
+    publisher.stop();
+}
+
+TEST_CASE(
+    "a distributor that reads slowly: the publishing thread's partial writes and the I/O "
+    "thread's finishing them keep every byte in order",
+    "[publisher][write_from_caller]") {
+    LoggingDistributor d;
+    d.set_receive_buffer(2048);
+    Recorder recorder;
+    mdcast::Publisher publisher(options_for({&d}), recorder);
+    publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
+    const auto a = publisher.add_item("SVC", "A");
+    CHECK(publisher.refresh(a, bid(0)));
+    constexpr int kUpdates = 200000;  // megabytes: far more than the socket buffers hold
+    std::map<uint64_t, ItemLog> log;
+    std::atomic<bool> registered{false}, published{false}, finished{false};
+    Script script([&] {
+        d.accept_publisher("SVC", 5, wire::SERVICE_BROADCAST);
+        const auto ids = d.register_all(70);
+        registered = true;
+        // Not reading while the publisher writes: its socket fills up.
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (!published && std::chrono::steady_clock::now() < until) {
+            std::this_thread::sleep_for(milliseconds(1));
+        }
+        d.serve(log, [&] { return finished && last_seq(log, ids.at("A")) >= kUpdates; });
+    });
+    publisher.start();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!registered && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(milliseconds(1));
+    }
+    for (int i = 1; i <= kUpdates;) {
+        mdcast::Publisher::Batch batch(publisher);
+        for (int n = 0; n < 50 && i <= kUpdates; ++n, ++i) REQUIRE(publisher.update(a, bid(i)));
+    }
+    published = true;
+    CHECK(publisher.flush(std::chrono::seconds(20)));
+    finished = true;
+    CHECK(script.join().empty());
+    REQUIRE(log.size() == 1);
+    CHECK(log.begin()->second.frames.size() == kUpdates + 1);
+    check_in_order(log.begin()->second, 0);
+    CHECK(publisher.stats().caller_writes > 0);
+    publisher.stop();
+}
+
+TEST_CASE(
+    "a failover while the publishing thread writes: the new distributor gets the image, then "
+    "every later update in order",
+    "[publisher][write_from_caller]") {
+    LoggingDistributor d1, d2;
+    Recorder recorder;
+    mdcast::Publisher publisher(options_for({&d1, &d2}), recorder);
+    publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
+    const auto a = publisher.add_item("SVC", "A");
+    CHECK(publisher.refresh(a, bid(0)));
+    std::map<uint64_t, ItemLog> log1, log2;
+    Script script([&] {
+        d1.accept_publisher("SVC", 5, wire::SERVICE_BROADCAST);
+        const auto id1 = d1.register_all(70).at("A");
+        d1.serve(log1, [&] { return last_seq(log1, id1) >= 2000; });
+        d1.drop();  // while the publisher writes
+        d2.accept_publisher("SVC", 6, wire::SERVICE_BROADCAST);
+        const auto id2 = d2.register_all(80).at("A");
+        d2.serve(log2, [&] { return log2[id2].frames.size() >= 2000; });
+    });
+    publisher.start();
+    std::atomic<bool> stop{false};
+    std::thread publishing([&] {
+        for (int64_t i = 1; !stop;) {
+            {
+                mdcast::Publisher::Batch batch(publisher);
+                for (int n = 0; n < 5; ++n, ++i) publisher.update(a, bid(i));
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+    });
+    const std::string error = script.join();
+    stop = true;
+    publishing.join();
+    CHECK(error.empty());
+    REQUIRE(log1.size() == 1);
+    REQUIRE(log2.size() == 1);
+    check_in_order(log1.begin()->second, 0);
+    // After the failover: the image as a refresh (BID and sequence of the last
+    // update merged into it), then the updates that follow it.
+    const ItemLog& after = log2.begin()->second;
+    REQUIRE(!after.frames.empty());
+    CHECK(after.frames.front().first >= last_seq(log1, log1.begin()->first));
+    check_in_order(after, after.frames.front().first);
+    const auto stats = publisher.stats();
+    CHECK(stats.connection_losses == 1);
+    CHECK(stats.caller_writes > 0);
+    publisher.stop();
 }

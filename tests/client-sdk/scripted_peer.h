@@ -54,6 +54,11 @@ class Peer {
     }
 
     uint16_t port() const { return port_; }
+    // The receive buffer of connections accepted from now on (a peer that
+    // takes little at a time: the SDK's writes then fill up and go partial).
+    void set_receive_buffer(int bytes) {
+        setsockopt(listen_fd_, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+    }
 
     bool accept(milliseconds timeout = milliseconds(5000)) {
         pollfd p{listen_fd_, POLLIN, 0};

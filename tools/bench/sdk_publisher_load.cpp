@@ -47,6 +47,7 @@ struct Options {
     double latency_rate = -1;
     std::string user = "mdcast-bench";
     bool unbatched = false;
+    bool io_thread_writes = false;
 };
 
 // Logs what the distributor says; the load loop runs on the main thread.
@@ -175,6 +176,7 @@ int run(const Options& o) {
     options.distributors = parse_server_list(o.distributor);
     options.user = o.user;
     options.application_id = "mdcast-bench-publisher";
+    options.write_from_caller = !o.io_thread_writes;
     Handler handler;
     Publisher publisher(options, handler);
     publisher.add_service(o.service, ServiceMode::kBroadcast);
@@ -219,7 +221,10 @@ int main(int argc, char** argv) {
         .option("user", &o.user, "NAME", "User name for the login")
         .flag("unbatched", &o.unbatched,
               "Publish each tick without a Publisher::Batch (each update may wake the I/O "
-              "thread)");
+              "thread)")
+        .flag("io-thread-writes", &o.io_thread_writes,
+              "PublisherOptions::write_from_caller off: the I/O thread writes every burst, the "
+              "publishing thread only wakes it (for before/after measurements)");
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != cli::CommandLine::Outcome::kRun) {
         return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;

@@ -14,7 +14,8 @@
 //   Safe from any thread, also from inside a callback: add_service(),
 //   add_item(), refresh(), update(), status(), stats(). They copy what they are
 //   given into the publisher's bounded outbox and return at once; the I/O
-//   thread sends it. Calls from one thread are sent in the order made.
+//   thread sends it, or the calling thread itself (see WRITES AND BATCHES).
+//   Calls from one thread are sent in the order made.
 //   start() and stop() belong to the thread that owns the Publisher, never a
 //   callback (stop() throws std::logic_error there; on a shared IoContext,
 //   inside a callback or handler of anything on that context).
@@ -41,17 +42,26 @@
 //   as above.
 //
 // WRITES AND BATCHES
-//   A lone refresh(), update() or status() wakes the I/O thread at once and is
-//   written to the distributor without waiting for more (no timer, no Nagle).
-//   While the I/O thread is busy, whatever is published meanwhile goes out
-//   together in its next write, and wakes nobody (it is still awake). To publish a burst as one
+//   A lone refresh(), update() or status() is written to the distributor at
+//   once, without waiting for more (no timer, no Nagle). While the I/O thread
+//   is busy, whatever is published meanwhile goes out together in its next
+//   write, and wakes nobody (it is still awake). To publish a burst as one
 //   write — say every update decoded from one feed packet, or one pacing tick's worth — hold a
 //   Publisher::Batch while publishing it: calls on that thread then leave the
-//   I/O thread asleep, and the batch's end wakes it once (corking). This costs
+//   I/O thread asleep, and the batch's end writes the burst (corking). This costs
 //   the burst's first update the time spent publishing the rest, and saves a
 //   wake-up and a socket write per update the I/O thread would otherwise
 //   have taken alone. Other threads are never held back by a batch: their
-//   calls wake the I/O thread as usual, for the batch's updates too.
+//   calls are written as usual, the batch's updates too.
+//   Who writes (write_from_caller, on by default): where a call or a batch's
+//   end would wake the I/O thread, the publishing thread first tries to do
+//   its work itself: when the I/O thread is not busy with the publisher
+//   (a lock taken without waiting), the session is up and nothing waits for
+//   the socket, it frames the updates and writes them with one non-blocking
+//   send, and the I/O thread stays asleep. Anything else — what the kernel
+//   did not take, a refresh, status, flush or new item, a reconnect, TLS, a
+//   shared IoContext — wakes the I/O thread, which finishes in order. Either
+//   way the bytes reach the socket in the order published. docs/sdk.md.
 //
 // FLUSH
 //   flush(timeout) returns true once the distributor has acknowledged taking
@@ -94,6 +104,13 @@ struct PublisherOptions : ConnectionOptions {
 
     uint64_t max_queued_bytes = 64u << 20;  // outbox: published, not yet sent
     uint64_t max_output_bytes = 64u << 20;  // written to the socket, not yet taken
+
+    // true (default): where a publish would wake the I/O thread (a lone
+    // call, a Batch's end), the publishing thread writes the updates to the
+    // socket itself when it can do so at once (see WRITES AND BATCHES): no
+    // wake-up, no thread switch. false: the I/O thread always writes. Without
+    // effect over TLS and on a shared IoContext (the I/O thread writes).
+    bool write_from_caller = true;
 
     // Null (default): the Publisher runs its own I/O thread. Set: it runs on
     // this context's thread, shared with the Consumers and Publishers given it;
@@ -139,6 +156,9 @@ struct PublisherStats {
     uint64_t rejections = 0;
     uint64_t connections = 0;
     uint64_t connection_losses = 0;
+    // Writes the publishing thread made itself (write_from_caller) instead of
+    // waking the I/O thread.
+    uint64_t caller_writes = 0;
 };
 
 class MDCAST_API Publisher {

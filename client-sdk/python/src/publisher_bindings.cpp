@@ -42,6 +42,7 @@ py::dict stats_dict(const PublisherBridge& p) {
     d["rejections"] = s.rejections;
     d["connections"] = s.connections;
     d["connection_losses"] = s.connection_losses;
+    d["caller_writes"] = s.caller_writes;
     return d;
 }
 

@@ -1,11 +1,14 @@
 // Timers on both kinds of loop: kPrecise (the daemons': one timerfd set only
 // when an earlier deadline appears, common/net/precise_timers.h) and kCoarse
-// (the SDK's: libevent's timer heap).
+// (the SDK's: libevent's timer heap); and the loop's callback lock, held by
+// callbacks only.
 #include <event2/event.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "common/clock.h"
@@ -163,4 +166,39 @@ TEST_CASE("a precise loop sets its timerfd only for an earlier deadline", "[even
     Timer sooner(loop, [] {});
     sooner.start_once(milliseconds(1));
     CHECK(timers.settimes() == before + 1);
+}
+
+namespace {
+// Whether another thread could take `lock` now (it takes and releases it).
+bool free_for_others(std::recursive_mutex& lock) {
+    bool taken = false;
+    std::thread([&] {
+        taken = lock.try_lock();
+        if (taken) lock.unlock();
+    }).join();
+    return taken;
+}
+}  // namespace
+
+TEST_CASE("a loop's callback lock is held by its timers' and triggers' callbacks only",
+          "[event_loop]") {
+    for (auto mode : {EventLoop::Timers::kPrecise, EventLoop::Timers::kCoarse}) {
+        EventLoop loop(mode);
+        std::recursive_mutex lock;
+        loop.set_callback_lock(&lock);
+        Guard guard(loop);
+        std::vector<bool> free_inside;
+        Trigger trigger(loop, [&] {
+            free_inside.push_back(free_for_others(lock));
+            loop.stop();
+        });
+        Timer timer(loop, [&] {
+            free_inside.push_back(free_for_others(lock));
+            trigger.fire();
+        });
+        timer.start_once(microseconds(100));
+        loop.run();
+        CHECK(free_inside == std::vector<bool>{false, false});
+        CHECK(free_for_others(lock));  // released between callbacks and after the loop
+    }
 }

@@ -1,5 +1,6 @@
 // TcpConnection over a real socketpair: the output limits and closing for a
-// reason, over plaintext and over the TLS transport.
+// reason, over plaintext and over the TLS transport, and write_now (a write
+// from another thread: partial writes queued in order, a peer gone).
 #include "common/net/tcp_connection.h"
 
 #include <event2/event.h>
@@ -9,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_certificates.h"
@@ -358,4 +360,79 @@ TEST_CASE("TLS: a graceful close during the handshake closes at once", "[tcp_con
     CHECK(end.handler.closed);  // not after the 60 s handshake timeout or a grace period
     CHECK(end.handler.reason == CloseReason::kShutdown);
     CHECK(end.handler.closes == 1);
+}
+
+TEST_CASE("write_now writes at once while nothing is queued, and queues the rest in order",
+          "[tcp_connection]") {
+    EventLoop loop;
+    FlushScheduler flusher(loop, std::chrono::microseconds(0));
+    Recorder handler;
+    Pair pair;
+    const int small = 4096;
+    REQUIRE(setsockopt(pair.ours, SOL_SOCKET, SO_SNDBUF, &small, sizeof small) == 0);
+    REQUIRE(setsockopt(pair.theirs, SOL_SOCKET, SO_RCVBUF, &small, sizeof small) == 0);
+    TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kServerToClientTypes,
+                             TcpConnection::Limits{}, handler);
+    std::string expected;
+    auto frame = [&](int i) { return std::string(1000, static_cast<char>('a' + i % 26)); };
+    // Nobody reads: the kernel soon takes only part of a write, then nothing.
+    int written = 0;
+    TcpConnection::DirectWrite result = TcpConnection::DirectWrite::kWritten;
+    while (result == TcpConnection::DirectWrite::kWritten && written < 10000) {
+        const std::string f = frame(written++);
+        expected += f;
+        result = connection.write_now(bytes(f));
+    }
+    REQUIRE(result == TcpConnection::DirectWrite::kQueued);
+    CHECK(connection.queued_bytes() > 0);
+    CHECK(connection.queued_bytes() <= 1000);
+    // Something queued: refused (nothing taken); send_frame() queues behind.
+    CHECK(connection.write_now(bytes(frame(0))) == TcpConnection::DirectWrite::kRefused);
+    for (int i = 0; i < 20; ++i) {
+        const std::string f = frame(written++);
+        expected += f;
+        REQUIRE(connection.send_frame(bytes(f)));
+    }
+    std::string received;
+    std::thread reader([&] {
+        char chunk[8192];
+        while (received.size() < expected.size()) {
+            const ssize_t n = ::read(pair.theirs, chunk, sizeof chunk);
+            if (n <= 0) break;
+            received.append(chunk, static_cast<size_t>(n));
+        }
+    });
+    // The owner's part: the loop's thread flushes what write_now() queued.
+    connection.flush();
+    Timer check(loop, [&] {
+        if (connection.queued_bytes() == 0) loop.stop();
+    });
+    check.start_periodic(std::chrono::milliseconds(1));
+    Timer give_up(loop, [&] { loop.stop(); });
+    give_up.start_once(std::chrono::seconds(5));
+    loop.run();
+    reader.join();
+    CHECK(received == expected);
+    CHECK(connection.bytes_out() == expected.size());
+    CHECK_FALSE(handler.closed);
+    // Idle again: written at once.
+    CHECK(connection.write_now(bytes(frame(1))) == TcpConnection::DirectWrite::kWritten);
+}
+
+TEST_CASE("write_now to a peer that has gone queues the bytes for the loop to meet the error",
+          "[tcp_connection]") {
+    EventLoop loop;
+    FlushScheduler flusher(loop, std::chrono::microseconds(0));
+    Recorder handler;
+    Pair pair;
+    TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kServerToClientTypes,
+                             TcpConnection::Limits{}, handler);
+    ::shutdown(pair.theirs, SHUT_RDWR);
+    // MSG_NOSIGNAL: no SIGPIPE on this thread (the default action would end the test).
+    CHECK(connection.write_now(bytes("frame")) == TcpConnection::DirectWrite::kQueued);
+    CHECK(connection.queued_bytes() == 5);
+    connection.flush();
+    CHECK(handler.closed);
+    CHECK(handler.reason == CloseReason::kWriteError);
+    CHECK(connection.write_now(bytes("frame")) == TcpConnection::DirectWrite::kRefused);
 }
