@@ -24,7 +24,6 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,7 +66,7 @@ class Connection final : public ConsumerHandler {
         stats_.on_image(monotonic_ns());
         const uint64_t id = e.handle().id;
         if (id >= items_.size()) items_.resize(id + 1);
-        items_[id] = tools::ItemState{e.service(), e.item(), e.sequence()};
+        items_[id] = ItemSequence{e.sequence(), true};
     }
 
     // The hot path an application has: read a few fields, note the latency.
@@ -86,12 +85,11 @@ class Connection final : public ConsumerHandler {
         }
         if (e.conflated()) ++totals.conflated;
         const uint64_t id = e.handle().id;
-        tools::ItemState* item = id < items_.size() && items_[id] ? &*items_[id] : nullptr;
-        if (item == nullptr) {
+        if (id >= items_.size() || !items_[id].known) {
             ++totals.unknown_items;
             return;
         }
-        tools::count_sequence(totals, *item, e.sequence(), e.conflated());
+        tools::count_sequence(totals, items_[id].last_seq, e.sequence(), e.conflated());
     }
 
     void on_status(const Event&) override {
@@ -118,9 +116,17 @@ class Connection final : public ConsumerHandler {
     size_t read_fields_;
     tools::SpinLock lock_;
     tools::ClientStats stats_;
+    // An item's sequence check: its last sequence, known from its image on.
+    // 16 bytes, not a tools::ItemState with its names (80 bytes with the
+    // optional): with 1,000 items on each of 25 connections, the array each
+    // update touches stays small enough to be mostly in cache.
+    struct ItemSequence {
+        uint64_t last_seq = 0;
+        bool known = false;  // an image arrived
+    };
     // By handle: a Consumer numbers its handles 1, 2, ... (no hash lookup per
-    // update); empty until the item's image.
-    std::vector<std::optional<tools::ItemState>> items_;
+    // update).
+    std::vector<ItemSequence> items_;
     int64_t sink_ = 0;  // keeps the field reads from being optimised away
 };
 
