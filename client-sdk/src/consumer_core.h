@@ -130,6 +130,7 @@ class ConsumerCore final : public FailoverLink::Owner {
     EventLoop& loop_;
     const ConsumerOptions& options_;
     EventSink& sink_;
+    const bool borrow_;  // sink_.delivers_at_once(), asked once rather than per event
     ConsumerCounters& counters_;
     std::function<void(ItemHandle)> finished_;
     std::function<void()> stop_loop_;
