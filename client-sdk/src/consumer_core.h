@@ -84,11 +84,13 @@ class ConsumerCore final : public FailoverLink::Owner {
     void on_connection_event(const ConnectionEvent& event) override;
 
   private:
-    // What every update reads (the handle and the sequencer) comes first, in
-    // one cache line: with thousands of items per connection, and many
+    // What every update reads (the handle and the sequencer) comes first, 48
+    // bytes together: with thousands of items per connection, and many
     // connections on one thread, the items are mostly out of cache, and each
     // line an update touches is a miss (the update path's costliest loads).
-    struct alignas(64) Item {
+    // Not alignas(64): the aligned allocations then fell at a regular stride
+    // and the consumer's CPU per update rose by half (docs/benchmarks.md).
+    struct Item {
         ItemHandle handle;
         ItemSequencer sequencer;
         uint64_t item_id = 0;  // on the current connection; 0 until known
