@@ -42,7 +42,12 @@ struct __attribute__((visibility("hidden"))) Consumer::Impl {
     std::vector<uint32_t> resolve_view(const View& view) const;
     void deliver(const Event& event);
     void on_finished(ItemHandle handle);
-    bool cancelled(ItemHandle handle);
+    // True when `handle` was unsubscribed and the core has not let go of it yet.
+    // Inline: asked for every event, and nearly always nothing is cancelled.
+    bool cancelled(ItemHandle handle) {
+        return cancelled_count.load(std::memory_order_acquire) != 0 && cancelled_now(handle);
+    }
+    bool cancelled_now(ItemHandle handle);
     void run_io_thread();
     void open_on_shared_loop();
     void close_on_shared_loop();
@@ -197,8 +202,7 @@ void Consumer::Impl::deliver(const Event& event) {
     }
 }
 
-bool Consumer::Impl::cancelled(ItemHandle handle) {
-    if (cancelled_count.load(std::memory_order_acquire) == 0) return false;
+bool Consumer::Impl::cancelled_now(ItemHandle handle) {
     std::lock_guard lock(mutex);
     return cancelled_handles.count(handle.id) != 0;
 }

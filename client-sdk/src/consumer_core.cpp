@@ -58,6 +58,7 @@ ConsumerCore::ConsumerCore(EventLoop& loop, const ConsumerOptions& options, Even
     : loop_(loop),
       options_(options),
       sink_(sink),
+      borrow_(sink.delivers_at_once()),
       counters_(counters),
       finished_(std::move(finished)),
       stop_loop_(std::move(stop_loop)),
@@ -87,7 +88,7 @@ void ConsumerCore::emit(ItemHandle handle, Fill&& fill) {
 
 EventWriter::ItemRef ConsumerCore::ref(const Item& item) const {
     return EventWriter::ItemRef{item.handle, item.service, item.name, options_.dictionary.get(),
-                                sink_.delivers_at_once()};
+                                borrow_};
 }
 
 // ---- connection ----------------------------------------------------------------------------

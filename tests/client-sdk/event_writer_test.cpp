@@ -309,6 +309,12 @@ TEST_CASE("fields looked up one by one stay valid for the whole handler call", "
     EventWriter::update(event, {ItemHandle{1}, kService, kItem, nullptr}, view, 0);
     std::vector<const mdcast::FieldValue*> seen;
     for (uint32_t id = 20; id >= 1; --id) seen.push_back(event.field(id));  // past the slots
+    // Asked again, a field gives the same value as the first time: the lazy
+    // lookups' (the first eight) and the decoded ones' alike.
+    for (uint32_t id = 20; id >= 1; --id) {
+        REQUIRE(event.field(id) != nullptr);
+        CHECK(event.field(id)->text == seen[20 - id]->text);
+    }
     CHECK(event.fields().size() == 20);
     for (uint32_t id = 20; id >= 1; --id) {
         const auto* f = seen[20 - id];

@@ -133,3 +133,26 @@ TEST_CASE("merge adds another connection's counts, latencies and image times", "
     const std::string text = a.summary_json(kStart + 1900 * kMs, 2, 1.0, ProcessUsage{});
     CHECK(json_number(text, "steady_s") == Approx(1.0));  // from the earlier steady start
 }
+
+TEST_CASE("count_sequence counts alike on an ItemState and on a bare last sequence",
+          "[client_stats]") {
+    using mdcast::tools::ClientTotals;
+    mdcast::tools::ItemState item{"SVC", "A", 5};
+    uint64_t last_seq = 5;
+    ClientTotals by_item, by_seq;
+    // in order, a gap of two, a duplicate, an old one, in order; then with gaps expected
+    for (uint64_t seq : {6, 9, 9, 3, 10}) {
+        mdcast::tools::count_sequence(by_item, item, seq, false);
+        mdcast::tools::count_sequence(by_seq, last_seq, seq, false);
+    }
+    mdcast::tools::count_sequence(by_item, item, 20, true);
+    mdcast::tools::count_sequence(by_seq, last_seq, 20, true);
+    CHECK(by_seq.gaps == 1);
+    CHECK(by_seq.missing == 2);
+    CHECK(by_seq.duplicates == 2);
+    CHECK(last_seq == 20);
+    CHECK(item.last_seq == last_seq);
+    CHECK(by_item.gaps == by_seq.gaps);
+    CHECK(by_item.missing == by_seq.missing);
+    CHECK(by_item.duplicates == by_seq.duplicates);
+}

@@ -31,8 +31,12 @@ void ClientStats::begin_steady(int64_t now_ns) {
 }
 
 void count_sequence(ClientTotals& totals, ItemState& item, uint64_t seq, bool gaps_expected) {
+    count_sequence(totals, item.last_seq, seq, gaps_expected);
+}
+
+void count_sequence(ClientTotals& totals, uint64_t& last_seq, uint64_t seq, bool gaps_expected) {
     uint64_t missing = 0;
-    switch (check_sequence(item, seq, gaps_expected, missing)) {
+    switch (check_sequence(last_seq, seq, gaps_expected, missing)) {
         case SequenceOutcome::kInOrder:
             break;
         case SequenceOutcome::kDuplicate:

@@ -34,6 +34,8 @@ struct ClientTotals {
 // One update's sequence checked against its item (check_sequence) and counted
 // in `totals` as a gap (with the numbers missing) or a duplicate.
 void count_sequence(ClientTotals& totals, ItemState& item, uint64_t seq, bool gaps_expected);
+// The same on an item's last sequence alone (check_sequence's second form).
+void count_sequence(ClientTotals& totals, uint64_t& last_seq, uint64_t seq, bool gaps_expected);
 
 // Count, mean and max over one stats interval.
 struct IntervalLatency {

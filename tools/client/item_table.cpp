@@ -4,10 +4,15 @@ namespace mdcast::tools {
 
 SequenceOutcome check_sequence(ItemState& item, uint64_t seq, bool gaps_expected,
                                uint64_t& missing) {
+    return check_sequence(item.last_seq, seq, gaps_expected, missing);
+}
+
+SequenceOutcome check_sequence(uint64_t& last_seq, uint64_t seq, bool gaps_expected,
+                               uint64_t& missing) {
     missing = 0;
-    if (seq <= item.last_seq) return SequenceOutcome::kDuplicate;
-    const uint64_t expected = item.last_seq + 1;
-    item.last_seq = seq;
+    if (seq <= last_seq) return SequenceOutcome::kDuplicate;
+    const uint64_t expected = last_seq + 1;
+    last_seq = seq;
     if (seq == expected || gaps_expected) return SequenceOutcome::kInOrder;
     missing = seq - expected;
     return SequenceOutcome::kGap;

@@ -25,6 +25,10 @@ enum class SequenceOutcome { kInOrder, kGap, kDuplicate };
 // set to the number of skipped sequence numbers for a gap, else 0.
 SequenceOutcome check_sequence(ItemState& item, uint64_t seq, bool gaps_expected,
                                uint64_t& missing);
+// The same on an item's last sequence alone, for a client that keeps it apart
+// from the names (the bench consumer: a small array the update path touches).
+SequenceOutcome check_sequence(uint64_t& last_seq, uint64_t seq, bool gaps_expected,
+                               uint64_t& missing);
 
 class ItemTable {
   public:
