@@ -40,8 +40,6 @@ void DatagramBatchSender::send(std::span<const std::span<const uint8_t>> datagra
         }
         if (send_segmented(datagrams.subspan(next, count), segment)) {
             std::fill_n(sent.begin() + static_cast<std::ptrdiff_t>(next), count, uint8_t{1});
-            segmented_datagrams_ += count;
-            padding_bytes_ += run_padding_;
         } else if (!segmenting_) {
             break;  // refused for good: this run and the rest one by one
         }
@@ -68,12 +66,12 @@ size_t DatagramBatchSender::run_length(std::span<const std::span<const uint8_t>>
 bool DatagramBatchSender::send_segmented(std::span<const std::span<const uint8_t>> run,
                                          size_t segment) {
     vectors_.clear();
-    run_padding_ = 0;
+    size_t padding = 0;
     for (size_t i = 0; i < run.size(); ++i) {
         vectors_.push_back({const_cast<uint8_t*>(run[i].data()), run[i].size()});
         if (i + 1 < run.size() && run[i].size() < segment) {
             vectors_.push_back({const_cast<uint8_t*>(kZeros), segment - run[i].size()});
-            run_padding_ += segment - run[i].size();
+            padding += segment - run[i].size();
         }
     }
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(uint16_t))] = {};
@@ -89,7 +87,11 @@ bool DatagramBatchSender::send_segmented(std::span<const std::span<const uint8_t
     const auto size = static_cast<uint16_t>(segment);
     std::memcpy(CMSG_DATA(header), &size, sizeof size);
     for (;;) {
-        if (sendmsg(fd_, &message, MSG_DONTWAIT) >= 0) return true;
+        if (sendmsg(fd_, &message, MSG_DONTWAIT) >= 0) {
+            segmented_datagrams_ += run.size();
+            padding_bytes_ += padding;
+            return true;
+        }
         if (errno == EINTR) continue;
         if (offload_refused(errno)) {
             offload_refusal_ = errno;

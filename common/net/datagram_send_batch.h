@@ -48,7 +48,6 @@ class DatagramBatchSender {
     int offload_refusal_ = 0;
     uint64_t segmented_datagrams_ = 0;
     uint64_t padding_bytes_ = 0;
-    size_t run_padding_ = 0;      // of the run being sent
     std::vector<iovec> vectors_;  // a run's datagrams and paddings, reused
 };
 

@@ -5,7 +5,6 @@
 // falling back to one datagram each.
 #include "common/net/datagram_send_batch.h"
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -21,27 +20,15 @@ using namespace mdcast;
 
 namespace {
 
+// A bound loopback receiver and a sender connected to it.
 struct LoopbackPair {
-    int receiver = -1;
-    int sender = -1;
+    UdpSocket receiver = UdpSocket::unicast("127.0.0.1", 0, 8 << 20);
+    int sender = socket(AF_INET, SOCK_DGRAM, 0);
     LoopbackPair() {
-        receiver = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-        const int big = 8 << 20;
-        setsockopt(receiver, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big);
-        setsockopt(receiver, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        REQUIRE(bind(receiver, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-        socklen_t length = sizeof address;
-        getsockname(receiver, reinterpret_cast<sockaddr*>(&address), &length);
-        sender = socket(AF_INET, SOCK_DGRAM, 0);
+        const sockaddr_in address = receiver.local_address();
         REQUIRE(connect(sender, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
     }
-    ~LoopbackPair() {
-        ::close(sender);
-        ::close(receiver);
-    }
+    ~LoopbackPair() { ::close(sender); }
 };
 
 // Payload i: 10 + i bytes of value i (`refused`: larger than any UDP datagram).
@@ -92,7 +79,7 @@ TEST_CASE("DatagramBatchSender sends every datagram in order and reports the one
     DatagramBatchSender sender(pair.sender, segment);
     sender.send(datagrams, sent);
     for (size_t i = 0; i < kCount; ++i) CHECK(sent[i] == (i == kRefused ? 0 : 1));
-    const size_t padded = receive_all(pair.receiver, kCount, kRefused, segment);
+    const size_t padded = receive_all(pair.receiver.fd(), kCount, kRefused, segment);
     if (segment) {
         // Loopback takes the offload. Runs of at most 64: 0-63, 64-69, the refused
         // one alone, 71-134, 135-149. Every datagram but a run's last is padded to
@@ -130,5 +117,5 @@ TEST_CASE("DatagramBatchSender falls back to one datagram each when the offload 
     CHECK(std::all_of(sent.begin(), sent.end(), [](uint8_t s) { return s == 1; }));
     CHECK_FALSE(sender.segmenting());
     CHECK(sender.offload_refusal() == EINVAL);
-    CHECK(receive_all(pair.receiver, kCount, kCount, false) == 0);
+    CHECK(receive_all(pair.receiver.fd(), kCount, kCount, false) == 0);
 }
