@@ -195,6 +195,8 @@ std::vector<JsonMessage> parse_json_requests(std::string_view text, const JsonLi
         read_one(document);
         return out;
     }
+    // Every text message is answered: an empty array would get no answer at all.
+    if (document.empty()) return {refused(JsonError::kBadRequest, "an empty array: no request")};
     if (document.size() > limits.max_messages) {
         return {refused(JsonError::kTooMany, std::to_string(document.size()) +
                                                  " messages in one array (limit " +

@@ -71,6 +71,10 @@ TEST_CASE("refusals say why") {
     CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":"A"},"View":["A","B","C"]})").error ==
           JsonError::kTooMany);
     CHECK(one("[1,2,3,4,5]").error == JsonError::kTooMany);
+    const auto empty = parse_json_requests("[]", JsonLimits{});  // found by fuzz_ws_requests
+    REQUIRE(empty.size() == 1);                                  // answered, not silently dropped
+    CHECK(empty[0].error == JsonError::kBadRequest);
+    CHECK(empty[0].error_text == "an empty array: no request");
     CHECK(one("5").error == JsonError::kBadRequest);
     const auto deep = std::string(100, '[') + std::string(100, ']');
     CHECK(parse_json_requests(deep, JsonLimits{})[0].error_text == "nested deeper than 8 levels");
