@@ -3,13 +3,17 @@
 // deletion by shifting the run back, so no tombstones), at most half full:
 // an update touches one or two adjacent slots instead of a hash node and a
 // bucket, and no division. Ids are a distributor id << 40 | an item number
-// (proto/source_ids.h); the multiplicative hash mixes both into the slot.
+// (proto/source_ids.h). The item number picks the slot directly, offset by a
+// hash of the distributor: a distributor numbers its items 1, 2, 3..., so one
+// distributor's items fill consecutive slots without a collision, four to a
+// cache line. A multiplicative hash of the whole id scattered them, and with
+// many consumers in one process the slot load was a cache miss on nearly every
+// update (a quarter of the consumer's CPU at 50 connections).
 //
 // Id 0 is never stored (it marks a free slot; the server never assigns it).
 // Holds what the consumer binds, so it is bounded by the items subscribed.
 #pragma once
 
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -65,6 +69,13 @@ class ItemIdIndex {
     }
     size_t size() const { return size_; }
 
+    // Slots examined to find `id`: 1 when it sits in its home slot (tests).
+    size_t probes(uint64_t id) const {
+        size_t count = 1;
+        for (size_t i = home(id); slots_[i].id != id && slots_[i].id != 0; i = next(i)) ++count;
+        return count;
+    }
+
   private:
     struct Slot {
         uint64_t id = 0;
@@ -72,7 +83,8 @@ class ItemIdIndex {
     };
 
     size_t home(uint64_t id) const {
-        return static_cast<size_t>((id * 0x9E37'79B9'7F4A'7C15ull) >> shift_);
+        const uint64_t source_offset = (id >> 40) * 0x9E37'79B9'7F4A'7C15ull;
+        return static_cast<size_t>((id + source_offset) & (slots_.size() - 1));
     }
     size_t next(size_t i) const { return (i + 1) & (slots_.size() - 1); }
     // Steps from `from` forward to `to`, wrapping.
@@ -83,7 +95,6 @@ class ItemIdIndex {
         old.swap(slots_);
         const size_t capacity = old.empty() ? 16 : old.size() * 2;
         slots_.assign(capacity, Slot{});
-        shift_ = 64 - std::countr_zero(capacity);
         size_ = 0;
         for (const Slot& slot : old) {
             if (slot.id != 0) insert(slot.id, slot.value);
@@ -91,7 +102,6 @@ class ItemIdIndex {
     }
 
     std::vector<Slot> slots_;  // a power of two in size, or empty
-    int shift_ = 64;
     size_t size_ = 0;
 };
 

@@ -73,3 +73,18 @@ TEST_CASE("agrees with unordered_map under random inserts and erases", "[item_id
     REQUIRE(index.size() == reference.size());
     for (const auto& [id, item] : reference) CHECK(index.find(id) == item);
 }
+
+TEST_CASE("one distributor's consecutive items each sit in their home slot", "[item_id_index]") {
+    // The update path's lookup is then one slot, and consecutive items share
+    // cache lines. A multiplicative hash of the whole id displaced some.
+    ItemIdIndex<Item> index;
+    Item item;
+    for (uint64_t number = 1; number <= 1000; ++number) {
+        index.insert(mdcast::proto::make_item_id(7, number), &item);
+    }
+    for (uint64_t number = 1; number <= 1000; ++number) {
+        const uint64_t id = mdcast::proto::make_item_id(7, number);
+        REQUIRE(index.find(id) == &item);
+        REQUIRE(index.probes(id) == 1);
+    }
+}
