@@ -1,6 +1,7 @@
 #include "update_payload.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "proto/frame.h"
@@ -18,9 +19,7 @@ constexpr uint8_t kValueId = 0x08, kValueInt = 0x10, kValueDecimal = 0x1a, kValu
 constexpr uint8_t kDecimalMantissa = 0x08, kDecimalExponent = 0x10;
 
 size_t varint_size(uint64_t v) {
-    size_t n = 1;
-    for (; v >= 0x80; v >>= 7) ++n;
-    return n;
+    return v < 0x80 ? 1 : (static_cast<size_t>(std::bit_width(v)) + 6) / 7;
 }
 
 uint64_t zigzag64(int64_t v) {
@@ -101,7 +100,11 @@ UpdateEncoder::UpdateEncoder(size_t body_bytes) : body_bytes_(body_bytes) {
 
 UpdateEncoder::Layout UpdateEncoder::layout(uint64_t item_id, uint64_t index, uint64_t seq,
                                             uint64_t publish_time_ns) {
-    const auto values = update_values(index, seq);
+    return layout(item_id, update_values(index, seq), seq, publish_time_ns);
+}
+
+UpdateEncoder::Layout UpdateEncoder::layout(uint64_t item_id, std::span<const SampleValue> values,
+                                            uint64_t seq, uint64_t publish_time_ns) {
     size_t used = values.size();
     const size_t head =
         optional_varint_size(item_id) + optional_varint_size(seq) + (publish_time_ns ? 9 : 0);
@@ -127,7 +130,7 @@ UpdateEncoder::Layout UpdateEncoder::layout(uint64_t item_id, uint64_t index, ui
 std::span<const uint8_t> UpdateEncoder::encode(uint64_t item_id, uint64_t index, uint64_t seq,
                                                uint64_t publish_time_ns) {
     const auto values = update_values(index, seq);
-    const Layout plan = layout(item_id, index, seq, publish_time_ns);
+    const Layout plan = layout(item_id, values, seq, publish_time_ns);
     const size_t used = plan.sample_fields;
     const long filler = plan.filler;
     const size_t body = plan.body;
