@@ -1,5 +1,6 @@
 #include "mdcast/field_list.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "mdcast/dictionary.h"
@@ -16,7 +17,10 @@ FieldList::FieldList(std::shared_ptr<const Dictionary> dictionary)
 }
 
 FieldList::FieldList(const FieldList& other)
-    : values_(other.values_), text_(other.text_), dictionary_(other.dictionary_) {
+    : values_(other.values().begin(), other.values().end()),
+      size_(other.size_),
+      text_(other.text_),
+      dictionary_(other.dictionary_) {
     rebase(other.text_.data());
 }
 
@@ -24,7 +28,8 @@ FieldList::~FieldList() = default;
 
 FieldList& FieldList::operator=(const FieldList& other) {
     if (this == &other) return *this;
-    values_ = other.values_;
+    values_.assign(other.values().begin(), other.values().end());
+    size_ = other.size_;
     text_ = other.text_;
     dictionary_ = other.dictionary_;
     rebase(other.text_.data());
@@ -43,7 +48,7 @@ uint32_t FieldList::id_of(std::string_view name) const {
 // pointed at the same offsets of its new buffer.
 void FieldList::rebase(const char* old_base) {
     if (old_base == text_.data()) return;
-    for (FieldValue& value : values_) {
+    for (FieldValue& value : std::span(values_).first(size_)) {
         if (value.kind != FieldKind::kString) continue;
         const auto offset = static_cast<size_t>(value.text.data() - old_base);
         value.text = std::string_view(text_).substr(offset, value.text.size());
@@ -84,8 +89,12 @@ FieldList& FieldList::add_blank(std::string_view name) {
 }
 
 void FieldList::clear() {
-    values_.clear();
+    size_ = 0;
     text_.clear();
+}
+
+void FieldList::grow() {
+    values_.resize(std::max<size_t>(8, 2 * values_.size()));
 }
 
 }  // namespace mdcast

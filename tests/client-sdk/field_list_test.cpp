@@ -3,7 +3,9 @@
 #include "mdcast/field_list.h"
 
 #include <catch2/catch.hpp>
+#include <initializer_list>
 #include <stdexcept>
+#include <string>
 
 #include "mdcast/dictionary.h"
 
@@ -64,4 +66,31 @@ TEST_CASE("a name the dictionary lacks, or no dictionary, is an error", "[field_
     mdcast::FieldList without;
     CHECK_THROWS_AS(without.add_decimal("BID", 1, 0), std::logic_error);
     CHECK_THROWS_AS(mdcast::FieldList(nullptr), std::invalid_argument);
+}
+
+TEST_CASE("a list reused after clear() holds only its new fields, also when copied and grown",
+          "[field_list]") {
+    mdcast::FieldList fields;
+    for (uint32_t id = 1; id <= 20; ++id)
+        fields.add_string(id, "a longer value " + std::to_string(id));
+    fields.clear();
+    CHECK(fields.empty());
+    fields.add_int(7, 70).add_string(8, "eight");
+    REQUIRE(fields.size() == 2);
+    const mdcast::FieldList copy = fields;
+    mdcast::FieldList assigned;
+    assigned.add_int(1, 1).add_int(2, 2).add_int(3, 3);
+    assigned = fields;
+    for (const mdcast::FieldList* list :
+         std::initializer_list<const mdcast::FieldList*>{&fields, &copy, &assigned}) {
+        REQUIRE(list->size() == 2);
+        CHECK(list->values()[0].integer == 70);
+        CHECK(list->values()[1].text == "eight");
+    }
+    // Growing past the slots kept from before moves the strings with the text.
+    for (uint32_t id = 100; id < 140; ++id) fields.add_string(id, std::string(40, 'x'));
+    REQUIRE(fields.size() == 42);
+    CHECK(fields.values()[1].text == "eight");
+    CHECK(fields.values()[41].text == std::string(40, 'x'));
+    CHECK(copy.values()[1].text == "eight");
 }

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -70,6 +71,16 @@ class Handler final : public PublisherHandler {
     std::atomic<uint64_t> rejected{0};
 };
 
+// One clock_nanosleep to an absolute CLOCK_MONOTONIC deadline (monotonic_ns()'s
+// clock): no clock reads around it as std::this_thread::sleep_until makes. A
+// signal ends it early; the loop then sees g_stop.
+void sleep_until_ns(int64_t deadline_ns) {
+    timespec at{};
+    at.tv_sec = static_cast<time_t>(deadline_ns / 1'000'000'000);
+    at.tv_nsec = static_cast<long>(deadline_ns % 1'000'000'000);
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
+}
+
 class Load {
   public:
     Load(const Options& o, Publisher& publisher)
@@ -92,20 +103,21 @@ class Load {
     }
 
     // The paced loop; false when the publisher refused an update (outbox full).
+    // Ticks as mdcast-source's periodic timer does: the next one is due a tick
+    // after this one began, so a late tick is not followed by back-to-back
+    // ones (owed() already catches up the rate): one sleep and one write per
+    // tick, never a write without a sleep before it.
     bool run(double duration_s) {
         started_ns_ = monotonic_ns();
         schedule_.start(started_ns_);
         stamps_.start(started_ns_);
         const int64_t end = started_ns_ + static_cast<int64_t>(duration_s * 1e9);
-        auto next_tick = std::chrono::steady_clock::now();
-        while (!g_stop && monotonic_ns() < end) {
-            const int64_t now = monotonic_ns();
+        for (int64_t now = started_ns_; !g_stop && now < end; now = monotonic_ns()) {
             const uint64_t owed = schedule_.owed(now);
             stamps_.begin_tick(now, owed);
             if (!publish_tick(owed)) return false;
             schedule_.sent(owed);
-            next_tick += std::chrono::microseconds(o_.tick_us);
-            std::this_thread::sleep_until(next_tick);
+            sleep_until_ns(now + o_.tick_us * 1000);
         }
         return true;
     }

@@ -16,7 +16,7 @@ SampleUpdateBuilder::SampleUpdateBuilder(size_t body_bytes)
 void SampleUpdateBuilder::build(FieldList& fields, uint64_t item_id, uint64_t index, uint64_t seq,
                                 uint64_t publish_time_ns) {
     const auto values = update_values(index, seq);
-    const auto layout = encoder_.layout(item_id, index, seq, publish_time_ns);
+    const auto layout = encoder_.layout(item_id, values, seq, publish_time_ns);
     fields.clear();
     for (size_t i = 0; i < layout.sample_fields; ++i) add_sample_value(fields, values[i]);
     if (layout.filler >= 0) {

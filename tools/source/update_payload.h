@@ -26,6 +26,8 @@
 
 namespace mdcast::tools {
 
+struct SampleValue;
+
 constexpr uint32_t kFillerFieldId = 32768;  // first application field id (etc/fields.dict)
 
 class UpdateEncoder {
@@ -49,6 +51,9 @@ class UpdateEncoder {
         size_t body = 0;  // the Update body's size
     };
     Layout layout(uint64_t item_id, uint64_t index, uint64_t seq, uint64_t publish_time_ns);
+    // The same for `values` = update_values(index, seq), already at hand.
+    Layout layout(uint64_t item_id, std::span<const SampleValue> values, uint64_t seq,
+                  uint64_t publish_time_ns);
 
     size_t body_bytes() const { return body_bytes_; }
     uint64_t undersized_target() const { return undersized_; }  // natural size above the target

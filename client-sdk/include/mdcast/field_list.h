@@ -68,19 +68,26 @@ class MDCAST_API FieldList {
     FieldList& add_blank(std::string_view name);
 
     void clear();
-    bool empty() const { return values_.empty(); }
-    size_t size() const { return values_.size(); }
-    std::span<const FieldValue> values() const { return values_; }
+    bool empty() const { return size_ == 0; }
+    size_t size() const { return size_; }
+    std::span<const FieldValue> values() const { return {values_.data(), size_}; }
 
   private:
+    // A compare and a store once the list has grown: the slots past size_
+    // are kept (clear() only resets size_), and nothing is called out of line
+    // on the publishing hot path (a vector push_back was, once per field).
     FieldList& add(const FieldValue& value) {
-        values_.push_back(value);
+        if (size_ == values_.size()) [[unlikely]]
+            grow();
+        values_[size_++] = value;
         return *this;
     }
+    void grow();
     void rebase(const char* old_base);
     uint32_t id_of(std::string_view name) const;
 
-    std::vector<FieldValue> values_;
+    std::vector<FieldValue> values_;  // the first size_ are the fields
+    size_t size_ = 0;
     std::string text_;                              // backing store of the string values
     std::shared_ptr<const Dictionary> dictionary_;  // for names; may be null
 };
