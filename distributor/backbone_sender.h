@@ -67,14 +67,16 @@ struct BackboneSenderCounters {
 // Left to its timer, that timer fires about once per heartbeat_min_us only to
 // learn so and re-arm, and each firing that finds the distributor asleep
 // wakes it: about 1,000 wake-ups a second, some 15 % of its CPU at 100K
-// updates/s on a VM. So a packet numbered while the heartbeat is less than a
-// quarter interval away pushes it to one interval after that packet, from
-// the loop pass that is running anyway (Timer::postpone: one timerfd_settime
-// per three-quarter interval, no wake-up), but never past heartbeat_max_ms
-// after the last heartbeat. Returns the new deadline (steady ns), or nothing
-// when the timer is left as it is.
-std::optional<int64_t> heartbeat_postponed_to(int64_t now, int64_t due, int64_t last_heartbeat,
-                                              int64_t min_ns, int64_t max_ns);
+// updates/s on a VM. So a flush that sent data while the heartbeat is less
+// than a quarter interval after that data pushes it to one interval after
+// it, from the loop pass that is running anyway and after the datagrams are
+// out (Timer::postpone: one timerfd_settime per three-quarter interval, no
+// wake-up), but never past heartbeat_max_ms after the last heartbeat.
+// `last_data`: when the last data was numbered. Returns the new deadline (steady
+// ns), or nothing when the timer is left as it is.
+std::optional<int64_t> heartbeat_postponed_to(int64_t last_data, int64_t due,
+                                              int64_t last_heartbeat, int64_t min_ns,
+                                              int64_t max_ns);
 
 class BackboneSender final : public Flushable {
   public:
@@ -145,6 +147,7 @@ class BackboneSender final : public Flushable {
     void on_heartbeat_timer();
     void send_heartbeat(int64_t now);
     void note_data_sent(int64_t now);
+    void postpone_heartbeat();
 
     Settings settings_;
     uint64_t epoch_;
@@ -173,6 +176,7 @@ class BackboneSender final : public Flushable {
     std::function<void(bool)> on_congestion_;
     uint64_t next_sequence_ = 1;
     int64_t last_data_ns_ = 0;
+    bool data_since_flush_ = false;  // numbered while the heartbeat timer was pending
     int64_t last_heartbeat_ns_ = 0;
     int64_t heartbeat_interval_ns_;
     BackboneSenderCounters counters_;

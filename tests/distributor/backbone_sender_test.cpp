@@ -162,12 +162,12 @@ TEST_CASE("the datagrams of one pass leave together at the flush, in order", "[b
     if (offload) CHECK(padded > 0);
 }
 
-TEST_CASE("data pushes a heartbeat due within a quarter interval to one interval after it",
+TEST_CASE("data pushes a heartbeat due within a quarter interval of it to one interval after it",
           "[backbone_sender]") {
     constexpr int64_t kMin = 1'000'000, kMax = 1'000'000'000;  // 1 ms, 1 s
-    // Due in 300 µs: far enough, left alone (no system call).
+    // Due 300 µs after the last data: far enough, left alone (no system call).
     CHECK_FALSE(heartbeat_postponed_to(10'000'000, 10'300'000, 9'000'000, kMin, kMax));
-    // Due in 200 µs: pushed to 1 ms after this packet.
+    // Due 200 µs after it: pushed to 1 ms after the data.
     CHECK(heartbeat_postponed_to(10'000'000, 10'200'000, 9'000'000, kMin, kMax) == 11'000'000);
     // Overdue (the loop was busy): data is going out, which tells the servers more.
     CHECK(heartbeat_postponed_to(10'000'000, 9'900'000, 9'000'000, kMin, kMax) == 11'000'000);
