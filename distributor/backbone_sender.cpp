@@ -273,10 +273,25 @@ void BackboneSender::repair(uint64_t sequence, int64_t now, TokenBucket& source,
 
 void BackboneSender::note_data_sent(int64_t now) {
     last_data_ns_ = now;
-    heartbeat_interval_ns_ = int64_t{settings_.heartbeat_min_us} * 1000;
+    const int64_t min_ns = int64_t{settings_.heartbeat_min_us} * 1000;
+    heartbeat_interval_ns_ = min_ns;
     if (!heartbeat_timer_.pending()) {
         heartbeat_timer_.start_once(std::chrono::microseconds(settings_.heartbeat_min_us));
+        return;
     }
+    const int64_t max_ns = int64_t{settings_.heartbeat_max_ms} * 1'000'000;
+    if (const auto due = heartbeat_postponed_to(now, heartbeat_timer_.deadline_ns(),
+                                                last_heartbeat_ns_, min_ns, max_ns)) {
+        heartbeat_timer_.postpone(std::chrono::microseconds((*due - now + 999) / 1000));
+    }
+}
+
+std::optional<int64_t> heartbeat_postponed_to(int64_t now, int64_t due, int64_t last_heartbeat,
+                                              int64_t min_ns, int64_t max_ns) {
+    if (due - now >= min_ns / 4) return std::nullopt;  // not close yet: no system call
+    const int64_t later = std::min(now + min_ns, last_heartbeat + max_ns);
+    if (later <= due) return std::nullopt;  // heartbeat_max_ms is what is due
+    return later;
 }
 
 void BackboneSender::on_heartbeat_timer() {

@@ -29,6 +29,7 @@ config::Schema<DistributorConfig> build_schema() {
     using C = DistributorConfig;
     config::Schema<C> s("mdcast-distributor");
     add_log_keys(s);
+    add_process_keys(s);
     add_shutdown_keys(s);
 
     s.integer<uint16_t>("distributor.id", &C::distributor_id, 1, 1, 65535,

@@ -1,43 +1,80 @@
 #include "distributor/retransmit_window.h"
 
+#include <cstring>
 #include <stdexcept>
 
 namespace mdcast::distributor {
 
+namespace {
+constexpr size_t kNoPlace = SIZE_MAX;
+}
+
 RetransmitWindow::RetransmitWindow(size_t max_bytes, int64_t max_age_ns)
-    : max_bytes_(max_bytes), max_age_ns_(max_age_ns) {}
+    : max_bytes_(max_bytes),
+      max_age_ns_(max_age_ns),
+      ring_size_(max_bytes + kMaxDatagramBytes),
+      ring_(new uint8_t[ring_size_]),
+      entries_(1024) {}
 
 void RetransmitWindow::store(uint64_t sequence, std::span<const uint8_t> datagram, int64_t now_ns) {
-    if (!entries_.empty() && sequence != entries_.back().sequence + 1) {
+    if (count_ > 0 &&
+        sequence != entries_[(first_ + count_ - 1) & (entries_.size() - 1)].sequence + 1) {
         throw std::logic_error("retransmit window: sequences must be stored in order");
     }
-    while (!entries_.empty() && bytes_ + datagram.size() > max_bytes_) evict_front();
-    Entry entry;
-    entry.sequence = sequence;
-    entry.sent_ns = now_ns;
-    if (!spare_.empty()) {
-        entry.datagram = std::move(spare_.back());
-        spare_.pop_back();
+    if (datagram.empty() || datagram.size() > kMaxDatagramBytes) {
+        throw std::logic_error("retransmit window: datagram size out of range");
     }
-    entry.datagram.assign(datagram.begin(), datagram.end());
+    expire(now_ns);
+    while (count_ > 0 && bytes_ + datagram.size() > max_bytes_) evict_front();
+    size_t at = place_for(datagram.size());
+    while (at == kNoPlace) {  // the bytes fit the budget but not the ring's free run
+        evict_front();
+        at = place_for(datagram.size());
+    }
+    if (count_ == entries_.size()) grow_entries();
+    std::memcpy(ring_.get() + at, datagram.data(), datagram.size());
+    write_ = at + datagram.size();
+    Entry& entry = entries_[(first_ + count_) & (entries_.size() - 1)];
+    entry = Entry{sequence, now_ns, 0, std::span<uint8_t>(ring_.get() + at, datagram.size())};
+    ++count_;
     bytes_ += datagram.size();
-    entries_.push_back(std::move(entry));
+}
+
+// Held bytes run from the oldest datagram's start (`read`) to write_, maybe
+// wrapping past the ring's end; a datagram never wraps, so the free space is
+// [write_, end) then [0, read) when unwrapped, or [write_, read) when wrapped.
+size_t RetransmitWindow::place_for(size_t size) const {
+    if (count_ == 0) return 0;
+    const size_t read = static_cast<size_t>(front().datagram.data() - ring_.get());
+    if (write_ > read) {
+        if (ring_size_ - write_ >= size) return write_;
+        return size <= read ? 0 : kNoPlace;
+    }
+    return read - write_ >= size ? write_ : kNoPlace;
 }
 
 void RetransmitWindow::evict_front() {
-    bytes_ -= entries_.front().datagram.size();
-    if (spare_.size() < 256) spare_.push_back(std::move(entries_.front().datagram));
-    entries_.pop_front();
+    bytes_ -= front().datagram.size();
+    front() = Entry{};
+    first_ = (first_ + 1) & (entries_.size() - 1);
+    if (--count_ == 0) write_ = 0;
+}
+
+void RetransmitWindow::grow_entries() {
+    std::vector<Entry> larger(entries_.size() * 2);
+    for (size_t i = 0; i < count_; ++i) larger[i] = entries_[(first_ + i) & (entries_.size() - 1)];
+    entries_.swap(larger);
+    first_ = 0;
 }
 
 void RetransmitWindow::expire(int64_t now_ns) {
-    while (!entries_.empty() && now_ns - entries_.front().sent_ns > max_age_ns_) evict_front();
+    while (count_ > 0 && now_ns - front().sent_ns > max_age_ns_) evict_front();
 }
 
 RetransmitWindow::Entry* RetransmitWindow::find(uint64_t sequence) {
-    if (entries_.empty() || sequence < entries_.front().sequence) return nullptr;
-    const uint64_t index = sequence - entries_.front().sequence;
-    return index < entries_.size() ? &entries_[index] : nullptr;
+    if (count_ == 0 || sequence < front().sequence) return nullptr;
+    const uint64_t index = sequence - front().sequence;
+    return index < count_ ? &entries_[(first_ + index) & (entries_.size() - 1)] : nullptr;
 }
 
 RetransmitWindow::RepairVerdict RetransmitWindow::repair_verdict(uint64_t sequence, int64_t now_ns,
@@ -51,7 +88,7 @@ RetransmitWindow::RepairVerdict RetransmitWindow::repair_verdict(uint64_t sequen
 }
 
 uint64_t RetransmitWindow::trailing_edge(uint64_t next_sequence) const {
-    return entries_.empty() ? next_sequence : entries_.front().sequence;
+    return count_ == 0 ? next_sequence : front().sequence;
 }
 
 }  // namespace mdcast::distributor

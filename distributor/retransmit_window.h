@@ -2,10 +2,15 @@
 // re-sent when a server NAKs them. Bounded both in bytes and in age; the oldest
 // sequence still held is the trailing edge the sender advertises, so receivers
 // know at once what can no longer be repaired.
+//
+// The datagrams are copied into one ring of bytes and described by a ring of
+// entries: storing one is a copy, with no allocation and no free per packet,
+// and the oldest are evicted as the newest arrive (by bytes and by age), not
+// in a burst when a heartbeat finally expires a second's worth of them.
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -16,15 +21,18 @@ class RetransmitWindow {
     struct Entry {
         uint64_t sequence = 0;
         int64_t sent_ns = 0;
-        int64_t last_repair_ns = 0;  // 0: never repaired
-        std::vector<uint8_t> datagram;
+        int64_t last_repair_ns = 0;   // 0: never repaired
+        std::span<uint8_t> datagram;  // in the window's ring: valid while held
     };
 
+    // The ring takes max_bytes plus one largest datagram of address space;
+    // pages are touched only as datagrams fill them.
     RetransmitWindow(size_t max_bytes, int64_t max_age_ns);
 
     // Keeps a copy of the datagram with sequence `sequence`; sequences must be
-    // stored in increasing order without holes. Evicts the oldest entries when
-    // the byte limit is passed.
+    // stored in increasing order without holes, each at most 65,536 bytes.
+    // Evicts the oldest entries past the byte limit or older than the age
+    // limit at `now_ns`.
     void store(uint64_t sequence, std::span<const uint8_t> datagram, int64_t now_ns);
     // Drops entries older than the age limit.
     void expire(int64_t now_ns);
@@ -42,16 +50,28 @@ class RetransmitWindow {
     // Oldest sequence held; `next_sequence` when nothing is held.
     uint64_t trailing_edge(uint64_t next_sequence) const;
 
-    size_t bytes() const { return bytes_; }
-    size_t packets() const { return entries_.size(); }
+    size_t bytes() const { return bytes_; }  // of the datagrams held
+    size_t packets() const { return count_; }
+
+    static constexpr size_t kMaxDatagramBytes = 65536;
 
   private:
+    Entry& front() { return entries_[first_]; }
+    const Entry& front() const { return entries_[first_]; }
+    // Where `size` bytes can go without overwriting a held datagram; SIZE_MAX
+    // when the oldest must go first.
+    size_t place_for(size_t size) const;
     void evict_front();
+    void grow_entries();
 
     size_t max_bytes_;
     int64_t max_age_ns_;
-    std::deque<Entry> entries_;
-    std::vector<std::vector<uint8_t>> spare_;  // recycled buffers: no allocation per packet
+    size_t ring_size_;
+    std::unique_ptr<uint8_t[]> ring_;  // not zeroed: untouched pages cost no memory
+    size_t write_ = 0;                 // where the next datagram goes, room permitting
+    std::vector<Entry> entries_;       // circular, a power of two in size
+    size_t first_ = 0;                 // the oldest entry
+    size_t count_ = 0;
     size_t bytes_ = 0;
 };
 

@@ -221,6 +221,7 @@ config::Schema<ServerConfig> build_schema() {
     using C = ServerConfig;
     config::Schema<C> s("mdcast-server");
     add_log_keys(s);
+    add_process_keys(s);
     add_shutdown_keys(s);
     add_admin_keys(s);
     add_admin_token_key(s);

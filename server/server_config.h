@@ -20,6 +20,7 @@ struct ServerConfig : AuthConfig, TlsKeys {
     std::string log_file;  // empty: stderr
     uint64_t log_max_file_bytes = 0;
     uint32_t log_max_files = 0;
+    uint32_t process_sched_slice_us = 0;
     uint32_t shutdown_grace_ms = 0;
     uint32_t instance = 1;  // from --instance; not a config key
 

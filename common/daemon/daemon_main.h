@@ -15,6 +15,7 @@
 #include "common/daemon/systemd_notify.h"
 #include "common/logging.h"
 #include "common/net/event_loop.h"
+#include "common/scheduling.h"
 
 namespace mdcast {
 
@@ -168,6 +169,16 @@ int run_daemon(int argc, char** argv, cli::CommandLine& command_line, DaemonOpti
         return 1;
     }
     std::signal(SIGPIPE, SIG_IGN);
+    if (config.process_sched_slice_us != 0) {  // before any thread starts: they inherit it
+        std::string why;
+        if (apply_sched_slice(config.process_sched_slice_us, why)) {
+            log::get("main")->info("scheduler slice {} µs (process.sched_slice_us)",
+                                   config.process_sched_slice_us);
+        } else {
+            log::get("main")->warn("process.sched_slice_us {} not applied: {}",
+                                   config.process_sched_slice_us, why);
+        }
+    }
     try {
         EventLoop loop;
         SystemdNotifier systemd(loop);  // Type=notify units; does nothing outside systemd

@@ -102,6 +102,13 @@ void Timer::start_once(std::chrono::microseconds delay) {
     arm(delay, false);
 }
 
+void Timer::postpone(std::chrono::microseconds delay) {
+    const bool was_pending = precise_ && armed_;
+    const int64_t old_deadline_ns = deadline_ns_;
+    arm(delay, false);
+    if (was_pending && deadline_ns_ > old_deadline_ns) precise_->postponed(old_deadline_ns);
+}
+
 void Timer::start_periodic(std::chrono::microseconds interval) {
     arm(interval, true);
 }

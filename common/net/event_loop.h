@@ -91,6 +91,12 @@ class Timer {
     Timer& operator=(const Timer&) = delete;
 
     void start_once(std::chrono::microseconds delay);
+    // start_once for a timer pushed back while its loop is awake anyway. On a
+    // kPrecise loop whose timerfd waits for this timer, the timerfd is set for
+    // the new earliest deadline at once (one system call) rather than left to
+    // fire for nothing and wake the loop; start_once leaves it (see
+    // precise_timers.h), which is cheaper for a timer moved only now and then.
+    void postpone(std::chrono::microseconds delay);
     void start_periodic(std::chrono::microseconds interval);
     void stop();
     bool pending() const;

@@ -45,6 +45,20 @@ void PreciseTimers::armed(int64_t deadline_ns) {
     if (deadline_ns < set_for_) set(deadline_ns);
 }
 
+void PreciseTimers::postponed(int64_t old_deadline_ns) {
+    if (old_deadline_ns > set_for_) return;  // an earlier timer holds the timerfd
+    const int64_t next = earliest();
+    if (next != set_for_) set(next);
+}
+
+int64_t PreciseTimers::earliest() const {
+    int64_t next = kNever;
+    for (const Timer* timer : timers_) {
+        if (timer->pending()) next = std::min(next, timer->deadline_ns());
+    }
+    return next;
+}
+
 void PreciseTimers::set(int64_t deadline_ns) {
     set_for_ = deadline_ns;
     itimerspec spec{};
@@ -61,6 +75,7 @@ void PreciseTimers::set(int64_t deadline_ns) {
 void PreciseTimers::on_ready(int, short, void* self) {
     auto* timers = static_cast<PreciseTimers*>(self);
     const EventLoop::CallbackScope scope(timers->loop_);
+    ++timers->wakeups_;
     uint64_t expirations = 0;
     [[maybe_unused]] const ssize_t n = ::read(timers->fd_, &expirations, sizeof expirations);
     timers->run_due();
@@ -82,10 +97,7 @@ void PreciseTimers::run_due() {
         if (timer && timer->pending() && timer->deadline_ns() <= now) timer->expire(now);
     }
     due_.clear();
-    int64_t next = kNever;
-    for (const Timer* timer : timers_) {
-        if (timer->pending()) next = std::min(next, timer->deadline_ns());
-    }
+    const int64_t next = earliest();
     set_for_ = kNever;
     if (next != kNever) set(next);
 }

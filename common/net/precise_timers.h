@@ -8,8 +8,9 @@
 // their own deadlines and share one timerfd, which is set only when a deadline
 // earlier than the one it is set for appears. A timer stopped or moved later
 // leaves the timerfd set early: it then fires once for nothing and is set for
-// the real next deadline (the daemons' hot timers, such as the backbone
-// heartbeat, are already re-armed only when they fire).
+// the real next deadline. A hot timer pushed back again and again while the
+// loop is awake (the backbone heartbeat while data flows) uses
+// Timer::postpone instead: one system call then, and no wake-up for nothing.
 #pragma once
 
 #include <cstdint>
@@ -36,15 +37,21 @@ class PreciseTimers {
     void remove(Timer& timer);
     // `timer` now expires at `deadline_ns` (CLOCK_MONOTONIC).
     void armed(int64_t deadline_ns);
+    // A pending timer moved later from `old_deadline_ns`: when the timerfd was
+    // set for that deadline, it is set for the earliest one now.
+    void postponed(int64_t old_deadline_ns);
 
     // timerfd_settime calls so far (the cost this class exists to avoid).
     uint64_t settimes() const { return settimes_; }
+    // Times the timerfd woke the loop, due timers or not.
+    uint64_t wakeups() const { return wakeups_; }
 
   private:
     static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
     static void on_ready(int fd, short what, void* self);
     void run_due();
     void set(int64_t deadline_ns);
+    int64_t earliest() const;  // of the pending timers; kNever when none
 
     const EventLoop& loop_;
     int fd_;
@@ -53,6 +60,7 @@ class PreciseTimers {
     std::vector<Timer*> timers_;
     std::vector<Timer*> due_;  // this round's; a timer destroyed meanwhile is nulled
     uint64_t settimes_ = 0;
+    uint64_t wakeups_ = 0;
 };
 
 }  // namespace mdcast

@@ -16,6 +16,7 @@ set(MDCAST_SDK_ENV
 mdcast_unit_test(reconnect_policy_test client-sdk/reconnect_policy_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(item_sequencer_test client-sdk/item_sequencer_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(item_id_index_test client-sdk/item_id_index_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(scheduling_test client-sdk/scheduling_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(event_queue_test client-sdk/event_queue_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(event_writer_test client-sdk/event_writer_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(publisher_outbox_test client-sdk/publisher_outbox_test.cpp mdcast_sdk_objects)

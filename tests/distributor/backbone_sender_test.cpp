@@ -18,6 +18,7 @@
 
 using namespace mdcast;
 using mdcast::distributor::BackboneSender;
+using mdcast::distributor::heartbeat_postponed_to;
 
 namespace {
 
@@ -159,4 +160,43 @@ TEST_CASE("the datagrams of one pass leave together at the flush, in order", "[b
     CHECK(messages == 200);
     if (!offload) CHECK(padded == 0);
     if (offload) CHECK(padded > 0);
+}
+
+TEST_CASE("data pushes a heartbeat due within a quarter interval to one interval after it",
+          "[backbone_sender]") {
+    constexpr int64_t kMin = 1'000'000, kMax = 1'000'000'000;  // 1 ms, 1 s
+    // Due in 300 µs: far enough, left alone (no system call).
+    CHECK_FALSE(heartbeat_postponed_to(10'000'000, 10'300'000, 9'000'000, kMin, kMax));
+    // Due in 200 µs: pushed to 1 ms after this packet.
+    CHECK(heartbeat_postponed_to(10'000'000, 10'200'000, 9'000'000, kMin, kMax) == 11'000'000);
+    // Overdue (the loop was busy): data is going out, which tells the servers more.
+    CHECK(heartbeat_postponed_to(10'000'000, 9'900'000, 9'000'000, kMin, kMax) == 11'000'000);
+    // Never past heartbeat_max_ms after the last heartbeat...
+    CHECK(heartbeat_postponed_to(10'000'000, 10'100'000, 10'500'000 - kMax, kMin, kMax) ==
+          10'500'000);
+    // ...and when that is what is due, the timer is left to send it.
+    CHECK_FALSE(heartbeat_postponed_to(10'000'000, 10'100'000, 10'100'000 - kMax, kMin, kMax));
+}
+
+TEST_CASE("heartbeats keep heartbeat_max_ms while data flows without a pause",
+          "[backbone_sender]") {
+    EventLoop loop;
+    BackboneSender::Settings s = settings(1024, 0);
+    s.heartbeat_min_us = 1000;
+    s.heartbeat_max_ms = 20;
+    BackboneSender sender(loop, s, 1);
+    const uint64_t at_start = sender.counters().heartbeats_sent;  // the one sent at start-up
+    wire::v1::ItemStatus status;
+    status.set_item_name("ITEM");
+    const int64_t start = monotonic_ns();
+    Timer data(loop, [&] {  // a packet every 100 µs, well inside heartbeat_min_us
+        status.set_item_id(sender.next_sequence());
+        REQUIRE(sender.send(proto::FrameType::kItemStatus, status));
+        sender.flush();
+        if (monotonic_ns() - start >= 110'000'000) loop.stop();
+    });
+    data.start_periodic(std::chrono::microseconds(100));
+    loop.run();
+    // About five in 110 ms: at least one per heartbeat_max_ms, never postponed past it.
+    CHECK(sender.counters().heartbeats_sent - at_start >= 4);
 }

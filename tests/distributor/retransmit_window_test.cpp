@@ -1,6 +1,7 @@
 #include "distributor/retransmit_window.h"
 
 #include <catch2/catch.hpp>
+#include <random>
 #include <vector>
 
 using mdcast::distributor::RetransmitWindow;
@@ -72,4 +73,65 @@ TEST_CASE("a NAK storm from many servers costs one repair per linger", "[retrans
     CHECK(window.repair_verdict(5, now, linger, entry) ==
           Verdict::kSend);  // other packets unaffected
     CHECK(window.repair_verdict(42, now, linger, entry) == Verdict::kBeyondWindow);
+}
+
+TEST_CASE("an old datagram is evicted when a new one is stored", "[retransmit_window]") {
+    // No burst of evictions left for the next heartbeat's expire().
+    RetransmitWindow window(1 << 20, 100 * kMs);
+    window.store(1, bytes(10, 0), 0);
+    window.store(2, bytes(10, 0), 50 * kMs);
+    window.store(3, bytes(10, 0), 120 * kMs);
+    CHECK(window.trailing_edge(4) == 2);
+    CHECK(window.packets() == 2);
+    CHECK(window.bytes() == 20);
+}
+
+TEST_CASE("datagrams of every size keep their bytes while the ring wraps", "[retransmit_window]") {
+    // A small window so the ring wraps hundreds of times; every datagram held
+    // must read back exactly as stored, and the oldest go first.
+    const size_t max_bytes = 3000;
+    RetransmitWindow window(max_bytes, 1000 * kMs);
+    std::mt19937 random(13);
+    std::vector<std::vector<uint8_t>> stored(1);  // by sequence; 0 unused
+    for (uint64_t sequence = 1; sequence <= 20000; ++sequence) {
+        std::vector<uint8_t> datagram(1 + random() % 1400);
+        for (auto& byte : datagram) byte = static_cast<uint8_t>(random());
+        window.store(sequence, datagram, 0);
+        stored.push_back(std::move(datagram));
+        REQUIRE(window.bytes() <= max_bytes);
+        const uint64_t edge = window.trailing_edge(sequence + 1);
+        REQUIRE(edge <= sequence);
+        size_t held = 0;
+        for (uint64_t s = edge; s <= sequence; ++s) {
+            const RetransmitWindow::Entry* entry = window.find(s);
+            REQUIRE(entry != nullptr);
+            REQUIRE(entry->sequence == s);
+            REQUIRE(std::equal(entry->datagram.begin(), entry->datagram.end(), stored[s].begin(),
+                               stored[s].end()));
+            held += entry->datagram.size();
+        }
+        REQUIRE(held == window.bytes());
+        REQUIRE(window.packets() == sequence - edge + 1);
+        // Only what the byte limit pushed out is gone: the next older one
+        // would not fit beside the rest.
+        if (edge > 1) REQUIRE(held + stored[edge - 1].size() > max_bytes);
+    }
+}
+
+TEST_CASE("more datagrams than the first entry ring holds", "[retransmit_window]") {
+    RetransmitWindow window(1 << 20, 1000 * kMs);
+    for (uint64_t s = 1; s <= 5000; ++s) window.store(s, bytes(20, static_cast<uint8_t>(s)), 0);
+    CHECK(window.packets() == 5000);
+    for (uint64_t s = 1; s <= 5000; ++s) {
+        REQUIRE(window.find(s) != nullptr);
+        REQUIRE(window.find(s)->datagram[0] == static_cast<uint8_t>(s));
+    }
+}
+
+TEST_CASE("a datagram out of the size range is refused", "[retransmit_window]") {
+    RetransmitWindow window(1 << 20, 1000 * kMs);
+    CHECK_THROWS_AS(window.store(1, bytes(0, 0), 0), std::logic_error);
+    CHECK_THROWS_AS(window.store(1, bytes(RetransmitWindow::kMaxDatagramBytes + 1, 0), 0),
+                    std::logic_error);
+    CHECK(window.packets() == 0);
 }

@@ -10,7 +10,7 @@ from harness import check
 
 BUILD = os.environ.get("MDCAST_BUILD_DIR", "build")
 HEADERS = ["consumer.h", "dictionary.h", "event.h", "export.h", "field_list.h", "io_context.h",
-           "log.h", "publisher.h", "types.h"]
+           "log.h", "publisher.h", "scheduling.h", "types.h"]
 # Set for sanitizer builds: programs must be built with the library's sanitizer.
 EXTRA_FLAGS = os.environ.get("MDCAST_EXAMPLE_FLAGS", "").split()
 

@@ -44,6 +44,8 @@ BAD_CONFIGS = [
     ("distributor", "backbone:\n  key_file: /nonexistent/backbone.key\n", "backbone.key_file", 2),
     ("distributor", "backbone:\n  heartbeat_min_us: 500000\n  heartbeat_max_ms: 100\n",
      "backbone.heartbeat_min_us", 2),
+    ("server", "process:\n  sched_slice_us: 50\n", "process.sched_slice_us", 2),
+    ("distributor", "process:\n  sched_slice_us: 200000\n", "process.sched_slice_us", 2),
 ]
 
 

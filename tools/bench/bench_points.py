@@ -32,6 +32,7 @@ class Point:
     pin: bool = False      # daemons on the first core, client processes on the others
     realtime: bool = False  # SCHED_FIFO: daemons at 55, client processes at 49 (--realtime)
     sdk_io_threads: int = 1  # sdk client: IoContexts per process (0: a thread per Consumer)
+    sched_slice_us: int = 0  # daemons' process.sched_slice_us, SDK programs' --sched-slice-us
     replay: dict = None    # mdcast-bench --replay: the capture (mdcast_bench.replay_load)
     # Filled in by run_point:
     result: dict = field(default_factory=dict)
@@ -75,7 +76,8 @@ def run_point(point, binaries, profiles_dir, out_dir):
         profile_dir = os.path.join(profiles_dir, point.profile)
         point.result["mean_limit_us"] = MEAN_LIMIT_US + coalescing_us(profile_dir)
         with Stack(binaries, profile_dir, log_dir, tls=point.tls, client=point.client, source=point.source,
-                   pin=point.pin, realtime=point.realtime, sdk_io_threads=point.sdk_io_threads) as stack:
+                   pin=point.pin, realtime=point.realtime, sdk_io_threads=point.sdk_io_threads,
+                   sched_slice_us=point.sched_slice_us) as stack:
             _run(point, stack, log_dir)
             point.result["commands"] = list(stack.commands)
     except (RuntimeError, OSError, ValueError) as error:

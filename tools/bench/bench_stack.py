@@ -214,7 +214,7 @@ class Stack:
     """Start with start_core(); add source and clients; stop() ends every process by PID."""
 
     def __init__(self, binaries, profile_dir, log_dir, tls=False, client="sdk", source="sdk", pin=False,
-                 realtime=False, sdk_io_threads=1):
+                 realtime=False, sdk_io_threads=1, sched_slice_us=0):
         self.bin = binaries
         self.client_kind = client  # "sdk": mdcast-bench-consumer (libmdcast); "lean": mdcast-client;
         #                            "ws": mdcast-bench-ws-consumer on the servers' WebSocket ports
@@ -223,6 +223,9 @@ class Stack:
         self.pin = pin
         self.realtime = realtime
         self.sdk_io_threads = sdk_io_threads  # mdcast-bench-consumer --io-threads
+        # --sched-slice-us: the daemons' process.sched_slice_us and the SDK programs' option (the
+        # lean and WebSocket tools keep the kernel's default).
+        self.sched_slice_us = sched_slice_us
         self.tls = make_certificates(log_dir) if tls else None
         self.profile_dir = profile_dir
         self.log_dir = log_dir
@@ -244,6 +247,8 @@ class Stack:
         return False
 
     def _config(self, name, overrides):
+        if self.sched_slice_us:
+            overrides = {**overrides, "process.sched_slice_us": self.sched_slice_us}
         with open(os.path.join(self.profile_dir, name + ".yaml")) as f:
             text = merge_config(f.read(), overrides)
         path = os.path.join(self.log_dir, name + ".yaml")
@@ -294,7 +299,10 @@ class Stack:
         binary = self.bin["sdk-source" if self.source_kind == "sdk" else "source"]
         mode = ["--interactive"] if self.source_kind == "interactive" else []
         return self.start("source", [binary, *mode, "--distributor", f"127.0.0.1:{self.publisher_port}",
-                                     *map(str, args)])
+                                     *self._slice_args(self.source_kind == "sdk"), *map(str, args)])
+
+    def _slice_args(self, sdk_program):
+        return ["--sched-slice-us", str(self.sched_slice_us)] if sdk_program and self.sched_slice_us else []
 
     def replay(self, *args):
         """mdcast-replay as the source (mdcast-bench --replay)."""
@@ -305,7 +313,8 @@ class Stack:
         tls = ["--tls", "--ca-file", self.tls["ca"]] if self.tls else []
         binary = self.bin[{"sdk": "sdk-client", "ws": "ws-client"}.get(self.client_kind, "client")]
         threads = ["--io-threads", str(self.sdk_io_threads)] if self.client_kind == "sdk" else []
-        return self.start(name, [binary, "--server", self.server_list(), *tls, *threads, *map(str, args)])
+        return self.start(name, [binary, "--server", self.server_list(), *tls, *threads,
+                                 *self._slice_args(self.client_kind == "sdk"), *map(str, args)])
 
     def stop(self):
         for p in reversed(self.processes):

@@ -90,6 +90,10 @@ def parse_args(argv):
                         help="--client sdk: I/O threads (mdcast::IoContext) each client process shares "
                              "between its Consumers (default 1); 0: each Consumer its own thread, the "
                              "SDK's default without an IoContext")
+    parser.add_argument("--sched-slice-us", type=int, default=0,
+                        help="scheduler slice in µs (Linux 6.12+, 100..100000): the daemons' "
+                             "process.sched_slice_us and the SDK programs' mdcast::set_sched_slice; "
+                             "0 (default): the kernel's")
     parser.add_argument("--latency-connections", type=int, default=1,
                         help="latency and sizes scenarios: client connections (default 1)")
     return parser.parse_args(argv)
@@ -137,6 +141,7 @@ class Runner:
         point.pin = self.args.pin
         point.realtime = self.args.realtime
         point.sdk_io_threads = self.args.sdk_io_threads
+        point.sched_slice_us = self.args.sched_slice_us
         if self.replay:
             point.replay = self.replay
             point.rate = int(self.replay["rate"])
@@ -313,6 +318,8 @@ def write_report(runner, args, command):
              "127.0.0.1, TTL 0), "
              + ("SCHED_FIFO with `--realtime` (daemons at priority 55, source and clients at 49, as the "
                 "seeds' `chrt -f`), " if args.realtime else "no real-time priority, ")
+             + (f"a {args.sched_slice_us} µs scheduler slice for the daemons and the SDK programs "
+                f"(`--sched-slice-us`), " if args.sched_slice_us else "")
              + ("pinned with `--pin`: distributor and servers on the first core, source and clients on "
                 "the others. " if args.pin else "no CPU pinning. ") + "Load average (1, 5, 15 min) before "
              f"the run: {', '.join(f'{x:.2f}' for x in runner.load_before)}; after: "
@@ -399,7 +406,8 @@ def print_summary(runner, lat, fan, siz):
                   f"{r.get('outbound_per_s') or 0:>12,.0f} {r.get('server_cpu_percent') or 0:>12.0f}  "
                   f"{report.verdict(p)}")
     print(f"\nclient {runner.args.client}, source {'replay' if runner.args.replay else source_kind(runner.args)}{', pinned' if runner.args.pin else ''}"
-          f"{', SCHED_FIFO' if runner.args.realtime else ''}; "
+          f"{', SCHED_FIFO' if runner.args.realtime else ''}"
+          f"{f', {runner.args.sched_slice_us} µs slices' if runner.args.sched_slice_us else ''}; "
           "CPU µs per update (= CPU-s per million updates):")
     print(f"{'point':<50} {'source':>7} {'distrib':>7} {'server':>7} {'client':>7}")
     for p in runner.points:
@@ -444,10 +452,21 @@ def check_realtime(args):
         sys.exit("mdcast-bench: --realtime needs root or CAP_SYS_NICE to run processes under SCHED_FIFO")
 
 
+def check_sched_slice(args):
+    """--sched-slice-us: in the kernel's range, and for the normal scheduling class only."""
+    if not args.sched_slice_us:
+        return
+    if not 100 <= args.sched_slice_us <= 100000:
+        sys.exit("mdcast-bench: --sched-slice-us is 100..100000 (0: the kernel's default)")
+    if args.realtime:
+        sys.exit("mdcast-bench: --sched-slice-us is for the normal scheduling class, not with --realtime")
+
+
 def main(argv):
     args = parse_args(argv)
     check_clients(args)
     check_realtime(args)
+    check_sched_slice(args)
     runner = Runner(args)
     command = "mdcast-bench " + " ".join(shlex.quote(a) for a in argv)
     print(f"mdcast-bench {args.scenario}: writing {runner.out}")

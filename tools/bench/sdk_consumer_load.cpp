@@ -40,6 +40,7 @@
 #include "common/config/command_line.h"
 #include "item_table.h"
 #include "mdcast/consumer.h"
+#include "sched_slice_option.h"
 #include "spin_lock.h"
 #include "tools/process_usage.h"
 #include "tools/sample_items.h"
@@ -56,7 +57,8 @@ std::atomic<bool>& g_stop = tools::stop_requested;  // set by SIGINT/SIGTERM
 
 struct Options : tools::BenchClientOptions {
     int64_t read_fields = 2;
-    int64_t io_threads = 1;  // IoContexts shared by the connections; 0: a thread per Consumer
+    int64_t io_threads = 1;      // IoContexts shared by the connections; 0: a thread per Consumer
+    int64_t sched_slice_us = 0;  // 0: the kernel's default
     bool tls = false;
     std::string ca_file;
 };
@@ -282,6 +284,7 @@ int main(int argc, char** argv) {
                 0, 1000)
         .flag("tls", &o.tls, "Connect over TLS")
         .option("ca-file", &o.ca_file, "FILE", "PEM CA the server certificate must chain to");
+    tools::add_sched_slice_option(command_line, o.sched_slice_us);
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != cli::CommandLine::Outcome::kRun) {
         return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
@@ -290,5 +293,6 @@ int main(int argc, char** argv) {
         std::cerr << "mdcast-bench-consumer: error: --output must be none\n";
         return 2;
     }
+    if (!tools::apply_sched_slice_option("mdcast-bench-consumer", o.sched_slice_us)) return 2;
     return tools::run_until_stopped("mdcast-bench-consumer", [&] { return run(o); });
 }

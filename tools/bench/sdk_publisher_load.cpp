@@ -22,6 +22,7 @@
 #include "common/config/command_line.h"
 #include "mdcast/publisher.h"
 #include "sample_field_list.h"
+#include "sched_slice_option.h"
 #include "tools/sample_items.h"
 #include "tools/threaded_tool.h"
 #include "update_schedule.h"
@@ -48,6 +49,7 @@ struct Options {
     std::string user = "mdcast-bench";
     bool unbatched = false;
     bool io_thread_writes = false;
+    int64_t sched_slice_us = 0;  // 0: the kernel's default
 };
 
 // Logs what the distributor says; the load loop runs on the main thread.
@@ -225,9 +227,11 @@ int main(int argc, char** argv) {
         .flag("io-thread-writes", &o.io_thread_writes,
               "PublisherOptions::write_from_caller off: the I/O thread writes every burst, the "
               "publishing thread only wakes it (for before/after measurements)");
+    tools::add_sched_slice_option(command_line, o.sched_slice_us);
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != cli::CommandLine::Outcome::kRun) {
         return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
     }
+    if (!tools::apply_sched_slice_option("mdcast-bench-publisher", o.sched_slice_us)) return 2;
     return tools::run_until_stopped("mdcast-bench-publisher", [&] { return run(o); });
 }

@@ -16,6 +16,7 @@ TLS, login and views behave exactly as in C++. A first consumer::
 See docs/python.md for callbacks, asyncio, batches and the publisher.
 """
 from ._mdcast import Batch, Dictionary, Event, Service, StatusCode, realtime_now_ns
+from ._mdcast import _set_sched_slice
 from ._consumer import Consumer
 from ._errors import ConsumerStopped, LoginRefused, MdcastError, NotConnected
 from ._options import Tls
@@ -24,6 +25,18 @@ from ._publisher import Publisher
 __all__ = [
     "Batch", "Consumer", "ConsumerStopped", "Dictionary", "Event", "LoginRefused",
     "MdcastError", "NotConnected", "Publisher", "Service", "StatusCode", "Tls",
-    "realtime_now_ns",
+    "realtime_now_ns", "set_sched_slice",
 ]
 __version__ = "0.1.0"
+
+
+def set_sched_slice(slice_us: int) -> None:
+    """A shorter scheduler slice (Linux 6.12+) for the calling thread and the threads it
+    starts afterwards, such as the I/O threads of Consumers and Publishers created later:
+    call it first. 100..100000 µs; 0: the kernel's default. Raises MdcastError with the
+    reason when it is out of range or the kernel refuses or ignores it (docs/sdk.md)."""
+    if not isinstance(slice_us, int) or slice_us < 0:
+        raise MdcastError(f"slice_us must be a non-negative int, not {slice_us!r}")
+    why = _set_sched_slice(min(slice_us, 2**32 - 1))
+    if why:
+        raise MdcastError(why)

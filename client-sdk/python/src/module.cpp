@@ -10,6 +10,7 @@
 #include "mdcast/consumer.h"
 #include "mdcast/dictionary.h"
 #include "mdcast/publisher.h"
+#include "mdcast/scheduling.h"
 
 namespace mdcast::python {
 namespace {
@@ -161,6 +162,13 @@ void bind_types(py::module_& m) {
     bind_options(m);
     m.def("realtime_now_ns", &realtime_now_ns,
           "CLOCK_REALTIME in ns, the clock updates are stamped with.");
+    m.def(
+        "_set_sched_slice",
+        [](uint32_t slice_us) {
+            std::string why;
+            return mdcast::set_sched_slice(slice_us, &why) ? std::string() : why;
+        },
+        py::arg("slice_us"), "mdcast::set_sched_slice; returns why it was not applied, or ''.");
 }
 
 }  // namespace mdcast::python

@@ -87,3 +87,17 @@ def test_stop_right_after_start_never_hangs():
         mdcast.Consumer(f"127.0.0.1:{port}").start().stop()
         mdcast.Publisher(f"127.0.0.1:{port}").start().stop()
         gc.collect()  # here, not inside the next publisher's callbacks (see conftest.py)
+
+
+def test_set_sched_slice_refuses_out_of_range_and_applies_in_range():
+    for bad in (-1, 50, 100_001, 2**40):
+        with pytest.raises(mdcast.MdcastError):
+            mdcast.set_sched_slice(bad)
+    try:
+        mdcast.set_sched_slice(200)
+    except mdcast.MdcastError as refused:  # a kernel before 6.12
+        assert "ignores custom slices" in str(refused)
+        pytest.skip(f"no custom slices on this kernel: {refused}")
+    with open(f"/proc/thread-self/sched") as f:
+        assert any(line.split()[-1] == "200000" for line in f if line.startswith("se.slice"))
+    mdcast.set_sched_slice(0)

@@ -202,3 +202,48 @@ TEST_CASE("a loop's callback lock is held by its timers' and triggers' callbacks
         CHECK(free_for_others(lock));  // released between callbacks and after the loop
     }
 }
+
+TEST_CASE("a postponed timer sets the timerfd again only when it was waiting for it",
+          "[event_loop]") {
+    EventLoop loop(EventLoop::Timers::kPrecise);
+    PreciseTimers& timers = *loop.precise_timers();
+    Timer heartbeat(loop, [] {});
+    heartbeat.start_once(milliseconds(10));
+    uint64_t before = timers.settimes();
+    heartbeat.postpone(milliseconds(20));  // the timerfd waited for it: set again
+    CHECK(timers.settimes() == before + 1);
+    CHECK(heartbeat.pending());
+    Timer sooner(loop, [] {});
+    sooner.start_once(milliseconds(1));  // now the timerfd waits for this one
+    before = timers.settimes();
+    heartbeat.postpone(milliseconds(30));
+    CHECK(timers.settimes() == before);
+    heartbeat.postpone(milliseconds(5));  // earlier than before, later than `sooner`
+    CHECK(timers.settimes() == before);
+}
+
+TEST_CASE("a postponed timer does not wake the loop at its old deadline", "[event_loop]") {
+    // Moved from 20 ms to 60 ms outside any timer callback (as the distributor
+    // moves its heartbeat while reading a publisher). postpone: the loop wakes
+    // once, at 60 ms; start_once would also wake it at 20 ms for nothing.
+    for (const bool use_postpone : {true, false}) {
+        EventLoop loop(EventLoop::Timers::kPrecise);
+        PreciseTimers& timers = *loop.precise_timers();
+        int64_t fired_after_ns = 0;
+        const int64_t start = monotonic_ns();
+        Timer heartbeat(loop, [&] {
+            fired_after_ns = monotonic_ns() - start;
+            loop.stop();
+        });
+        heartbeat.start_once(milliseconds(20));
+        if (use_postpone) {
+            heartbeat.postpone(milliseconds(60));
+        } else {
+            heartbeat.start_once(milliseconds(60));
+        }
+        const uint64_t before = timers.wakeups();
+        loop.run();
+        CHECK(fired_after_ns >= 60'000'000);
+        CHECK(timers.wakeups() - before == (use_postpone ? 1u : 2u));
+    }
+}
