@@ -146,9 +146,18 @@ def test_bench_consumer_counts_every_connection():
             consumer = stack.start("bench-consumer", [
                 BIN["bench-consumer"], "--server", f"127.0.0.1:{stack.client_ports[1]}",
                 "--connections", "3", "--io-threads", io_threads, "--item-count", "20",
-                "--output", "none", "--duration", "6", "--warmup", "1", "--stats-interval", "1",
+                "--output", "none", "--duration", "10", "--warmup", "1", "--stats-interval", "0.5",
                 "--csv", csv_path])
-            time.sleep(2)  # subscribed and imaged before the measured source starts
+            # Every connection has its images before the measured source starts.
+            deadline = time.time() + 6
+            while time.time() < deadline:
+                rows = []
+                if os.path.exists(csv_path):
+                    with open(csv_path) as f:
+                        rows = [line.split(",") for line in f.read().splitlines()[1:]]
+                if rows and int(rows[-1][3]) >= 3 * 20:  # the refreshes column
+                    break
+                time.sleep(0.2)
             source = stack.source("--items", "20", "--rate", "500", "--duration", "2")
             check(source.wait(timeout=20) == 0, source.log_text()[-2000:])
             sent = source_summary(source)
