@@ -137,9 +137,27 @@ void EventWriter::refresh(Event& event, const ItemRef& ref, const proto::FieldIm
     }
 }
 
+// An event that last held an update (the usual case: one event per sink,
+// updates in a row) keeps what begin() would reset and an update never
+// changes: its state (open, ok), snapshot_ and the connection and directory
+// parts. Only what an update writes, and what reading its fields fills in, is
+// reset here: the per-update path of every consumer.
 void EventWriter::update(Event& event, const ItemRef& ref, const proto::UpdateView& update,
                          uint64_t receive_ns) {
-    begin(event, EventType::kUpdate, &ref, receive_ns);
+    if (event.type_ == EventType::kUpdate && ref.borrow) {
+        event.handle_ = ref.handle;
+        event.service_ref_ = &ref.service;
+        event.item_ref_ = &ref.item;
+        event.dictionary_ = ref.dictionary;
+        event.receive_time_ns_ = receive_ns;
+        event.fields_.clear();
+        event.found_.clear();
+        event.all_decoded_ = true;
+        event.field_bytes_ = {};
+        event.text_.clear();
+    } else {
+        begin(event, EventType::kUpdate, &ref, receive_ns);
+    }
     event.sequence_ = update.item_seq;
     event.publish_time_ns_ = update.publish_time_ns;
     event.conflated_ = update.conflated;

@@ -377,3 +377,73 @@ TEST_CASE("a directory lists every service", "[event_writer]") {
     CHECK_FALSE(event.services()[1].up);
     CHECK(event.services()[1].mode == mdcast::ServiceMode::kInteractive);
 }
+
+// An update written over an event that held an update takes a shorter path
+// than over any other event (it resets only what an update changes): whatever
+// came before, the event reads exactly as one written fresh.
+TEST_CASE("an update reads the same whatever the event held before", "[event_writer]") {
+    const std::string lazy_bytes = update_bytes(8, "LAZY NAME");
+    const std::string eager_bytes = update_bytes(9, "EAGER NAME, LONGER THAN SSO");
+    const std::string other_service = "OTHER", other_item = "BT.L";
+    const auto dict = dictionary();
+    mdcast::proto::UpdateView lazy, eager, first;
+    REQUIRE(mdcast::proto::decode_update_header(as_bytes(lazy_bytes), lazy));
+    REQUIRE(mdcast::proto::decode_update(as_bytes(eager_bytes), eager));
+    REQUIRE(mdcast::proto::decode_update_header(as_bytes(update_bytes(7, "FIRST")), first));
+    const EventWriter::ItemRef at{ItemHandle{5}, kService, kItem, dict.get(), true};
+    const EventWriter::ItemRef before_at{ItemHandle{6}, other_service, other_item, nullptr, true};
+    mdcast::proto::FieldImage image;
+    image.assign(sample_fields());
+    mdcast::ItemState suspect;
+    suspect.data = mdcast::DataState::kSuspect;
+    suspect.text = "stale";
+    // What came before: an update read every way, a refresh, a status, a queued (copied) update.
+    constexpr int kBefores = 5;
+    const auto before = [&](Event& e, int which) {
+        switch (which) {
+            case 0:
+                EventWriter::update(e, before_at, first, 1);
+                (void)e.field(22);
+                (void)e.fields();
+                return;
+            case 1:
+                EventWriter::update(e, before_at, eager, 1);
+                (void)e.field(3);
+                return;
+            case 2:
+                return EventWriter::refresh(e, before_at, image, 3, suspect, true, 1);
+            case 3:
+                return EventWriter::status(e, before_at, suspect, 1);
+            default:
+                return EventWriter::update(
+                    e, {ItemHandle{6}, other_service, other_item, nullptr, false}, first, 1);
+        }
+    };
+    for (const mdcast::proto::UpdateView* view : {&lazy, &eager}) {
+        for (int b = 0; b < kBefores; ++b) {
+            INFO("before #" << b << (view == &lazy ? ", lazy" : ", eager"));
+            Event fresh, reused;
+            EventWriter::update(fresh, at, *view, 11);
+            before(reused, b);
+            EventWriter::update(reused, at, *view, 11);
+            CHECK(reused.type() == EventType::kUpdate);
+            CHECK(reused.handle() == fresh.handle());
+            CHECK(reused.service() == kService);
+            CHECK(reused.item() == kItem);
+            CHECK(reused.sequence() == fresh.sequence());
+            CHECK(reused.publish_time_ns() == fresh.publish_time_ns());
+            CHECK(reused.receive_time_ns() == 11);
+            CHECK_FALSE(reused.snapshot());
+            CHECK_FALSE(reused.conflated());
+            CHECK(reused.state().ok());
+            CHECK(reused.state().text.empty());
+            CHECK(reused.number("BID") == fresh.number("BID"));
+            REQUIRE(reused.field(3) != nullptr);
+            CHECK(reused.field(3)->text == fresh.field(3)->text);
+            CHECK(reused.field(30) == nullptr);
+            REQUIRE(reused.fields().size() == fresh.fields().size());
+            for (size_t i = 0; i < fresh.fields().size(); ++i)
+                check_same(reused.fields()[i], fresh.fields()[i]);
+        }
+    }
+}

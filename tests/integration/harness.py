@@ -23,6 +23,7 @@ BIN = {
     "server": os.environ.get("MDCAST_SERVER", "mdcast-server"),
     "source": os.environ.get("MDCAST_SOURCE", "mdcast-source"),
     "client": os.environ.get("MDCAST_CLIENT", "mdcast-client"),
+    "bench-consumer": os.environ.get("MDCAST_BENCH_CONSUMER", "mdcast-bench-consumer"),
     "capture": os.environ.get("MDCAST_CAPTURE", "mdcast-capture"),
     "replay": os.environ.get("MDCAST_REPLAY", "mdcast-replay"),
 }

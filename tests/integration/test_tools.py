@@ -4,6 +4,7 @@ server list with many connections, the CSV stats output, and bad arguments."""
 import json
 import os
 import subprocess
+import time
 
 from harness import BIN, ETC, Stack, check, run, wait_for_log
 
@@ -131,6 +132,49 @@ def test_csv_stats_rows():
         check("cpu=" in client.log_text() and "rss_mb=" in client.log_text(), "stats line lacks CPU/RSS")
 
 
+def test_bench_consumer_counts_every_connection():
+    """mdcast-bench-consumer: the connections of one I/O thread share its statistics (one
+    thread, two, one per connection); every update of every connection is still counted
+    once, in order, with its latency, in the summary and the CSV."""
+    for io_threads in ("1", "2", "0"):
+        with Stack("tools-bench-consumer") as stack:
+            stack.distributor()
+            stack.server(1)
+            images = stack.source("--items", "20", "--rate", "0", "--duration", "0.2", name="images")
+            check(images.wait(timeout=15) == 0, images.log_text())
+            csv_path = os.path.join(stack.dir, "client.csv")
+            consumer = stack.start("bench-consumer", [
+                BIN["bench-consumer"], "--server", f"127.0.0.1:{stack.client_ports[1]}",
+                "--connections", "3", "--io-threads", io_threads, "--item-count", "20",
+                "--output", "none", "--duration", "10", "--warmup", "1", "--stats-interval", "0.5",
+                "--csv", csv_path])
+            # Every connection has its images before the measured source starts.
+            deadline = time.time() + 6
+            while time.time() < deadline:
+                rows = []
+                if os.path.exists(csv_path):
+                    with open(csv_path) as f:
+                        rows = [line.split(",") for line in f.read().splitlines()[1:]]
+                if rows and int(rows[-1][3]) >= 3 * 20:  # the refreshes column
+                    break
+                time.sleep(0.2)
+            source = stack.source("--items", "20", "--rate", "500", "--duration", "2")
+            check(source.wait(timeout=20) == 0, source.log_text()[-2000:])
+            sent = source_summary(source)
+            check(consumer.wait(timeout=20) == 0, consumer.log_text()[-2000:])
+            got = [json.loads(line) for line in consumer.log_text().splitlines()
+                   if line.startswith('{"type":"summary"')][-1]
+            what = f"--io-threads {io_threads}: sent {sent['sent']}, got {got}"
+            check(got["updates"] == 3 * sent["sent"] > 0, what)
+            check(got["gaps"] == got["duplicates"] == got["unknown_items"] == got["closed"] == 0, what)
+            check(got["refreshes"] >= 3 * 20, what)
+            check(got["latency_us"]["count"] + got["startup_latency_us"]["count"] == 3 * sent["stamped"],
+                  what)
+            with open(csv_path) as f:
+                rows = [line.split(",") for line in f.read().splitlines()]
+            check(int(rows[-1][1]) == got["updates"], f"last CSV row {rows[-1]}: {what}")
+
+
 def test_bad_arguments_are_refused():
     for argv, text in [(["--item-file", "/nonexistent"], "cannot read"),
                        (["--server", "nohost", "--items", "A"], "HOST:PORT"),
@@ -141,4 +185,5 @@ def test_bad_arguments_are_refused():
 
 if __name__ == "__main__":
     run([test_pacer_counts_at_10k, test_pacer_counts_at_200k, test_latency_rate_stamps_only_that_many,
-         test_item_file_templates_and_server_list, test_csv_stats_rows, test_bad_arguments_are_refused])
+         test_item_file_templates_and_server_list, test_csv_stats_rows,
+         test_bench_consumer_counts_every_connection, test_bad_arguments_are_refused])
