@@ -89,7 +89,7 @@ class ConsumerCore final : public FailoverLink::Owner {
     // connections on one thread, the items are mostly out of cache, and each
     // line an update touches is a miss (the update path's costliest loads).
     // Not alignas(64): the aligned allocations then fell at a regular stride
-    // and the consumer's CPU per update rose by half (docs/benchmarks.md).
+    // and the consumer's CPU per update rose by half (docs/sdk-performance.md).
     struct Item {
         ItemHandle handle;
         ItemSequencer sequencer;
