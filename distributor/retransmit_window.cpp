@@ -1,19 +1,36 @@
 #include "distributor/retransmit_window.h"
 
 #include <cstring>
+#include <new>
 #include <stdexcept>
+#include <string>
 
 namespace mdcast::distributor {
 
 namespace {
 constexpr size_t kNoPlace = SIZE_MAX;
+}  // namespace
+
+namespace {
+
+// The ring's address space, reserved at start-up: a size the kernel will not
+// reserve is a configuration error to say at once, not a bad_alloc.
+std::unique_ptr<uint8_t[]> reserve_ring(size_t bytes) {
+    uint8_t* ring = new (std::nothrow) uint8_t[bytes];
+    if (!ring) {
+        throw std::runtime_error("backbone.retransmit_window_bytes: cannot reserve " +
+                                 std::to_string(bytes) + " bytes for the retransmit window");
+    }
+    return std::unique_ptr<uint8_t[]>(ring);
 }
+
+}  // namespace
 
 RetransmitWindow::RetransmitWindow(size_t max_bytes, int64_t max_age_ns)
     : max_bytes_(max_bytes),
       max_age_ns_(max_age_ns),
       ring_size_(max_bytes + kMaxDatagramBytes),
-      ring_(new uint8_t[ring_size_]),
+      ring_(reserve_ring(ring_size_)),
       entries_(1024) {}
 
 void RetransmitWindow::store(uint64_t sequence, std::span<const uint8_t> datagram, int64_t now_ns) {
