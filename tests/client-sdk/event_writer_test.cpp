@@ -384,12 +384,13 @@ TEST_CASE("a directory lists every service", "[event_writer]") {
 TEST_CASE("an update reads the same whatever the event held before", "[event_writer]") {
     const std::string lazy_bytes = update_bytes(8, "LAZY NAME");
     const std::string eager_bytes = update_bytes(9, "EAGER NAME, LONGER THAN SSO");
+    const std::string first_bytes = update_bytes(7, "FIRST");  // the views point into these
     const std::string other_service = "OTHER", other_item = "BT.L";
     const auto dict = dictionary();
     mdcast::proto::UpdateView lazy, eager, first;
     REQUIRE(mdcast::proto::decode_update_header(as_bytes(lazy_bytes), lazy));
     REQUIRE(mdcast::proto::decode_update(as_bytes(eager_bytes), eager));
-    REQUIRE(mdcast::proto::decode_update_header(as_bytes(update_bytes(7, "FIRST")), first));
+    REQUIRE(mdcast::proto::decode_update_header(as_bytes(first_bytes), first));
     const EventWriter::ItemRef at{ItemHandle{5}, kService, kItem, dict.get(), true};
     const EventWriter::ItemRef before_at{ItemHandle{6}, other_service, other_item, nullptr, true};
     mdcast::proto::FieldImage image;
