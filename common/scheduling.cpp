@@ -37,13 +37,15 @@ uint32_t sched_slice_us() {
     return static_cast<uint32_t>(attr.runtime_ns / 1000);
 }
 
+std::string sched_slice_problem(uint32_t slice_us) {
+    if (slice_us == 0 || (slice_us >= kMinSchedSliceUs && slice_us <= kMaxSchedSliceUs)) return {};
+    return "a scheduler slice is 0 (the kernel's default) or " + std::to_string(kMinSchedSliceUs) +
+           ".." + std::to_string(kMaxSchedSliceUs) + " µs, not " + std::to_string(slice_us);
+}
+
 bool apply_sched_slice(uint32_t slice_us, std::string& error) {
-    if (slice_us != 0 && (slice_us < kMinSchedSliceUs || slice_us > kMaxSchedSliceUs)) {
-        error = "a scheduler slice is 0 (the kernel's default) or " +
-                std::to_string(kMinSchedSliceUs) + ".." + std::to_string(kMaxSchedSliceUs) +
-                " µs, not " + std::to_string(slice_us);
-        return false;
-    }
+    error = sched_slice_problem(slice_us);
+    if (!error.empty()) return false;
     SchedAttr attr;
     if (!get_attr(attr)) {
         error = std::string("sched_getattr: ") + std::strerror(errno);

@@ -19,6 +19,10 @@ namespace mdcast {
 constexpr uint32_t kMinSchedSliceUs = 100;
 constexpr uint32_t kMaxSchedSliceUs = 100'000;
 
+// Why `slice_us` is not a slice the kernel takes; empty when it is (0: its
+// default, or kMinSchedSliceUs..kMaxSchedSliceUs).
+std::string sched_slice_problem(uint32_t slice_us);
+
 // Sets the calling thread's slice to `slice_us` (0: back to the kernel's
 // default). False, with `error` saying why, when the kernel refuses or
 // ignores it (kernels before 6.12 accept the call and ignore the slice: the

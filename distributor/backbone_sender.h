@@ -149,10 +149,10 @@ class BackboneSender final : public Flushable {
     void note_data_sent(int64_t now);
     void postpone_heartbeat();
 
-    Settings settings_;
-    uint64_t epoch_;
     void note_offload_refusals();
 
+    Settings settings_;
+    uint64_t epoch_;
     std::vector<UdpSocket> sockets_;
     std::vector<DatagramBatchSender> batch_senders_;  // one per socket
     std::vector<bool> refusal_logged_;                // one per socket

@@ -8,10 +8,8 @@
 namespace mdcast::distributor {
 
 namespace {
-constexpr size_t kNoPlace = SIZE_MAX;
-}  // namespace
 
-namespace {
+constexpr size_t kNoPlace = SIZE_MAX;
 
 // The ring's address space, reserved at start-up: a size the kernel will not
 // reserve is a configuration error to say at once, not a bad_alloc.

@@ -113,6 +113,10 @@ void EventWriter::begin(Event& event, EventType type, const ItemRef* ref, uint64
     event.state_.data = DataState::kOk;
     event.state_.code = StatusCode::kNone;
     event.state_.text.clear();
+    clear_fields(event);
+}
+
+void EventWriter::clear_fields(Event& event) {
     event.fields_.clear();
     event.found_.clear();
     event.all_decoded_ = true;
@@ -150,11 +154,7 @@ void EventWriter::update(Event& event, const ItemRef& ref, const proto::UpdateVi
         event.item_ref_ = &ref.item;
         event.dictionary_ = ref.dictionary;
         event.receive_time_ns_ = receive_ns;
-        event.fields_.clear();
-        event.found_.clear();
-        event.all_decoded_ = true;
-        event.field_bytes_ = {};
-        event.text_.clear();
+        clear_fields(event);
     } else {
         begin(event, EventType::kUpdate, &ref, receive_ns);
     }

@@ -54,6 +54,8 @@ class EventWriter {
 
   private:
     static void begin(Event& event, EventType type, const ItemRef* ref, uint64_t receive_ns);
+    // Empties what an event's fields (decoded, found, their bytes and texts) hold.
+    static void clear_fields(Event& event);
 };
 
 // Wire <-> public conversions, also used by the publisher.

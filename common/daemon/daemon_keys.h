@@ -46,12 +46,9 @@ void add_process_keys(config::Schema<C>& s) {
         "for that task's slice to end: a shorter latency tail on a shared core, for the same CPU. "
         "Below 100 is refused. A kernel without custom slices logs a warning and runs as before. "
         "Needs a restart.");
-    s.rule([](const C& c, config::Problems& problems) {
-        if (c.process_sched_slice_us != 0 && c.process_sched_slice_us < kMinSchedSliceUs) {
-            problems.push_back({"process.sched_slice_us", "below the kernel's shortest slice (" +
-                                                              std::to_string(kMinSchedSliceUs) +
-                                                              " µs); 0 is its default"});
-        }
+    s.rule([](const C& c, config::Problems& problems) {  // the setter's own range rule
+        std::string problem = sched_slice_problem(c.process_sched_slice_us);
+        if (!problem.empty()) problems.push_back({"process.sched_slice_us", std::move(problem)});
     });
 }
 
