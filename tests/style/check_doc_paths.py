@@ -12,7 +12,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ARCHITECTURE = "docs/architecture.md"
-# A backticked word is taken for a path when it has a slash or one of these endings.
+# A backticked word is a path when its last part ends in one of these, or it has a slash
+# (in architecture.md: and starts at a top-level entry of the tree).
 PATH_ENDINGS = ("cpp", "h", "py", "proto", "md", "yaml", "sh", "cmake", "dict", "lua", "in", "txt")
 PATH_WORD = re.compile(r"^[\w.*<>-]*[\w*<>-](/[\w.*<>-]+)*/?$")
 FILE_WORD = re.compile(r"^[\w*<>-][\w.*<>-]*\.(%s)$" % "|".join(PATH_ENDINGS))
@@ -22,8 +23,9 @@ FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 
 
 def tracked_files():
-    """Tracked files relative to ROOT (the tree as committed, without build output)."""
-    out = subprocess.run(["git", "-C", ROOT, "ls-files", "--cached", "--others", "--exclude-standard"], capture_output=True, text=True)
+    """The files git knows of, relative to ROOT: tracked, or new and not ignored (no build output)."""
+    command = ["git", "-C", ROOT, "ls-files", "--cached", "--others", "--exclude-standard"]
+    out = subprocess.run(command, capture_output=True, text=True)
     if out.returncode != 0:
         print("check_doc_paths: not a git checkout: " + out.stderr.strip(), file=sys.stderr)
         sys.exit(1)
@@ -144,10 +146,18 @@ def check_layout(problems, files):
                     problems.append("README.md:%d: the docs/ row does not link %s" % (line, page))
 
 
+ANCHORS = {}
+
+
+def has_anchor(rel, anchor):
+    if rel not in ANCHORS:
+        ANCHORS[rel] = anchors(rel)
+    return anchor in ANCHORS[rel]
+
+
 def check_links(problems, files):
-    """Relative links of the Markdown files, and docs/*.md cited in source comments."""
+    """Every relative link of README.md, CHANGELOG.md and docs/*.md reaches a file and heading."""
     pages = ["README.md", "CHANGELOG.md"] + sorted(f for f in files if re.match(r"docs/[^/]+\.md$", f))
-    cache = {}
     for page in pages:
         text = without_fences(read(page))
         for m in LINK.finditer(text):
@@ -159,22 +169,22 @@ def check_links(problems, files):
             where = "%s:%d" % (page, line_of(text, m.start()))
             if not os.path.exists(os.path.join(ROOT, rel)):
                 problems.append("%s: link to %s: no such file" % (where, target))
-            elif anchor and rel.endswith(".md"):
-                if rel not in cache:
-                    cache[rel] = anchors(rel)
-                if anchor not in cache[rel]:
-                    problems.append("%s: link to %s: %s has no such heading" % (where, target, rel))
+            elif anchor and rel.endswith(".md") and not has_anchor(rel, anchor):
+                problems.append("%s: link to %s: %s has no such heading" % (where, target, rel))
+
+
+def check_citations(problems, files):
+    """Every docs/*.md (and #heading) that a source or build file cites exists."""
     cited = re.compile(r"docs/([\w-]+\.md)(#[\w-]+)?")
-    for f in files:
-        if not f.endswith((".cpp", ".h", ".py", ".sh", ".cmake", ".proto")) and not f.endswith("CMakeLists.txt"):
-            continue
+    sources = (".cpp", ".h", ".py", ".sh", ".cmake", ".proto", "CMakeLists.txt")
+    for f in (f for f in files if f.endswith(sources)):
         text = read(f)
         for m in cited.finditer(text):
             rel = "docs/" + m.group(1)
             where = "%s:%d" % (f, line_of(text, m.start()))
             if not os.path.exists(os.path.join(ROOT, rel)):
                 problems.append("%s: cites %s: no such file" % (where, rel))
-            elif m.group(2) and m.group(2)[1:] not in anchors(rel):
+            elif m.group(2) and not has_anchor(rel, m.group(2)[1:]):
                 problems.append("%s: cites %s%s: no such heading" % (where, rel, m.group(2)))
 
 
@@ -184,6 +194,7 @@ def main():
     named = check_architecture(problems, files)
     check_layout(problems, files)
     check_links(problems, files)
+    check_citations(problems, files)
     for p in problems:
         print(p, file=sys.stderr)
     if problems:
