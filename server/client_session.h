@@ -20,7 +20,7 @@
 #include "common/auth/login_gate.h"
 #include "common/logging.h"
 #include "common/net/tcp_connection.h"
-#include "server/ws_session.h"
+#include "server/websocket/ws_session.h"
 #include "wire/client.pb.h"
 #include "wire/session.pb.h"
 

@@ -26,15 +26,15 @@
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
 #include "common/net/output_pool.h"
-#include "server/backbone_receiver.h"
+#include "server/backbone/backbone_receiver.h"
+#include "server/backbone/interest_reporter.h"
 #include "server/client_session.h"
 #include "server/fanout.h"
 #include "server/image_recovery.h"
-#include "server/interest_reporter.h"
 #include "server/item_cache.h"
-#include "server/json_protocol.h"
 #include "server/server_config.h"
-#include "server/ws_session.h"
+#include "server/websocket/json_protocol.h"
+#include "server/websocket/ws_session.h"
 
 namespace mdcast::server {
 
@@ -83,7 +83,7 @@ class Server final : public BackboneReceiver::Handler,
     // The WebSocket/JSON port; 0 when clients.ws_port is off.
     uint16_t ws_port() const;
 
-    // The backbone (server/server_backbone.cpp).
+    // The backbone (server/backbone/server_backbone.cpp).
     void on_backbone_message(uint16_t source, const proto::Frame& frame) override;
     void on_backbone_unrecoverable(uint16_t source, uint64_t from, uint64_t to) override;
     void on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t epoch) override;
@@ -118,7 +118,7 @@ class Server final : public BackboneReceiver::Handler,
     bool send_interest(uint16_t source, wire::Interest& interest) override {
         return backbone_.send_interest(source, interest);
     }
-    // Interest in interactive items (server/server_interest.cpp).
+    // Interest in interactive items (server/backbone/server_interest.cpp).
     bool interactive(uint64_t item_id) const;
     void hold_if_interactive(uint64_t item_id);
     void release_if_unwatched(uint64_t item_id);
@@ -130,7 +130,7 @@ class Server final : public BackboneReceiver::Handler,
     void subscribe_one(ClientSession& client, const std::string& service, const std::string& name,
                        uint32_t conflate_ms, bool snapshot, const std::vector<uint32_t>& view);
 
-    // The backbone (server/server_backbone.cpp).
+    // The backbone (server/backbone/server_backbone.cpp).
     bool foreign(uint16_t source, uint64_t item_id);
     void on_refresh(uint16_t source, const proto::Frame& frame);
     void on_update(uint16_t source, const proto::Frame& frame);
@@ -146,7 +146,7 @@ class Server final : public BackboneReceiver::Handler,
     void enforce_access();
     size_t revoke_subscriptions(ClientSession& client);
 
-    // The WebSocket/JSON listener (server/server_websocket.cpp).
+    // The WebSocket/JSON listener (server/websocket/server_websocket.cpp).
     void start_websocket();
     void register_websocket_metrics();
 

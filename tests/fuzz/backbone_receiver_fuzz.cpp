@@ -19,7 +19,7 @@
 #include "common/logging.h"
 #include "fuzz_input.h"
 #include "proto/update_codec.h"
-#include "server/backbone_receiver.h"
+#include "server/backbone/backbone_receiver.h"
 
 using namespace mdcast;
 

@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "fuzz_input.h"
-#include "server/json_requests.h"
-#include "server/ws_handshake.h"
+#include "server/websocket/json_requests.h"
+#include "server/websocket/ws_handshake.h"
 
 namespace {
 

@@ -44,7 +44,7 @@
 #include "common/config/command_line.h"
 #include "common/net/host_port.h"
 #include "item_table.h"
-#include "server/ws_handshake.h"
+#include "server/websocket/ws_handshake.h"
 #include "tools/process_usage.h"
 #include "tools/sample_items.h"
 #include "tools/threaded_tool.h"

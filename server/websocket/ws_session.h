@@ -21,8 +21,8 @@
 
 #include "common/net/close_reason.h"
 #include "proto/frame.h"
-#include "server/json_protocol.h"
-#include "server/json_requests.h"
+#include "server/websocket/json_protocol.h"
+#include "server/websocket/json_requests.h"
 
 struct wslay_event_context;
 

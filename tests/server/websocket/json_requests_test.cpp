@@ -1,6 +1,6 @@
-// Tests for server/json_requests.h: the LSEG-style requests parsed into typed
+// Tests for server/websocket/json_requests.h: the LSEG-style requests parsed into typed
 // requests, and every kind of refusal with its reason and its limit.
-#include "server/json_requests.h"
+#include "server/websocket/json_requests.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "server/json_protocol.h"
+#include "server/websocket/json_protocol.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "server/ws_frames.h"
+#include "server/websocket/ws_frames.h"
 
 namespace mdcast::server {
 

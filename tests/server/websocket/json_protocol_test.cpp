@@ -1,6 +1,6 @@
-// Tests for server/json_protocol.h: messages as WebSocket text frames, fields
+// Tests for server/websocket/json_protocol.h: messages as WebSocket text frames, fields
 // named from the dictionary with exact decimals, views, and states.
-#include "server/json_protocol.h"
+#include "server/websocket/json_protocol.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "server/ws_handshake.h"
+#include "server/websocket/ws_handshake.h"
 
 #include <openssl/evp.h>
 #include <openssl/sha.h>

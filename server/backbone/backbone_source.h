@@ -7,7 +7,7 @@
 
 #include <optional>
 
-#include "server/backbone_receiver.h"
+#include "server/backbone/backbone_receiver.h"
 
 namespace mdcast::server {
 

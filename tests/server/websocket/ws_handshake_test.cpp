@@ -1,6 +1,6 @@
-// Tests for server/ws_handshake.h: the RFC 6455 accept key, the upgrade, the
+// Tests for server/websocket/ws_handshake.h: the RFC 6455 accept key, the upgrade, the
 // page, and the refusals.
-#include "server/ws_handshake.h"
+#include "server/websocket/ws_handshake.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,10 @@
-#include "server/backbone_receiver.h"
+#include "server/backbone/backbone_receiver.h"
 
 #include <arpa/inet.h>
 
 #include "common/clock.h"
 #include "proto/source_ids.h"
-#include "server/backbone_source.h"
+#include "server/backbone/backbone_source.h"
 
 namespace mdcast::server {
 

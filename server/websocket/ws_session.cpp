@@ -1,12 +1,12 @@
-#include "server/ws_session.h"
+#include "server/websocket/ws_session.h"
 
 #include <wslay/wslay.h>
 
 #include "common/clock.h"
 #include "server/client_session.h"
 #include "server/make_status.h"
-#include "server/ws_frames.h"
-#include "server/ws_handshake.h"
+#include "server/websocket/ws_frames.h"
+#include "server/websocket/ws_handshake.h"
 
 namespace mdcast::server {
 

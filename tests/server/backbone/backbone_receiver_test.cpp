@@ -3,7 +3,7 @@
 // distributor, epochs (a restart resets, a replayed older epoch is refused),
 // the max_sources bound and signatures. Control packets it would send are
 // dropped by its loss injector, so nothing leaves the process.
-#include "server/backbone_receiver.h"
+#include "server/backbone/backbone_receiver.h"
 
 #include <arpa/inet.h>
 

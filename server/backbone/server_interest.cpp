@@ -1,4 +1,4 @@
-// Interest in items of interactive services (server/interest_reporter.h): the
+// Interest in items of interactive services (server/backbone/interest_reporter.h): the
 // server decides which items count and when their last subscriber here left.
 #include "server/server.h"
 

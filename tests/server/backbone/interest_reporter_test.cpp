@@ -1,8 +1,8 @@
-// Tests for server/interest_reporter.h: holds and releases go out at the next
+// Tests for server/backbone/interest_reporter.h: holds and releases go out at the next
 // flush, grouped by distributor and split so each message fits a datagram; a
 // release for an item subscribed again meanwhile is not sent; renewals at most
 // once per proto::kInterestRenewMs.
-#include "server/interest_reporter.h"
+#include "server/backbone/interest_reporter.h"
 
 #include <catch2/catch.hpp>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "server/json_requests.h"
+#include "server/websocket/json_requests.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "server/interest_reporter.h"
+#include "server/backbone/interest_reporter.h"
 
 #include "proto/limits.h"
 #include "proto/source_ids.h"

@@ -1,4 +1,4 @@
-#include "server/loss_recovery.h"
+#include "server/backbone/loss_recovery.h"
 
 #include <algorithm>
 #include <climits>

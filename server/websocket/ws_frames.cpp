@@ -1,4 +1,4 @@
-#include "server/ws_frames.h"
+#include "server/websocket/ws_frames.h"
 
 #include <wslay/wslay.h>
 

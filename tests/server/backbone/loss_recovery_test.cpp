@@ -1,6 +1,6 @@
 // LossRecovery: the receiving half of NAK repair, driven with a fake clock and
 // crafted sequences.
-#include "server/loss_recovery.h"
+#include "server/backbone/loss_recovery.h"
 
 #include <catch2/catch.hpp>
 #include <string>

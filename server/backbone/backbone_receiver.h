@@ -29,7 +29,7 @@
 #include "common/net/udp_socket.h"
 #include "proto/backbone_packet.h"
 #include "proto/packet_signer.h"
-#include "server/loss_recovery.h"
+#include "server/backbone/loss_recovery.h"
 #include "wire/backbone.pb.h"
 
 namespace mdcast::server {
