@@ -68,6 +68,8 @@ class InterestLeases {
     // Periodic: ends leases not renewed and drops the items nobody wants.
     void tick(int64_t now);
 
+    // Servers holding a lease on the item (0: unknown, or held without one).
+    size_t holders(uint64_t item_id) const { return tracker_.holders(item_id); }
     void register_metrics(MetricsRegistry& metrics) const;
 
   private:

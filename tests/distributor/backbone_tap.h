@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/net/udp_socket.h"
+#include "distributor/backbone_out.h"
 #include "distributor/distributor_config.h"
 #include "proto/backbone_packet.h"
 #include "proto/frame.h"
@@ -43,6 +45,19 @@ inline DistributorConfig loopback_config(const std::string& group) {
     config.backbone_segmentation_offload = false;  // one datagram per message, unpadded
     return config;
 }
+
+// The distributor's side of a backbone no server talks to (tests of what goes
+// out): nothing is asked of it.
+class NoServersAsk : public BackboneOut::Handler {
+  public:
+    std::optional<::mdcast::wire::v1::ItemStatus> on_image_request(
+        const ::mdcast::wire::v1::ImageRequest&, ServerId) override {
+        return std::nullopt;
+    }
+    void on_directory_query() override {}
+    void on_interest(const ::mdcast::wire::v1::Interest&, ServerId) override {}
+    void on_congestion(bool) override {}
+};
 
 struct BackboneMessage {
     proto::FrameType type;

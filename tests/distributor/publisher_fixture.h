@@ -2,8 +2,8 @@
 // the manner of tests/server/client_fixture.h: the test writes a publisher's
 // frames into the other end, runs the loop, and reads back what the session
 // answered; what it put on the backbone is read from a real multicast backbone
-// on loopback (backbone_tap.h). The fixture is the sessions' Owner (and the
-// backbone's handler) and records what it is told.
+// on loopback (backbone_tap.h), which no server talks to. The fixture is the
+// sessions' Owner and records what it is told.
 #pragma once
 
 #include <fcntl.h>
@@ -32,7 +32,7 @@ struct PublisherFrame {
     std::string body;
 };
 
-class PublisherFixture : public PublisherSession::Owner, public BackboneOut::Handler {
+class PublisherFixture : public PublisherSession::Owner, public NoServersAsk {
   public:
     PublisherFixture()
         : config_(loopback_config("239.255.77.21")),
@@ -148,13 +148,6 @@ class PublisherFixture : public PublisherSession::Owner, public BackboneOut::Han
         if (replace) sessions_.at(owner - 1)->connection().close(CloseReason::kKicked, "replaced");
         return replace;
     }
-
-    std::optional<wire::ItemStatus> on_image_request(const wire::ImageRequest&, ServerId) override {
-        return std::nullopt;
-    }
-    void on_directory_query() override {}
-    void on_interest(const wire::Interest&, ServerId) override {}
-    void on_congestion(bool) override {}
 
   private:
     size_t index_of(const PublisherSession& session) const {
