@@ -6,7 +6,7 @@ namespace mdcast::distributor {
 
 using proto::FrameType;
 
-PublisherSession::PublisherSession(Owner& owner, ItemRegistry& registry, BackboneSender& backbone,
+PublisherSession::PublisherSession(Owner& owner, ItemRegistry& registry, BackboneOut& backbone,
                                    PublisherCounters& counters, uint32_t heartbeat_interval_ms)
     : owner_(owner),
       registry_(registry),

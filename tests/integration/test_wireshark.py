@@ -1,7 +1,7 @@
 """tools/wireshark/mdcast.lua under Debian's tshark: a signed backbone with loss
 and repairs, recorded by mdcast-capture, decodes packet for packet as the
 capture's own summary counted it (headers, heartbeats, repairs, signatures,
-updates, item names, fields by dictionary name); a NAK and a TCP session split
+updates, item names, fields by dictionary name); a NAK (with its server id) and a TCP session split
 across segments and a padded signed data packet, written here byte by byte,
 decode to their fields. Skipped
 (77) without tshark."""
@@ -124,9 +124,10 @@ def tcp(sport, dport, seq, payload):
                 struct.pack(">HHIIBBHHH", sport, dport, seq, 1, 0x50, 0x18, 65535, 0, 0) + payload)
 
 
-def nak_packet(epoch, ranges):
+def nak_packet(epoch, ranges, server_id):
     body = b"".join(varint(1 << 3 | 2) + varint(len(r)) + r
                     for r in (varint(0x08) + varint(a) + varint(0x10) + varint(b) for a, b in ranges))
+    body += varint(2 << 3 | 1) + struct.pack("<Q", server_id)  # fixed64 server_id
     payload = frame(43, body)
     return struct.pack(">IBBHQQHHI", 0x4D444342, 1, 3, 0, epoch, 0, 1, 0, len(payload)) + payload
 
@@ -147,13 +148,13 @@ def test_a_nak_and_a_split_tcp_session_decode_to_their_fields():
         stream = login + subscribe
         cut = len(login) + 5  # the subscribe starts in one segment and ends in the next
         pcap_file(path, 101, [  # LINKTYPE_RAW: bare IPv4
-            udp(40000, 41000, nak_packet(epoch, [(5, 9), (12, 13)])),
+            udp(40000, 41000, nak_packet(epoch, [(5, 9), (12, 13)], 0xfeedfacecafe0001)),
             tcp(45000, 14002, 1, stream[:cut]),
             tcp(45000, 14002, 1 + cut, stream[cut:]),
             udp(40000, 41000, padded_signed_data_packet(epoch, frame(43, b""), bytes(range(16)), 30)),
         ])
         rows = tshark(path, ["mdcast.type", "mdcast.source", "mdcast.frame.type", "mdcast.nak_from",
-                             "mdcast.nak_to", "mdcast.user", "mdcast.protocol_version",
+                             "mdcast.nak_to", "mdcast.asking_server_id", "mdcast.user", "mdcast.protocol_version",
                              "mdcast.service_name", "mdcast.item_name", "mdcast.request_id",
                              "mdcast.flags.padded", "mdcast.signature", "mdcast.padding",
                              "_ws.expert"])
@@ -162,6 +163,7 @@ def test_a_nak_and_a_split_tcp_session_decode_to_their_fields():
         check(nak["mdcast.frame.type"] == ["43"], f"NAK message: {nak}")
         check(nak["mdcast.nak_from"] == ["5", "12"] and nak["mdcast.nak_to"] == ["9", "13"],
               f"NAK ranges: {nak}")
+        check(nak["mdcast.asking_server_id"] == [str(0xfeedfacecafe0001)], f"NAK server id: {nak}")
         check(rows[1]["mdcast.frame.type"] == ["1"] and rows[1]["mdcast.user"] == ["alice"] and
               rows[1]["mdcast.protocol_version"] == ["1"], f"login: {rows[1]}")
         check(rows[2]["mdcast.frame.type"] == ["31"] and rows[2]["mdcast.service_name"] == ["MDCAST"] and

@@ -156,12 +156,13 @@ S.Directory = {[1] = {name = "service", msg = "ServiceInfo"}}
 S.Heartbeat = {[1] = def("next_sequence", "u64"), [2] = def("control_port", "u32"),
                [3] = def("send_time", "time"), [4] = def("trailing_edge", "u64")}
 S.SequenceRange = {[1] = def("nak_from", "u64"), [2] = def("nak_to", "u64")}
-S.Nak = {[1] = {name = "range", msg = "SequenceRange"}}
+S.Nak = {[1] = {name = "range", msg = "SequenceRange"}, [2] = def("asking_server_id", "u64")}
 S.RttProbe = {[1] = def("probe_time", "time")}
 S.ImageRequest = {[1] = def("service_id", "u32"), [2] = def("service_name", "string"),
-                  [3] = def("item_name", "string"), [4] = def("item_id", "u64")}
+                  [3] = def("item_name", "string"), [4] = def("item_id", "u64"),
+                  [5] = def("asking_server_id", "u64")}
 S.Interest = {[1] = def("epoch_id", "u64"), [2] = def("held_item_id", "u64"),
-              [3] = def("released_item_id", "u64")}
+              [3] = def("released_item_id", "u64"), [4] = def("asking_server_id", "u64")}
 S.Empty = {}
 S.LoginRequest = {[1] = def("user", "string"), [2] = def("application_id", "string"),
                   [3] = def("position", "string"), [4] = def("password", "hidden"),
@@ -355,6 +356,10 @@ local function add_scalar(tvb, spec, wire, pos, size, v, tree)
         local text = time_text(range:le_int64())
         tree:add(field, range, text)
         return text
+    elseif spec.kind == "u64" and wire == 1 then  -- fixed64 (a server's id)
+        local value = range:le_uint64()
+        tree:add(field, range, value)
+        return tostring(value)
     elseif wire == 0 then
         if spec.kind == "u64" then
             tree:add(field, range, v)
