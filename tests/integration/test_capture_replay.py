@@ -3,7 +3,7 @@ publishes the recording into a fresh stack, and a client there sees each item's
 values in the order a client of the original run saw them. A capture of a
 distributor that loses packets on send reports the gaps; a rotating capture
 keeps only the newest files, each within its size. A capture whose timestamps
-jump by decades replays with the jump cut to --max-gap."""
+jump by a century replays with the jump cut to --max-gap."""
 import csv
 import glob
 import os
@@ -205,8 +205,9 @@ def test_the_packet_limit_stops_a_capture_and_a_failed_write_fails_it():
 
 
 def jump_in_time(path, out):
-    """Copies the pcap at path with every packet of its second half moved to the end of 32-bit
-    time (year 2106): a jump of decades in the middle of the capture. Returns the packet count."""
+    """Copies the pcap at path with every packet of its first half moved back to December 1901
+    (a 32-bit time of -2^31 s, as pcap readers take it): between the halves the capture's time
+    jumps 125 years. Returns the packet count."""
     with open(path, "rb") as f:
         data = f.read()
     records, pos = [], 24
@@ -214,9 +215,9 @@ def jump_in_time(path, out):
         sec, frac, incl, orig = struct.unpack_from("<IIII", data, pos)
         records.append([sec, frac, incl, orig, data[pos + 16:pos + 16 + incl]])
         pos += 16 + incl
-    shift = 0xFFFFFFFF - max(r[0] for r in records)
-    for r in records[len(records) // 2:]:
-        r[0] += shift
+    first = records[0][0]
+    for r in records[:len(records) // 2]:
+        r[0] = 0x80000000 + r[0] - first
     with open(out, "wb") as f:
         f.write(data[:24])
         for sec, frac, incl, orig, payload in records:
@@ -224,7 +225,7 @@ def jump_in_time(path, out):
     return len(records)
 
 
-def test_a_capture_whose_time_jumps_decades_replays_with_the_gap_cut():
+def test_a_capture_whose_time_jumps_a_century_replays_with_the_gap_cut():
     with Stack("capjump") as stack:
         stack.distributor()
         path = os.path.join(stack.dir, "short.pcap")
@@ -250,4 +251,4 @@ if __name__ == "__main__":
          test_a_capture_of_a_lossy_distributor_reports_its_gaps,
          test_a_rotating_capture_keeps_the_newest_files_within_their_size,
          test_the_packet_limit_stops_a_capture_and_a_failed_write_fails_it,
-         test_a_capture_whose_time_jumps_decades_replays_with_the_gap_cut])
+         test_a_capture_whose_time_jumps_a_century_replays_with_the_gap_cut])
