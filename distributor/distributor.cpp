@@ -3,6 +3,7 @@
 #include "common/clock.h"
 #include "common/daemon/daemon_keys.h"
 #include "common/daemon/daemon_main.h"
+#include "common/logging.h"
 #include "proto/source_ids.h"
 
 namespace mdcast::distributor {
@@ -101,7 +102,7 @@ void Distributor::on_publisher_closed(PublisherSession& session, CloseReason rea
     for (uint32_t service_id : released) {
         registry_.mark_service_items_suspect(service_id);
         log_->warn("service {} is down: its publisher went away",
-                   registry_.service(service_id)->name);
+                   log::escaped(registry_.service(service_id)->name));
     }
     if (!released.empty()) on_directory_changed();
     sessions_.on_closed(session, reason);  // destroyed later, never inside its own callback
@@ -213,8 +214,9 @@ bool Distributor::replace_earlier_connection(PublisherSession& claimant, uint64_
     log_->warn(
         "publisher connection {} ({}) replaces connection {} of the same publisher "
         "(user {}, application {}, position {}): the earlier one is closed",
-        claimant.connection().id(), claimant.connection().peer(), owner_session, claimant.user(),
-        claimant.application_id(), claimant.position());
+        claimant.connection().id(), claimant.connection().peer(), owner_session,
+        log::escaped(claimant.user()), log::escaped(claimant.application_id()),
+        log::escaped(claimant.position()));
     owner->connection().close(CloseReason::kKicked,
                               "replaced by a newer connection of the same publisher");
     return true;

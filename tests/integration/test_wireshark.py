@@ -3,7 +3,8 @@ and repairs, recorded by mdcast-capture, decodes packet for packet as the
 capture's own summary counted it (headers, heartbeats, repairs, signatures,
 updates, item names, fields by dictionary name); a NAK (with its server id) and a TCP session split
 across segments and a padded signed data packet, written here byte by byte,
-decode to their fields. Skipped
+decode to their fields; hostile values (a decimal exponent of 2^40, a time
+before 1970) decode bounded, as the C++ side prints them. Skipped
 (77) without tshark."""
 import os
 import shutil
@@ -176,9 +177,48 @@ def test_a_nak_and_a_split_tcp_session_decode_to_their_fields():
               f"padded signed data packet: {padded}")
 
 
+def pb_bytes(field, data):
+    return varint(field << 3 | 2) + varint(len(data)) + data
+
+
+def decimal_field(field_id, mantissa, exponent):
+    zigzag = lambda n: (n << 1) if n >= 0 else ((-n << 1) - 1)  # noqa: E731
+    decimal = varint(1 << 3) + varint(zigzag(mantissa)) + varint(2 << 3) + varint(zigzag(exponent))
+    return pb_bytes(1, varint(1 << 3) + varint(field_id) + pb_bytes(3, decimal))
+
+
+def time_field(field_id, ns):
+    return pb_bytes(1, varint(1 << 3) + varint(field_id) + varint(6 << 3 | 1) + struct.pack("<q", ns))
+
+
+def test_hostile_values_decode_bounded():
+    """One refresh whose BID has exponent 2^40, one with -2^40 (each made tshark allocate
+    without bound: 1 GB, or abort), and times of +-2^62 ns: decoded within seconds, the exponent
+    clamped to +-30 as proto/field_values.cpp does, a time before 1970 shown in nanoseconds."""
+    with Stack("wireshark-hostile") as stack:
+        path = os.path.join(stack.dir, "hostile.pcap")
+        packets, seq = [], 1
+        for fields in (decimal_field(22, 12345, 1 << 40), decimal_field(22, 12345, -(1 << 40)),
+                       time_field(22, 1 << 62) + time_field(22, -(1 << 62))):
+            refresh = frame(20, varint(1 << 3) + varint(7) + pb_string(7, "ITEM000001") +
+                        pb_bytes(9, fields))
+            packets.append(tcp(14002, 45000, seq, refresh))
+            seq += len(refresh)
+        pcap_file(path, 101, packets)
+        started = time.monotonic()
+        rows = tshark(path, ["mdcast.item_name", "mdcast.field.BID"])
+        check(time.monotonic() - started < 60, "tshark took too long")
+        check([r["mdcast.item_name"] for r in rows] == [["ITEM000001"]] * 3, f"items: {rows}")
+        check(rows[0]["mdcast.field.BID"] == ["12345" + "0" * 30], f"exponent 2^40: {rows[0]}")
+        check(rows[1]["mdcast.field.BID"] == ["0." + "0" * 25 + "12345"], f"exponent -2^40: {rows[1]}")
+        check(rows[2]["mdcast.field.BID"] == ["2116-02-20T23:53:38.427387904Z", str(-(1 << 62))],
+              f"far-off times: {rows[2]}")
+
+
 if __name__ == "__main__":
     if shutil.which("tshark") is None:
         print("SKIP: tshark is not installed (apt-get install tshark; deploy/setup.sh test packages)")
         sys.exit(77)
     run([test_a_captured_signed_backbone_decodes_as_the_capture_counted_it,
-         test_a_nak_and_a_split_tcp_session_decode_to_their_fields])
+         test_a_nak_and_a_split_tcp_session_decode_to_their_fields,
+         test_hostile_values_decode_bounded])

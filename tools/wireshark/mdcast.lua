@@ -238,8 +238,14 @@ local function zigzag(value)
     return half
 end
 
+-- A decimal exponent outside this range is shown at the limit, as the C++ side
+-- does (proto/field_values.cpp): a hostile 2^40 would otherwise make a string of
+-- 2^40 zeros.
+local MAX_DECIMAL_EXPONENT = 30
+
 -- mantissa * 10^exponent as exact decimal text.
 local function decimal_text(mantissa, exponent)
+    exponent = math.max(-MAX_DECIMAL_EXPONENT, math.min(MAX_DECIMAL_EXPONENT, exponent))
     local text = tostring(mantissa)
     local sign = ""
     if text:sub(1, 1) == "-" then sign, text = "-", text:sub(2) end
@@ -249,9 +255,14 @@ local function decimal_text(mantissa, exponent)
     return sign .. text:sub(1, #text - places) .. "." .. text:sub(#text - places + 1)
 end
 
+-- Years 1970..9999 as a date; any other time (negative, or hostile) as its
+-- nanoseconds, as the C++ side prints what gmtime cannot take.
+local MAX_TIME_SECONDS = 253402300799
+
 local function time_text(ns)
     local seconds = (ns / 1000000000):tonumber()
     local fraction = (ns % 1000000000):tonumber()
+    if ns < Int64(0) or seconds > MAX_TIME_SECONDS then return tostring(ns) end
     return os.date("!%Y-%m-%dT%H:%M:%S", math.floor(seconds)) .. string.format(".%09dZ", fraction)
 end
 
