@@ -11,7 +11,7 @@ import threading
 import harness
 from wire import fields, first
 
-ITEM_STATUS, GROUP_STATUS, REFRESH = 22, 24, 20
+ITEM_STATUS, GROUP_STATUS, REFRESH, PING = 22, 24, 20, 3
 STATUS_CODES = {3: "SOURCE_DOWN", 4: "UNRECOVERABLE_LOSS", 5: "SOURCE_RESET", 9: "RECOVERING"}
 FRAME = struct.Struct("!IHH")
 MAX_FRAME_BYTES = 60_000  # a Subscribe below the 64 KB frame limit
@@ -39,8 +39,18 @@ class CountingClient:
         self.sock.sendall(harness.frame(harness.LOGIN_REQUEST, login))
         self.buffer = b""
         self._read_login_response()
+        self.closed = threading.Event()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
+        self.pinger = threading.Thread(target=self._ping, daemon=True)  # clients.idle_timeout_ms
+        self.pinger.start()
+
+    def _ping(self):
+        while not self.closed.wait(2.0):
+            try:
+                self.sock.sendall(harness.frame(PING))
+            except OSError:
+                return
 
     def _read_login_response(self):
         while True:
@@ -115,5 +125,11 @@ class CountingClient:
             out[code] += n
         return out
 
+    def statuses_and_images(self):
+        """Status and refresh frames so far (updates and pongs keep coming)."""
+        with self.lock:
+            return sum(self.frames[kind] for kind in (ITEM_STATUS, GROUP_STATUS, REFRESH))
+
     def close(self):
+        self.closed.set()
         self.sock.close()
