@@ -1,12 +1,12 @@
 // The fanout server process (one instance of possibly several on a host): owns
 // the event loop's components and implements the item side of the protocol.
 //
-//   backbone -> ItemCache (parse once, merge) -> Fanout (subscriptions) -> clients
-//                         ImageRecovery (images asked upstream, retried)
-//                         InterestReporter (interactive items held / released upstream)
+//   upstream (the backbone) -> ItemCache (parse once, merge) -> Fanout -> clients
+//                              ImageRecovery (images asked upstream, retried)
+//                              InterestReporter (interactive items held / released upstream)
 //
 // An update is parsed once to apply it to the cache; subscribers without a view
-// get the exact bytes from the backbone, and each distinct view is encoded once.
+// get the exact bytes from upstream, and each distinct view is encoded once.
 // Loss, a source going down, or a distributor restart reach every affected
 // subscriber as a suspect status, followed by a fresh image when one arrives.
 #pragma once
@@ -108,7 +108,7 @@ class Server final : public Upstream::Handler,
     bool send_image_request(uint16_t source, const wire::ImageRequest& request) override {
         return upstream_->request_image(source, request);
     }
-    std::vector<uint16_t> backbone_sources() const override { return upstream_->sources(); }
+    std::vector<uint16_t> upstream_sources() const override { return upstream_->sources(); }
     void tell_waiting(const PendingSubscriber& waiting, const std::string& service,
                       const std::string& name, uint64_t item_id,
                       const wire::Status& status) override {
