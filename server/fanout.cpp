@@ -289,25 +289,31 @@ void Fanout::drain(ClientSession& client) {
             if (!item || !views || !views->contains(item_id)) {
                 return std::nullopt;  // unsubscribed or gone meanwhile
             }
-            const auto& view = views->at(item_id);
-            // No image (being recovered): the status; the image follows when it comes.
-            if (!item->has_image) return status_frame_for(client, *item);
-            // Suspect but still holding values: the image carries both the status and
-            // the values applied while the client conflated (a status alone would
-            // leave it behind the cache).
-            if (item->status.data_state() != wire::DATA_OK) {
-                ++counters_.conflated_suspect_images;
-                return image_frame_for(client, *item, &item->image, view, false, false);
-            }
-            if (owed != ClientSession::Owed::kUpdate)
-                return image_frame_for(client, *item, &item->image, view, false, false);
-            if (const JsonEncoder* json = client.json()) {
-                std::string frame;
-                json->append_update(frame, conflated_update(*item), view);
-                return frame;
-            }
-            return conflated_frame(*item, view);
+            return owed_frame(client, *item, owed, views->at(item_id));
         });
+}
+
+// What a conflating client is sent for one item it is owed, so that it ends level
+// with the cache: a suspect item still holding values (its source went down, or
+// loss is being repaired) gets those values with the status naming why, since a
+// status alone would leave it behind the cache and no image may follow for long;
+// an item holding none, or closed, gets its status.
+std::string Fanout::owed_frame(const ClientSession& client, const CachedItem& item,
+                               ClientSession::Owed owed, const std::vector<uint32_t>& view) {
+    const bool closed = item.status.stream_state() == wire::STREAM_CLOSED;
+    if (closed || (!item.has_image && item.image.empty())) return status_frame_for(client, item);
+    if (!item.has_image || item.status.data_state() != wire::DATA_OK) {
+        ++counters_.conflated_suspect_images;
+        return image_frame_for(client, item, &item.image, view, false, false);
+    }
+    if (owed != ClientSession::Owed::kUpdate)
+        return image_frame_for(client, item, &item.image, view, false, false);
+    if (const JsonEncoder* json = client.json()) {
+        std::string frame;
+        json->append_update(frame, conflated_update(item), view);
+        return frame;
+    }
+    return conflated_frame(item, view);
 }
 
 std::vector<uint64_t> Fanout::subscriber_ids(uint64_t item_id) const {

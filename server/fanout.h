@@ -133,6 +133,8 @@ class Fanout {
     };
     bool hold_for_interval(uint64_t item_id, Group& group, const proto::UpdateView& update,
                            int64_t& now_ns);
+    std::string owed_frame(const ClientSession& client, const CachedItem& item,
+                           ClientSession::Owed owed, const std::vector<uint32_t>& view);
     void send_paced_update(uint64_t item_id, Group& group, int64_t now_ns);
     void deliver_update(uint64_t item_id, Group& group, std::span<const uint8_t> frame);
     void arm_paced_timer();

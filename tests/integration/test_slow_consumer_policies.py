@@ -1,8 +1,9 @@
 """Slow consumers under the conflate policy: a client that stops reading is not
 disconnected; once it reads again it gets, per item, one conflated update with
 the current values, then the live stream; a fast client on the same server
-meanwhile receives every update. (The disconnect policy is covered in
-test_hostile_client.py.)"""
+meanwhile receives every update; a client still conflating when the source goes
+down ends level with the cache, its values marked suspect. (The disconnect
+policy is covered in test_hostile_client.py.)"""
 import json
 import re
 import socket
@@ -10,9 +11,12 @@ import time
 
 from harness import SUBSCRIBE, Stack, check, frame, login_frame, run, wait_for_log
 from streams import sent_updates
-from wire import CLOSE, REFRESH, UPDATE, fields, first, split_frames
+from wire import CLOSE, ITEM_STATUS, REFRESH, UPDATE, fields, first, split_frames
 
 ITEMS = 50
+DATA_SUSPECT, SOURCE_DOWN = 2, 3
+CONFLATE = "output:\n  slow_consumer_policy: conflate\n  max_bytes: 65536\n" \
+           "  guaranteed_bytes: 16384\n  tcp_send_buffer_bytes: 8192"
 
 
 def subscribe_all():
@@ -20,42 +24,52 @@ def subscribe_all():
     return frame(SUBSCRIBE, body)
 
 
+def slow_subscriber(stack):
+    """A raw client of server 1 subscribed to every item, with a small receive buffer."""
+    slow = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    slow.connect(("127.0.0.1", stack.client_ports[1]))
+    slow.sendall(login_frame() + subscribe_all())
+    return slow
+
+
+def read_until_quiet(sock, quiet_s, limit_s, ready=lambda: True):
+    """Everything the server sends until it has been quiet for `quiet_s` once `ready()`."""
+    data, deadline, quiet_since = bytearray(), time.monotonic() + limit_s, None
+    sock.settimeout(0.2)
+    while time.monotonic() < deadline:
+        try:
+            chunk = sock.recv(1 << 20)
+        except socket.timeout:
+            if ready():
+                quiet_since = quiet_since or time.monotonic()
+                if time.monotonic() - quiet_since > quiet_s:
+                    break
+            continue
+        if not chunk:
+            break
+        quiet_since = None
+        data += chunk
+    return split_frames(bytes(data))[0]
+
+
 def test_conflate_policy_catches_a_slow_client_up():
     with Stack("conflate") as stack:
         stack.distributor()
-        server = stack.server(1, extra="output:\n  slow_consumer_policy: conflate\n  max_bytes: 65536\n"
-                                       "  guaranteed_bytes: 16384\n  tcp_send_buffer_bytes: 8192")
+        server = stack.server(1, extra=CONFLATE)
         # 5,000/s: a reading client keeps up even on a loaded box; one that stops
         # reading for 1.5 s still passes output.max_bytes many times over.
         source = stack.source("--items", str(ITEMS), "--rate", "5000", "--duration", "4")
         wait_for_log(source, "items registered")
         fast = stack.client(1, "--item-count", str(ITEMS), "--output", "none", "--duration", "5.5", name="fast")
-        slow = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        slow.connect(("127.0.0.1", stack.client_ports[1]))
-        slow.sendall(login_frame() + subscribe_all())
+        slow = slow_subscriber(stack)
         time.sleep(1.5)  # not reading: the server's queue for us fills up
         wait_for_log(server, "conflating")
-        data, deadline, quiet_since = bytearray(), time.monotonic() + 20, None
-        slow.settimeout(0.2)
-        while time.monotonic() < deadline:
-            try:
-                chunk = slow.recv(1 << 20)
-            except socket.timeout:
-                # Done once the source has finished and two seconds have been quiet (a loaded
-                # machine can hold the server's last conflated writes back for a second).
-                if source.popen.poll() is not None:
-                    quiet_since = quiet_since or time.monotonic()
-                    if time.monotonic() - quiet_since > 2.0:
-                        break
-                continue
-            if not chunk:
-                break
-            quiet_since = None
-            data += chunk
+        # Done once the source has finished and two seconds have been quiet (a loaded
+        # machine can hold the server's last conflated writes back for a second).
+        frames = read_until_quiet(slow, 2.0, 20, ready=lambda: source.popen.poll() is not None)
         check(source.wait(15) == 0, "source failed")
         total = sent_updates(source)
-        frames, _ = split_frames(bytes(data))
         check(all(kind != CLOSE for kind, _ in frames), "the slow client was disconnected")
         last, conflated = {}, 0
         for kind, body in frames:
@@ -82,5 +96,43 @@ def test_conflate_policy_catches_a_slow_client_up():
         check(episodes and int(episodes[-1]) >= 1, "conflation not counted")
 
 
+def test_conflating_client_ends_level_when_its_source_goes_down():
+    # The client stops reading while the source publishes, so the server conflates for it;
+    # the source then ends (its service goes down) before the client reads again. What the
+    # client is owed must bring every item to the last sequence sent, marked suspect: a
+    # status alone would leave it behind the cache, with no image to follow until the
+    # source returns.
+    with Stack("conflate-down") as stack:
+        stack.distributor()
+        server = stack.server(1, extra=CONFLATE)
+        source = stack.source("--items", str(ITEMS), "--rate", "5000", "--duration", "2")
+        wait_for_log(source, "items registered")
+        slow = slow_subscriber(stack)
+        wait_for_log(server, "conflating")
+        check(source.wait(15) == 0, "source failed")
+        total = sent_updates(source)
+        wait_for_log(server, "is down")
+        time.sleep(0.5)  # the service-down statuses reach the conflating client's book
+        frames = read_until_quiet(slow, 2.0, 20)
+        check(all(kind != CLOSE for kind, _ in frames), "the slow client was disconnected")
+        last, state = {}, {}
+        for kind, body in frames:
+            f = fields(body)
+            item = first(f, 1)
+            if kind in (REFRESH, UPDATE):
+                last[item] = max(last.get(item, 0), first(f, 2))
+            if kind in (REFRESH, ITEM_STATUS):
+                status = fields(first(f, 8 if kind == REFRESH else 5, b""))
+                state[item] = (first(status, 2), first(status, 3))
+        expected = sorted(total // ITEMS + (1 if i < total % ITEMS else 0) for i in range(ITEMS))
+        check(sorted(last.values()) == expected,
+              f"the conflating client ended behind the cache: {sorted(last.values())[:5]}... "
+              f"against {expected[:5]}...")
+        check(len(state) == ITEMS and all(s == (DATA_SUSPECT, SOURCE_DOWN) for s in state.values()),
+              f"not every item ended suspect with source down: {set(state.values())}")
+        server.stop()
+
+
 if __name__ == "__main__":
-    run([test_conflate_policy_catches_a_slow_client_up])
+    run([test_conflate_policy_catches_a_slow_client_up,
+         test_conflating_client_ends_level_when_its_source_goes_down])

@@ -317,7 +317,9 @@ TEST_CASE_METHOD(SlowClient, "a conflating client is sent the current state once
     REQUIRE(got.size() >= 2);
     CHECK(fanout.counters().conflated_out == 2);
 
-    // Item 1: one conflated update carrying its current values; item 2: its status.
+    // Item 1: one conflated update carrying its current values; item 2, its source down
+    // but its values held: its image with the status naming why (a status alone would
+    // leave the client behind the cache, with no image to follow while the source is down).
     const auto& conflated = got[got.size() - 2];
     REQUIRE(conflated.type == FrameType::kUpdate);
     proto::UpdateView update;
@@ -327,13 +329,37 @@ TEST_CASE_METHOD(SlowClient, "a conflating client is sent the current state once
     CHECK(update.item_id == 1);
     CHECK(update.item_seq == last_seq);
     CHECK(update.fields.size() == 3);
+    const auto& image_frame = got.back();
+    REQUIRE(image_frame.type == FrameType::kRefresh);
+    wire::Refresh image;
+    REQUIRE(image.ParseFromString(image_frame.body));
+    CHECK(image.item_id() == 2);
+    CHECK(image.item_seq() == items.b->item_seq);
+    CHECK(image.fields().fields_size() == static_cast<int>(items.b->image.size()));
+    CHECK(image.status().data_state() == wire::DATA_SUSPECT);
+    CHECK(image.status().code() == wire::STATUS_SOURCE_DOWN);
+    CHECK(fanout.counters().conflated_suspect_images == 1);
+    CHECK(clients.closes.empty());
+}
+
+TEST_CASE_METHOD(SlowClient,
+                 "a conflating client owed an item that holds no values gets its status",
+                 "[fanout]") {
+    ItemCache::invalidate(*items.b, wire::STATUS_SOURCE_DOWN, "down");
+    items.b->image.clear();
+    fanout.fan_out_status(*items.b);
+    std::vector<ReceivedFrame> got;
+    for (int round = 0; round < 10 && slow.conflating(); ++round) {
+        for (auto& frame : clients.received(slow)) got.push_back(std::move(frame));
+    }
+    REQUIRE_FALSE(got.empty());
     const auto& status_frame = got.back();
     REQUIRE(status_frame.type == FrameType::kItemStatus);
     wire::ItemStatus status;
     REQUIRE(status.ParseFromString(status_frame.body));
     CHECK(status.item_id() == 2);
     CHECK(status.status().code() == wire::STATUS_SOURCE_DOWN);
-    CHECK(clients.closes.empty());
+    CHECK(fanout.counters().conflated_suspect_images == 0);
 }
 
 TEST_CASE_METHOD(SlowClient, "the drain forgets items unsubscribed while conflating", "[fanout]") {
