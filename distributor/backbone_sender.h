@@ -37,6 +37,7 @@
 #include "common/net/udp_socket.h"
 #include "distributor/retransmit_window.h"
 #include "proto/backbone_packet.h"
+#include "proto/limits.h"
 #include "proto/packet_signer.h"
 #include "wire/backbone.pb.h"
 
@@ -82,7 +83,7 @@ class BackboneSender final : public Flushable {
   public:
     struct Settings {
         std::vector<MulticastEndpoint> endpoints;  // every packet goes to each (first: primary)
-        uint32_t max_datagram_bytes = 1400;
+        uint32_t max_datagram_bytes = proto::kDefaultDatagramBytes;
         uint32_t flush_interval_us = 0;
         uint32_t heartbeat_min_us = 1000;
         uint32_t heartbeat_max_ms = 1000;

@@ -76,8 +76,9 @@ config::Schema<DistributorConfig> build_schema() {
                    "Multicast TTL: 0 = this host only; 1 = this LAN segment.");
     s.boolean("backbone.loopback", &C::backbone_loopback, true,
               "Deliver multicast to receivers on this host (needed for local servers).");
-    s.integer<uint32_t>("backbone.max_datagram_bytes", &C::backbone_max_datagram_bytes, 1400, 256,
-                        65507,
+    s.integer<uint32_t>("backbone.max_datagram_bytes", &C::backbone_max_datagram_bytes,
+                        proto::kDefaultDatagramBytes, proto::kMinDatagramBytes,
+                        proto::kMaxDatagramBytes,
                         "Largest datagram: 1400 fits a 1500-byte MTU; 8972 for jumbo frames. "
                         "Never above the path MTU.");
     s.boolean("backbone.segmentation_offload", &C::backbone_segmentation_offload, true,

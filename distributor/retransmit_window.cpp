@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "proto/limits.h"
+
 namespace mdcast::distributor {
 
 namespace {
@@ -27,7 +29,7 @@ std::unique_ptr<uint8_t[]> reserve_ring(size_t bytes) {
 RetransmitWindow::RetransmitWindow(size_t max_bytes, int64_t max_age_ns)
     : max_bytes_(max_bytes),
       max_age_ns_(max_age_ns),
-      ring_size_(max_bytes + kMaxDatagramBytes),
+      ring_size_(max_bytes + proto::kMaxDatagramBytes),
       ring_(reserve_ring(ring_size_)),
       entries_(1024) {}
 
@@ -36,7 +38,7 @@ void RetransmitWindow::store(uint64_t sequence, std::span<const uint8_t> datagra
         sequence != entries_[(first_ + count_ - 1) & (entries_.size() - 1)].sequence + 1) {
         throw std::logic_error("retransmit window: sequences must be stored in order");
     }
-    if (datagram.empty() || datagram.size() > kMaxDatagramBytes) {
+    if (datagram.empty() || datagram.size() > proto::kMaxDatagramBytes) {
         throw std::logic_error("retransmit window: datagram size out of range");
     }
     expire(now_ns);

@@ -53,8 +53,6 @@ class RetransmitWindow {
     size_t bytes() const { return bytes_; }  // of the datagrams held
     size_t packets() const { return count_; }
 
-    static constexpr size_t kMaxDatagramBytes = 65536;
-
   private:
     Entry& front() { return entries_[first_]; }
     const Entry& front() const { return entries_[first_]; }

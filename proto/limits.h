@@ -34,13 +34,19 @@ inline constexpr size_t kDefaultServerFrameBodyBytes = 64 << 10;
 // Interest in interactive items (wire Interest): a server renews every item it
 // holds this often; the distributor's interactive.interest_lease_ms is at least
 // kMinInterestLeaseMs, so two renewals in a row may be lost before a lease ends.
-// Ids in one Interest message, so it fits a 1400-byte datagram.
+// Ids in one Interest message, so it fits a kDefaultDatagramBytes datagram.
 inline constexpr uint32_t kInterestRenewMs = 1000;
 inline constexpr uint32_t kMinInterestLeaseMs = 3 * kInterestRenewMs;
 inline constexpr size_t kMaxInterestIdsPerMessage = 128;
 
-// The largest UDP payload over IPv4: a backbone datagram never exceeds it.
+// Backbone datagrams; backbone.max_datagram_bytes (each daemon's schema) sets the size
+// within [kMinDatagramBytes, kMaxDatagramBytes]. The largest is the largest UDP payload
+// over IPv4: no datagram ever exceeds it, and a server accepts up to it by default. The
+// default a distributor sends, and the size of a server's control datagrams, fits a
+// 1500-byte Ethernet MTU with its IP and UDP headers.
 inline constexpr size_t kMaxDatagramBytes = 65507;
+inline constexpr size_t kDefaultDatagramBytes = 1400;
+inline constexpr size_t kMinDatagramBytes = 256;
 
 constexpr bool valid_service_name(std::string_view name) {
     return !name.empty() && name.size() <= kMaxServiceNameBytes;

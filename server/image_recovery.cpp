@@ -120,7 +120,7 @@ ImageRecovery::Route ImageRecovery::route(PendingImage& pending) {
         }
         return Route::kSent;
     }
-    const auto heard = link_.backbone_sources();
+    const auto heard = link_.upstream_sources();
     const bool all_known =
         !heard.empty() && std::all_of(heard.begin(), heard.end(), [&](uint16_t s) {
             return sources_with_directory_.contains(s);

@@ -41,11 +41,11 @@ class ImageRecovery {
     // The rest of the server, as recovery sees it.
     class Link {
       public:
-        // Queues an image request for a distributor; false when its control
-        // address is not known yet.
+        // Queues an image request for a distributor; false when it cannot be
+        // asked yet (the upstream does not know where it is).
         virtual bool send_image_request(uint16_t source, const wire::ImageRequest& request) = 0;
-        // Every distributor heard on the backbone.
-        virtual std::vector<uint16_t> backbone_sources() const = 0;
+        // Every distributor the upstream has heard.
+        virtual std::vector<uint16_t> upstream_sources() const = 0;
         // Tells one subscriber waiting by name what became of its request.
         virtual void tell_waiting(const PendingSubscriber& waiting, const std::string& service,
                                   const std::string& name, uint64_t item_id,

@@ -7,6 +7,7 @@
 #include "common/auth/auth_keys.h"
 #include "common/clock.h"
 #include "common/daemon/daemon_keys.h"
+#include "server/backbone/backbone_upstream.h"
 #include "server/make_status.h"
 #include "server/request_checks.h"
 
@@ -20,35 +21,6 @@ std::string make_server_id(uint32_t instance) {
     char host[256] = "localhost";
     gethostname(host, sizeof host - 1);
     return "mdcast-server/" + std::string(host) + "/" + std::to_string(instance);
-}
-
-BackboneReceiver::Settings receiver_settings(const ServerConfig& config,
-                                             const PacketSigner* signer) {
-    BackboneReceiver::Settings settings;
-    settings.groups = multicast_endpoints(config.multicast_endpoint(), config.backbone_extra_groups,
-                                          "backbone.extra_groups");
-    settings.max_sources = config.backbone_max_sources;
-    settings.signer = signer;
-    settings.receive_buffer_bytes = config.backbone_receive_buffer_bytes;
-    settings.max_datagram_bytes = config.backbone_max_datagram_bytes;
-    auto& r = settings.recovery;
-    r.nak_backoff_min_ns = int64_t{config.backbone_nak_backoff_min_us} * 1000;
-    r.nak_backoff_max_ns = int64_t{config.backbone_nak_backoff_max_us} * 1000;
-    r.nak_retry_ns = int64_t{config.backbone_nak_retry_us} * 1000;
-    r.nak_max_attempts = config.backbone_nak_max_attempts;
-    r.max_buffered_bytes = config.backbone_reorder_buffer_bytes;
-    r.max_gap_packets = config.backbone_max_gap_packets;
-    r.jump_confirmations = config.backbone_jump_confirmations;
-    r.seed = config.loss_seed ^ (uint64_t{config.instance} << 32) ^
-             static_cast<uint64_t>(monotonic_ns());
-    settings.source_silent_ms = config.backbone_source_silent_ms;
-    settings.rtt_probe_interval_ms = config.backbone_rtt_probe_interval_ms;
-    settings.receive_loss = {config.loss_receive_rate,           config.loss_receive_burst_every,
-                             config.loss_receive_burst_length,   config.loss_seed + config.instance,
-                             config.loss_receive_duplicate_rate, config.loss_receive_reorder_rate};
-    settings.control_send_loss = {config.loss_control_send_rate, 0, 0,
-                                  config.loss_seed + 1000 + config.instance};
-    return settings;
 }
 
 ListenerSettings listener_settings(const ServerConfig& config) {
@@ -91,9 +63,7 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
                  int64_t{config.backbone_image_request_timeout_ms} * 1'000'000},
                 *this),
       interest_(*this),
-      signer_(
-          PacketSigner::from_files(config.backbone_key_file, config.backbone_previous_key_file)),
-      backbone_(loop, receiver_settings(config, signer_.get()), *this),
+      upstream_(make_backbone_upstream(loop, config, *this)),
       listeners_(loop, listener_settings(config),
                  [this](int fd, std::string peer, bool tls) {
                      on_accept(fd, std::move(peer), tls, false);
@@ -240,9 +210,9 @@ void Server::on_housekeeping() {
     check_client_timeouts(now);
     recovery_.on_timer(now);
     report_interest(now);
-    for (uint16_t source : backbone_.sources()) {
-        if (backbone_.control_ready(source) && !recovery_.has_directory(source)) {
-            backbone_.query_directory(source);
+    for (uint16_t source : upstream_->sources()) {
+        if (upstream_->ready(source) && !recovery_.has_directory(source)) {
+            upstream_->query_directory(source);
         }
     }
     if (now - last_rate_sample_ns_ >= 1'000'000'000) {

@@ -1,12 +1,12 @@
 // The fanout server process (one instance of possibly several on a host): owns
 // the event loop's components and implements the item side of the protocol.
 //
-//   backbone -> ItemCache (parse once, merge) -> Fanout (subscriptions) -> clients
-//                         ImageRecovery (images asked upstream, retried)
-//                         InterestReporter (interactive items held / released upstream)
+//   upstream (the backbone) -> ItemCache (parse once, merge) -> Fanout -> clients
+//                              ImageRecovery (images asked upstream, retried)
+//                              InterestReporter (interactive items held / released upstream)
 //
 // An update is parsed once to apply it to the cache; subscribers without a view
-// get the exact bytes from the backbone, and each distinct view is encoded once.
+// get the exact bytes from upstream, and each distinct view is encoded once.
 // Loss, a source going down, or a distributor restart reach every affected
 // subscriber as a suspect status, followed by a fresh image when one arrives.
 #pragma once
@@ -26,13 +26,13 @@
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
 #include "common/net/output_pool.h"
-#include "server/backbone/backbone_receiver.h"
 #include "server/backbone/interest_reporter.h"
 #include "server/client_session.h"
 #include "server/fanout.h"
 #include "server/image_recovery.h"
 #include "server/item_cache.h"
 #include "server/server_config.h"
+#include "server/upstream.h"
 #include "server/websocket/json_protocol.h"
 #include "server/websocket/ws_session.h"
 
@@ -58,10 +58,11 @@ struct ServerCounters {
     uint64_t closed_writes = 0;
 };
 
-// The go-between: the backbone's events and the clients' requests arrive here
+// The go-between: the upstream's events and the clients' requests arrive here
 // and are handed to the rooms that own the state (ItemCache, Fanout,
-// ImageRecovery), which never call one another.
-class Server final : public BackboneReceiver::Handler,
+// ImageRecovery), which never call one another. The upstream (the multicast
+// backbone) is reached only through server/upstream.h.
+class Server final : public Upstream::Handler,
                      public ClientSession::Owner,
                      private ImageRecovery::Link,
                      private InterestReporter::Link {
@@ -83,13 +84,13 @@ class Server final : public BackboneReceiver::Handler,
     // The WebSocket/JSON port; 0 when clients.ws_port is off.
     uint16_t ws_port() const;
 
-    // The backbone (server/backbone/server_backbone.cpp).
-    void on_backbone_message(uint16_t source, const proto::Frame& frame) override;
-    void on_backbone_unrecoverable(uint16_t source, uint64_t from, uint64_t to) override;
+    // The upstream's events (server/server_upstream.cpp).
+    void on_upstream_message(uint16_t source, const proto::Frame& frame) override;
+    void on_source_loss(uint16_t source, const std::string& what) override;
     void on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t epoch) override;
-    void on_control_ready(uint16_t source) override;
+    void on_source_ready(uint16_t source) override;
     void on_source_silent(uint16_t source, bool silent) override;
-    void on_control_answer(uint16_t source, const proto::Frame& frame) override;
+    void on_source_answer(uint16_t source, const proto::Frame& frame) override;
 
     void on_login_request(ClientSession& client, const wire::LoginRequest& request) override;
     void on_subscribe(ClientSession& client, const wire::Subscribe& request) override;
@@ -105,9 +106,9 @@ class Server final : public BackboneReceiver::Handler,
   private:
     // ImageRecovery::Link
     bool send_image_request(uint16_t source, const wire::ImageRequest& request) override {
-        return backbone_.request_image(source, request);
+        return upstream_->request_image(source, request);
     }
-    std::vector<uint16_t> backbone_sources() const override { return backbone_.sources(); }
+    std::vector<uint16_t> upstream_sources() const override { return upstream_->sources(); }
     void tell_waiting(const PendingSubscriber& waiting, const std::string& service,
                       const std::string& name, uint64_t item_id,
                       const wire::Status& status) override {
@@ -116,7 +117,7 @@ class Server final : public BackboneReceiver::Handler,
 
     // InterestReporter::Link
     bool send_interest(uint16_t source, wire::Interest& interest) override {
-        return backbone_.send_interest(source, interest);
+        return upstream_->send_interest(source, interest);
     }
     // Interest in interactive items (server/backbone/server_interest.cpp).
     bool interactive(uint64_t item_id) const;
@@ -130,7 +131,7 @@ class Server final : public BackboneReceiver::Handler,
     void subscribe_one(ClientSession& client, const std::string& service, const std::string& name,
                        uint32_t conflate_ms, bool snapshot, const std::vector<uint32_t>& view);
 
-    // The backbone (server/backbone/server_backbone.cpp).
+    // The upstream's messages (server/server_upstream.cpp).
     bool foreign(uint16_t source, uint64_t item_id);
     void on_refresh(uint16_t source, const proto::Frame& frame);
     void on_update(uint16_t source, const proto::Frame& frame);
@@ -181,9 +182,8 @@ class Server final : public BackboneReceiver::Handler,
     ItemCache cache_;
     Fanout fanout_;  // before clients_: a closing client asks it for its count
     ImageRecovery recovery_;
-    InterestReporter interest_;             // interactive items held and released, told upstream
-    std::unique_ptr<PacketSigner> signer_;  // before backbone_, which uses it
-    BackboneReceiver backbone_;
+    InterestReporter interest_;           // interactive items held and released, told upstream
+    std::unique_ptr<Upstream> upstream_;  // the multicast backbone
     DaemonListeners listeners_;
     // WebSocket/JSON clients (clients.ws_port): their own port, the same sessions.
     std::unique_ptr<JsonEncoder> json_;

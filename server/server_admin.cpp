@@ -56,7 +56,7 @@ std::string Server::info_json() const {
         "\"keys_waiting_for_restart\":{},\"config\":{}}}",
         json_escape(server_id_), config_.instance, process_info_json(), healthy ? "true" : "false",
         json_escape(health_text), drain_.active ? "true" : "false", connections, cache_.size(),
-        fanout_.subscribed_item_count(), subscriptions, backbone_.sources().size(),
+        fanout_.subscribed_item_count(), subscriptions, upstream_->sources().size(),
         json_string_list(keys_waiting_for_restart()), config_json(server_schema().values(config_)));
 }
 

@@ -134,8 +134,9 @@ void add_backbone_keys(config::Schema<ServerConfig>& s) {
     s.integer<uint32_t>("backbone.receive_buffer_bytes", &C::backbone_receive_buffer_bytes, 8 << 20,
                         0, 1 << 30,
                         "SO_RCVBUF of the multicast socket; raise net.core.rmem_max to match.");
-    s.integer<uint32_t>("backbone.max_datagram_bytes", &C::backbone_max_datagram_bytes, 65507, 256,
-                        65507, "Largest datagram accepted.");
+    s.integer<uint32_t>("backbone.max_datagram_bytes", &C::backbone_max_datagram_bytes,
+                        proto::kMaxDatagramBytes, proto::kMinDatagramBytes,
+                        proto::kMaxDatagramBytes, "Largest datagram accepted.");
     s.integer<uint32_t>("backbone.image_request_timeout_ms", &C::backbone_image_request_timeout_ms,
                         1000, 10, 60000, "Resend an unanswered image request after this long.");
     add_backbone_redundancy_and_key_keys(s);

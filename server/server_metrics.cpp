@@ -11,10 +11,8 @@ namespace mdcast::server {
 // the counters log line both read this registry.
 void Server::register_metrics() {
     auto& m = metrics_;
-    const auto& b = backbone_.counters();
     const auto& c = counters_;
     const auto& f = fanout_.counters();
-    const auto recovery = [this] { return backbone_.recovery_counters(); };
     const auto clients = [this](auto read) {
         double sum = 0;
         for (const auto& [id, client] : clients_) {
@@ -43,10 +41,7 @@ void Server::register_metrics() {
     m.counter("interest_unsent_total",
               "Interest messages not sent: the distributor's control address not known yet",
               [&in] { return in.unsent; });
-    m.counter("packets_total", "Backbone datagrams received", [&b] { return b.packets_received; });
-    m.counter("bytes_in_total", "Backbone bytes received", [&b] { return b.bytes_received; });
-    m.counter("messages_total", "Backbone messages delivered in order",
-              [&b] { return b.messages_received; });
+    upstream_->register_metrics(m);
     m.counter("refreshes_in_total", "Refreshes received", [&c] { return c.refreshes_in; });
     m.counter("updates_in_total", "Updates received", [&c] { return c.updates_in; });
     m.counter("statuses_in_total", "Item statuses received", [&c] { return c.statuses_in; });
@@ -55,73 +50,14 @@ void Server::register_metrics() {
               [this] { return recovery_.counters().waiting_for_source; });
     m.counter("not_found_in_total", "NOT_FOUND answers the distributor sent to this server alone",
               [&c] { return c.not_found_in; });
-    m.counter("heartbeats_total", "Backbone heartbeats received",
-              [&b] { return b.heartbeats_received; });
-    m.counter("malformed_packets_total", "Backbone datagrams dropped as malformed",
-              [&b] { return b.malformed_packets; });
-    m.counter("bad_signatures_total", "Backbone datagrams unsigned or forged, dropped",
-              [&b] { return b.bad_signatures; });
-    m.counter("source_silences_total",
-              "Times a distributor went silent for backbone.source_silent_ms (its items suspect)",
-              [&b] { return b.source_silences; });
-    m.counter("stalls_total",
-              "Times this server found it had not run for a while (paused): sources not blamed",
-              [&b] { return b.stalls; });
-    m.counter("stale_epochs_total",
-              "Backbone datagrams of an older epoch than the distributor's current one, dropped",
-              [&b] { return b.stale_epochs; });
     m.counter("malformed_messages_total", "Messages dropped as malformed",
               [&c] { return c.malformed_messages; });
     m.counter("foreign_messages_total", "Messages for another distributor's ids, dropped",
               [&c] { return c.foreign_messages; });
-    m.counter("foreign_sources_total", "Packets from distributors beyond backbone.max_sources",
-              [&b] { return b.foreign_sources; });
     m.counter("item_gaps_total", "Updates that skipped an item's sequence",
               [&c] { return c.item_gaps; });
     m.counter("dropped_total", "Updates dropped: stale, no image or unknown item",
               [&c] { return c.updates_dropped; });
-    m.counter("kernel_drops_total", "Datagrams the kernel dropped on the backbone sockets",
-              [this] { return backbone_.kernel_drops(); });
-    m.counter("injected_drops_total", "Packets dropped by testing.loss",
-              [&b] { return b.injected_drops; });
-    m.counter("gaps_total", "Backbone gaps detected", [recovery] { return recovery().gaps; });
-    m.counter("missing_total", "Backbone packets found missing",
-              [recovery] { return recovery().missing_detected; });
-    m.counter("repaired_total", "Missing packets that arrived later",
-              [recovery] { return recovery().repaired; });
-    m.counter("repairs_received_total", "Datagrams flagged as retransmissions",
-              [&b] { return b.repairs_received; });
-    m.counter("coalesced_packets_total",
-              "Backbone datagrams that arrived several to a message (UDP_GRO)",
-              [&b] { return b.coalesced_packets; });
-    m.counter("duplicates_total", "Backbone packets received twice",
-              [recovery] { return recovery().duplicates; });
-    m.counter("out_of_order_total", "Packets held after a gap",
-              [recovery] { return recovery().out_of_order; });
-    m.counter("naks_total", "NAK messages sent", [recovery] { return recovery().naks_sent; });
-    m.counter("nak_sequences_total", "Sequences asked for in NAKs",
-              [recovery] { return recovery().nak_sequences; });
-    m.counter("unrecoverable_total", "Backbone packets given up",
-              [recovery] { return recovery().unrecoverable; });
-    m.counter("epoch_changes_total", "Distributor restarts seen",
-              [recovery] { return recovery().epoch_changes; });
-    m.counter("jumps_refused_total",
-              "Packets or heartbeats too far ahead in sequence, not believed (dropped)",
-              [recovery] { return recovery().jumps_refused; });
-    m.counter("jumps_taken_total", "Far sequence jumps confirmed and taken",
-              [recovery] { return recovery().jumps_taken; });
-    m.histogram("repair_seconds", "Repair time: loss seen to repair received",
-                [this] { return backbone_.repair_times().prometheus_seconds(); });
-    m.histogram("rtt_seconds", "Round trips to the distributors (control probes)",
-                [this] { return backbone_.round_trips().prometheus_seconds(); });
-    m.gauge("sources", "Distributors heard on the backbone",
-            [this] { return backbone_.sources().size(); });
-    m.gauge("sources_silent", "Distributors heard before but silent now (their items suspect)",
-            [this] {
-                size_t silent = 0;
-                for (uint16_t source : backbone_.sources()) silent += backbone_.silent(source);
-                return silent;
-            });
     m.gauge("items_suspect", "Cached items whose data is not current (stale or suspect)", [this] {
         size_t suspect = 0;
         cache_.for_each(
@@ -220,10 +156,10 @@ void Server::log_counters(spdlog::level::level_enum level) {
 std::pair<bool, std::string> Server::health() const {
     if (clients_.shutting_down()) return {false, "shutting down"};
     if (drain_.active) return {false, "draining: clients are moving to other instances"};
-    const auto sources = backbone_.sources();
+    const auto sources = upstream_->sources();
     if (sources.empty()) return {false, "no distributor heard on the backbone yet"};
     for (uint16_t source : sources) {
-        if (!backbone_.silent(source)) return {true, "ok"};
+        if (!upstream_->silent(source)) return {true, "ok"};
     }
     return {false, "every distributor is silent"};
 }

@@ -8,14 +8,16 @@
 #include <cerrno>
 #include <cstring>
 
+#include "proto/limits.h"
+
 namespace mdcast {
 
 namespace {
-constexpr size_t kMaxPerCall = 64;        // sendmmsg: datagrams a call
-constexpr size_t kMaxSegments = 64;       // UDP_MAX_SEGMENTS of every kernel with the offload
-constexpr size_t kMaxUdpPayload = 65507;  // one IPv4 UDP send, all segments together
-// Zeros the paddings point at (a datagram is at most kMaxUdpPayload bytes).
-const uint8_t kZeros[kMaxUdpPayload] = {};
+constexpr size_t kMaxPerCall = 64;   // sendmmsg: datagrams a call
+constexpr size_t kMaxSegments = 64;  // UDP_MAX_SEGMENTS of every kernel with the offload
+// One IPv4 UDP send, all segments together, is at most proto::kMaxDatagramBytes; so are
+// the paddings, which point at these zeros.
+const uint8_t kZeros[proto::kMaxDatagramBytes] = {};
 
 // The kernel cannot segment (no checksum offload or an IPsec route: EIO; a
 // segment above the path MTU, a socket without checksums: EINVAL; a kernel
@@ -56,7 +58,7 @@ size_t DatagramBatchSender::run_length(std::span<const std::span<const uint8_t>>
     size_t count = 0;
     for (const auto& datagram : datagrams) {
         const size_t widest = std::max(segment, datagram.size());
-        if (count == kMaxSegments || widest * (count + 1) > kMaxUdpPayload) break;
+        if (count == kMaxSegments || widest * (count + 1) > proto::kMaxDatagramBytes) break;
         segment = widest;
         ++count;
     }

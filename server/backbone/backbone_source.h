@@ -1,141 +1,120 @@
-#pragma once
 // One distributor as a server's backbone receiver follows it: its epoch and
 // loss recovery, its control address and the control packets (NAKs, image
-// requests, probes) queued for it, its round-trip time. Private to
-// backbone_receiver*.cpp: the receiver's own state is reached through it.
-#include <arpa/inet.h>
+// requests, probes) queued for it, its round-trip time, its silence.
+//
+// A data packet's messages are found once, when the receiver validates it on
+// arrival; the source hands them on from there when LossRecovery delivers the
+// packet, at once or after a gap (offsets into the packet survive its copy into
+// the hold buffer), without reading the packet again.
+#pragma once
 
+#include <netinet/in.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
+#include <span>
+#include <vector>
 
-#include "server/backbone/backbone_receiver.h"
+#include "common/latency_histogram.h"
+#include "common/logging.h"
+#include "common/net/event_loop.h"
+#include "common/net/lossy_socket.h"
+#include "proto/backbone_packet.h"
+#include "proto/packet_signer.h"
+#include "server/backbone/backbone_counters.h"
+#include "server/backbone/loss_recovery.h"
+#include "server/upstream.h"
 
 namespace mdcast::server {
 
-using proto::PacketMessageIterator;
+// Where one message lies in its packet: offsets survive the packet being
+// copied into LossRecovery's hold buffer.
+struct FrameRef {
+    proto::FrameType type;
+    uint32_t offset;       // of the frame header
+    uint32_t size;         // header + body
+    uint32_t body_offset;  // of the body
+};
+using PacketFrames = std::vector<FrameRef>;
 
-inline LossRecoverySettings seeded(LossRecoverySettings settings, uint16_t source) {
-    settings.seed ^= source;  // servers and sources back off differently
-    return settings;
-}
+// What every source of one receiver shares; the receiver owns all of it.
+struct BackboneSourceContext {
+    Upstream::Handler& handler;
+    LossySocket& control_socket;
+    const PacketSigner* signer;
+    Trigger& control_flush;  // fired when a control packet is queued
+    BackboneReceiverCounters& counters;
+    LatencyHistogram& repair_times;
+    log::RateLimiter& loss_log_limit;
+    spdlog::logger& log;
+    uint64_t server_id;  // this server's identity in its control messages
+};
 
-class BackboneReceiver::Source final : public LossRecovery::Handler {
+class BackboneSource final : private LossRecovery::Handler {
   public:
-    Source(BackboneReceiver& receiver, uint16_t source_id, const LossRecoverySettings& settings)
-        : id(source_id),
-          recovery(seeded(settings, source_id), *this),
-          control_packet(1400, receiver.settings_.signer ? kSignatureBytes : 0),
-          receiver_(receiver) {}
+    BackboneSource(BackboneSourceContext& context, uint16_t id,
+                   const LossRecoverySettings& settings);
 
-    const uint16_t id;
-    LossRecovery recovery;
-    std::optional<sockaddr_in> control_address;
-    proto::PacketBuilder control_packet;
-    int64_t last_heard_ns = 0;
-    bool silent = false;
-    int64_t smoothed_rtt_ns = 0;
+    uint16_t id() const { return id_; }
+    const LossRecovery& recovery() const { return recovery_; }
+    bool silent() const { return silent_; }
+    int64_t last_heard_ns() const { return last_heard_ns_; }
+    const std::optional<sockaddr_in>& control_address() const { return control_address_; }
+    void set_control_address(const sockaddr_in& address) { control_address_ = address; }
 
     // Epochs grow with the distributor's start time: an older one than the
     // epoch followed is a replayed packet from before a restart. Only a silent
     // source (its host's clock stepped back across a restart) may go back.
-    bool refuses_epoch(uint64_t epoch) {
-        if (recovery.epoch() == 0 || epoch >= recovery.epoch() || silent) return false;
-        ++receiver_.counters_.stale_epochs;
-        return true;
-    }
+    bool refuses_epoch(uint64_t epoch);
+    void heard(int64_t now);
+    // Silence checks: `now` counts as heard (the process had stalled), or the
+    // source is silent from now on (the handler is told).
+    void reset_heard(int64_t now) { last_heard_ns_ = now; }
+    void go_silent();
 
-    void heard(int64_t now) {
-        last_heard_ns = now;
-        if (!silent) return;
-        silent = false;
-        receiver_.log_->info("distributor {} is heard again", id);
-        receiver_.handler_.on_source_silent(id, false);
+    // A validated data packet and its messages, in whatever order it arrived.
+    void on_data(const proto::PacketHeader& header, std::span<const uint8_t> datagram,
+                 const PacketFrames& frames, int64_t now);
+    void on_heartbeat(uint64_t epoch, uint64_t next_sequence, uint64_t trailing_edge, int64_t now) {
+        recovery_.on_heartbeat(epoch, next_sequence, trailing_edge, now);
     }
+    int64_t next_deadline() const { return recovery_.next_deadline(); }
+    // The NAK timer: asks again for what is still missing.
+    void on_nak_timer(int64_t now);
 
-    bool queue_control(proto::FrameType type, const google::protobuf::MessageLite& message) {
-        if (!control_address) return false;
-        const size_t size = proto::frame_bytes(message);
-        if (size > control_packet.max_bytes() - proto::kPacketHeaderBytes) return false;
-        if (!control_packet.fits(size)) flush_control();
-        control_packet.add(type, message);
-        receiver_.control_flush_.fire();
-        return true;
-    }
-
-    void flush_control() {
-        if (control_packet.empty() || !control_address) return;
-        const auto datagram = finish_packet(control_packet, proto::PacketType::kControl,
-                                            recovery.epoch(), 0, receiver_.settings_.signer);
-        auto& counters = receiver_.counters_;
-        if (receiver_.control_send_loss_.drop()) {
-            ++counters.injected_drops;
-        } else if (receiver_.control_socket_.send_to(datagram, *control_address)) {
-            ++counters.control_packets_sent;
-        } else {
-            ++counters.control_send_failures;
-        }
-        control_packet.reset();
-    }
-
-    void send_naks(const LossRecovery::Ranges& ranges) {
-        if (ranges.empty() || !control_address) return;
-        wire::v1::Nak nak;
-        nak.set_server_id(receiver_.server_id_);
-        for (const auto& [from, to] : ranges) {
-            auto* range = nak.add_ranges();
-            range->set_from(from);
-            range->set_to(to);
-            if (nak.ranges_size() == 64) {  // keep one NAK within one control datagram
-                queue_control(proto::FrameType::kNak, nak);
-                nak.clear_ranges();
-            }
-        }
-        if (nak.ranges_size() > 0) queue_control(proto::FrameType::kNak, nak);
-        flush_control();  // NAKs do not wait for the end of the iteration
-    }
-
+    // Queues a control message for the end of the loop iteration; false when the
+    // control address is not known yet or the message cannot fit a datagram.
+    bool queue_control(proto::FrameType type, const google::protobuf::MessageLite& message);
+    void flush_control();
     // Smoothed like TCP's SRTT (gain 1/8); NAK retries wait at least two of them.
-    void note_round_trip(int64_t rtt_ns) {
-        smoothed_rtt_ns =
-            smoothed_rtt_ns == 0 ? rtt_ns : smoothed_rtt_ns + (rtt_ns - smoothed_rtt_ns) / 8;
-        recovery.set_retry_floor(2 * smoothed_rtt_ns);
-    }
-
-    void on_deliver(uint64_t, std::span<const uint8_t> datagram) override {
-        proto::PacketHeader header;
-        proto::decode_packet_header(datagram, header);  // validated on arrival
-        PacketMessageIterator messages(datagram, header, proto::kBackboneDataTypes);
-        proto::Frame frame;
-        while (messages.next(frame) == PacketMessageIterator::Result::kFrame) {
-            ++receiver_.counters_.messages_received;
-            receiver_.handler_.on_backbone_message(id, frame);
-        }
-    }
-
-    void on_unrecoverable(uint64_t from, uint64_t to) override {
-        uint64_t suppressed = 0;
-        if (receiver_.loss_log_limit_.allow(suppressed)) {
-            receiver_.log_->warn(
-                "unrecoverable loss from distributor {}: packets [{}, {}) ({} similar suppressed)",
-                id, from, to, suppressed);
-        }
-        receiver_.handler_.on_backbone_unrecoverable(id, from, to);
-    }
-
-    void on_repaired(uint64_t, int64_t recovery_ns) override {
-        receiver_.repair_times_.record(recovery_ns);
-    }
-
-    void on_source_reset(uint64_t previous_epoch, uint64_t epoch) override {
-        control_address.reset();  // learnt again from the new epoch's heartbeat
-        control_packet.reset();
-        receiver_.log_->log(previous_epoch == 0 ? spdlog::level::info : spdlog::level::warn,
-                            "distributor {}: epoch {:016x} (previous {:016x})", id, epoch,
-                            previous_epoch);
-        receiver_.handler_.on_source_reset(id, previous_epoch, epoch);
-    }
+    void note_round_trip(int64_t rtt_ns);
 
   private:
-    BackboneReceiver& receiver_;
+    void send_naks(const LossRecovery::Ranges& ranges);
+    void deliver(const PacketFrames& frames, std::span<const uint8_t> datagram);
+    void forget_frames_below(uint64_t sequence);
+
+    // LossRecovery::Handler
+    void on_deliver(uint64_t sequence, std::span<const uint8_t> datagram) override;
+    void on_unrecoverable(uint64_t from, uint64_t to) override;
+    void on_repaired(uint64_t sequence, int64_t recovery_ns) override;
+    void on_source_reset(uint64_t previous_epoch, uint64_t epoch) override;
+
+    BackboneSourceContext& context_;
+    const uint16_t id_;
+    LossRecovery recovery_;
+    std::optional<sockaddr_in> control_address_;
+    proto::PacketBuilder control_packet_;
+    int64_t last_heard_ns_ = 0;
+    bool silent_ = false;
+    int64_t smoothed_rtt_ns_ = 0;
+    // The messages of the packet arriving now, until it is delivered, and of
+    // each packet held after a gap, by sequence (bounded by what LossRecovery holds).
+    const PacketFrames* arriving_ = nullptr;
+    uint64_t arriving_sequence_ = 0;
+    std::map<uint64_t, PacketFrames> held_frames_;
 };
 
 }  // namespace mdcast::server

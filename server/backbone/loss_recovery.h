@@ -101,6 +101,8 @@ class LossRecovery {
     uint64_t next_expected() const { return next_expected_; }
     size_t missing() const { return missing_.size(); }
     size_t buffered_bytes() const { return buffered_bytes_; }
+    // True while the packet is held after a gap (its copy waits for delivery).
+    bool holds(uint64_t sequence) const { return held_.contains(sequence); }
     const LossRecoveryCounters& counters() const { return counters_; }
 
   private:

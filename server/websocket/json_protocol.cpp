@@ -6,9 +6,13 @@
 #include <cstdio>
 #include <ctime>
 
-#include "server/websocket/ws_frames.h"
+#include "proto/websocket/ws_frames.h"
 
 namespace mdcast::server {
+
+using proto::append_ws_frame;
+using proto::frame_ws_text;
+using proto::WsOpcode;
 
 namespace {
 

@@ -3,14 +3,16 @@
 #include <wslay/wslay.h>
 
 #include "common/clock.h"
+#include "proto/websocket/ws_frames.h"
+#include "proto/websocket/ws_handshake.h"
 #include "server/client_session.h"
 #include "server/make_status.h"
-#include "server/websocket/ws_frames.h"
-#include "server/websocket/ws_handshake.h"
 
 namespace mdcast::server {
 
 using proto::FrameType;
+using proto::ws_close_frame;
+using proto::WsHandshake;
 
 // WebSocket close codes (RFC 6455 section 7.4.1).
 namespace ws_code {

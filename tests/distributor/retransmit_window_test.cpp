@@ -4,6 +4,8 @@
 #include <random>
 #include <vector>
 
+#include "proto/limits.h"
+
 using mdcast::distributor::RetransmitWindow;
 using Verdict = RetransmitWindow::RepairVerdict;
 
@@ -131,7 +133,7 @@ TEST_CASE("more datagrams than the first entry ring holds", "[retransmit_window]
 TEST_CASE("a datagram out of the size range is refused", "[retransmit_window]") {
     RetransmitWindow window(1 << 20, 1000 * kMs);
     CHECK_THROWS_AS(window.store(1, bytes(0, 0), 0), std::logic_error);
-    CHECK_THROWS_AS(window.store(1, bytes(RetransmitWindow::kMaxDatagramBytes + 1, 0), 0),
+    CHECK_THROWS_AS(window.store(1, bytes(mdcast::proto::kMaxDatagramBytes + 1, 0), 0),
                     std::logic_error);
     CHECK(window.packets() == 0);
 }

@@ -25,21 +25,21 @@ using namespace mdcast;
 
 namespace {
 
-class Handler final : public server::BackboneReceiver::Handler {
+class Handler final : public server::Upstream::Handler {
   public:
-    void on_backbone_message(uint16_t, const proto::Frame& frame) override {
+    void on_upstream_message(uint16_t, const proto::Frame& frame) override {
         if (!proto::kBackboneDataTypes.contains(static_cast<uint16_t>(frame.type))) std::abort();
         if (frame.type == proto::FrameType::kUpdate) (void)proto::decode_update(frame.body, view_);
     }
-    void on_backbone_unrecoverable(uint16_t, uint64_t from, uint64_t to) override {
-        if (from >= to) std::abort();
+    void on_source_loss(uint16_t, const std::string& what) override {
+        if (what.empty()) std::abort();
     }
     void on_source_reset(uint16_t, uint64_t previous, uint64_t epoch) override {
         if (previous == epoch) std::abort();
     }
-    void on_control_ready(uint16_t) override {}
+    void on_source_ready(uint16_t) override {}
     void on_source_silent(uint16_t, bool) override {}
-    void on_control_answer(uint16_t, const proto::Frame& frame) override {
+    void on_source_answer(uint16_t, const proto::Frame& frame) override {
         if (frame.type != proto::FrameType::kItemStatus) std::abort();
     }
 

@@ -8,15 +8,15 @@
 #include <string_view>
 
 #include "fuzz_input.h"
+#include "proto/websocket/ws_handshake.h"
 #include "server/websocket/json_requests.h"
-#include "server/websocket/ws_handshake.h"
 
 namespace {
 
 using mdcast::server::JsonError;
 
 void fuzz_head(std::string_view bytes) {
-    using mdcast::server::WsHandshake;
+    using mdcast::proto::WsHandshake;
     const auto length = WsHandshake::head_length(bytes);
     if (!length) return;
     const auto request = WsHandshake::parse(bytes.substr(0, *length));

@@ -42,7 +42,7 @@ struct ServerSide : ImageRecovery::Link {
         sent.emplace_back(source, request);
         return true;
     }
-    std::vector<uint16_t> backbone_sources() const override { return sources; }
+    std::vector<uint16_t> upstream_sources() const override { return sources; }
     void tell_waiting(const PendingSubscriber& waiting, const std::string& service,
                       const std::string& name, uint64_t item_id,
                       const wire::Status& status) override {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "proto/backbone_packet.h"
+#include "proto/limits.h"
 #include "tools/capture/backbone_tally.h"
 #include "tools/replay/capture_timeline.h"
 #include "wire/backbone.pb.h"
@@ -108,7 +109,7 @@ TEST_CASE("frames that are not whole UDP datagrams over IPv4 are refused", "[cap
     ipv6[12] = 0x86;
     CHECK_FALSE(parse_udp_frame(DLT_EN10MB, ipv6, parsed));
     CHECK_FALSE(parse_udp_frame(DLT_LINUX_SLL, frame, parsed));
-    const std::vector<uint8_t> too_big(kMaxUdpPayloadBytes + 1);
+    const std::vector<uint8_t> too_big(proto::kMaxDatagramBytes + 1);
     datagram.payload = too_big;
     CHECK_FALSE(build_udp_frame(datagram, 1, frame));
 }

@@ -44,7 +44,7 @@
 #include "common/config/command_line.h"
 #include "common/net/host_port.h"
 #include "item_table.h"
-#include "server/websocket/ws_handshake.h"
+#include "proto/websocket/ws_handshake.h"
 #include "tools/process_usage.h"
 #include "tools/sample_items.h"
 #include "tools/threaded_tool.h"
@@ -140,14 +140,14 @@ std::string upgrade(int fd, const HostPort& server) {
                                 "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                                 "Sec-WebSocket-Key: " +
                                 key + "\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: " +
-                                std::string(server::kJsonSubprotocol) + "\r\n\r\n";
+                                std::string(proto::kJsonSubprotocol) + "\r\n\r\n";
     if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
         static_cast<ssize_t>(request.size()))
         throw std::runtime_error("handshake with " + text_of(server) +
                                  ": send failed: " + std::strerror(errno));
     std::string got;
     std::optional<size_t> head;
-    while (!(head = server::WsHandshake::head_length(got))) {
+    while (!(head = proto::WsHandshake::head_length(got))) {
         char buffer[4096];
         const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
         if (n <= 0)
@@ -155,7 +155,7 @@ std::string upgrade(int fd, const HostPort& server) {
                                      (n == 0 ? "connection closed before an answer"
                                              : std::string("no answer: ") + std::strerror(errno)));
         got.append(buffer, static_cast<size_t>(n));
-        if (got.size() > server::WsHandshake::kMaxHeadBytes)
+        if (got.size() > proto::WsHandshake::kMaxHeadBytes)
             throw std::runtime_error("handshake with " + text_of(server) +
                                      ": answer head over 8 KiB");
     }
@@ -165,7 +165,7 @@ std::string upgrade(int fd, const HostPort& server) {
         throw std::runtime_error("handshake refused by " + text_of(server) + ": " + status +
                                  (got.size() > *head ? " (" + got.substr(*head, 200) + ")" : ""));
     const std::string accept = header_value(response, "sec-websocket-accept");
-    if (accept != server::WsHandshake::accept_key(key))
+    if (accept != proto::WsHandshake::accept_key(key))
         throw std::runtime_error("handshake with " + text_of(server) +
                                  ": wrong Sec-WebSocket-Accept '" + accept + "'");
     return got.substr(*head);

@@ -5,19 +5,19 @@
 #include <cstring>
 
 #include "common/clock.h"
+#include "proto/limits.h"
 
 namespace mdcast::tools {
 namespace {
 
 constexpr size_t kBatchDatagrams = 64;
-constexpr size_t kMaxDatagramBytes = 65536;
 
 }  // namespace
 
 CaptureApp::CaptureApp(EventLoop& loop, CaptureOptions options)
     : loop_(loop),
       options_(std::move(options)),
-      batch_(kBatchDatagrams, kMaxDatagramBytes),
+      batch_(kBatchDatagrams, proto::kMaxDatagramBytes),
       deadline_(loop, [this] { stop("duration reached"); }),
       log_(log::get("capture")) {}
 

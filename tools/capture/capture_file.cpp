@@ -7,6 +7,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "proto/limits.h"
+
 namespace mdcast::tools {
 namespace {
 
@@ -76,7 +78,7 @@ bool parse_ipv4_udp(std::span<const uint8_t> packet, CapturedDatagram& out) {
 }  // namespace
 
 bool build_udp_frame(const CapturedDatagram& datagram, uint16_t ip_id, std::vector<uint8_t>& out) {
-    if (datagram.payload.size() > kMaxUdpPayloadBytes) return false;
+    if (datagram.payload.size() > proto::kMaxDatagramBytes) return false;
     out.assign(kFrameOverheadBytes, 0);
     uint8_t* eth = out.data();
     destination_mac(datagram.destination, eth);

@@ -25,7 +25,6 @@ constexpr size_t kEthernetHeaderBytes = 14;
 constexpr size_t kIpv4HeaderBytes = 20;
 constexpr size_t kUdpHeaderBytes = 8;
 constexpr size_t kFrameOverheadBytes = kEthernetHeaderBytes + kIpv4HeaderBytes + kUdpHeaderBytes;
-constexpr size_t kMaxUdpPayloadBytes = 65535 - kIpv4HeaderBytes - kUdpHeaderBytes;
 
 // One UDP datagram as stored in a capture.
 struct CapturedDatagram {

@@ -1,8 +1,9 @@
 // BackboneReceiver fed datagrams directly (its socket path is the integration
 // tests'): validation before anything is held, delivery in order and once per
-// distributor, epochs (a restart resets, a replayed older epoch is refused),
-// the max_sources bound and signatures. Control packets it would send are
-// dropped by its loss injector, so nothing leaves the process.
+// distributor (several messages to a packet, held after a gap or not),
+// epochs (a restart resets, a replayed older epoch is refused), the
+// max_sources bound and signatures. Control packets it would send are dropped
+// by its control socket's loss, so nothing leaves the process.
 #include "server/backbone/backbone_receiver.h"
 
 #include <arpa/inet.h>
@@ -13,6 +14,7 @@
 
 #include "common/clock.h"
 #include "proto/backbone_packet.h"
+#include "proto/limits.h"
 #include "proto/packet_signer.h"
 #include "proto/source_ids.h"
 #include "wire/backbone.pb.h"
@@ -23,21 +25,21 @@ namespace wire_v1 = mdcast::wire::v1;
 
 namespace {
 
-struct Recorder final : server::BackboneReceiver::Handler {
+struct Recorder final : server::Upstream::Handler {
     std::vector<std::pair<uint16_t, std::string>> messages;  // source, item name
     std::vector<std::tuple<uint16_t, uint64_t, uint64_t>> resets;
-    void on_backbone_message(uint16_t source, const proto::Frame& frame) override {
+    void on_upstream_message(uint16_t source, const proto::Frame& frame) override {
         wire_v1::ItemStatus status;
         REQUIRE(status.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())));
         messages.emplace_back(source, status.item_name());
     }
-    void on_backbone_unrecoverable(uint16_t, uint64_t, uint64_t) override {}
+    void on_source_loss(uint16_t, const std::string&) override {}
     void on_source_reset(uint16_t source, uint64_t previous, uint64_t epoch) override {
         resets.emplace_back(source, previous, epoch);
     }
-    void on_control_ready(uint16_t) override {}
+    void on_source_ready(uint16_t) override {}
     void on_source_silent(uint16_t, bool) override {}
-    void on_control_answer(uint16_t, const proto::Frame&) override {}
+    void on_source_answer(uint16_t, const proto::Frame&) override {}
 
     std::vector<std::string> names() const {
         std::vector<std::string> out;
@@ -47,14 +49,14 @@ struct Recorder final : server::BackboneReceiver::Handler {
 };
 
 server::BackboneReceiver::Settings settings(size_t max_sources = 4,
-                                            const PacketSigner* signer = nullptr) {
+                                            std::shared_ptr<const PacketSigner> signer = nullptr) {
     server::BackboneReceiver::Settings s;
     s.groups.push_back({"239.255.91.18", 0, "127.0.0.1", 0, true});
     s.max_sources = static_cast<uint32_t>(max_sources);
     s.recovery.max_buffered_bytes = 1 << 20;
     s.recovery.max_gap_packets = 1000;
     s.control_send_loss.rate = 1.0;  // never send
-    s.signer = signer;
+    s.signer = std::move(signer);
     return s;
 }
 
@@ -71,6 +73,19 @@ std::vector<uint8_t> data_packet(uint64_t epoch, uint64_t sequence, const std::s
     }
     const auto packet = builder.finish_with_trailer(proto::PacketType::kData, epoch, sequence);
     signer->sign_datagram(packet);
+    return {packet.begin(), packet.end()};
+}
+
+// A data packet carrying one ItemStatus per name, several messages to a packet.
+std::vector<uint8_t> packet_of(uint64_t epoch, uint64_t sequence,
+                               const std::vector<std::string>& names) {
+    proto::PacketBuilder builder(proto::kDefaultDatagramBytes);
+    for (const auto& name : names) {
+        wire_v1::ItemStatus status;
+        status.set_item_name(name);
+        builder.add(proto::FrameType::kItemStatus, status);
+    }
+    const auto packet = builder.finish(proto::PacketType::kData, epoch, sequence);
     return {packet.begin(), packet.end()};
 }
 
@@ -111,6 +126,30 @@ TEST_CASE("a distributor's data is delivered in order and once, a reordered pack
     CHECK(f.receiver.counters().packets_received == 4);
     REQUIRE(f.recorder.resets.size() == 1);  // first heard: previous epoch 0
     CHECK(std::get<1>(f.recorder.resets[0]) == 0);
+}
+
+// The messages are found once, on arrival; a held packet's go with its copy.
+TEST_CASE("the messages of a packet held after a gap are delivered with it, once",
+          "[backbone_receiver]") {
+    Fixture f;
+    f.feed(packet_of(kEpoch, 1, {"A1", "A2"}));
+    f.feed(packet_of(kEpoch, 3, {"C1", "C2", "C3"}));
+    f.feed(packet_of(kEpoch, 3, {"X"}));  // another packet 3: the first one is held
+    CHECK(f.recorder.names() == std::vector<std::string>{"A1", "A2"});
+    f.feed(packet_of(kEpoch, 2, {"B1"}));
+    CHECK(f.recorder.names() == std::vector<std::string>{"A1", "A2", "B1", "C1", "C2", "C3"});
+    CHECK(f.receiver.counters().messages_received == 6);
+}
+
+TEST_CASE("a restart drops what the old epoch held and delivers the new one's messages",
+          "[backbone_receiver]") {
+    Fixture f;
+    f.feed(packet_of(kEpoch, 1, {"A"}));
+    f.feed(packet_of(kEpoch, 3, {"held"}));
+    const uint64_t restarted = proto::make_epoch(1, 2'000'000);
+    f.feed(packet_of(restarted, 3, {"N1", "N2"}));  // the new epoch joins at its live edge
+    f.feed(packet_of(restarted, 4, {"N3"}));
+    CHECK(f.recorder.names() == std::vector<std::string>{"A", "N1", "N2", "N3"});
 }
 
 TEST_CASE("malformed datagrams are counted and deliver nothing", "[backbone_receiver]") {
@@ -161,13 +200,13 @@ TEST_CASE("distributors beyond max_sources are dropped, the first one kept",
 }
 
 TEST_CASE("with a key, unsigned and forged packets are dropped", "[backbone_receiver]") {
-    const PacketSigner signer(std::string(32, 'k'), "");
+    const auto signer = std::make_shared<const PacketSigner>(std::string(32, 'k'), "");
     const PacketSigner other(std::string(32, 'x'), "");
-    Fixture f(settings(4, &signer));
+    Fixture f(settings(4, signer));
     f.feed(data_packet(kEpoch, 1, "unsigned"));
     f.feed(data_packet(kEpoch, 1, "forged", &other));
     CHECK(f.recorder.messages.empty());
     CHECK(f.receiver.counters().bad_signatures == 2);
-    f.feed(data_packet(kEpoch, 1, "signed", &signer));
+    f.feed(data_packet(kEpoch, 1, "signed", signer.get()));
     CHECK(f.recorder.names() == std::vector<std::string>{"signed"});
 }

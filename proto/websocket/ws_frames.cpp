@@ -1,10 +1,10 @@
-#include "server/websocket/ws_frames.h"
+#include "proto/websocket/ws_frames.h"
 
 #include <wslay/wslay.h>
 
 #include <stdexcept>
 
-namespace mdcast::server {
+namespace mdcast::proto {
 
 namespace {
 
@@ -79,4 +79,4 @@ std::string ws_close_frame(uint16_t code, std::string_view reason) {
     return frame;
 }
 
-}  // namespace mdcast::server
+}  // namespace mdcast::proto

@@ -1,12 +1,12 @@
-// Tests for server/websocket/ws_handshake.h: the RFC 6455 accept key, the upgrade, the
+// Tests for proto/websocket/ws_handshake.h: the RFC 6455 accept key, the upgrade, the
 // page, and the refusals.
-#include "server/websocket/ws_handshake.h"
+#include "proto/websocket/ws_handshake.h"
 
 #include <catch2/catch.hpp>
 
 namespace {
 
-using mdcast::server::WsHandshake;
+using mdcast::proto::WsHandshake;
 
 WsHandshake::Answer answer_to(const std::string& head, const std::string& page = "") {
     const auto request = WsHandshake::parse(head);

@@ -1,4 +1,4 @@
-#include "server/websocket/ws_handshake.h"
+#include "proto/websocket/ws_handshake.h"
 
 #include <openssl/evp.h>
 #include <openssl/sha.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace mdcast::server {
+namespace mdcast::proto {
 
 namespace {
 
@@ -138,4 +138,4 @@ WsHandshake::Answer WsHandshake::answer(const HttpRequest& request, const std::s
     return {Kind::kUpgrade, response + "\r\n", ""};
 }
 
-}  // namespace mdcast::server
+}  // namespace mdcast::proto

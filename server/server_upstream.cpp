@@ -1,7 +1,8 @@
-// The server's side of the backbone: each message is parsed once and applied
-// to the cache, then handed to the fan-out (what subscribers are told) and to
-// image recovery (what must be asked again upstream). Loss, silence and a
-// distributor's restart are turned into statuses and fresh image requests.
+// The server's side of its upstream (server/upstream.h): each message is parsed
+// once and applied to the cache, then handed to the fan-out (what subscribers
+// are told) and to image recovery (what must be asked again upstream). Loss,
+// silence and a distributor's restart are turned into statuses and fresh image
+// requests. Nothing here knows how the messages travelled.
 #include <algorithm>
 
 #include "proto/source_ids.h"
@@ -12,7 +13,7 @@ namespace mdcast::server {
 
 using proto::FrameType;
 
-void Server::on_backbone_message(uint16_t source, const proto::Frame& frame) {
+void Server::on_upstream_message(uint16_t source, const proto::Frame& frame) {
     switch (frame.type) {
         case FrameType::kUpdate:
             return on_update(source, frame);
@@ -128,7 +129,7 @@ void Server::on_item_status(uint16_t source, const proto::Frame& frame) {
 
 // A NOT_FOUND the distributor sent to this server alone: it closes the names
 // waiting here; nothing else (no cached item, no other server) is touched.
-void Server::on_control_answer(uint16_t, const proto::Frame& frame) {
+void Server::on_source_answer(uint16_t, const proto::Frame& frame) {
     wire::ItemStatus status;
     if (!status.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) ||
         status.item_id() != 0 || status.status().code() != wire::STATUS_NOT_FOUND ||
@@ -182,14 +183,12 @@ std::vector<CachedItem*> Server::items_of_source(uint16_t source) {
     return items;
 }
 
-void Server::on_backbone_unrecoverable(uint16_t source, uint64_t from, uint64_t to) {
+void Server::on_source_loss(uint16_t source, const std::string& what) {
     // Any item of that distributor may have missed updates in what could not be
     // repaired: they all go suspect, subscribed ones are re-imaged.
-    const std::string text =
-        "backbone packets " + std::to_string(from) + ".." + std::to_string(to - 1) + " lost";
     std::vector<CachedItem*> subscribed;
     for (CachedItem* item : items_of_source(source)) {
-        ItemCache::invalidate(*item, wire::STATUS_UNRECOVERABLE_LOSS, text);
+        ItemCache::invalidate(*item, wire::STATUS_UNRECOVERABLE_LOSS, what);
         if (fanout_.has_subscribers(item->id)) subscribed.push_back(item);
     }
     fan_out_group(wire::GROUP_SOURCE, source, "", subscribed);
@@ -230,8 +229,8 @@ void Server::on_source_silent(uint16_t source, bool silent) {
     fan_out_group(wire::GROUP_SOURCE, source, "", items);
 }
 
-void Server::on_control_ready(uint16_t source) {
-    backbone_.query_directory(source);  // pending names are routed when its directory arrives
+void Server::on_source_ready(uint16_t source) {
+    upstream_->query_directory(source);  // pending names are routed when its directory arrives
 }
 
 }  // namespace mdcast::server

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace mdcast::server {
+namespace mdcast::proto {
 
 // The subprotocol LSEG's WebSocket API names; echoed when the client offers it.
 inline constexpr std::string_view kJsonSubprotocol = "tr_json2";
@@ -48,4 +48,4 @@ class WsHandshake {
     static std::string http_error(int code, std::string_view reason, std::string_view text);
 };
 
-}  // namespace mdcast::server
+}  // namespace mdcast::proto

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace mdcast::server {
+namespace mdcast::proto {
 
 enum class WsOpcode : uint8_t {
     kText = 0x1,
@@ -26,4 +26,4 @@ void frame_ws_text(std::string& out, size_t from);
 // A close frame with the status code and reason (cut to fit a control frame).
 std::string ws_close_frame(uint16_t code, std::string_view reason);
 
-}  // namespace mdcast::server
+}  // namespace mdcast::proto

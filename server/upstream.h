@@ -1,0 +1,71 @@
+// What the server needs from whatever feeds it, and nothing more: the items'
+// messages in order, each source's state (ready, silent, restarted, loss it
+// could not repair), the means to ask upstream (images, directories, interest
+// in interactive items) and its own figures. The multicast backbone
+// (server/backbone/backbone_receiver.h) is the first implementation; another,
+// such as a TCP link to a parent server, plugs in here without touching the
+// fan-out, the cache or the sessions.
+//
+// A source is one distributor, told apart by the 16-bit id that also sits in
+// the top bits of every item and service id it assigns (proto/source_ids.h).
+// Repair is the upstream's own business: the server only hears of loss that
+// could not be repaired.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/metrics.h"
+#include "proto/frame.h"
+#include "wire/backbone.pb.h"
+
+namespace mdcast::server {
+
+class Upstream {
+  public:
+    // What the upstream tells the server; every event names its source.
+    class Handler {
+      public:
+        // An item message (refresh, update, item status, directory), in the
+        // source's order, exactly once. `frame.whole` may be forwarded as is.
+        virtual void on_upstream_message(uint16_t source, const proto::Frame& frame) = 0;
+        // Messages of the source are lost for good: any of its items may have
+        // missed updates. `what` says which, for the statuses subscribers get.
+        virtual void on_source_loss(uint16_t source, const std::string& what) = 0;
+        // A new epoch (previous 0: first heard). Item ids of the old epoch are void.
+        virtual void on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t epoch) = 0;
+        // The source can be asked now (request_image, query_directory, send_interest).
+        virtual void on_source_ready(uint16_t source) = 0;
+        // Nothing heard from the source for a while (true), or heard again (false).
+        virtual void on_source_silent(uint16_t source, bool silent) = 0;
+        // An answer the source sent to this server alone: an ItemStatus saying a
+        // name this server asked for is not found.
+        virtual void on_source_answer(uint16_t source, const proto::Frame& frame) = 0;
+
+      protected:
+        virtual ~Handler() = default;
+    };
+
+    virtual ~Upstream() = default;
+
+    // Every source heard, ready or not.
+    virtual std::vector<uint16_t> sources() const = 0;
+    virtual bool ready(uint16_t source) const = 0;
+    // True for a source not heard (or not heard of).
+    virtual bool silent(uint16_t source) const = 0;
+
+    // Requests, queued for the source and sent at the end of the loop
+    // iteration. False when the source cannot be asked now (not ready).
+    virtual bool request_image(uint16_t source,
+                               const ::mdcast::wire::v1::ImageRequest& request) = 0;
+    virtual bool query_directory(uint16_t source) = 0;
+    // Interest in interactive items; the upstream stamps the source's epoch.
+    virtual bool send_interest(uint16_t source, ::mdcast::wire::v1::Interest& interest) = 0;
+
+    // Declares the upstream's counters, gauges and histograms in the server's
+    // registry (read by /metrics and the counters log line).
+    virtual void register_metrics(MetricsRegistry& metrics) const = 0;
+};
+
+}  // namespace mdcast::server
