@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         tally.add(datagram.payload);
         timeline.add(time_ns += 1000, datagram.payload);
     }
-    timeline.finish();
+    timeline.finish(10 * 1000 * 1000 * 1000LL);  // mdcast-replay's default --max-gap
     if (tally.unfilled() > tally.missing()) std::abort();
     (void)tally.json_fields();
     return 0;
