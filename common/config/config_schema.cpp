@@ -164,6 +164,15 @@ std::string ConfigError::to_string() const {
 ConfigErrors::ConfigErrors(std::vector<ConfigError> errors)
     : std::runtime_error(join_errors(errors)), errors_(std::move(errors)) {}
 
+std::vector<std::string> changed_under(const std::vector<ConfigChange>& changes,
+                                       const std::string& section) {
+    std::vector<std::string> keys;
+    for (const auto& change : changes) {
+        if (starts_with_section(change.key, section)) keys.push_back(change.key);
+    }
+    return keys;
+}
+
 namespace detail {
 
 // Mutable context of one load() call.
@@ -191,6 +200,16 @@ void SchemaCore::add(KeyInfo info) {
         }
     }
     keys_.push_back(std::move(info));
+}
+
+void SchemaCore::mark_last_reloads() {
+    if (keys_.empty()) throw std::logic_error("config schema: reloads() before any key");
+    keys_.back().reloads = true;
+}
+
+bool SchemaCore::reloads(const std::string& key) const {
+    const std::optional<size_t> index = find_key(key);
+    return index && keys_[*index].reloads;
 }
 
 namespace {
@@ -412,13 +431,15 @@ std::string SchemaCore::describe() const {
     text += wrap_text(
         "The file is YAML. A dotted key such as 'listen.port' is written as nested mappings "
         "('listen:' then an indented 'port:'). Keys that are left out keep their default; "
-        "unknown keys are rejected.",
+        "unknown keys are rejected. A key that says 'reloads on SIGHUP' takes effect on "
+        "SIGHUP (systemctl reload); the others need a restart.",
         0, kDescribeWidth);
     text += "\n";
     for (const auto& info : keys_) {
         text += "\n" + info.key + " (" + info.type;
         if (!info.constraint.empty()) text += ", " + info.constraint;
-        text += "; default " + info.default_text + ")\n";
+        text += "; default " + info.default_text;
+        text += info.reloads ? "; reloads on SIGHUP)\n" : "; needs a restart)\n";
         if (!info.doc.empty()) text += wrap_text(info.doc, kDocIndent, kDescribeWidth) + "\n";
     }
     return text;
