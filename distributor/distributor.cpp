@@ -224,11 +224,8 @@ bool Distributor::replace_earlier_connection(PublisherSession& claimant, uint64_
 
 config::ReloadResult Distributor::reload(const DistributorConfig& fresh,
                                          const std::vector<config::ConfigChange>& changes) {
-    // Limits checked when a connection or request arrives apply from now on.
-    std::vector<std::string> reloadable{"publishers.max_connections"};
-    for (auto& key : reloadable_auth_keys(config_, fresh)) reloadable.push_back(std::move(key));
     config::ReloadResult result;
-    result.applied = distributor_schema().apply_changes(changes, reloadable, fresh, config_);
+    result.restart = auth_keys_needing_restart(config_, fresh, changes);
     // The users file is re-read on every SIGHUP. A publisher whose user is gone
     // is closed; a changed password does not log anyone out.
     if (auth_.reload(auth_settings(fresh))) {
@@ -241,14 +238,8 @@ config::ReloadResult Distributor::reload(const DistributorConfig& fresh,
         }
     }
     // Certificate files are re-read on every SIGHUP, changed names or not.
-    if (listeners_.reload_tls(tls_server_settings(fresh), fresh.tls_handshake_timeout_ms)) {
-        auto tls_keys =
-            distributor_schema().apply_changes(changes, kTlsReloadableKeys, fresh, config_);
-        result.applied.insert(result.applied.end(), tls_keys.begin(), tls_keys.end());
-    } else {
-        result.failed =
-            config::Schema<DistributorConfig>::changed_among(changes, kTlsReloadableKeys);
-    }
+    if (!listeners_.reload_tls(tls_server_settings(fresh), fresh.tls_handshake_timeout_ms))
+        result.failed = config::changed_under(changes, "tls");
     return result;
 }
 

@@ -38,7 +38,9 @@ class Distributor final : public PublisherSession::Owner,
                           public ImageService::Link,
                           public InterestLeases::Link {
   public:
-    // Binds every socket; throws std::runtime_error naming what failed.
+    // Binds every socket; throws std::runtime_error naming what failed. `config` is
+    // the running configuration, kept by reference: it outlives the daemon, and a
+    // SIGHUP copies the keys that reload into it (daemon_main's reload_daemon).
     Distributor(EventLoop& loop, const DistributorConfig& config);
     ~Distributor();
 
@@ -46,8 +48,8 @@ class Distributor final : public PublisherSession::Owner,
     // the loop once they are flushed or shutdown.grace_ms passed; a second call
     // stops at once.
     void shutdown(const std::string& why);
-    // SIGHUP: applies the changed keys it can and says which it applied and which
-    // failed to load (daemon_main logs the rest as needing a restart).
+    // SIGHUP: re-reads the users and certificate files; of `changes` (the changed
+    // keys whose schema rows reload) says which failed to load or need a restart.
     config::ReloadResult reload(const DistributorConfig& fresh,
                                 const std::vector<config::ConfigChange>& changes);
 
@@ -94,7 +96,7 @@ class Distributor final : public PublisherSession::Owner,
     AdminHttp::Handlers admin_handlers();
 
     EventLoop& loop_;
-    DistributorConfig config_;
+    const DistributorConfig& config_;  // the running configuration (see the constructor)
     std::shared_ptr<spdlog::logger> log_;
     auth::Authenticator auth_;  // publisher logins
     FlushScheduler publisher_flusher_;

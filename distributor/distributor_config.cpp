@@ -56,7 +56,8 @@ config::Schema<DistributorConfig> build_schema() {
     s.integer<uint16_t>("publishers.tls_port", &C::publishers_tls_port, 14101, 0, 65535,
                         "TLS port for publishers (0: pick a free port and log it).");
     s.integer<uint32_t>("publishers.max_connections", &C::publishers_max_connections, 64, 1, 100000,
-                        "Publisher connections accepted at once; more are refused.");
+                        "Publisher connections accepted at once; more are refused.")
+        .reloads();
     s.integer<uint32_t>("publishers.max_frame_bytes", &C::publishers_max_frame_bytes, 65536,
                         proto::kMinFrameBodyBytes, proto::kMaxFrameBodyBytes,
                         "Largest frame body a publisher may send.");
@@ -175,7 +176,7 @@ config::Problems distributor_preflight(const DistributorConfig& c) {
          {"admin.port", c.admin_port, c.admin_enabled}},
         problems);
     config::check_tls_files(c.publishers_tls, tls_server_settings(c), problems);
-    config::check_users_file("auth.users_file", c.auth_users_file, problems);
+    config::check_users_file("auth.users_file", c.auth.users_file, problems);
     config::check_admin_token("admin.token_file", c.admin_token_file, problems);
     config::check_key_files("backbone", c.backbone_key_file, c.backbone_previous_key_file,
                             problems);

@@ -12,8 +12,8 @@
 
 namespace mdcast::distributor {
 
-// The auth.* keys are members of AuthConfig (common/auth/auth_keys.h), the tls.* keys
-// of TlsKeys (declared by add_tls_keys).
+// The auth.* keys are bound into AuthConfig::auth (common/auth/auth_keys.h), the tls.* keys
+// into TlsKeys (declared by add_tls_keys).
 struct DistributorConfig : AuthConfig, TlsKeys {
     std::string log_level;
     std::string log_format;

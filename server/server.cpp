@@ -248,23 +248,15 @@ void Server::check_client_timeouts(int64_t now) {
 
 config::ReloadResult Server::reload(const ServerConfig& fresh,
                                     const std::vector<config::ConfigChange>& changes) {
-    // Limits checked when a connection or request arrives apply from now on.
-    std::vector<std::string> reloadable{"clients.max_connections", "clients.max_items_per_request",
-                                        "clients.max_subscriptions"};
-    for (auto& key : reloadable_auth_keys(config_, fresh)) reloadable.push_back(std::move(key));
     config::ReloadResult result;
-    result.applied = server_schema().apply_changes(changes, reloadable, fresh, config_);
+    result.restart = auth_keys_needing_restart(config_, fresh, changes);
     // The users file is re-read on every SIGHUP, changed path or not.
     if (auth_.reload(auth_settings(fresh))) enforce_access();
     // Certificate files are re-read on every SIGHUP, changed names or not.
     if (ws_listeners_)
         ws_listeners_->reload_tls(tls_server_settings(fresh), fresh.tls_handshake_timeout_ms);
-    if (listeners_.reload_tls(tls_server_settings(fresh), fresh.tls_handshake_timeout_ms)) {
-        auto tls_keys = server_schema().apply_changes(changes, kTlsReloadableKeys, fresh, config_);
-        result.applied.insert(result.applied.end(), tls_keys.begin(), tls_keys.end());
-    } else {
-        result.failed = config::Schema<ServerConfig>::changed_among(changes, kTlsReloadableKeys);
-    }
+    if (!listeners_.reload_tls(tls_server_settings(fresh), fresh.tls_handshake_timeout_ms))
+        result.failed = config::changed_under(changes, "tls");
     return result;
 }
 

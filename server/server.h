@@ -67,7 +67,9 @@ class Server final : public Upstream::Handler,
                      private ImageRecovery::Link,
                      private InterestReporter::Link {
   public:
-    // Binds every socket; throws std::runtime_error naming what failed.
+    // Binds every socket; throws std::runtime_error naming what failed. `config` is
+    // the running configuration, kept by reference: it outlives the daemon, and a
+    // SIGHUP copies the keys that reload into it (daemon_main's reload_daemon).
     Server(EventLoop& loop, const ServerConfig& config);
     ~Server();
 
@@ -75,8 +77,8 @@ class Server final : public Upstream::Handler,
     // what is queued for it, and stops the loop once all is written or
     // shutdown.grace_ms passed; a second call stops at once.
     void shutdown(const std::string& why);
-    // SIGHUP: applies the changed keys it can and says which it applied and which
-    // failed to load (daemon_main logs the rest as needing a restart).
+    // SIGHUP: re-reads the users and certificate files; of `changes` (the changed
+    // keys whose schema rows reload) says which failed to load or need a restart.
     config::ReloadResult reload(const ServerConfig& fresh,
                                 const std::vector<config::ConfigChange>& changes);
     uint16_t client_port() const { return listeners_.port(); }
@@ -173,7 +175,7 @@ class Server final : public Upstream::Handler,
     void log_counters(spdlog::level::level_enum level);
 
     EventLoop& loop_;
-    ServerConfig config_;
+    const ServerConfig& config_;  // the running configuration (see the constructor)
     std::string server_id_;
     std::shared_ptr<spdlog::logger> log_;
     auth::Authenticator auth_;  // logins and entitlements

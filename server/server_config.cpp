@@ -51,14 +51,17 @@ void add_client_keys(config::Schema<ServerConfig>& s) {
         "TLS port for clients of instance 1; instance N uses port + N - 1 (0: pick a "
         "free port and log it).");
     s.integer<uint32_t>("clients.max_connections", &C::clients_max_connections, 1000, 1, 1000000,
-                        "Client connections accepted at once; more are refused with a reason.");
+                        "Client connections accepted at once; more are refused with a reason.")
+        .reloads();
     s.integer<uint32_t>("clients.max_frame_bytes", &C::clients_max_frame_bytes, 65536,
                         proto::kMinFrameBodyBytes, proto::kMaxFrameBodyBytes,
                         "Largest frame body a client may send.");
     s.integer<uint32_t>("clients.max_items_per_request", &C::clients_max_items_per_request, 10000,
-                        1, 1000000, "Item names in one (batch) subscribe request.");
+                        1, 1000000, "Item names in one (batch) subscribe request.")
+        .reloads();
     s.integer<uint32_t>("clients.max_subscriptions", &C::clients_max_subscriptions, 100000, 1,
-                        10000000, "Open items per client connection.");
+                        10000000, "Open items per client connection.")
+        .reloads();
     s.integer<uint32_t>("clients.heartbeat_interval_ms", &C::clients_heartbeat_interval_ms, 5000,
                         100, 600000, "Clients are asked to ping at least this often.");
     s.integer<uint32_t>("clients.idle_timeout_ms", &C::clients_idle_timeout_ms, 15000, 0, 3600000,
@@ -285,7 +288,7 @@ config::Problems server_preflight(const ServerConfig& c) {
             problems.push_back({"clients.ws_dictionary_file", error.what()});
         }
     }
-    config::check_users_file("auth.users_file", c.auth_users_file, problems);
+    config::check_users_file("auth.users_file", c.auth.users_file, problems);
     config::check_admin_token("admin.token_file", c.admin_token_file, problems);
     config::check_key_files("backbone", c.backbone_key_file, c.backbone_previous_key_file,
                             problems);

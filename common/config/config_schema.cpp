@@ -1,18 +1,13 @@
 #include "common/config/config_schema.h"
 
-#include <arpa/inet.h>
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
-#include <charconv>
-#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -53,37 +48,9 @@ YAML::Mark value_mark(const YAML::Node& mapping, std::string_view key) {
     return dot == std::string_view::npos ? child.Mark() : value_mark(child, key.substr(dot + 1));
 }
 
-// Human name of what a node holds, for "expected X, got Y" messages.
-std::string node_kind(const YAML::Node& node) {
-    switch (node.Type()) {
-        case YAML::NodeType::Map:
-            return "a mapping";
-        case YAML::NodeType::Sequence:
-            return "a list";
-        case YAML::NodeType::Scalar:
-            return "'" + node.Scalar() + "'";
-        default:
-            return "nothing";
-    }
-}
-
 std::string with_article(const std::string& noun) {
     bool vowel = !noun.empty() && std::string_view("aeiou").find(noun[0]) != std::string::npos;
     return (vowel ? "an " : "a ") + noun;
-}
-
-bool require_scalar(const YAML::Node& node, const std::string& expected,
-                    detail::ValueError& error) {
-    if (node.IsScalar()) return true;
-    error.message = "expected " + expected + ", got " + node_kind(node);
-    return false;
-}
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-        return std::tolower(static_cast<unsigned char>(x)) ==
-               std::tolower(static_cast<unsigned char>(y));
-    });
 }
 
 bool is_valid_key(const std::string& key) {
@@ -164,6 +131,15 @@ std::string ConfigError::to_string() const {
 ConfigErrors::ConfigErrors(std::vector<ConfigError> errors)
     : std::runtime_error(join_errors(errors)), errors_(std::move(errors)) {}
 
+std::vector<std::string> changed_under(const std::vector<ConfigChange>& changes,
+                                       const std::string& section) {
+    std::vector<std::string> keys;
+    for (const auto& change : changes) {
+        if (starts_with_section(change.key, section)) keys.push_back(change.key);
+    }
+    return keys;
+}
+
 namespace detail {
 
 // Mutable context of one load() call.
@@ -191,6 +167,16 @@ void SchemaCore::add(KeyInfo info) {
         }
     }
     keys_.push_back(std::move(info));
+}
+
+void SchemaCore::mark_last_reloads() {
+    if (keys_.empty()) throw std::logic_error("config schema: reloads() before any key");
+    keys_.back().reloads = true;
+}
+
+bool SchemaCore::reloads(const std::string& key) const {
+    const std::optional<size_t> index = find_key(key);
+    return index && keys_[*index].reloads;
 }
 
 namespace {
@@ -249,7 +235,7 @@ void SchemaCore::load(const std::string& yaml_text, const std::string& file_name
             walk_mapping(root, "", state);
         } else {
             state.report(root.Mark(), "",
-                         "the top level must be a mapping of keys, got " + node_kind(root));
+                         "the top level must be a mapping of keys, got " + detail::node_kind(root));
         }
     }
     if (!state.errors.empty()) throw ConfigErrors(std::move(state.errors));
@@ -262,7 +248,8 @@ void SchemaCore::walk_mapping(const YAML::Node& mapping, const std::string& pref
     for (const auto& pair : mapping) {
         const YAML::Node& key = pair.first;
         if (!key.IsScalar()) {
-            state.report(key.Mark(), prefix, "keys must be plain names, got " + node_kind(key));
+            state.report(key.Mark(), prefix,
+                         "keys must be plain names, got " + detail::node_kind(key));
             continue;
         }
         std::string full_key = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();
@@ -306,7 +293,7 @@ void SchemaCore::walk_pair(const YAML::Node& key, const YAML::Node& value,
         } else if (!value.IsNull()) {
             state.report(value.Mark(), full_key,
                          "expected a mapping (section with keys " + section_children(full_key) +
-                             "), got " + node_kind(value));
+                             "), got " + detail::node_kind(value));
         }
         return;
     }
@@ -412,159 +399,16 @@ std::string SchemaCore::describe() const {
     text += wrap_text(
         "The file is YAML. A dotted key such as 'listen.port' is written as nested mappings "
         "('listen:' then an indented 'port:'). Keys that are left out keep their default; "
-        "unknown keys are rejected.",
+        "unknown keys are rejected. A key that says 'reloads on SIGHUP' takes effect on "
+        "SIGHUP (systemctl reload); the others need a restart.",
         0, kDescribeWidth);
     text += "\n";
     for (const auto& info : keys_) {
         text += "\n" + info.key + " (" + info.type;
         if (!info.constraint.empty()) text += ", " + info.constraint;
-        text += "; default " + info.default_text + ")\n";
+        text += "; default " + info.default_text;
+        text += info.reloads ? "; reloads on SIGHUP)\n" : "; needs a restart)\n";
         if (!info.doc.empty()) text += wrap_text(info.doc, kDocIndent, kDescribeWidth) + "\n";
-    }
-    return text;
-}
-
-bool parse_integer(const YAML::Node& node, ParsedInteger& out, ValueError& error) {
-    if (!require_scalar(node, "an integer", error)) return false;
-    std::string_view text = node.Scalar();
-    bool negative = !text.empty() && text.front() == '-';
-    if (!text.empty() && (text.front() == '-' || text.front() == '+')) text.remove_prefix(1);
-    int base = 10;
-    if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-        base = 16;
-        text.remove_prefix(2);
-    }
-    uintmax_t magnitude = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), magnitude, base);
-    if (text.empty() || end != text.data() + text.size() ||
-        (ec != std::errc() && ec != std::errc::result_out_of_range)) {
-        error.message = "expected an integer, got '" + node.Scalar() + "'";
-        return false;
-    }
-    constexpr auto kMaxNegative = static_cast<uintmax_t>(std::numeric_limits<intmax_t>::max()) + 1;
-    out = ParsedInteger{};
-    out.negative = negative && magnitude != 0;
-    out.overflow = ec == std::errc::result_out_of_range || (negative && magnitude > kMaxNegative);
-    if (out.overflow) return true;
-    if (out.negative) {
-        // -(magnitude - 1) - 1 avoids overflowing on the most negative value.
-        out.negative_value = -static_cast<intmax_t>(magnitude - 1) - 1;
-    } else {
-        out.positive_value = magnitude;
-    }
-    return true;
-}
-
-std::string out_of_range_message(const YAML::Node& node, const std::string& min,
-                                 const std::string& max) {
-    return node.Scalar() + " is out of range (allowed " + min + ".." + max + ")";
-}
-
-bool convert_real(const YAML::Node& node, double min, double max, double& out, ValueError& error) {
-    if (!require_scalar(node, "a real number", error)) return false;
-    std::string_view text = node.Scalar();
-    if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-    double value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
-        !std::isfinite(value)) {
-        error.message = "expected a real number, got '" + node.Scalar() + "'";
-        return false;
-    }
-    if (value < min || value > max) {
-        error.message = out_of_range_message(node, real_text(min), real_text(max));
-        return false;
-    }
-    out = value;
-    return true;
-}
-
-bool convert_boolean(const YAML::Node& node, bool& out, ValueError& error) {
-    if (!require_scalar(node, "a boolean", error)) return false;
-    const std::string& text = node.Scalar();
-    // YAML 1.1 spellings, which is what people write in config files.
-    static constexpr std::pair<std::string_view, bool> kBooleanWords[] = {
-        {"true", true},   {"yes", true}, {"on", true},
-        {"false", false}, {"no", false}, {"off", false}};
-    for (const auto& [word, value] : kBooleanWords) {
-        if (equals_ignoring_case(text, word)) {
-            out = value;
-            return true;
-        }
-    }
-    error.message = "expected a boolean (true/false, yes/no, on/off), got '" + text + "'";
-    return false;
-}
-
-bool convert_string(const YAML::Node& node, std::string& out, ValueError& error) {
-    if (!require_scalar(node, "a string", error)) return false;
-    out = node.Scalar();
-    return true;
-}
-
-bool convert_address(const YAML::Node& node, std::string& out, ValueError& error) {
-    if (!require_scalar(node, "an IP address", error)) return false;
-    const std::string& text = node.Scalar();
-    unsigned char buffer[sizeof(struct in6_addr)];
-    if (inet_pton(AF_INET, text.c_str(), buffer) != 1 &&
-        inet_pton(AF_INET6, text.c_str(), buffer) != 1) {
-        error.message = "'" + text +
-                        "' is not an IPv4 or IPv6 address (host names are not "
-                        "accepted)";
-        return false;
-    }
-    out = text;
-    return true;
-}
-
-bool convert_choice(const YAML::Node& node, const std::vector<std::string>& allowed,
-                    std::string& out, ValueError& error) {
-    if (!require_scalar(node, "one of: " + list_text(allowed), error)) return false;
-    const std::string& text = node.Scalar();
-    if (std::find(allowed.begin(), allowed.end(), text) == allowed.end()) {
-        error.message = "'" + text + "' is not one of: " + list_text(allowed);
-        return false;
-    }
-    out = text;
-    return true;
-}
-
-bool convert_string_list(const YAML::Node& node, std::vector<std::string>& out, ValueError& error) {
-    if (!node.IsSequence()) {
-        error.message = "expected a list of strings, got " + node_kind(node);
-        return false;
-    }
-    std::vector<std::string> values;
-    for (size_t i = 0; i < node.size(); ++i) {
-        const YAML::Node element = node[i];
-        if (!element.IsScalar()) {
-            error.message = "list element " + std::to_string(i + 1) + " must be a string, got " +
-                            node_kind(element);
-            if (!element.IsNull()) error.mark = element.Mark();
-            return false;
-        }
-        values.push_back(element.Scalar());
-    }
-    out = std::move(values);
-    return true;
-}
-
-std::string real_text(double value) {
-    std::ostringstream text;
-    text.imbue(std::locale::classic());
-    text << value;
-    return text.str();
-}
-
-std::string quoted(const std::string& value) {
-    return "\"" + value + "\"";
-}
-
-std::string list_text(const std::vector<std::string>& values) {
-    std::string text;
-    for (const auto& value : values) {
-        if (!text.empty()) text += ", ";
-        text += value;
     }
     return text;
 }

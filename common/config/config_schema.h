@@ -1,12 +1,15 @@
-// Declarative YAML configuration: each daemon declares every key exactly once (key, type,
-// default, range, doc string) and gets a loader that fills a plain struct, refuses unknown keys
-// and reports every problem in the file at once with file:line:column.
+// Declarative YAML configuration: each daemon declares every key exactly once, in one row
+// (key, type, default, range, doc string, and whether a SIGHUP reloads it), and gets a loader
+// that fills a plain struct, refuses unknown keys and reports every problem in the file at once
+// with file:line:column. --help-config (describe()), the SIGHUP reload (apply_reload()) and the
+// example-file check (check_example()) all read the rows, so a new row is all a new key needs.
 //
 // Usage:
-//   struct ServerConfig { std::string listen_address; uint16_t listen_port; };
+//   struct ServerConfig { std::string listen_address; uint16_t listen_port; uint32_t max; };
 //   const auto schema = config::Schema<ServerConfig>("mdcast-server")
 //       .address("listen.address", &ServerConfig::listen_address, "0.0.0.0", "Address to bind.")
-//       .integer("listen.port", &ServerConfig::listen_port, 9000, 1, 65535, "TCP port.");
+//       .integer("listen.port", &ServerConfig::listen_port, 9000, 1, 65535, "TCP port.")
+//       .integer("listen.max", &ServerConfig::max, 100, 1, 1000, "Connections.").reloads();
 //   ServerConfig config = schema.load_file(path);  // throws config::ConfigErrors
 //
 // A dotted key "listen.port" is written in YAML as a `listen:` mapping containing `port:`.
@@ -24,6 +27,9 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "common/config/config_member.h"
+#include "common/config/config_values.h"
 
 namespace mdcast::config {
 
@@ -57,11 +63,24 @@ struct Problem {
 };
 using Problems = std::vector<Problem>;
 
-// What a daemon did with the changed keys on SIGHUP.
+// What a daemon's SIGHUP hook says about the changed keys whose rows reload: every one of
+// them is applied except these.
 struct ReloadResult {
-    std::vector<std::string> applied;  // in effect from now on
-    std::vector<std::string> failed;   // reloadable, but the files they name did not load
+    std::vector<std::string> failed;   // the files they name did not load: the running value stays
+    std::vector<std::string> restart;  // this change of them needs a restart after all
 };
+
+// What a SIGHUP did with one changed key.
+enum class ReloadVerdict { kApplied, kFailed, kRestart };
+struct ReloadStep {
+    ConfigChange change;
+    ReloadVerdict verdict;
+};
+
+// The changed keys under `section` ("tls" for tls.cert_file, ...), e.g. every changed key of a
+// component whose reload failed.
+std::vector<std::string> changed_under(const std::vector<ConfigChange>& changes,
+                                       const std::string& section);
 
 // Thrown by Schema::load_* with every error found, never with an empty list. what() holds one
 // formatted error per line, ready to print.
@@ -76,13 +95,6 @@ class ConfigErrors : public std::runtime_error {
 
 namespace detail {
 
-// Why a single value was rejected. `mark` points inside the value (e.g. at one bad element of
-// a list); when null, the error is reported at the value itself.
-struct ValueError {
-    std::string message;
-    YAML::Mark mark = YAML::Mark::null_mark();
-};
-
 // What the loader and describe() know about one key, independent of the target struct.
 struct KeyInfo {
     std::string key;
@@ -90,6 +102,7 @@ struct KeyInfo {
     std::string default_text;  // default rendered for humans
     std::string constraint;    // "range 1..65535", "one of: a, b", or empty
     std::string doc;
+    bool reloads = false;  // a SIGHUP applies it; else it needs a restart
 };
 
 // Applies the YAML value of the key with index `key_index` (order of declaration) to the
@@ -104,6 +117,11 @@ class SchemaCore {
     // Registers a key; throws std::logic_error for a malformed key (components must be
     // [a-z0-9_]+ joined by '.'), a duplicate, or a key that clashes with a section.
     void add(KeyInfo info);
+
+    // Marks the key registered last as applied on SIGHUP; std::logic_error before any key.
+    void mark_last_reloads();
+    bool reloads(const std::string& key) const;
+    const std::vector<KeyInfo>& keys() const { return keys_; }
 
     // Parses `yaml_text` and applies every known key through `apply`; throws ConfigErrors
     // listing every problem. Keys absent from the text are not touched.
@@ -135,74 +153,11 @@ class SchemaCore {
     std::vector<KeyInfo> keys_;
 };
 
-// Result of reading an integer scalar before the range check, so that one parser serves
-// every integral member type.
-struct ParsedInteger {
-    bool negative = false;
-    bool overflow = false;  // does not fit in intmax_t / uintmax_t at all
-    intmax_t negative_value = 0;
-    uintmax_t positive_value = 0;
-};
-
-// Scalar converters: return false and fill `error` when the node is not an acceptable value.
-bool parse_integer(const YAML::Node& node, ParsedInteger& out, ValueError& error);
-std::string out_of_range_message(const YAML::Node& node, const std::string& min,
-                                 const std::string& max);
-bool convert_real(const YAML::Node& node, double min, double max, double& out, ValueError& error);
-bool convert_boolean(const YAML::Node& node, bool& out, ValueError& error);
-bool convert_string(const YAML::Node& node, std::string& out, ValueError& error);
-bool convert_address(const YAML::Node& node, std::string& out, ValueError& error);
-bool convert_choice(const YAML::Node& node, const std::vector<std::string>& allowed,
-                    std::string& out, ValueError& error);
-bool convert_string_list(const YAML::Node& node, std::vector<std::string>& out, ValueError& error);
-
-// Rendering of defaults and constraints for describe().
-std::string real_text(double value);
-std::string quoted(const std::string& value);
-std::string list_text(const std::vector<std::string>& values);
-
-template <class M>
-bool integer_in_range(const ParsedInteger& parsed, M min, M max) {
-    if (parsed.overflow) return false;
-    if (parsed.negative) {
-        return std::cmp_greater_equal(parsed.negative_value, min) &&
-               std::cmp_less_equal(parsed.negative_value, max);
-    }
-    return std::cmp_greater_equal(parsed.positive_value, min) &&
-           std::cmp_less_equal(parsed.positive_value, max);
-}
-
-// Any integral type except bool (which has its own converter) and character types.
-template <class M>
-bool convert_integer(const YAML::Node& node, M min, M max, M& out, ValueError& error) {
-    ParsedInteger parsed;
-    if (!parse_integer(node, parsed, error)) return false;
-    if (!integer_in_range(parsed, min, max)) {
-        error.message = out_of_range_message(node, std::to_string(min), std::to_string(max));
-        return false;
-    }
-    out = parsed.negative ? static_cast<M>(parsed.negative_value)
-                          : static_cast<M>(parsed.positive_value);
-    return true;
-}
-
-// A member's value as the reload log shows it.
-inline std::string value_text(bool value) {
-    return value ? "true" : "false";
-}
-inline std::string value_text(double value) {
-    return real_text(value);
-}
-inline std::string value_text(const std::string& value) {
-    return quoted(value);
-}
-inline std::string value_text(const std::vector<std::string>& values) {
-    return "[" + list_text(values) + "]";
-}
-template <class M>
-requires std::is_integral_v<M> std::string value_text(M value) {
-    return std::to_string(value);
-}
+// The example-file rules that need the text: every key present, and "[reloads]" on the
+// line of exactly the keys that reload (common/config/example_file.cpp).
+std::vector<ConfigError> example_key_errors(const std::vector<KeyInfo>& keys,
+                                            const std::string& yaml_text,
+                                            const std::string& file_name);
 
 }  // namespace detail
 
@@ -216,15 +171,15 @@ class Schema {
     template <class M>
     Schema& integer(std::string key, M T::*member, std::type_identity_t<M> default_value,
                     std::type_identity_t<M> min, std::type_identity_t<M> max, std::string doc) {
-        static_assert(std::is_integral_v<M> && !std::is_same_v<M, bool>,
-                      "integer() needs an integral member; use boolean() for bool");
-        std::string range = "range " + std::to_string(min) + ".." + std::to_string(max);
-        return add({std::move(key), "integer", std::to_string(default_value), std::move(range),
-                    std::move(doc)},
-                   member, default_value,
-                   [member, min, max](const YAML::Node& node, T& target, ValueError& error) {
-                       return detail::convert_integer(node, min, max, target.*member, error);
-                   });
+        return integer_at(std::move(key), member, default_value, min, max, std::move(doc));
+    }
+
+    // The same, bound into a component's settings struct held in T (config_member.h).
+    template <class Outer, class Inner>
+    Schema& integer(std::string key, Nested<Outer, Inner> member,
+                    detail::field_t<Inner> default_value, detail::field_t<Inner> min,
+                    detail::field_t<Inner> max, std::string doc) {
+        return integer_at(std::move(key), member, default_value, min, max, std::move(doc));
     }
 
     Schema& real(std::string key, double T::*member, double default_value, double min, double max,
@@ -234,7 +189,8 @@ class Schema {
                     std::move(doc)},
                    member, default_value,
                    [member, min, max](const YAML::Node& node, T& target, ValueError& error) {
-                       return detail::convert_real(node, min, max, target.*member, error);
+                       return detail::convert_real(node, min, max, detail::field(target, member),
+                                                   error);
                    });
     }
 
@@ -242,17 +198,19 @@ class Schema {
         return add(
             {std::move(key), "boolean", default_value ? "true" : "false", "", std::move(doc)},
             member, default_value, [member](const YAML::Node& node, T& target, ValueError& error) {
-                return detail::convert_boolean(node, target.*member, error);
+                return detail::convert_boolean(node, detail::field(target, member), error);
             });
     }
 
-    Schema& string(std::string key, std::string T::*member, std::string default_value,
-                   std::string doc) {
+    // `member`: a member pointer or a nested() chain (config_member.h).
+    template <class Access>
+    Schema& string(std::string key, Access member, std::string default_value, std::string doc) {
+        static_assert(std::is_same_v<detail::field_t<Access>, std::string>);
         std::string shown = detail::quoted(default_value);
         return add({std::move(key), "string", std::move(shown), "", std::move(doc)}, member,
                    std::move(default_value),
                    [member](const YAML::Node& node, T& target, ValueError& error) {
-                       return detail::convert_string(node, target.*member, error);
+                       return detail::convert_string(node, detail::field(target, member), error);
                    });
     }
 
@@ -264,13 +222,16 @@ class Schema {
             {std::move(key), "address", std::move(shown), "IPv4 or IPv6 literal", std::move(doc)},
             member, std::move(default_value),
             [member](const YAML::Node& node, T& target, ValueError& error) {
-                return detail::convert_address(node, target.*member, error);
+                return detail::convert_address(node, detail::field(target, member), error);
             });
     }
 
-    // String restricted to `allowed` (compared exactly, case-sensitive).
-    Schema& choice(std::string key, std::string T::*member, std::string default_value,
+    // String restricted to `allowed` (compared exactly, case-sensitive). `member`: a
+    // member pointer or a nested() chain.
+    template <class Access>
+    Schema& choice(std::string key, Access member, std::string default_value,
                    std::vector<std::string> allowed, std::string doc) {
+        static_assert(std::is_same_v<detail::field_t<Access>, std::string>);
         std::string shown = detail::quoted(default_value);
         std::string constraint = "one of: " + detail::list_text(allowed);
         return add(
@@ -278,7 +239,7 @@ class Schema {
             member, std::move(default_value),
             [member, allowed = std::move(allowed)](const YAML::Node& node, T& target,
                                                    ValueError& error) {
-                return detail::convert_choice(node, allowed, target.*member, error);
+                return detail::convert_choice(node, allowed, detail::field(target, member), error);
             });
     }
 
@@ -288,7 +249,8 @@ class Schema {
         return add({std::move(key), "string list", std::move(shown), "", std::move(doc)}, member,
                    std::move(default_value),
                    [member](const YAML::Node& node, T& target, ValueError& error) {
-                       return detail::convert_string_list(node, target.*member, error);
+                       return detail::convert_string_list(node, detail::field(target, member),
+                                                          error);
                    });
     }
 
@@ -363,29 +325,70 @@ class Schema {
         return result;
     }
 
-    // Copies the changed keys that are in `reloadable` from `from` to `to`;
-    // returns their names (a daemon's SIGHUP reload of plain settings).
-    std::vector<std::string> apply_changes(const std::vector<ConfigChange>& changes,
-                                           const std::vector<std::string>& reloadable,
-                                           const T& from, T& to) const {
-        std::vector<std::string> applied;
-        for (const auto& change : changes) {
-            if (std::find(reloadable.begin(), reloadable.end(), change.key) == reloadable.end())
-                continue;
-            if (copy_key(change.key, from, to)) applied.push_back(change.key);
-        }
-        return applied;
+    // Marks the key declared last as one a SIGHUP applies, part of its row:
+    //   s.integer("clients.max_connections", ...).reloads();
+    // Keys without it need a restart. The daemon's reload hook must make the key take
+    // effect: read it from the running configuration when used, or re-read its files.
+    Schema& reloads() {
+        core_.mark_last_reloads();
+        return *this;
     }
 
-    // The keys of `changes` that are in `keys`.
-    static std::vector<std::string> changed_among(const std::vector<ConfigChange>& changes,
-                                                  const std::vector<std::string>& keys) {
-        std::vector<std::string> result;
+    // Whether a SIGHUP applies `key` (false for an unknown key).
+    bool reloads(const std::string& key) const { return core_.reloads(key); }
+
+    // The changes whose keys reload (what a daemon's reload hook acts on).
+    std::vector<ConfigChange> reloading(const std::vector<ConfigChange>& changes) const {
+        std::vector<ConfigChange> result;
         for (const auto& change : changes) {
-            if (std::find(keys.begin(), keys.end(), change.key) != keys.end())
-                result.push_back(change.key);
+            if (reloads(change.key)) result.push_back(change);
         }
         return result;
+    }
+
+    // The SIGHUP verdict on every change, in order: a key whose row reloads is applied
+    // (copied from `fresh` into `running`) unless the daemon's `result` says it failed or
+    // needs a restart; every other key needs a restart and keeps its running value.
+    std::vector<ReloadStep> apply_reload(const std::vector<ConfigChange>& changes,
+                                         const ReloadResult& result, const T& fresh,
+                                         T& running) const {
+        const auto listed = [](const std::vector<std::string>& keys, const std::string& key) {
+            return std::find(keys.begin(), keys.end(), key) != keys.end();
+        };
+        std::vector<ReloadStep> steps;
+        for (const auto& change : changes) {
+            ReloadVerdict verdict = ReloadVerdict::kApplied;
+            if (!reloads(change.key) || listed(result.restart, change.key)) {
+                verdict = ReloadVerdict::kRestart;
+            } else if (listed(result.failed, change.key)) {
+                verdict = ReloadVerdict::kFailed;
+            } else {
+                copy_key(change.key, fresh, running);
+            }
+            steps.push_back({change, verdict});
+        }
+        return steps;
+    }
+
+    // Checks an example file (etc/*.yaml): it loads, shows every key with its default, and
+    // marks the line of each key that reloads with "[reloads]" (and no other). Returns every
+    // problem, positioned at its key; empty when the example matches the schema.
+    std::vector<ConfigError> check_example(const std::string& yaml_text,
+                                           const std::string& file_name) const {
+        Problems problems;
+        try {
+            const T shown = load_string(yaml_text, file_name);
+            for (const auto& change : changes(defaults(), shown)) {
+                problems.push_back(
+                    {change.key, "shows " + change.after + ", not the default " + change.before});
+            }
+        } catch (const ConfigErrors& errors) {
+            return errors.errors();
+        }
+        auto errors = detail::SchemaCore::positioned(problems, yaml_text, file_name);
+        for (auto& error : detail::example_key_errors(core_.keys(), yaml_text, file_name))
+            errors.push_back(std::move(error));
+        return errors;
     }
 
     // Copies one key's value (a reload applies the keys it can, one by one).
@@ -404,17 +407,38 @@ class Schema {
     using ValueError = detail::ValueError;
     using Applier = std::function<bool(const YAML::Node&, T&, ValueError&)>;
 
-    template <class M>
-    Schema& add(detail::KeyInfo info, M T::*member, M default_value, Applier applier) {
+    template <class Access>
+    Schema& integer_at(std::string key, Access member, detail::field_t<Access> default_value,
+                       detail::field_t<Access> min, detail::field_t<Access> max, std::string doc) {
+        using M = detail::field_t<Access>;
+        static_assert(std::is_integral_v<M> && !std::is_same_v<M, bool>,
+                      "integer() needs an integral member; use boolean() for bool");
+        std::string range = "range " + std::to_string(min) + ".." + std::to_string(max);
+        return add({std::move(key), "integer", std::to_string(default_value), std::move(range),
+                    std::move(doc)},
+                   member, default_value,
+                   [member, min, max](const YAML::Node& node, T& target, ValueError& error) {
+                       return detail::convert_integer(node, min, max, detail::field(target, member),
+                                                      error);
+                   });
+    }
+
+    // `member`: a member pointer or a nested() chain (config_member.h).
+    template <class Access>
+    Schema& add(detail::KeyInfo info, Access member, detail::field_t<Access> default_value,
+                Applier applier) {
+        using detail::field;
         std::string name = info.key;
         core_.add(std::move(info));
-        defaults_.push_back(
-            [member, value = std::move(default_value)](T& target) { target.*member = value; });
+        defaults_.push_back([member, value = std::move(default_value)](T& target) {
+            field(target, member) = value;
+        });
         appliers_.push_back(std::move(applier));
-        keys_.push_back({std::move(name),
-                         [member](const T& a, const T& b) { return a.*member == b.*member; },
-                         [member](const T& value) { return detail::value_text(value.*member); },
-                         [member](const T& from, T& to) { to.*member = from.*member; }});
+        keys_.push_back(
+            {std::move(name),
+             [member](const T& a, const T& b) { return field(a, member) == field(b, member); },
+             [member](const T& value) { return detail::value_text(field(value, member)); },
+             [member](const T& from, T& to) { field(to, member) = field(from, member); }});
         return *this;
     }
 

@@ -13,8 +13,8 @@ namespace mdcast {
 template <class C>
 void add_log_keys(config::Schema<C>& s) {
     s.choice("log.level", &C::log_level, "info", log::kLevelNames,
-             "Log level; each -v on the command line makes it one step more verbose. "
-             "Reloads on SIGHUP.");
+             "Log level; each -v on the command line makes it one step more verbose.")
+        .reloads();
     s.choice("log.format", &C::log_format, "text", log::kFormatNames,
              "text: one line per event (time with UTC offset, level, process, component, "
              "message). json: one JSON object per line with the same fields, for log shippers.");
@@ -44,8 +44,7 @@ void add_process_keys(config::Schema<C>& s) {
         "kernel's default (1.4 ms on 2 CPUs, more on larger machines). A short slice such as 100 "
         "lets the daemon preempt a busier task on its core when data arrives instead of waiting "
         "for that task's slice to end: a shorter latency tail on a shared core, for the same CPU. "
-        "Below 100 is refused. A kernel without custom slices logs a warning and runs as before. "
-        "Needs a restart.");
+        "Below 100 is refused. A kernel without custom slices logs a warning and runs as before.");
     s.rule([](const C& c, config::Problems& problems) {  // the setter's own range rule
         std::string problem = sched_slice_problem(c.process_sched_slice_us);
         if (!problem.empty()) problems.push_back({"process.sched_slice_us", std::move(problem)});
@@ -63,48 +62,47 @@ void add_shutdown_keys(config::Schema<C>& s) {
 
 // The members add_tls_keys fills; a daemon's config struct derives from it.
 struct TlsKeys {
-    std::string tls_cert_file;
-    std::string tls_key_file;
-    std::string tls_ca_file;
-    std::string tls_min_version;
-    std::string tls_client_certs;
+    TlsServerSettings tls;  // the rows bind straight into the listener's TLS settings
     uint32_t tls_handshake_timeout_ms = 0;
 };
 
 // The TLS identity and policy of a daemon's TLS listener (clients.tls at the
-// server, publishers.tls at the distributor). The files are re-read on SIGHUP.
+// server, publishers.tls at the distributor). Every key reloads: a SIGHUP builds a new
+// context from them (the files are re-read even when no key changed), used by new
+// connections; when it does not build, the changed keys are reported failed.
 template <class C>
 void add_tls_keys(config::Schema<C>& s) {
-    s.string("tls.cert_file", &C::tls_cert_file, "",
+    s.string("tls.cert_file", config::nested(&C::tls, &TlsServerSettings::cert_file), "",
              "PEM certificate chain of this daemon (leaf first), presented on its TLS listener. "
-             "Re-read on SIGHUP: new connections get the new certificate, open ones keep theirs; "
-             "a file that does not load is logged and the running certificate kept.");
-    s.string("tls.key_file", &C::tls_key_file, "",
-             "PEM private key of tls.cert_file (keep it readable by the daemon's user only). "
-             "Re-read on SIGHUP.");
-    s.string("tls.ca_file", &C::tls_ca_file, "",
+             "Re-read on every SIGHUP: new connections get the new certificate, open ones keep "
+             "theirs; a file that does not load is logged and the running certificate kept.")
+        .reloads();
+    s.string("tls.key_file", config::nested(&C::tls, &TlsServerSettings::key_file), "",
+             "PEM private key of tls.cert_file (keep it readable by the daemon's user only).")
+        .reloads();
+    s.string("tls.ca_file", config::nested(&C::tls, &TlsServerSettings::ca_file), "",
              "PEM CA certificates that client certificates must chain to; needed when "
-             "tls.client_certs is optional or required. Re-read on SIGHUP.");
-    s.choice("tls.min_version", &C::tls_min_version, "1.2", kTlsVersionNames,
-             "Lowest TLS version accepted (1.2 is the floor; 1.3 refuses 1.2 clients).");
-    s.choice("tls.client_certs", &C::tls_client_certs, "none", kTlsClientCertModes,
+             "tls.client_certs is optional or required.")
+        .reloads();
+    s.choice("tls.min_version", config::nested(&C::tls, &TlsServerSettings::min_version), "1.2",
+             kTlsVersionNames,
+             "Lowest TLS version accepted (1.2 is the floor; 1.3 refuses 1.2 clients).")
+        .reloads();
+    s.choice("tls.client_certs", config::nested(&C::tls, &TlsServerSettings::client_certs), "none",
+             kTlsClientCertModes,
              "none: no client certificate is asked for. optional: asked for and, when sent, "
              "verified against tls.ca_file. required: a client without a valid certificate fails "
-             "the handshake (tls_handshake_failed).");
+             "the handshake (tls_handshake_failed).")
+        .reloads();
     s.template integer<uint32_t>(
-        "tls.handshake_timeout_ms", &C::tls_handshake_timeout_ms, 5000, 100, 600000,
-        "A TLS connection whose handshake has not finished after this long is closed with "
-        "reason tls_handshake_timeout (counted; guards against idle or slow-loris peers).");
+         "tls.handshake_timeout_ms", &C::tls_handshake_timeout_ms, 5000, 100, 600000,
+         "A TLS connection whose handshake has not finished after this long is closed with "
+         "reason tls_handshake_timeout (counted; guards against idle or slow-loris peers).")
+        .reloads();
 }
 
-inline TlsServerSettings tls_server_settings(const TlsKeys& config) {
-    return {config.tls_cert_file,   config.tls_key_file,     config.tls_ca_file,
-            config.tls_min_version, config.tls_client_certs, "tls."};
+inline const TlsServerSettings& tls_server_settings(const TlsKeys& config) {
+    return config.tls;
 }
-
-// The keys of add_tls_keys that a SIGHUP applies by building a new context.
-inline const std::vector<std::string> kTlsReloadableKeys{
-    "tls.cert_file",   "tls.key_file",     "tls.ca_file",
-    "tls.min_version", "tls.client_certs", "tls.handshake_timeout_ms"};
 
 }  // namespace mdcast

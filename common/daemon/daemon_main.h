@@ -2,7 +2,6 @@
 // --check-config), logging, signals, run. Exceptions stop at this edge.
 #pragma once
 
-#include <algorithm>
 #include <csignal>
 #include <functional>
 #include <iostream>
@@ -36,10 +35,11 @@ struct DaemonProcess {
     // (within the daemon's grace period).
     std::function<void(const std::string& why)> shutdown;
     // SIGHUP: `fresh` is the re-read configuration and `changes` the keys that
-    // differ from the running one. Re-reads the daemon's files (certificates,
-    // users, entitlements), applies what it can and says which keys it applied
-    // and which failed to load; the others are logged as needing a restart. May be
-    // empty (nothing reloads).
+    // differ from the running one and whose schema rows reload. Re-reads the
+    // daemon's files (certificates, users, entitlements) and says which of those
+    // keys failed to load or need a restart after all; the others are then copied
+    // into the running configuration, which the daemon reads them from. May be
+    // empty (the rows' keys are read at use).
     std::function<config::ReloadResult(const Config& fresh,
                                        const std::vector<config::ConfigChange>& changes)>
         reload;
@@ -61,8 +61,11 @@ inline std::string log_file_path(std::string pattern, const std::string& name) {
     return pattern;
 }
 
-// SIGHUP: re-read the file, hand the changes to the daemon, log each outcome.
-// `running` keeps the applied values, so a later SIGHUP compares against them.
+// Logs what a SIGHUP did with each changed key and records those waiting for a restart.
+void log_reload(const std::vector<config::ReloadStep>& steps);
+
+// SIGHUP: re-read the file, hand the reloading changes to the daemon, apply them to
+// `running` (so a later SIGHUP compares against them) and log each outcome.
 template <class Config>
 void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& schema,
                    Config& running, DaemonProcess<Config>& process) {
@@ -84,30 +87,13 @@ void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& s
     }
     const auto changes = schema.changes(running, fresh);
     config::ReloadResult result;
-    if (process.reload) result = process.reload(fresh, changes);
-    keys_waiting_for_restart().clear();
-    auto& applied = result.applied;
-    const auto& failed = result.failed;
-    for (const auto& change : changes) {
-        if (change.key == "log.level") {
-            log::set_level(fresh.log_level, options.verbosity);
-            applied.push_back(change.key);
-        }
-        if (std::find(applied.begin(), applied.end(), change.key) != applied.end()) {
-            schema.copy_key(change.key, fresh, running);
-            logger->info("SIGHUP: applied {}: {} -> {}", change.key, change.before, change.after);
-        } else if (std::find(failed.begin(), failed.end(), change.key) != failed.end()) {
-            logger->error(
-                "SIGHUP: {} changed ({} -> {}) but its files did not load (see above); "
-                "the running value stays",
-                change.key, change.before, change.after);
-        } else {
-            logger->warn("SIGHUP: {} changed ({} -> {}) but needs a restart; not applied",
-                         change.key, change.before, change.after);
-            keys_waiting_for_restart().push_back(change.key);
-        }
+    if (process.reload) result = process.reload(fresh, schema.reloading(changes));
+    const auto steps = schema.apply_reload(changes, result, fresh, running);
+    for (const auto& step : steps) {
+        if (step.change.key == "log.level" && step.verdict == config::ReloadVerdict::kApplied)
+            log::set_level(running.log_level, options.verbosity);
     }
-    if (changes.empty()) logger->info("SIGHUP: configuration unchanged");
+    log_reload(steps);
 }
 
 }  // namespace detail

@@ -28,6 +28,13 @@ def test_example_configs_are_valid():
         check(code == 0 and "configuration OK" in out, f"{daemon} example config: {out} {err}")
         code, out, _ = call(BIN[daemon], "--help-config")
         check(code == 0 and "backbone.group" in out and "log.level" in out, f"{daemon} --help-config: {out}")
+        # Every key's heading ends with its reload flag.
+        headings = [line for line in out.splitlines() if line and not line[0].isspace() and "; default " in line]
+        check(len(headings) > 40 and all(line.endswith(("; reloads on SIGHUP)", "; needs a restart)"))
+                                         for line in headings), f"{daemon} --help-config reload flags: {out}")
+        check('log.level (choice, one of: trace, debug, info, warn, error, off; default "info"; reloads on SIGHUP)'
+              in out and "backbone.port (integer, range 1..65535; default 15001; needs a restart)" in out,
+              f"{daemon} --help-config: {out}")
 
 
 def test_config_errors_are_all_reported_with_file_and_line():

@@ -1,16 +1,13 @@
 """--check-config tells the truth: every start-up check that needs no running
 system (multicast group, a listener, ports, sizes, the TLS, users and key files)
 fails it with exit status 2 and file:line; the daemon itself refuses the same
-file with status 2 (the units' RestartPreventExitStatus). The example configs
-in etc/ hold every key of the schema with its real default, so they cannot drift."""
+file with status 2 (the units' RestartPreventExitStatus). (The example configs
+in etc/ are checked against the schema by tests/etc/example_files_test.cpp.)"""
 import os
-import re
 import subprocess
 import tempfile
 
-import yaml
-
-from harness import BIN, ETC, check, run
+from harness import BIN, check, run
 
 
 def call(*argv, timeout=20):
@@ -78,60 +75,6 @@ def test_instance_offset_past_65535_is_refused():
         check(code == 0 and "configuration OK" in out, f"instance 6 of port 65530 is 65535: {code} {out}")
 
 
-def schema_defaults(daemon):
-    """{key: (type, default text)} from --help-config."""
-    code, out, err = call(BIN[daemon], "--help-config")
-    check(code == 0, f"--help-config: {err}")
-    keys = {}
-    for line in out.splitlines():
-        match = re.match(r"^([a-z0-9_.]+) \(([a-z ]+)(?:, [^;]*)?; default (.*)\)$", line)
-        if match:
-            keys[match.group(1)] = (match.group(2), match.group(3))
-    check(len(keys) > 40, f"--help-config lists only {len(keys)} keys")
-    return keys
-
-
-def flatten(mapping, prefix=""):
-    out = {}
-    for name, value in mapping.items():
-        key = f"{prefix}{name}"
-        if isinstance(value, dict):
-            out.update(flatten(value, key + "."))
-        else:
-            out[key] = value
-    return out
-
-
-def as_default_text(kind, value):
-    if kind == "boolean":
-        return "true" if value else "false"
-    if kind == "real":
-        return repr(float(value))
-    if kind in ("string", "address", "choice"):
-        return f'"{value}"'
-    if kind == "string list":
-        return "[" + ", ".join(value) + "]"
-    return str(value)
-
-
-def test_example_configs_hold_every_key_with_its_default():
-    for daemon in ("server", "distributor"):
-        schema = schema_defaults(daemon)
-        with open(os.path.join(ETC, f"{daemon}.yaml")) as f:
-            example = flatten(yaml.safe_load(f))
-        missing = sorted(set(schema) - set(example))
-        check(not missing, f"etc/{daemon}.yaml lacks {missing}")
-        unknown = sorted(set(example) - set(schema))
-        check(not unknown, f"etc/{daemon}.yaml has keys the schema does not know: {unknown}")
-        wrong = []
-        for key, (kind, default) in schema.items():
-            shown = as_default_text(kind, example[key])
-            expected = repr(float(default)) if kind == "real" else default
-            if shown != expected:
-                wrong.append(f"{key}: {shown} (default {expected})")
-        check(not wrong, f"etc/{daemon}.yaml shows values that are not the defaults: {wrong}")
-
-
 if __name__ == "__main__":
     run([test_each_bad_config_exits_2_naming_key_and_line, test_the_daemon_itself_refuses_a_bad_config_with_status_2,
-         test_instance_offset_past_65535_is_refused, test_example_configs_hold_every_key_with_its_default])
+         test_instance_offset_past_65535_is_refused])

@@ -17,6 +17,7 @@ namespace {
 
 using mdcast::config::ConfigError;
 using mdcast::config::ConfigErrors;
+using mdcast::config::ReloadVerdict;
 using mdcast::config::Schema;
 
 struct TestConfig {
@@ -48,6 +49,7 @@ Schema<TestConfig> make_schema() {
         .real("sampling.ratio", &TestConfig::sample_ratio, 0.5, 0.0, 1.0,
               "Fraction of messages whose latency is measured.")
         .boolean("tls.enabled", &TestConfig::tls_enabled, false, "Serve clients over TLS.")
+        .reloads()
         .boolean("tls.client.verify_peer", &TestConfig::verify_peer, true,
                  "Require a valid client certificate.")
         .string("name", &TestConfig::name, "mdcast", "Instance name shown in logs.")
@@ -389,19 +391,21 @@ TEST_CASE("describe() documents every key", "[config]") {
     std::string text = make_schema().describe();
     CHECK_THAT(text, Catch::Contains("mdcast-test"));
     const char* const expected_lines[] = {
-        "listen.address (address, IPv4 or IPv6 literal; default \"0.0.0.0\")",
+        "listen.address (address, IPv4 or IPv6 literal; default \"0.0.0.0\"; needs a restart)",
         "    Address to bind.",
-        "listen.port (integer, range 1..65535; default 9000)",
+        "listen.port (integer, range 1..65535; default 9000; needs a restart)",
         "    TCP port to listen on.",
-        "limits.max_output_bytes (integer, range 1024..1073741824; default 1048576)",
-        "limits.flush_interval_ms (integer, range 0..1000; default 5)",
-        "clock.offset_us (integer, range -100..100; default -5)",
-        "sampling.ratio (real, range 0..1; default 0.5)",
-        "tls.enabled (boolean; default false)",
-        "tls.client.verify_peer (boolean; default true)",
-        "name (string; default \"mdcast\")",
-        "log.level (choice, one of: trace, debug, info, warn, error; default \"info\")",
-        "peers (string list; default [])",
+        "limits.max_output_bytes (integer, range 1024..1073741824; default 1048576; needs a "
+        "restart)",
+        "limits.flush_interval_ms (integer, range 0..1000; default 5; needs a restart)",
+        "clock.offset_us (integer, range -100..100; default -5; needs a restart)",
+        "sampling.ratio (real, range 0..1; default 0.5; needs a restart)",
+        "tls.enabled (boolean; default false; reloads on SIGHUP)",
+        "tls.client.verify_peer (boolean; default true; needs a restart)",
+        "name (string; default \"mdcast\"; needs a restart)",
+        "log.level (choice, one of: trace, debug, info, warn, error; default \"info\"; needs a "
+        "restart)",
+        "peers (string list; default []; needs a restart)",
         "    Distributor addresses to connect to.",
     };
     for (const char* expected : expected_lines) {
@@ -435,15 +439,37 @@ TEST_CASE("changes() lists the keys that differ, rendered as the reload log show
     CHECK(schema.changes(after, after).empty());
 }
 
-TEST_CASE("apply_changes() copies only the reloadable keys", "[config]") {
+TEST_CASE("apply_reload() applies the changed keys whose rows reload, unless the daemon says no",
+          "[config]") {
     const auto schema = make_schema();
+    CHECK(schema.reloads("tls.enabled"));
+    CHECK_FALSE(schema.reloads("listen.port"));
+    CHECK_FALSE(schema.reloads("no.such_key"));
+    CHECK_THROWS_AS(Schema<TestConfig>("empty").reloads(), std::logic_error);
     TestConfig running = schema.defaults();
-    const TestConfig fresh =
-        schema.load_string("listen:\n  port: 9100\nsampling:\n  ratio: 0.25\n", "reload.yaml");
-    const auto applied =
-        schema.apply_changes(schema.changes(running, fresh), {"sampling.ratio"}, fresh, running);
-    CHECK(applied == std::vector<std::string>{"sampling.ratio"});
-    CHECK(running.sample_ratio == 0.25);
+    const TestConfig fresh = schema.load_string(
+        "listen:\n  port: 9100\ntls:\n  enabled: true\n  client:\n    verify_peer: false\n",
+        "reload.yaml");
+    const auto changes = schema.changes(running, fresh);
+    REQUIRE(schema.reloading(changes).size() == 1);
+    CHECK(schema.reloading(changes)[0].key == "tls.enabled");
+    CHECK(mdcast::config::changed_under(changes, "tls") ==
+          std::vector<std::string>{"tls.enabled", "tls.client.verify_peer"});
+
+    TestConfig failed = running;
+    const auto refused = schema.apply_reload(changes, {{"tls.enabled"}, {}}, fresh, failed);
+    REQUIRE(refused.size() == 3);
+    CHECK(refused[1].verdict == ReloadVerdict::kFailed);
+    CHECK_FALSE(failed.tls_enabled);
+
+    const auto steps = schema.apply_reload(changes, {}, fresh, running);
+    REQUIRE(steps.size() == 3);
+    CHECK(steps[0].change.key == "listen.port");
+    CHECK(steps[0].verdict == ReloadVerdict::kRestart);
+    CHECK(steps[1].verdict == ReloadVerdict::kApplied);
+    CHECK(steps[2].verdict == ReloadVerdict::kRestart);
+    CHECK(running.tls_enabled);
     CHECK(running.listen_port == schema.defaults().listen_port);  // needs a restart: untouched
+    CHECK(running.verify_peer);
     CHECK_FALSE(schema.copy_key("no.such_key", fresh, running));
 }
