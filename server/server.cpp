@@ -218,9 +218,12 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
             make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_LIMIT_REACHED,
                         "clients.max_subscriptions reached"));
     }
-    if (!snapshot && user_budget_.room != SIZE_MAX &&
-        fanout_.subscription_count(client) - user_budget_.client_start >= user_budget_.room) {
-        return refuse_over_user_subscriptions(client, service, name);
+    if (!snapshot && user_budget_.room != SIZE_MAX) {
+        const size_t now_held = fanout_.subscription_count(client);
+        const size_t opened =
+            now_held > user_budget_.client_start ? now_held - user_budget_.client_start : 0;
+        if (opened >= user_budget_.room)
+            return refuse_over_user_subscriptions(client, service, name);
     }
     const CachedItem* item = cache_.find(service, name);
     const PendingSubscriber waiting{&client, snapshot, view, conflate_ms};
