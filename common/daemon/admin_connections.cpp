@@ -37,6 +37,7 @@ bufferevent* AdminConnections::on_new(event_base* base, void* self) {
 }
 
 void AdminConnections::admit(bufferevent* bev) {
+    release_freed();  // a caller's previous connection, just closed, is not counted
     const bool over = live_.size() >= max_connections_;
     const int64_t now = monotonic_ns();
     live_[bev] = {over ? now : now + timeout_ns_, over, false};
@@ -51,22 +52,29 @@ void AdminConnections::admit(bufferevent* bev) {
     }
 }
 
-// Connections evhttp freed (it clears the callbacks) lose our reference too.
-// Those past their deadline are ended as a read timeout: evhttp fails the
-// request in progress and frees the connection, and the next sweep sees it.
-void AdminConnections::sweep() {
-    const int64_t now = monotonic_ns();
-    std::vector<bufferevent*> expired;
-    size_t late = 0;
+// Connections evhttp freed (bufferevent_free clears the callbacks) lose our
+// reference too, and with it their descriptor.
+void AdminConnections::release_freed() {
     for (auto it = live_.begin(); it != live_.end();) {
         bufferevent_event_cb on_event = nullptr;
         bufferevent_getcb(it->first, nullptr, nullptr, &on_event, nullptr);
-        if (!on_event) {
-            bufferevent_decref(it->first);
-            it = live_.erase(it);
+        if (on_event) {
+            ++it;
             continue;
         }
-        auto& [bev, live] = *it++;
+        bufferevent_decref(it->first);
+        it = live_.erase(it);
+    }
+}
+
+// Connections past their deadline are ended as a read timeout: evhttp fails
+// the request in progress and frees the connection, and the next sweep sees it.
+void AdminConnections::sweep() {
+    release_freed();
+    const int64_t now = monotonic_ns();
+    std::vector<bufferevent*> expired;
+    size_t late = 0;
+    for (auto& [bev, live] : live_) {
         if (live.ended || now < live.deadline_ns) continue;
         live.ended = true;
         late += !live.over_limit;

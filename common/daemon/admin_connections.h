@@ -53,6 +53,7 @@ class AdminConnections {
     };
     static bufferevent* on_new(event_base* base, void* self);
     void admit(bufferevent* bev);
+    void release_freed();
     void sweep();
 
     size_t max_connections_;

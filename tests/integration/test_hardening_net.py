@@ -7,6 +7,7 @@ are small. Every limit is tripped here, against the real server on loopback."""
 import os
 import resource
 import socket
+import struct
 import subprocess
 import time
 import urllib.error
@@ -296,7 +297,8 @@ def test_frames_before_login_are_small():
     max_login_frame_bytes; a 60 KB header is refused at once."""
     with Stack("prelogin") as stack:
         distributor = stack.distributor()
-        server = stack.server(1)
+        ws_port = free_port()
+        server = stack.server(1, extra_clients=ws_section(ws_port))
         for name, process, port in (("server", server, stack.client_ports[1]),
                                     ("distributor", distributor, stack.publisher_port)):
             s = socket.create_connection(("127.0.0.1", port), timeout=5)
@@ -308,6 +310,36 @@ def test_frames_before_login_are_small():
             ok, kind = logged_in(port)
             check(kind == LOGIN_RESPONSE, f"{name}: a normal login refused")
             ok.close()
+        # The WebSocket port: a 60 KB message before the login is refused from its header (1009).
+        s = ws_upgraded(ws_port)
+        s.sendall(bytes([0x81, 0xFE]) + struct.pack(">H", 60000) + b"\x11\x22\x33\x44" + b"x" * 100)
+        data = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        check(data[:1] == b"\x88" and struct.unpack(">H", data[2:4])[0] == 1009,
+              f"WebSocket: 60 KB message before login not closed 1009: {data[:80]!r}")
+        check(b"before the login" in data, f"WebSocket: close reason {data[:120]!r}")
+
+
+def ws_upgraded(port, receive_buffer=0):
+    """A raw socket past the WebSocket upgrade (a small receive buffer: a client that lags)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if receive_buffer:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    s.settimeout(5)
+    s.connect(("127.0.0.1", port))
+    s.sendall(b"GET /WebSocket HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+              b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+              b"Sec-WebSocket-Protocol: tr_json2\r\n\r\n")
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += s.recv(1)
+    check(b" 101 " in head, f"no upgrade: {head!r}")
+    return s
 
 
 def masked_ping(payload):
@@ -323,17 +355,7 @@ def test_websocket_pongs_count_against_the_output_bound():
         server = stack.server(1, extra_clients=ws_section(ws_port),
                               extra="output:\n  guaranteed_bytes: 16384\n  max_bytes: 65536")
         wait_for_port(ws_port, server)
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        s.settimeout(5)
-        s.connect(("127.0.0.1", ws_port))
-        s.sendall(b"GET /WebSocket HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                  b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-                  b"Sec-WebSocket-Protocol: tr_json2\r\n\r\n")
-        head = b""
-        while b"\r\n\r\n" not in head:
-            head += s.recv(1)
-        check(b" 101 " in head, f"no upgrade: {head!r}")
+        s = ws_upgraded(ws_port, receive_buffer=4096)
         burst = masked_ping(b"p" * 125) * 512  # 67 KB
         sent, closed = 0, False
         started = time.monotonic()
