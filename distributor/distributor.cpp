@@ -1,6 +1,7 @@
 #include "distributor/distributor.h"
 
 #include "common/clock.h"
+#include "common/daemon/config_checks.h"
 #include "common/daemon/daemon_keys.h"
 #include "common/daemon/daemon_main.h"
 #include "common/logging.h"
@@ -56,12 +57,15 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
       housekeeping_(loop, [this] { on_housekeeping(); }),
       spinner_(loop, std::chrono::microseconds(config.busy_poll_us)),
       started_ns_(monotonic_ns()) {
+    config::raise_descriptor_limit(config.publishers_max_connections);
     housekeeping_.start_periodic(std::chrono::seconds(1));
     register_metrics();
     if (config.admin_enabled) {
         admin_ = std::make_unique<AdminHttp>(
             loop, config.admin_address, config.admin_port, metrics_, admin_handlers(),
-            config.admin_token_file.empty() ? "" : AdminHttp::load_token(config.admin_token_file));
+            config.admin_token_file.empty() ? "" : AdminHttp::load_token(config.admin_token_file),
+            admin_limits(config, !config.auth_users_file.empty()));
+        admin_->register_metrics(metrics_);
         log_->info("admin http on {}:{} (/metrics /healthz /stats /info{})", config.admin_address,
                    admin_->port(), config.admin_token_file.empty() ? "" : "; POST /reload");
     }
@@ -74,7 +78,9 @@ Distributor::~Distributor() = default;
 void Distributor::on_accept(int fd, std::string peer, bool tls) {
     const uint64_t id = sessions_.next_id();
     TcpConnection::Limits limits;
-    limits.max_frame_body_bytes = config_.publishers_max_frame_bytes;
+    // Small frames until the login is accepted (publishers.max_login_frame_bytes).
+    limits.max_frame_body_bytes =
+        std::min(config_.publishers_max_login_frame_bytes, config_.publishers_max_frame_bytes);
     limits.max_output_bytes = config_.publishers_max_output_bytes;
     if (tls) limits.tls = listeners_.tls_limits();
     // Publishers ping three times per idle timeout, so a quiet one is not closed.
@@ -196,6 +202,10 @@ void Distributor::check_timeouts(int64_t now) {
         if (!session->logged_in() && open_ms >= config_.publishers_login_timeout_ms) {
             connection.close(CloseReason::kNotLoggedIn,
                              "no login within publishers.login_timeout_ms of connecting");
+        } else if (connection.frame_overdue(now, config_.publishers_frame_timeout_ms)) {
+            connection.close(CloseReason::kFrameTimeout,
+                             "a frame not finished within publishers.frame_timeout_ms of its first "
+                             "byte");
         } else if (config_.publishers_idle_timeout_ms > 0 &&
                    silent_ms >= config_.publishers_idle_timeout_ms) {
             connection.close(CloseReason::kIdleTimeout,
@@ -252,7 +262,11 @@ void Distributor::on_login_request(PublisherSession& session, const wire::LoginR
                     if (!asker || !asker->connection().is_open() || asker->connection().closing()) {
                         return;
                     }
-                    if (verdict.accepted()) return asker->accept_login();
+                    if (verdict.accepted()) {
+                        // The small pre-login frame limit ends.
+                        asker->connection().set_max_frame_body(config_.publishers_max_frame_bytes);
+                        return asker->accept_login();
+                    }
                     asker->refuse_login(verdict);
                 });
 }

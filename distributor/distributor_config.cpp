@@ -43,6 +43,7 @@ config::Schema<DistributorConfig> build_schema() {
                         "on hosts with a core to spare for it.");
     add_admin_keys(s);
     add_admin_token_key(s);
+    add_admin_limit_keys(s);
     s.address("publishers.address", &C::publishers_address, "127.0.0.1",
               "Address the publisher listener binds to.");
     s.integer<uint16_t>("publishers.port", &C::publishers_port, 14001, 0, 65535,
@@ -70,6 +71,8 @@ config::Schema<DistributorConfig> build_schema() {
                         "not_logged_in.");
     s.integer<uint32_t>("publishers.idle_timeout_ms", &C::publishers_idle_timeout_ms, 30000, 0,
                         3600000, "Close a publisher silent for this long (0: never).");
+    add_frame_rule_keys(s, "publishers", &C::publishers_max_login_frame_bytes,
+                        &C::publishers_frame_timeout_ms);
     add_tls_keys(s);
 
     add_backbone_group_keys(s);
@@ -178,6 +181,8 @@ config::Problems distributor_preflight(const DistributorConfig& c) {
     config::check_tls_files(c.publishers_tls, tls_server_settings(c), problems);
     config::check_users_file("auth.users_file", c.auth.users_file, problems);
     config::check_admin_token("admin.token_file", c.admin_token_file, problems);
+    config::check_descriptor_limit("publishers.max_connections", c.publishers_max_connections,
+                                   problems);
     config::check_key_files("backbone", c.backbone_key_file, c.backbone_previous_key_file,
                             problems);
     return problems;

@@ -14,7 +14,7 @@ namespace mdcast::distributor {
 
 // The auth.* keys are bound into AuthConfig::auth (common/auth/auth_keys.h), the tls.* keys
 // into TlsKeys (declared by add_tls_keys).
-struct DistributorConfig : AuthConfig, TlsKeys {
+struct DistributorConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     std::string log_level;
     std::string log_format;
     std::string log_file;  // empty: stderr
@@ -40,6 +40,8 @@ struct DistributorConfig : AuthConfig, TlsKeys {
     uint64_t publishers_max_output_bytes = 0;
     uint32_t publishers_login_timeout_ms = 0;
     uint32_t publishers_idle_timeout_ms = 0;
+    uint32_t publishers_max_login_frame_bytes = 0;
+    uint32_t publishers_frame_timeout_ms = 0;
 
     // Backbone (multicast out, control in).
     std::string backbone_group;

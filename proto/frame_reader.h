@@ -41,6 +41,9 @@ class FrameReader {
     std::string error_text() const { return error_text_; }
     size_t buffered_bytes() const { return end_ - start_; }
     size_t max_body_bytes() const { return max_body_bytes_; }
+    // A new limit for frames whose header is not read yet (a small one before
+    // login, the configured one after).
+    void set_max_body_bytes(size_t bytes) { max_body_bytes_ = bytes; }
 
   private:
     Result fail(FrameError error, std::string text);

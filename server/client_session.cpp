@@ -212,6 +212,7 @@ void ClientSession::request_login(const wire::LoginRequest& request) {
 
 void ClientSession::accept_login(std::shared_ptr<const auth::UserEntry> account) {
     login_.accepted();
+    connection_->set_max_frame_body(limits_.max_frame_bytes);  // the small pre-login cap ends
     account_ = std::move(account);
     wire::LoginResponse response;
     response.set_accepted(true);

@@ -6,6 +6,7 @@
 
 #include "common/auth/auth_keys.h"
 #include "common/clock.h"
+#include "common/daemon/config_checks.h"
 #include "common/daemon/daemon_keys.h"
 #include "server/backbone/backbone_upstream.h"
 #include "server/make_status.h"
@@ -76,13 +77,16 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
                 [this](const std::string& why, size_t cut) { on_stopped(why, cut); }}),
       housekeeping_(loop, [this] { on_housekeeping(); }),
       drain_timer_(loop, [this] { on_drain_tick(); }) {
+    config::raise_descriptor_limit(config.clients_max_connections);
     start_websocket();
     housekeeping_.start_periodic(std::chrono::milliseconds(100));
     register_metrics();
     if (config.admin_enabled) {
         admin_ = std::make_unique<AdminHttp>(
             loop, config.admin_address, config.instance_admin_port(), metrics_, admin_handlers(),
-            config.admin_token_file.empty() ? "" : AdminHttp::load_token(config.admin_token_file));
+            config.admin_token_file.empty() ? "" : AdminHttp::load_token(config.admin_token_file),
+            admin_limits(config, !config.auth_users_file.empty()));
+        admin_->register_metrics(metrics_);
         log_->info("admin http on {}:{} (/metrics /healthz /stats /info /items{})",
                    config.admin_address, admin_->port(),
                    config.admin_token_file.empty() ? "" : "; POST /kick /drain /reload");
@@ -102,7 +106,10 @@ Server::~Server() = default;
 void Server::on_accept(int fd, std::string peer, bool tls, bool websocket) {
     const uint64_t id = clients_.next_id();
     TcpConnection::Limits limits;
-    limits.max_frame_body_bytes = config_.clients_max_frame_bytes;
+    // Until its login is accepted a client may send only small frames
+    // (clients.max_login_frame_bytes): an idle slot costs a small buffer.
+    limits.max_frame_body_bytes =
+        std::min(config_.clients_max_login_frame_bytes, config_.clients_max_frame_bytes);
     limits.max_output_bytes = config_.output_max_bytes;
     // Clients send small requests: a small read buffer keeps an idle connection
     // cheap (it grows for a larger frame, up to clients.max_frame_bytes).
@@ -160,6 +167,7 @@ void Server::on_subscribe(ClientSession& client, const wire::Subscribe& request)
     std::vector<uint32_t> view(request.view_field_ids().begin(), request.view_field_ids().end());
     std::sort(view.begin(), view.end());
     view.erase(std::unique(view.begin(), view.end()), view.end());
+    user_budget_ = {user_subscription_room(client), fanout_.subscription_count(client)};
     for (const auto& name : request.item_names()) {
         if (!client.is_open()) return;
         subscribe_one(client, service, name, request.conflate_ms(), request.snapshot(), view);
@@ -179,6 +187,13 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
             client, service, name, 0,
             make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_LIMIT_REACHED,
                         "clients.max_subscriptions reached"));
+    }
+    if (!snapshot && user_budget_.room != SIZE_MAX) {
+        const size_t now_held = fanout_.subscription_count(client);
+        const size_t opened =
+            now_held > user_budget_.client_start ? now_held - user_budget_.client_start : 0;
+        if (opened >= user_budget_.room)
+            return refuse_over_user_subscriptions(client, service, name);
     }
     const CachedItem* item = cache_.find(service, name);
     const PendingSubscriber waiting{&client, snapshot, view, conflate_ms};
@@ -238,6 +253,10 @@ void Server::check_client_timeouts(int64_t now) {
         if (!client->logged_in() && open_ms >= config_.clients_login_timeout_ms) {
             client->connection().close(CloseReason::kNotLoggedIn,
                                        "no login within clients.login_timeout_ms of connecting");
+        } else if (client->connection().frame_overdue(now, config_.clients_frame_timeout_ms)) {
+            client->connection().close(
+                CloseReason::kFrameTimeout,
+                "a frame not finished within clients.frame_timeout_ms of its first byte");
         } else if (config_.clients_idle_timeout_ms > 0 &&
                    silent_ms >= config_.clients_idle_timeout_ms) {
             client->connection().close(CloseReason::kIdleTimeout,

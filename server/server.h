@@ -50,9 +50,11 @@ struct ServerCounters {
     uint64_t slow_consumers = 0;       // disconnected by the policy
     uint64_t conflation_episodes = 0;  // clients that started conflating
     uint64_t cache_full = 0;
-    uint64_t not_entitled = 0;             // item requests refused: not entitled
-    uint64_t entitlement_revocations = 0;  // subscriptions closed by a reload
-    uint64_t users_removed = 0;            // clients closed: user gone from the users file
+    uint64_t not_entitled = 0;                // item requests refused: not entitled
+    uint64_t entitlement_revocations = 0;     // subscriptions closed by a reload
+    uint64_t users_removed = 0;               // clients closed: user gone from the users file
+    uint64_t user_connections_refused = 0;    // logins over clients.max_connections_per_user
+    uint64_t user_subscriptions_refused = 0;  // items over clients.max_subscriptions_per_user
     // Totals of clients already gone; live clients are added when reporting.
     uint64_t closed_bytes_out = 0;
     uint64_t closed_writes = 0;
@@ -150,6 +152,13 @@ class Server final : public Upstream::Handler,
                              const std::string& name, uint64_t item_id);
     void enforce_access();
     size_t revoke_subscriptions(ClientSession& client);
+    // Per-user limits: true (closed limit_reached, counted) when the user of this
+    // accepted login already holds clients.max_connections_per_user connections.
+    bool refuse_over_user_connections(ClientSession& client);
+    // The subscriptions the client's user may still open (SIZE_MAX: no limit).
+    size_t user_subscription_room(const ClientSession& client) const;
+    void refuse_over_user_subscriptions(ClientSession& client, const std::string& service,
+                                        const std::string& name);
 
     // The WebSocket/JSON listener (server/websocket/server_websocket.cpp).
     void start_websocket();
@@ -206,6 +215,12 @@ class Server final : public Upstream::Handler,
         std::unordered_set<uint64_t> moved;
     } drain_;
     ServerCounters counters_;
+    // During one subscribe request: the user's room and the client's count at its start.
+    struct UserBudget {
+        size_t room = SIZE_MAX;
+        size_t client_start = 0;
+    } user_budget_;
+    log::RateLimiter user_limit_log_;
     MetricsRegistry metrics_{"mdcast_server_"};
     std::unique_ptr<AdminHttp> admin_;
     struct ClosedClient {

@@ -2,6 +2,7 @@
 // password check runs off the loop), requests are checked against the user's
 // entitlements, and a SIGHUP that changes the users file is enforced on the
 // clients already connected (docs/access-control.md).
+#include "server/make_status.h"
 #include "server/server.h"
 
 namespace mdcast::server {
@@ -13,9 +14,59 @@ void Server::on_login_request(ClientSession& client, const wire::LoginRequest& r
                     ClientSession* asker = clients_.find(id);
                     // Gone or closing while its password was checked: nobody to answer.
                     if (!asker || !asker->is_open() || asker->connection().closing()) return;
+                    if (verdict.accepted() && refuse_over_user_connections(*asker)) return;
                     if (verdict.accepted()) return asker->accept_login(verdict.user);
                     asker->refuse_login(verdict);
                 });
+}
+
+// The asker is not logged in yet, so it is not among the user's connections counted.
+bool Server::refuse_over_user_connections(ClientSession& client) {
+    const uint32_t limit = config_.clients_max_connections_per_user;
+    if (limit == 0) return false;
+    size_t held = 0;
+    for (const auto& [id, other] : clients_)
+        held += other->is_open() && other->logged_in() && other->user() == client.user();
+    if (held < limit) return false;
+    ++counters_.user_connections_refused;
+    uint64_t suppressed = 0;
+    if (user_limit_log_.allow(suppressed)) {
+        log_->warn(
+            "{}: refused: user already holds clients.max_connections_per_user ({}){}",
+            client.describe(), limit,
+            suppressed ? fmt::format(" ({} more per-user refusals not logged)", suppressed) : "");
+    }
+    client.connection().close(CloseReason::kLimitReached,
+                              "clients.max_connections_per_user (" + std::to_string(limit) +
+                                  ") reached for user " + client.user());
+    return true;
+}
+
+size_t Server::user_subscription_room(const ClientSession& client) const {
+    const uint32_t limit = config_.clients_max_subscriptions_per_user;
+    if (limit == 0) return SIZE_MAX;
+    size_t held = 0;
+    for (const auto& [id, other] : clients_) {
+        if (other->is_open() && other->user() == client.user())
+            held += fanout_.subscription_count(*other);
+    }
+    return held >= limit ? 0 : limit - held;
+}
+
+void Server::refuse_over_user_subscriptions(ClientSession& client, const std::string& service,
+                                            const std::string& name) {
+    ++counters_.user_subscriptions_refused;
+    uint64_t suppressed = 0;
+    if (user_limit_log_.allow(suppressed)) {
+        log_->warn(
+            "{}: subscription to {}/{} refused: clients.max_subscriptions_per_user ({}){}",
+            client.describe(), service, name, config_.clients_max_subscriptions_per_user,
+            suppressed ? fmt::format(" ({} more per-user refusals not logged)", suppressed) : "");
+    }
+    fanout_.send_status(
+        client, service, name, 0,
+        make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_LIMIT_REACHED,
+                    "clients.max_subscriptions_per_user reached"));
 }
 
 void Server::refuse_not_entitled(ClientSession& client, const std::string& service,

@@ -4,6 +4,7 @@
 #include <csignal>
 
 #include "common/clock.h"
+#include "common/daemon/admin_query.h"
 #include "common/daemon/daemon_main.h"
 #include "common/daemon/process_metrics.h"
 #include "common/logging.h"
@@ -19,16 +20,7 @@ namespace {
 
 constexpr size_t kDefaultItemList = 100;
 constexpr int64_t kDrainTickMs = 100;
-
-size_t parse_count(const AdminHttp::Query& query, const std::string& key, size_t fallback) {
-    const auto found = query.find(key);
-    if (found == query.end()) return fallback;
-    try {
-        return static_cast<size_t>(std::stoull(found->second));
-    } catch (const std::exception&) {
-        return fallback;
-    }
-}
+constexpr uint64_t kMaxDrainSeconds = 86400;
 
 }  // namespace
 
@@ -61,8 +53,17 @@ std::string Server::info_json() const {
 }
 
 // GET /items?name=N[&service=S]: one item with its fields, sequence, state and
-// subscribers. Without a name: up to `limit` (100) items in brief.
+// subscribers. Without a name: up to `limit` (100; at most admin.max_items_per_answer)
+// items in brief.
 AdminHttp::Reply Server::items_reply(const AdminHttp::Query& query) {
+    AdminHttp::Reply refusal;
+    if (!known_parameters(query, {"name", "service", "limit"}, refusal)) return refusal;
+    const auto limit = query_number(
+        query,
+        {"limit", std::min<uint64_t>(kDefaultItemList, config_.admin_max_items_per_answer), 1,
+         config_.admin_max_items_per_answer},
+        refusal);
+    if (!limit) return refusal;
     const auto subscriber_ids = [this](uint64_t item_id) {
         return fanout_.subscriber_ids(item_id);
     };
@@ -77,11 +78,10 @@ AdminHttp::Reply Server::items_reply(const AdminHttp::Query& query) {
     };
     const auto name = query.find("name");
     if (name == query.end()) {
-        const size_t limit = parse_count(query, "limit", kDefaultItemList);
         std::string out = "{\"count\":" + std::to_string(cache_.size()) + ",\"items\":[";
         size_t listed = 0;
         cache_.for_each([&](CachedItem& item) {
-            if (listed >= limit) return;
+            if (listed >= *limit) return;
             out += (listed++ ? ",{" : "{") + summary(item) + "}";
         });
         return {200, out + "]}"};
@@ -111,6 +111,8 @@ AdminHttp::Reply Server::items_reply(const AdminHttp::Query& query) {
 AdminHttp::Reply Server::admin_action(const std::string& action, const AdminHttp::Query& query) {
     if (action == "kick") return kick(query);
     if (action == "drain") return start_drain(query);
+    AdminHttp::Reply refusal;
+    if (!known_parameters(query, {}, refusal)) return refusal;
     // The same path as SIGHUP (systemctl reload): re-read, apply, log each change.
     log_->info("reload asked for on the admin endpoint");
     std::raise(SIGHUP);
@@ -118,7 +120,11 @@ AdminHttp::Reply Server::admin_action(const std::string& action, const AdminHttp
 }
 
 AdminHttp::Reply Server::kick(const AdminHttp::Query& query) {
-    const uint64_t id = parse_count(query, "id", 0);
+    AdminHttp::Reply refusal;
+    if (!known_parameters(query, {"id"}, refusal)) return refusal;
+    const auto wanted = query_number(query, {"id", 0, 1, UINT64_MAX}, refusal);
+    if (!wanted) return refusal;
+    const uint64_t id = *wanted;
     ClientSession* found = clients_.find(id);
     if (!found || !found->is_open())
         return {404, "no open client with id " + std::to_string(id) + "\n"};
@@ -133,9 +139,13 @@ AdminHttp::Reply Server::kick(const AdminHttp::Query& query) {
 // spread evenly over S seconds (the SDK fails over to its next server at once, so the
 // other instances take them a few at a time), then shut down as on SIGTERM.
 AdminHttp::Reply Server::start_drain(const AdminHttp::Query& query) {
+    AdminHttp::Reply refusal;
+    if (!known_parameters(query, {"seconds"}, refusal)) return refusal;
+    const auto asked = query_number(query, {"seconds", 10, 0, kMaxDrainSeconds}, refusal);
+    if (!asked) return refusal;
     if (clients_.shutting_down() || drain_.active)
         return {409, "already draining or shutting down\n"};
-    const size_t seconds = parse_count(query, "seconds", 10);
+    const uint64_t seconds = *asked;
     drain_.active = true;
     drain_.start_ns = monotonic_ns();
     drain_.duration_ns = static_cast<int64_t>(seconds) * 1'000'000'000;

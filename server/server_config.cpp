@@ -62,6 +62,18 @@ void add_client_keys(config::Schema<ServerConfig>& s) {
     s.integer<uint32_t>("clients.max_subscriptions", &C::clients_max_subscriptions, 100000, 1,
                         10000000, "Open items per client connection.")
         .reloads();
+    s.integer<uint32_t>(
+        "clients.max_connections_per_user", &C::clients_max_connections_per_user, 0, 0, 1000000,
+        "Connections one user (the login's user name) may hold at once; a login beyond it is "
+        "closed limit_reached, so one user cannot take every slot of clients.max_connections. "
+        "0: no limit (one user running many connections, such as a load test).")
+        .reloads();
+    s.integer<uint32_t>(
+        "clients.max_subscriptions_per_user", &C::clients_max_subscriptions_per_user, 0, 0,
+        100000000,
+        "Open items one user may hold over all its connections; an item beyond it is closed "
+        "LIMIT_REACHED. 0: no limit.")
+        .reloads();
     s.integer<uint32_t>("clients.heartbeat_interval_ms", &C::clients_heartbeat_interval_ms, 5000,
                         100, 600000, "Clients are asked to ping at least this often.");
     s.integer<uint32_t>("clients.idle_timeout_ms", &C::clients_idle_timeout_ms, 15000, 0, 3600000,
@@ -70,6 +82,8 @@ void add_client_keys(config::Schema<ServerConfig>& s) {
                         "A client must log in within this time of connecting (of its TLS handshake "
                         "ending); bytes that are not a login do not extend it. Closed as "
                         "not_logged_in.");
+    add_frame_rule_keys(s, "clients", &C::clients_max_login_frame_bytes,
+                        &C::clients_frame_timeout_ms);
     add_websocket_keys(s);
 }
 
@@ -229,6 +243,12 @@ config::Schema<ServerConfig> build_schema() {
     add_shutdown_keys(s);
     add_admin_keys(s);
     add_admin_token_key(s);
+    add_admin_limit_keys(s);
+    s.integer<uint32_t>("admin.max_items_per_answer", &C::admin_max_items_per_answer, 1000, 1,
+                        100000,
+                        "Most items GET /items lists in one answer (its limit parameter); a "
+                        "larger limit is refused with 400, so one caller cannot make the server "
+                        "build megabytes of JSON on its event loop.");
     add_client_keys(s);
     add_tls_keys(s);
     add_output_keys(s);
@@ -290,6 +310,7 @@ config::Problems server_preflight(const ServerConfig& c) {
     }
     config::check_users_file("auth.users_file", c.auth.users_file, problems);
     config::check_admin_token("admin.token_file", c.admin_token_file, problems);
+    config::check_descriptor_limit("clients.max_connections", c.clients_max_connections, problems);
     config::check_key_files("backbone", c.backbone_key_file, c.backbone_previous_key_file,
                             problems);
     return problems;

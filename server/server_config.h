@@ -14,7 +14,7 @@ namespace mdcast::server {
 
 // The auth.* keys are bound into AuthConfig::auth (common/auth/auth_keys.h), the tls.* keys
 // into TlsKeys (declared by add_tls_keys).
-struct ServerConfig : AuthConfig, TlsKeys {
+struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     std::string log_level;
     std::string log_format;
     std::string log_file;  // empty: stderr
@@ -29,6 +29,7 @@ struct ServerConfig : AuthConfig, TlsKeys {
     std::string admin_address;
     uint16_t admin_port = 0;
     std::string admin_token_file;  // empty: POSTs refused
+    uint32_t admin_max_items_per_answer = 0;
 
     // Client listener. Instance N listens on clients.port + N - 1.
     std::string clients_address;
@@ -40,9 +41,13 @@ struct ServerConfig : AuthConfig, TlsKeys {
     uint32_t clients_max_frame_bytes = 0;
     uint32_t clients_max_items_per_request = 0;
     uint32_t clients_max_subscriptions = 0;
+    uint32_t clients_max_connections_per_user = 0;    // 0: no limit
+    uint32_t clients_max_subscriptions_per_user = 0;  // 0: no limit
     uint32_t clients_heartbeat_interval_ms = 0;
     uint32_t clients_idle_timeout_ms = 0;
     uint32_t clients_login_timeout_ms = 0;
+    uint32_t clients_max_login_frame_bytes = 0;
+    uint32_t clients_frame_timeout_ms = 0;
     // WebSocket/JSON listener (docs/websocket.md); instance N on ws_port + N - 1.
     uint16_t clients_ws_port = 0;  // 0: off
     bool clients_ws_tls = false;

@@ -137,6 +137,12 @@ void Server::register_metrics() {
               [&c] { return c.entitlement_revocations; });
     m.counter("users_removed_total", "Clients closed because a reload removed their user",
               [&c] { return c.users_removed; });
+    m.counter("user_connections_refused_total",
+              "Logins closed: the user held clients.max_connections_per_user connections",
+              [&c] { return c.user_connections_refused; });
+    m.counter("user_subscriptions_refused_total",
+              "Items refused: the user held clients.max_subscriptions_per_user subscriptions",
+              [&c] { return c.user_subscriptions_refused; });
     listeners_.register_metrics(m, [clients] {
         return clients([](ClientSession& s) { return s.connection().is_tls() ? 1 : 0; });
     });

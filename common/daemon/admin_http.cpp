@@ -60,16 +60,20 @@ std::string AdminHttp::load_token(const std::string& path) {
 }
 
 AdminHttp::AdminHttp(EventLoop& loop, const std::string& address, uint16_t port,
-                     const MetricsRegistry& metrics, Handlers handlers, std::string token)
+                     const MetricsRegistry& metrics, Handlers handlers, std::string token,
+                     Limits limits)
     : metrics_(metrics),
       handlers_(std::move(handlers)),
       token_(std::move(token)),
+      limits_(limits),
+      connections_(loop, limits.max_connections, limits.request_timeout_ms),
       http_(evhttp_new(loop.base())) {
     if (!http_) throw std::runtime_error("evhttp_new failed");
     evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST);
     evhttp_set_max_headers_size(http_, 8192);
     evhttp_set_max_body_size(http_, 1024);
-    evhttp_set_timeout(http_, 10);
+    evhttp_set_timeout(http_, static_cast<int>((limits.request_timeout_ms + 999) / 1000));
+    connections_.attach(http_);
     evhttp_set_gencb(http_, &AdminHttp::on_request, this);
     evhttp_bound_socket* bound = evhttp_bind_socket_with_handle(http_, address.c_str(), port);
     if (!bound) {
@@ -82,10 +86,30 @@ AdminHttp::AdminHttp(EventLoop& loop, const std::string& address, uint16_t port,
     getsockname(evhttp_bound_socket_get_fd(bound), reinterpret_cast<sockaddr*>(&local), &length);
     port_ = ntohs(local.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&local)->sin6_port
                                               : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+    guard_ = std::make_unique<AcceptGuard>(loop, evhttp_bound_socket_get_listener(bound),
+                                           "admin http on " + address);
 }
 
 AdminHttp::~AdminHttp() {
+    guard_.reset();
     evhttp_free(http_);
+}
+
+void AdminHttp::register_metrics(MetricsRegistry& m) const {
+    m.counter("admin_requests_total", "Requests to the admin endpoint",
+              [this] { return static_cast<double>(requests_); });
+    m.counter("admin_refused_total",
+              "Admin requests refused: POSTs and (auth on) reads of /stats or /items without the "
+              "admin token",
+              [this] { return static_cast<double>(refused_posts_ + refused_reads_); });
+    m.counter("admin_connections_refused_total",
+              "Admin connections refused: admin.max_connections were open",
+              [this] { return static_cast<double>(connections_.refused()); });
+    m.counter("admin_timeouts_total",
+              "Admin connections closed with no answer within admin.request_timeout_ms",
+              [this] { return static_cast<double>(connections_.timed_out()); });
+    m.gauge("admin_connections", "Admin connections open now",
+            [this] { return static_cast<double>(connections_.open()); });
 }
 
 void AdminHttp::on_request(evhttp_request* request, void* self) {
@@ -94,6 +118,13 @@ void AdminHttp::on_request(evhttp_request* request, void* self) {
 
 void AdminHttp::handle(evhttp_request* request) {
     ++requests_;
+    if (connections_.over_limit(
+            evhttp_connection_get_bufferevent(evhttp_request_get_connection(request)))) {
+        return reply(
+            request, 503, "Service Unavailable",
+            "admin.max_connections (" + std::to_string(limits_.max_connections) + ") reached\n",
+            "text/plain");
+    }
     const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
     const char* path = uri ? evhttp_uri_get_path(uri) : nullptr;
     const std::string route = path ? path : "";
@@ -109,6 +140,7 @@ void AdminHttp::handle(evhttp_request* request) {
         return reply(request, healthy ? 200 : 503, healthy ? "OK" : "Service Unavailable",
                      reason + "\n", "text/plain");
     }
+    if ((route == "/stats" || route == "/items") && refuse_read(request)) return;
     if (route == "/stats") {
         return reply(request, 200, "OK", handlers_.stats ? handlers_.stats() : "{}",
                      "application/json");
@@ -128,6 +160,17 @@ bool AdminHttp::authorized(evhttp_request* request) const {
     const std::string expected = "Bearer " + token_;
     return !token_.empty() && header && std::strlen(header) == expected.size() &&
            CRYPTO_memcmp(header, expected.data(), expected.size()) == 0;
+}
+
+bool AdminHttp::refuse_read(evhttp_request* request) {
+    if (!limits_.protect_reads || authorized(request)) return false;
+    ++refused_reads_;
+    reply(request, token_.empty() ? 403 : 401, token_.empty() ? "Forbidden" : "Unauthorized",
+          token_.empty() ? "authentication is on and admin.token_file is not set: /stats and "
+                           "/items, which show clients and data, are off\n"
+                         : "authentication is on: /stats and /items need the admin token\n",
+          "text/plain");
+    return true;
 }
 
 void AdminHttp::handle_post(evhttp_request* request, const std::string& route, const Query& query) {

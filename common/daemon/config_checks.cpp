@@ -1,7 +1,9 @@
 #include "common/daemon/config_checks.h"
 
 #include <arpa/inet.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <exception>
 #include <map>
 
@@ -107,6 +109,32 @@ void check_key_files(const std::string& section, const std::string& key_file,
             problems.push_back({key, error.what()});
         }
     }
+}
+
+void check_descriptor_limit(const std::string& key, uint64_t connections, Problems& problems) {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_max == RLIM_INFINITY) return;
+    const uint64_t needed = connections + kReservedDescriptors;
+    if (needed <= limit.rlim_max) return;
+    problems.push_back(
+        {key, std::to_string(connections) + " connections need " + std::to_string(needed) +
+                  " descriptors (with " + std::to_string(kReservedDescriptors) +
+                  " for the daemon itself), but the process may open only " +
+                  std::to_string(limit.rlim_max) +
+                  " (RLIMIT_NOFILE): raise LimitNOFILE= in the unit (ulimit -n) or lower " + key});
+}
+
+uint64_t raise_descriptor_limit(uint64_t connections) {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+    const rlim_t wanted = connections + kReservedDescriptors;
+    if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < wanted) {
+        limit.rlim_cur =
+            limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
+        setrlimit(RLIMIT_NOFILE, &limit);
+        getrlimit(RLIMIT_NOFILE, &limit);
+    }
+    return limit.rlim_cur;
 }
 
 }  // namespace mdcast::config

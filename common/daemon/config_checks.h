@@ -43,6 +43,18 @@ void check_tls_files(bool enabled, const TlsServerSettings& settings, Problems& 
 void check_users_file(const std::string& key, const std::string& path, Problems& problems);
 // The admin token file, when set, holds a usable token.
 void check_admin_token(const std::string& key, const std::string& path, Problems& problems);
+// Descriptors the daemon needs beyond one per connection: listeners, the
+// admin endpoint's connections (admin.max_connections), the backbone sockets,
+// the log, the event loop's own, the accept reserve.
+inline constexpr uint64_t kReservedDescriptors = 64;
+// `connections` (the key's value) plus kReservedDescriptors fit under the hard
+// RLIMIT_NOFILE of this process (the soft one is raised to it at start-up:
+// raise_descriptor_limit). Otherwise accept() runs out of descriptors before
+// the key's limit is reached.
+void check_descriptor_limit(const std::string& key, uint64_t connections, Problems& problems);
+// Raises the soft RLIMIT_NOFILE towards the hard one so that `connections` plus
+// kReservedDescriptors fit. Returns the soft limit in force afterwards.
+uint64_t raise_descriptor_limit(uint64_t connections);
 // Each backbone key file that is set holds a usable key.
 void check_key_files(const std::string& section, const std::string& key_file,
                      const std::string& previous_key_file, Problems& problems);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "common/config/config_schema.h"
+#include "common/daemon/admin_http.h"
 #include "common/logging.h"
 #include "common/net/tls_context.h"
 #include "common/scheduling.h"
@@ -34,6 +35,30 @@ void add_admin_token_key(config::Schema<C>& s) {
              "File holding the token (at least 16 characters) that POSTs to the admin endpoint "
              "(/kick, /drain, /reload; mdcastctl) must carry. Empty: those are refused. Keep it "
              "readable by the daemon's user and the operators only.");
+}
+
+// The members add_admin_limit_keys fills; a daemon's config struct derives from it.
+struct AdminLimitKeys {
+    uint32_t admin_max_connections = 0;
+    uint32_t admin_request_timeout_ms = 0;
+};
+
+// How much of the daemon one admin caller can hold: connections and time.
+template <class C>
+void add_admin_limit_keys(config::Schema<C>& s) {
+    s.template integer<uint32_t>(
+        "admin.max_connections", &C::admin_max_connections, 16, 1, 1024,
+        "Admin connections open at once; more are refused (503 when their request arrives "
+        "first) and counted in admin_connections_refused_total.");
+    s.template integer<uint32_t>(
+        "admin.request_timeout_ms", &C::admin_request_timeout_ms, 5000, 100, 600000,
+        "An admin connection lives at most this long from accept: one trickling its request, or "
+        "idle between keep-alive requests, is closed (admin_timeouts_total), so slow callers "
+        "cannot hold the daemon's descriptors.");
+}
+
+inline AdminHttp::Limits admin_limits(const AdminLimitKeys& config, bool protect_reads) {
+    return {config.admin_max_connections, config.admin_request_timeout_ms, protect_reads};
 }
 
 template <class C>

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/clock.h"
+#include "common/net/accept_guard.h"
 #include "proto/field_values.h"
 
 #ifndef MDCAST_COMMIT
@@ -143,6 +144,19 @@ void register_process_metrics(MetricsRegistry& m, const std::string& daemon) {
                        [] { return process_stats().open_fds; });
     m.gauge_unprefixed("process_max_fds", "Limit on open file descriptors", {},
                        [] { return process_stats().max_fds; });
+    register_accept_metrics(m);
+}
+
+// Listeners of every kind (clients, WebSocket, publishers, admin) out of descriptors.
+void register_accept_metrics(MetricsRegistry& m) {
+    m.counter("accept_paused_total",
+              "Times a listener stopped accepting for want of descriptors (EMFILE, ENFILE) for "
+              "100 ms instead of retrying at once",
+              [] { return static_cast<double>(AcceptGuard::pauses()); });
+    m.counter("accept_dropped_total",
+              "Connections accepted with the reserve descriptor while out of descriptors and "
+              "closed at once",
+              [] { return static_cast<double>(AcceptGuard::dropped()); });
 }
 
 }  // namespace mdcast

@@ -47,5 +47,7 @@ std::string json_string_list(const std::vector<std::string>& values);
 // process_resident_memory_bytes, process_virtual_memory_bytes, process_start_time_seconds,
 // process_open_fds, process_max_fds.
 void register_process_metrics(MetricsRegistry& metrics, const std::string& daemon);
+// accept_paused_total and accept_dropped_total (AcceptGuard), with the daemon's prefix.
+void register_accept_metrics(MetricsRegistry& metrics);
 
 }  // namespace mdcast

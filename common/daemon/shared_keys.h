@@ -4,6 +4,9 @@
 // is sent vs what is accepted) stay in each daemon's schema.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "common/config/config_schema.h"
 
 namespace mdcast {
@@ -50,6 +53,23 @@ void add_backbone_redundancy_and_key_keys(config::Schema<C>& s) {
     s.string("backbone.previous_key_file", &C::backbone_previous_key_file, "",
              "During a key rollover: the old key, still accepted (by the distributor on control "
              "packets, by servers on backbone packets).");
+}
+
+// The frame rules of a peer section (`clients`, `publishers`): small frames
+// until the login is accepted (a slot that has not logged in costs a small
+// buffer), and every frame whole within a time of its first byte (a slow-loris
+// cannot hold a slot and a buffer by dribbling one). docs/hardening.md.
+template <class C>
+void add_frame_rule_keys(config::Schema<C>& s, const std::string& section,
+                         uint32_t C::*max_login_frame_bytes, uint32_t C::*frame_timeout_ms) {
+    s.template integer<uint32_t>(
+        section + ".max_login_frame_bytes", max_login_frame_bytes, 4096, 2048, 16 << 20,
+        "Largest frame body a peer may send before its login is accepted (a login needs about "
+        "1 KB); a larger one closes it frame_too_large.");
+    s.template integer<uint32_t>(
+        section + ".frame_timeout_ms", frame_timeout_ms, 10000, 100, 600000,
+        "A frame must arrive whole within this time of its first byte; a peer dribbling one is "
+        "closed frame_timeout.");
 }
 
 // loss_seed

@@ -34,6 +34,8 @@ std::string_view close_reason_name(CloseReason reason) {
             return "kicked";
         case CloseReason::kHttpAnswered:
             return "http_answered";
+        case CloseReason::kFrameTimeout:
+            return "frame_timeout";
     }
     return "unknown";
 }
@@ -41,6 +43,7 @@ std::string_view close_reason_name(CloseReason reason) {
 wire::v1::CloseReason close_reason_wire(CloseReason reason) {
     switch (reason) {
         case CloseReason::kProtocolError:
+        case CloseReason::kFrameTimeout:  // the text says which rule
             return wire::v1::CLOSE_PROTOCOL_ERROR;
         case CloseReason::kFrameTooLarge:
             return wire::v1::CLOSE_FRAME_TOO_LARGE;

@@ -26,8 +26,9 @@ enum class CloseReason {
     kTlsHandshakeTimeout,  // the handshake did not finish within its time limit
     kKicked,               // an operator closed it (mdcastctl kick)
     kHttpAnswered,         // the WebSocket port answered a plain HTTP request (the page, a 404)
+    kFrameTimeout,         // a frame begun and not finished within its time limit (slow-loris)
 };
-constexpr size_t kCloseReasonCount = static_cast<size_t>(CloseReason::kHttpAnswered) + 1;
+constexpr size_t kCloseReasonCount = static_cast<size_t>(CloseReason::kFrameTimeout) + 1;
 
 std::string_view close_reason_name(CloseReason reason);
 // The wire code for a reason, or CLOSE_REASON_UNSPECIFIED when the peer is not told.

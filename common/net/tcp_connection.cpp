@@ -292,7 +292,10 @@ bool TcpConnection::take_input(size_t bytes) {
     last_input_ns_ = monotonic_ns();
     if (!limits_.raw_input) {
         reader_.commit(bytes);
-        return deliver_frames();
+        const uint64_t frames_before = frames_in_;
+        if (!deliver_frames()) return false;
+        note_partial_frame(frames_in_ != frames_before);
+        return true;
     }
     handler_.on_bytes(*this, input_space(bytes).first(bytes));
     return fd_ >= 0;
@@ -317,6 +320,16 @@ bool TcpConnection::deliver_frames() {
         }
     }
     return false;
+}
+
+// A frame left partly read starts its clock when its first byte came: now,
+// unless the same frame was already waiting (no frame completed since).
+void TcpConnection::note_partial_frame(bool frame_completed) {
+    if (reader_.buffered_bytes() == 0) {
+        partial_since_ns_ = 0;
+    } else if (frame_completed || partial_since_ns_ == 0) {
+        partial_since_ns_ = last_input_ns_;
+    }
 }
 
 std::optional<std::string> TcpConnection::close_frame(CloseReason reason, const std::string& text) {

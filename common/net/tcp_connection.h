@@ -176,12 +176,24 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     // of the handshake for TLS. Login deadlines count from here, never from the
     // last byte, so a peer trickling bytes cannot hold a slot without logging in.
     int64_t ready_ns() const { return ready_ns_; }
+    // When the frame now partly read began to arrive (0: none is): a peer that
+    // takes longer than its owner allows to finish one is a slow-loris.
+    // Framed input only (raw input is framed by the handler).
+    int64_t partial_frame_since_ns() const { return partial_since_ns_; }
+    // A frame has been partly read for `timeout_ms` or more at `now_ns`.
+    bool frame_overdue(int64_t now_ns, uint32_t timeout_ms) const {
+        return partial_since_ns_ > 0 &&
+               now_ns - partial_since_ns_ >= int64_t{timeout_ms} * 1'000'000;
+    }
+    // The largest frame body accepted from now on (a small one before login).
+    void set_max_frame_body(size_t bytes) { reader_.set_max_body_bytes(bytes); }
 
   private:
     static void on_readable(int, short, void* self);
     static void on_writable(int, short, void* self);
     void read_some();
     bool deliver_frames();
+    void note_partial_frame(bool frame_completed);
     std::span<uint8_t> input_space(size_t bytes);
     bool take_input(size_t bytes);
     void write_some();
@@ -236,6 +248,7 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     uint64_t writes_ = 0;
     int64_t last_input_ns_ = 0;
     int64_t ready_ns_ = 0;
+    int64_t partial_since_ns_ = 0;
 };
 
 // Blocking connect with a timeout, for tools and tests. Returns the socket or -1

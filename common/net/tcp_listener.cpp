@@ -54,13 +54,16 @@ TcpListener::TcpListener(EventLoop& loop, const std::string& address, uint16_t p
                 &bound_length);
     port_ = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
                                              : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+    guard_ = std::make_unique<AcceptGuard>(loop, listener_, address + ":" + std::to_string(port_));
 }
 
 TcpListener::~TcpListener() {
+    guard_.reset();
     if (listener_) evconnlistener_free(listener_);
 }
 
 void TcpListener::disable() {
+    guard_.reset();  // a pause in progress must not resume it
     if (listener_) evconnlistener_disable(listener_);
 }
 

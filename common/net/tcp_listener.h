@@ -3,8 +3,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "common/net/accept_guard.h"
 #include "common/net/event_loop.h"
 
 struct evconnlistener;
@@ -18,7 +20,8 @@ class TcpListener {
     using AcceptCallback = std::function<void(int fd, std::string peer)>;
 
     // Binds address:port (port 0 picks a free port; see port()). Throws
-    // std::runtime_error naming the address on failure.
+    // std::runtime_error naming the address on failure. Running out of
+    // descriptors pauses accepting (AcceptGuard) instead of spinning.
     TcpListener(EventLoop& loop, const std::string& address, uint16_t port, int backlog,
                 AcceptCallback on_accept);
     ~TcpListener();
@@ -33,6 +36,7 @@ class TcpListener {
     static void on_accept(evconnlistener*, int fd, struct sockaddr* address, int, void* self);
     AcceptCallback callback_;
     evconnlistener* listener_ = nullptr;
+    std::unique_ptr<AcceptGuard> guard_;
     uint16_t port_ = 0;
 };
 

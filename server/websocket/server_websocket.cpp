@@ -33,6 +33,7 @@ void Server::start_websocket() {
         proto::FieldDictionary::load_file(config_.clients_ws_dictionary_file));
     ws_page_ = read_page(config_.clients_ws_web_dir);
     ws_settings_.max_message_bytes = config_.clients_ws_max_message_bytes;
+    ws_settings_.max_login_message_bytes = config_.clients_max_login_frame_bytes;
     ws_settings_.max_fragments = config_.clients_ws_max_fragments;
     ws_settings_.heartbeat_interval_ms = config_.clients_heartbeat_interval_ms;
     ws_settings_.json.max_names = config_.clients_max_items_per_request;

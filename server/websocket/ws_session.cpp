@@ -76,7 +76,10 @@ struct WsCallbacks {
             s.message_bytes_ = 0;
         }
         if (++s.fragments_ > s.settings_.max_fragments) s.fragment_flood_ = true;
-        if (arg->payload_length > s.settings_.max_message_bytes - s.message_bytes_) {
+        const size_t limit = s.client_.logged_in() ? s.settings_.max_message_bytes
+                                                   : std::min(s.settings_.max_message_bytes,
+                                                              s.settings_.max_login_message_bytes);
+        if (arg->payload_length > limit - s.message_bytes_) {
             s.too_large_ = true;  // refused from its header: its payload is never read
             return;
         }
@@ -164,8 +167,11 @@ void WsSession::on_frames(std::span<const uint8_t> bytes) {
     if (too_large_) {
         ++settings_.counters->too_large;
         return fail(CloseReason::kFrameTooLarge, ws_code::kMessageTooBig,
-                    "message over " + std::to_string(settings_.max_message_bytes) +
-                        " bytes (clients.ws_max_message_bytes)");
+                    client_.logged_in()
+                        ? "message over " + std::to_string(settings_.max_message_bytes) +
+                              " bytes (clients.ws_max_message_bytes)"
+                        : "message over " + std::to_string(settings_.max_login_message_bytes) +
+                              " bytes before the login (clients.max_login_frame_bytes)");
     }
     if (fragment_flood_) {
         ++settings_.counters->fragment_floods;

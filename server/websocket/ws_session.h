@@ -47,6 +47,7 @@ struct WsCounters {
 
 struct WsSettings {
     size_t max_message_bytes = 65536;
+    size_t max_login_message_bytes = 4096;  // until the login is accepted
     uint32_t max_fragments = 64;
     uint32_t heartbeat_interval_ms = 5000;
     JsonLimits json;

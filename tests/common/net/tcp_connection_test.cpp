@@ -115,6 +115,53 @@ TEST_CASE("an oversized frame closes the connection with its reason and tells th
           static_cast<uint16_t>(proto::FrameType::kClose));
 }
 
+TEST_CASE("a partly read frame is timed from its first byte; a new limit applies to the next",
+          "[tcp_connection]") {
+    EventLoop loop;
+    FlushScheduler flusher(loop, std::chrono::microseconds(0));
+    Recorder handler;
+    Pair pair;
+    TcpConnection::Limits limits;
+    limits.max_frame_body_bytes = 100;
+    TcpConnection connection(loop, flusher, pair.ours, 1, "test", proto::kClientToServerTypes,
+                             limits, handler);
+    connection.start();
+    const auto run_for = [&](int ms) {
+        Timer stop(loop, [&] { loop.stop(); });
+        stop.start_once(std::chrono::milliseconds(ms));
+        loop.run();
+    };
+    const auto header = [](uint32_t body) {
+        std::string bytes(proto::kFrameHeaderBytes, '\0');
+        proto::encode_frame_header(
+            proto::FrameHeader{body, static_cast<uint16_t>(proto::FrameType::kPing), 0},
+            reinterpret_cast<uint8_t*>(bytes.data()));
+        return bytes;
+    };
+    CHECK(connection.partial_frame_since_ns() == 0);
+    const std::string first = header(4) + "ab";  // half a frame
+    REQUIRE(::write(pair.theirs, first.data(), first.size()) == ssize_t(first.size()));
+    run_for(20);
+    const int64_t since = connection.partial_frame_since_ns();
+    CHECK(since > 0);
+    REQUIRE(::write(pair.theirs, "c", 1) == 1);  // more of the same frame: the clock keeps
+    run_for(20);
+    CHECK(connection.partial_frame_since_ns() == since);
+    // The frame ends and a larger one (allowed by the new limit) begins: a new clock.
+    connection.set_max_frame_body(1000);
+    const std::string rest = "d" + header(500) + "x";
+    REQUIRE(::write(pair.theirs, rest.data(), rest.size()) == ssize_t(rest.size()));
+    run_for(20);
+    CHECK(handler.frames == 1);
+    CHECK_FALSE(handler.closed);
+    CHECK(connection.partial_frame_since_ns() > since);
+    const std::string body(499, 'y');  // the frame completes: nothing partial
+    REQUIRE(::write(pair.theirs, body.data(), body.size()) == ssize_t(body.size()));
+    run_for(20);
+    CHECK(handler.frames == 2);
+    CHECK(connection.partial_frame_since_ns() == 0);
+}
+
 TEST_CASE("close_after_flush sends what is queued, then Close, then closes once",
           "[tcp_connection]") {
     EventLoop loop;
