@@ -64,7 +64,7 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
         admin_ = std::make_unique<AdminHttp>(
             loop, config.admin_address, config.admin_port, metrics_, admin_handlers(),
             config.admin_token_file.empty() ? "" : AdminHttp::load_token(config.admin_token_file),
-            admin_limits(config, !config.auth_users_file.empty()));
+            admin_limits(config, !config.auth.users_file.empty()));
         admin_->register_metrics(metrics_);
         log_->info("admin http on {}:{} (/metrics /healthz /stats /info{})", config.admin_address,
                    admin_->port(), config.admin_token_file.empty() ? "" : "; POST /reload");

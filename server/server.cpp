@@ -85,7 +85,7 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
         admin_ = std::make_unique<AdminHttp>(
             loop, config.admin_address, config.instance_admin_port(), metrics_, admin_handlers(),
             config.admin_token_file.empty() ? "" : AdminHttp::load_token(config.admin_token_file),
-            admin_limits(config, !config.auth_users_file.empty()));
+            admin_limits(config, !config.auth.users_file.empty()));
         admin_->register_metrics(metrics_);
         log_->info("admin http on {}:{} (/metrics /healthz /stats /info /items{})",
                    config.admin_address, admin_->port(),

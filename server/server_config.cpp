@@ -63,16 +63,16 @@ void add_client_keys(config::Schema<ServerConfig>& s) {
                         10000000, "Open items per client connection.")
         .reloads();
     s.integer<uint32_t>(
-        "clients.max_connections_per_user", &C::clients_max_connections_per_user, 0, 0, 1000000,
-        "Connections one user (the login's user name) may hold at once; a login beyond it is "
-        "closed limit_reached, so one user cannot take every slot of clients.max_connections. "
-        "0: no limit (one user running many connections, such as a load test).")
+         "clients.max_connections_per_user", &C::clients_max_connections_per_user, 0, 0, 1000000,
+         "Connections one user (the login's user name) may hold at once; a login beyond it is "
+         "closed limit_reached, so one user cannot take every slot of clients.max_connections. "
+         "0: no limit (one user running many connections, such as a load test).")
         .reloads();
     s.integer<uint32_t>(
-        "clients.max_subscriptions_per_user", &C::clients_max_subscriptions_per_user, 0, 0,
-        100000000,
-        "Open items one user may hold over all its connections; an item beyond it is closed "
-        "LIMIT_REACHED. 0: no limit.")
+         "clients.max_subscriptions_per_user", &C::clients_max_subscriptions_per_user, 0, 0,
+         100000000,
+         "Open items one user may hold over all its connections; an item beyond it is closed "
+         "LIMIT_REACHED. 0: no limit.")
         .reloads();
     s.integer<uint32_t>("clients.heartbeat_interval_ms", &C::clients_heartbeat_interval_ms, 5000,
                         100, 600000, "Clients are asked to ping at least this often.");

@@ -22,9 +22,9 @@ BackboneReceiver::BackboneReceiver(EventLoop& loop, const Settings& settings, Ha
       batch_(32, settings.max_datagram_bytes, /*coalesced=*/true),
       control_batch_(16, 2048),  // a NOT_FOUND answer carries names up to 1,280 bytes
       control_flush_(loop, [this] { flush_control(); }),
-      source_context_{handler,   control_socket_, settings_.signer.get(), control_flush_,
-                      counters_, repair_times_,   loss_log_limit_,        *log_,
-                      server_id_},
+      source_context_{handler,         control_socket_, settings_.signer.get(),
+                      control_flush_,  counters_,       repair_times_,
+                      loss_log_limit_, *log_,           server_id_},
       nak_timer_(loop, [this] { on_nak_timer(); }),
       rtt_timer_(loop, [this] { send_rtt_probes(); }),
       silence_timer_(loop, [this] { check_silence(); }) {

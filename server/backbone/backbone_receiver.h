@@ -73,10 +73,16 @@ class BackboneReceiver final : public Upstream {
     bool send_interest(uint16_t source, ::mdcast::wire::v1::Interest& interest) override;
     void register_metrics(MetricsRegistry& metrics) const override;  // backbone_metrics.cpp
 
-    const BackboneReceiverCounters& counters() const { return counters_; }
+    const BackboneReceiverCounters& counters() const {
+        return counters_;
+    }
     LossRecoveryCounters recovery_counters() const;  // summed over sources
-    const LatencyHistogram& repair_times() const { return repair_times_; }
-    const LatencyHistogram& round_trips() const { return round_trips_; }
+    const LatencyHistogram& repair_times() const {
+        return repair_times_;
+    }
+    const LatencyHistogram& round_trips() const {
+        return round_trips_;
+    }
     uint64_t kernel_drops() const;
     uint64_t injected_drops() const;  // testing.loss, every socket
 

@@ -51,6 +51,7 @@ class ClientFixture : public ClientSession::Owner {
         limits.conflate = conflate;
         limits.max_items_per_request = 100;
         limits.max_subscriptions = 100;
+        limits.max_frame_bytes = 65536;
         auto session = std::make_unique<ClientSession>(*this, limits, "test-server");
         TcpConnection::Limits connection_limits;
         connection_limits.max_output_bytes = max_output_bytes;
