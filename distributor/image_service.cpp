@@ -23,9 +23,12 @@ wire::ItemStatus no_image_status(const wire::ImageRequest& request, const Servic
     } else if (item->closed) {
         s->set_stream_state(wire::STREAM_CLOSED);
         s->set_data_state(wire::DATA_SUSPECT);
-        s->set_text(
-            "the item's stream was closed (by its source, or a limit the distributor "
-            "logged)");
+        if (item->closed_text.empty()) {
+            s->set_text("the item's stream was closed by its source");
+        } else {
+            s->set_code(wire::STATUS_LIMIT_REACHED);
+            s->set_text(item->closed_text);
+        }
     } else {
         s->set_stream_state(wire::STREAM_OPEN);
         s->set_data_state(wire::DATA_SUSPECT);

@@ -269,6 +269,7 @@ void PublisherSession::on_refresh(const proto::Frame& frame) {
     }
     if (!backbone_.send(FrameType::kRefresh, refresh)) return refuse_image(*item, refresh);
     item->image.assign(refresh.fields());
+    item->closed_text.clear();
     item->item_seq = refresh.item_seq();
     item->has_image = true;
     item->unwanted = false;
@@ -298,6 +299,7 @@ void PublisherSession::refuse_image(ItemEntry& item, const wire::Refresh& refres
     backbone_.send(FrameType::kItemStatus, status);
     item.has_image = false;
     item.closed = true;
+    item.closed_text = text;
 }
 
 // The hot path: decoded without allocation, merged into the image cache, and
