@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/clock.h"
+#include "proto/message_parts.h"
 
 namespace mdcast::distributor {
 
@@ -52,10 +53,7 @@ BackboneSender::BackboneSender(EventLoop& loop, const Settings& settings, uint64
 }
 
 bool BackboneSender::send_frame(std::span<const uint8_t> frame) {
-    if (frame.size() > max_frame_bytes()) {
-        ++counters_.oversize_messages;
-        return false;
-    }
+    if (frame.size() > max_frame_bytes()) return send_in_parts(frame);
     if (!packet_.fits(frame.size())) send_packet();
     packet_.add_frame(frame);
     flusher_.schedule(*this);
@@ -65,13 +63,40 @@ bool BackboneSender::send_frame(std::span<const uint8_t> frame) {
 bool BackboneSender::send(proto::FrameType type, const google::protobuf::MessageLite& message) {
     const size_t size = proto::frame_bytes(message);
     if (size > max_frame_bytes()) {
-        ++counters_.oversize_messages;
-        return false;
+        if (size > settings_.max_message_bytes) return refuse_oversize(size);
+        const std::string frame = proto::encode_frame_string(type, message);
+        return send_in_parts({reinterpret_cast<const uint8_t*>(frame.data()), frame.size()});
     }
     if (!packet_.fits(size)) send_packet();
     packet_.add(type, message);
     flusher_.schedule(*this);
     return true;
+}
+
+// A message larger than one datagram goes in parts, one after the other in the
+// packets that follow (proto/message_parts.h): servers put it together again.
+bool BackboneSender::send_in_parts(std::span<const uint8_t> frame) {
+    if (frame.size() > settings_.max_message_bytes) return refuse_oversize(frame.size());
+    const auto parts = proto::split_message(frame, max_frame_bytes());
+    for (const std::string& part : parts) {
+        if (!packet_.fits(part.size())) send_packet();
+        packet_.add_frame({reinterpret_cast<const uint8_t*>(part.data()), part.size()});
+    }
+    ++counters_.messages_in_parts;
+    counters_.message_parts_sent += parts.size();
+    flusher_.schedule(*this);
+    return true;
+}
+
+// Logged at the 1st, 2nd, 4th, 8th ... refusal: loud, but never a flood.
+bool BackboneSender::refuse_oversize(size_t bytes) {
+    const uint64_t refused = ++counters_.oversize_messages;
+    if ((refused & (refused - 1)) != 0) return false;
+    log_->warn(
+        "refused a backbone message of {} bytes: over backbone.max_message_bytes ({}) "
+        "[{} refused so far]",
+        bytes, settings_.max_message_bytes, counters_.oversize_messages);
+    return false;
 }
 
 void BackboneSender::flush() {

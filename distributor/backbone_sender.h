@@ -49,7 +49,9 @@ struct BackboneSenderCounters {
     uint64_t messages_sent = 0;
     uint64_t heartbeats_sent = 0;
     uint64_t send_failures = 0;      // datagrams the kernel refused (socket buffer full)
-    uint64_t oversize_messages = 0;  // messages larger than one datagram, refused
+    uint64_t oversize_messages = 0;  // messages over max_message_bytes, refused
+    uint64_t messages_in_parts = 0;  // messages larger than a datagram, sent in parts
+    uint64_t message_parts_sent = 0;
     uint64_t naks_received = 0;
     uint64_t nak_sequences = 0;  // sequences asked for
     uint64_t repairs_sent = 0;
@@ -84,6 +86,7 @@ class BackboneSender final : public Flushable {
     struct Settings {
         std::vector<MulticastEndpoint> endpoints;  // every packet goes to each (first: primary)
         uint32_t max_datagram_bytes = proto::kDefaultDatagramBytes;
+        uint32_t max_message_bytes = 262144;  // larger than a datagram: in parts
         uint32_t flush_interval_us = 0;
         uint32_t heartbeat_min_us = 1000;
         uint32_t heartbeat_max_ms = 1000;
@@ -108,9 +111,11 @@ class BackboneSender final : public Flushable {
     BackboneSender(EventLoop& loop, const Settings& settings, uint64_t epoch,
                    std::function<void(bool)> on_congestion = {});
 
-    // Queue one framed message. Returns false when it can never fit a datagram.
+    // Queue one framed message; one larger than a datagram goes in parts. Returns
+    // false (logged, counted) when it is larger than max_message_bytes.
     bool send_frame(std::span<const uint8_t> frame);
     bool send(proto::FrameType type, const google::protobuf::MessageLite& message);
+    size_t max_message_bytes() const { return settings_.max_message_bytes; }
     // Largest frame (header + body) that fits one datagram.
     size_t max_frame_bytes() const {
         return settings_.max_datagram_bytes - proto::kPacketHeaderBytes;
@@ -138,6 +143,8 @@ class BackboneSender final : public Flushable {
 
   private:
     void send_packet();
+    bool send_in_parts(std::span<const uint8_t> frame);
+    bool refuse_oversize(size_t bytes);
     bool send_everywhere(std::span<const uint8_t> datagram);
     void transmit(std::span<const uint8_t> datagram);
     void transmit_unsent();

@@ -76,6 +76,7 @@ config::Schema<DistributorConfig> build_schema() {
     add_tls_keys(s);
 
     add_backbone_group_keys(s);
+    add_backbone_message_keys(s);
     s.integer<int>("backbone.ttl", &C::backbone_ttl, 0, 0, 255,
                    "Multicast TTL: 0 = this host only; 1 = this LAN segment.");
     s.boolean("backbone.loopback", &C::backbone_loopback, true,

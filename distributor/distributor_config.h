@@ -51,6 +51,7 @@ struct DistributorConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     bool backbone_loopback = true;
     bool backbone_segmentation_offload = true;
     uint32_t backbone_max_datagram_bytes = 0;
+    uint32_t backbone_max_message_bytes = 0;
     uint32_t backbone_flush_interval_us = 0;
     uint32_t backbone_heartbeat_min_us = 0;
     uint32_t backbone_heartbeat_max_ms = 0;

@@ -20,6 +20,15 @@ wire::ItemStatus no_image_status(const wire::ImageRequest& request, const Servic
         s->set_data_state(wire::DATA_SUSPECT);
         s->set_code(wire::STATUS_NOT_FOUND);
         s->set_text(service ? "no such item" : "no such service");
+    } else if (item->closed) {
+        s->set_stream_state(wire::STREAM_CLOSED);
+        s->set_data_state(wire::DATA_SUSPECT);
+        if (item->closed_text.empty()) {
+            s->set_text("the item's stream was closed by its source");
+        } else {
+            s->set_code(wire::STATUS_LIMIT_REACHED);
+            s->set_text(item->closed_text);
+        }
     } else {
         s->set_stream_state(wire::STREAM_OPEN);
         s->set_data_state(wire::DATA_SUSPECT);

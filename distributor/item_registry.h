@@ -38,6 +38,7 @@ struct ItemEntry {
     proto::FieldImage image;  // refresh merged with every update since
     wire::DataState data_state = wire::DATA_SUSPECT;
     bool closed = false;
+    std::string closed_text;  // why a limit closed it (empty: closed by its source)
     // Interactive: nobody wants the item and its source was told to stop, so
     // the image is not current; the next request asks the source for a fresh one.
     bool unwanted = false;

@@ -12,6 +12,7 @@ BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16
     settings.endpoints = multicast_endpoints(config.multicast_endpoint(),
                                              config.backbone_extra_groups, "backbone.extra_groups");
     settings.max_datagram_bytes = config.backbone_max_datagram_bytes;
+    settings.max_message_bytes = config.backbone_max_message_bytes;
     settings.flush_interval_us = config.backbone_flush_interval_us;
     settings.heartbeat_min_us = config.backbone_heartbeat_min_us;
     settings.heartbeat_max_ms = config.backbone_heartbeat_max_ms;
@@ -94,8 +95,12 @@ void MulticastBackbone::register_metrics(MetricsRegistry& m) const {
     m.counter("heartbeats_total", "Heartbeats sent", [&b] { return b.heartbeats_sent; });
     m.counter("send_failures_total", "Datagrams the kernel refused",
               [&b] { return b.send_failures; });
-    m.counter("oversize_total", "Messages larger than a datagram, refused",
+    m.counter("oversize_total", "Messages larger than backbone.max_message_bytes, refused",
               [&b] { return b.oversize_messages; });
+    m.counter("messages_in_parts_total", "Messages larger than a datagram, sent in parts",
+              [&b] { return b.messages_in_parts; });
+    m.counter("message_parts_total", "Parts of messages larger than a datagram",
+              [&b] { return b.message_parts_sent; });
     m.counter("naks_total", "NAKs received", [&b] { return b.naks_received; });
     m.counter("nak_sequences_total", "Sequences asked for in NAKs",
               [&b] { return b.nak_sequences; });

@@ -38,7 +38,7 @@ class MulticastBackbone final : public BackboneOut, private ControlReceiver::Han
         return sender_.send(type, message);
     }
     bool send_frame(std::span<const uint8_t> frame) override { return sender_.send_frame(frame); }
-    size_t max_frame_bytes() const override { return sender_.max_frame_bytes(); }
+    size_t max_frame_bytes() const override { return sender_.max_message_bytes(); }
     void flush() override { sender_.flush(); }
     uint64_t epoch() const override { return sender_.epoch(); }
     bool congested() const override { return sender_.congested(); }

@@ -267,17 +267,39 @@ void PublisherSession::on_refresh(const proto::Frame& frame) {
         refresh.mutable_status()->set_stream_state(wire::STREAM_OPEN);
         refresh.mutable_status()->set_data_state(wire::DATA_OK);
     }
-    if (!backbone_.send(FrameType::kRefresh, refresh)) {
-        return reject(item->id, wire::STATUS_LIMIT_REACHED,
-                      "refresh larger than backbone.max_datagram_bytes");
-    }
+    if (!backbone_.send(FrameType::kRefresh, refresh)) return refuse_image(*item, refresh);
     item->image.assign(refresh.fields());
+    item->closed_text.clear();
     item->item_seq = refresh.item_seq();
     item->has_image = true;
     item->unwanted = false;
     item->data_state = refresh.status().data_state();
     item->closed = refresh.status().stream_state() == wire::STREAM_CLOSED;
     ++counters_.refreshes;
+}
+
+// An image over backbone.max_message_bytes: the publisher and every server are
+// told, naming the limit, and the item's stream is closed, so its subscribers
+// hold a final status rather than a stale image or a request that never ends.
+void PublisherSession::refuse_image(ItemEntry& item, const wire::Refresh& refresh) {
+    const std::string text = "image of " + std::to_string(proto::frame_bytes(refresh)) +
+                             " bytes is over backbone.max_message_bytes (" +
+                             std::to_string(backbone_.max_frame_bytes()) + ")";
+    reject(item.id, wire::STATUS_LIMIT_REACHED, text);
+    wire::ItemStatus status;
+    status.set_item_id(item.id);
+    status.set_service_id(refresh.service_id());
+    status.set_service_name(refresh.service_name());
+    status.set_item_name(refresh.item_name());
+    auto& closed = *status.mutable_status();
+    closed.set_stream_state(wire::STREAM_CLOSED);
+    closed.set_data_state(wire::DATA_SUSPECT);
+    closed.set_code(wire::STATUS_LIMIT_REACHED);
+    closed.set_text(text);
+    backbone_.send(FrameType::kItemStatus, status);
+    item.has_image = false;
+    item.closed = true;
+    item.closed_text = text;
 }
 
 // The hot path: decoded without allocation, merged into the image cache, and
@@ -291,7 +313,7 @@ void PublisherSession::on_update(const proto::Frame& frame) {
     }
     if (!backbone_.send_frame(frame.whole)) {
         return reject(item->id, wire::STATUS_LIMIT_REACHED,
-                      "update larger than backbone.max_datagram_bytes");
+                      "update larger than backbone.max_message_bytes");
     }
     item->image.apply(update_.fields);
     item->item_seq = update_.item_seq;

@@ -103,6 +103,7 @@ class PublisherSession final : public TcpConnection::Handler {
     // The item if it exists and this publisher owns its service; else counts,
     // logs and returns nullptr.
     ItemEntry* owned_item(uint64_t item_id, const char* what);
+    void refuse_image(ItemEntry& item, const wire::Refresh& refresh);
     void reject(uint64_t item_id, wire::StatusCode code, const std::string& text);
     void protocol_error(const std::string& text);
     template <class Message>

@@ -19,7 +19,8 @@ const FrameTypeSet kPublisherToDistributorTypes{kLoginRequest,    kPing,        
 const FrameTypeSet kDistributorToPublisherTypes{
     kLoginResponse,  kPing,     kPong,       kClose,        kServiceAnnounceResponse,
     kItemRegistered, kFlushAck, kItemStatus, kImageRequest, kUnsubscribe};
-const FrameTypeSet kBackboneDataTypes{kRefresh, kUpdate, kItemStatus, kDirectory, kHeartbeat};
+const FrameTypeSet kBackboneDataTypes{kRefresh,   kUpdate,    kItemStatus,
+                                      kDirectory, kHeartbeat, kMessagePart};
 const FrameTypeSet kBackboneControlTypes{kImageRequest, kDirectoryQuery, kNak, kRttProbe,
                                          kInterest};
 const FrameTypeSet kBackboneControlReplyTypes{kRttEcho, kItemStatus};
@@ -78,6 +79,8 @@ std::string_view frame_type_name(FrameType type) {
             return "RttEcho";
         case kInterest:
             return "Interest";
+        case kMessagePart:
+            return "MessagePart";
     }
     return "unknown";
 }

@@ -48,7 +48,8 @@ enum class FrameType : uint16_t {
     kNak = 43,
     kRttProbe = 44,
     kRttEcho = 45,
-    kInterest = 46,  // server -> distributor: items of interactive services held/released
+    kInterest = 46,     // server -> distributor: items of interactive services held/released
+    kMessagePart = 47,  // backbone: one part of a message larger than a datagram
 };
 
 std::string_view frame_type_name(FrameType type);

@@ -148,6 +148,7 @@ void add_output_keys(config::Schema<ServerConfig>& s) {
 void add_backbone_keys(config::Schema<ServerConfig>& s) {
     using C = ServerConfig;
     add_backbone_group_keys(s);
+    add_backbone_message_keys(s);
     s.integer<uint32_t>("backbone.receive_buffer_bytes", &C::backbone_receive_buffer_bytes, 8 << 20,
                         0, 1 << 30,
                         "SO_RCVBUF of the multicast socket; raise net.core.rmem_max to match.");

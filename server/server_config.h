@@ -73,6 +73,7 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     std::string backbone_interface;
     uint32_t backbone_receive_buffer_bytes = 0;
     uint32_t backbone_max_datagram_bytes = 0;
+    uint32_t backbone_max_message_bytes = 0;
     uint32_t backbone_image_request_timeout_ms = 0;
     std::vector<std::string> backbone_extra_groups;
     std::string backbone_key_file;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/config/config_schema.h"
+#include "proto/limits.h"
 
 namespace mdcast {
 
@@ -37,6 +38,19 @@ void add_backbone_group_keys(config::Schema<C>& s) {
         "Local address of the interface to send on (distributor) or join on (server). "
         "127.0.0.1 with the distributor's backbone.ttl 0 keeps every packet on this host (local "
         "mode).");
+}
+
+// backbone_max_message_bytes: the same limit on both ends of the backbone.
+template <class C>
+void add_backbone_message_keys(config::Schema<C>& s) {
+    s.template integer<uint32_t>(
+        "backbone.max_message_bytes", &C::backbone_max_message_bytes, 262144, 1024,
+        proto::kDefaultFrameBodyBytes,
+        "Largest backbone message (a directory, an image), frame header included. One larger "
+        "than a datagram travels in parts, one per datagram, and is put together again by the "
+        "server; one larger than this is refused loudly (the distributor logs and counts it and "
+        "tells the item's subscribers why; a server counts it as loss). Set it alike on the "
+        "distributor and its servers; at most what an SDK client takes in one frame.");
 }
 
 // backbone_extra_groups, backbone_key_file, backbone_previous_key_file

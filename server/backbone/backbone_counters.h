@@ -11,7 +11,9 @@ struct BackboneReceiverCounters {
     uint64_t bytes_received = 0;
     uint64_t coalesced_packets = 0;  // arrived several to a message (UDP_GRO)
     uint64_t messages_received = 0;
-    uint64_t repairs_received = 0;  // packets flagged as retransmissions
+    uint64_t messages_reassembled = 0;   // larger than a datagram, put together from parts
+    uint64_t message_parts_refused = 0;  // messages in parts that could not be put together
+    uint64_t repairs_received = 0;       // packets flagged as retransmissions
     uint64_t heartbeats_received = 0;
     uint64_t malformed_packets = 0;
     uint64_t truncated_packets = 0;

@@ -12,6 +12,13 @@ void register_packet_counters(MetricsRegistry& m, const BackboneReceiverCounters
     m.counter("bytes_in_total", "Backbone bytes received", [&b] { return b.bytes_received; });
     m.counter("messages_total", "Backbone messages delivered in order",
               [&b] { return b.messages_received; });
+    m.counter("messages_reassembled_total",
+              "Backbone messages larger than a datagram, put together from their parts",
+              [&b] { return b.messages_reassembled; });
+    m.counter("message_parts_refused_total",
+              "Backbone messages in parts that could not be put together (over "
+              "backbone.max_message_bytes, or parts out of place): handled as loss",
+              [&b] { return b.message_parts_refused; });
     m.counter("heartbeats_total", "Backbone heartbeats received",
               [&b] { return b.heartbeats_received; });
     m.counter("malformed_packets_total", "Backbone datagrams dropped as malformed",

@@ -49,6 +49,7 @@ class BackboneReceiver final : public Upstream {
         std::vector<MulticastEndpoint> groups;  // at least one
         uint32_t receive_buffer_bytes = 0;
         uint32_t max_datagram_bytes = proto::kMaxDatagramBytes;
+        uint32_t max_message_bytes = 262144;  // put together from parts, at most
         uint32_t max_sources = 16;
         LossRecoverySettings recovery;
         uint32_t source_silent_ms = 3000;

@@ -19,7 +19,8 @@ BackboneSource::BackboneSource(BackboneSourceContext& context, uint16_t id,
     : context_(context),
       id_(id),
       recovery_(seeded(settings, id), *this),
-      control_packet_(proto::kDefaultDatagramBytes, context.signer ? kSignatureBytes : 0) {}
+      control_packet_(proto::kDefaultDatagramBytes, context.signer ? kSignatureBytes : 0),
+      parts_(context.max_message_bytes) {}
 
 bool BackboneSource::refuses_epoch(uint64_t epoch) {
     if (recovery_.epoch() == 0 || epoch >= recovery_.epoch() || silent_) return false;
@@ -81,8 +82,56 @@ void BackboneSource::deliver(const PacketFrames& frames, std::span<const uint8_t
         const auto whole = datagram.subspan(ref.offset, ref.size);
         const auto body = whole.subspan(ref.body_offset - ref.offset);
         ++context_.counters.messages_received;
-        context_.handler.on_upstream_message(id_, proto::Frame{ref.type, body, whole});
+        const proto::Frame frame{ref.type, body, whole};
+        if (frame.type == proto::FrameType::kMessagePart) {
+            take_part(frame);
+            continue;
+        }
+        if (parts_.in_progress()) refuse_parts("a message came between the parts of another");
+        context_.handler.on_upstream_message(id_, frame);
     }
+}
+
+// One part of a message larger than a datagram (proto/message_parts.h). The
+// whole message is handled as if it had come in one piece.
+void BackboneSource::take_part(const proto::Frame& part) {
+    std::string why;
+    switch (parts_.add(part.body, why)) {
+        case proto::MessageAssembler::Result::kPending:
+            return;
+        case proto::MessageAssembler::Result::kRefused:
+            return refuse_parts(why);
+        case proto::MessageAssembler::Result::kComplete:
+            break;
+    }
+    const auto whole = parts_.whole();
+    const auto header = whole.size() >= proto::kFrameHeaderBytes
+                            ? proto::decode_frame_header(whole.data())
+                            : proto::FrameHeader{};
+    const bool valid = whole.size() >= proto::kFrameHeaderBytes &&
+                       header.body_bytes == whole.size() - proto::kFrameHeaderBytes &&
+                       header.type != static_cast<uint16_t>(proto::FrameType::kMessagePart) &&
+                       proto::kBackboneDataTypes.contains(header.type);
+    if (!valid) return refuse_parts("the message put together is not a backbone data frame");
+    ++context_.counters.messages_reassembled;
+    context_.handler.on_upstream_message(
+        id_, proto::Frame{static_cast<proto::FrameType>(header.type),
+                          whole.subspan(proto::kFrameHeaderBytes), whole});
+}
+
+// A message in parts that cannot be put together is lost, like a packet that
+// could not be repaired: the source's items go suspect and are re-imaged.
+void BackboneSource::refuse_parts(const std::string& why) {
+    parts_.abandon();
+    ++context_.counters.message_parts_refused;
+    uint64_t suppressed = 0;
+    if (context_.loss_log_limit.allow(suppressed)) {
+        context_.log.warn(
+            "distributor {}: a backbone message in parts was dropped: {} ({} "
+            "similar suppressed)",
+            id_, why, suppressed);
+    }
+    context_.handler.on_source_loss(id_, "a backbone message in parts was lost: " + why);
 }
 
 void BackboneSource::on_nak_timer(int64_t now) {
@@ -139,6 +188,7 @@ void BackboneSource::note_round_trip(int64_t rtt_ns) {
 }
 
 void BackboneSource::on_unrecoverable(uint64_t from, uint64_t to) {
+    parts_.abandon();  // its missing parts are in what was lost
     uint64_t suppressed = 0;
     if (context_.loss_log_limit.allow(suppressed)) {
         context_.log.warn(
@@ -155,6 +205,7 @@ void BackboneSource::on_repaired(uint64_t, int64_t recovery_ns) {
 
 void BackboneSource::on_source_reset(uint64_t previous_epoch, uint64_t epoch) {
     control_address_.reset();  // learnt again from the new epoch's heartbeat
+    parts_.abandon();
     control_packet_.reset();
     context_.log.log(previous_epoch == 0 ? spdlog::level::info : spdlog::level::warn,
                      "distributor {}: epoch {:016x} (previous {:016x})", id_, epoch,

@@ -22,6 +22,7 @@
 #include "common/net/event_loop.h"
 #include "common/net/lossy_socket.h"
 #include "proto/backbone_packet.h"
+#include "proto/message_parts.h"
 #include "proto/packet_signer.h"
 #include "server/backbone/backbone_counters.h"
 #include "server/backbone/loss_recovery.h"
@@ -49,7 +50,8 @@ struct BackboneSourceContext {
     LatencyHistogram& repair_times;
     log::RateLimiter& loss_log_limit;
     spdlog::logger& log;
-    uint64_t server_id;  // this server's identity in its control messages
+    uint64_t server_id;        // this server's identity in its control messages
+    size_t max_message_bytes;  // backbone.max_message_bytes
 };
 
 class BackboneSource final : private LossRecovery::Handler {
@@ -94,6 +96,8 @@ class BackboneSource final : private LossRecovery::Handler {
   private:
     void send_naks(const LossRecovery::Ranges& ranges);
     void deliver(const PacketFrames& frames, std::span<const uint8_t> datagram);
+    void take_part(const proto::Frame& part);
+    void refuse_parts(const std::string& why);
     void forget_frames_below(uint64_t sequence);
 
     // LossRecovery::Handler
@@ -115,6 +119,7 @@ class BackboneSource final : private LossRecovery::Handler {
     const PacketFrames* arriving_ = nullptr;
     uint64_t arriving_sequence_ = 0;
     std::map<uint64_t, PacketFrames> held_frames_;
+    proto::MessageAssembler parts_;  // a message larger than a datagram, being put together
 };
 
 }  // namespace mdcast::server

@@ -30,6 +30,7 @@ BackboneReceiver::Settings receiver_settings(const ServerConfig& config) {
         PacketSigner::from_files(config.backbone_key_file, config.backbone_previous_key_file);
     settings.receive_buffer_bytes = config.backbone_receive_buffer_bytes;
     settings.max_datagram_bytes = config.backbone_max_datagram_bytes;
+    settings.max_message_bytes = config.backbone_max_message_bytes;
     settings.recovery = recovery_settings(config);
     settings.source_silent_ms = config.backbone_source_silent_ms;
     settings.rtt_probe_interval_ms = config.backbone_rtt_probe_interval_ms;

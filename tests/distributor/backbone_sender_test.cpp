@@ -15,6 +15,7 @@
 #include "common/net/event_loop.h"
 #include "proto/backbone_packet.h"
 #include "proto/frame.h"
+#include "proto/message_parts.h"
 #include "wire/common.pb.h"
 
 using namespace mdcast;
@@ -188,4 +189,61 @@ TEST_CASE("heartbeats keep heartbeat_max_ms while data flows without a pause",
     loop.run();
     // About five in 110 ms: at least one per heartbeat_max_ms, never postponed past it.
     CHECK(sender.counters().heartbeats_sent - at_start >= 4);
+}
+
+TEST_CASE("a message larger than a datagram leaves in parts, one over the limit is refused",
+          "[backbone_sender]") {
+    EventLoop loop;
+    BackboneSender::Settings s = settings(1024, 0);
+    s.segmentation_offload = false;
+    s.heartbeat_min_us = 1'000'000;
+    s.max_message_bytes = 8192;
+    UdpSocket receiver = UdpSocket::multicast_receiver(s.endpoints[0], 4 << 20);
+    BackboneSender sender(loop, s, 7);
+    DatagramBatch batch(256, 2048);
+    batch.receive(receiver.fd());  // the start-up heartbeat
+
+    wire::v1::ItemStatus big;
+    big.set_item_id(42);
+    big.set_item_name(std::string(5000, 'n'));
+    REQUIRE(sender.send(proto::FrameType::kItemStatus, big));
+    big.set_item_name(std::string(9000, 'n'));
+    CHECK_FALSE(sender.send(proto::FrameType::kItemStatus, big));  // over max_message_bytes
+    CHECK(sender.counters().oversize_messages == 1);
+    sender.flush();
+    CHECK(sender.counters().messages_in_parts == 1);
+    CHECK(sender.counters().message_parts_sent == 4);
+
+    // The parts, read back datagram by datagram, make the message again.
+    proto::MessageAssembler assembler(s.max_message_bytes);
+    std::string why;
+    size_t parts = 0;
+    bool whole = false;
+    for (size_t n = batch.receive(receiver.fd()); n > 0; n = batch.receive(receiver.fd())) {
+        for (size_t i = 0; i < n; ++i) {
+            proto::PacketHeader header;
+            REQUIRE(proto::decode_packet_header(batch.datagram(i), header) ==
+                    proto::PacketError::kNone);
+            CHECK(batch.datagram(i).size() <= s.max_datagram_bytes);
+            proto::PacketMessageIterator messages(batch.datagram(i), header,
+                                                  proto::kBackboneDataTypes);
+            proto::Frame frame;
+            while (messages.next(frame) == proto::PacketMessageIterator::Result::kFrame) {
+                REQUIRE(frame.type == proto::FrameType::kMessagePart);
+                ++parts;
+                whole =
+                    assembler.add(frame.body, why) == proto::MessageAssembler::Result::kComplete;
+            }
+        }
+    }
+    CHECK(parts == 4);
+    REQUIRE(whole);
+    const auto message = assembler.whole();
+    const proto::FrameHeader header = proto::decode_frame_header(message.data());
+    CHECK(header.type == static_cast<uint16_t>(proto::FrameType::kItemStatus));
+    wire::v1::ItemStatus decoded;
+    REQUIRE(decoded.ParseFromArray(message.data() + proto::kFrameHeaderBytes,
+                                   static_cast<int>(header.body_bytes)));
+    CHECK(decoded.item_id() == 42);
+    CHECK(decoded.item_name().size() == 5000);
 }

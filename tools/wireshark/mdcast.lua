@@ -68,7 +68,7 @@ local frame_types = {
     [30] = "DirectoryRequest",
     [31] = "Subscribe", [32] = "Unsubscribe", [40] = "Heartbeat", [41] = "ImageRequest",
     [42] = "DirectoryQuery", [43] = "Nak", [44] = "RttProbe", [45] = "RttEcho",
-    [46] = "Interest",
+    [46] = "Interest", [47] = "MessagePart",
 }
 local stream_states = {[0] = "UNSPECIFIED", [1] = "OPEN", [2] = "CLOSED"}
 local data_states = {[0] = "UNSPECIFIED", [1] = "OK", [2] = "SUSPECT"}
@@ -168,6 +168,10 @@ S.ImageRequest = {[1] = def("service_id", "u32"), [2] = def("service_name", "str
 S.Interest = {[1] = def("epoch_id", "u64"), [2] = def("held_item_id", "u64"),
               [3] = def("released_item_id", "u64"), [4] = def("asking_server_id", "u64")}
 S.Empty = {}
+-- One part of a message larger than a datagram: where its bytes go in the whole
+-- (put together by the receiver, not here).
+S.MessagePart = {[1] = def("part_total_bytes", "u32"), [2] = def("part_offset", "u32"),
+                 [3] = def("part_data", "hidden")}
 S.LoginRequest = {[1] = def("user", "string"), [2] = def("application_id", "string"),
                   [3] = def("position", "string"), [4] = def("password", "hidden"),
                   [5] = def("protocol_version", "u32"), [6] = def("group_status", "bool")}
@@ -199,6 +203,7 @@ local body_schema = {
     [31] = "Subscribe",
     [32] = "Unsubscribe", [40] = "Heartbeat", [41] = "ImageRequest", [42] = "Empty",
     [43] = "Nak", [44] = "RttProbe", [45] = "RttProbe", [46] = "Interest",
+    [47] = "MessagePart",
 }
 
 -- One ProtoField per dictionary field: mdcast.field.BID and so on.
