@@ -6,6 +6,8 @@ import time
 import urllib.request
 
 LOUD = re.compile(r"\b(warn|warning|error|critical)\b", re.I)
+# What a step's own teardown logs (its publisher leaving, SIGTERM): not evidence for a limit.
+TEARDOWN = re.compile(r"went away|said goodbye|shutting down|SIGTERM")
 
 
 def rss_mb(pid):
@@ -42,7 +44,8 @@ def loud_lines(processes, limit=3):
     prefixed with the process name: the evidence that a limit was refused loudly."""
     found = []
     for p in processes:
-        lines = [line.strip() for line in p.log_text().splitlines() if LOUD.search(line)]
+        lines = [line.strip() for line in p.log_text().splitlines()
+                 if LOUD.search(line) and not TEARDOWN.search(line)]
         found += [f"{p.name}: {line[-300:]}" for line in lines[:limit]]
     return found
 
