@@ -122,6 +122,22 @@ void on_protobuf_log(google::protobuf::LogLevel level, const char* file, int lin
         ->log(spd_level, "{} ({}:{}; {} similar suppressed)", message, file, line, suppressed);
 }
 
+// The two-character forms; every other control byte and DEL becomes \xHH.
+char short_escape(char c) {
+    switch (c) {
+        case '\\':
+            return '\\';
+        case '\n':
+            return 'n';
+        case '\r':
+            return 'r';
+        case '\t':
+            return 't';
+        default:
+            return 0;
+    }
+}
+
 }  // namespace
 
 void route_protobuf_logs() {
@@ -166,6 +182,26 @@ std::shared_ptr<spdlog::logger> get(const std::string& component) {
     logger->flush_on(spdlog::level::info);
     spdlog::register_logger(logger);
     return logger;
+}
+
+std::string escaped(std::string_view text) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (const char form = short_escape(c)) {
+            out.push_back('\\');
+            out.push_back(form);
+        } else if (byte < 0x20 || byte == 0x7f) {
+            out += "\\x";
+            out.push_back(kHex[byte >> 4]);
+            out.push_back(kHex[byte & 0x0f]);
+        } else {
+            out.push_back(c);
+        }
+    }
+    return out;
 }
 
 RateLimiter& close_warnings(size_t reason) {

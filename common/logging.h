@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace mdcast::log {
 
@@ -45,6 +46,12 @@ void redirect(spdlog::sink_ptr sink);
 
 // The logger for one component ("client", "backbone", ...); created on first use.
 std::shared_ptr<spdlog::logger> get(const std::string& component);
+
+// `text` from a peer (a user name, an item name, a peer's close text) made
+// safe for one field of a log line: a backslash, every control byte (newline,
+// carriage return, escape, ...) and DEL become \\, \n, \r, \t or \xHH, so
+// a peer cannot forge a line or drive the terminal; the rest is kept as it is.
+std::string escaped(std::string_view text);
 
 // Lets a repeated warning through at most once per `interval`, and says how many
 // were suppressed in between. Not thread-safe: one per event loop.

@@ -118,11 +118,11 @@ class BackboneSender final : public Flushable {
     void flush() override;
     // Re-sends what a server asked for (see the class comment for the rules).
     // `source_address`: the NAK's IPv4 source address (host order).
-    void on_nak(const wire::v1::Nak& nak, uint32_t source_address) {
+    void on_nak(const ::mdcast::wire::v1::Nak& nak, uint32_t source_address) {
         on_nak(nak, source_address, monotonic_ns());
     }
     // At time `now` (steady ns): the per-source budgets refill with it.
-    void on_nak(const wire::v1::Nak& nak, uint32_t source_address, int64_t now);
+    void on_nak(const ::mdcast::wire::v1::Nak& nak, uint32_t source_address, int64_t now);
     size_t nak_sources() const { return nak_sources_.size(); }
 
     uint64_t epoch() const { return epoch_; }

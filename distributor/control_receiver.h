@@ -38,12 +38,14 @@ class ControlReceiver {
     class Handler {
       public:
         // `from`: the asking server's control socket, for answers meant only for it.
-        virtual void on_image_request(const wire::v1::ImageRequest& request,
+        virtual void on_image_request(const ::mdcast::wire::v1::ImageRequest& request,
                                       const sockaddr_in& from) = 0;
         virtual void on_directory_query() = 0;
-        virtual void on_nak(const wire::v1::Nak& nak, const sockaddr_in& from) = 0;
-        // `from` identifies the server: its leases are keyed by this address.
-        virtual void on_interest(const wire::v1::Interest& interest, const sockaddr_in& from) = 0;
+        virtual void on_nak(const ::mdcast::wire::v1::Nak& nak, const sockaddr_in& from) = 0;
+        // `from`: the sender's control socket. Leases key on the message's
+        // server_id; the address stands in only for servers that send none.
+        virtual void on_interest(const ::mdcast::wire::v1::Interest& interest,
+                                 const sockaddr_in& from) = 0;
 
       protected:
         virtual ~Handler() = default;
@@ -57,14 +59,14 @@ class ControlReceiver {
     uint16_t port() const;
     // Answers an image request that names nothing known (NOT_FOUND) to the asking
     // server alone: one server's unknown names never reach the multicast group.
-    void reply_not_found(const wire::v1::ItemStatus& status, const sockaddr_in& to);
+    void reply_not_found(const ::mdcast::wire::v1::ItemStatus& status, const sockaddr_in& to);
     const ControlCounters& counters() const { return counters_; }
 
   private:
     static void on_readable(int, short, void* self);
     void handle(std::span<const uint8_t> datagram, const sockaddr_in& from);
     bool dispatch(const proto::Frame& frame, const sockaddr_in& from);
-    void echo_rtt_probe(const wire::v1::RttProbe& probe, const sockaddr_in& to);
+    void echo_rtt_probe(const ::mdcast::wire::v1::RttProbe& probe, const sockaddr_in& to);
     void reply(proto::FrameType type, const google::protobuf::MessageLite& message,
                const sockaddr_in& to);
 

@@ -1,11 +1,19 @@
-// The distributor process: owns the event loop, the publisher listener and
-// sessions, the item registry and the backbone (multicast out, control in).
+// The distributor process: owns the event loop's parts and is the go-between
+// of its rooms, which talk to each other only through it:
+//  - the publisher listener and sessions (distributor/publisher_session.h),
+//    logins, idle and login timeouts, back-pressure, shutdown;
+//  - the item registry and image cache (distributor/item_registry.h);
+//  - the image service (distributor/image_service.h): servers' image requests;
+//  - the interest leases (distributor/interest_leases.h): interactive items;
+//  - the backbone out (distributor/backbone_out.h), reached only through its
+//    interface (the multicast backbone is today's implementation);
+//  - metrics, /stats and the admin endpoint (distributor_admin.cpp).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "common/auth/authenticator.h"
@@ -15,18 +23,20 @@
 #include "common/metrics.h"
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
-#include "distributor/backbone_sender.h"
-#include "distributor/control_receiver.h"
+#include "distributor/backbone_out.h"
 #include "distributor/distributor_config.h"
 #include "distributor/idle_spinner.h"
-#include "distributor/interest_tracker.h"
+#include "distributor/image_service.h"
+#include "distributor/interest_leases.h"
 #include "distributor/item_registry.h"
 #include "distributor/publisher_session.h"
-#include "proto/packet_signer.h"
 
 namespace mdcast::distributor {
 
-class Distributor final : public PublisherSession::Owner, public ControlReceiver::Handler {
+class Distributor final : public PublisherSession::Owner,
+                          public BackboneOut::Handler,
+                          public ImageService::Link,
+                          public InterestLeases::Link {
   public:
     // Binds every socket; throws std::runtime_error naming what failed.
     Distributor(EventLoop& loop, const DistributorConfig& config);
@@ -43,8 +53,9 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
 
     uint16_t publisher_port() const { return listeners_.port(); }
     uint16_t publisher_tls_port() const { return listeners_.tls_port(); }
-    uint64_t epoch() const { return backbone_.epoch(); }
+    uint64_t epoch() const { return backbone_->epoch(); }
 
+    // ---- PublisherSession::Owner ----
     void on_login_request(PublisherSession& session, const wire::LoginRequest& request) override;
     void on_directory_changed() override;
     void on_publisher_closed(PublisherSession& session, CloseReason reason,
@@ -52,20 +63,31 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
     void on_service_announced(PublisherSession& session, const ServiceEntry& service) override;
     bool replace_earlier_connection(PublisherSession& claimant, uint64_t owner_session) override;
     void on_publisher_input() override { spinner_.on_work(); }
-    void on_image_request(const wire::ImageRequest& request, const sockaddr_in& from) override;
-    void on_directory_query() override;
-    void on_nak(const wire::Nak& nak, const sockaddr_in& from) override;
-    void on_interest(const wire::Interest& interest, const sockaddr_in& from) override;
+
+    // ---- BackboneOut::Handler ----
+    std::optional<wire::ItemStatus> on_image_request(const wire::ImageRequest& request,
+                                                     ServerId from) override;
+    void on_directory_query() override { on_directory_changed(); }
+    void on_interest(const wire::Interest& interest, ServerId from) override;
+    void on_congestion(bool congested) override;
+
+    // ---- ImageService::Link ----
+    void on_image_served(const ItemEntry& item, ServerId server) override;
+    ItemEntry* ask_source(const ServiceEntry& service, ItemEntry* item, const std::string& name,
+                          ServerId server) override;
+
+    // ---- InterestLeases::Link ----
+    bool source_connected(const ServiceEntry& service) override;
+    void request_from_source(const ServiceEntry& service, const ItemEntry& item) override;
+    bool unsubscribe_at_source(uint64_t session, const std::vector<uint64_t>& item_ids) override;
 
   private:
     void on_accept(int fd, std::string peer, bool tls);
-    ItemEntry* ask_source(const ServiceEntry& service, ItemEntry* item, const std::string& name,
-                          uint64_t server);
-    void renew_interest(uint64_t item_id, uint64_t server, int64_t now);
-    void drop_unwanted(int64_t now);
-    void on_backbone_congestion(bool congested);
+    PublisherSession* open_session(uint64_t id);
+    void check_timeouts(int64_t now);
     void on_housekeeping();
     void on_stopped(const std::string& why, size_t cut_off);
+    // distributor_admin.cpp: the distributor's own counters, /stats, /info, actions.
     void log_counters(spdlog::level::level_enum level);
     void register_metrics();
     std::string stats_json() const;
@@ -76,18 +98,15 @@ class Distributor final : public PublisherSession::Owner, public ControlReceiver
     std::shared_ptr<spdlog::logger> log_;
     auth::Authenticator auth_;  // publisher logins
     FlushScheduler publisher_flusher_;
-    std::unique_ptr<PacketSigner> signer_;  // before control_ and backbone_, which use it
     ItemRegistry registry_;
-    InterestTracker interest_;  // interactive services: what servers asked sources for
-    ControlReceiver control_;
-    BackboneSender backbone_;
+    std::unique_ptr<BackboneOut> backbone_;
+    InterestLeases leases_;  // interactive services: what servers asked sources for
+    ImageService images_;
     DaemonListeners listeners_;
     PeerTable<PublisherSession> sessions_;
     Timer housekeeping_;
     IdleSpinner spinner_;  // distributor.busy_poll_us
     PublisherCounters publisher_counters_;
-    uint64_t unsubscribes_sent_ = 0;     // items the distributor told their source to stop
-    uint64_t interest_other_epoch_ = 0;  // Interest messages for another epoch: ignored
     MetricsRegistry metrics_{"mdcast_distributor_"};
     std::unique_ptr<AdminHttp> admin_;
     int64_t started_ns_;

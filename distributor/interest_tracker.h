@@ -17,8 +17,9 @@
 // item has no lease left it is held for hold_ns (a client unsubscribing and
 // subscribing again at once must not flap the source), then dropped: expire()
 // returns it so the distributor sends the source Unsubscribe, and a later
-// request asks the source afresh. A server is its control socket's address, so
-// one server cannot release another's interest.
+// request asks the source afresh. A server is its ServerId (the random
+// server_id of its control messages, distributor/backbone_out.h), so one
+// server cannot release another's interest.
 //
 // Pure bookkeeping: no clock, no sockets. Bounded: only registered items enter
 // (registry.max_items) and an item has at most kMaxServersPerItem leases.
@@ -43,7 +44,7 @@ class InterestTracker {
   public:
     static constexpr int64_t kSourceRequestRetryMs = 5000;
     // Servers (server instances on every host) holding one item at once. A
-    // hostile peer sending from many ports cannot grow an item beyond it.
+    // hostile peer sending under many ids or ports cannot grow an item beyond it.
     static constexpr size_t kMaxServersPerItem = 256;
 
     struct Settings {

@@ -1,12 +1,13 @@
 #include "distributor/publisher_session.h"
 
+#include "common/logging.h"
 #include "proto/limits.h"
 
 namespace mdcast::distributor {
 
 using proto::FrameType;
 
-PublisherSession::PublisherSession(Owner& owner, ItemRegistry& registry, BackboneSender& backbone,
+PublisherSession::PublisherSession(Owner& owner, ItemRegistry& registry, BackboneOut& backbone,
                                    PublisherCounters& counters, uint32_t heartbeat_interval_ms)
     : owner_(owner),
       registry_(registry),
@@ -127,7 +128,8 @@ void PublisherSession::accept_login() {
     response.set_heartbeat_interval_ms(heartbeat_interval_ms_);
     connection_->send(FrameType::kLoginResponse, response);
     log_->info("publisher {} logged in: user={} application={} position={}", connection_->peer(),
-               login_.user(), login_.application_id(), login_.position());
+               log::escaped(login_.user()), log::escaped(login_.application_id()),
+               log::escaped(login_.position()));
 }
 
 void PublisherSession::refuse_login(const auth::LoginVerdict& verdict) {
@@ -160,7 +162,7 @@ void PublisherSession::on_service_announce(const proto::Frame& frame) {
         status->set_stream_state(wire::STREAM_OPEN);
         status->set_data_state(wire::DATA_OK);
         log_->info("publisher {} (user {}) announced service {} as id {}", connection_->peer(),
-                   login_.user(), entry->name, entry->id);
+                   login_.user_or_dash(), log::escaped(entry->name), entry->id);
     } else {
         status->set_stream_state(wire::STREAM_CLOSED);
         status->set_data_state(wire::DATA_SUSPECT);
@@ -169,7 +171,7 @@ void PublisherSession::on_service_announce(const proto::Frame& frame) {
                              ? "service is owned by another publisher"
                              : "service name invalid or registry.max_services reached");
         log_->warn("publisher {} (user {}) refused service '{}': {}", connection_->peer(),
-                   login_.user(), announce.name(), status->text());
+                   login_.user_or_dash(), log::escaped(announce.name()), status->text());
     }
     connection_->send(FrameType::kServiceAnnounceResponse, response);
     if (entry) {
@@ -219,7 +221,7 @@ void PublisherSession::on_item_register(const proto::Frame& frame) {
         status->set_text(owned ? std::to_string(refused) +
                                      " items refused: empty or long name, or registry.max_items"
                                : "service is not owned by this publisher");
-        log_->warn("publisher {} (user {}): {}", connection_->peer(), login_.user(),
+        log_->warn("publisher {} (user {}): {}", connection_->peer(), login_.user_or_dash(),
                    status->text());
     }
     connection_->send(FrameType::kItemRegistered, response);
@@ -239,7 +241,7 @@ void PublisherSession::reject(uint64_t item_id, wire::StatusCode code, const std
     uint64_t suppressed = 0;
     if (reject_log_limit_.allow(suppressed)) {
         log_->warn("publisher {} (user {}): item {}: {} ({} similar suppressed)",
-                   connection_->peer(), login_.user(), item_id, text, suppressed);
+                   connection_->peer(), login_.user_or_dash(), item_id, text, suppressed);
     }
     wire::ItemStatus status;
     status.set_item_id(item_id);

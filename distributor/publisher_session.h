@@ -21,7 +21,7 @@
 #include "common/auth/login_gate.h"
 #include "common/logging.h"
 #include "common/net/tcp_connection.h"
-#include "distributor/backbone_sender.h"
+#include "distributor/backbone_out.h"
 #include "distributor/item_registry.h"
 #include "proto/update_codec.h"
 #include "wire/backbone.pb.h"
@@ -68,7 +68,7 @@ class PublisherSession final : public TcpConnection::Handler {
     };
 
     // `heartbeat_interval_ms` is what publishers are asked to ping at (0: not asked).
-    PublisherSession(Owner& owner, ItemRegistry& registry, BackboneSender& backbone,
+    PublisherSession(Owner& owner, ItemRegistry& registry, BackboneOut& backbone,
                      PublisherCounters& counters, uint32_t heartbeat_interval_ms);
 
     void attach(std::unique_ptr<TcpConnection> connection);
@@ -113,7 +113,7 @@ class PublisherSession final : public TcpConnection::Handler {
 
     Owner& owner_;
     ItemRegistry& registry_;
-    BackboneSender& backbone_;
+    BackboneOut& backbone_;
     PublisherCounters& counters_;
     uint32_t heartbeat_interval_ms_;
     std::unique_ptr<TcpConnection> connection_;

@@ -15,8 +15,10 @@ const FrameTypeSet kServerToClientTypes{kLoginResponse, kPing,   kPong,       kC
 const FrameTypeSet kPublisherToDistributorTypes{kLoginRequest,    kPing,         kPong,    kClose,
                                                 kServiceAnnounce, kItemRegister, kRefresh, kUpdate,
                                                 kItemStatus,      kFlush};
+// ItemStatus: a refused message; ImageRequest and Unsubscribe: interactive services.
 const FrameTypeSet kDistributorToPublisherTypes{
-    kLoginResponse, kPing, kPong, kClose, kServiceAnnounceResponse, kItemRegistered, kFlushAck};
+    kLoginResponse,  kPing,     kPong,       kClose,        kServiceAnnounceResponse,
+    kItemRegistered, kFlushAck, kItemStatus, kImageRequest, kUnsubscribe};
 const FrameTypeSet kBackboneDataTypes{kRefresh, kUpdate, kItemStatus, kDirectory, kHeartbeat};
 const FrameTypeSet kBackboneControlTypes{kImageRequest, kDirectoryQuery, kNak, kRttProbe,
                                          kInterest};

@@ -27,6 +27,9 @@ inline constexpr uint32_t kMaxConflateMs = 60'000;
 inline constexpr size_t kMinFrameBodyBytes = 256;
 inline constexpr size_t kMaxFrameBodyBytes = 16 << 20;
 inline constexpr size_t kDefaultFrameBodyBytes = 1 << 20;
+// What a client assumes a server accepts when its LoginResponse announces no
+// max_frame_bytes: clients.max_frame_bytes' default.
+inline constexpr size_t kDefaultServerFrameBodyBytes = 64 << 10;
 
 // Interest in interactive items (wire Interest): a server renews every item it
 // holds this often; the distributor's interactive.interest_lease_ms is at least

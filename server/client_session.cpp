@@ -2,6 +2,7 @@
 
 #include <type_traits>
 
+#include "common/logging.h"
 #include "proto/limits.h"
 
 namespace mdcast::server {
@@ -202,8 +203,9 @@ void ClientSession::accept_login(std::shared_ptr<const auth::UserEntry> account)
     response.set_max_frame_bytes(limits_.max_frame_bytes);
     response.set_max_items_per_request(limits_.max_items_per_request);
     deliver(FrameType::kLoginResponse, response);
-    log_->info("{} logged in: application={} position={}{}", describe(), login_.application_id(),
-               login_.position(), account_ ? "" : " (authentication off)");
+    log_->info("{} logged in: application={} position={}{}", describe(),
+               log::escaped(login_.application_id()), log::escaped(login_.position()),
+               account_ ? "" : " (authentication off)");
 }
 
 void ClientSession::refuse_login(const auth::LoginVerdict& verdict) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/clock.h"
+#include "common/logging.h"
 #include "proto/source_ids.h"
 #include "server/make_status.h"
 
@@ -185,7 +186,7 @@ ImageRecovery::DirectoryChange ImageRecovery::on_directory(uint16_t source,
         }
         const auto previous = directory_.find(info.service_id());
         if (previous == directory_.end() || previous->second.state() != info.state()) {
-            log_->info("service {} ({}) is {}", info.name(), info.service_id(),
+            log_->info("service {} ({}) is {}", log::escaped(info.name()), info.service_id(),
                        info.state() == wire::SERVICE_UP ? "up" : "down");
         }
         if (info.state() == wire::SERVICE_DOWN &&

@@ -6,6 +6,7 @@
 #include "common/clock.h"
 #include "common/daemon/daemon_main.h"
 #include "common/daemon/process_metrics.h"
+#include "common/logging.h"
 #include "proto/field_image.h"  // before field_values.h, whose `wire` alias would hide its own
 #include "proto/field_values.h"
 #include "server/server.h"
@@ -123,7 +124,7 @@ AdminHttp::Reply Server::kick(const AdminHttp::Query& query) {
         return {404, "no open client with id " + std::to_string(id) + "\n"};
     ClientSession& client = *found;
     log_->info("client {} ({}, user '{}') kicked by an operator", id, client.connection().peer(),
-               client.user());
+               log::escaped(client.user()));
     client.connection().close_after_flush(CloseReason::kKicked, "closed by an operator");
     return {200, fmt::format("{{\"kicked\":{}}}", id)};
 }

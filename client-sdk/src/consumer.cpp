@@ -17,6 +17,7 @@
 #include "consumer_core.h"
 #include "event_queue.h"
 #include "io_thread.h"
+#include "proto/limits.h"
 #include "sdk_log.h"
 #include "sdk_options.h"
 #include "shared_loop.h"
@@ -253,6 +254,7 @@ std::vector<ItemHandle> Consumer::Impl::request(const std::string& service,
                                                 const View& view, bool snapshot,
                                                 uint32_t conflate_ms) {
     if (service.empty()) throw std::invalid_argument("empty service name");
+    sdk::require_name_fits(service, proto::kMaxServiceNameBytes, "service name");
     if (items.empty()) throw std::invalid_argument("no item names");
     if (conflate_ms > Consumer::kMaxConflateMs) {
         throw std::invalid_argument("conflate_ms " + std::to_string(conflate_ms) +
@@ -270,6 +272,7 @@ std::vector<ItemHandle> Consumer::Impl::request(const std::string& service,
         std::unordered_set<std::string> batch;
         for (const auto& item : items) {
             if (item.empty()) throw std::invalid_argument("empty item name in " + service);
+            sdk::require_name_fits(item, proto::kMaxItemNameBytes, "item name");
             const std::string key = service + '\0' + item;
             if (!snapshot && (streaming.count(key) || !batch.insert(key).second)) {
                 throw std::invalid_argument(service + "/" + item +

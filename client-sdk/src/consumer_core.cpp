@@ -7,6 +7,7 @@
 #include <random>
 
 #include "common/clock.h"
+#include "proto/subscribe_split.h"
 #include "sdk_options.h"
 
 namespace mdcast::sdk {
@@ -195,8 +196,11 @@ void ConsumerCore::subscribe(const SubscribeRequest& request) {
     if (session_up_) send_subscribe(added);
 }
 
-// One Subscribe per (service, snapshot, conflate_ms, view), split at the server's
-// max_items_per_request.
+// One Subscribe per (service, snapshot, conflate_ms, view), split to fit the
+// server's max_items_per_request and max_frame_bytes. An item whose request
+// cannot fit even alone is closed here (INVALID_REQUEST), never sent: the
+// server would close the connection, and the request would be re-sent after
+// every reconnect.
 void ConsumerCore::send_subscribe(const std::vector<Item*>& items) {
     std::map<std::string, std::vector<Item*>> groups;
     for (Item* item : items) {
@@ -206,21 +210,34 @@ void ConsumerCore::send_subscribe(const std::vector<Item*>& items) {
         for (uint32_t id : item->view) group.append(std::to_string(id)).push_back(',');
         groups[group].push_back(item);
     }
-    const uint32_t per_request =
-        link_.max_items_per_request() > 0 ? link_.max_items_per_request() : kDefaultItemsPerRequest;
+    const proto::RequestLimits limits = proto::request_limits(
+        link_.max_items_per_request(), link_.peer_max_frame_bytes(), kDefaultItemsPerRequest);
+    std::vector<Item*> refused;
     for (const auto& [group, members] : groups) {
-        for (size_t first = 0; first < members.size(); first += per_request) {
-            wire::Subscribe subscribe;
-            const Item& head = *members[first];
-            subscribe.set_service_name(head.service);
-            subscribe.set_snapshot(head.snapshot);
-            subscribe.set_conflate_ms(head.conflate_ms);
-            for (uint32_t id : head.view) subscribe.add_view_field_ids(id);
-            const size_t end = std::min(members.size(), first + per_request);
-            for (size_t i = first; i < end; ++i) subscribe.add_item_names(members[i]->name);
-            link_.send(FrameType::kSubscribe, subscribe);
+        wire::Subscribe head;
+        head.set_service_name(members.front()->service);
+        head.set_snapshot(members.front()->snapshot);
+        head.set_conflate_ms(members.front()->conflate_ms);
+        for (uint32_t id : members.front()->view) head.add_view_field_ids(id);
+        std::vector<std::string_view> names;
+        names.reserve(members.size());
+        for (const Item* item : members) names.push_back(item->name);
+        const proto::SubscribeSplit split = proto::split_subscribe(head, names, limits);
+        for (const wire::Subscribe& request : split.requests) {
+            link_.send(FrameType::kSubscribe, request);
         }
+        for (size_t index : split.too_large) refused.push_back(members[index]);
     }
+    for (Item* item : refused) refuse_unsendable(*item, limits.max_body_bytes);
+}
+
+void ConsumerCore::refuse_unsendable(Item& item, size_t max_body_bytes) {
+    const ItemState state{StreamState::kClosed, DataState::kSuspect, StatusCode::kInvalidRequest,
+                          "the request for this item (" + std::to_string(item.name.size()) +
+                              "-byte name) does not fit the server's frame limit of " +
+                              std::to_string(max_body_bytes) + " bytes; not sent"};
+    log_->warn("{}/{}: {}", log::escaped(item.service), log::escaped(item.name), state.text);
+    apply_status(item, state);
 }
 
 void ConsumerCore::unsubscribe(ItemHandle handle) {

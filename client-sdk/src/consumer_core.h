@@ -110,6 +110,7 @@ class ConsumerCore final : public FailoverLink::Owner {
     };
 
     void send_subscribe(const std::vector<Item*>& items);
+    void refuse_unsendable(Item& item, size_t max_body_bytes);
     void on_update(const proto::Frame& frame);
     bool decode_held_fields();
     void on_refresh(const proto::Frame& frame);

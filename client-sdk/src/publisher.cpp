@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "io_thread.h"
+#include "proto/limits.h"
 #include "proto/update_codec.h"
 #include "publisher_core.h"
 #include "sdk_log.h"
@@ -261,6 +262,7 @@ void Publisher::stop() {
 
 void Publisher::add_service(const std::string& name, ServiceMode mode) {
     if (name.empty()) throw std::invalid_argument("empty service name");
+    sdk::require_name_fits(name, proto::kMaxServiceNameBytes, "service name");
     require_utf8(name, "service name '" + name + "'");
     {
         std::lock_guard lock(impl_->mutex);
@@ -278,6 +280,7 @@ void Publisher::add_service(const std::string& name, ServiceMode mode) {
 
 PublishedItem Publisher::add_item(const std::string& service, const std::string& item) {
     if (item.empty()) throw std::invalid_argument("empty item name");
+    sdk::require_name_fits(item, proto::kMaxItemNameBytes, "item name");
     require_utf8(item, "item name");
     {
         std::lock_guard lock(impl_->mutex);

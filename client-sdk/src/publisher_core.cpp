@@ -1,5 +1,7 @@
 #include "publisher_core.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <random>
 
@@ -36,11 +38,15 @@ const proto::FrameTypeSet kAccepted{FrameType::kLoginResponse,
                                     FrameType::kUnsubscribe,
                                     FrameType::kFlushAck};
 
-// Application callbacks must not unwind through the event loop.
+// Application callbacks must not unwind through the event loop. A thread being
+// ended (pthread_exit: CPython ends a thread that asks for the GIL while the
+// interpreter finalizes) must unwind, though: swallowing that aborts the process.
 template <class Call>
 void guarded(spdlog::logger& log, const char* what, Call&& call) {
     try {
         call();
+    } catch (abi::__forced_unwind&) {
+        throw;
     } catch (const std::exception& e) {
         log.error("publisher handler threw in {}: {}", what, e.what());
     } catch (...) {

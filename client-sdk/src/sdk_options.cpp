@@ -106,4 +106,11 @@ ReconnectSettings reconnect_settings(const ConnectionOptions& o, size_t server_c
                              o.reconnect_jitter, std::chrono::milliseconds(o.reconnect_stable_ms)};
 }
 
+void require_name_fits(const std::string& name, size_t max_bytes, const char* what) {
+    if (name.size() <= max_bytes) return;
+    throw std::invalid_argument(std::string(what) + " of " + std::to_string(name.size()) +
+                                " bytes is longer than the limit of " + std::to_string(max_bytes) +
+                                " bytes; nothing was sent");
+}
+
 }  // namespace mdcast::sdk

@@ -3,6 +3,8 @@
 // connection that never works; and turned into the settings of their links.
 #pragma once
 
+#include <string>
+
 #include "mdcast/consumer.h"
 #include "mdcast/publisher.h"
 #include "reconnect_policy.h"
@@ -22,5 +24,11 @@ LinkSettings link_settings(const ConnectionOptions& options, const ServerAddress
                            uint32_t max_frame_bytes, uint64_t max_output_bytes,
                            std::shared_ptr<const TlsContext> tls);
 ReconnectSettings reconnect_settings(const ConnectionOptions& options, size_t server_count);
+
+// Throws std::invalid_argument when `name` (a service or item name, `what`) is
+// longer than the protocol's `max_bytes` (proto/limits.h): the peer would
+// refuse it, and a name too long for a frame would get the connection closed
+// on every reconnect. Refused to the caller instead, and nothing is sent.
+void require_name_fits(const std::string& name, size_t max_bytes, const char* what);
 
 }  // namespace mdcast::sdk

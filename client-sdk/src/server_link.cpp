@@ -265,6 +265,7 @@ void ServerLink::on_login_response(const proto::Frame& frame) {
     up_ = true;
     peer_id_ = response.server_id();
     max_items_per_request_ = response.max_items_per_request();
+    peer_max_frame_bytes_ = response.max_frame_bytes();
     ping_interval_ms_ = settings_.heartbeat_interval_ms;
     if (response.heartbeat_interval_ms() > 0) {
         ping_interval_ms_ = ping_interval_ms_ == 0

@@ -91,7 +91,9 @@ class ServerLink final : public TcpConnection::Handler {
     std::optional<CloseReason> last_close_reason() const { return last_close_reason_; }
     const LinkSettings& settings() const { return settings_; }
     const std::string& peer_id() const { return peer_id_; }
+    // What the peer's LoginResponse announced (0: nothing).
     uint32_t max_items_per_request() const { return max_items_per_request_; }
+    uint32_t peer_max_frame_bytes() const { return peer_max_frame_bytes_; }
 
     void on_frame(TcpConnection& connection, const proto::Frame& frame) override;
     void on_closed(TcpConnection& connection, CloseReason reason, const std::string& text) override;
@@ -128,6 +130,7 @@ class ServerLink final : public TcpConnection::Handler {
     bool reporting_ = false;  // on_closed must report (an attempt or a session is live)
     std::string peer_id_;
     uint32_t max_items_per_request_ = 0;
+    uint32_t peer_max_frame_bytes_ = 0;
     uint32_t ping_interval_ms_ = 0;
     int64_t last_ping_ns_ = 0;
 };

@@ -2,6 +2,7 @@
 
 #include "common/clock.h"
 #include "common/config/config_schema.h"
+#include "common/logging.h"
 
 namespace mdcast::auth {
 
@@ -114,7 +115,8 @@ void Authenticator::refuse(const std::string& peer, const std::string& user,
     uint64_t suppressed = 0;
     if (refusal_log_limit_.allow(suppressed)) {
         log_->warn(
-            "{} login refused: peer {} user={}: {}{}", peers_, peer, user.substr(0, 64), text,
+            "{} login refused: peer {} user={}: {}{}", peers_, peer,
+            log::escaped(user.substr(0, 64)), text,
             suppressed ? " (" + std::to_string(suppressed) + " more refusals not logged)" : "");
     }
     done(LoginVerdict{kind, text, nullptr});

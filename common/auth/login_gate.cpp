@@ -1,5 +1,6 @@
 #include "common/auth/login_gate.h"
 
+#include "common/logging.h"
 #include "proto/limits.h"
 
 namespace mdcast::auth {
@@ -16,6 +17,10 @@ LoginGate::Start LoginGate::start(const wire::v1::LoginRequest& request) {
     application_id_ = request.application_id();
     position_ = request.position();
     return Start::kAsk;
+}
+
+std::string LoginGate::user_or_dash() const {
+    return user_.empty() ? "-" : log::escaped(user_);
 }
 
 void LoginGate::accepted() {

@@ -29,8 +29,8 @@ class LoginGate {
     const std::string& user() const { return user_; }
     const std::string& application_id() const { return application_id_; }
     const std::string& position() const { return position_; }
-    // The user for log lines: "-" before a login.
-    std::string user_or_dash() const { return user_.empty() ? "-" : user_; }
+    // The user for log lines, escaped (log::escaped): "-" before a login.
+    std::string user_or_dash() const;
     // How a close is logged: debug after a refused login (logged already),
     // info for an orderly close, warn otherwise.
     spdlog::level::level_enum close_log_level(CloseReason reason) const;

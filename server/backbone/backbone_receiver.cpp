@@ -43,6 +43,7 @@ BackboneReceiver::BackboneReceiver(EventLoop& loop, const Settings& settings, Ha
         groups_.push_back(std::move(group));
     }
     event_add(control_event_, nullptr);
+    log_->info("server id {:016x} in control messages", server_id_);
     rtt_timer_.start_periodic(std::chrono::milliseconds(settings.rtt_probe_interval_ms));
     silence_timer_.start_periodic(
         std::chrono::milliseconds(std::max<uint32_t>(settings.source_silent_ms / 4, 1)));
@@ -267,8 +268,10 @@ void BackboneReceiver::on_nak_timer() {
 
 bool BackboneReceiver::request_image(uint16_t source, const wire::v1::ImageRequest& request) {
     const auto it = sources_.find(source);
+    wire::v1::ImageRequest stamped = request;
+    stamped.set_server_id(server_id_);
     if (it == sources_.end() ||
-        !it->second->queue_control(proto::FrameType::kImageRequest, request))
+        !it->second->queue_control(proto::FrameType::kImageRequest, stamped))
         return false;
     ++counters_.image_requests_sent;
     return true;
@@ -284,6 +287,7 @@ bool BackboneReceiver::send_interest(uint16_t source, wire::v1::Interest& intere
     const auto it = sources_.find(source);
     if (it == sources_.end()) return false;
     interest.set_epoch(it->second->recovery.epoch());
+    interest.set_server_id(server_id_);
     return it->second->queue_control(proto::FrameType::kInterest, interest);
 }
 

@@ -29,6 +29,7 @@
 #include "common/net/udp_socket.h"
 #include "proto/backbone_packet.h"
 #include "proto/packet_signer.h"
+#include "proto/server_id.h"
 #include "server/backbone/loss_recovery.h"
 #include "wire/backbone.pb.h"
 
@@ -102,6 +103,8 @@ class BackboneReceiver {
     bool query_directory(uint16_t source);
     // Interest in interactive items, stamped with the source's current epoch.
     bool send_interest(uint16_t source, wire::v1::Interest& interest);
+    // This server's identity in its control messages (proto/server_id.h).
+    uint64_t server_id() const { return server_id_; }
 
     const BackboneReceiverCounters& counters() const { return counters_; }
     LossRecoveryCounters recovery_counters() const;  // summed over sources
@@ -160,6 +163,7 @@ class BackboneReceiver {
     int64_t last_silence_check_ns_ = 0;
     LossInjector receive_loss_;
     LossInjector control_send_loss_;
+    const uint64_t server_id_ = proto::new_server_id();
     BackboneReceiverCounters counters_;
     LatencyHistogram repair_times_;
     LatencyHistogram round_trips_;

@@ -79,13 +79,14 @@ class BackboneReceiver::Source final : public LossRecovery::Handler {
     void send_naks(const LossRecovery::Ranges& ranges) {
         if (ranges.empty() || !control_address) return;
         wire::v1::Nak nak;
+        nak.set_server_id(receiver_.server_id_);
         for (const auto& [from, to] : ranges) {
             auto* range = nak.add_ranges();
             range->set_from(from);
             range->set_to(to);
             if (nak.ranges_size() == 64) {  // keep one NAK within one control datagram
                 queue_control(proto::FrameType::kNak, nak);
-                nak.Clear();
+                nak.clear_ranges();
             }
         }
         if (nak.ranges_size() > 0) queue_control(proto::FrameType::kNak, nak);

@@ -123,8 +123,9 @@ class Peer {
         }
     }
 
-    // Accepts, reads the login and answers it.
-    void accept_login(bool accepted = true, uint32_t max_items_per_request = 0) {
+    // Accepts, reads the login and answers it (0: a limit not announced).
+    void accept_login(bool accepted = true, uint32_t max_items_per_request = 0,
+                      uint32_t max_frame_bytes = 0) {
         if (!accept()) fail("no connection from the SDK");
         expect<wire::LoginRequest>(FrameType::kLoginRequest);
         wire::LoginResponse response;
@@ -132,6 +133,7 @@ class Peer {
         response.set_server_id("scripted/" + std::to_string(port_));
         response.set_heartbeat_interval_ms(1000);
         response.set_max_items_per_request(max_items_per_request);
+        response.set_max_frame_bytes(max_frame_bytes);
         send(FrameType::kLoginResponse, response);
     }
 

@@ -1,5 +1,6 @@
 // Logging: libprotobuf's own error lines go through our "protobuf" logger,
-// rate-limited, instead of one raw stderr line per bad message.
+// rate-limited, instead of one raw stderr line per bad message; peer text is
+// escaped before it goes into a log field.
 #include "common/logging.h"
 
 #include <spdlog/sinks/ostream_sink.h>
@@ -54,4 +55,14 @@ TEST_CASE("close warnings are limited per close reason", "[logging]") {
     first.allow(suppressed);
     CHECK_FALSE(first.allow(suppressed));
     CHECK(second.allow(suppressed));
+}
+
+TEST_CASE("peer text is escaped for a log field: no line breaks, no control bytes", "[logging]") {
+    using namespace std::string_literals;
+    CHECK(log::escaped("ITEM000001") == "ITEM000001");
+    CHECK(log::escaped("eve\n2026-01-01 info forged") == "eve\\n2026-01-01 info forged");
+    CHECK(log::escaped("a\rb\tc\\d") == "a\\rb\\tc\\\\d");
+    CHECK(log::escaped("\x1b[31mred\x7f"s + '\0') == "\\x1b[31mred\\x7f\\x00");
+    CHECK(log::escaped("Zürich €") == "Zürich €");  // UTF-8 is kept as it is
+    CHECK(log::escaped("") == "");
 }

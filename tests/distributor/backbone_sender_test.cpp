@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "backbone_tap.h"
 #include "common/clock.h"
 #include "common/net/event_loop.h"
 #include "proto/backbone_packet.h"
@@ -19,21 +20,9 @@
 using namespace mdcast;
 using mdcast::distributor::BackboneSender;
 using mdcast::distributor::heartbeat_postponed_to;
+using mdcast::distributor::testing::free_udp_port;
 
 namespace {
-
-// A UDP port nobody else on this host uses right now.
-uint16_t free_udp_port() {
-    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-    socklen_t length = sizeof address;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    ::close(fd);
-    return ntohs(address.sin_port);
-}
 
 BackboneSender::Settings settings(uint32_t per_nak, uint32_t per_source) {
     BackboneSender::Settings s;

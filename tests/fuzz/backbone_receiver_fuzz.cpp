@@ -1,4 +1,4 @@
-// The server's stateful backbone receiver (server/backbone_receiver, with its
+// The server's stateful backbone receiver (server/backbone/backbone_receiver, with its
 // per-distributor LossRecovery) fed a sequence of hostile datagrams at
 // fuzzer-chosen times. Each input is a list of records: an op byte (bit 0: give
 // the datagram a well-formed header prefix, magic/version/payload length, so the

@@ -2,12 +2,14 @@
 publishes the recording into a fresh stack, and a client there sees each item's
 values in the order a client of the original run saw them. A capture of a
 distributor that loses packets on send reports the gaps; a rotating capture
-keeps only the newest files, each within its size."""
+keeps only the newest files, each within its size. A capture whose timestamps
+jump by a century replays with the jump cut to --max-gap."""
 import csv
 import glob
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
 import time
@@ -24,6 +26,17 @@ def start_capture(stack, path, *args):
                                 "--write", path, "--duration", "60", *args], stdout=True)
     wait_for_log(p, "writing")
     return p
+
+
+def capture_a_source(stack, path, rate, seconds, settle):
+    """Captures mdcast-source at `rate` for `seconds` into path, `settle` s more, then stops
+    the capture; returns it."""
+    capture = start_capture(stack, path)
+    source = stack.source("--items", str(ITEMS), "--rate", str(rate), "--duration", str(seconds))
+    check(source.wait(20) == 0, "source failed")
+    time.sleep(settle)
+    stop_by_signal(capture)
+    return capture
 
 
 def summary_of(process):
@@ -145,12 +158,7 @@ def test_a_capture_of_a_lossy_distributor_reports_its_gaps():
     with Stack("capgap") as stack:
         stack.distributor(extra=loss)
         stack.server(1)  # its NAKs bring repairs onto the groups
-        path = os.path.join(stack.dir, "gaps.pcap")
-        capture = start_capture(stack, path)
-        source = stack.source("--items", str(ITEMS), "--rate", "2000", "--duration", "2")
-        check(source.wait(20) == 0, "source failed")
-        time.sleep(1)
-        stop_by_signal(capture)
+        capture = capture_a_source(stack, os.path.join(stack.dir, "gaps.pcap"), 2000, 2, 1)
         summary = summary_of(capture)
         check(summary["gaps"] > 0 and summary["missing"] >= summary["gaps"],
               f"no gap reported under 5 % send loss: {summary}")
@@ -196,8 +204,51 @@ def test_the_packet_limit_stops_a_capture_and_a_failed_write_fails_it():
         check(source.wait(20) == 0, "source failed")
 
 
+def jump_in_time(path, out):
+    """Copies the pcap at path with every packet of its first half moved back to December 1901
+    (a 32-bit time of -2^31 s, as pcap readers take it): between the halves the capture's time
+    jumps 125 years. Returns the packet count."""
+    with open(path, "rb") as f:
+        data = f.read()
+    records, pos = [], 24
+    while pos + 16 <= len(data):
+        sec, frac, incl, orig = struct.unpack_from("<IIII", data, pos)
+        records.append([sec, frac, incl, orig, data[pos + 16:pos + 16 + incl]])
+        pos += 16 + incl
+    first = records[0][0]
+    for r in records[:len(records) // 2]:
+        r[0] = 0x80000000 + r[0] - first
+    with open(out, "wb") as f:
+        f.write(data[:24])
+        for sec, frac, incl, orig, payload in records:
+            f.write(struct.pack("<IIII", sec, frac, incl, orig) + payload)
+    return len(records)
+
+
+def test_a_capture_whose_time_jumps_a_century_replays_with_the_gap_cut():
+    with Stack("capjump") as stack:
+        stack.distributor()
+        path = os.path.join(stack.dir, "short.pcap")
+        capture_a_source(stack, path, 200, 1, 0.3)
+        hostile = os.path.join(stack.dir, "jump.pcap")
+        check(jump_in_time(path, hostile) > 20, "capture too short")
+        with Stack("replayjump") as fresh:
+            fresh.distributor()
+            replay = fresh.start("replay", [BIN["replay"], hostile, "--distributor",
+                                            f"127.0.0.1:{fresh.publisher_port}"], stdout=True)
+            started = time.monotonic()
+            check(replay.wait(60) == 0, f"replay did not finish: {replay.log_text()[-1500:]}")
+            elapsed = time.monotonic() - started
+        # Recorded speed: the capture's second plus the jump cut to --max-gap's default of 10 s.
+        check(9 < elapsed < 40, f"replay took {elapsed:.1f} s")
+        check("1 gaps cut to --max-gap" in replay.log_text(), replay.log_text()[-1500:])
+        summary = [m for m in replay.json_lines() if m.get("type") == "source_summary"]
+        check(summary and summary[0]["sent"] > 0, f"summary: {summary}")
+
+
 if __name__ == "__main__":
     run([test_capture_then_replay_gives_a_client_the_same_values,
          test_a_capture_of_a_lossy_distributor_reports_its_gaps,
          test_a_rotating_capture_keeps_the_newest_files_within_their_size,
-         test_the_packet_limit_stops_a_capture_and_a_failed_write_fails_it])
+         test_the_packet_limit_stops_a_capture_and_a_failed_write_fails_it,
+         test_a_capture_whose_time_jumps_a_century_replays_with_the_gap_cut])

@@ -1,15 +1,19 @@
 """Logs an operator can search: timestamps carry the UTC offset; log.format json
 writes one JSON object per line; when stderr is the journal (JOURNAL_STREAM names
-it), every line starts with the syslog priority of its level."""
+it), every line starts with the syslog priority of its level. Text a peer sends
+(a login's user, application and position) is escaped in log lines: a newline
+cannot forge a line, a control byte cannot reach the terminal."""
 import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import tempfile
 import time
 
-from harness import BIN, check, free_port, run
+from harness import (BIN, LOGIN_REQUEST, Stack, check, frame, free_port, pb_string, run,
+                     wait_for_log)
 
 
 def run_server(directory, extra, journal=False):
@@ -60,5 +64,31 @@ def test_json_lines_and_journal_priorities():
         check(any("admin http on" in json.loads(line[3:])["message"] for line in lines), "admin line missing")
 
 
+FORGED = "2026-01-01T00:00:00.000000+00:00 info  [mdcast-server.1] [client] admin logged in"
+
+
+def test_peer_text_is_escaped_in_log_lines():
+    with Stack("logescape") as stack:
+        stack.distributor()
+        server = stack.server(1)
+        wait_for_log(server, "admin http on")
+        login = frame(LOGIN_REQUEST, pb_string(1, "eve\n" + FORGED) +
+                      pb_string(2, "app\x1b[31mred\\x41") + pb_string(3, "desk\r\x07\x7f"))
+        with socket.create_connection(("127.0.0.1", stack.client_ports[1]), timeout=5) as sock:
+            sock.sendall(login)
+            sock.recv(4096)  # the login response: the login was logged by then
+            wait_for_log(server, "logged in")
+        text = server.log_text()
+        lines = text.splitlines()
+        check(not any(line.startswith(FORGED[:20]) for line in lines), f"a forged line: {text[-1500:]}")
+        check("\x1b" not in text and "\x07" not in text and "\x7f" not in text and "\r" not in text,
+              "a raw control byte in the log")
+        logged = [line for line in lines if "logged in" in line]
+        check(len(logged) == 1 and "user=eve\\n2026-01-01" in logged[0] and
+              "application=app\\x1b[31mred\\\\x41" in logged[0] and
+              "position=desk\\r\\x07\\x7f" in logged[0], f"login line: {logged}")
+
+
 if __name__ == "__main__":
-    run([test_text_lines_carry_the_utc_offset, test_json_lines_and_journal_priorities])
+    run([test_text_lines_carry_the_utc_offset, test_json_lines_and_journal_priorities,
+         test_peer_text_is_escaped_in_log_lines])

@@ -1,6 +1,7 @@
 """mdcast-source and mdcast-client against the real stack: the pacer's message
 counts in real runs, --latency-rate, item files with field templates, a
-server list with many connections, the CSV stats output, and bad arguments."""
+server list with many connections, the CSV stats output, bad arguments, and
+10,000 items asked for in requests that fit the server's frame limit."""
 import json
 import os
 import subprocess
@@ -175,6 +176,22 @@ def test_bench_consumer_counts_every_connection():
             check(int(rows[-1][1]) == got["updates"], f"last CSV row {rows[-1]}: {what}")
 
 
+def test_ten_thousand_items_are_asked_for_within_the_frame_limit():
+    """--item-count 10000 is 120 KB of names: one request was closed frame_too_large by a server
+    with the default clients.max_frame_bytes (64 KiB). Split to fit, every image arrives."""
+    with Stack("tools-10k") as stack:
+        stack.distributor()
+        server = stack.server(1)
+        images = stack.source("--items", "10000", "--rate", "0", "--duration", "0.5", name="images")
+        check(images.wait(timeout=30) == 0, images.log_text()[-2000:])
+        client = stack.start("client", [BIN["client"], "--server", f"127.0.0.1:{stack.client_ports[1]}",
+                                        "--item-count", "10000", "--output", "none",
+                                        "--stats-interval", "0.5", "--duration", "30"])
+        wait_for_log(client, "refreshes=10000 ", timeout=25)
+        check("frame_too_large" not in server.log_text(), server.log_text()[-2000:])
+        client.stop()
+
+
 def test_bad_arguments_are_refused():
     for argv, text in [(["--item-file", "/nonexistent"], "cannot read"),
                        (["--server", "nohost", "--items", "A"], "HOST:PORT"),
@@ -186,4 +203,5 @@ def test_bad_arguments_are_refused():
 if __name__ == "__main__":
     run([test_pacer_counts_at_10k, test_pacer_counts_at_200k, test_latency_rate_stamps_only_that_many,
          test_item_file_templates_and_server_list, test_csv_stats_rows,
-         test_bench_consumer_counts_every_connection, test_bad_arguments_are_refused])
+         test_bench_consumer_counts_every_connection, test_bad_arguments_are_refused,
+         test_ten_thousand_items_are_asked_for_within_the_frame_limit])

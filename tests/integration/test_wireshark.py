@@ -1,9 +1,10 @@
 """tools/wireshark/mdcast.lua under Debian's tshark: a signed backbone with loss
 and repairs, recorded by mdcast-capture, decodes packet for packet as the
 capture's own summary counted it (headers, heartbeats, repairs, signatures,
-updates, item names, fields by dictionary name); a NAK and a TCP session split
+updates, item names, fields by dictionary name); a NAK (with its server id) and a TCP session split
 across segments and a padded signed data packet, written here byte by byte,
-decode to their fields. Skipped
+decode to their fields; hostile values (a decimal exponent of 2^40, a time
+before 1970) decode bounded, as the C++ side prints them. Skipped
 (77) without tshark."""
 import os
 import shutil
@@ -124,9 +125,10 @@ def tcp(sport, dport, seq, payload):
                 struct.pack(">HHIIBBHHH", sport, dport, seq, 1, 0x50, 0x18, 65535, 0, 0) + payload)
 
 
-def nak_packet(epoch, ranges):
+def nak_packet(epoch, ranges, server_id):
     body = b"".join(varint(1 << 3 | 2) + varint(len(r)) + r
                     for r in (varint(0x08) + varint(a) + varint(0x10) + varint(b) for a, b in ranges))
+    body += varint(2 << 3 | 1) + struct.pack("<Q", server_id)  # fixed64 server_id
     payload = frame(43, body)
     return struct.pack(">IBBHQQHHI", 0x4D444342, 1, 3, 0, epoch, 0, 1, 0, len(payload)) + payload
 
@@ -147,13 +149,13 @@ def test_a_nak_and_a_split_tcp_session_decode_to_their_fields():
         stream = login + subscribe
         cut = len(login) + 5  # the subscribe starts in one segment and ends in the next
         pcap_file(path, 101, [  # LINKTYPE_RAW: bare IPv4
-            udp(40000, 41000, nak_packet(epoch, [(5, 9), (12, 13)])),
+            udp(40000, 41000, nak_packet(epoch, [(5, 9), (12, 13)], 0xfeedfacecafe0001)),
             tcp(45000, 14002, 1, stream[:cut]),
             tcp(45000, 14002, 1 + cut, stream[cut:]),
             udp(40000, 41000, padded_signed_data_packet(epoch, frame(43, b""), bytes(range(16)), 30)),
         ])
         rows = tshark(path, ["mdcast.type", "mdcast.source", "mdcast.frame.type", "mdcast.nak_from",
-                             "mdcast.nak_to", "mdcast.user", "mdcast.protocol_version",
+                             "mdcast.nak_to", "mdcast.asking_server_id", "mdcast.user", "mdcast.protocol_version",
                              "mdcast.service_name", "mdcast.item_name", "mdcast.request_id",
                              "mdcast.flags.padded", "mdcast.signature", "mdcast.padding",
                              "_ws.expert"])
@@ -162,6 +164,7 @@ def test_a_nak_and_a_split_tcp_session_decode_to_their_fields():
         check(nak["mdcast.frame.type"] == ["43"], f"NAK message: {nak}")
         check(nak["mdcast.nak_from"] == ["5", "12"] and nak["mdcast.nak_to"] == ["9", "13"],
               f"NAK ranges: {nak}")
+        check(nak["mdcast.asking_server_id"] == [str(0xfeedfacecafe0001)], f"NAK server id: {nak}")
         check(rows[1]["mdcast.frame.type"] == ["1"] and rows[1]["mdcast.user"] == ["alice"] and
               rows[1]["mdcast.protocol_version"] == ["1"], f"login: {rows[1]}")
         check(rows[2]["mdcast.frame.type"] == ["31"] and rows[2]["mdcast.service_name"] == ["MDCAST"] and
@@ -174,9 +177,48 @@ def test_a_nak_and_a_split_tcp_session_decode_to_their_fields():
               f"padded signed data packet: {padded}")
 
 
+def pb_bytes(field, data):
+    return varint(field << 3 | 2) + varint(len(data)) + data
+
+
+def decimal_field(field_id, mantissa, exponent):
+    zigzag = lambda n: (n << 1) if n >= 0 else ((-n << 1) - 1)  # noqa: E731
+    decimal = varint(1 << 3) + varint(zigzag(mantissa)) + varint(2 << 3) + varint(zigzag(exponent))
+    return pb_bytes(1, varint(1 << 3) + varint(field_id) + pb_bytes(3, decimal))
+
+
+def time_field(field_id, ns):
+    return pb_bytes(1, varint(1 << 3) + varint(field_id) + varint(6 << 3 | 1) + struct.pack("<q", ns))
+
+
+def test_hostile_values_decode_bounded():
+    """One refresh whose BID has exponent 2^40, one with -2^40 (each made tshark allocate
+    without bound: 1 GB, or abort), and times of +-2^62 ns: decoded within seconds, the exponent
+    clamped to +-30 as proto/field_values.cpp does, a time before 1970 shown in nanoseconds."""
+    with Stack("wireshark-hostile") as stack:
+        path = os.path.join(stack.dir, "hostile.pcap")
+        packets, seq = [], 1
+        for fields in (decimal_field(22, 12345, 1 << 40), decimal_field(22, 12345, -(1 << 40)),
+                       time_field(22, 1 << 62) + time_field(22, -(1 << 62))):
+            refresh = frame(20, varint(1 << 3) + varint(7) + pb_string(7, "ITEM000001") +
+                        pb_bytes(9, fields))
+            packets.append(tcp(14002, 45000, seq, refresh))
+            seq += len(refresh)
+        pcap_file(path, 101, packets)
+        started = time.monotonic()
+        rows = tshark(path, ["mdcast.item_name", "mdcast.field.BID"])
+        check(time.monotonic() - started < 60, "tshark took too long")
+        check([r["mdcast.item_name"] for r in rows] == [["ITEM000001"]] * 3, f"items: {rows}")
+        check(rows[0]["mdcast.field.BID"] == ["12345" + "0" * 30], f"exponent 2^40: {rows[0]}")
+        check(rows[1]["mdcast.field.BID"] == ["0." + "0" * 25 + "12345"], f"exponent -2^40: {rows[1]}")
+        check(rows[2]["mdcast.field.BID"] == ["2116-02-20T23:53:38.427387904Z", str(-(1 << 62))],
+              f"far-off times: {rows[2]}")
+
+
 if __name__ == "__main__":
     if shutil.which("tshark") is None:
         print("SKIP: tshark is not installed (apt-get install tshark; deploy/setup.sh test packages)")
         sys.exit(77)
     run([test_a_captured_signed_backbone_decodes_as_the_capture_counted_it,
-         test_a_nak_and_a_split_tcp_session_decode_to_their_fields])
+         test_a_nak_and_a_split_tcp_session_decode_to_their_fields,
+         test_hostile_values_decode_bounded])

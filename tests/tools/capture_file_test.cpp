@@ -1,7 +1,7 @@
 // Tests for tools/capture/capture_file.h, backbone_tally.h and
 // tools/replay/capture_timeline.h: frames built and parsed back, files written,
-// rotated and read back with nanosecond times, gaps counted and filled, and a
-// capture put back in send order.
+// rotated and read back with nanosecond times, gaps counted and filled, a
+// capture put back in send order, and a jump in its times cut to the longest gap.
 #include "tools/capture/capture_file.h"
 
 #include <arpa/inet.h>
@@ -190,7 +190,7 @@ TEST_CASE("the timeline puts repairs back in sequence order and drops copies", "
     timeline.add(950, data_packet(2, 10, true));  // a second repair
     timeline.add(960, heartbeat(7));
     timeline.add(990, data_packet(6, 10));  // 5 never came
-    timeline.finish();
+    timeline.finish(1'000'000);
     std::vector<uint64_t> order;
     for (const auto& packet : timeline.packets()) {
         proto::PacketHeader header;
@@ -204,4 +204,22 @@ TEST_CASE("the timeline puts repairs back in sequence order and drops copies", "
     CHECK(timeline.counts().other == 1);
     CHECK(timeline.first_ns() == 100);
     CHECK(timeline.last_ns() == 990);
+}
+
+TEST_CASE("a jump in the capture's times is cut to the longest gap", "[capture]") {
+    CaptureTimeline timeline;
+    const int64_t jump = int64_t{1} << 62;  // 146 years: mdcast-replay would wait for it
+    // From -jump to +jump is 2^63 ns, more than int64_t holds.
+    timeline.add(-jump, data_packet(1, 10));
+    timeline.add(1'000, data_packet(2, 10));
+    timeline.add(2'000, data_packet(3, 10));
+    timeline.add(jump, data_packet(4, 10));
+    timeline.add(jump + 500, data_packet(5, 10));
+    timeline.finish(10'000);
+    std::vector<int64_t> times;
+    for (const auto& packet : timeline.packets()) times.push_back(packet.time_ns);
+    CHECK(times == std::vector<int64_t>{-jump, -jump + 10'000, -jump + 11'000, -jump + 21'000,
+                                        -jump + 21'500});
+    CHECK(timeline.counts().gaps_cut == 2);
+    CHECK(timeline.last_ns() - timeline.first_ns() == 21'500);
 }

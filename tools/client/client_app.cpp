@@ -1,6 +1,11 @@
 #include "client_app.h"
 
+#include <string_view>
+#include <vector>
+
 #include "common/clock.h"
+#include "common/logging.h"
+#include "proto/subscribe_split.h"
 #include "update_header.h"
 #include "wire/client.pb.h"
 
@@ -71,17 +76,26 @@ bool ClientApp::start(std::string& error) {
 
 void ClientApp::on_logged_in(sdk::Session& session, const wire::LoginResponse& response) {
     log_->debug("connection {} logged in to {}", session.id(), response.server_id());
-    const uint32_t batch = std::max<uint32_t>(1, response.max_items_per_request());
-    for (size_t first = 0; first < options_.items.size(); first += batch) {
-        wire::Subscribe request;
-        request.set_request_id(static_cast<uint32_t>(first / batch + 1));
-        request.set_service_name(options_.service);
-        request.set_snapshot(options_.snapshot);
-        request.set_conflate_ms(options_.conflate_ms);
-        for (size_t i = first; i < std::min(options_.items.size(), first + batch); ++i) {
-            request.add_item_names(options_.items[i]);
-        }
-        for (uint32_t id : options_.view) request.add_view_field_ids(id);
+    // Split to fit what the server announced: a larger request closes the
+    // connection (frame_too_large, or protocol_error over the item count).
+    wire::Subscribe head;
+    head.set_service_name(options_.service);
+    head.set_snapshot(options_.snapshot);
+    head.set_conflate_ms(options_.conflate_ms);
+    for (uint32_t id : options_.view) head.add_view_field_ids(id);
+    const std::vector<std::string_view> names(options_.items.begin(), options_.items.end());
+    const auto limits = proto::request_limits(response.max_items_per_request(),
+                                              response.max_frame_bytes(), names.size());
+    proto::SubscribeSplit split = proto::split_subscribe(head, names, limits);
+    for (size_t index : split.too_large) {
+        log_->error(
+            "connection {}: item {} is not requested: its name does not fit the server's "
+            "frame limit of {} bytes",
+            session.id(), log::escaped(options_.items[index]), limits.max_body_bytes);
+    }
+    uint32_t request_id = 0;
+    for (wire::Subscribe& request : split.requests) {
+        request.set_request_id(++request_id);
         session.send(FrameType::kSubscribe, request);
     }
 }

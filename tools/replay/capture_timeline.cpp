@@ -7,7 +7,7 @@
 
 namespace mdcast::tools {
 
-CaptureTimeline CaptureTimeline::load(const std::vector<std::string>& files) {
+CaptureTimeline CaptureTimeline::load(const std::vector<std::string>& files, int64_t max_gap_ns) {
     CaptureTimeline timeline;
     for (const std::string& file : files) {
         CaptureReader reader(file);
@@ -15,7 +15,7 @@ CaptureTimeline CaptureTimeline::load(const std::vector<std::string>& files) {
         while (reader.next(datagram)) timeline.add(datagram.time_ns, datagram.payload);
         timeline.counts_.not_udp += reader.skipped();
     }
-    timeline.finish();
+    timeline.finish(max_gap_ns);
     return timeline;
 }
 
@@ -34,7 +34,23 @@ void CaptureTimeline::add(int64_t time_ns, std::span<const uint8_t> datagram) {
     arena_.insert(arena_.end(), datagram.begin(), datagram.end());
 }
 
-void CaptureTimeline::finish() {
+// Times are in order here. Differences are taken in unsigned arithmetic: two
+// hostile times may be further apart than int64_t holds.
+void CaptureTimeline::cut_gaps(std::vector<Stored>& ordered, int64_t max_gap_ns) {
+    if (ordered.empty()) return;
+    const auto max_gap = static_cast<uint64_t>(std::max<int64_t>(max_gap_ns, 1));
+    auto original_before = static_cast<uint64_t>(ordered[0].time_ns);
+    for (size_t i = 1; i < ordered.size(); ++i) {
+        const auto original = static_cast<uint64_t>(ordered[i].time_ns);
+        const uint64_t gap = original - original_before;
+        original_before = original;
+        if (gap > max_gap) ++counts_.gaps_cut;
+        ordered[i].time_ns = static_cast<int64_t>(static_cast<uint64_t>(ordered[i - 1].time_ns) +
+                                                  std::min(gap, max_gap));
+    }
+}
+
+void CaptureTimeline::finish(int64_t max_gap_ns) {
     // Per source in sequence order, the first copy of each sequence first.
     std::stable_sort(stored_.begin(), stored_.end(), [](const Stored& a, const Stored& b) {
         return a.epoch != b.epoch ? a.epoch < b.epoch : a.sequence < b.sequence;
@@ -59,6 +75,7 @@ void CaptureTimeline::finish() {
     }
     std::stable_sort(unique.begin(), unique.end(),
                      [](const Stored& a, const Stored& b) { return a.time_ns < b.time_ns; });
+    cut_gaps(unique, max_gap_ns);
     packets_.clear();
     packets_.reserve(unique.size());
     for (const Stored& s : unique) {

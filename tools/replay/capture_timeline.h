@@ -8,6 +8,11 @@
 //
 // Packets that never arrived stay missing: their updates cannot be replayed,
 // and missing() says how many.
+//
+// A quiet stretch longer than the caller's max_gap_ns is cut to max_gap_ns
+// (every later packet moves earlier by the rest), so a capture whose
+// timestamps jump (a broken clock, a hostile file: 2^32 s is 136 years) is
+// replayed with a bounded pause instead of waiting for ever.
 #pragma once
 
 #include <cstdint>
@@ -31,17 +36,19 @@ struct TimelineCounts {
     uint64_t malformed = 0;
     uint64_t other = 0;  // heartbeats and anything that is not a data packet
     uint64_t not_udp = 0;
+    uint64_t gaps_cut = 0;  // quiet stretches longer than max_gap_ns, cut to it
 };
 
 class CaptureTimeline {
   public:
     // Reads the files (a rotated set in order); throws std::runtime_error on a
     // file that cannot be read.
-    static CaptureTimeline load(const std::vector<std::string>& files);
+    static CaptureTimeline load(const std::vector<std::string>& files, int64_t max_gap_ns);
     // The same from datagrams already in memory (time, bytes).
     void add(int64_t time_ns, std::span<const uint8_t> datagram);
-    // Orders what was added; call once, after the last add().
-    void finish();
+    // Orders what was added and cuts gaps over `max_gap_ns` (> 0); call once,
+    // after the last add().
+    void finish(int64_t max_gap_ns);
 
     const std::vector<TimelinePacket>& packets() const { return packets_; }
     const TimelineCounts& counts() const { return counts_; }
@@ -57,6 +64,8 @@ class CaptureTimeline {
         size_t offset;
         size_t size;
     };
+    void cut_gaps(std::vector<Stored>& ordered, int64_t max_gap_ns);
+
     std::vector<uint8_t> arena_;
     std::vector<Stored> stored_;
     std::vector<TimelinePacket> packets_;

@@ -43,6 +43,7 @@ struct Options {
     double speed = 1;     // 0: as fast as possible
     int64_t tick_us = 1000;
     int64_t window = 20000;
+    double max_gap_s = 10;  // a longer quiet stretch in the capture is cut to this
     bool images_first = false;
     double start_delay_s = 0;
     bool list = false;
@@ -182,7 +183,8 @@ void report(const tools::CaptureTimeline& timeline, const tools::ReplayItems& it
         "mdcast-replay: sent %llu updates in %.3f s (%.0f/s, target %.0f/s); %llu late; "
         "%llu refreshes, %llu statuses, %zu items; skipped %llu updates without an "
         "image, %llu solicited refreshes, %llu infrastructure statuses; capture: %llu "
-        "data packets, %llu duplicates, %llu missing; %llu outbox waits; %llu rejected\n",
+        "data packets, %llu duplicates, %llu missing, %llu gaps cut to --max-gap; %llu outbox "
+        "waits; %llu rejected\n",
         static_cast<unsigned long long>(s.sent), s.elapsed_s,
         s.elapsed_s > 0 ? static_cast<double>(s.sent) / s.elapsed_s : 0.0, s.target_per_s,
         static_cast<unsigned long long>(s.shortfall), static_cast<unsigned long long>(c.refreshes),
@@ -192,6 +194,7 @@ void report(const tools::CaptureTimeline& timeline, const tools::ReplayItems& it
         static_cast<unsigned long long>(c.infrastructure_statuses),
         static_cast<unsigned long long>(t.data_packets),
         static_cast<unsigned long long>(t.duplicates), static_cast<unsigned long long>(t.missing),
+        static_cast<unsigned long long>(t.gaps_cut),
         static_cast<unsigned long long>(c.outbox_waits),
         static_cast<unsigned long long>(s.rejected));
 }
@@ -255,7 +258,8 @@ int list_contents(const tools::CaptureTimeline& timeline) {
 }
 
 int run(const Options& o) {
-    const tools::CaptureTimeline timeline = tools::CaptureTimeline::load(o.files);
+    const tools::CaptureTimeline timeline =
+        tools::CaptureTimeline::load(o.files, static_cast<int64_t>(o.max_gap_s * 1e9));
     if (o.list) return list_contents(timeline);
     std::fprintf(stderr, "mdcast-replay: %llu data packets over %.3f s in the capture\n",
                  static_cast<unsigned long long>(timeline.counts().data_packets),
@@ -313,6 +317,10 @@ int main(int argc, char** argv) {
         .option("window", &o.window, "N",
                 "At most N updates not yet acknowledged by the distributor (flow control)", 1,
                 10'000'000)
+        .option("max-gap", &o.max_gap_s, "SECONDS",
+                "A quiet stretch in the capture longer than this is cut to it (a clock that "
+                "jumped, a broken or hostile file)",
+                0.001, 86400)
         .option("tick-us", &o.tick_us, "MICROS", "Pacing tick: later than this counts as late", 10,
                 1'000'000)
         .flag("images-first", &o.images_first,

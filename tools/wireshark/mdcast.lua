@@ -156,12 +156,13 @@ S.Directory = {[1] = {name = "service", msg = "ServiceInfo"}}
 S.Heartbeat = {[1] = def("next_sequence", "u64"), [2] = def("control_port", "u32"),
                [3] = def("send_time", "time"), [4] = def("trailing_edge", "u64")}
 S.SequenceRange = {[1] = def("nak_from", "u64"), [2] = def("nak_to", "u64")}
-S.Nak = {[1] = {name = "range", msg = "SequenceRange"}}
+S.Nak = {[1] = {name = "range", msg = "SequenceRange"}, [2] = def("asking_server_id", "u64")}
 S.RttProbe = {[1] = def("probe_time", "time")}
 S.ImageRequest = {[1] = def("service_id", "u32"), [2] = def("service_name", "string"),
-                  [3] = def("item_name", "string"), [4] = def("item_id", "u64")}
+                  [3] = def("item_name", "string"), [4] = def("item_id", "u64"),
+                  [5] = def("asking_server_id", "u64")}
 S.Interest = {[1] = def("epoch_id", "u64"), [2] = def("held_item_id", "u64"),
-              [3] = def("released_item_id", "u64")}
+              [3] = def("released_item_id", "u64"), [4] = def("asking_server_id", "u64")}
 S.Empty = {}
 S.LoginRequest = {[1] = def("user", "string"), [2] = def("application_id", "string"),
                   [3] = def("position", "string"), [4] = def("password", "hidden"),
@@ -237,8 +238,14 @@ local function zigzag(value)
     return half
 end
 
+-- A decimal exponent outside this range is shown at the limit, as the C++ side
+-- does (proto/field_values.cpp): a hostile 2^40 would otherwise make a string of
+-- 2^40 zeros.
+local MAX_DECIMAL_EXPONENT = 30
+
 -- mantissa * 10^exponent as exact decimal text.
 local function decimal_text(mantissa, exponent)
+    exponent = math.max(-MAX_DECIMAL_EXPONENT, math.min(MAX_DECIMAL_EXPONENT, exponent))
     local text = tostring(mantissa)
     local sign = ""
     if text:sub(1, 1) == "-" then sign, text = "-", text:sub(2) end
@@ -248,9 +255,14 @@ local function decimal_text(mantissa, exponent)
     return sign .. text:sub(1, #text - places) .. "." .. text:sub(#text - places + 1)
 end
 
+-- Years 1970..9999 as a date; any other time (negative, or hostile) as its
+-- nanoseconds, as the C++ side prints what gmtime cannot take.
+local MAX_TIME_SECONDS = 253402300799
+
 local function time_text(ns)
     local seconds = (ns / 1000000000):tonumber()
     local fraction = (ns % 1000000000):tonumber()
+    if ns < Int64(0) or seconds > MAX_TIME_SECONDS then return tostring(ns) end
     return os.date("!%Y-%m-%dT%H:%M:%S", math.floor(seconds)) .. string.format(".%09dZ", fraction)
 end
 
@@ -355,6 +367,10 @@ local function add_scalar(tvb, spec, wire, pos, size, v, tree)
         local text = time_text(range:le_int64())
         tree:add(field, range, text)
         return text
+    elseif spec.kind == "u64" and wire == 1 then  -- fixed64 (a server's id)
+        local value = range:le_uint64()
+        tree:add(field, range, value)
+        return tostring(value)
     elseif wire == 0 then
         if spec.kind == "u64" then
             tree:add(field, range, v)

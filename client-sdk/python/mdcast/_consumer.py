@@ -7,7 +7,7 @@ import logging
 import threading
 from typing import Any, AsyncIterator, Callable, Iterable, Iterator, List, Optional, Sequence, Union
 
-from . import _mdcast
+from . import _lifecycle, _mdcast
 from ._errors import ConsumerStopped, LoginRefused, NotConnected
 from ._options import Tls, apply_connection_options, load_dictionary, server_list
 
@@ -36,6 +36,12 @@ class Consumer:
 
     When the queue holds ``max_queued_events`` the I/O thread stops reading
     until Python catches up, so the server sees the back-pressure.
+
+    A callback that raises ``SystemExit`` or ``KeyboardInterrupt`` stops the
+    consumer: no later callback runs, the exception is kept in
+    :attr:`callback_exit` and :meth:`stop` (so also leaving a ``with`` block)
+    raises it, once. A consumer still running when the program ends is
+    stopped at interpreter exit.
     """
 
     def __init__(self, servers: Union[str, Iterable[str]], *, user: str = "mdcast",
@@ -74,12 +80,16 @@ class Consumer:
         self._callback_thread = callback_thread
         self._thread: Optional[threading.Thread] = None
         self.callback_errors = 0
+        #: The SystemExit or KeyboardInterrupt a callback raised (None: none); it stopped the consumer.
+        self.callback_exit: Optional[BaseException] = None
+        self._exit_raised = False
 
     # ---- life cycle ----------------------------------------------------------------------
 
     def start(self) -> "Consumer":
         """Starts the I/O thread (and the callback thread, if there are callbacks)."""
         self._core.start()
+        _lifecycle.track(self)
         if self._has_callbacks and self._callback_thread:
             self._thread = threading.Thread(target=self._run_callbacks, name="mdcast-callbacks",
                                             daemon=True)
@@ -88,16 +98,33 @@ class Consumer:
 
     def stop(self) -> None:
         """Closes the connection and joins the threads. Events still waiting can
-        be read afterwards; nothing more comes. Idempotent."""
+        be read afterwards; nothing more comes. Idempotent. Raises, once, the
+        SystemExit or KeyboardInterrupt a callback raised (:attr:`callback_exit`)."""
+        self._stop()
+        self._raise_callback_exit()
+
+    def _stop(self, join_timeout: Optional[float] = None) -> None:
+        _lifecycle.untrack(self)
         self._core.stop()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join()
+            self._thread.join(join_timeout)
+
+    def _stop_at_exit(self) -> None:
+        # A callback that never returns must not hold the interpreter's exit for ever.
+        self._stop(join_timeout=5.0)
+
+    def _raise_callback_exit(self) -> None:
+        if self.callback_exit is not None and not self._exit_raised:
+            self._exit_raised = True
+            raise self.callback_exit
 
     def __enter__(self) -> "Consumer":
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+    def __exit__(self, kind: Any, value: Any, trace: Any) -> None:
+        self._stop()
+        if kind is None:  # never hide the exception the block itself raised
+            self._raise_callback_exit()
 
     def wait_connected(self, timeout: float = 5.0) -> str:
         """Waits until logged in to a server; returns its "host:port".
@@ -177,9 +204,15 @@ class Consumer:
 
     def dispatch(self, timeout: float = 1.0) -> int:
         """Runs the callbacks for what is waiting on the calling thread (for
-        ``callback_thread=False``); returns how many events were handled."""
+        ``callback_thread=False``); returns how many events were handled. A
+        callback's SystemExit or KeyboardInterrupt stops the consumer and is
+        raised from here at once."""
         batch = self._core.take(timeout)
-        self._dispatch_batch(batch)
+        try:
+            self._dispatch_batch(batch)
+        except BaseException:
+            self._exit_raised = True  # raised here, on the application's thread: not again by stop()
+            raise
         return len(batch)
 
     def stats(self) -> dict:
@@ -198,7 +231,10 @@ class Consumer:
             batch = core.take(1.0)
             if not len(batch) and core.closed:
                 return
-            self._dispatch_batch(batch)
+            try:
+                self._dispatch_batch(batch)
+            except BaseException:  # noqa: BLE001 - kept in callback_exit; the consumer stopped
+                return
 
     def _dispatch_batch(self, batch: _mdcast.Batch) -> None:
         for event in batch:
@@ -209,6 +245,16 @@ class Consumer:
                 handler(event)
             except Exception as error:  # noqa: BLE001 - reported, the stream goes on
                 self._report(error, event)
+            except BaseException as request:  # SystemExit, KeyboardInterrupt: the consumer stops
+                self._stop_for_callback(request, event)
+                raise
+
+    def _stop_for_callback(self, request: BaseException, event: _mdcast.Event) -> None:
+        self.callback_exit = request
+        log.error("mdcast: a callback raised %s%s for %r: the consumer stops; stop() raises it",
+                  type(request).__name__, f"({request})" if str(request) else "", event)
+        _lifecycle.untrack(self)
+        self._core.stop()
 
     def _report(self, error: BaseException, event: _mdcast.Event) -> None:
         self.callback_errors += 1

@@ -5,7 +5,7 @@ import logging
 import threading
 from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Union
 
-from . import _mdcast
+from . import _lifecycle, _mdcast
 from ._errors import LoginRefused, NotConnected
 from ._options import Tls, apply_connection_options, load_dictionary, server_list
 
@@ -70,11 +70,17 @@ class Publisher:
 
     def start(self) -> "Publisher":
         self._core.start()
+        _lifecycle.track(self)
         return self
 
     def stop(self) -> None:
-        """Sends what is queued (for at most 2 s), closes, joins the I/O thread."""
+        """Sends what is queued (for at most 2 s), closes, joins the I/O thread.
+        A publisher still running when the program ends is stopped at interpreter exit."""
+        _lifecycle.untrack(self)
         self._core.stop()
+
+    def _stop_at_exit(self) -> None:
+        self.stop()
 
     def __enter__(self) -> "Publisher":
         return self.start()

@@ -7,6 +7,7 @@
 
 #include "bindings.h"
 #include "consumer_bridge.h"
+#include "without_gil.h"
 
 namespace mdcast::python {
 namespace {
@@ -56,11 +57,10 @@ py::dict stats_dict(const ConsumerBridge& core) {
 
 void bind_consumer(py::module_& m) {
     using Core = ConsumerBridge;
-    using Release = py::call_guard<py::gil_scoped_release>;
     py::class_<Core>(m, "ConsumerCore", "The C++ consumer under mdcast.Consumer.")
         .def(py::init<ConsumerOptions, size_t>(), py::arg("options"), py::arg("max_queued_events"))
-        .def("start", &Core::start, Release())
-        .def("stop", &Core::stop, Release())
+        .def("start", [](Core& c) { without_gil([&] { c.start(); }); })
+        .def("stop", [](Core& c) { without_gil([&] { c.stop(); }); })
         .def(
             "subscribe",
             [](Core& c, const std::string& service, const std::string& item, const py::object& view,
@@ -89,14 +89,16 @@ void bind_consumer(py::module_& m) {
                 return ids(c.snapshot_batch(service, items, make_view(view)));
             },
             py::arg("service"), py::arg("items"), py::arg("view") = py::none())
-        .def("unsubscribe", &Core::unsubscribe, py::arg("handle"), Release())
+        .def(
+            "unsubscribe",
+            [](Core& c, uint64_t handle) { without_gil([&] { c.unsubscribe(handle); }); },
+            py::arg("handle"))
         .def("request_directory", &Core::request_directory)
         .def(
             "take",
             [](Core& c, double timeout) {
                 const auto ms = to_ms(timeout);
-                py::gil_scoped_release release;
-                return c.channel().take(ms);
+                return without_gil([&] { return c.channel().take(ms); });
             },
             py::arg("timeout"),
             "Everything waiting, after waiting up to `timeout` s for the first.")
@@ -109,11 +111,7 @@ void bind_consumer(py::module_& m) {
             "wait_connected",
             [](Core& c, double timeout) {
                 const auto ms = to_ms(timeout);
-                ConnectionSnapshot s;
-                {
-                    py::gil_scoped_release release;
-                    s = c.wait_connected(ms);
-                }
+                const ConnectionSnapshot s = without_gil([&] { return c.wait_connected(ms); });
                 return py::make_tuple(std::string(connection_state_name(s.state)), s.server,
                                       s.text);
             },

@@ -7,6 +7,7 @@
 
 #include "bindings.h"
 #include "publisher_bridge.h"
+#include "without_gil.h"
 
 namespace mdcast::python {
 namespace {
@@ -50,7 +51,6 @@ py::dict stats_dict(const PublisherBridge& p) {
 
 void bind_publisher(py::module_& m) {
     using P = PublisherBridge;
-    using Release = py::call_guard<py::gil_scoped_release>;
     using Holder = std::unique_ptr<P, PublisherBridgeDeleter>;
     py::class_<P, Holder>(m, "PublisherCore", "The C++ publisher under mdcast.Publisher.")
         .def(py::init([](PublisherOptions options, std::shared_ptr<Dictionary> dictionary,
@@ -59,8 +59,8 @@ void bind_publisher(py::module_& m) {
                      new P(std::move(options), std::move(dictionary), std::move(callback)));
              }),
              py::arg("options"), py::arg("dictionary"), py::arg("callback"))
-        .def("start", &P::start, Release())
-        .def("stop", &P::stop, Release())
+        .def("start", [](P& p) { without_gil([&] { p.start(); }); })
+        .def("stop", [](P& p) { without_gil([&] { p.stop(); }); })
         .def("add_service", &P::add_service, py::arg("name"), py::arg("interactive") = false)
         .def("add_item", &P::add_item, py::arg("service"), py::arg("item"))
         .def(
@@ -92,8 +92,7 @@ void bind_publisher(py::module_& m) {
                 if (!(timeout >= 0)) throw py::value_error("timeout must be >= 0 seconds");
                 const auto ms =
                     std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout * 1000)));
-                py::gil_scoped_release release;
-                return p.flush(ms);
+                return without_gil([&] { return p.flush(ms); });
             },
             py::arg("timeout"))
         .def("stats", &stats_dict);

@@ -1,12 +1,14 @@
-"""Errors a Python user sees: a refused login, a server that is down, bad arguments."""
+"""Errors a Python user sees: a refused login, a server that is down, bad arguments, and
+requests larger than the server takes (split to fit, or refused at the call)."""
 import gc
 import os
 import socket
+import time
 
 import pytest
 
 import mdcast
-from conftest import harness, password_hash, start_source_stack
+from conftest import ITEMS, harness, password_hash, start_source_stack
 
 
 def auth_section(stack):
@@ -76,6 +78,32 @@ def test_bad_arguments_are_python_exceptions():
         consumer.subscribe("MDCAST", "A")  # already streamed
     with pytest.raises(TypeError):
         consumer.subscribe("MDCAST", "B", view="BID")
+
+
+def test_a_batch_larger_than_the_frame_limit_is_split_and_a_huge_name_refused(stack):
+    """10,000 names (130 KB) in one batch used to make a frame over the server's 64 KiB: closed
+    frame_too_large, re-sent after every reconnect for ever, the consumer's other items starved."""
+    servers = start_source_stack(stack)
+    with mdcast.Consumer(servers) as consumer:
+        consumer.subscribe_batch("MDCAST", ITEMS)
+        with pytest.raises(ValueError, match="longer than the limit"):
+            consumer.subscribe("MDCAST", "X" * 100_000)
+        unknown = [f"NOSUCH{i:05d}" for i in range(10_000)]
+        consumer.subscribe_batch("MDCAST", unknown)
+        closed, updates = set(), 0
+        deadline = time.monotonic() + 20
+        while len(closed) < len(unknown) and time.monotonic() < deadline:
+            for event in consumer.read(0.2):
+                if event.kind == "status" and event.stream_state == "closed":
+                    closed.add(event.item)
+                updates += event.kind == "update"
+        stats = consumer.stats()
+    assert closed == set(unknown), f"{len(closed)} of {len(unknown)} answered"
+    assert updates > 0
+    assert stats["connections"] == 1 and stats["connection_losses"] == 0, stats
+    publisher = mdcast.Publisher("127.0.0.1:1")
+    with pytest.raises(ValueError, match="longer than the limit"):
+        publisher.add_service("S" * 300)
 
 
 def test_closed_stream_from_a_stopped_source(stack):

@@ -1,0 +1,77 @@
+#include "distributor/image_service.h"
+
+#include "proto/limits.h"
+
+namespace mdcast::distributor {
+
+namespace {
+
+// No image to give: why, with the names so servers can match it.
+wire::ItemStatus no_image_status(const wire::ImageRequest& request, const ServiceEntry* service,
+                                 const ItemEntry* item) {
+    wire::ItemStatus status;
+    status.set_item_id(item ? item->id : 0);
+    status.set_service_id(service ? service->id : 0);
+    status.set_service_name(service ? service->name : request.service_name());
+    status.set_item_name(item ? item->name : request.item_name());
+    auto* s = status.mutable_status();
+    if (!item) {
+        s->set_stream_state(wire::STREAM_CLOSED);
+        s->set_data_state(wire::DATA_SUSPECT);
+        s->set_code(wire::STATUS_NOT_FOUND);
+        s->set_text(service ? "no such item" : "no such service");
+    } else {
+        s->set_stream_state(wire::STREAM_OPEN);
+        s->set_data_state(wire::DATA_SUSPECT);
+        s->set_code(wire::STATUS_RECOVERING);
+        s->set_text("waiting for an image from the source");
+    }
+    status.set_service_name(status.service_name().substr(0, proto::kMaxServiceNameBytes));
+    status.set_item_name(status.item_name().substr(0, proto::kMaxItemNameBytes));
+    return status;
+}
+
+}  // namespace
+
+std::optional<wire::ItemStatus> ImageService::on_image_request(const wire::ImageRequest& request,
+                                                               ServerId from) {
+    const ServiceEntry* service = request.service_id() != 0
+                                      ? registry_.service(request.service_id())
+                                      : registry_.service(request.service_name());
+    ItemEntry* item = nullptr;
+    if (request.item_id() != 0) {
+        item = registry_.item(request.item_id());
+    } else if (service) {
+        item = registry_.find_item(service->id, request.item_name());
+    }
+    const bool interactive = service && service->mode == wire::SERVICE_INTERACTIVE;
+    if (item && item->has_image && !item->unwanted) {
+        service = registry_.service(item->service_id);
+        if (interactive) link_.on_image_served(*item, from);
+        if (send_image(*item, *service)) return std::nullopt;
+    }
+    if (interactive) item = link_.ask_source(*service, item, request.item_name(), from);
+    wire::ItemStatus status = no_image_status(request, service, item);
+    if (!item) return status;
+    backbone_.send(proto::FrameType::kItemStatus, status);
+    return std::nullopt;
+}
+
+// A solicited Refresh from the cache; false when it does not fit a message.
+bool ImageService::send_image(const ItemEntry& item, const ServiceEntry& service) {
+    wire::Refresh refresh;
+    refresh.set_item_id(item.id);
+    refresh.set_item_seq(item.item_seq);
+    refresh.set_clear_cache(true);
+    refresh.set_solicited(true);
+    refresh.set_service_id(service.id);
+    refresh.set_service_name(service.name);
+    refresh.set_item_name(item.name);
+    refresh.mutable_status()->set_stream_state(wire::STREAM_OPEN);
+    refresh.mutable_status()->set_data_state(
+        service.state == wire::SERVICE_UP ? item.data_state : wire::DATA_SUSPECT);
+    item.image.to_field_list(*refresh.mutable_fields());
+    return backbone_.send(proto::FrameType::kRefresh, refresh);
+}
+
+}  // namespace mdcast::distributor
