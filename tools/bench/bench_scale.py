@@ -7,7 +7,8 @@ target so the target is the edge), bounded in time, and most steps then go a few
   refused loudly   it was not, and a warning or error line, a refused answer or a closed
                    status says why (the evidence is in the row);
   FAILED SILENTLY  it stopped short, and nothing said so: a bug;
-  NOT REACHED in the time bound  still growing, nothing said, when --scale-timeout ran out.
+  NOT REACHED in the time bound  still growing, nothing said, when --scale-timeout ran out;
+  counted only     short, and only a daemon's counter says so: no log line, no client status.
 A rate (images/s) holds or is below target; a `past` row is refused loudly, FAILED SILENTLY,
 NOT ENFORCED (more than the limit was let in), or "limit not reached" (its target row fell
 short, so nothing past the limit was asked)."""
@@ -169,9 +170,13 @@ class Scale:
             accepted, listed = result["accepted"], result["directory"]
             self.add(Row("services accepted by one distributor", n, min(accepted, n), "services",
                          result["announce_s"], "", logged + [f"publisher: refused {len(within)}"] * bool(within)))
-            self.add(Row("services in a server's directory", min(accepted, n), min(listed, n), "services",
-                         result["directory_s"], "", logged,
-                         f"directory lists {listed:,} of the {accepted:,} accepted"))
+            row = Row("services in a server's directory", min(accepted, n), min(listed, n), "services",
+                      result["directory_s"], "", logged, f"directory lists {listed:,} of the {accepted:,} accepted")
+            oversize = metric(admin_port(stack.distributor), "mdcast_distributor_oversize_total")
+            if row.verdict == "FAILED SILENTLY" and oversize:  # a directory too big for one datagram
+                row.verdict = "counted only (a metric; no log, no status)"
+                row.evidence = [f"distributor: mdcast_distributor_oversize_total {oversize:g}"]
+            self.add(row)
             self.commands += stack.commands
             if beyond:
                 self.add(Beyond("services past registry.max_services", n, n + beyond, accepted,
