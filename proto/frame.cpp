@@ -10,8 +10,8 @@ using enum FrameType;
 
 const FrameTypeSet kClientToServerTypes{kLoginRequest,     kPing,      kPong,       kClose,
                                         kDirectoryRequest, kSubscribe, kUnsubscribe};
-const FrameTypeSet kServerToClientTypes{kLoginResponse, kPing,   kPong,       kClose,
-                                        kRefresh,       kUpdate, kItemStatus, kDirectory};
+const FrameTypeSet kServerToClientTypes{
+    kLoginResponse, kPing, kPong, kClose, kRefresh, kUpdate, kItemStatus, kDirectory, kGroupStatus};
 const FrameTypeSet kPublisherToDistributorTypes{kLoginRequest,    kPing,         kPong,    kClose,
                                                 kServiceAnnounce, kItemRegister, kRefresh, kUpdate,
                                                 kItemStatus,      kFlush};
@@ -56,6 +56,8 @@ std::string_view frame_type_name(FrameType type) {
             return "ItemStatus";
         case kDirectory:
             return "Directory";
+        case kGroupStatus:
+            return "GroupStatus";
         case kDirectoryRequest:
             return "DirectoryRequest";
         case kSubscribe:

@@ -38,6 +38,7 @@ enum class FrameType : uint16_t {
     kUpdate = 21,
     kItemStatus = 22,
     kDirectory = 23,
+    kGroupStatus = 24,  // server -> client: one status for every item of a service or source
     kDirectoryRequest = 30,
     kSubscribe = 31,
     kUnsubscribe = 32,

@@ -83,13 +83,31 @@ void ClientSession::deliver_item(uint64_t item_id, Owed kind, const SharedFrame&
     queue_item(item_id, kind, frame);
 }
 
+void ClientSession::deliver_group(std::span<const uint8_t> frame,
+                                  const std::vector<uint64_t>& item_ids) {
+    if (!connection_->accepts_output()) return;
+    if (!conflating_) {
+        if (connection_->send_frame(frame)) {
+            ++messages_out_;
+            return;
+        }
+        if (!limits_.conflate) return refuse_slow();
+        start_conflating();
+    }
+    for (uint64_t item_id : item_ids) owe(item_id, Owed::kStatus);
+}
+
 // The queue is full: the slow-consumer policy.
 void ClientSession::on_item_refused(uint64_t item_id, Owed kind) {
     if (!limits_.conflate) return refuse_slow();
-    // Conflate: from now on only remember what is owed; the queue is sent as is.
+    start_conflating();
+    owe(item_id, kind);
+}
+
+// Conflate: from now on only remember what is owed; the queue is sent as is.
+void ClientSession::start_conflating() {
     conflating_ = true;
     ++conflation_episodes_;
-    owe(item_id, kind);
     connection_->set_low_watermark(connection_->queued_bytes() / 2);
     log_->warn("{} is a slow consumer: conflating its updates until its queue drains", describe());
 }
@@ -187,6 +205,7 @@ void ClientSession::request_login(const wire::LoginRequest& request) {
             return connection_->close(CloseReason::kAuthFailed,
                                       "user name missing or fields too long");
         case auth::LoginGate::Start::kAsk:
+            group_status_ = request.group_status() && !ws_;
             return owner_.on_login_request(*this, request);
     }
 }

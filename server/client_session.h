@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/auth/authenticator.h"
 #include "common/auth/login_gate.h"
@@ -63,6 +64,9 @@ class ClientSession final : public TcpConnection::Handler {
     void attach(std::unique_ptr<TcpConnection> connection, const WsSettings* ws = nullptr);
     // The JSON encoder when this client speaks WebSocket/JSON; null for binary.
     const JsonEncoder* json() const { return ws_ ? &ws_->encoder() : nullptr; }
+    // The client logged in with LoginRequest.group_status (binary protocol
+    // only): it takes one GroupStatus for many items' statuses.
+    bool takes_group_status() const { return group_status_; }
     // Housekeeping: WebSocket clients are pinged when silent.
     void keep_alive(int64_t now_ns) {
         if (ws_) ws_->keep_alive(now_ns);
@@ -109,6 +113,11 @@ class ClientSession final : public TcpConnection::Handler {
     // The same frame stored once for many subscribers (Fanout): queued by
     // reference, charged and limited as a copy would be.
     void deliver_item(uint64_t item_id, Owed kind, const SharedFrame& frame);
+    // A GroupStatus standing for these items' statuses: queued like an item
+    // frame; when it cannot be (conflating, or the queue is full under the
+    // conflate policy) each item is owed its status instead, so the drain
+    // brings every one of them level with the cache.
+    void deliver_group(std::span<const uint8_t> frame, const std::vector<uint64_t>& item_ids);
     // Messages not tied to an open item; a full queue closes the client.
     void deliver(std::span<const uint8_t> frame);
     void deliver(proto::FrameType type, const google::protobuf::MessageLite& message);
@@ -150,6 +159,7 @@ class ClientSession final : public TcpConnection::Handler {
     template <class Frame>
     void queue_item(uint64_t item_id, Owed kind, const Frame& frame);
     void on_item_refused(uint64_t item_id, Owed kind);
+    void start_conflating();
     void owe(uint64_t item_id, Owed kind);
     void end_conflation();
     template <class Message>
@@ -162,6 +172,7 @@ class ClientSession final : public TcpConnection::Handler {
     std::unique_ptr<WsSession> ws_;  // null: the binary protocol
     auth::LoginGate login_;
     std::shared_ptr<const auth::UserEntry> account_;
+    bool group_status_ = false;
     bool conflating_ = false;
     std::map<uint64_t, Owed> owed_;
     uint64_t conflation_episodes_ = 0;

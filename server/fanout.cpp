@@ -237,23 +237,52 @@ void Fanout::fan_out_image(const CachedItem& item, const proto::FieldImage* imag
 }
 
 // Statuses do not wait for a conflation interval: what is owed goes first.
+void Fanout::flush_paced(uint64_t item_id, Group& group, int64_t& now_ns) {
+    if (!group.pace.owed) return;
+    if (now_ns == 0) now_ns = monotonic_ns();
+    ++counters_.paced_flushed;
+    send_paced_update(item_id, group, now_ns);
+}
+
 void Fanout::fan_out_status(const CachedItem& item) {
+    fan_out_item_status(item, nullptr);
+}
+
+// `grouped` set: clients that take group statuses are noted there with the
+// item instead of being sent its status.
+void Fanout::fan_out_item_status(const CachedItem& item, GroupedClients* grouped) {
     auto* groups = by_item_.find(item.id);
     if (!groups) return;
     std::string frames[2];  // binary, JSON: each encoded once
     int64_t now_ns = 0;
     for (auto& group : *groups) {
-        if (group.pace.owed) {
-            if (now_ns == 0) now_ns = monotonic_ns();
-            ++counters_.paced_flushed;
-            send_paced_update(item.id, group, now_ns);
-        }
+        flush_paced(item.id, group, now_ns);
         std::string& frame = frames[group.json ? 1 : 0];
-        if (frame.empty()) frame = status_frame_for(*group.clients.front(), item);
         for (ClientSession* client : group.clients) {
+            if (grouped && client->takes_group_status()) {
+                (*grouped)[client].push_back(item.id);
+                continue;
+            }
+            if (frame.empty()) frame = status_frame_for(*client, item);
             client->deliver_item(item.id, ClientSession::Owed::kStatus, bytes_of(frame));
+            ++counters_.statuses_out;
         }
-        counters_.statuses_out += group.clients.size();
+    }
+}
+
+// Each client's frame is queued after the paced updates flushed for it above,
+// and nothing else goes to it in between: it stays in order with the data.
+void Fanout::fan_out_group_status(const wire::GroupStatus& message,
+                                  const std::vector<const CachedItem*>& items) {
+    GroupedClients grouped;
+    for (const CachedItem* item : items) fan_out_item_status(*item, &grouped);
+    wire::GroupStatus to_client = message;
+    for (const auto& [client, item_ids] : grouped) {
+        to_client.set_item_count(static_cast<uint32_t>(item_ids.size()));
+        const std::string frame = proto::encode_frame_string(FrameType::kGroupStatus, to_client);
+        client->deliver_group(bytes_of(frame), item_ids);
+        ++counters_.group_statuses_out;
+        counters_.group_status_items += item_ids.size();
     }
 }
 

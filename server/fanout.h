@@ -32,6 +32,7 @@
 #include "server/client_session.h"
 #include "server/item_cache.h"
 #include "server/subscription_table.h"
+#include "wire/client.pb.h"
 
 namespace mdcast::server {
 
@@ -46,6 +47,8 @@ struct FanoutCounters {
     uint64_t paced_out = 0;       // conflated updates sent when an interval ended
     uint64_t paced_flushed = 0;   // of those, sent early because a status followed
     uint64_t shared_updates = 0;  // copied once into a shared block for a group
+    uint64_t group_statuses_out = 0;  // GroupStatus frames: one per client per group event
+    uint64_t group_status_items = 0;  // item statuses those frames stood for
 };
 
 class Fanout {
@@ -91,6 +94,14 @@ class Fanout {
     void fan_out_image(const CachedItem& item, const proto::FieldImage* image);
     // The item's status to every subscriber.
     void fan_out_status(const CachedItem& item);
+    // The statuses of many items that all changed to the same Status for one
+    // reason (a service or a source down or reset): `message` (scope, id and
+    // status) goes once to each client that takes group statuses and holds at
+    // least one of `items`, after what its paced subscriptions owe; every other
+    // subscriber (older clients, WebSocket) gets each item's status as from
+    // fan_out_status. The items' cache state is already changed.
+    void fan_out_group_status(const wire::GroupStatus& message,
+                              const std::vector<const CachedItem*>& items);
     // A solicited image to one client: a snapshot (stream closed after it) or
     // the first image of a subscription.
     void send_image(ClientSession& client, const CachedItem& item, const proto::FieldImage* image,
@@ -127,6 +138,10 @@ class Fanout {
 
   private:
     using Group = SubscriptionTable<ClientSession>::Group;
+    // Clients taking a group status, with the items it stands for to each.
+    using GroupedClients = std::unordered_map<ClientSession*, std::vector<uint64_t>>;
+    void fan_out_item_status(const CachedItem& item, GroupedClients* grouped);
+    void flush_paced(uint64_t item_id, Group& group, int64_t& now_ns);
     struct PacedKey {
         uint64_t item_id;
         const ClientSession* client;  // compared, never followed: it may be gone

@@ -137,7 +137,9 @@ class Server final : public BackboneReceiver::Handler,
     void on_item_status(uint16_t source, const proto::Frame& frame);
     void on_directory(uint16_t source, const proto::Frame& frame);
     void serve_waiting(const CachedItem& item, const proto::FieldImage* image);
-    void mark_suspect_and_recover(CachedItem& item, wire::StatusCode code, const std::string& text);
+    void fan_out_group(wire::GroupScope scope, uint32_t id, const std::string& service_name,
+                       const std::vector<CachedItem*>& items);
+    std::vector<CachedItem*> items_of_source(uint16_t source);
 
     // Access control (server/server_access.cpp).
     static wire::Status not_entitled_status();

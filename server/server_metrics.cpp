@@ -133,6 +133,11 @@ void Server::register_metrics() {
     m.counter("refreshes_out_total", "Refreshes sent to clients", [&f] { return f.refreshes_out; });
     m.counter("updates_out_total", "Updates sent to clients", [&f] { return f.updates_out; });
     m.counter("statuses_out_total", "Statuses sent to clients", [&f] { return f.statuses_out; });
+    m.counter("group_statuses_out_total",
+              "Group statuses sent to clients (one per client for a service or source event)",
+              [&f] { return f.group_statuses_out; });
+    m.counter("group_status_items_total", "Item statuses the group statuses sent stood for",
+              [&f] { return f.group_status_items; });
     m.counter("bytes_out_total", "Bytes written to clients", [&c, clients] {
         return static_cast<double>(c.closed_bytes_out) +
                clients([](ClientSession& s) { return s.connection().bytes_out(); });

@@ -376,6 +376,7 @@ ConsumerStats Consumer::stats() const {
     s.refreshes = c.refreshes.load(std::memory_order_relaxed);
     s.updates = c.updates.load(std::memory_order_relaxed);
     s.statuses = c.statuses.load(std::memory_order_relaxed);
+    s.group_statuses = c.group_statuses.load(std::memory_order_relaxed);
     s.duplicates_dropped = c.duplicates_dropped.load(std::memory_order_relaxed);
     s.catch_ups = c.catch_ups.load(std::memory_order_relaxed);
     s.connections = c.connections.load(std::memory_order_relaxed);

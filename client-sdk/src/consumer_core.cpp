@@ -7,6 +7,7 @@
 #include <random>
 
 #include "common/clock.h"
+#include "proto/source_ids.h"
 #include "proto/subscribe_split.h"
 #include "sdk_options.h"
 
@@ -22,8 +23,9 @@ constexpr uint32_t kDefaultItemsPerRequest = 1000;
 
 // What the consumer accepts from a server.
 const proto::FrameTypeSet kAccepted{
-    FrameType::kLoginResponse, FrameType::kPing,   FrameType::kPong,       FrameType::kClose,
-    FrameType::kRefresh,       FrameType::kUpdate, FrameType::kItemStatus, FrameType::kDirectory};
+    FrameType::kLoginResponse, FrameType::kPing,      FrameType::kPong,
+    FrameType::kClose,         FrameType::kRefresh,   FrameType::kUpdate,
+    FrameType::kItemStatus,    FrameType::kDirectory, FrameType::kGroupStatus};
 
 std::string item_key(const std::string& service, const std::string& name) {
     std::string key;
@@ -70,8 +72,10 @@ ConsumerCore::ConsumerCore(EventLoop& loop, const ConsumerOptions& options, Even
           loop, flusher_, kAccepted, options.servers,
           reconnect_settings(options, options.servers.size()),
           [this](const ServerAddress& server) {
-              return link_settings(options_, server, options_.max_frame_bytes,
-                                   options_.max_output_bytes, tls_);
+              LinkSettings settings = link_settings(options_, server, options_.max_frame_bytes,
+                                                    options_.max_output_bytes, tls_);
+              settings.group_status = true;  // on_group_status expands them
+              return settings;
           },
           *this, counters, log_),
       link_(failover_.link()),
@@ -274,6 +278,8 @@ void ConsumerCore::on_session_frame(const proto::Frame& frame) {
             return on_refresh(frame);
         case FrameType::kItemStatus:
             return on_item_status(frame);
+        case FrameType::kGroupStatus:
+            return on_group_status(frame);
         case FrameType::kDirectory:
             return on_directory(frame);
         default:
@@ -343,7 +349,7 @@ void ConsumerCore::on_refresh(const proto::Frame& frame) {
     }
     Item* item = names->second.streaming;
     if (!item) return refuse_orphan(refresh_);
-    bind(*item, refresh_.item_id());
+    bind(*item, refresh_.item_id(), refresh_.service_id());
     if (item->sequencer.on_refresh(refresh_.item_seq(), monotonic_ns()) ==
         ItemSequencer::Verdict::kHold) {
         item->held.assign(refresh_.fields());
@@ -387,10 +393,35 @@ void ConsumerCore::on_item_status(const proto::Frame& frame) {
         targets.push_back(bound);
     } else if (names != by_name_.end() && names->second.streaming) {
         Item* streaming = names->second.streaming;
-        if (status.item_id() != 0) bind(*streaming, status.item_id());
+        if (status.item_id() != 0) bind(*streaming, status.item_id(), status.service_id());
         targets.push_back(streaming);
     }
     for (Item* item : targets) apply_status(*item, state);
+}
+
+// One status for every item open on this connection in the scope (a service,
+// or a distributor: item ids carry it), delivered to the application as that
+// many item statuses, exactly as if each had come in its own ItemStatus.
+void ConsumerCore::on_group_status(const proto::Frame& frame) {
+    wire::GroupStatus group;
+    if (!group.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
+        return link_.abort("malformed GroupStatus body");
+    }
+    counters_.group_statuses.fetch_add(1, std::memory_order_relaxed);
+    std::vector<Item*> targets;
+    targets.reserve(group.item_count());
+    by_id_.for_each([&](uint64_t item_id, Item* item) {
+        const bool in_scope = group.scope() == wire::GROUP_SERVICE
+                                  ? item->service_id == group.id()
+                                  : proto::item_source(item_id) == group.id();
+        if (in_scope) targets.push_back(item);
+    });
+    if (targets.size() != group.item_count()) {
+        log_->debug("group status for {} items on the server, {} open here", group.item_count(),
+                    targets.size());
+    }
+    const ItemState state = detail::to_item_state(group.status());
+    for (Item* item : targets) apply_status(*item, state);  // may unbind: after the walk
 }
 
 void ConsumerCore::apply_status(Item& item, const ItemState& state) {
@@ -416,7 +447,8 @@ void ConsumerCore::on_directory(const proto::Frame& frame) {
 
 // ---- item bookkeeping ----------------------------------------------------------------------
 
-void ConsumerCore::bind(Item& item, uint64_t item_id) {
+void ConsumerCore::bind(Item& item, uint64_t item_id, uint32_t service_id) {
+    if (service_id != 0) item.service_id = service_id;
     if (item.item_id == item_id || item_id == 0) return;
     if (item.item_id != 0) by_id_.erase(item.item_id);
     item.item_id = item_id;

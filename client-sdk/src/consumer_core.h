@@ -49,6 +49,7 @@ struct ConsumerCounters : LinkCounters {
     std::atomic<uint64_t> refreshes{0};
     std::atomic<uint64_t> updates{0};
     std::atomic<uint64_t> statuses{0};
+    std::atomic<uint64_t> group_statuses{0};
     std::atomic<uint64_t> duplicates_dropped{0};
     std::atomic<uint64_t> catch_ups{0};
 };
@@ -98,6 +99,7 @@ class ConsumerCore final : public FailoverLink::Owner {
         std::string name;
         std::string key;  // service '\0' name
         bool snapshot = false;
+        uint32_t service_id = 0;  // from the server, with item_id
         std::vector<uint32_t> view;
         uint32_t conflate_ms = 0;
         proto::FieldImage held;  // a fresh image waiting to catch up (failover)
@@ -115,10 +117,11 @@ class ConsumerCore final : public FailoverLink::Owner {
     bool decode_held_fields();
     void on_refresh(const proto::Frame& frame);
     void on_item_status(const proto::Frame& frame);
+    void on_group_status(const proto::Frame& frame);
     void on_directory(const proto::Frame& frame);
     void apply_status(Item& item, const ItemState& state);
     void refuse_orphan(const wire::v1::Refresh& refresh);
-    void bind(Item& item, uint64_t item_id);
+    void bind(Item& item, uint64_t item_id, uint32_t service_id);
     void finish(Item& item);
     void mark_all_suspect(StatusCode code, const std::string& text);
     void on_housekeeping();

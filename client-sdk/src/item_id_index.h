@@ -63,6 +63,15 @@ class ItemIdIndex {
         return true;
     }
 
+    // Calls visit(id, value) for every binding, in no particular order; the
+    // index must not change meanwhile.
+    template <class Visit>
+    void for_each(Visit&& visit) const {
+        for (const Slot& slot : slots_) {
+            if (slot.id != 0) visit(slot.id, slot.value);
+        }
+    }
+
     void clear() {
         for (Slot& slot : slots_) slot = Slot{};
         size_ = 0;

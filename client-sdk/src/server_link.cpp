@@ -171,8 +171,9 @@ void ServerLink::connected(int fd) {
     connection_ = std::make_unique<TcpConnection>(
         loop_, flusher_, fd, 0, settings_.server.to_string(), accepted_, limits, *this);
     connection_->start();
-    const wire::LoginRequest login = make_login_request(settings_.user, settings_.application_id,
-                                                        settings_.position, settings_.password);
+    wire::LoginRequest login = make_login_request(settings_.user, settings_.application_id,
+                                                  settings_.position, settings_.password);
+    login.set_group_status(settings_.group_status);
     connection_->send(FrameType::kLoginRequest, login);
     login_timer_.start_once(std::chrono::milliseconds(settings_.login_timeout_ms));
 }

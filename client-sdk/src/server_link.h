@@ -40,6 +40,7 @@ struct LinkSettings {
     uint64_t max_output_bytes = 16u << 20;
     std::shared_ptr<const TlsContext> tls;  // null: plaintext
     std::string tls_server_name;            // what the certificate must name
+    bool group_status = false;  // the owner expands GroupStatus frames (LoginRequest.group_status)
 };
 
 // Why a link went down; the consumer turns it into an item status code.

@@ -155,21 +155,37 @@ void Server::on_directory(uint16_t source, const proto::Frame& frame) {
     const auto change = recovery_.on_directory(source, directory);
     counters_.foreign_messages += change.foreign;
     for (const auto& info : change.went_down) {
+        const std::string text = "service " + info.name() + " is down: its source went away";
+        std::vector<CachedItem*> items;
         cache_.for_each([&](CachedItem& item) {
             if (item.service_id != info.service_id()) return;
-            ItemCache::invalidate(item, wire::STATUS_SOURCE_DOWN,
-                                  "service " + info.name() + " is down: its source went away");
-            fanout_.fan_out_status(item);
+            ItemCache::invalidate(item, wire::STATUS_SOURCE_DOWN, text);
+            items.push_back(&item);
         });
+        fan_out_group(wire::GROUP_SERVICE, info.service_id(), info.name(), items);
     }
 }
 
-void Server::mark_suspect_and_recover(CachedItem& item, wire::StatusCode code,
-                                      const std::string& text) {
-    ItemCache::invalidate(item, code, text);
-    if (!fanout_.has_subscribers(item.id)) return;
-    fanout_.fan_out_status(item);
-    recovery_.request_image(item);
+// Items that all took the same new status for one reason: their subscribers
+// are told once per client where the client takes group statuses.
+void Server::fan_out_group(wire::GroupScope scope, uint32_t id, const std::string& service_name,
+                           const std::vector<CachedItem*>& items) {
+    if (items.empty()) return;
+    wire::GroupStatus message;
+    message.set_scope(scope);
+    message.set_id(id);
+    message.set_service_name(service_name);
+    *message.mutable_status() = items.front()->status;
+    fanout_.fan_out_group_status(message, {items.begin(), items.end()});
+}
+
+// The items of `source` in the cache.
+std::vector<CachedItem*> Server::items_of_source(uint16_t source) {
+    std::vector<CachedItem*> items;
+    cache_.for_each([&](CachedItem& item) {
+        if (proto::item_source(item.id) == source) items.push_back(&item);
+    });
+    return items;
 }
 
 void Server::on_backbone_unrecoverable(uint16_t source, uint64_t from, uint64_t to) {
@@ -177,11 +193,13 @@ void Server::on_backbone_unrecoverable(uint16_t source, uint64_t from, uint64_t 
     // repaired: they all go suspect, subscribed ones are re-imaged.
     const std::string text =
         "backbone packets " + std::to_string(from) + ".." + std::to_string(to - 1) + " lost";
-    cache_.for_each([&](CachedItem& item) {
-        if (proto::item_source(item.id) == source) {
-            mark_suspect_and_recover(item, wire::STATUS_UNRECOVERABLE_LOSS, text);
-        }
-    });
+    std::vector<CachedItem*> subscribed;
+    for (CachedItem* item : items_of_source(source)) {
+        ItemCache::invalidate(*item, wire::STATUS_UNRECOVERABLE_LOSS, text);
+        if (fanout_.has_subscribers(item->id)) subscribed.push_back(item);
+    }
+    fan_out_group(wire::GROUP_SOURCE, source, "", subscribed);
+    for (CachedItem* item : subscribed) recovery_.request_image(*item);
 }
 
 void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t epoch) {
@@ -192,18 +210,16 @@ void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t 
     const wire::Status reset =
         make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT, wire::STATUS_SOURCE_RESET,
                     "the distributor restarted; waiting for a fresh image");
-    std::vector<uint64_t> void_ids;
-    cache_.for_each([&](CachedItem& item) {
-        if (proto::item_source(item.id) != source) return;
-        void_ids.push_back(item.id);
-        item.status = reset;
-        fanout_.fan_out_status(item);
-        for (auto& held : fanout_.take_item(item.id)) {
+    const std::vector<CachedItem*> items = items_of_source(source);
+    for (CachedItem* item : items) item->status = reset;
+    fan_out_group(wire::GROUP_SOURCE, source, "", items);
+    for (CachedItem* item : items) {
+        for (auto& held : fanout_.take_item(item->id)) {
             recovery_.resubscribe(
-                item, PendingSubscriber{held.client, false, held.view, held.conflate_ms});
+                *item, PendingSubscriber{held.client, false, held.view, held.conflate_ms});
         }
-    });
-    for (uint64_t id : void_ids) cache_.erase(id);
+        cache_.erase(item->id);
+    }
     recovery_.retry_all_now();
     log_->warn(
         "distributor {} reset: epoch {:016x} -> {:016x}; {} item names waiting for new images",
@@ -212,12 +228,12 @@ void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t 
 
 void Server::on_source_silent(uint16_t source, bool silent) {
     if (!silent) return recovery_.on_source_heard_again(source, fanout_.subscribed_items());
-    cache_.for_each([&](CachedItem& item) {
-        if (proto::item_source(item.id) != source) return;
-        ItemCache::invalidate(item, wire::STATUS_SOURCE_DOWN,
+    const std::vector<CachedItem*> items = items_of_source(source);
+    for (CachedItem* item : items) {
+        ItemCache::invalidate(*item, wire::STATUS_SOURCE_DOWN,
                               "no packets from the distributor for backbone.source_silent_ms");
-        fanout_.fan_out_status(item);
-    });
+    }
+    fan_out_group(wire::GROUP_SOURCE, source, "", items);
 }
 
 void Server::on_control_ready(uint16_t source) {

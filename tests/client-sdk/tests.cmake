@@ -41,6 +41,7 @@ mdcast_sdk_integration_test(integration_mdcastctl integration/test_mdcastctl.py 
 mdcast_sdk_integration_test(integration_sdk_consumer integration/test_sdk_consumer.py 120)
 mdcast_sdk_integration_test(integration_sdk_publisher integration/test_sdk_publisher.py 180)
 mdcast_sdk_integration_test(integration_conflation integration/test_conflation.py 120)
+mdcast_sdk_integration_test(integration_group_status integration/test_group_status.py 240)
 mdcast_sdk_integration_test(integration_tls integration/test_tls.py 240)
 # Against the installed SDK: the installed examples built and run on a local
 # stack; every C++ block of README.md and docs/*.md built.
@@ -59,6 +60,7 @@ endforeach()
 mdcast_unit_test(consumer_test client-sdk/consumer_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(consumer_request_limits_test client-sdk/consumer_request_limits_test.cpp
                  mdcast_sdk_objects)
+mdcast_unit_test(consumer_group_status_test client-sdk/consumer_group_status_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(publisher_test client-sdk/publisher_test.cpp mdcast_sdk_objects)
 # libmdcast.so needs neither yaml-cpp nor libsystemd (the SDK links only common/ root and net/).
 find_program(MDCAST_READELF readelf REQUIRED)

@@ -57,6 +57,17 @@ class ClientFixture : public ClientSession::Owner {
         return *sessions_.back();
     }
 
+    // A connected session that logged in taking group statuses (LoginRequest.group_status).
+    ClientSession& connect_grouped(bool conflate = false, size_t max_output_bytes = 1 << 20) {
+        ClientSession& session = connect(conflate, max_output_bytes);
+        ::mdcast::wire::v1::LoginRequest login;
+        login.set_user("grouped");
+        login.set_group_status(true);
+        session.request_login(login);
+        REQUIRE(session.takes_group_status());
+        return session;
+    }
+
     // Writes what `client` has queued and returns every frame its peer has received.
     std::vector<ReceivedFrame> received(ClientSession& client) {
         client.connection().flush();

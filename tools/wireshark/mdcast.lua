@@ -64,7 +64,8 @@ local frame_types = {
     [1] = "LoginRequest", [2] = "LoginResponse", [3] = "Ping", [4] = "Pong", [5] = "Close",
     [10] = "ServiceAnnounce", [11] = "ServiceAnnounceResponse", [12] = "ItemRegister",
     [13] = "ItemRegistered", [14] = "Flush", [15] = "FlushAck", [20] = "Refresh",
-    [21] = "Update", [22] = "ItemStatus", [23] = "Directory", [30] = "DirectoryRequest",
+    [21] = "Update", [22] = "ItemStatus", [23] = "Directory", [24] = "GroupStatus",
+    [30] = "DirectoryRequest",
     [31] = "Subscribe", [32] = "Unsubscribe", [40] = "Heartbeat", [41] = "ImageRequest",
     [42] = "DirectoryQuery", [43] = "Nak", [44] = "RttProbe", [45] = "RttEcho",
     [46] = "Interest",
@@ -148,6 +149,9 @@ S.Update = {[1] = def("item_id", "u64"), [2] = def("item_seq", "u64"),
 S.ItemStatus = {[1] = def("item_id", "u64"), [2] = def("service_id", "u32"),
                 [3] = def("service_name", "string"), [4] = def("item_name", "string"),
                 [5] = {name = "status", msg = "Status"}}
+S.GroupStatus = {[1] = def("group_scope", "u32", {[1] = "SERVICE", [2] = "SOURCE"}),
+                 [2] = def("group_id", "u32"), [3] = def("service_name", "string"),
+                 [4] = {name = "status", msg = "Status"}, [5] = def("group_items", "u32")}
 S.ServiceInfo = {[1] = def("service_id", "u32"), [2] = def("name", "string"),
                  [3] = def("service_state", "u32", service_states),
                  [4] = def("service_mode", "u32", service_modes),
@@ -166,7 +170,7 @@ S.Interest = {[1] = def("epoch_id", "u64"), [2] = def("held_item_id", "u64"),
 S.Empty = {}
 S.LoginRequest = {[1] = def("user", "string"), [2] = def("application_id", "string"),
                   [3] = def("position", "string"), [4] = def("password", "hidden"),
-                  [5] = def("protocol_version", "u32")}
+                  [5] = def("protocol_version", "u32"), [6] = def("group_status", "bool")}
 S.LoginResponse = {[1] = def("accepted", "bool"), [2] = {name = "status", msg = "Status"},
                    [3] = def("server_id", "string"), [4] = def("heartbeat_interval_ms", "u32"),
                    [5] = def("max_frame_bytes", "u32"), [6] = def("max_items_per_request", "u32")}
@@ -191,7 +195,8 @@ local body_schema = {
     [1] = "LoginRequest", [2] = "LoginResponse", [3] = "Ping", [4] = "Ping", [5] = "Close",
     [10] = "ServiceAnnounce", [11] = "ServiceAnnounceResponse", [12] = "ItemRegister",
     [13] = "ItemRegistered", [14] = "Flush", [15] = "Flush", [20] = "Refresh", [21] = "Update",
-    [22] = "ItemStatus", [23] = "Directory", [30] = "Empty", [31] = "Subscribe",
+    [22] = "ItemStatus", [23] = "Directory", [24] = "GroupStatus", [30] = "Empty",
+    [31] = "Subscribe",
     [32] = "Unsubscribe", [40] = "Heartbeat", [41] = "ImageRequest", [42] = "Empty",
     [43] = "Nak", [44] = "RttProbe", [45] = "RttProbe", [46] = "Interest",
 }

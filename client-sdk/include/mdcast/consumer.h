@@ -117,6 +117,7 @@ struct ConsumerStats {
     uint64_t refreshes = 0;  // delivered to the handler
     uint64_t updates = 0;
     uint64_t statuses = 0;
+    uint64_t group_statuses = 0;  // group frames received (each delivered as its items' statuses)
     uint64_t duplicates_dropped = 0;  // updates not newer than what was delivered
     uint64_t catch_ups = 0;           // images brought up to date after a failover
     uint64_t connections = 0;         // successful logins

@@ -46,6 +46,7 @@ py::dict stats_dict(const ConsumerBridge& core) {
     d["refreshes"] = s.refreshes;
     d["updates"] = s.updates;
     d["statuses"] = s.statuses;
+    d["group_statuses"] = s.group_statuses;
     d["duplicates_dropped"] = s.duplicates_dropped;
     d["catch_ups"] = s.catch_ups;
     d["connections"] = s.connections;

@@ -75,6 +75,23 @@ def test_unknown_item_and_service_get_a_closed_status_with_the_server_text(stack
         assert e.status_text, f"{key}: no text from the server"
 
 
+def test_a_source_going_down_is_one_group_frame_delivered_as_each_item_status(stack):
+    names = [f"ITEM{i:06d}" for i in range(300)]
+    servers = start_source_stack(stack, items=len(names), rate=100)
+    with mdcast.Consumer(servers) as consumer:
+        consumer.subscribe_batch("MDCAST", names)
+        collect(consumer, lambda ev: len({e.item for e in ev if e.kind == "refresh"}) == len(names))
+        next(p for p in stack.processes if p.name == "source").stop()
+        events = collect(consumer, lambda ev: len({e.item for e in ev if e.kind == "status"}) == len(names))
+        stats = consumer.stats()
+    statuses = [e for e in events if e.kind == "status"]
+    assert sorted(e.item for e in statuses) == names
+    assert {(e.stream_state, e.data_state, e.status_code, e.status_text) for e in statuses} == {
+        ("open", "suspect", mdcast.StatusCode.SOURCE_DOWN, "service MDCAST is down: its source went away")}
+    assert stats["group_statuses"] == 1, stats
+    assert stats["statuses"] == len(names), stats
+
+
 def test_unsubscribe_stops_the_item_directory_lists_the_service(stack):
     servers = start_source_stack(stack)
     with mdcast.Consumer(servers) as consumer:
