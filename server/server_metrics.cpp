@@ -45,6 +45,8 @@ void Server::register_metrics() {
     m.counter("refreshes_in_total", "Refreshes received", [&c] { return c.refreshes_in; });
     m.counter("updates_in_total", "Updates received", [&c] { return c.updates_in; });
     m.counter("statuses_in_total", "Item statuses received", [&c] { return c.statuses_in; });
+    m.counter("cache_full_total", "Refreshes of new items refused: cache.max_items reached",
+              [&c] { return c.cache_full; });
     m.counter("waiting_for_source_total",
               "Item requests answered open/suspect: no source for their service yet",
               [this] { return recovery_.counters().waiting_for_source; });

@@ -69,6 +69,12 @@ void Server::on_refresh(uint16_t source, const proto::Frame& frame) {
     const auto outcome = cache_.apply_refresh(refresh, item);
     if (outcome == ItemCache::Outcome::kLimitReached) {
         ++counters_.cache_full;
+        // Said at the 1st, 2nd, 4th, 8th ... refusal: loud at once, bounded when it goes on.
+        if ((counters_.cache_full & (counters_.cache_full - 1)) == 0) {
+            log_->warn("cache.max_items ({}) reached: {} {} not cached ({} refused so far)",
+                       cache_.max_items(), refresh.service_name(), refresh.item_name(),
+                       counters_.cache_full);
+        }
         wire::ItemStatus refused;
         refused.set_service_name(refresh.service_name());
         refused.set_item_name(refresh.item_name());

@@ -262,10 +262,11 @@ class Stack:
         self.processes.append(p)
         return p
 
-    def start_core(self, servers):
+    def start_core(self, servers, server_overrides=None, distributor_overrides=None):
+        """`*_overrides`: more {"section.key": value} for the configs (the scale scenario's limits)."""
         cfg = self._config("distributor", {"publishers.port": self.publisher_port, "backbone.group": self.group,
                                            "backbone.port": self.backbone_port, "backbone.interface": "127.0.0.1",
-                                           "backbone.ttl": 0})
+                                           "backbone.ttl": 0, **(distributor_overrides or {})})
         distributor = self.start("distributor", [self.bin["distributor"], "--config", cfg], "daemon")
         self.client_base_port = free_port(consecutive=servers)
         overrides = {"clients.port": self.client_base_port, "clients.max_connections": 1000,
@@ -278,7 +279,7 @@ class Stack:
         if self.tls:  # TLS only, on the same ports
             overrides.update({"clients.plaintext": False, "clients.tls": True, "clients.tls_port": self.client_base_port,
                               "tls.cert_file": self.tls["cert"], "tls.key_file": self.tls["key"]})
-        cfg = self._config("server", overrides)
+        cfg = self._config("server", {**overrides, **(server_overrides or {})})
         wait_for_port(self.publisher_port, distributor)
         for n in range(1, servers + 1):
             server = self.start(f"server{n}", [self.bin["server"], "--config", cfg, "--instance", str(n)],
