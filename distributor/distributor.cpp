@@ -1,12 +1,11 @@
 #include "distributor/distributor.h"
 
-#include <csignal>
-
 #include "common/auth/auth_keys.h"
 #include "common/clock.h"
 #include "common/daemon/daemon_keys.h"
 #include "common/daemon/daemon_main.h"
 #include "common/daemon/process_metrics.h"
+#include "common/daemon/reload_status.h"
 #include "proto/field_values.h"
 #include "proto/limits.h"
 #include "proto/source_ids.h"
@@ -329,6 +328,7 @@ void Distributor::on_service_announced(PublisherSession& session, const ServiceE
 void Distributor::on_housekeeping() {
     const int64_t now = monotonic_ns();
     drop_unwanted(now);
+    if (registry_.take_counts_changed()) on_directory_changed();  // item_count is right
     for (auto& [id, session] : sessions_) {
         TcpConnection& connection = session->connection();
         if (!connection.is_open()) continue;
@@ -459,6 +459,7 @@ void Distributor::register_metrics() {
     m.counter("refused_connections_total", "Publisher connections refused",
               [this] { return sessions_.refused(); });
     auth_.register_metrics(m);
+    register_reload_metrics(m);
 }
 
 void Distributor::log_counters(spdlog::level::level_enum level) {
@@ -536,14 +537,12 @@ AdminHttp::Handlers Distributor::admin_handlers() {
             config_.distributor_id, backbone_.epoch(), process_info_json(), publishers,
             registry_.service_count(), registry_.item_count(),
             json_string_list(keys_waiting_for_restart()),
-            config_json(distributor_schema().values(config_)));
+            config_json(distributor_schema().json_values(config_)));
     };
     handlers.act = [this](const std::string& action, const AdminHttp::Query&) {
         if (action != "reload") return AdminHttp::Reply{404, "the distributor only reloads\n"};
         log_->info("reload asked for on the admin endpoint");
-        std::raise(SIGHUP);  // the SIGHUP path: re-read, apply, log each change
-        return AdminHttp::Reply{200,
-                                "{\"reload\":\"started\",\"see\":\"the log for each change\"}"};
+        return reload_reply();  // the SIGHUP path, run now: the answer says what it did
     };
     return handlers;
 }

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -163,6 +164,16 @@ std::string ConfigError::to_string() const {
 
 ConfigErrors::ConfigErrors(std::vector<ConfigError> errors)
     : std::runtime_error(join_errors(errors)), errors_(std::move(errors)) {}
+
+void add_unreported(std::vector<ConfigError>& errors, const std::vector<ConfigError>& more) {
+    const size_t known = errors.size();
+    for (const auto& error : more) {
+        const bool repeated = !error.key.empty() &&
+                              std::any_of(errors.begin(), errors.begin() + known,
+                                          [&](const ConfigError& e) { return e.key == error.key; });
+        if (!repeated) errors.push_back(error);
+    }
+}
 
 namespace detail {
 
@@ -558,6 +569,33 @@ std::string real_text(double value) {
 
 std::string quoted(const std::string& value) {
     return "\"" + value + "\"";
+}
+
+std::string json_string(const std::string& value) {
+    std::string out = "\"";
+    for (const char c : value) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+            out += escaped;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+std::string value_json(double value) {
+    return std::isfinite(value) ? real_text(value) : "null";
+}
+
+std::string value_json(const std::vector<std::string>& values) {
+    std::string out = "[";
+    for (const auto& value : values) out += (out.size() > 1 ? "," : "") + json_string(value);
+    return out + "]";
 }
 
 std::string list_text(const std::vector<std::string>& values) {

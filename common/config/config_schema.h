@@ -63,6 +63,10 @@ struct ReloadResult {
     std::vector<std::string> failed;   // reloadable, but the files they name did not load
 };
 
+// Appends the errors of `more` about a key `errors` has no error for yet (a rule or
+// check that saw a bad key's default would only repeat it less clearly).
+void add_unreported(std::vector<ConfigError>& errors, const std::vector<ConfigError>& more);
+
 // Thrown by Schema::load_* with every error found, never with an empty list. what() holds one
 // formatted error per line, ready to print.
 class ConfigErrors : public std::runtime_error {
@@ -204,6 +208,21 @@ requires std::is_integral_v<M> std::string value_text(M value) {
     return std::to_string(value);
 }
 
+// A member's value as a JSON value of its type (/info), encoded once.
+std::string json_string(const std::string& value);
+inline std::string value_json(bool value) {
+    return value_text(value);
+}
+std::string value_json(double value);  // null when not finite
+inline std::string value_json(const std::string& value) {
+    return json_string(value);
+}
+std::string value_json(const std::vector<std::string>& values);
+template <class M>
+requires std::is_integral_v<M> std::string value_json(M value) {
+    return std::to_string(value);
+}
+
 }  // namespace detail
 
 template <class T>
@@ -305,18 +324,20 @@ class Schema {
     }
 
     // `file_name` is only used in error messages. After the keys, every rule given to
-    // rule() is checked; broken rules are errors like any other.
+    // rule() is checked; broken rules are errors like any other, all reported at once.
     T load_string(const std::string& yaml_text, const std::string& file_name) const {
-        T result = defaults();
-        core_.load(yaml_text, file_name,
-                   [this, &result](size_t index, const YAML::Node& value, ValueError& error) {
-                       return appliers_[index](value, result, error);
-                   });
-        const Problems problems = broken_rules(result);
-        if (!problems.empty()) {
-            throw ConfigErrors(detail::SchemaCore::positioned(problems, yaml_text, file_name));
-        }
+        std::vector<ConfigError> errors;
+        T result = load_collecting(yaml_text, file_name, errors);
+        if (!errors.empty()) throw ConfigErrors(std::move(errors));
         return result;
+    }
+
+    // As load_file(), but the file's errors (values and rules) go to `errors` and the
+    // result holds every good value, a bad key keeping its default, so the checks that
+    // need the rest of the file still run (--check-config reports all in one pass).
+    // Throws ConfigErrors only when the file cannot be read.
+    T load_file_collecting(const std::string& path, std::vector<ConfigError>& errors) const {
+        return load_collecting(detail::SchemaCore::read_file(path), path, errors);
     }
 
     // A rule between keys that the ranges cannot say (a listener must be on, a size below
@@ -349,6 +370,14 @@ class Schema {
     std::vector<std::pair<std::string, std::string>> values(const T& config) const {
         std::vector<std::pair<std::string, std::string>> result;
         for (const auto& key : keys_) result.emplace_back(key.name, key.render(config));
+        return result;
+    }
+
+    // Every key with its value as JSON (a number, true/false, a string or a list of
+    // strings), in declaration order: /info's effective configuration.
+    std::vector<std::pair<std::string, std::string>> json_values(const T& config) const {
+        std::vector<std::pair<std::string, std::string>> result;
+        for (const auto& key : keys_) result.emplace_back(key.name, key.json(config));
         return result;
     }
 
@@ -402,6 +431,22 @@ class Schema {
 
   private:
     using ValueError = detail::ValueError;
+
+    T load_collecting(const std::string& yaml_text, const std::string& file_name,
+                      std::vector<ConfigError>& errors) const {
+        T result = defaults();
+        try {
+            core_.load(yaml_text, file_name,
+                       [this, &result](size_t index, const YAML::Node& value, ValueError& error) {
+                           return appliers_[index](value, result, error);
+                       });
+        } catch (const ConfigErrors& thrown) {
+            errors = thrown.errors();
+        }
+        add_unreported(errors,
+                       detail::SchemaCore::positioned(broken_rules(result), yaml_text, file_name));
+        return result;
+    }
     using Applier = std::function<bool(const YAML::Node&, T&, ValueError&)>;
 
     template <class M>
@@ -414,6 +459,7 @@ class Schema {
         keys_.push_back({std::move(name),
                          [member](const T& a, const T& b) { return a.*member == b.*member; },
                          [member](const T& value) { return detail::value_text(value.*member); },
+                         [member](const T& value) { return detail::value_json(value.*member); },
                          [member](const T& from, T& to) { to.*member = from.*member; }});
         return *this;
     }
@@ -422,6 +468,7 @@ class Schema {
         std::string name;
         std::function<bool(const T&, const T&)> same;
         std::function<std::string(const T&)> render;
+        std::function<std::string(const T&)> json;
         std::function<void(const T&, T&)> copy;
     };
     std::vector<KeyAccess> keys_;
