@@ -159,6 +159,18 @@ def test_every_command_against_a_running_stack():
         client.stop()
 
 
+def test_instance_and_distributor_name_the_packaged_admin_ports():
+    """--instance N and --distributor resolve to the packaged configs' fixed ports
+    (etc/*.yaml admin.port), here with nothing listening there."""
+    for option, port in ((["--instance", "3"], 14203), (["--distributor"], 14200)):
+        done = subprocess.run([sys.executable, CTL, *option, "status"], capture_output=True, text=True, timeout=30)
+        check(done.returncode == 2 and f"cannot reach 127.0.0.1:{port}" in done.stderr,
+              f"{option}: {done.returncode} {done.stderr}")
+    done = subprocess.run([sys.executable, CTL, "--instance", "2", "--distributor", "status"], capture_output=True,
+                          text=True, timeout=30)
+    check(done.returncode == 2 and "not allowed with" in done.stderr, f"both: {done.returncode} {done.stderr}")
+
+
 def test_drain_moves_sdk_consumers_to_the_other_instance():
     with harness.Stack("ctl-drain") as stack:
         token_file = stack.write("admin.token", TOKEN)
@@ -191,4 +203,5 @@ def test_drain_moves_sdk_consumers_to_the_other_instance():
 
 
 if __name__ == "__main__":
-    harness.run([test_every_command_against_a_running_stack, test_drain_moves_sdk_consumers_to_the_other_instance])
+    harness.run([test_every_command_against_a_running_stack, test_instance_and_distributor_name_the_packaged_admin_ports,
+                 test_drain_moves_sdk_consumers_to_the_other_instance])
