@@ -27,8 +27,8 @@
 #include "fuzz_input.h"
 #include "proto/field_dictionary.h"
 #include "server/client_session.h"
-#include "server/json_protocol.h"
-#include "server/ws_session.h"
+#include "server/websocket/json_protocol.h"
+#include "server/websocket/ws_session.h"
 
 namespace {
 
