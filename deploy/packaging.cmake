@@ -58,9 +58,11 @@ install(FILES ${MDCAST_DEPLOY_DIR}/sysctl.d/60-mdcast.conf
 install(FILES ${PROJECT_SOURCE_DIR}/docs/operations.md ${PROJECT_SOURCE_DIR}/README.md
         ${PROJECT_SOURCE_DIR}/docs/access-control.md
         DESTINATION ${common_doc} COMPONENT common EXCLUDE_FROM_ALL)
-# The monitoring pack: Grafana dashboard and Prometheus alert rules (docs/operations.md).
+# The monitoring pack: Grafana dashboard, Prometheus alert rules and the scrape jobs for
+# the packaged admin ports (docs/operations.md).
 install(FILES ${MDCAST_DEPLOY_DIR}/monitoring/mdcast-dashboard.json
         ${MDCAST_DEPLOY_DIR}/monitoring/mdcast-alerts.yml
+        ${MDCAST_DEPLOY_DIR}/monitoring/prometheus-scrape.yml
         DESTINATION share/mdcast/monitoring COMPONENT common EXCLUDE_FROM_ALL)
 # Both daemons read a users file (auth.users_file); the example sits beside their configs.
 mdcast_package_config(common ${PROJECT_SOURCE_DIR}/etc/users.yaml.example)

@@ -186,6 +186,7 @@ bool Distributor::unsubscribe_at_source(uint64_t session, const std::vector<uint
 void Distributor::on_housekeeping() {
     const int64_t now = monotonic_ns();
     leases_.tick(now);
+    if (registry_.take_counts_changed()) on_directory_changed();  // item_count is right
     check_timeouts(now);
     if ((now - started_ns_) / 1'000'000'000 % 10 == 0) log_counters(spdlog::level::debug);
 }

@@ -1,11 +1,11 @@
 // The distributor's metrics and admin endpoint: every counter registered once
 // (the rooms and the backbone register their own), /stats as JSON, /info and
 // the admin actions.
-#include <csignal>
 
 #include "common/daemon/daemon_keys.h"
 #include "common/daemon/daemon_main.h"
 #include "common/daemon/process_metrics.h"
+#include "common/daemon/reload_status.h"
 #include "distributor/distributor.h"
 #include "proto/field_values.h"
 
@@ -52,6 +52,7 @@ void Distributor::register_metrics() {
     m.counter("refused_connections_total", "Publisher connections refused",
               [this] { return sessions_.refused(); });
     auth_.register_metrics(m);
+    register_reload_metrics(m);
 }
 
 void Distributor::log_counters(spdlog::level::level_enum level) {
@@ -112,14 +113,12 @@ AdminHttp::Handlers Distributor::admin_handlers() {
             config_.distributor_id, backbone_->epoch(), process_info_json(), publishers,
             registry_.service_count(), registry_.item_count(),
             json_string_list(keys_waiting_for_restart()),
-            config_json(distributor_schema().values(config_)));
+            config_json(distributor_schema().json_values(config_)));
     };
     handlers.act = [this](const std::string& action, const AdminHttp::Query&) {
         if (action != "reload") return AdminHttp::Reply{404, "the distributor only reloads\n"};
         log_->info("reload asked for on the admin endpoint");
-        std::raise(SIGHUP);  // the SIGHUP path: re-read, apply, log each change
-        return AdminHttp::Reply{200,
-                                "{\"reload\":\"started\",\"see\":\"the log for each change\"}"};
+        return reload_reply();  // the SIGHUP path, run now: the answer says what it did
     };
     return handlers;
 }

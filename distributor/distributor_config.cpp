@@ -179,6 +179,9 @@ config::Problems distributor_preflight(const DistributorConfig& c) {
          {"publishers.tls_port", c.publishers_tls_port, c.publishers_tls},
          {"admin.port", c.admin_port, c.admin_enabled}},
         problems);
+    config::require_local_address("publishers.address", c.publishers_address, problems);
+    if (c.admin_enabled) config::require_local_address("admin.address", c.admin_address, problems);
+    config::require_local_address("backbone.interface", c.backbone_interface, problems);
     config::check_tls_files(c.publishers_tls, tls_server_settings(c), problems);
     config::check_users_file("auth.users_file", c.auth.users_file, problems);
     config::check_admin_token("admin.token_file", c.admin_token_file, problems);

@@ -74,6 +74,7 @@ ItemEntry* ItemRegistry::register_item(uint32_t service_id, const std::string& n
     item_ids_[name_key(service_id, name)] = raw->id;
     items_.push_back(std::move(entry));
     ++owner->item_count;
+    counts_changed_ = true;
     return raw;
 }
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "proto/field_image.h"
@@ -70,6 +71,10 @@ class ItemRegistry {
     void mark_service_items_suspect(uint32_t service_id);
 
     wire::Directory directory() const;
+    // True once when items were registered since the last call: the directory sent
+    // at the service's announcement counted none of them (item_count), so it is due
+    // again. Asked once a second, so a burst of registrations costs one directory.
+    bool take_counts_changed() { return std::exchange(counts_changed_, false); }
     // Every service and every item, each in id order, for /stats.
     void for_each_service(const std::function<void(const ServiceEntry&)>& visit) const;
     void for_each_item(const std::function<void(const ItemEntry&)>& visit) const;
@@ -88,6 +93,7 @@ class ItemRegistry {
     // while the distributor runs, so the lookup every update makes is an index.
     std::vector<std::unique_ptr<ItemEntry>> items_;
     std::unordered_map<std::string, uint64_t> item_ids_;  // name_key -> id
+    bool counts_changed_ = false;
 };
 
 }  // namespace mdcast::distributor

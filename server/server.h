@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -125,6 +126,9 @@ class Server final : public Upstream::Handler,
     }
     // Interest in interactive items (server/backbone/server_interest.cpp).
     bool interactive(uint64_t item_id) const;
+    bool released_on_purpose(const CachedItem& item) const;
+    // Cached items not DATA_OK: those released on purpose (`released`) or the others.
+    size_t count_not_current(bool released);
     void hold_if_interactive(uint64_t item_id);
     void release_if_unwatched(uint64_t item_id);
     void release_items_of(ClientSession& client);
@@ -177,6 +181,8 @@ class Server final : public Upstream::Handler,
     AdminHttp::Handlers admin_handlers();
     std::string info_json() const;
     AdminHttp::Reply items_reply(const AdminHttp::Query& query);
+    const proto::FieldDictionary* field_names();
+    std::string fields_json(const CachedItem& item);
     AdminHttp::Reply admin_action(const std::string& action, const AdminHttp::Query& query);
     AdminHttp::Reply kick(const AdminHttp::Query& query);
     AdminHttp::Reply start_drain(const AdminHttp::Query& query);
@@ -202,6 +208,10 @@ class Server final : public Upstream::Handler,
     WsCounters ws_counters_;
     WsSettings ws_settings_;
     std::unique_ptr<DaemonListeners> ws_listeners_;
+    // /items names fields with clients.ws_dictionary_file, read on first use when the
+    // WebSocket port (which has it already) is off.
+    std::optional<proto::FieldDictionary> field_names_;
+    bool field_names_read_ = false;
     PeerTable<ClientSession> clients_;
     Timer housekeeping_;
     Timer drain_timer_;

@@ -1,12 +1,11 @@
 // The server's operator endpoints: /info (build, process, effective configuration,
 // counts), /items (one cached item or a summary of all), and the token-protected
-// actions kick (close one client), drain (lame duck) and reload (SIGHUP).
-#include <csignal>
-
+// actions kick (close one client), drain (lame duck) and reload (as SIGHUP, answered).
 #include "common/clock.h"
 #include "common/daemon/admin_query.h"
 #include "common/daemon/daemon_main.h"
 #include "common/daemon/process_metrics.h"
+#include "common/daemon/reload_status.h"
 #include "common/logging.h"
 #include "proto/field_image.h"  // before field_values.h, whose `wire` alias would hide its own
 #include "proto/field_values.h"
@@ -49,7 +48,8 @@ std::string Server::info_json() const {
         json_escape(server_id_), config_.instance, process_info_json(), healthy ? "true" : "false",
         json_escape(health_text), drain_.active ? "true" : "false", connections, cache_.size(),
         fanout_.subscribed_item_count(), subscriptions, upstream_->sources().size(),
-        json_string_list(keys_waiting_for_restart()), config_json(server_schema().values(config_)));
+        json_string_list(keys_waiting_for_restart()),
+        config_json(server_schema().json_values(config_)));
 }
 
 // GET /items?name=N[&service=S]: one item with its fields, sequence, state and
@@ -94,18 +94,45 @@ AdminHttp::Reply Server::items_reply(const AdminHttp::Query& query) {
             found = &item;
     });
     if (!found) return {404, "no cached item named '" + name->second + "'\n"};
-    wire::FieldList fields;
-    if (found->has_image) found->image.to_field_list(fields);
-    std::string field_json = "[";
-    for (const auto& field : fields.fields()) {
-        field_json += fmt::format("{}{{\"id\":{},\"value\":{}}}", field_json.size() > 1 ? "," : "",
-                                  field.id(), proto::format_value_json(field));
-    }
     std::string ids = "[";
     for (uint64_t id : subscriber_ids(found->id))
         ids += (ids.size() > 1 ? "," : "") + std::to_string(id);
     return {200, "{" + summary(*found) + ",\"subscriber_ids\":" + ids +
-                     "],\"fields\":" + field_json + "]}"};
+                     "],\"fields\":" + fields_json(*found) + "}"};
+}
+
+// The WebSocket port's dictionary, or clients.ws_dictionary_file read once; null
+// (fields by id only) when it does not load, said once in the log.
+const proto::FieldDictionary* Server::field_names() {
+    if (json_) return &json_->dictionary();
+    if (!field_names_read_) {
+        field_names_read_ = true;
+        try {
+            field_names_ = proto::FieldDictionary::load_file(config_.clients_ws_dictionary_file);
+        } catch (const std::exception& error) {
+            log_->warn("/items shows field ids without names (clients.ws_dictionary_file): {}",
+                       error.what());
+        }
+    }
+    return field_names_ ? &*field_names_ : nullptr;
+}
+
+// [{"id":22,"name":"BID","type":"DECIMAL","value":101.25},...]: each value JSON of
+// its type; name and type null for a field the dictionary does not define.
+std::string Server::fields_json(const CachedItem& item) {
+    wire::FieldList fields;
+    if (item.has_image) item.image.to_field_list(fields);
+    const proto::FieldDictionary* names = field_names();
+    std::string out = "[";
+    for (const auto& field : fields.fields()) {
+        const proto::FieldDefinition* known = names ? names->find(field.id()) : nullptr;
+        out += fmt::format(
+            "{}{{\"id\":{},\"name\":{},\"type\":{},\"value\":{}}}", out.size() > 1 ? "," : "",
+            field.id(), known ? "\"" + json_escape(known->name) + "\"" : "null",
+            known ? fmt::format("\"{}\"", proto::field_type_name(known->type)) : "null",
+            proto::format_value_json(field));
+    }
+    return out + "]";
 }
 
 AdminHttp::Reply Server::admin_action(const std::string& action, const AdminHttp::Query& query) {
@@ -113,10 +140,9 @@ AdminHttp::Reply Server::admin_action(const std::string& action, const AdminHttp
     if (action == "drain") return start_drain(query);
     AdminHttp::Reply refusal;
     if (!known_parameters(query, {}, refusal)) return refusal;
-    // The same path as SIGHUP (systemctl reload): re-read, apply, log each change.
+    // The same path as SIGHUP (systemctl reload), run now: the answer says what it did.
     log_->info("reload asked for on the admin endpoint");
-    std::raise(SIGHUP);
-    return {200, "{\"reload\":\"started\",\"see\":\"the log for each change\"}"};
+    return reload_reply();
 }
 
 AdminHttp::Reply Server::kick(const AdminHttp::Query& query) {

@@ -282,6 +282,29 @@ config::Schema<ServerConfig> build_schema() {
     return s;
 }
 
+// The TCP ports instance `instance` binds.
+std::vector<config::BoundPort> instance_ports(const ServerConfig& c, uint32_t instance) {
+    const auto of_instance = [instance](uint16_t port) {
+        return port == 0 ? 0 : uint32_t{port} + instance - 1;  // 0 stays "pick a free port"
+    };
+    return {{"clients.port", of_instance(c.clients_port), c.clients_plaintext},
+            {"clients.tls_port", of_instance(c.clients_tls_port), c.clients_tls},
+            {"clients.ws_port", of_instance(c.clients_ws_port), c.clients_ws_port != 0},
+            {"admin.port", of_instance(c.admin_port), c.admin_enabled}};
+}
+
+// Instances 1..N share the file and run side by side: N's ports (each key's port
+// + N - 1) must miss every lower instance's, or N cannot start beside them (a
+// clients.ws_port one above clients.port is instance 2's client port).
+void check_ports(const ServerConfig& c, config::Problems& problems) {
+    const auto ours = instance_ports(c, c.instance);
+    config::require_distinct_ports(ours, problems);
+    for (uint32_t lower = 1; lower < c.instance; ++lower) {
+        config::require_ports_apart(ours, instance_ports(c, lower),
+                                    "instance " + std::to_string(lower), problems);
+    }
+}
+
 }  // namespace
 
 const config::Schema<ServerConfig>& server_schema() {
@@ -291,15 +314,10 @@ const config::Schema<ServerConfig>& server_schema() {
 
 config::Problems server_preflight(const ServerConfig& c) {
     config::Problems problems;
-    const auto of_instance = [&c](uint16_t port) {
-        return port == 0 ? 0 : uint32_t{port} + c.instance - 1;  // 0 stays "pick a free port"
-    };
-    config::require_distinct_ports(
-        {{"clients.port", of_instance(c.clients_port), c.clients_plaintext},
-         {"clients.tls_port", of_instance(c.clients_tls_port), c.clients_tls},
-         {"clients.ws_port", of_instance(c.clients_ws_port), c.clients_ws_port != 0},
-         {"admin.port", of_instance(c.admin_port), c.admin_enabled}},
-        problems);
+    check_ports(c, problems);
+    config::require_local_address("clients.address", c.clients_address, problems);
+    if (c.admin_enabled) config::require_local_address("admin.address", c.admin_address, problems);
+    config::require_local_address("backbone.interface", c.backbone_interface, problems);
     config::check_tls_files(c.clients_tls || (c.clients_ws_port != 0 && c.clients_ws_tls),
                             tls_server_settings(c), problems);
     if (c.clients_ws_port != 0) {
@@ -308,6 +326,7 @@ config::Problems server_preflight(const ServerConfig& c) {
         } catch (const std::exception& error) {
             problems.push_back({"clients.ws_dictionary_file", error.what()});
         }
+        config::check_web_dir("clients.ws_web_dir", c.clients_ws_web_dir, problems);
     }
     config::check_users_file("auth.users_file", c.auth.users_file, problems);
     config::check_admin_token("admin.token_file", c.admin_token_file, problems);

@@ -2,6 +2,7 @@
 // (read by /metrics and the counters log line), the health verdict (/healthz)
 // and the per-client table (/stats).
 #include "common/daemon/process_metrics.h"
+#include "common/daemon/reload_status.h"
 #include "proto/field_values.h"
 #include "server/server.h"
 
@@ -60,12 +61,14 @@ void Server::register_metrics() {
               [&c] { return c.item_gaps; });
     m.counter("dropped_total", "Updates dropped: stale, no image or unknown item",
               [&c] { return c.updates_dropped; });
-    m.gauge("items_suspect", "Cached items whose data is not current (stale or suspect)", [this] {
-        size_t suspect = 0;
-        cache_.for_each(
-            [&suspect](CachedItem& item) { suspect += item.status.data_state() != wire::DATA_OK; });
-        return suspect;
-    });
+    m.gauge("items_suspect",
+            "Cached items whose data is not current (stale or suspect), except those of "
+            "items_released",
+            [this] { return count_not_current(false); });
+    m.gauge("items_released",
+            "Cached items not current because nobody here subscribes to them: an interactive "
+            "service, up, whose source was told to stop them",
+            [this] { return count_not_current(true); });
     m.counter("refreshes_out_total", "Refreshes sent to clients", [&f] { return f.refreshes_out; });
     m.counter("updates_out_total", "Updates sent to clients", [&f] { return f.updates_out; });
     m.counter("statuses_out_total", "Statuses sent to clients", [&f] { return f.statuses_out; });
@@ -133,6 +136,7 @@ void Server::register_metrics() {
     m.counter("refused_total", "Connections refused (limit or shutdown)",
               [this] { return clients_.refused(); });
     auth_.register_metrics(m);
+    register_reload_metrics(m);
     m.counter("not_entitled_total", "Item requests refused: not entitled",
               [&c] { return c.not_entitled; });
     m.counter("entitlement_revocations_total", "Subscriptions closed not entitled by a reload",

@@ -140,6 +140,16 @@ std::vector<std::string> changed_under(const std::vector<ConfigChange>& changes,
     return keys;
 }
 
+void add_unreported(std::vector<ConfigError>& errors, const std::vector<ConfigError>& more) {
+    const size_t known = errors.size();
+    for (const auto& error : more) {
+        const bool repeated = !error.key.empty() &&
+                              std::any_of(errors.begin(), errors.begin() + known,
+                                          [&](const ConfigError& e) { return e.key == error.key; });
+        if (!repeated) errors.push_back(error);
+    }
+}
+
 namespace detail {
 
 // Mutable context of one load() call.

@@ -81,6 +81,9 @@ struct ReloadStep {
 // component whose reload failed.
 std::vector<std::string> changed_under(const std::vector<ConfigChange>& changes,
                                        const std::string& section);
+// Appends the errors of `more` about a key `errors` has no error for yet (a rule or
+// check that saw a bad key's default would only repeat it less clearly).
+void add_unreported(std::vector<ConfigError>& errors, const std::vector<ConfigError>& more);
 
 // Thrown by Schema::load_* with every error found, never with an empty list. what() holds one
 // formatted error per line, ready to print.
@@ -267,18 +270,20 @@ class Schema {
     }
 
     // `file_name` is only used in error messages. After the keys, every rule given to
-    // rule() is checked; broken rules are errors like any other.
+    // rule() is checked; broken rules are errors like any other, all reported at once.
     T load_string(const std::string& yaml_text, const std::string& file_name) const {
-        T result = defaults();
-        core_.load(yaml_text, file_name,
-                   [this, &result](size_t index, const YAML::Node& value, ValueError& error) {
-                       return appliers_[index](value, result, error);
-                   });
-        const Problems problems = broken_rules(result);
-        if (!problems.empty()) {
-            throw ConfigErrors(detail::SchemaCore::positioned(problems, yaml_text, file_name));
-        }
+        std::vector<ConfigError> errors;
+        T result = load_collecting(yaml_text, file_name, errors);
+        if (!errors.empty()) throw ConfigErrors(std::move(errors));
         return result;
+    }
+
+    // As load_file(), but the file's errors (values and rules) go to `errors` and the
+    // result holds every good value, a bad key keeping its default, so the checks that
+    // need the rest of the file still run (--check-config reports all in one pass).
+    // Throws ConfigErrors only when the file cannot be read.
+    T load_file_collecting(const std::string& path, std::vector<ConfigError>& errors) const {
+        return load_collecting(detail::SchemaCore::read_file(path), path, errors);
     }
 
     // A rule between keys that the ranges cannot say (a listener must be on, a size below
@@ -311,6 +316,14 @@ class Schema {
     std::vector<std::pair<std::string, std::string>> values(const T& config) const {
         std::vector<std::pair<std::string, std::string>> result;
         for (const auto& key : keys_) result.emplace_back(key.name, key.render(config));
+        return result;
+    }
+
+    // Every key with its value as JSON (a number, true/false, a string or a list of
+    // strings), in declaration order: /info's effective configuration.
+    std::vector<std::pair<std::string, std::string>> json_values(const T& config) const {
+        std::vector<std::pair<std::string, std::string>> result;
+        for (const auto& key : keys_) result.emplace_back(key.name, key.json(config));
         return result;
     }
 
@@ -373,14 +386,23 @@ class Schema {
     // Checks an example file (etc/*.yaml): it loads, shows every key with its default, and
     // marks the line of each key that reloads with "[reloads]" (and no other). Returns every
     // problem, positioned at its key; empty when the example matches the schema.
-    std::vector<ConfigError> check_example(const std::string& yaml_text,
-                                           const std::string& file_name) const {
+    // `packaged`: keys the file sets on purpose, with the value it must show instead.
+    std::vector<ConfigError> check_example(
+        const std::string& yaml_text, const std::string& file_name,
+        const std::vector<std::pair<std::string, std::string>>& packaged = {}) const {
         Problems problems;
         try {
             const T shown = load_string(yaml_text, file_name);
             for (const auto& change : changes(defaults(), shown)) {
+                const auto set =
+                    std::find_if(packaged.begin(), packaged.end(),
+                                 [&](const auto& key) { return key.first == change.key; });
+                const bool is_packaged = set != packaged.end();
+                if (is_packaged && set->second == change.after) continue;
                 problems.push_back(
-                    {change.key, "shows " + change.after + ", not the default " + change.before});
+                    {change.key, "shows " + change.after +
+                                     (is_packaged ? ", not the packaged " + set->second
+                                                  : ", not the default " + change.before)});
             }
         } catch (const ConfigErrors& errors) {
             return errors.errors();
@@ -405,6 +427,22 @@ class Schema {
 
   private:
     using ValueError = detail::ValueError;
+
+    T load_collecting(const std::string& yaml_text, const std::string& file_name,
+                      std::vector<ConfigError>& errors) const {
+        T result = defaults();
+        try {
+            core_.load(yaml_text, file_name,
+                       [this, &result](size_t index, const YAML::Node& value, ValueError& error) {
+                           return appliers_[index](value, result, error);
+                       });
+        } catch (const ConfigErrors& thrown) {
+            errors = thrown.errors();
+        }
+        add_unreported(errors,
+                       detail::SchemaCore::positioned(broken_rules(result), yaml_text, file_name));
+        return result;
+    }
     using Applier = std::function<bool(const YAML::Node&, T&, ValueError&)>;
 
     template <class Access>
@@ -438,6 +476,7 @@ class Schema {
             {std::move(name),
              [member](const T& a, const T& b) { return field(a, member) == field(b, member); },
              [member](const T& value) { return detail::value_text(field(value, member)); },
+             [member](const T& value) { return detail::value_json(field(value, member)); },
              [member](const T& from, T& to) { field(to, member) = field(from, member); }});
         return *this;
     }
@@ -446,6 +485,7 @@ class Schema {
         std::string name;
         std::function<bool(const T&, const T&)> same;
         std::function<std::string(const T&)> render;
+        std::function<std::string(const T&)> json;
         std::function<void(const T&, T&)> copy;
     };
     std::vector<KeyAccess> keys_;

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <locale>
 #include <sstream>
@@ -187,6 +188,33 @@ std::string list_text(const std::vector<std::string>& values) {
         text += value;
     }
     return text;
+}
+
+std::string json_string(const std::string& value) {
+    std::string out = "\"";
+    for (const char c : value) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+            out += escaped;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+std::string value_json(double value) {
+    return std::isfinite(value) ? real_text(value) : "null";
+}
+
+std::string value_json(const std::vector<std::string>& values) {
+    std::string out = "[";
+    for (const auto& value : values) out += (out.size() > 1 ? "," : "") + json_string(value);
+    return out + "]";
 }
 
 }  // namespace mdcast::config::detail

@@ -92,4 +92,19 @@ requires std::is_integral_v<M> std::string value_text(M value) {
     return std::to_string(value);
 }
 
+// A member's value as a JSON value of its type (/info), encoded once.
+std::string json_string(const std::string& value);
+inline std::string value_json(bool value) {
+    return value_text(value);
+}
+std::string value_json(double value);  // null when not finite
+inline std::string value_json(const std::string& value) {
+    return json_string(value);
+}
+std::string value_json(const std::vector<std::string>& values);
+template <class M>
+requires std::is_integral_v<M> std::string value_json(M value) {
+    return std::to_string(value);
+}
+
 }  // namespace mdcast::config::detail

@@ -1,10 +1,17 @@
 #include "common/daemon/config_checks.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "common/auth/users_file.h"
@@ -68,6 +75,64 @@ void require_distinct_ports(const std::vector<BoundPort>& ports, Problems& probl
             problems.push_back({bound.key, "port " + std::to_string(bound.port) +
                                                " is also the port of " + other->second});
         }
+    }
+}
+
+void require_ports_apart(const std::vector<BoundPort>& ours, const std::vector<BoundPort>& theirs,
+                         const std::string& whose, Problems& problems) {
+    for (const auto& mine : ours) {
+        if (!mine.enabled || mine.port == 0) continue;
+        for (const auto& other : theirs) {
+            if (!other.enabled || other.port != mine.port) continue;
+            problems.push_back({mine.key, "port " + std::to_string(mine.port) + " is also " +
+                                              other.key + " of " + whose +
+                                              ": the two cannot run on one host"});
+        }
+    }
+}
+
+void require_local_address(const std::string& key, const std::string& address, Problems& problems) {
+    addrinfo hints{};
+    hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (getaddrinfo(address.c_str(), "0", &hints, &found) != 0 || !found) {
+        problems.push_back({key, "'" + address + "' is not an IP address"});
+        return;
+    }
+    const int fd = socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const bool bound = fd >= 0 && bind(fd, found->ai_addr, found->ai_addrlen) == 0;
+    const int error = errno;
+    if (fd >= 0) close(fd);
+    freeaddrinfo(found);
+    if (!bound) {
+        problems.push_back({key, "cannot bind " + address + " on this host (" +
+                                     std::strerror(error) + "): not an address of its interfaces"});
+    }
+}
+
+void check_web_dir(const std::string& key, const std::string& dir, Problems& problems) {
+    if (dir.empty()) return;
+    const std::string page = dir + "/index.html";
+    if (!std::ifstream(page)) problems.push_back({key, "cannot read " + page});
+}
+
+void check_log_file(const std::string& key, const std::string& path, Problems& problems) {
+    if (path.empty()) return;
+    namespace fs = std::filesystem;
+    std::error_code error;
+    const fs::path file(path);
+    if (fs::exists(file, error)) {
+        if (fs::is_directory(file, error) || access(path.c_str(), W_OK) != 0)
+            problems.push_back({key, path + " exists and cannot be written"});
+        return;
+    }
+    fs::path dir = fs::absolute(file, error).parent_path();
+    while (!fs::exists(dir, error) && dir != dir.parent_path()) dir = dir.parent_path();
+    if (!fs::is_directory(dir, error) || access(dir.c_str(), W_OK | X_OK) != 0) {
+        problems.push_back({key, "cannot make the log file's directory " +
+                                     file.parent_path().string() + ": " + dir.string() +
+                                     " is not a directory this user can write"});
     }
 }
 

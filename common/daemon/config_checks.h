@@ -3,9 +3,11 @@
 //   - rules between keys (a multicast group, at least one listener, distinct ports),
 //     given to Schema::rule() and so checked on every load, SIGHUP included;
 //   - files the configuration names (TLS certificate and key, users file, backbone
-//     keys), loaded once by --check-config and at start-up (a SIGHUP re-reads them
-//     itself and keeps the running ones when they fail).
-// Each adds a config::Problem naming the key to fix; none needs a running system.
+//     keys, the web page, the log file's directory), loaded once by --check-config and
+//     at start-up (a SIGHUP re-reads them itself and keeps the running ones when they
+//     fail), and the host itself (addresses to bind are on it);
+// Each adds a config::Problem naming the key to fix; none needs a running system, so
+// --check-config refuses what the daemon would refuse at start (exit 1 otherwise).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +37,18 @@ struct BoundPort {
 // Every enabled port fits in 1..65535 and no two enabled non-zero ports are equal
 // (0 picks a free port and cannot collide).
 void require_distinct_ports(const std::vector<BoundPort>& ports, Problems& problems);
+// No enabled non-zero port of `ours` is one of `theirs` (another process's ports on
+// this host, named by `whose`, e.g. "instance 1").
+void require_ports_apart(const std::vector<BoundPort>& ours, const std::vector<BoundPort>& theirs,
+                         const std::string& whose, Problems& problems);
+// `address` is one this host can bind (an address of one of its interfaces, or a
+// wildcard): bound once to port 0, so nothing else notices.
+void require_local_address(const std::string& key, const std::string& address, Problems& problems);
+// `dir`, when set, holds a readable index.html.
+void check_web_dir(const std::string& key, const std::string& dir, Problems& problems);
+// `path`, when set, is a file the daemon can open for appending: its directory exists
+// or can be made (the first existing ancestor is a writable directory).
+void check_log_file(const std::string& key, const std::string& path, Problems& problems);
 
 // The certificate and key load and match (and the CA file when client certificates are
 // asked for); checked only when `enabled`.

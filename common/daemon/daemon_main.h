@@ -11,6 +11,8 @@
 
 #include "common/config/command_line.h"
 #include "common/config/config_schema.h"
+#include "common/daemon/config_checks.h"
+#include "common/daemon/reload_status.h"
 #include "common/daemon/systemd_notify.h"
 #include "common/logging.h"
 #include "common/net/event_loop.h"
@@ -65,11 +67,13 @@ inline std::string log_file_path(std::string pattern, const std::string& name) {
 void log_reload(const std::vector<config::ReloadStep>& steps);
 
 // SIGHUP: re-read the file, hand the reloading changes to the daemon, apply them to
-// `running` (so a later SIGHUP compares against them) and log each outcome.
+// `running` (so a later SIGHUP compares against them), log each outcome and return it
+// (POST /reload answers with it).
 template <class Config>
-void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& schema,
-                   Config& running, DaemonProcess<Config>& process) {
+ReloadOutcome reload_daemon(const DaemonOptions& options, const config::Schema<Config>& schema,
+                            Config& running, DaemonProcess<Config>& process) {
     auto logger = log::get("main");
+    ReloadOutcome outcome;
     Config fresh = running;
     if (options.config_path.empty()) {
         logger->info("SIGHUP: no configuration file; re-reading the daemon's files only");
@@ -77,12 +81,14 @@ void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& s
         try {
             fresh = schema.load_file(options.config_path);
         } catch (const config::ConfigErrors& errors) {
-            for (const auto& error : errors.errors())
+            for (const auto& error : errors.errors()) {
                 logger->error("SIGHUP: {}", error.to_string());
+                outcome.errors.push_back(error.to_string());
+            }
             logger->error(
                 "SIGHUP: {} configuration error(s) in {}; keeping the running configuration",
                 errors.errors().size(), options.config_path);
-            return;
+            return outcome;
         }
     }
     const auto changes = schema.changes(running, fresh);
@@ -94,22 +100,29 @@ void reload_daemon(const DaemonOptions& options, const config::Schema<Config>& s
             log::set_level(running.log_level, options.verbosity);
     }
     log_reload(steps);
+    outcome.record(steps);
+    return outcome;
 }
 
 }  // namespace detail
 
 // Loads the configuration and runs `preflight` on it (the checks that read files or
-// depend on the command line). False after printing every error to stderr.
+// depend on the command line) and the log file check, all in one pass: a bad value
+// does not hide the other keys' problems. False after printing every error to stderr.
 template <class Config>
 bool load_checked_config(const DaemonOptions& options, const config::Schema<Config>& schema,
+                         const std::function<std::string(const Config&)>& process_name,
                          const std::function<config::Problems(const Config&)>& preflight,
                          Config& config) {
     std::vector<config::ConfigError> errors;
     try {
-        config =
-            options.config_path.empty() ? schema.defaults() : schema.load_file(options.config_path);
-        const config::Problems problems = preflight ? preflight(config) : config::Problems{};
-        if (!problems.empty()) errors = schema.positioned(problems, options.config_path);
+        config = options.config_path.empty()
+                     ? schema.defaults()
+                     : schema.load_file_collecting(options.config_path, errors);
+        config::Problems problems = preflight ? preflight(config) : config::Problems{};
+        config::check_log_file(
+            "log.file", detail::log_file_path(config.log_file, process_name(config)), problems);
+        config::add_unreported(errors, schema.positioned(problems, options.config_path));
     } catch (const config::ConfigErrors& thrown) {
         errors = thrown.errors();
     }
@@ -139,7 +152,7 @@ int run_daemon(int argc, char** argv, cli::CommandLine& command_line, DaemonOpti
         return 0;
     }
     Config config;
-    if (!load_checked_config(options, schema, preflight, config)) return 2;
+    if (!load_checked_config(options, schema, process_name, preflight, config)) return 2;
     if (options.check_config) {
         std::cout << (options.config_path.empty() ? "(defaults)" : options.config_path)
                   << ": configuration OK\n";
@@ -175,11 +188,18 @@ int run_daemon(int argc, char** argv, cli::CommandLine& command_line, DaemonOpti
         };
         loop.on_signal(SIGTERM, [&] { stop("SIGTERM"); });
         loop.on_signal(SIGINT, [&] { stop("SIGINT"); });
-        loop.on_signal(SIGHUP, [&] {
+        // SIGHUP and POST /reload (the admin endpoint calls the hook on this loop).
+        reload_hook() = [&] {
             systemd.reloading();
-            detail::reload_daemon(options, schema, config, process);
+            ReloadOutcome done = detail::reload_daemon(options, schema, config, process);
+            reload_counters().count(done);
             systemd.ready("reloaded");
-        });
+            return done;
+        };
+        const struct HookReset {
+            ~HookReset() { reload_hook() = nullptr; }  // before what it refers to goes
+        } hook_reset;
+        loop.on_signal(SIGHUP, [] { reload_hook()(); });
         systemd.ready(name + " running" +
                       (options.config_path.empty() ? "" : " with " + options.config_path));
         loop.run();

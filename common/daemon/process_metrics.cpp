@@ -110,8 +110,8 @@ std::string config_json(const std::vector<std::pair<std::string, std::string>>& 
     for (const auto& [key, value] : values) {
         const bool secret =
             key.find("password") != std::string::npos || key.find("secret") != std::string::npos;
-        out += fmt::format("{}\"{}\":\"{}\"", out.size() > 1 ? "," : "", key,
-                           proto::json_escape(secret ? "<redacted>" : value));
+        out += fmt::format("{}\"{}\":{}", out.size() > 1 ? "," : "", key,
+                           secret ? "\"<redacted>\"" : value);
     }
     return out + "}";
 }

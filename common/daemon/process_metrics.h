@@ -35,9 +35,10 @@ ProcessStats process_stats();
 // The members /info starts with (no braces): "version", "commit", "build_type",
 // "start_time" (ISO 8601 UTC), "uptime_s", "rss_bytes", "cpu_s".
 std::string process_info_json();
-// {"key":"value",...} of a daemon's effective configuration; keys that would hold a
-// secret (…password…, …secret…) are shown as "<redacted>". No key holds one today:
-// secrets live in the files the keys name, shown by path only.
+// {"key":value,...} of a daemon's effective configuration from Schema::json_values()
+// (each value JSON of its key's type, encoded once); keys that would hold a secret
+// (…password…, …secret…) are shown as "<redacted>". No key holds one today: secrets
+// live in the files the keys name, shown by path only.
 std::string config_json(const std::vector<std::pair<std::string, std::string>>& values);
 
 // ["a","b"]

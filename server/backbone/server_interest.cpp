@@ -13,6 +13,24 @@ bool Server::interactive(uint64_t item_id) const {
     return service != directory.end() && service->second.mode() == wire::SERVICE_INTERACTIVE;
 }
 
+// An item of an interactive service that nobody here subscribes to while its
+// service is up: released upstream on purpose, so not current, yet nobody sees it
+// stale and the next subscriber gets a fresh image (items_suspect leaves it out).
+bool Server::released_on_purpose(const CachedItem& item) const {
+    const auto& directory = recovery_.directory();
+    const auto service = directory.find(item.service_id);
+    return service != directory.end() && service->second.mode() == wire::SERVICE_INTERACTIVE &&
+           service->second.state() == wire::SERVICE_UP && !fanout_.has_subscribers(item.id);
+}
+
+size_t Server::count_not_current(bool released) {
+    size_t count = 0;
+    cache_.for_each([&](CachedItem& item) {
+        count += item.status.data_state() != wire::DATA_OK && released_on_purpose(item) == released;
+    });
+    return count;
+}
+
 void Server::hold_if_interactive(uint64_t item_id) {
     if (interactive(item_id)) interest_.hold(item_id);
 }

@@ -271,3 +271,16 @@ TEST_CASE("item ids carry the distributor id and are found by it", "[item_regist
     registry.for_each_item([&](const ItemEntry& item) { seen.push_back(item.id); });
     CHECK(seen == registered);
 }
+
+TEST_CASE("new items make the directory due again, once per burst", "[item_registry]") {
+    ItemRegistry registry(0, 10, 100);
+    ServiceEntry* feed = announce_ok(registry, "FEED", kSessionA);
+    CHECK_FALSE(registry.take_counts_changed());  // the announcement's directory is current
+    REQUIRE(registry.register_item(feed->id, "A") != nullptr);
+    REQUIRE(registry.register_item(feed->id, "B") != nullptr);
+    CHECK(registry.take_counts_changed());
+    CHECK_FALSE(registry.take_counts_changed());
+    REQUIRE(registry.register_item(feed->id, "A") != nullptr);  // known already: no change
+    CHECK_FALSE(registry.take_counts_changed());
+    CHECK(registry.directory().services(0).item_count() == 2);
+}

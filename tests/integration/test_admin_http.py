@@ -1,13 +1,20 @@
 """The admin HTTP endpoint of the server and the distributor: Prometheus
 /metrics with every counter, /healthz that says why it is unhealthy, /stats
-with per-client detail and recent closes; only GET on known paths."""
+with per-client detail and recent closes; only GET on known paths. /info shows
+the effective configuration with each value JSON of its type (not a string
+holding JSON), and the service directory clients get counts the items the
+distributor registered."""
 import json
 import re
+import socket
 import time
 import urllib.error
 import urllib.request
 
-from harness import Stack, admin_port, check, run, wait_for_log
+import wire
+from harness import Stack, admin_port, check, frame, login_frame, run, split_frames, wait_for_log
+
+DIRECTORY, DIRECTORY_REQUEST = 23, 30
 
 
 def get(port, path, method="GET"):
@@ -103,5 +110,42 @@ def test_healthy_with_a_distributor_and_no_publisher():
         check(code == 503 and "silent" in body, f"healthz with the distributor gone: {code} {body}")
 
 
+def directory_item_counts(port):
+    """{service name: item_count} of the directory a client gets from the server."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(login_frame() + frame(DIRECTORY_REQUEST))
+        data, deadline = b"", time.monotonic() + 5
+        while time.monotonic() < deadline:
+            data += sock.recv(65536)
+            for kind, body in split_frames(data)[0]:
+                if kind == DIRECTORY:
+                    services = [wire.fields(s) for s in wire.fields(body).get(1, [])]
+                    return {wire.first(s, 2, b"").decode(): wire.first(s, 5) for s in services}
+    check(False, "no directory")
+
+
+def test_info_config_is_typed_json_and_directory_counts_items():
+    with Stack("admin-info") as stack:
+        distributor = stack.distributor()
+        server = stack.server(1)
+        for process, port_key, port in ((server, "clients.port", stack.client_ports[1]),
+                                        (distributor, "publishers.port", stack.publisher_port)):
+            config = json.loads(get(admin_port(process), "/info")[1])["config"]
+            check(config[port_key] == port and config["admin.enabled"] is True and
+                  config["admin.address"] == "127.0.0.1" and config["backbone.extra_groups"] == [] and
+                  config["admin.token_file"] == "" and config["log.level"] == "info",
+                  f"{process.name} /info config values are not typed once: {config}")
+        source = stack.source("--items", "7", "--rate", "100", "--duration", "30")
+        wait_for_log(source, "items registered")
+        deadline = time.monotonic() + 5
+        counts = directory_item_counts(stack.client_ports[1])
+        while counts.get("MDCAST") != 7 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            counts = directory_item_counts(stack.client_ports[1])
+        check(counts == {"MDCAST": 7}, f"directory item counts {counts}, the service has 7 items")
+        source.stop()
+
+
 if __name__ == "__main__":
-    run([test_metrics_health_and_stats, test_healthy_with_a_distributor_and_no_publisher])
+    run([test_metrics_health_and_stats, test_healthy_with_a_distributor_and_no_publisher,
+         test_info_config_is_typed_json_and_directory_counts_items])

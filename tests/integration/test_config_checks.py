@@ -1,13 +1,15 @@
 """--check-config tells the truth: every start-up check that needs no running
-system (multicast group, a listener, ports, sizes, the TLS, users and key files)
-fails it with exit status 2 and file:line; the daemon itself refuses the same
+system (multicast group, a listener, ports, sizes, the TLS, users and key files,
+the web page, the log file's directory, addresses of this host, ports apart from
+the lower instances') fails it with exit status 2 and file:line, all in one pass
+(a bad value does not hide the other problems); the daemon itself refuses the same
 file with status 2 (the units' RestartPreventExitStatus). (The example configs
 in etc/ are checked against the schema by tests/etc/example_files_test.cpp.)"""
 import os
 import subprocess
 import tempfile
 
-from harness import BIN, check, run
+from harness import BIN, ETC, check, run
 
 
 def call(*argv, timeout=20):
@@ -43,6 +45,14 @@ BAD_CONFIGS = [
      "backbone.heartbeat_min_us", 2),
     ("server", "process:\n  sched_slice_us: 50\n", "process.sched_slice_us", 2),
     ("distributor", "process:\n  sched_slice_us: 200000\n", "process.sched_slice_us", 2),
+    ("server", "clients:\n  ws_port: 15556\n  ws_dictionary_file: DICT\n  ws_web_dir: DIR\n",
+     "clients.ws_web_dir", 4),
+    ("server", "log:\n  file: USERS/logs/{name}.log\n", "log.file", 2),
+    ("distributor", "log:\n  file: USERS/{name}.log\n", "log.file", 2),
+    ("server", "clients:\n  address: 192.0.2.1\n", "clients.address", 2),
+    ("server", "admin:\n  address: 198.51.100.7\n", "admin.address", 2),
+    ("distributor", "publishers:\n  address: 203.0.113.9\n", "publishers.address", 2),
+    ("distributor", "backbone:\n  interface: 192.0.2.44\n", "backbone.interface", 2),
 ]
 
 
@@ -50,7 +60,8 @@ def test_each_bad_config_exits_2_naming_key_and_line():
     with tempfile.TemporaryDirectory(prefix="mdcast-checks-") as directory:
         users = write(directory, "users.yaml", "users:\n  alice: {password: not-a-hash}\n")
         for daemon, text, key, line in BAD_CONFIGS:
-            path = write(directory, f"{daemon}.yaml", text.replace("USERS", users))
+            text = text.replace("USERS", users).replace("DIR", directory)
+            path = write(directory, f"{daemon}.yaml", text.replace("DICT", os.path.join(ETC, "fields.dict")))
             code, out, err = call(BIN[daemon], "--config", path, "--check-config")
             where = f"{path}:{line}:" if line else f"{path}: "
             check(code == 2 and "configuration OK" not in out, f"{daemon} {text!r}: exit {code}\n{out}{err}")
@@ -60,7 +71,9 @@ def test_each_bad_config_exits_2_naming_key_and_line():
 def test_the_daemon_itself_refuses_a_bad_config_with_status_2():
     with tempfile.TemporaryDirectory(prefix="mdcast-checks-") as directory:
         for daemon, text in (("server", "backbone:\n  group: 10.1.2.3\nclients:\n  port: 0\n"),
-                             ("distributor", "publishers:\n  port: 0\n  plaintext: false\n")):
+                             ("distributor", "publishers:\n  port: 0\n  plaintext: false\n"),
+                             ("server", "clients:\n  port: 0\n  address: 192.0.2.1\n"),
+                             ("distributor", "publishers:\n  port: 0\nlog:\n  file: /dev/null/x/{name}.log\n")):
             path = write(directory, f"{daemon}.yaml", text)
             code, _, err = call(BIN[daemon], "--config", path)
             check(code == 2 and "not starting" in err, f"{daemon} started or exited {code}:\n{err}")
@@ -75,6 +88,31 @@ def test_instance_offset_past_65535_is_refused():
         check(code == 0 and "configuration OK" in out, f"instance 6 of port 65530 is 65535: {code} {out}")
 
 
+def test_every_problem_in_one_pass():
+    """A bad value, a broken rule and a file that does not load, all reported by one run."""
+    with tempfile.TemporaryDirectory(prefix="mdcast-checks-") as directory:
+        path = write(directory, "server.yaml", "clients:\n  max_connections: lots\nbackbone:\n  group: 10.1.2.3\n"
+                                               "auth:\n  users_file: /nonexistent/users.yaml\n")
+        code, _, err = call(BIN["server"], "--config", path, "--check-config")
+        for line, key in ((2, "clients.max_connections"), (4, "backbone.group"), (6, "auth.users_file")):
+            check(f"{path}:{line}:" in err and f"key '{key}'" in err, f"no error for {key} at line {line}:\n{err}")
+        check(code == 2 and "3 configuration error(s)" in err, f"exit {code}:\n{err}")
+
+
+def test_ports_of_an_instance_must_miss_the_lower_instances():
+    """clients.ws_port one above clients.port: instance 2's client port is instance 1's
+    WebSocket port, so instance 2 could never start beside instance 1."""
+    with tempfile.TemporaryDirectory(prefix="mdcast-checks-") as directory:
+        path = write(directory, "server.yaml", f"clients:\n  port: 15560\n  ws_port: 15561\n"
+                                               f"  ws_dictionary_file: {os.path.join(ETC, 'fields.dict')}\n")
+        code, out, _ = call(BIN["server"], "--config", path, "--instance", "1", "--check-config")
+        check(code == 0 and "configuration OK" in out, f"instance 1 alone is fine: {code} {out}")
+        code, _, err = call(BIN["server"], "--config", path, "--instance", "2", "--check-config")
+        check(code == 2 and f"{path}:2:" in err and "key 'clients.port'" in err and
+              "clients.ws_port of instance 1" in err, f"instance 2: {code} {err}")
+
+
 if __name__ == "__main__":
     run([test_each_bad_config_exits_2_naming_key_and_line, test_the_daemon_itself_refuses_a_bad_config_with_status_2,
-         test_instance_offset_past_65535_is_refused])
+         test_instance_offset_past_65535_is_refused, test_every_problem_in_one_pass,
+         test_ports_of_an_instance_must_miss_the_lower_instances])

@@ -8,6 +8,10 @@
 - `systemd-analyze verify` accepts both units and the real-time drop-in examples without
   a single warning, in a private root (a drop-in with a misspelt key is caught, so the
   check can fail); `systemd-analyze security --offline` rates both units 2.0 or better.
+- The packaged configs fix the admin ports (distributor 14200, server instance N
+  14200 + N), apart from every other port of the host's instances; the scrape jobs of
+  the monitoring pack name exactly those ports, and each instance's command line passes
+  --check-config.
 - Run under strace with publishers and clients connected, the daemons make only system
   calls the units' SystemCallFilter= allows, open only the socket families
   RestrictAddressFamilies= lists, and write files only where ProtectSystem=strict lets them.
@@ -20,6 +24,8 @@ import signal
 import subprocess
 import tempfile
 import time
+
+import yaml
 
 import harness
 from harness import BIN, ETC, check, run
@@ -101,6 +107,54 @@ def test_exec_start_runs_a_built_binary_with_options_it_accepts():
     local = [BIN["server"]] + [a.replace("/etc/mdcast", ETC) for a in argv[1:]] + ["--check-config"]
     done = subprocess.run(local, capture_output=True, text=True, timeout=20)
     check(done.returncode == 2 and "instance" in done.stderr, f"instance 0: {done.returncode} {done.stderr}")
+
+
+def packaged(kind):
+    with open(os.path.join(ETC, f"{kind}.yaml")) as f:
+        return yaml.safe_load(f)
+
+
+def host_ports(server, distributor, instances):
+    """(what, port) of every TCP port a host running the distributor and server
+    instances 1..`instances` with the packaged configs binds."""
+    ports = [("distributor admin.port", distributor["admin"]["port"]),
+             ("distributor publishers.port", distributor["publishers"]["port"])]
+    if distributor["publishers"]["tls"]:
+        ports.append(("distributor publishers.tls_port", distributor["publishers"]["tls_port"]))
+    for n in range(1, instances + 1):
+        ports += [(f"server {n} admin.port", server["admin"]["port"] + n - 1),
+                  (f"server {n} clients.port", server["clients"]["port"] + n - 1)]
+        if server["clients"]["tls"]:
+            ports.append((f"server {n} clients.tls_port", server["clients"]["tls_port"] + n - 1))
+        if server["clients"]["ws_port"]:
+            ports.append((f"server {n} clients.ws_port", server["clients"]["ws_port"] + n - 1))
+    return ports
+
+
+def test_packaged_admin_ports_are_fixed_and_scraped():
+    server, distributor = packaged("server"), packaged("distributor")
+    check(distributor["admin"]["port"] == 14200 and server["admin"]["port"] == 14201,
+          f"admin ports {distributor['admin']['port']}, {server['admin']['port']}: not the documented 14200, 14201")
+    with open(os.path.join(DEPLOY, "monitoring/prometheus-scrape.yml")) as f:
+        jobs = {job["job_name"]: [t for c in job["static_configs"] for t in c["targets"]]
+                for job in yaml.safe_load(f)["scrape_configs"]}
+    check(jobs.get("mdcast-distributor") == [f"127.0.0.1:{distributor['admin']['port']}"],
+          f"distributor scrape targets {jobs.get('mdcast-distributor')}")
+    servers = jobs.get("mdcast-server", [])
+    check(len(servers) >= 2 and servers == [f"127.0.0.1:{server['admin']['port'] + n}" for n in range(len(servers))],
+          f"server scrape targets {servers} are not admin.port + N - 1 of instances 1..{len(servers)}")
+    ports = host_ports(server, distributor, 64)  # --instance allows 1..64
+    taken = {}
+    for what, port in ports:
+        check(port not in taken, f"{what} and {taken.get(port)} are both port {port}")
+        taken[port] = what
+    # Each instance's unit command line passes --check-config, whose ports are checked
+    # against the lower instances'.
+    for n in range(1, len(servers) + 1):
+        argv = exec_start("server", str(n))
+        local = [BIN["server"]] + [a.replace("/etc/mdcast", ETC) for a in argv[1:]] + ["--check-config"]
+        done = subprocess.run(local, capture_output=True, text=True, timeout=20)
+        check(done.returncode == 0, f"instance {n}: {done.returncode} {done.stderr}")
 
 
 def make_root(directory, drop_in_lines=()):
@@ -317,6 +371,7 @@ def run_traced(stack, traced_processes):
 if __name__ == "__main__":
     run([test_units_promise_notify_watchdog_restart_and_hardening,
          test_exec_start_runs_a_built_binary_with_options_it_accepts,
+         test_packaged_admin_ports_are_fixed_and_scraped,
          test_systemd_analyze_verify_accepts_units_and_drop_ins,
          test_systemd_analyze_security_rates_units_ok,
          test_daemons_stay_inside_the_units_filters])

@@ -1,7 +1,10 @@
 """mdcastctl against a running stack: status, clients, items, item NAME, kick,
 reload and drain, as text and --json; the admin endpoint's POSTs refuse a
-missing or wrong token. drain moves SDK consumers to the other instance
-gradually, with fresh images and no update repeated, and the server exits."""
+missing or wrong token. reload reports what the daemon did (applied, restart
+needed, refused with the file's errors) and sets the exit status; every command
+works against the distributor too or says it does not apply, never a traceback.
+drain moves SDK consumers to the other instance gradually, with fresh images and
+no update repeated, and the server exits."""
 import json
 import os
 import subprocess
@@ -12,7 +15,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness  # noqa: E402
-from harness import check, wait_for_log  # noqa: E402
+from harness import ETC, check, metric, wait_for_log  # noqa: E402
 from test_admin_http import admin_port, get  # noqa: E402
 import test_sdk_failover as failover  # noqa: E402
 
@@ -43,7 +46,8 @@ def test_every_command_against_a_running_stack():
         token_file = stack.write("admin.token", TOKEN + "\n")
         wrong_token = stack.write("wrong.token", "not-the-right-token-at-all\n")
         distributor = stack.distributor(extra=admin_section(token_file))
-        server = stack.server(1, extra=admin_section(token_file))
+        server = stack.server(1, extra=admin_section(token_file),
+                              extra_clients=f"  ws_dictionary_file: {os.path.join(ETC, 'fields.dict')}\n")
         port, dport = admin_port(server), admin_port(distributor)
         source = stack.source("--items", "5", "--rate", "200", "--duration", "30")
         wait_for_log(source, "items registered")
@@ -53,7 +57,7 @@ def test_every_command_against_a_running_stack():
         info = ctl_json(port, "status")
         check(info["daemon"] == "mdcast-server" and info["healthz"]["code"] == 200, f"status: {info}")
         check(info["connections"] == 1 and info["subscriptions"] == 2 and info["items"] == 5, f"counts: {info}")
-        check(info["config"]["admin.token_file"] == f'"{token_file}"' and info["keys_waiting_for_restart"] == [],
+        check(info["config"]["admin.token_file"] == token_file and info["keys_waiting_for_restart"] == [],
               f"config: {info['config'].get('admin.token_file')} {info['keys_waiting_for_restart']}")
         check(info["version"] and info["commit"] and info["rss_bytes"] > 0 and info["uptime_s"] >= 0, f"{info}")
         code, out, _ = ctl(port, "status")
@@ -70,6 +74,12 @@ def test_every_command_against_a_running_stack():
         item = ctl_json(port, "item", "ITEM000001")
         check(item["data_state"] == "DATA_OK" and item["sequence"] > 0 and item["fields"], f"item: {item}")
         check(item["subscriber_ids"] == [clients[0]["id"]], f"subscribers: {item['subscriber_ids']}")
+        # Fields by name and type from the dictionary (etc/fields.dict), values typed.
+        named = {f["name"]: f for f in item["fields"]}
+        check(None not in named and named.get("BID", {}).get("type") == "DECIMAL" and
+              isinstance(named["BID"]["value"], (int, float)), f"fields: {item['fields']}")
+        code, out, _ = ctl(port, "item", "ITEM000001")
+        check(code == 0 and "BID" in out and "DECIMAL" in out, f"item text: {out}")
         untouched = ctl_json(port, "item", "ITEM000004")
         check(untouched["subscribers"] == 0, f"ITEM000004 has no subscriber: {untouched}")
         code, out, err = ctl(port, "item", "NO-SUCH-ITEM")
@@ -103,10 +113,25 @@ def test_every_command_against_a_running_stack():
             text = f.read()
         with open(config_path, "w") as f:
             f.write(text.replace("clients:\n", "clients:\n  max_connections: 77\n  tls_port: 15999\n", 1))
-        check(ctl_json(port, "reload", token_file=token_file)["reload"] == "started", "reload")
-        wait_for_log(server, "SIGHUP: applied clients.max_connections: 1000 -> 77")
+        code, out, err = ctl(port, "--json", "reload", token_file=token_file)
+        answer = json.loads(out)
+        check(code == 3 and answer == {"result": "restart_needed", "applied": ["clients.max_connections"],
+                                       "failed": [], "restart_needed": ["clients.tls_port"], "errors": []},
+              f"reload: {code} {out} {err}")
+        check("SIGHUP: applied clients.max_connections: 1000 -> 77" in server.log_text(), "reload not logged")
         waiting = ctl_json(port, "status")["keys_waiting_for_restart"]
         check(waiting == ["clients.tls_port"], f"keys waiting for a restart: {waiting}")
+        # A file the daemon refuses: said so with the error, exit 1, counted.
+        with open(config_path, "w") as f:
+            f.write(text.replace("clients:\n", "clients:\n  max_connections: lots\n", 1))
+        code, out, err = ctl(port, "reload", token_file=token_file)
+        check(code == 1 and "reload refused" in out and "clients.max_connections" in out, f"bad reload: {code} {out}")
+        check(metric(port, "mdcast_server_config_reload_errors_total") == 1 and
+              metric(port, "mdcast_server_config_reloads_total") == 2, "reload errors not counted")
+        with open(config_path, "w") as f:
+            f.write(text)
+        code, out, _ = ctl(port, "reload", token_file=token_file)
+        check(code == 0 and "applied: clients.max_connections" in out, f"reload back: {code} {out}")
 
         # The distributor: status, reload, and /stats with services, items and publishers.
         dinfo = ctl_json(dport, "status")
@@ -116,11 +141,34 @@ def test_every_command_against_a_running_stack():
         check(len(stats["publishers"]) == 1 and stats["item_count"] == 5 and len(stats["items"]) == 5, f"{stats}")
         check(stats["services"] and stats["services"][0]["state"] == "SERVICE_UP" and
               stats["services"][0]["items"] == 5, f"services: {stats['services']}")
-        check(ctl_json(dport, "reload", token_file=token_file)["reload"] == "started", "distributor reload")
+        check(ctl_json(dport, "reload", token_file=token_file)["result"] == "unchanged", "distributor reload")
         wait_for_log(distributor, "SIGHUP: configuration unchanged")
-        code, _, err = ctl(dport, "kick", "1", token_file=token_file)
-        check(code == 1 and "only reloads" in err, f"distributor kick: {code} {err}")
+        # Every command against the distributor: its own answer, or "does not apply".
+        publishers = ctl_json(dport, "clients")
+        check(len(publishers) == 1 and publishers[0]["frames_in"] > 0, f"distributor clients: {publishers}")
+        code, out, err = ctl(dport, "clients")
+        check(code == 0 and "frames_in" in out, f"distributor clients text: {code} {out} {err}")
+        ditems = ctl_json(dport, "items", "--limit", "3")
+        check(ditems["count"] == 5 and len(ditems["items"]) == 3, f"distributor items: {ditems}")
+        code, out, err = ctl(dport, "items")
+        check(code == 0 and "ITEM000004" in out and "MDCAST" in out, f"distributor items text: {code} {out} {err}")
+        for command in (["item", "ITEM000001"], ["kick", "1"], ["drain"]):
+            code, out, err = ctl(dport, *command, token_file=token_file)
+            check(code == 2 and "applies to mdcast-server only" in err and "Traceback" not in err,
+                  f"distributor {command}: {code} {out} {err}")
         client.stop()
+
+
+def test_instance_and_distributor_name_the_packaged_admin_ports():
+    """--instance N and --distributor resolve to the packaged configs' fixed ports
+    (etc/*.yaml admin.port), here with nothing listening there."""
+    for option, port in ((["--instance", "3"], 14203), (["--distributor"], 14200)):
+        done = subprocess.run([sys.executable, CTL, *option, "status"], capture_output=True, text=True, timeout=30)
+        check(done.returncode == 2 and f"cannot reach 127.0.0.1:{port}" in done.stderr,
+              f"{option}: {done.returncode} {done.stderr}")
+    done = subprocess.run([sys.executable, CTL, "--instance", "2", "--distributor", "status"], capture_output=True,
+                          text=True, timeout=30)
+    check(done.returncode == 2 and "not allowed with" in done.stderr, f"both: {done.returncode} {done.stderr}")
 
 
 def test_drain_moves_sdk_consumers_to_the_other_instance():
@@ -155,4 +203,5 @@ def test_drain_moves_sdk_consumers_to_the_other_instance():
 
 
 if __name__ == "__main__":
-    harness.run([test_every_command_against_a_running_stack, test_drain_moves_sdk_consumers_to_the_other_instance])
+    harness.run([test_every_command_against_a_running_stack, test_instance_and_distributor_name_the_packaged_admin_ports,
+                 test_drain_moves_sdk_consumers_to_the_other_instance])

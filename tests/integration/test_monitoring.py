@@ -1,15 +1,19 @@
 """The monitoring pack (deploy/monitoring/): the Grafana dashboard is valid JSON
 and the alert rules valid YAML, and every metric either names is one the daemons
 export, read from the /metrics of a running server and distributor. The table of
-every metric in docs/operations.md matches what the daemons export."""
+every metric in docs/operations.md matches what the daemons export. Items of an
+interactive service released on purpose (nobody subscribes, the source told to
+stop them) are not counted as suspect, so MdcastStaleItems stays quiet; once
+their source goes away they are."""
 import json
 import os
 import re
 
 import yaml
 
-from harness import Stack, check, free_port, run, wait_for_log
+from harness import Stack, check, free_port, metric, run, wait_for_log
 from test_admin_http import admin_port, get
+from test_interactive_interest import Subscriber, interactive_stack, wait_for_metric
 
 MONITORING = os.path.join(os.path.dirname(__file__), "../../deploy/monitoring")
 OPERATIONS = os.path.join(os.path.dirname(__file__), "../../docs/operations.md")
@@ -102,5 +106,25 @@ def test_operations_table_lists_every_metric():
     check(not gone, f"docs/operations.md lists metrics no daemon exports: {gone}")
 
 
+def test_items_released_on_purpose_are_not_suspect():
+    with Stack("monitoring-released") as stack:
+        distributor, (server,), source = interactive_stack(stack, (1,))
+        sport, dport = admin_port(server), admin_port(distributor)
+        client = Subscriber(stack.client_ports[1])
+        client.subscribe("ITEM000003")
+        client.wait_for_image("ITEM000003")
+        client.unsubscribe("ITEM000003")
+        wait_for_metric(dport, "mdcast_distributor_unsubscribes_sent_total", lambda v: v == 1)
+        wait_for_metric(sport, "mdcast_server_items_released", lambda v: v == 1)
+        check(metric(sport, "mdcast_server_items_suspect") == 0,
+              "an item released on purpose counts as suspect (MdcastStaleItems would fire)")
+        # Its source gone, the item is stale for real: counted again.
+        source.stop()
+        wait_for_metric(sport, "mdcast_server_items_suspect", lambda v: v == 1)
+        check(metric(sport, "mdcast_server_items_released") == 0, "a released item of a down service")
+        client.close()
+
+
 if __name__ == "__main__":
-    run([test_dashboard_and_rules_name_only_exported_metrics, test_operations_table_lists_every_metric])
+    run([test_dashboard_and_rules_name_only_exported_metrics, test_operations_table_lists_every_metric,
+         test_items_released_on_purpose_are_not_suspect])

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -472,4 +473,36 @@ TEST_CASE("apply_reload() applies the changed keys whose rows reload, unless the
     CHECK(running.listen_port == schema.defaults().listen_port);  // needs a restart: untouched
     CHECK(running.verify_peer);
     CHECK_FALSE(schema.copy_key("no.such_key", fresh, running));
+}
+
+TEST_CASE("json_values() gives each key's value as JSON of its type, encoded once", "[config]") {
+    const auto schema = make_schema();
+    const TestConfig config = schema.load_string(
+        "name: 'say \"hi\"\\'\npeers: [a, \"b,c\"]\nclock:\n  offset_us: -7\n", "info.yaml");
+    std::map<std::string, std::string> json;
+    for (const auto& [key, value] : schema.json_values(config)) json[key] = value;
+    CHECK(json.at("listen.address") == "\"0.0.0.0\"");
+    CHECK(json.at("listen.port") == "9000");
+    CHECK(json.at("clock.offset_us") == "-7");
+    CHECK(json.at("sampling.ratio") == "0.5");
+    CHECK(json.at("tls.client.verify_peer") == "true");
+    CHECK(json.at("name") == "\"say \\\"hi\\\"\\\\\"");
+    CHECK(json.at("peers") == "[\"a\",\"b,c\"]");
+}
+
+TEST_CASE("a bad value does not hide the rules' problems with the other keys", "[config]") {
+    auto schema = make_schema();
+    schema.rule([](const TestConfig& c, mdcast::config::Problems& problems) {
+        if (c.tls_enabled && c.name == "mdcast") problems.push_back({"name", "set a name for TLS"});
+        if (c.listen_port == 9000) problems.push_back({"listen.port", "9000 is taken"});
+    });
+    TempFile file("listen:\n  port: lots\ntls:\n  enabled: true\n");
+    std::vector<ConfigError> errors;
+    const TestConfig loaded = schema.load_file_collecting(file.path, errors);
+    CHECK(loaded.tls_enabled);  // the good values are loaded
+    REQUIRE(errors.size() == 2);
+    CHECK(errors[0].key == "listen.port");  // the bad value, not the rule about its default
+    CHECK(errors[0].line == 2);
+    CHECK(errors[1].key == "name");
+    CHECK_THROWS_AS(schema.load_string("listen:\n  port: lots\n", "x.yaml"), ConfigErrors);
 }
