@@ -215,22 +215,50 @@ void Distributor::check_timeouts(int64_t now) {
     }
 }
 
-bool Distributor::replace_earlier_connection(PublisherSession& claimant, uint64_t owner_session) {
-    PublisherSession* owner = sessions_.find(owner_session);
-    if (!owner || owner == &claimant || !owner->logged_in() || owner->user() != claimant.user() ||
-        owner->application_id() != claimant.application_id() ||
-        owner->position() != claimant.position()) {
-        return false;
+static PublisherIdentity identity(const PublisherSession& session) {
+    return {session.user(), session.application_id(), session.position()};
+}
+
+TakeoverVerdict Distributor::replace_earlier_connection(PublisherSession& claimant,
+                                                        const ServiceEntry& service,
+                                                        std::string_view presented_token) {
+    PublisherSession* owner = sessions_.find(service.owner_session);
+    if (!owner || owner == &claimant || !owner->logged_in()) {
+        return TakeoverVerdict::kOtherPublisher;
     }
+    const auto verdict = judge_takeover({.owner = identity(*owner),
+                                         .claimant = identity(claimant),
+                                         .owner_token = service.takeover_token,
+                                         .presented_token = presented_token,
+                                         .authenticated = auth_.enabled()});
+    if (verdict != TakeoverVerdict::kAllowed) {
+        refuse_takeover(claimant, service, verdict);
+        return verdict;
+    }
+    ++publisher_counters_.takeovers;
     log_->warn(
         "publisher connection {} ({}) replaces connection {} of the same publisher "
-        "(user {}, application {}, position {}): the earlier one is closed",
-        claimant.connection().id(), claimant.connection().peer(), owner_session,
+        "(user {}, application {}, position {}; proven by {}): the earlier one is closed",
+        claimant.connection().id(), claimant.connection().peer(), service.owner_session,
         log::escaped(claimant.user()), log::escaped(claimant.application_id()),
-        log::escaped(claimant.position()));
+        log::escaped(claimant.position()), auth_.enabled() ? "its login" : "its takeover token");
     owner->connection().close(CloseReason::kKicked,
                               "replaced by a newer connection of the same publisher");
-    return true;
+    return verdict;
+}
+
+// Logged at the 1st, 2nd, 4th, 8th ... refusal: a stranger hammering a service
+// is seen at once, and cannot flood the log.
+void Distributor::refuse_takeover(const PublisherSession& claimant, const ServiceEntry& service,
+                                  TakeoverVerdict verdict) {
+    const uint64_t refused = ++publisher_counters_.takeovers_refused;
+    if ((refused & (refused - 1)) != 0) return;
+    log_->warn(
+        "publisher connection {} ({}, user {}, application {}, position {}) refused service "
+        "'{}', owned by connection {}: {} [{} refused so far]",
+        claimant.connection().id(), claimant.connection().peer(), log::escaped(claimant.user()),
+        log::escaped(claimant.application_id()), log::escaped(claimant.position()),
+        log::escaped(service.name), service.owner_session, takeover_refusal_text(verdict), refused);
 }
 
 config::ReloadResult Distributor::reload(const DistributorConfig& fresh,

@@ -63,7 +63,9 @@ class Distributor final : public PublisherSession::Owner,
     void on_publisher_closed(PublisherSession& session, CloseReason reason,
                              const std::string& text) override;
     void on_service_announced(PublisherSession& session, const ServiceEntry& service) override;
-    bool replace_earlier_connection(PublisherSession& claimant, uint64_t owner_session) override;
+    TakeoverVerdict replace_earlier_connection(PublisherSession& claimant,
+                                               const ServiceEntry& service,
+                                               std::string_view presented_token) override;
     void on_publisher_input() override { spinner_.on_work(); }
 
     // ---- BackboneOut::Handler ----
@@ -85,6 +87,8 @@ class Distributor final : public PublisherSession::Owner,
 
   private:
     void on_accept(int fd, std::string peer, bool tls);
+    void refuse_takeover(const PublisherSession& claimant, const ServiceEntry& service,
+                         TakeoverVerdict verdict);
     PublisherSession* open_session(uint64_t id);
     void check_timeouts(int64_t now);
     void on_housekeeping();

@@ -41,6 +41,12 @@ void Distributor::register_metrics() {
     }
     register_process_metrics(m, "mdcast-distributor");
     m.counter("rejected_total", "Publisher messages refused", [&p] { return p.rejected_messages; });
+    m.counter("publisher_takeovers_total",
+              "Services taken over by a publisher's proven reconnect (takeover token or login)",
+              [&p] { return p.takeovers; });
+    m.counter("publisher_takeovers_refused_total",
+              "Claims on a service another connection owns, refused for want of proof",
+              [&p] { return p.takeovers_refused; });
     m.counter("invalid_content_total",
               "Publisher messages refused alone for invalid content (not UTF-8); connection kept",
               [&p] { return p.invalid_content; });

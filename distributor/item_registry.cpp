@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "distributor/takeover_rule.h"
 #include "proto/limits.h"
 #include "proto/source_ids.h"
 
@@ -32,6 +33,7 @@ ItemRegistry::AnnounceResult ItemRegistry::announce(const std::string& name, wir
         entry = created.get();
         services_.push_back(std::move(created));
     }
+    if (entry->owner_session != session) entry->takeover_token = new_takeover_token();
     entry->mode = mode;
     entry->owner_session = session;
     entry->state = wire::SERVICE_UP;

@@ -27,6 +27,7 @@ struct ServiceEntry {
     wire::ServiceMode mode = wire::SERVICE_BROADCAST;
     wire::ServiceState state = wire::SERVICE_DOWN;
     uint64_t owner_session = 0;  // 0: no publisher owns it now
+    std::string takeover_token;  // given to the owner; proves a reconnect (takeover_rule.h)
     uint64_t item_count = 0;
 };
 

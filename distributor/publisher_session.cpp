@@ -139,6 +139,23 @@ void PublisherSession::refuse_login(const auth::LoginVerdict& verdict) {
     connection_->close(CloseReason::kAuthFailed, verdict.text);
 }
 
+// A publisher's reconnect can overtake the close of its earlier connection
+// (seen here only later): the newer connection, once it proves it is the same
+// publisher, takes its services over. Anyone else is refused (`takeover` says why).
+ItemRegistry::AnnounceResult PublisherSession::claim_service(const wire::ServiceAnnounce& announce,
+                                                             ServiceEntry*& entry,
+                                                             TakeoverVerdict& takeover) {
+    const auto mode = announce.mode() == wire::SERVICE_INTERACTIVE ? wire::SERVICE_INTERACTIVE
+                                                                   : wire::SERVICE_BROADCAST;
+    const auto result = registry_.announce(announce.name(), mode, connection_->id(), entry);
+    if (result != ItemRegistry::AnnounceResult::kOwnedByAnother) return result;
+    const ServiceEntry* owned = registry_.service(announce.name());
+    if (!owned) return result;
+    takeover = owner_.replace_earlier_connection(*this, *owned, announce.takeover_token());
+    if (takeover != TakeoverVerdict::kAllowed) return result;
+    return registry_.announce(announce.name(), mode, connection_->id(), entry);
+}
+
 void PublisherSession::on_service_announce(const proto::Frame& frame) {
     wire::ServiceAnnounce announce;
     if (!parse(frame, announce)) return;
@@ -146,19 +163,11 @@ void PublisherSession::on_service_announce(const proto::Frame& frame) {
     response.set_name(announce.name());
     auto* status = response.mutable_status();
     ServiceEntry* entry = nullptr;
-    const auto mode = announce.mode() == wire::SERVICE_INTERACTIVE ? wire::SERVICE_INTERACTIVE
-                                                                   : wire::SERVICE_BROADCAST;
-    auto result = registry_.announce(announce.name(), mode, connection_->id(), entry);
-    // A publisher's reconnect can overtake the close of its earlier connection
-    // (seen here only later): the newer connection takes its services over.
-    if (result == ItemRegistry::AnnounceResult::kOwnedByAnother) {
-        const ServiceEntry* owned = registry_.service(announce.name());
-        if (owned && owner_.replace_earlier_connection(*this, owned->owner_session)) {
-            result = registry_.announce(announce.name(), mode, connection_->id(), entry);
-        }
-    }
+    auto takeover = TakeoverVerdict::kOtherPublisher;
+    const auto result = claim_service(announce, entry, takeover);
     if (result == ItemRegistry::AnnounceResult::kAccepted) {
         response.set_service_id(entry->id);
+        response.set_takeover_token(entry->takeover_token);
         status->set_stream_state(wire::STREAM_OPEN);
         status->set_data_state(wire::DATA_OK);
         log_->info("publisher {} (user {}) announced service {} as id {}", connection_->peer(),
@@ -166,12 +175,15 @@ void PublisherSession::on_service_announce(const proto::Frame& frame) {
     } else {
         status->set_stream_state(wire::STREAM_CLOSED);
         status->set_data_state(wire::DATA_SUSPECT);
-        status->set_code(wire::STATUS_LIMIT_REACHED);
-        status->set_text(result == ItemRegistry::AnnounceResult::kOwnedByAnother
-                             ? "service is owned by another publisher"
-                             : "service name invalid or registry.max_services reached");
-        log_->warn("publisher {} (user {}) refused service '{}': {}", connection_->peer(),
-                   login_.user_or_dash(), log::escaped(announce.name()), status->text());
+        const bool owned = result == ItemRegistry::AnnounceResult::kOwnedByAnother;
+        status->set_code(owned ? wire::STATUS_NOT_ENTITLED : wire::STATUS_LIMIT_REACHED);
+        status->set_text(owned ? std::string(takeover_refusal_text(takeover))
+                               : "service name invalid or registry.max_services reached");
+        // A refused takeover is logged by the owner, rate-limited.
+        if (!owned) {
+            log_->warn("publisher {} (user {}) refused service '{}': {}", connection_->peer(),
+                       login_.user_or_dash(), log::escaped(announce.name()), status->text());
+        }
     }
     connection_->send(FrameType::kServiceAnnounceResponse, response);
     if (entry) {

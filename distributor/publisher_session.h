@@ -15,6 +15,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/auth/authenticator.h"
@@ -23,6 +24,7 @@
 #include "common/net/tcp_connection.h"
 #include "distributor/backbone_out.h"
 #include "distributor/item_registry.h"
+#include "distributor/takeover_rule.h"
 #include "proto/update_codec.h"
 #include "wire/backbone.pb.h"
 #include "wire/client.pb.h"
@@ -37,6 +39,8 @@ struct PublisherCounters {
     uint64_t statuses = 0;
     uint64_t rejected_messages = 0;  // unknown item, not owned, too large, invalid content
     uint64_t invalid_content = 0;    // of which: well-formed but invalid (not UTF-8)
+    uint64_t takeovers = 0;          // services taken over by a proven reconnect
+    uint64_t takeovers_refused = 0;  // claims on an owned service without proof
 };
 
 class PublisherSession final : public TcpConnection::Handler {
@@ -53,12 +57,14 @@ class PublisherSession final : public TcpConnection::Handler {
         // The session now owns `service` (interactive sources are asked again
         // for the items someone wants).
         virtual void on_service_announced(PublisherSession& session, const ServiceEntry& service) {}
-        // `claimant` announces a service session `owner_session` owns: true when
-        // the owner was an earlier connection of the same publisher (same user,
-        // application and position), now closed, so the service is free.
-        virtual bool replace_earlier_connection(PublisherSession& claimant,
-                                                uint64_t owner_session) {
-            return false;
+        // `claimant` announces `service`, which another session owns: kAllowed
+        // when the owner was an earlier connection of the same publisher, proven
+        // by `presented_token` or an authenticated login (takeover_rule.h), now
+        // closed, so the service is free. Otherwise the owner is untouched.
+        virtual TakeoverVerdict replace_earlier_connection(PublisherSession& claimant,
+                                                           const ServiceEntry& service,
+                                                           std::string_view presented_token) {
+            return TakeoverVerdict::kOtherPublisher;
         }
         // A frame arrived (the idle strategy polls on while they do).
         virtual void on_publisher_input() {}
@@ -93,6 +99,8 @@ class PublisherSession final : public TcpConnection::Handler {
   private:
     void on_login(const proto::Frame& frame);
     void on_service_announce(const proto::Frame& frame);
+    ItemRegistry::AnnounceResult claim_service(const wire::ServiceAnnounce& announce,
+                                               ServiceEntry*& entry, TakeoverVerdict& takeover);
     void on_item_register(const proto::Frame& frame);
     void on_refresh(const proto::Frame& frame);
     void on_flush(const proto::Frame& frame);

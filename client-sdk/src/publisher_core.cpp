@@ -482,6 +482,7 @@ void PublisherCore::announce(const Service& service) {
     announce.set_name(service.name);
     announce.set_mode(service.mode == ServiceMode::kInteractive ? wire::SERVICE_INTERACTIVE
                                                                 : wire::SERVICE_BROADCAST);
+    announce.set_takeover_token(service.takeover_token);
     if (send(FrameType::kServiceAnnounce, announce)) ++answers_outstanding_;
 }
 
@@ -534,6 +535,7 @@ void PublisherCore::on_announce_response(const proto::Frame& frame) {
     const bool accepted = response.service_id() != 0;
     if (accepted) {
         service.id = response.service_id();
+        service.takeover_token = response.takeover_token();
         by_service_id_[service.id] = &service;
         if (service.mode == ServiceMode::kBroadcast) {
             service.to_register = service.items;

@@ -91,6 +91,10 @@ class PublisherCore final : public FailoverLink::Owner {
         std::string name;
         ServiceMode mode = ServiceMode::kBroadcast;
         uint32_t id = 0;  // on the current connection; 0 until accepted
+        // The distributor's proof that this publisher owned the service: sent
+        // again after a reconnect, so the new connection may take it from the
+        // old one if the distributor has not seen that close yet.
+        std::string takeover_token;
         std::vector<Item*> items;
         std::vector<Item*> to_register;
     };

@@ -39,17 +39,21 @@ constexpr uint32_t kBid = 22;
 // A distributor: the session and the answers to announcements and registrations.
 class ScriptedDistributor : public scripted::Peer {
   public:
-    // Accepts and answers the login and the announcement of `service` with `service_id`.
+    // Accepts and answers the login and the announcement of `service` with
+    // `service_id` (and a takeover token naming it).
     void accept_publisher(const std::string& service, uint32_t service_id, wire::ServiceMode mode) {
         accept_login();
         const auto announce = expect<wire::ServiceAnnounce>(FrameType::kServiceAnnounce);
         if (announce.name() != service || announce.mode() != mode)
             fail("announced " + announce.name());
+        presented_tokens.push_back(announce.takeover_token());
         wire::ServiceAnnounceResponse response;
         response.set_name(service);
         response.set_service_id(service_id);
+        response.set_takeover_token("token of " + std::to_string(service_id));
         send(FrameType::kServiceAnnounceResponse, response);
     }
+    std::vector<std::string> presented_tokens;  // by each announcement, in order
     // Answers the next ItemRegister: every item gets `item_id` (one item expected).
     void register_one(const std::string& name, uint64_t item_id, uint64_t last_seq) {
         const auto request = expect<wire::ItemRegister>(FrameType::kItemRegister);
@@ -188,6 +192,11 @@ TEST_CASE("sequences continue and the image is re-published after a failover", "
         d1.drop();
         phase = 2;
         d2.accept_publisher("SVC", 6, wire::SERVICE_BROADCAST);
+        // The reconnect shows the proof of ownership it was last given.
+        if (d1.presented_tokens != std::vector<std::string>{""} ||
+            d2.presented_tokens != std::vector<std::string>{"token of 5"}) {
+            fail("takeover tokens presented: " + d2.presented_tokens.at(0));
+        }
         wait_for(phase, 3);           // the updates published while away are in
         d2.register_one("A", 88, 2);  // this distributor saw less than was sent
         data.push_back(d2.next_data());

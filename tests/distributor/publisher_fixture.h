@@ -120,7 +120,7 @@ class PublisherFixture : public PublisherSession::Owner, public NoServersAsk {
 
     // What the owner is told, and how it answers.
     bool accept_logins = true;
-    bool replace = false;  // replace_earlier_connection's answer
+    bool authenticated = false;  // logins checked by password (for the takeover rule)
     std::vector<std::string> events;
     std::vector<CloseReason> closes;
 
@@ -142,14 +142,28 @@ class PublisherFixture : public PublisherSession::Owner, public NoServersAsk {
     void on_service_announced(PublisherSession&, const ServiceEntry& service) override {
         events.push_back("announced " + service.name);
     }
-    // With `replace`, the earlier connection is closed (kicked), as the distributor does.
-    bool replace_earlier_connection(PublisherSession&, uint64_t owner) override {
-        events.push_back("replace " + std::to_string(owner));
-        if (replace) sessions_.at(owner - 1)->connection().close(CloseReason::kKicked, "replaced");
-        return replace;
+    // The takeover rule, applied as the distributor does: a proven claim
+    // closes (kicks) the earlier connection.
+    TakeoverVerdict replace_earlier_connection(PublisherSession& claimant,
+                                               const ServiceEntry& service,
+                                               std::string_view token) override {
+        events.push_back("replace " + std::to_string(service.owner_session));
+        PublisherSession& owner = *sessions_.at(service.owner_session - 1);
+        const auto verdict = judge_takeover({.owner = identity(owner),
+                                             .claimant = identity(claimant),
+                                             .owner_token = service.takeover_token,
+                                             .presented_token = token,
+                                             .authenticated = authenticated});
+        if (verdict == TakeoverVerdict::kAllowed) {
+            owner.connection().close(CloseReason::kKicked, "replaced");
+        }
+        return verdict;
     }
 
   private:
+    static PublisherIdentity identity(const PublisherSession& session) {
+        return {session.user(), session.application_id(), session.position()};
+    }
     size_t index_of(const PublisherSession& session) const {
         for (size_t i = 0; i < sessions_.size(); ++i) {
             if (sessions_[i].get() == &session) return i;

@@ -13,6 +13,7 @@
 #include "publisher_fixture.h"
 
 using namespace mdcast;
+using mdcast::distributor::kTakeoverTokenBytes;
 using mdcast::distributor::PublisherSession;
 using mdcast::distributor::testing::PublisherFixture;
 using mdcast::distributor::testing::PublisherFrame;
@@ -27,6 +28,20 @@ Message parsed(const PublisherFrame& frame, FrameType type) {
     Message message;
     REQUIRE(message.ParseFromString(frame.body));
     return message;
+}
+
+// Announces `name` (with a takeover token, if given) and returns the answer.
+wire_v1::ServiceAnnounceResponse announce_answer(PublisherFixture& f, PublisherSession& session,
+                                                 const std::string& name,
+                                                 const std::string& token = {}) {
+    wire_v1::ServiceAnnounce announce;
+    announce.set_name(name);
+    announce.set_mode(wire_v1::SERVICE_BROADCAST);
+    announce.set_takeover_token(token);
+    f.send(session, FrameType::kServiceAnnounce, announce);
+    const auto frames = f.received(session);
+    REQUIRE(frames.size() == 1);
+    return parsed<wire_v1::ServiceAnnounceResponse>(frames[0], FrameType::kServiceAnnounceResponse);
 }
 
 // Announces `name` and returns its service id (0: refused).
@@ -139,30 +154,77 @@ TEST_CASE(
     }
 }
 
-TEST_CASE(
-    "a service belongs to one connection; another takes it only as the same publisher's "
-    "replacement",
-    "[publisher_session]") {
+TEST_CASE("a service belongs to one connection; the same names alone never take it over",
+          "[publisher_session][takeover]") {
     PublisherFixture f;
     PublisherSession& first = f.logged_in();
-    const uint32_t id = announce(f, first, "SVC");
+    const auto owned = announce_answer(f, first, "SVC");
+    const uint32_t id = owned.service_id();
     CHECK(id != 0);
+    CHECK(owned.takeover_token().size() == kTakeoverTokenBytes);
     CHECK(f.events == std::vector<std::string>{"login feed", "directory changed", "announced SVC"});
     CHECK(f.registry().service(id)->owner_session == first.connection().id());
-    PublisherSession& second = f.logged_in();
-    f.events.clear();
-    f.replace = GENERATE(false, true);
-    const uint32_t taken = announce(f, second, "SVC");
-    CHECK(f.events.front() == "replace " + std::to_string(first.connection().id()));
-    if (f.replace) {
-        CHECK(f.closes == std::vector<CloseReason>{CloseReason::kKicked});
-        CHECK(taken == id);  // the same service, the same id
-        CHECK(f.registry().service(id)->owner_session == second.connection().id());
-    } else {
-        CHECK(taken == 0);
-        CHECK(f.events.size() == 1);  // no directory change
-        CHECK(f.registry().service(id)->owner_session == first.connection().id());
+    // A stranger with the same user (application and position empty on both),
+    // with no token or a wrong one, as often as it likes.
+    const std::string wrong = GENERATE(std::string(), std::string(16, 'x'), std::string("short"));
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        PublisherSession& stranger = f.logged_in();
+        f.events.clear();
+        const auto refused = announce_answer(f, stranger, "SVC", wrong);
+        CHECK(refused.service_id() == 0);
+        CHECK(refused.takeover_token().empty());
+        CHECK(refused.status().code() == wire_v1::STATUS_NOT_ENTITLED);
+        CHECK(refused.status().text().find("takeover token") != std::string::npos);
+        CHECK(f.events ==
+              std::vector<std::string>{"replace " + std::to_string(first.connection().id())});
     }
+    CHECK(f.closes.empty());  // the owner was never kicked
+    CHECK(first.connection().is_open());
+    CHECK(f.registry().service(id)->owner_session == first.connection().id());
+}
+
+TEST_CASE("the owner's reconnect takes its service over with the takeover token",
+          "[publisher_session][takeover]") {
+    PublisherFixture f;
+    PublisherSession& first = f.logged_in();
+    const auto owned = announce_answer(f, first, "SVC");
+    PublisherSession& second = f.logged_in();
+    const auto taken = announce_answer(f, second, "SVC", owned.takeover_token());
+    CHECK(f.closes == std::vector<CloseReason>{CloseReason::kKicked});
+    CHECK(taken.service_id() == owned.service_id());  // the same service, the same id
+    CHECK(f.registry().service(owned.service_id())->owner_session == second.connection().id());
+    // A new owner, a new token: the old one proves nothing any more.
+    REQUIRE(taken.takeover_token().size() == kTakeoverTokenBytes);
+    CHECK(taken.takeover_token() != owned.takeover_token());
+    PublisherSession& replay = f.logged_in();
+    CHECK(announce_answer(f, replay, "SVC", owned.takeover_token()).service_id() == 0);
+    CHECK(second.connection().is_open());
+}
+
+TEST_CASE("a token does not let another publisher's names take a service",
+          "[publisher_session][takeover]") {
+    PublisherFixture f;
+    PublisherSession& first = f.logged_in("feed");
+    const auto owned = announce_answer(f, first, "SVC");
+    PublisherSession& other = f.logged_in("other");
+    const auto refused = announce_answer(f, other, "SVC", owned.takeover_token());
+    CHECK(refused.service_id() == 0);
+    CHECK(refused.status().text() == "service is owned by another publisher");
+    CHECK(first.connection().is_open());
+}
+
+TEST_CASE("with authentication on, the same user's login is the proof",
+          "[publisher_session][takeover]") {
+    PublisherFixture f;
+    f.authenticated = true;
+    PublisherSession& first = f.logged_in("feed");
+    const uint32_t id = announce(f, first, "SVC");
+    PublisherSession& second = f.logged_in("feed");
+    CHECK(announce(f, second, "SVC") == id);
+    CHECK(f.closes == std::vector<CloseReason>{CloseReason::kKicked});
+    PublisherSession& other = f.logged_in("someone");
+    CHECK(announce(f, other, "SVC") == 0);
+    CHECK(second.connection().is_open());
 }
 
 TEST_CASE("items are registered only on a service the connection owns", "[publisher_session]") {

@@ -376,42 +376,8 @@ def test_paused_server_blames_no_source():
         source.stop()
 
 
-def announce(port, service, user):
-    """A raw publisher connection logged in as `user` that announces `service`;
-    returns (socket, the announce response's fields)."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    s.sendall(login_frame(user))
-    read_frame_of(s, LOGIN_RESPONSE)
-    s.sendall(frame(SERVICE_ANNOUNCE, pb_string(1, service) + pb_varint(2, 1)))
-    return s, fields(read_frame_of(s, SERVICE_ANNOUNCE_RESPONSE))
-
-
-def test_publisher_reconnect_takes_over_its_services():
-    """A publisher's new connection can log in before the distributor has seen
-    its earlier one close: the same publisher (user, application, position)
-    takes its services over and the earlier connection is closed (counted as `kicked`);
-    another publisher is still refused."""
-    with Stack("takeover") as stack:
-        distributor = stack.distributor()
-        first_connection, answer = announce(stack.publisher_port, "OWNED", "pub-a")
-        check(first(answer, 2), f"first announce refused: {answer}")
-        second, answer = announce(stack.publisher_port, "OWNED", "pub-a")
-        check(first(answer, 2), f"the same publisher's new connection was refused: {answer}")
-        first_connection.settimeout(5)
-        try:
-            check(first_connection.recv(65536) == b"", "the earlier connection is still open")
-        except ConnectionResetError:
-            pass
-        other, answer = announce(stack.publisher_port, "OWNED", "pub-b")
-        check(not first(answer, 2), f"another publisher took the service: {answer}")
-        check(metric(admin_port(distributor), 'mdcast_distributor_closes_total{reason="kicked"}') == 1,
-              "the replaced connection not counted")
-        for s in (second, other):
-            s.close()
-
-
 if __name__ == "__main__":
     run([test_trickled_bytes_do_not_extend_the_login_timeout, test_unknown_items_cost_only_the_asker,
          test_invalid_utf8_is_refused_alone, test_replayed_old_epoch_is_refused,
          test_forged_far_sequence_does_not_stall, test_subscription_before_any_source_is_answered,
-         test_paused_server_blames_no_source, test_publisher_reconnect_takes_over_its_services])
+         test_paused_server_blames_no_source])

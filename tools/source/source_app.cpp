@@ -46,6 +46,7 @@ void SourceApp::on_logged_in(sdk::Session& session, const wire::LoginResponse&) 
     wire::ServiceAnnounce announce;
     announce.set_name(options_.service);
     announce.set_mode(wire::SERVICE_BROADCAST);
+    announce.set_takeover_token(takeover_token_);
     session.send(FrameType::kServiceAnnounce, announce);
 }
 
@@ -71,6 +72,7 @@ void SourceApp::on_announce_response(const proto::Frame& frame) {
         return stop("service refused");
     }
     service_id_ = response.service_id();
+    takeover_token_ = response.takeover_token();
     for (size_t first = 0; first < items_.size(); first += kRegisterBatch) {
         wire::ItemRegister request;
         request.set_service_id(service_id_);

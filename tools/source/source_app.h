@@ -88,6 +88,7 @@ class SourceApp final : public sdk::Session::Listener {
     UpdateEncoder encoder_;
     std::vector<Item> items_;
     uint32_t service_id_ = 0;
+    std::string takeover_token_;  // proof of ownership, sent again after a reconnect
     size_t registered_ = 0;
     size_t next_item_ = 0;
     int64_t started_ns_ = 0;

@@ -180,9 +180,11 @@ S.LoginResponse = {[1] = def("accepted", "bool"), [2] = {name = "status", msg = 
                    [5] = def("max_frame_bytes", "u32"), [6] = def("max_items_per_request", "u32")}
 S.Ping = {[1] = def("ping_time", "time")}
 S.Close = {[1] = def("close_reason", "u32", close_reasons), [2] = def("text", "string")}
-S.ServiceAnnounce = {[1] = def("name", "string"), [2] = def("service_mode", "u32", service_modes)}
+S.ServiceAnnounce = {[1] = def("name", "string"), [2] = def("service_mode", "u32", service_modes),
+                     [3] = def("takeover_token", "hidden")}
 S.ServiceAnnounceResponse = {[1] = def("name", "string"), [2] = def("service_id", "u32"),
-                             [3] = {name = "status", msg = "Status"}}
+                             [3] = {name = "status", msg = "Status"},
+                             [4] = def("takeover_token", "hidden")}
 S.RegisterEntry = {[1] = def("ref", "u64"), [2] = def("item_name", "string")}
 S.ItemRegister = {[1] = def("service_id", "u32"), [2] = {name = "item", msg = "RegisterEntry"}}
 S.RegisteredEntry = {[1] = def("ref", "u64"), [2] = def("item_id", "u64"),

@@ -1,0 +1,119 @@
+"""Publisher identity (docs/hardening.md): a service belongs to the connection
+that announced it. Another connection takes it over only by proving it is the
+same publisher (the takeover token its earlier connection was given, or a
+password login as the same user); the same user, application and position are
+self-asserted and prove nothing."""
+import socket
+import time
+
+from harness import LOGIN_REQUEST, LOGIN_RESPONSE, Stack, check, frame, pb_string, run, wait_for_log
+from streams import check_full_stream, messages, sent_updates
+from test_hardening import (SERVICE_ANNOUNCE, SERVICE_ANNOUNCE_RESPONSE, pb_bytes, pb_varint,
+                            read_frame_of)
+from test_tls import admin_port, metric
+from wire import fields, first
+
+ITEMS = 5
+STATUS_NOT_ENTITLED = 2
+
+
+def login(port, user, application="integration-test", position=""):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(frame(LOGIN_REQUEST, pb_string(1, user) + pb_string(2, application) +
+                    pb_string(3, position)))
+    read_frame_of(s, LOGIN_RESPONSE)
+    return s
+
+
+def announce(port, service, user, token=b"", application="integration-test", position=""):
+    """A raw publisher connection that announces `service`, with a takeover
+    token if given; returns (socket, the answer's fields)."""
+    s = login(port, user, application, position)
+    body = pb_string(1, service) + pb_varint(2, 1) + (pb_bytes(3, token) if token else b"")
+    s.sendall(frame(SERVICE_ANNOUNCE, body))
+    return s, fields(read_frame_of(s, SERVICE_ANNOUNCE_RESPONSE))
+
+
+def status_code(answer):
+    return first(fields(first(answer, 3, b"")), 3)
+
+
+def still_open(sock):
+    sock.settimeout(0.2)
+    try:
+        return sock.recv(65536) != b""
+    except socket.timeout:
+        return True
+    except ConnectionResetError:
+        return False
+
+
+def test_a_stranger_with_the_sources_names_takes_nothing():
+    """mdcast-source publishes; a stranger logs in again and again with its user,
+    application and position and announces its service: refused every time
+    (NOT_ENTITLED, counted), the source is never kicked, and a client sees every
+    update in order."""
+    with Stack("identity") as stack:
+        distributor = stack.distributor()
+        server = stack.server(1)
+        source = stack.source("--items", str(ITEMS), "--rate", "500", "--duration", "6")
+        wait_for_log(source, "items registered")
+        wait_for_log(server, "service MDCAST (")
+        names = [f"ITEM{i:06d}" for i in range(ITEMS)]
+        client = stack.client(1, "--items", ",".join(names), "--duration", "7")
+        attempts, deadline = 0, time.monotonic() + 3
+        while time.monotonic() < deadline:
+            s, answer = announce(stack.publisher_port, "MDCAST", "mdcast",
+                                 application="mdcast-source", position=socket.gethostname())
+            check(not first(answer, 2), f"the stranger took the service: {answer}")
+            check(status_code(answer) == STATUS_NOT_ENTITLED, f"refusal code: {answer}")
+            check(not first(answer, 4, b""), "a refused claimant was given a takeover token")
+            s.close()
+            attempts += 1
+        check(source.wait(20) == 0, "the source did not finish (kicked?)")
+        check("kicked" not in source.log_text(), "the source was kicked")
+        check(client.wait(20) == 0, "client exit code")
+        check_full_stream(messages(client), names, sent_updates(source), ITEMS)
+        admin = admin_port(distributor)
+        check(metric(admin, "mdcast_distributor_publisher_takeovers_refused_total") == attempts,
+              f"{attempts} refusals not counted")
+        check(metric(admin, "mdcast_distributor_publisher_takeovers_total") == 0, "a takeover counted")
+        check(metric(admin, 'mdcast_distributor_closes_total{reason="kicked"}') == 0, "a publisher kicked")
+
+
+def test_publisher_reconnect_takes_over_its_services():
+    """A publisher's new connection can log in before the distributor has seen
+    its earlier one close: with the takeover token of the earlier connection it
+    takes the service over (the earlier connection is closed, counted as
+    `kicked`); the same names without it, or another publisher with it, are
+    refused."""
+    with Stack("takeover") as stack:
+        distributor = stack.distributor()
+        first_connection, owned = announce(stack.publisher_port, "OWNED", "pub-a")
+        token = first(owned, 4, b"")
+        check(first(owned, 2) and len(token) == 16, f"first announce: {owned}")
+        guess, answer = announce(stack.publisher_port, "OWNED", "pub-a")
+        check(not first(answer, 2), f"the same names without the token took the service: {answer}")
+        check(still_open(first_connection), "the owner was closed by a refused claim")
+        other, answer = announce(stack.publisher_port, "OWNED", "pub-b", token)
+        check(not first(answer, 2), f"another publisher took the service with the token: {answer}")
+        second, answer = announce(stack.publisher_port, "OWNED", "pub-a", token)
+        check(first(answer, 2) == first(owned, 2), f"the owner's reconnect was refused: {answer}")
+        first_connection.settimeout(5)
+        try:
+            check(first_connection.recv(65536) == b"", "the earlier connection is still open")
+        except ConnectionResetError:
+            pass
+        admin = admin_port(distributor)
+        check(metric(admin, 'mdcast_distributor_closes_total{reason="kicked"}') == 1,
+              "the replaced connection not counted")
+        check(metric(admin, "mdcast_distributor_publisher_takeovers_total") == 1, "takeover not counted")
+        check(metric(admin, "mdcast_distributor_publisher_takeovers_refused_total") == 2,
+              "refusals not counted")
+        for s in (guess, other, second):
+            s.close()
+
+
+if __name__ == "__main__":
+    run([test_a_stranger_with_the_sources_names_takes_nothing,
+         test_publisher_reconnect_takes_over_its_services])
