@@ -182,6 +182,27 @@ TEST_CASE("the tally counts gaps, fills them with repairs and drops duplicates",
     CHECK(tally.json_fields().find("\"gaps\":2") != std::string::npos);
 }
 
+TEST_CASE("a hostile capture's far sequence jumps are malformed, never billions missing",
+          "[capture]") {
+    // Found by capture_file_fuzz: a sequence of 2^64 - 1 wrapped the edge to 0
+    // and the missing count around 2^64, so more was "filled" than was missing.
+    BackboneTally tally;
+    tally.add(data_packet(1, 10));
+    tally.add(data_packet(UINT64_MAX, 10));
+    tally.add(data_packet(uint64_t{1} << 40, 10));
+    tally.add(heartbeat(uint64_t{1} << 40));
+    tally.add(data_packet(5, 10));  // 2, 3 and 4 missing
+    tally.add(data_packet(3, 10));  // 3 filled
+    const auto sources = tally.sources();
+    REQUIRE(sources.size() == 1);
+    CHECK(sources[0].next_sequence == 6);
+    CHECK(sources[0].missing == 3);
+    CHECK(sources[0].filled == 1);
+    CHECK(tally.unfilled() == 2);
+    CHECK(tally.counts().malformed == 3);
+    CHECK(tally.counts().updates == 3);
+}
+
 TEST_CASE("the timeline puts repairs back in sequence order and drops copies", "[capture]") {
     CaptureTimeline timeline;
     timeline.add(100, data_packet(1, 10));

@@ -13,6 +13,16 @@ namespace {
 
 const proto::FrameTypeSet kHeartbeatTypes{proto::FrameType::kHeartbeat};
 
+// A capture file is hostile input. No distributor sends 2^32 packets in one
+// epoch between two that a listener sees, so a jump further than that is a
+// forged or corrupt sequence: counted as malformed, never as billions of
+// missing packets (and never let the counts wrap around 2^64).
+constexpr uint64_t kMaxPlausibleJump = uint64_t{1} << 32;
+
+bool implausible(uint64_t sequence, uint64_t edge) {
+    return sequence == UINT64_MAX || (sequence > edge && sequence - edge > kMaxPlausibleJump);
+}
+
 // The item id of a data message; 0 when it has none or does not parse.
 uint64_t item_of(const proto::Frame& frame) {
     switch (frame.type) {
@@ -102,7 +112,12 @@ void BackboneTally::count_messages(std::span<const uint8_t> datagram,
 }
 
 bool BackboneTally::note_sequence(SourceTally& source, uint64_t sequence) {
-    if (source.data_packets == 0 && source.next_sequence == 0) {
+    const bool first = source.data_packets == 0 && source.next_sequence == 0;
+    if (implausible(sequence, first ? sequence : source.next_sequence)) {
+        ++counts_.malformed;
+        return false;
+    }
+    if (first) {
         source.first_sequence = sequence;
         source.next_sequence = sequence;
     }
@@ -135,7 +150,12 @@ bool BackboneTally::note_sequence(SourceTally& source, uint64_t sequence) {
 // A heartbeat names the next sequence to be sent: packets below it that were
 // never seen are a gap at the tail.
 void BackboneTally::note_heartbeat(SourceTally& source, uint64_t next_sequence) {
-    if (source.data_packets == 0 && source.next_sequence == 0) {
+    const bool first = source.data_packets == 0 && source.next_sequence == 0;
+    if (implausible(next_sequence, first ? next_sequence : source.next_sequence)) {
+        ++counts_.malformed;
+        return;
+    }
+    if (first) {
         source.first_sequence = next_sequence;
         source.next_sequence = next_sequence;
         return;
