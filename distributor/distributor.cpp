@@ -22,6 +22,8 @@ InterestTracker::Settings interest_settings(const DistributorConfig& config) {
     InterestTracker::Settings settings;
     settings.lease_ns = int64_t{config.interest_lease_ms} * 1'000'000;
     settings.hold_ns = int64_t{config.release_hold_ms} * 1'000'000;
+    settings.max_awaiting_per_service = config.max_awaiting_per_service;
+    settings.max_awaiting_items = config.max_awaiting_items;
     return settings;
 }
 
@@ -147,8 +149,8 @@ void Distributor::on_image_served(const ItemEntry& item, ServerId server) {
     leases_.on_image_served(item, server, monotonic_ns());
 }
 
-ItemEntry* Distributor::ask_source(const ServiceEntry& service, ItemEntry* item,
-                                   const std::string& name, ServerId server) {
+SourceAsk Distributor::ask_source(const ServiceEntry& service, ItemEntry* item,
+                                  const std::string& name, ServerId server) {
     return leases_.ask_source(service, item, name, server, monotonic_ns());
 }
 

@@ -77,8 +77,8 @@ class Distributor final : public PublisherSession::Owner,
 
     // ---- ImageService::Link ----
     void on_image_served(const ItemEntry& item, ServerId server) override;
-    ItemEntry* ask_source(const ServiceEntry& service, ItemEntry* item, const std::string& name,
-                          ServerId server) override;
+    SourceAsk ask_source(const ServiceEntry& service, ItemEntry* item, const std::string& name,
+                         ServerId server) override;
 
     // ---- InterestLeases::Link ----
     bool source_connected(const ServiceEntry& service) override;

@@ -151,6 +151,15 @@ config::Schema<DistributorConfig> build_schema() {
                         "When no server wants an item of an interactive service any more, wait "
                         "this long before telling its source to stop (Unsubscribe): a client "
                         "unsubscribing and subscribing again at once does not flap the source.");
+    s.integer<uint32_t>("interactive.max_awaiting_per_service", &C::max_awaiting_per_service, 50000,
+                        1, 100000000,
+                        "Names of one interactive service asked for by servers and not yet "
+                        "answered with an image by its source. A name asked beyond it is refused "
+                        "LIMIT_REACHED to the asking server alone, never registered.");
+    s.integer<uint64_t>("interactive.max_awaiting_items", &C::max_awaiting_items, 200000, 1,
+                        100000000,
+                        "Names awaiting their source's answer over every interactive service "
+                        "together: a flood of names never fills registry.max_items.");
     s.real("testing.loss.send_rate", &C::loss_send_rate, 0, 0, 1,
            "TESTING ONLY: drop this fraction of data packets on send.");
     s.integer<uint64_t>("testing.loss.send_burst_every", &C::loss_send_burst_every, 0, 0,

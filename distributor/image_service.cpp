@@ -59,10 +59,29 @@ std::optional<wire::ItemStatus> ImageService::on_image_request(const wire::Image
         if (interactive) link_.on_image_served(*item, from);
         if (send_image(*item, *service)) return std::nullopt;
     }
-    if (interactive) item = link_.ask_source(*service, item, request.item_name(), from);
+    if (interactive) return ask_source(request, *service, item, from);
     wire::ItemStatus status = no_image_status(request, service, item);
     if (!item) return status;
     backbone_.send(proto::FrameType::kItemStatus, status);
+    return std::nullopt;
+}
+
+// An interactive item without an image to give. A refusal or "no such item"
+// goes to the asking server alone; the item's status goes on the backbone
+// only when it is closed or its source was asked just now, so retries of
+// many servers cost one status per source request, not one per retry.
+std::optional<wire::ItemStatus> ImageService::ask_source(const wire::ImageRequest& request,
+                                                         const ServiceEntry& service,
+                                                         ItemEntry* item, ServerId from) {
+    const auto ask = link_.ask_source(service, item, request.item_name(), from);
+    wire::ItemStatus status = no_image_status(request, &service, ask.item);
+    if (!ask.refusal.empty()) {
+        status.mutable_status()->set_code(wire::STATUS_LIMIT_REACHED);
+        status.mutable_status()->set_text(ask.refusal);
+        return status;
+    }
+    if (!ask.item) return status;
+    if (ask.asked || ask.item->closed) backbone_.send(proto::FrameType::kItemStatus, status);
     return std::nullopt;
 }
 

@@ -30,10 +30,9 @@ class ImageService {
         // `server` was sent the image of an interactive item.
         virtual void on_image_served(const ItemEntry& item, ServerId server) = 0;
         // `server` wants an interactive item there is no image of: its source
-        // is asked. Returns the item (registered if new), or nullptr when
-        // unknown and nobody can be asked.
-        virtual ItemEntry* ask_source(const ServiceEntry& service, ItemEntry* item,
-                                      const std::string& name, ServerId server) = 0;
+        // is asked (interest_leases.h).
+        virtual SourceAsk ask_source(const ServiceEntry& service, ItemEntry* item,
+                                     const std::string& name, ServerId server) = 0;
 
       protected:
         virtual ~Link() = default;
@@ -48,6 +47,9 @@ class ImageService {
 
   private:
     bool send_image(const ItemEntry& item, const ServiceEntry& service);
+    std::optional<wire::ItemStatus> ask_source(const wire::ImageRequest& request,
+                                               const ServiceEntry& service, ItemEntry* item,
+                                               ServerId from);
 
     ItemRegistry& registry_;
     BackboneOut& backbone_;

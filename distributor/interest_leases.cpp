@@ -7,6 +7,7 @@ namespace mdcast::distributor {
 InterestLeases::InterestLeases(const InterestTracker::Settings& settings, ItemRegistry& registry,
                                BackboneOut& backbone, Link& link)
     : tracker_(settings),
+      settings_(settings),
       registry_(registry),
       backbone_(backbone),
       link_(link),
@@ -16,14 +17,62 @@ void InterestLeases::on_image_served(const ItemEntry& item, ServerId server, int
     tracker_.renew(item.id, item.service_id, server, now);
 }
 
-ItemEntry* InterestLeases::ask_source(const ServiceEntry& service, ItemEntry* item,
-                                      const std::string& name, ServerId server, int64_t now) {
-    if (!link_.source_connected(service)) return item;
-    if (!item) item = registry_.register_item(service.id, name);  // refuses an invalid name
-    if (item && tracker_.should_request(item->id, service.id, server, now)) {
-        link_.request_from_source(service, *item);
+SourceAsk InterestLeases::ask_source(const ServiceEntry& service, ItemEntry* item,
+                                     const std::string& name, ServerId server, int64_t now) {
+    SourceAsk ask;
+    ask.item = item;
+    if (!link_.source_connected(service)) return ask;
+    if (!ask.item) ask.item = register_awaiting(service, name, ask.refusal);
+    if (ask.item && tracker_.should_request(ask.item->id, service.id, server, now)) {
+        link_.request_from_source(service, *ask.item);
+        ask.asked = true;
     }
+    return ask;
+}
+
+ItemEntry* InterestLeases::register_awaiting(const ServiceEntry& service, const std::string& name,
+                                             std::string& refusal) {
+    auto& awaiting = awaiting_[service.id];
+    if (awaiting.size() >= settings_.max_awaiting_per_service ||
+        awaiting_count_ >= settings_.max_awaiting_items) {
+        prune_awaiting();  // images may have come since the last tick
+    }
+    if (awaiting.size() >= settings_.max_awaiting_per_service ||
+        awaiting_count_ >= settings_.max_awaiting_items) {
+        refuse_awaiting(service, refusal);
+        return nullptr;
+    }
+    ItemEntry* item = registry_.register_item(service.id, name);  // refuses an invalid name
+    if (item && !item->has_image && awaiting.insert(item->id).second) ++awaiting_count_;
     return item;
+}
+
+// Said at the 1st, 2nd, 4th, 8th ... refusal: loud at once, never a flood.
+void InterestLeases::refuse_awaiting(const ServiceEntry& service, std::string& refusal) {
+    const bool per_service = awaiting_[service.id].size() >= settings_.max_awaiting_per_service;
+    refusal = per_service
+                  ? "interactive.max_awaiting_per_service (" +
+                        std::to_string(settings_.max_awaiting_per_service) + ") names of service " +
+                        service.name + " await their source's answer"
+                  : "interactive.max_awaiting_items (" +
+                        std::to_string(settings_.max_awaiting_items) +
+                        ") names await their sources' answers";
+    const uint64_t refused = ++awaiting_refused_;
+    if ((refused & (refused - 1)) == 0) {
+        log_->warn("refused a name of interactive service {}: {} [{} refused so far]",
+                   log::escaped(service.name), refusal, refused);
+    }
+}
+
+void InterestLeases::prune_awaiting() {
+    for (auto& [service_id, ids] : awaiting_) {
+        std::erase_if(ids, [&](uint64_t id) {
+            const ItemEntry* item = registry_.item(id);
+            const bool done = !item || item->has_image;
+            if (done) --awaiting_count_;
+            return done;
+        });
+    }
 }
 
 void InterestLeases::on_interest(const wire::Interest& interest, ServerId server, int64_t now) {
@@ -54,11 +103,21 @@ void InterestLeases::on_service_announced(const ServiceEntry& service, int64_t n
 }
 
 void InterestLeases::tick(int64_t now) {
+    prune_awaiting();
     std::unordered_map<uint64_t, std::vector<uint64_t>> by_owner;
     for (const auto& dropped : tracker_.expire(now)) {
         ItemEntry* item = registry_.item(dropped.item_id);
         const ServiceEntry* service = registry_.service(dropped.service_id);
-        if (!item || !service || item->closed) continue;  // closed: its source ended it
+        if (!item || !service) continue;
+        if (!item->has_image) {
+            // Never answered, or closed by its source: nobody wants it and no
+            // server holds its image, so the name and its slot go.
+            if (!item->closed) by_owner[service->owner_session].push_back(item->id);
+            if (awaiting_[service->id].erase(item->id) > 0) --awaiting_count_;
+            registry_.release_item(item->id);
+            ++released_;
+            continue;
+        }
         item->unwanted = true;
         item->data_state = wire::DATA_SUSPECT;
         by_owner[service->owner_session].push_back(item->id);
@@ -106,6 +165,16 @@ void InterestLeases::register_metrics(MetricsRegistry& m) const {
               [&i] { return i.refused; });
     m.counter("interest_other_epoch_total", "Interest messages for another epoch, ignored",
               [this] { return other_epoch_; });
+    m.gauge("interest_awaiting_items",
+            "Names of interactive services asked for and not yet answered with an image",
+            [this] { return awaiting_count_; });
+    m.counter("interest_awaiting_refused_total",
+              "Names refused over interactive.max_awaiting_per_service or max_awaiting_items",
+              [this] { return awaiting_refused_; });
+    m.counter("interest_items_released_total",
+              "Items of interactive services released from the registry: nobody wanted them "
+              "and their source never gave an image",
+              [this] { return released_; });
     m.counter("unsubscribes_sent_total",
               "Items no server wants any more, unsubscribed at their interactive source",
               [this] { return unsubscribes_sent_; });

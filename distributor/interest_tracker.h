@@ -51,6 +51,9 @@ class InterestTracker {
         int64_t retry_ns = kSourceRequestRetryMs * 1'000'000;
         int64_t lease_ns = 10'000'000'000;  // interactive.interest_lease_ms
         int64_t hold_ns = 3'000'000'000;    // interactive.release_hold_ms
+        // Bounds on names asked for and not yet answered (interest_leases.h).
+        uint32_t max_awaiting_per_service = 50000;  // interactive.max_awaiting_per_service
+        uint64_t max_awaiting_items = 200000;       // interactive.max_awaiting_items
     };
     struct Dropped {
         uint64_t item_id;

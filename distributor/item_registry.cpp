@@ -67,23 +67,56 @@ ItemEntry* ItemRegistry::register_item(uint32_t service_id, const std::string& n
     ServiceEntry* owner = service(service_id);
     if (!owner || !proto::valid_item_name(name)) return nullptr;
     if (ItemEntry* existing = find_item(service_id, name)) return existing;
-    if (items_.size() >= max_items_ || items_.size() >= proto::kMaxItemNumber) return nullptr;
+    if (live_items_ >= max_items_) return nullptr;
+    size_t index = items_.size();
+    if (!free_slots_.empty()) {
+        index = free_slots_.back();
+        free_slots_.pop_back();
+    } else if (index >= kSlotMask) {
+        return nullptr;
+    } else {
+        items_.emplace_back();
+        generations_.push_back(0);
+    }
     auto entry = std::make_unique<ItemEntry>();
-    entry->id = proto::make_item_id(source_, items_.size() + 1);
+    entry->id =
+        proto::make_item_id(source_, uint64_t{generations_[index]} << kSlotBits | (index + 1));
     entry->service_id = service_id;
     entry->name = name;
     ItemEntry* raw = entry.get();
     item_ids_[name_key(service_id, name)] = raw->id;
-    items_.push_back(std::move(entry));
+    items_[index] = std::move(entry);
+    ++live_items_;
     ++owner->item_count;
     counts_changed_ = true;
     return raw;
 }
 
 ItemEntry* ItemRegistry::item(uint64_t id) {
-    const uint64_t number = id & proto::kMaxItemNumber;
-    if (proto::item_source(id) != source_ || number == 0 || number > items_.size()) return nullptr;
-    return items_[number - 1].get();
+    const uint64_t slot = id & kSlotMask;
+    if (proto::item_source(id) != source_ || slot == 0 || slot > items_.size()) return nullptr;
+    ItemEntry* entry = items_[slot - 1].get();
+    return entry && entry->id == id ? entry : nullptr;
+}
+
+bool ItemRegistry::release_item(uint64_t id) {
+    ItemEntry* entry = item(id);
+    if (!entry) return false;
+    item_ids_.erase(name_key(entry->service_id, entry->name));
+    if (ServiceEntry* owner = service(entry->service_id); owner && owner->item_count > 0) {
+        --owner->item_count;
+    }
+    const size_t index = (id & kSlotMask) - 1;
+    items_[index].reset();
+    --live_items_;
+    ++items_released_;
+    counts_changed_ = true;
+    // A slot whose generations are used up is retired: an id is never given twice.
+    if (generations_[index] < kMaxGeneration) {
+        ++generations_[index];
+        free_slots_.push_back(static_cast<uint32_t>(index));
+    }
+    return true;
 }
 
 ItemEntry* ItemRegistry::find_item(uint32_t service_id, const std::string& name) {
@@ -93,7 +126,7 @@ ItemEntry* ItemRegistry::find_item(uint32_t service_id, const std::string& name)
 
 void ItemRegistry::mark_service_items_suspect(uint32_t service_id) {
     for (auto& entry : items_) {
-        if (entry->service_id == service_id) entry->data_state = wire::DATA_SUSPECT;
+        if (entry && entry->service_id == service_id) entry->data_state = wire::DATA_SUSPECT;
     }
 }
 
@@ -117,7 +150,9 @@ void ItemRegistry::for_each_service(const std::function<void(const ServiceEntry&
 }
 
 void ItemRegistry::for_each_item(const std::function<void(const ItemEntry&)>& visit) const {
-    for (const auto& item : items_) visit(*item);
+    for (const auto& item : items_) {
+        if (item) visit(*item);
+    }
 }
 
 }  // namespace mdcast::distributor

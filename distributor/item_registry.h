@@ -4,6 +4,11 @@
 // Ids are assigned once per distributor run and never reused while it runs, so
 // a publisher that reconnects gets the same item ids back. A new run is a new
 // epoch on the backbone and servers drop every id they knew.
+//
+// An item of an interactive service registered when a server asked for it,
+// whose source never gave it an image, is released once nobody wants it
+// (release_item): its slot is used again for another name, under a new
+// generation in the id's high bits, so no id is ever given to two names.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +51,13 @@ struct ItemEntry {
     bool unwanted = false;
 };
 
+// What asking an interactive item's source came to (interest_leases.h).
+struct SourceAsk {
+    ItemEntry* item = nullptr;  // registered if new; nullptr: unknown and nobody to ask
+    bool asked = false;         // the source was asked just now
+    std::string refusal;        // not empty: refused over a bound (item is nullptr)
+};
+
 class ItemRegistry {
   public:
     // Ids carry `source` (the distributor id) in their top bits: proto/source_ids.h.
@@ -65,6 +77,9 @@ class ItemRegistry {
     // Existing or new item in an existing service; nullptr when max_items is
     // reached or the name is not one proto/limits.h allows.
     ItemEntry* register_item(uint32_t service_id, const std::string& name);
+    // Forgets the item: its name, its id (never given again) and its slot (for
+    // another name). False when the id is unknown.
+    bool release_item(uint64_t id);
     ItemEntry* item(uint64_t id);
     ItemEntry* find_item(uint32_t service_id, const std::string& name);
 
@@ -79,7 +94,8 @@ class ItemRegistry {
     // Every service and every item, each in id order, for /stats.
     void for_each_service(const std::function<void(const ServiceEntry&)>& visit) const;
     void for_each_item(const std::function<void(const ItemEntry&)>& visit) const;
-    size_t item_count() const { return items_.size(); }
+    size_t item_count() const { return live_items_; }
+    uint64_t items_released() const { return items_released_; }
     size_t service_count() const { return services_.size(); }
 
   private:
@@ -90,9 +106,17 @@ class ItemRegistry {
     uint64_t max_items_;
     std::vector<std::unique_ptr<ServiceEntry>> services_;  // index = service number - 1
     std::unordered_map<std::string, uint32_t> service_ids_;
-    // Index = item number - 1: numbers are assigned in order and never freed
-    // while the distributor runs, so the lookup every update makes is an index.
-    std::vector<std::unique_ptr<ItemEntry>> items_;
+    // An item number is generation << kSlotBits | slot (1-based): the lookup
+    // every update makes is an index and a compare. A released slot is null
+    // until another name takes it with the next generation.
+    static constexpr int kSlotBits = 28;  // registry.max_items is at most 10^8
+    static constexpr uint64_t kSlotMask = (uint64_t{1} << kSlotBits) - 1;
+    static constexpr uint16_t kMaxGeneration = (1 << (40 - kSlotBits)) - 1;
+    std::vector<std::unique_ptr<ItemEntry>> items_;  // index = slot - 1
+    std::vector<uint16_t> generations_;              // the slot's current generation
+    std::vector<uint32_t> free_slots_;               // released indexes to use again
+    size_t live_items_ = 0;
+    uint64_t items_released_ = 0;
     std::unordered_map<std::string, uint64_t> item_ids_;  // name_key -> id
     bool counts_changed_ = false;
 };

@@ -13,25 +13,33 @@ ImageRecovery::ImageRecovery(const ItemCache& cache, const Settings& settings, L
     : cache_(cache),
       settings_(settings),
       link_(link),
-      pending_(settings.max_pending),
+      pending_(settings.max_pending, settings.max_pending_per_client),
       log_(log::get("server")) {}
 
 // ---- asking --------------------------------------------------------------------------------
 
-// The request cannot wait for its image: cache.max_pending_requests are waiting already.
+// The request cannot wait for its image: cache.max_pending_requests are
+// waiting already, or this client's share of them.
 void ImageRecovery::refuse_full(const PendingSubscriber& subscriber, const std::string& service,
-                                const std::string& name, uint64_t item_id,
-                                const std::string& when) {
-    link_.tell_waiting(
-        subscriber, service, name, item_id,
-        make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_LIMIT_REACHED,
-                    "cache.max_pending_requests reached" + when));
+                                const std::string& name, uint64_t item_id, const std::string& when,
+                                PendingRequests::AddResult why) {
+    const std::string limit =
+        why == PendingRequests::AddResult::kClientLimitReached
+            ? "cache.max_pending_requests_per_client (" +
+                  std::to_string(pending_.max_per_client()) +
+                  ") reached: this connection waits for that many images already"
+            : "cache.max_pending_requests reached";
+    if (why == PendingRequests::AddResult::kClientLimitReached) ++counters_.client_limit_refusals;
+    link_.tell_waiting(subscriber, service, name, item_id,
+                       make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
+                                   wire::STATUS_LIMIT_REACHED, limit + when));
 }
 
 void ImageRecovery::wait_by_name(const std::string& service, const std::string& name,
                                  PendingSubscriber subscriber) {
     PendingImage* pending = nullptr;
-    switch (pending_.add(service, name, subscriber, pending)) {
+    const auto added = pending_.add(service, name, subscriber, pending);
+    switch (added) {
         case PendingRequests::AddResult::kFirst:
             switch (route(*pending)) {
                 case Route::kNoSuchService:
@@ -50,7 +58,8 @@ void ImageRecovery::wait_by_name(const std::string& service, const std::string& 
             if (pending->attempts == 0) tell_no_source_yet(subscriber, service, name);
             return;
         case PendingRequests::AddResult::kLimitReached:
-            return refuse_full(subscriber, service, name, 0, "");
+        case PendingRequests::AddResult::kClientLimitReached:
+            return refuse_full(subscriber, service, name, 0, "", added);
     }
 }
 
@@ -68,7 +77,8 @@ void ImageRecovery::tell_no_source_yet(const PendingSubscriber& subscriber,
 
 void ImageRecovery::wait_for_image(const CachedItem& item, PendingSubscriber subscriber) {
     PendingImage* waiting = nullptr;
-    switch (pending_.add(item.service_name, item.name, subscriber, waiting)) {
+    const auto added = pending_.add(item.service_name, item.name, subscriber, waiting);
+    switch (added) {
         case PendingRequests::AddResult::kFirst:
             request_image(item);
             waiting->last_request_ns = monotonic_ns();
@@ -77,7 +87,8 @@ void ImageRecovery::wait_for_image(const CachedItem& item, PendingSubscriber sub
         case PendingRequests::AddResult::kJoined:
             return;
         case PendingRequests::AddResult::kLimitReached:
-            return refuse_full(subscriber, item.service_name, item.name, 0, "");
+        case PendingRequests::AddResult::kClientLimitReached:
+            return refuse_full(subscriber, item.service_name, item.name, 0, "", added);
     }
 }
 
@@ -214,11 +225,11 @@ void ImageRecovery::forget_source(uint16_t source) {
 
 void ImageRecovery::resubscribe(const CachedItem& item, PendingSubscriber subscriber) {
     PendingImage* pending = nullptr;
-    pending_.add(item.service_name, item.name, subscriber, pending);
+    const auto added = pending_.add(item.service_name, item.name, subscriber, pending);
     if (pending) {
         pending->recovering = true;
     } else {
-        refuse_full(subscriber, item.service_name, item.name, item.id, " during recovery");
+        refuse_full(subscriber, item.service_name, item.name, item.id, " during recovery", added);
     }
 }
 

@@ -33,7 +33,8 @@
 namespace mdcast::server {
 
 struct ImageRecoveryCounters {
-    uint64_t waiting_for_source = 0;  // requests told "no source yet" (then imaged)
+    uint64_t waiting_for_source = 0;     // requests told "no source yet" (then imaged)
+    uint64_t client_limit_refusals = 0;  // over cache.max_pending_requests_per_client
 };
 
 class ImageRecovery {
@@ -56,8 +57,9 @@ class ImageRecovery {
     };
 
     struct Settings {
-        size_t max_pending = 0;          // cache.max_pending_requests
-        int64_t request_timeout_ns = 0;  // backbone.image_request_timeout_ms
+        size_t max_pending = 0;             // cache.max_pending_requests
+        int64_t request_timeout_ns = 0;     // backbone.image_request_timeout_ms
+        size_t max_pending_per_client = 0;  // cache.max_pending_requests_per_client
     };
 
     ImageRecovery(const ItemCache& cache, const Settings& settings, Link& link);
@@ -65,7 +67,8 @@ class ImageRecovery {
     // ---- asking ----
     // Waits for the image of (service, name), asking the distributor of its service
     // (once per name: later subscribers join). Refused with limit_reached when
-    // max_pending names wait already; closed not_found when every distributor
+    // max_pending names wait already, or this client waits for
+    // max_pending_per_client; closed not_found when every distributor
     // sent its directory and none lists the service; told open/suspect "no
     // source yet" while nothing upstream can be asked.
     void wait_by_name(const std::string& service, const std::string& name,
@@ -124,7 +127,8 @@ class ImageRecovery {
     std::optional<uint16_t> service_source(const std::string& service) const;
     bool send_by_id(uint64_t item_id, uint32_t service_id);
     void refuse_full(const PendingSubscriber& subscriber, const std::string& service,
-                     const std::string& name, uint64_t item_id, const std::string& when);
+                     const std::string& name, uint64_t item_id, const std::string& when,
+                     PendingRequests::AddResult why = PendingRequests::AddResult::kLimitReached);
 
     const ItemCache& cache_;
     Settings settings_;

@@ -13,13 +13,21 @@ PendingRequests::AddResult PendingRequests::add(const std::string& service, cons
                                                 PendingImage*& entry) {
     const std::string k = key(service, item);
     entry = nullptr;
+    if (subscriber.client) {
+        const auto counted = per_client_.find(subscriber.client);
+        if (counted != per_client_.end() && counted->second >= max_per_client_) {
+            return AddResult::kClientLimitReached;
+        }
+    }
     auto it = entries_.find(k);
     if (it != entries_.end()) {
+        if (subscriber.client) ++per_client_[subscriber.client];
         it->second.waiting.push_back(std::move(subscriber));
         entry = &it->second;
         return AddResult::kJoined;
     }
     if (entries_.size() >= max_pending_) return AddResult::kLimitReached;
+    if (subscriber.client) ++per_client_[subscriber.client];
     entry = &entries_[k];
     entry->service_name = service;
     entry->item_name = item;
@@ -33,10 +41,24 @@ std::optional<PendingImage> PendingRequests::take(const std::string& service,
     if (it == entries_.end()) return std::nullopt;
     PendingImage entry = std::move(it->second);
     entries_.erase(it);
+    count(entry, -1);
     return entry;
 }
 
+void PendingRequests::count(const PendingImage& entry, int sign) {
+    for (const PendingSubscriber& s : entry.waiting) {
+        if (!s.client) continue;
+        if (sign > 0) {
+            ++per_client_[s.client];
+        } else if (auto it = per_client_.find(s.client);
+                   it != per_client_.end() && --it->second == 0) {
+            per_client_.erase(it);
+        }
+    }
+}
+
 void PendingRequests::restore(PendingImage entry) {
+    count(entry, +1);
     std::string k = key(entry.service_name, entry.item_name);
     auto [it, inserted] = entries_.try_emplace(std::move(k), std::move(entry));
     if (!inserted) {
@@ -48,6 +70,7 @@ void PendingRequests::restore(PendingImage entry) {
 }
 
 void PendingRequests::remove_client(ClientSession* client) {
+    per_client_.erase(client);
     for (auto it = entries_.begin(); it != entries_.end();) {
         std::erase_if(it->second.waiting,
                       [&](const PendingSubscriber& s) { return s.client == client; });
@@ -58,7 +81,10 @@ void PendingRequests::remove_client(ClientSession* client) {
 std::vector<PendingImage*> PendingRequests::overdue(int64_t now_ns, int64_t timeout_ns) {
     std::vector<PendingImage*> due;
     for (auto& [k, entry] : entries_) {
-        if (now_ns - entry.last_request_ns >= timeout_ns) due.push_back(&entry);
+        const uint32_t doublings = entry.attempts > 1 ? entry.attempts - 1 : 0;
+        const int64_t backoff =
+            std::min<int64_t>(int64_t{1} << std::min<uint32_t>(doublings, 8), kMaxBackoff);
+        if (now_ns - entry.last_request_ns >= timeout_ns * backoff) due.push_back(&entry);
     }
     return due;
 }

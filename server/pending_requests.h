@@ -1,5 +1,12 @@
 // Subscriptions waiting for an item's first image from upstream, keyed by
 // (service, item name), with the retry bookkeeping of the image request.
+//
+// Bounded in all (cache.max_pending_requests) and per client connection
+// (cache.max_pending_requests_per_client, well below the total): one client
+// asking for many names nobody answers fills its own share, never the table
+// every other client needs. Unanswered requests are retried at the timeout,
+// then at twice, four times ... up to kMaxBackoff times it, so names that are
+// never answered cost upstream less and less.
 #pragma once
 
 #include <cstdint>
@@ -34,9 +41,12 @@ struct PendingImage {
 
 class PendingRequests {
   public:
-    explicit PendingRequests(size_t max_pending) : max_pending_(max_pending) {}
+    PendingRequests(size_t max_pending, size_t max_per_client)
+        : max_pending_(max_pending), max_per_client_(max_per_client) {}
 
-    enum class AddResult { kFirst, kJoined, kLimitReached };
+    static constexpr uint32_t kMaxBackoff = 16;  // times the request timeout
+
+    enum class AddResult { kFirst, kJoined, kLimitReached, kClientLimitReached };
     // kFirst: nobody was waiting for this name, so the caller sends the request
     // for `entry`. `entry` is null on kLimitReached.
     AddResult add(const std::string& service, const std::string& item, PendingSubscriber subscriber,
@@ -45,14 +55,20 @@ class PendingRequests {
     void restore(PendingImage entry);
     std::optional<PendingImage> take(const std::string& service, const std::string& item);
     void remove_client(ClientSession* client);
-    // Entries whose last request is older than `timeout_ns`.
+    // Entries whose last request is older than `timeout_ns`, times the
+    // entry's backoff (doubling with each attempt after the first, at most
+    // kMaxBackoff).
     std::vector<PendingImage*> overdue(int64_t now_ns, int64_t timeout_ns);
     std::vector<PendingImage*> all();
     size_t size() const { return entries_.size(); }
+    size_t max_per_client() const { return max_per_client_; }
 
   private:
     static std::string key(const std::string& service, const std::string& item);
+    void count(const PendingImage& entry, int sign);
     size_t max_pending_;
+    size_t max_per_client_;
+    std::unordered_map<const ClientSession*, size_t> per_client_;  // subscriptions waiting
     std::unordered_map<std::string, PendingImage> entries_;
 };
 

@@ -265,6 +265,11 @@ config::Schema<ServerConfig> build_schema() {
                         "Initial buckets of the item table (the seed's hashTableSize).");
     s.integer<uint32_t>("cache.max_pending_requests", &C::cache_max_pending_requests, 100000, 1,
                         10000000, "Item names waiting for an image from upstream.");
+    s.integer<uint32_t>("cache.max_pending_requests_per_client",
+                        &C::cache_max_pending_requests_per_client, 10000, 1, 10000000,
+                        "Subscriptions of one client connection waiting for an image from "
+                        "upstream; beyond it its new ones are refused LIMIT_REACHED, so one "
+                        "client cannot fill cache.max_pending_requests for everyone.");
     s.real("testing.loss.receive_rate", &C::loss_receive_rate, 0, 0, 1,
            "TESTING ONLY: drop this fraction of backbone packets on receive.");
     s.integer<uint64_t>("testing.loss.receive_burst_every", &C::loss_receive_burst_every, 0, 0,

@@ -51,8 +51,15 @@ void Server::register_metrics() {
     m.counter("waiting_for_source_total",
               "Item requests answered open/suspect: no source for their service yet",
               [this] { return recovery_.counters().waiting_for_source; });
+    m.counter("pending_client_limit_total",
+              "Subscriptions refused over cache.max_pending_requests_per_client",
+              [this] { return recovery_.counters().client_limit_refusals; });
     m.counter("not_found_in_total", "NOT_FOUND answers the distributor sent to this server alone",
               [&c] { return c.not_found_in; });
+    m.counter("refused_in_total",
+              "LIMIT_REACHED answers the distributor sent to this server alone (a name over its "
+              "bounds on names awaiting an interactive source)",
+              [&c] { return c.refused_in; });
     m.counter("malformed_messages_total", "Messages dropped as malformed",
               [&c] { return c.malformed_messages; });
     m.counter("foreign_messages_total", "Messages for another distributor's ids, dropped",

@@ -138,12 +138,16 @@ void Server::on_item_status(uint16_t source, const proto::Frame& frame) {
 void Server::on_source_answer(uint16_t, const proto::Frame& frame) {
     wire::ItemStatus status;
     if (!status.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) ||
-        status.item_id() != 0 || status.status().code() != wire::STATUS_NOT_FOUND ||
-        status.status().stream_state() != wire::STREAM_CLOSED) {
+        status.item_id() != 0 || status.status().stream_state() != wire::STREAM_CLOSED ||
+        (status.status().code() != wire::STATUS_NOT_FOUND &&
+         status.status().code() != wire::STATUS_LIMIT_REACHED)) {
         ++counters_.malformed_messages;
         return;
     }
-    ++counters_.not_found_in;
+    // LIMIT_REACHED: a name of an interactive service refused over the
+    // distributor's bounds on names awaiting their source.
+    ++(status.status().code() == wire::STATUS_NOT_FOUND ? counters_.not_found_in
+                                                        : counters_.refused_in);
     recovery_.status_arrived(status);
 }
 

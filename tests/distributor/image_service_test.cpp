@@ -118,3 +118,33 @@ TEST_CASE("an interactive item without an image is asked of its source; servers 
         CHECK(f.asked.size() == 1);  // not asked again
     }
 }
+
+TEST_CASE("a name over the awaiting bounds is refused to the asker alone",
+          "[image_service][hardening]") {
+    RoomsFixture f(1, 10);
+    f.service("ASK", wire_v1::SERVICE_INTERACTIVE);
+    CHECK_FALSE(f.images().on_image_request(by_name("ASK", "IBM.N"), kServer));
+    f.backbone_messages();
+    const auto answer = f.images().on_image_request(by_name("ASK", "MSFT.O"), kServer);
+    REQUIRE(answer);
+    CHECK(answer->item_id() == 0);
+    CHECK(answer->status().code() == wire_v1::STATUS_LIMIT_REACHED);
+    CHECK(answer->status().stream_state() == wire_v1::STREAM_CLOSED);
+    CHECK(answer->status().text().find("interactive.max_awaiting_per_service") !=
+          std::string::npos);
+    CHECK(f.backbone_messages().empty());
+    CHECK(f.asked == std::vector<std::string>{"IBM.N"});
+}
+
+TEST_CASE("servers asking again before the source is due put nothing on the backbone",
+          "[image_service][hardening]") {
+    RoomsFixture f;
+    f.service("ASK", wire_v1::SERVICE_INTERACTIVE);
+    CHECK_FALSE(f.images().on_image_request(by_name("ASK", "IBM.N"), kServer));
+    CHECK(f.backbone_messages().size() == 1);  // the source was asked: servers hear it
+    for (uint64_t server = 1; server <= 50; ++server) {
+        CHECK_FALSE(f.images().on_image_request(by_name("ASK", "IBM.N"), server));
+    }
+    CHECK(f.backbone_messages().empty());  // 50 retries, no status storm
+    CHECK(f.asked.size() == 1);
+}

@@ -284,3 +284,34 @@ TEST_CASE("new items make the directory due again, once per burst", "[item_regis
     CHECK_FALSE(registry.take_counts_changed());
     CHECK(registry.directory().services(0).item_count() == 2);
 }
+
+TEST_CASE("a released item's name, id and slot go; the slot comes back under a new id",
+          "[item_registry]") {
+    ItemRegistry registry(3, 4, 2);
+    ServiceEntry* service = nullptr;
+    REQUIRE(registry.announce("ASK", mdcast::wire::v1::SERVICE_INTERACTIVE, 1, service) ==
+            Announce::kAccepted);
+    ItemEntry* a = registry.register_item(service->id, "A");
+    ItemEntry* b = registry.register_item(service->id, "B");
+    REQUIRE((a && b));
+    CHECK(registry.register_item(service->id, "C") == nullptr);  // max_items 2
+    const uint64_t old_id = a->id;
+    CHECK(old_id == mdcast::proto::make_item_id(3, 1));  // the first generation: as before
+    CHECK(registry.release_item(old_id));
+    CHECK_FALSE(registry.release_item(old_id));
+    CHECK(registry.item(old_id) == nullptr);
+    CHECK(registry.find_item(service->id, "A") == nullptr);
+    CHECK(registry.item_count() == 1);
+    CHECK(service->item_count == 1);
+    CHECK(registry.items_released() == 1);
+    ItemEntry* c = registry.register_item(service->id, "C");
+    REQUIRE(c);
+    CHECK(c->id != old_id);
+    CHECK(mdcast::proto::item_source(c->id) == 3);
+    CHECK(registry.item(c->id) == c);
+    CHECK(registry.item(old_id) == nullptr);  // the old id never finds the new name
+    CHECK(registry.item(b->id) == b);
+    int visited = 0;
+    registry.for_each_item([&](const ItemEntry&) { ++visited; });
+    CHECK(visited == 2);
+}

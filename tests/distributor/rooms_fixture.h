@@ -24,12 +24,16 @@ class RoomsFixture : public NoServersAsk, public ImageService::Link, public Inte
   public:
     static constexpr uint64_t kPublisher = 5;  // the connection that owns the services
 
-    RoomsFixture()
+    // Bounds on names awaiting their source (interest_leases.h) as given.
+    explicit RoomsFixture(uint32_t max_awaiting_per_service = 50000,
+                          uint64_t max_awaiting_items = 200000)
         : config_(loopback_config("239.255.77.23")),
           tap_(config_),
           registry_(1, 10, 100),
           backbone_(loop_, config_, 11, *this),
-          leases_({1000 * kMs, 10'000 * kMs, 500 * kMs}, registry_, backbone_, *this),
+          leases_(
+              {1000 * kMs, 10'000 * kMs, 500 * kMs, max_awaiting_per_service, max_awaiting_items},
+              registry_, backbone_, *this),
           images_(registry_, backbone_, *this) {}
 
     // A service owned by kPublisher.
@@ -82,8 +86,8 @@ class RoomsFixture : public NoServersAsk, public ImageService::Link, public Inte
     void on_image_served(const ItemEntry& item, ServerId server) override {
         leases_.on_image_served(item, server, now);
     }
-    ItemEntry* ask_source(const ServiceEntry& service, ItemEntry* item, const std::string& name,
-                          ServerId server) override {
+    SourceAsk ask_source(const ServiceEntry& service, ItemEntry* item, const std::string& name,
+                         ServerId server) override {
         return leases_.ask_source(service, item, name, server, now);
     }
 

@@ -324,6 +324,16 @@ def json_events(process):
     return events
 
 
+def wait_until(predicate, timeout, what):
+    """Polls predicate() until it holds; fails naming `what` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no {what} within {timeout} s")
+
+
 def wait_for_events(process, predicate, timeout=10, what="events"):
     """Polls the JSON lines of `process` until predicate(events) holds; returns the events."""
     deadline = time.monotonic() + timeout

@@ -24,7 +24,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import harness  # noqa: E402
-from harness import check  # noqa: E402
+from harness import check, wait_until  # noqa: E402
 from status_counting_client import GROUP_STATUS, ITEM_STATUS, REFRESH, CountingClient  # noqa: E402
 
 ITEMS = 1500
@@ -33,15 +33,6 @@ KIND_NAMES = {ITEM_STATUS: "ItemStatus", GROUP_STATUS: "GroupStatus", REFRESH: "
 
 def names(count):
     return [f"ITEM{i:06d}" for i in range(count)]
-
-
-def wait_until(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"no {what} within {timeout} s")
 
 
 class WebSocketCounter:

@@ -90,7 +90,7 @@ wire::ItemStatus closed_status(const std::string& name, wire::StatusCode code) {
 struct Fixture {
     ItemCache cache{64, 100};
     ServerSide link;
-    ImageRecovery recovery{cache, {2, kTimeoutNs}, link};
+    ImageRecovery recovery{cache, {2, kTimeoutNs, 100}, link};  // max_pending 2
     Dummies clients;
 
     CachedItem& cached(uint64_t id, const std::string& name) {
@@ -304,4 +304,23 @@ TEST_CASE("a cache-off item is waited for by name and asked for by id", "[image_
     REQUIRE(pending.has_value());
     REQUIRE(pending->waiting.size() == 1);
     CHECK(pending->waiting[0].client == f.clients[1]);
+}
+
+TEST_CASE("a client over its share of the pending table is refused, naming the limit",
+          "[image_recovery][hardening]") {
+    Fixture f;
+    ImageRecovery shared{f.cache, {10, kTimeoutNs, 1}, f.link};
+    f.link.sources = {1};
+    f.link.ready = {1};
+    shared.on_directory(1, directory_of(1, "SVC"));
+    shared.wait_by_name("SVC", "A", {f.clients[0], false, {}});
+    shared.wait_by_name("SVC", "B", {f.clients[0], false, {}});
+    shared.wait_by_name("SVC", "B", {f.clients[1], false, {}});  // another client: joins
+    REQUIRE(f.link.told.size() == 1);
+    CHECK(f.link.told[0].client == f.clients[0]);
+    CHECK(f.link.told[0].name == "B");
+    CHECK(f.link.told[0].status.code() == wire::STATUS_LIMIT_REACHED);
+    CHECK(f.link.told[0].status.text().find("cache.max_pending_requests_per_client (1)") !=
+          std::string::npos);
+    CHECK(shared.counters().client_limit_refusals == 1);
 }

@@ -33,7 +33,7 @@ PendingSubscriber sub(ClientSession* client, bool snapshot = false,
 
 TEST_CASE("the first subscriber for a name creates the entry", "[pending_requests]") {
     Dummies clients;
-    PendingRequests pending(10);
+    PendingRequests pending(10, 100);
     PendingImage* entry = nullptr;
     CHECK(pending.add("SVC", "VOD.L", sub(clients[0], true, {22, 25}), entry) == AddResult::kFirst);
     REQUIRE(entry != nullptr);
@@ -51,7 +51,7 @@ TEST_CASE("the first subscriber for a name creates the entry", "[pending_request
 
 TEST_CASE("later subscribers for the same name join the entry", "[pending_requests]") {
     Dummies clients;
-    PendingRequests pending(10);
+    PendingRequests pending(10, 100);
     PendingImage* first = nullptr;
     PendingImage* second = nullptr;
     REQUIRE(pending.add("SVC", "VOD.L", sub(clients[0]), first) == AddResult::kFirst);
@@ -70,7 +70,7 @@ TEST_CASE("later subscribers for the same name join the entry", "[pending_reques
 
 TEST_CASE("service and item names do not run into each other", "[pending_requests]") {
     Dummies clients;
-    PendingRequests pending(10);
+    PendingRequests pending(10, 100);
     PendingImage* e = nullptr;
     CHECK(pending.add("A", "BC", sub(clients[0]), e) == AddResult::kFirst);
     CHECK(pending.add("AB", "C", sub(clients[0]), e) == AddResult::kFirst);
@@ -79,7 +79,7 @@ TEST_CASE("service and item names do not run into each other", "[pending_request
 
 TEST_CASE("max_pending refuses new names but not joins", "[pending_requests]") {
     Dummies clients;
-    PendingRequests pending(2);
+    PendingRequests pending(2, 100);
     PendingImage* entry = nullptr;
     REQUIRE(pending.add("SVC", "A", sub(clients[0]), entry) == AddResult::kFirst);
     REQUIRE(pending.add("SVC", "B", sub(clients[0]), entry) == AddResult::kFirst);
@@ -97,7 +97,7 @@ TEST_CASE("max_pending refuses new names but not joins", "[pending_requests]") {
 
 TEST_CASE("max_pending of zero refuses every request", "[pending_requests]") {
     Dummies clients;
-    PendingRequests pending(0);
+    PendingRequests pending(0, 100);
     PendingImage* entry = nullptr;
     CHECK(pending.add("SVC", "A", sub(clients[0]), entry) == AddResult::kLimitReached);
     CHECK(pending.size() == 0);
@@ -105,7 +105,7 @@ TEST_CASE("max_pending of zero refuses every request", "[pending_requests]") {
 
 TEST_CASE("take hands over the waiting subscribers once", "[pending_requests]") {
     Dummies clients;
-    PendingRequests pending(10);
+    PendingRequests pending(10, 100);
     PendingImage* entry = nullptr;
     REQUIRE(pending.add("SVC", "A", sub(clients[0], false, {22}), entry) == AddResult::kFirst);
     entry->attempts = 3;
@@ -130,7 +130,7 @@ TEST_CASE("take hands over the waiting subscribers once", "[pending_requests]") 
 
 TEST_CASE("remove_client removes the client and drops entries left empty", "[pending_requests]") {
     Dummies clients;
-    PendingRequests pending(10);
+    PendingRequests pending(10, 100);
     PendingImage* entry = nullptr;
     REQUIRE(pending.add("SVC", "ONLY_A", sub(clients[0]), entry) == AddResult::kFirst);
     REQUIRE(pending.add("SVC", "A_AND_B", sub(clients[0]), entry) == AddResult::kFirst);
@@ -155,7 +155,7 @@ TEST_CASE("remove_client removes the client and drops entries left empty", "[pen
 
 TEST_CASE("remove_client removes every occurrence of the client", "[pending_requests]") {
     Dummies clients;
-    PendingRequests pending(10);
+    PendingRequests pending(10, 100);
     PendingImage* entry = nullptr;
     REQUIRE(pending.add("SVC", "A", sub(clients[0]), entry) == AddResult::kFirst);
     REQUIRE(pending.add("SVC", "A", sub(clients[0], true), entry) == AddResult::kJoined);
@@ -170,7 +170,7 @@ TEST_CASE("remove_client removes every occurrence of the client", "[pending_requ
 TEST_CASE("overdue lists entries whose last request is older than the timeout",
           "[pending_requests]") {
     Dummies clients;
-    PendingRequests pending(10);
+    PendingRequests pending(10, 100);
     PendingImage* a = nullptr;
     PendingImage* b = nullptr;
     PendingImage* c = nullptr;
@@ -201,4 +201,52 @@ TEST_CASE("overdue lists entries whose last request is older than the timeout",
 
     auto all = pending.all();
     CHECK(all.size() == 3);
+}
+
+TEST_CASE("one client fills only its own share of the table", "[pending_requests]") {
+    Dummies clients;
+    PendingRequests pending(100, 3);
+    PendingImage* entry = nullptr;
+    for (int i = 0; i < 3; ++i) {
+        CHECK(pending.add("SVC", "N" + std::to_string(i), sub(clients[0]), entry) ==
+              AddResult::kFirst);
+    }
+    // Over its share: refused, whether the name is new or already waited for.
+    CHECK(pending.add("SVC", "N3", sub(clients[0]), entry) == AddResult::kClientLimitReached);
+    CHECK(entry == nullptr);
+    CHECK(pending.add("SVC", "N0", sub(clients[0]), entry) == AddResult::kClientLimitReached);
+    CHECK(pending.size() == 3);
+    // Another client is not affected.
+    CHECK(pending.add("SVC", "N3", sub(clients[1]), entry) == AddResult::kFirst);
+    CHECK(pending.add("SVC", "N0", sub(clients[1]), entry) == AddResult::kJoined);
+    // An image taken frees the share of everyone who waited for it.
+    REQUIRE(pending.take("SVC", "N0").has_value());
+    CHECK(pending.add("SVC", "N4", sub(clients[0]), entry) == AddResult::kFirst);
+    // Put back (still waiting), it counts again.
+    auto taken = pending.take("SVC", "N4");
+    REQUIRE(taken.has_value());
+    pending.restore(std::move(*taken));
+    CHECK(pending.add("SVC", "N5", sub(clients[0]), entry) == AddResult::kClientLimitReached);
+    // A client that goes frees its share.
+    pending.remove_client(clients[0]);
+    CHECK(pending.add("SVC", "N5", sub(clients[0]), entry) == AddResult::kFirst);
+}
+
+TEST_CASE("a name asked again and again without an answer is asked less and less often",
+          "[pending_requests]") {
+    Dummies clients;
+    PendingRequests pending(10, 10);
+    PendingImage* entry = nullptr;
+    REQUIRE(pending.add("SVC", "NEVER", sub(clients[0]), entry) == AddResult::kFirst);
+    const int64_t timeout = 1'000'000'000;
+    // attempts 1: the timeout; 2: twice; 3: four times; ... at most kMaxBackoff times.
+    const std::vector<std::pair<uint32_t, int64_t>> waits{{1, 1},  {2, 2},  {3, 4},  {4, 8},
+                                                          {5, 16}, {6, 16}, {40, 16}};
+    for (const auto& [attempts, factor] : waits) {
+        entry->attempts = attempts;
+        entry->last_request_ns = 1000 * timeout;
+        CHECK(pending.overdue(1000 * timeout + factor * timeout - 1, timeout).empty());
+        CHECK(pending.overdue(1000 * timeout + factor * timeout, timeout).size() == 1);
+    }
+    static_assert(PendingRequests::kMaxBackoff == 16);
 }
