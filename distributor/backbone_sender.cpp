@@ -25,7 +25,8 @@ BackboneSender::BackboneSender(EventLoop& loop, const Settings& settings, uint64
       backlog_timer_(loop, [this] { drain_backlog(); }),
       packet_(settings.max_datagram_bytes, settings.signer ? kSignatureBytes : 0,
               settings.segmentation_offload),
-      window_(settings.retransmit_window_bytes, int64_t{settings.retransmit_window_ms} * 1'000'000),
+      window_(settings.retransmit_window_bytes, int64_t{settings.retransmit_window_ms} * 1'000'000,
+              int64_t{settings.repair_horizon_ms} * 1'000'000),
       data_rate_(
           settings.data_rate_bytes_per_s,
           std::max<uint64_t>(settings.data_rate_bytes_per_s / 100, settings.max_datagram_bytes)),
@@ -88,6 +89,22 @@ bool BackboneSender::send_in_parts(std::span<const uint8_t> frame) {
     return true;
 }
 
+// The window evicted datagrams servers may still ask for: at this rate its
+// bytes hold less than the repair horizon. Logged when the count passes 1, 2,
+// 4, 8 ...: loud at once, never a flood (metric retransmit_window_short_total).
+void BackboneSender::note_short_window(int64_t now) {
+    const uint64_t evicted = window_.short_evictions();
+    const bool crossed = std::bit_floor(evicted) > short_evictions_logged_;
+    short_evictions_logged_ = evicted;
+    if (!crossed) return;
+    log_->warn(
+        "backbone.retransmit_window_bytes ({}) holds only {:.2f} s at this rate, less than "
+        "backbone.repair_horizon_ms ({}): datagrams servers may still ask for were evicted "
+        "[{} so far]; their loss becomes unrecoverable (items re-imaged)",
+        settings_.retransmit_window_bytes, static_cast<double>(window_.held_ns(now)) / 1e9,
+        settings_.repair_horizon_ms, evicted);
+}
+
 // Logged at the 1st, 2nd, 4th, 8th ... refusal: loud, but never a flood.
 bool BackboneSender::refuse_oversize(size_t bytes) {
     const uint64_t refused = ++counters_.oversize_messages;
@@ -112,6 +129,7 @@ void BackboneSender::send_packet() {
         finish_packet(packet_, proto::PacketType::kData, epoch_, next_sequence_, settings_.signer);
     const int64_t now = monotonic_ns();
     window_.store(next_sequence_, datagram, now);
+    if (window_.short_evictions() != short_evictions_logged_) note_short_window(now);
     ++next_sequence_;
     counters_.messages_sent += packet_.message_count();
     if (backlog_.empty() && data_rate_.try_take(datagram.size(), now)) {

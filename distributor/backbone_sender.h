@@ -19,6 +19,7 @@
 // distributor to stop reading publishers while it is full (back-pressure).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -97,6 +98,7 @@ class BackboneSender final : public Flushable {
         uint16_t control_port = 0;  // advertised in heartbeats
         uint64_t retransmit_window_bytes = 64 << 20;
         uint32_t retransmit_window_ms = 10000;
+        uint32_t repair_horizon_ms = 2000;  // how long servers may ask for a repair
         uint32_t repair_linger_us = 500;
         uint64_t retransmit_rate_bytes_per_s = 0;  // 0: unlimited
         uint32_t max_repairs_per_nak = 1024;       // sequences of one NAK looked at
@@ -145,6 +147,7 @@ class BackboneSender final : public Flushable {
     void send_packet();
     bool send_in_parts(std::span<const uint8_t> frame);
     bool refuse_oversize(size_t bytes);
+    void note_short_window(int64_t now);
     bool send_everywhere(std::span<const uint8_t> datagram);
     void transmit(std::span<const uint8_t> datagram);
     void transmit_unsent();
@@ -189,6 +192,7 @@ class BackboneSender final : public Flushable {
     int64_t heartbeat_interval_ns_;
     BackboneSenderCounters counters_;
     std::shared_ptr<spdlog::logger> log_;
+    uint64_t short_evictions_logged_ = 0;  // window short evictions already logged
     log::RateLimiter failure_log_limit_;
 };
 

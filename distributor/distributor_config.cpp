@@ -11,12 +11,33 @@ namespace mdcast::distributor {
 
 namespace {
 
+// The window must hold what servers may still ask for: never promise a repair
+// it cannot make (docs/backbone.md, "Sizing the retransmit window").
+void check_repair_horizon(const DistributorConfig& c, config::Problems& problems) {
+    const uint64_t horizon_ms = c.backbone_repair_horizon_ms;
+    if (c.backbone_retransmit_window_ms < horizon_ms) {
+        problems.push_back({"backbone.retransmit_window_ms",
+                            "less than backbone.repair_horizon_ms (" + std::to_string(horizon_ms) +
+                                " ms): servers would ask for repairs the window no longer holds"});
+    }
+    const uint64_t rate = c.backbone_data_rate_bytes_per_s;
+    if (rate > 0 && c.backbone_retransmit_window_bytes < rate * horizon_ms / 1000) {
+        problems.push_back(
+            {"backbone.retransmit_window_bytes",
+             "holds " + std::to_string(c.backbone_retransmit_window_bytes * 1000 / rate) +
+                 " ms at backbone.data_rate_bytes_per_s (" + std::to_string(rate) +
+                 "), less than backbone.repair_horizon_ms (" + std::to_string(horizon_ms) +
+                 " ms): at least " + std::to_string(rate * horizon_ms / 1000) + " bytes needed"});
+    }
+}
+
 void add_rules(config::Schema<DistributorConfig>& s) {
     s.rule([](const DistributorConfig& c, config::Problems& problems) {
         config::require_multicast_group("backbone.group", c.backbone_group, problems);
         config::require_multicast_groups("backbone.extra_groups", c.backbone_extra_groups,
                                          problems);
         config::require_listener("publishers", c.publishers_plaintext, c.publishers_tls, problems);
+        check_repair_horizon(c, problems);
         if (uint64_t{c.backbone_heartbeat_min_us} > uint64_t{c.backbone_heartbeat_max_ms} * 1000) {
             problems.push_back({"backbone.heartbeat_min_us",
                                 "more than backbone.heartbeat_max_ms (" +
@@ -105,6 +126,13 @@ config::Schema<DistributorConfig> build_schema() {
                         64 << 20, 65536, 1ull << 34, "Sent datagrams kept for repair, in bytes.");
     s.integer<uint32_t>("backbone.retransmit_window_ms", &C::backbone_retransmit_window_ms, 10000,
                         10, 3600000, "Sent datagrams kept for repair at most this long.");
+    s.integer<uint32_t>(
+        "backbone.repair_horizon_ms", &C::backbone_repair_horizon_ms, 2000, 1, 3600000,
+        "How long servers may ask for a repair (their nak_backoff_max_us, nak_retry_us and "
+        "nak_max_attempts: 1.8 s with their defaults; docs/backbone.md gives the formula). "
+        "retransmit_window_ms must be at least this, and with data_rate_bytes_per_s set the "
+        "window's bytes must hold this long at that rate; at run time a datagram evicted "
+        "younger than this is counted and logged.");
     s.integer<uint32_t>("backbone.repair_linger_us", &C::backbone_repair_linger_us, 500, 0, 1000000,
                         "A packet just repaired is not re-sent for this long, however many "
                         "servers ask (NAK storms cost one send).");

@@ -75,6 +75,7 @@ struct DistributorConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     uint32_t interest_lease_ms = 0;
     uint32_t release_hold_ms = 0;
     uint32_t max_awaiting_per_service = 0;
+    uint32_t backbone_repair_horizon_ms = 0;
     uint64_t max_awaiting_items = 0;
 
     // Loss injection, for tests only.

@@ -21,6 +21,7 @@ BackboneSender::Settings sender_settings(const DistributorConfig& config, uint16
     settings.control_port = control_port;
     settings.retransmit_window_bytes = config.backbone_retransmit_window_bytes;
     settings.retransmit_window_ms = config.backbone_retransmit_window_ms;
+    settings.repair_horizon_ms = config.backbone_repair_horizon_ms;
     settings.repair_linger_us = config.backbone_repair_linger_us;
     settings.retransmit_rate_bytes_per_s = config.backbone_retransmit_rate_bytes_per_s;
     settings.max_repairs_per_nak = config.backbone_max_repairs_per_nak;
@@ -127,6 +128,12 @@ void MulticastBackbone::register_metrics(MetricsRegistry& m) const {
     m.gauge("window_packets", "Datagrams held for repair",
             [this] { return sender_.window().packets(); });
     m.gauge("window_bytes", "Bytes held for repair", [this] { return sender_.window().bytes(); });
+    m.gauge("window_seconds", "How long the oldest datagram held for repair has been held",
+            [this] { return static_cast<double>(sender_.window().held_ns(monotonic_ns())) / 1e9; });
+    m.counter("retransmit_window_short_total",
+              "Datagrams evicted for room while younger than backbone.repair_horizon_ms "
+              "(the window is too small for the rate)",
+              [this] { return sender_.window().short_evictions(); });
     register_control_metrics(m);
 }
 

@@ -26,9 +26,10 @@ std::unique_ptr<uint8_t[]> reserve_ring(size_t bytes) {
 
 }  // namespace
 
-RetransmitWindow::RetransmitWindow(size_t max_bytes, int64_t max_age_ns)
+RetransmitWindow::RetransmitWindow(size_t max_bytes, int64_t max_age_ns, int64_t horizon_ns)
     : max_bytes_(max_bytes),
       max_age_ns_(max_age_ns),
+      horizon_ns_(horizon_ns),
       ring_size_(max_bytes + proto::kMaxDatagramBytes),
       ring_(reserve_ring(ring_size_)),
       entries_(1024) {}
@@ -42,10 +43,10 @@ void RetransmitWindow::store(uint64_t sequence, std::span<const uint8_t> datagra
         throw std::logic_error("retransmit window: datagram size out of range");
     }
     expire(now_ns);
-    while (count_ > 0 && bytes_ + datagram.size() > max_bytes_) evict_front();
+    while (count_ > 0 && bytes_ + datagram.size() > max_bytes_) evict_for_room(now_ns);
     size_t at = place_for(datagram.size());
     while (at == kNoPlace) {  // the bytes fit the budget but not the ring's free run
-        evict_front();
+        evict_for_room(now_ns);
         at = place_for(datagram.size());
     }
     if (count_ == entries_.size()) grow_entries();
@@ -68,6 +69,11 @@ size_t RetransmitWindow::place_for(size_t size) const {
         return size <= read ? 0 : kNoPlace;
     }
     return read - write_ >= size ? write_ : kNoPlace;
+}
+
+void RetransmitWindow::evict_for_room(int64_t now_ns) {
+    if (now_ns - front().sent_ns < horizon_ns_) ++short_evictions_;
+    evict_front();
 }
 
 void RetransmitWindow::evict_front() {

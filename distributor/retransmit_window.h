@@ -27,7 +27,10 @@ class RetransmitWindow {
 
     // The ring takes max_bytes plus one largest datagram of address space;
     // pages are touched only as datagrams fill them.
-    RetransmitWindow(size_t max_bytes, int64_t max_age_ns);
+    // `horizon_ns` is how long servers may ask for a repair
+    // (backbone.repair_horizon_ms): a datagram evicted for room younger than
+    // that is counted (short_evictions), since a repair it promised is lost.
+    RetransmitWindow(size_t max_bytes, int64_t max_age_ns, int64_t horizon_ns = 0);
 
     // Keeps a copy of the datagram with sequence `sequence`; sequences must be
     // stored in increasing order without holes, each at most 65,536 bytes.
@@ -51,6 +54,10 @@ class RetransmitWindow {
     uint64_t trailing_edge(uint64_t next_sequence) const;
 
     size_t bytes() const { return bytes_; }  // of the datagrams held
+    // Datagrams evicted for room while younger than the repair horizon.
+    uint64_t short_evictions() const { return short_evictions_; }
+    // How long the oldest datagram held has been held, at `now_ns` (0: none).
+    int64_t held_ns(int64_t now_ns) const { return count_ == 0 ? 0 : now_ns - front().sent_ns; }
     size_t packets() const { return count_; }
 
   private:
@@ -59,11 +66,14 @@ class RetransmitWindow {
     // Where `size` bytes can go without overwriting a held datagram; SIZE_MAX
     // when the oldest must go first.
     size_t place_for(size_t size) const;
+    void evict_for_room(int64_t now_ns);
     void evict_front();
     void grow_entries();
 
     size_t max_bytes_;
     int64_t max_age_ns_;
+    int64_t horizon_ns_;
+    uint64_t short_evictions_ = 0;
     size_t ring_size_;
     std::unique_ptr<uint8_t[]> ring_;  // not zeroed: untouched pages cost no memory
     size_t write_ = 0;                 // where the next datagram goes, room permitting

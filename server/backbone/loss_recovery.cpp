@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "proto/repair_horizon.h"
+
 namespace mdcast::server {
 
 LossRecovery::LossRecovery(const LossRecoverySettings& settings, Handler& handler)
@@ -181,7 +183,8 @@ void LossRecovery::on_timer(int64_t now_ns, Ranges& naks) {
         // Retries back off exponentially (x2 up to x128): an overloaded server whose
         // repair is still queued in its own socket buffer keeps its budget instead
         // of burning it in a few milliseconds, and NAK storms damp themselves.
-        missing.next_nak_ns = now_ns + (retry_ns() << std::min<uint32_t>(missing.attempts, 7));
+        missing.next_nak_ns =
+            now_ns + (retry_ns() << std::min(missing.attempts, proto::kMaxNakRetryDoublings));
         ++missing.attempts;
         earliest_nak_ns_ = std::min(earliest_nak_ns_, missing.next_nak_ns);
         ++counters_.nak_sequences;

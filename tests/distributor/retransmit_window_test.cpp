@@ -158,3 +158,19 @@ TEST_CASE("a window the kernel cannot reserve is refused with the key's name",
               std::string::npos);
     }
 }
+
+TEST_CASE("evicting for room what servers may still ask for is counted", "[retransmit_window]") {
+    constexpr int64_t kMs = 1'000'000;
+    RetransmitWindow window(300, 10'000 * kMs, 2'000 * kMs);  // repair horizon 2 s
+    window.store(1, bytes(100, 1), 0);
+    window.store(2, bytes(100, 2), 0);
+    window.store(3, bytes(100, 3), 1'000 * kMs);
+    CHECK(window.held_ns(1'500 * kMs) == 1'500 * kMs);
+    window.store(4, bytes(100, 4), 1'500 * kMs);  // evicts 1, sent 1.5 s ago: too young
+    CHECK(window.short_evictions() == 1);
+    window.store(5, bytes(100, 5), 2'500 * kMs);  // evicts 2, sent 2.5 s ago: past the horizon
+    CHECK(window.short_evictions() == 1);
+    window.expire(20'000 * kMs);  // expiring by age is never short
+    CHECK(window.short_evictions() == 1);
+    CHECK(window.held_ns(20'000 * kMs) == 0);
+}

@@ -43,6 +43,10 @@ BAD_CONFIGS = [
     ("distributor", "backbone:\n  key_file: /nonexistent/backbone.key\n", "backbone.key_file", 2),
     ("distributor", "backbone:\n  heartbeat_min_us: 500000\n  heartbeat_max_ms: 100\n",
      "backbone.heartbeat_min_us", 2),
+    # A window that cannot hold what servers may still ask for (issue 27, item 9).
+    ("distributor", "backbone:\n  retransmit_window_ms: 1000\n", "backbone.retransmit_window_ms", 2),
+    ("distributor", "backbone:\n  data_rate_bytes_per_s: 60000000\n  retransmit_window_bytes: 67108864\n",
+     "backbone.retransmit_window_bytes", 3),
     ("server", "process:\n  sched_slice_us: 50\n", "process.sched_slice_us", 2),
     ("distributor", "process:\n  sched_slice_us: 200000\n", "process.sched_slice_us", 2),
     ("server", "clients:\n  ws_port: 15556\n  ws_dictionary_file: DICT\n  ws_web_dir: DIR\n",
