@@ -116,6 +116,7 @@ class ImageRecovery {
     size_t pending_count() const { return pending_.size(); }
     const ImageRecoveryCounters& counters() const { return counters_; }
     size_t recovering_count() const { return recovering_.size(); }
+    bool recovering(uint64_t item_id) const { return recovering_.contains(item_id); }
 
   private:
     enum class Route { kSent, kWaiting, kNoSuchService };

@@ -43,8 +43,9 @@ struct ServerCounters {
     uint64_t refreshes_in = 0;
     uint64_t updates_in = 0;
     uint64_t statuses_in = 0;
-    uint64_t not_found_in = 0;  // unicast NOT_FOUND answers to this server
-    uint64_t refused_in = 0;    // unicast LIMIT_REACHED answers to this server
+    uint64_t not_found_in = 0;          // unicast NOT_FOUND answers to this server
+    uint64_t refused_in = 0;            // unicast LIMIT_REACHED answers to this server
+    uint64_t loss_reimages_merged = 0;  // loss hit an item whose image was on its way already
     uint64_t malformed_messages = 0;
     uint64_t foreign_messages = 0;  // a distributor speaking for another's items: dropped
     uint64_t updates_dropped = 0;   // stale, no image, unknown item

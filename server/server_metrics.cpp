@@ -56,6 +56,9 @@ void Server::register_metrics() {
               [this] { return recovery_.counters().client_limit_refusals; });
     m.counter("not_found_in_total", "NOT_FOUND answers the distributor sent to this server alone",
               [&c] { return c.not_found_in; });
+    m.counter("loss_reimages_merged_total",
+              "Unrecoverable loss that hit an item already being re-imaged: no second request",
+              [&c] { return c.loss_reimages_merged; });
     m.counter("refused_in_total",
               "LIMIT_REACHED answers the distributor sent to this server alone (a name over its "
               "bounds on names awaiting an interactive source)",

@@ -195,14 +195,24 @@ std::vector<CachedItem*> Server::items_of_source(uint16_t source) {
 
 void Server::on_source_loss(uint16_t source, const std::string& what) {
     // Any item of that distributor may have missed updates in what could not be
-    // repaired: they all go suspect, subscribed ones are re-imaged.
-    std::vector<CachedItem*> subscribed;
+    // repaired: each one holding an image goes suspect (its subscribers told
+    // once), and each subscribed one is re-imaged, once until its image comes.
+    // Loss upon loss while images are on their way (a starved server losing a
+    // thousand runs a second) costs nothing more: no re-image storm that would
+    // itself cause more loss, and the stream recovers.
+    std::vector<CachedItem*> told;
     for (CachedItem* item : items_of_source(source)) {
-        ItemCache::invalidate(*item, wire::STATUS_UNRECOVERABLE_LOSS, what);
-        if (fanout_.has_subscribers(item->id)) subscribed.push_back(item);
+        const bool had_image = item->has_image;
+        if (had_image) ItemCache::invalidate(*item, wire::STATUS_UNRECOVERABLE_LOSS, what);
+        if (!fanout_.has_subscribers(item->id)) continue;
+        if (had_image) told.push_back(item);
+        if (recovery_.recovering(item->id)) {
+            ++counters_.loss_reimages_merged;
+        } else {
+            recovery_.request_image(*item);
+        }
     }
-    fan_out_group(wire::GROUP_SOURCE, source, "", subscribed);
-    for (CachedItem* item : subscribed) recovery_.request_image(*item);
+    fan_out_group(wire::GROUP_SOURCE, source, "", told);
 }
 
 void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t epoch) {
