@@ -87,8 +87,9 @@ def queue_gauges(port):
 class Daemon:
     """A daemon the runner may kill and restart: every life is sampled apart."""
 
-    def __init__(self, name, argv, port, admin_port, log_dir, commands):
+    def __init__(self, name, argv, port, admin_port, log_dir, commands, core=None):
         self.name, self.argv, self.port, self.admin_port = name, argv, port, admin_port
+        self.core = core  # pinned here (with the busy neighbour) in every life
         self.log_dir, self.commands = log_dir, commands
         self.lives = []  # [{"start": t, "samples": [(t, rss, fds)], "queues": {...}}]
         self.stopped_until = 0.0
@@ -99,6 +100,8 @@ class Daemon:
     def start(self):
         suffix = f"-{self.restarts}" if self.restarts else ""
         self.process = Process(self.name + suffix, self.argv, self.log_dir, self.commands)
+        if self.core is not None:
+            os.sched_setaffinity(self.process.pid, {self.core})
         wait_for_port(self.port, self.process, timeout=20)
         self.lives.append({"start": time.monotonic(), "samples": [], "queues_first": None,
                            "queues_last": None})
@@ -250,15 +253,16 @@ class SoakStack:
         cfg = self.config("distributor", "distributor.yaml", {
             **backbone, "backbone.ttl": 0, "publishers.port": self.publisher_port, "admin.port": admin},
             {"send_rate": a.loss, "control_receive_rate": a.loss, "seed": a.seed})
+        core = a.busy_neighbour if a.busy_neighbour >= 0 else None
         self.daemons = [Daemon("distributor", [self.bin["distributor"], "--config", cfg],
-                               self.publisher_port, admin, self.log_dir, self.commands)]
+                               self.publisher_port, admin, self.log_dir, self.commands, core)]
         for n in range(1, a.servers + 1):
             port, admin = free_port(), free_port()
             cfg = self.config("server", f"server{n}.yaml", {
                 **backbone, "clients.port": port, "admin.port": admin},
                 {"control_send_rate": a.loss, "seed": a.seed + n})
             self.daemons.append(Daemon(f"server{n}", [self.bin["server"], "--config", cfg],
-                                       port, admin, self.log_dir, self.commands))
+                                       port, admin, self.log_dir, self.commands, core))
         self.servers = self.daemons[1:]
 
     def start_source(self):
@@ -376,10 +380,19 @@ def daemon_figures(daemon):
             "queues_end": daemon.lives[-1]["queues_last"]}
 
 
+def busy_neighbour(core):
+    """A process spinning on `core` beside the daemons pinned there, as a busy
+    neighbour on a shared host would; ended by its PID when the run ends."""
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    os.sched_setaffinity(spinner.pid, {core})
+    return spinner
+
+
 def run(args):
     rng = random.Random(args.seed)
     stack = SoakStack(args)
     findings, faults_done = [], []
+    neighbour = busy_neighbour(args.busy_neighbour) if args.busy_neighbour >= 0 else None
     try:
         stack.start_daemons()
         stack.start_source()
@@ -440,6 +453,9 @@ def run(args):
             findings.extend(growth_findings(daemon, args))
     finally:
         stack.stop()
+        if neighbour:
+            neighbour.kill()
+            neighbour.wait()
     c = stack.counts
     report = {"duration_s": args.duration, "items": args.items, "rate": args.rate, "loss": args.loss,
               "updates": c["updates"] + c["churn_updates"], "watched_updates": c["updates"],
@@ -449,7 +465,8 @@ def run(args):
               "duplicates": c["churn_duplicates"] + sum(f.startswith("duplicate") for f in findings),
               "silent_stale": sum(f.startswith("silent stale") for f in findings),
               "faults": faults_done, "daemons": {d.name: daemon_figures(d) for d in stack.daemons},
-              "findings": findings, "commands": stack.commands}
+              "busy_neighbour_core": args.busy_neighbour if neighbour else None,
+              "load_average": os.getloadavg(), "findings": findings, "commands": stack.commands}
     with open(os.path.join(args.out, "soak.json"), "w") as f:
         json.dump(report, f, indent=1)
     print(f"updates {report['updates']} (watched {c['updates']}, churn {c['churn_updates']} over "
@@ -494,6 +511,8 @@ def main():
     p.add_argument("--rss-slack-mb", type=float, default=16.0, help="plus this much")
     p.add_argument("--fd-slack", type=int, default=16, help="allowed descriptor growth")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--busy-neighbour", type=int, default=-1, metavar="CORE",
+                   help="pin the daemons to CORE beside a process spinning there (-1: off)")
     args = p.parse_args()
     if args.out is None:
         args.out = os.path.join("reports", "soak-" + time.strftime("%Y%m%d-%H%M%S"))
