@@ -1,5 +1,6 @@
 #include "distributor/retransmit_window.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -52,6 +53,7 @@ void RetransmitWindow::store(uint64_t sequence, std::span<const uint8_t> datagra
     if (count_ == entries_.size()) grow_entries();
     std::memcpy(ring_.get() + at, datagram.data(), datagram.size());
     write_ = at + datagram.size();
+    footprint_ = std::max(footprint_, write_);
     Entry& entry = entries_[(first_ + count_) & (entries_.size() - 1)];
     entry = Entry{sequence, now_ns, 0, std::span<uint8_t>(ring_.get() + at, datagram.size())};
     ++count_;
@@ -61,10 +63,19 @@ void RetransmitWindow::store(uint64_t sequence, std::span<const uint8_t> datagra
 // Held bytes run from the oldest datagram's start (`read`) to write_, maybe
 // wrapping past the ring's end; a datagram never wraps, so the free space is
 // [write_, end) then [0, read) when unwrapped, or [write_, read) when wrapped.
+//
+// Unwrapped, the ring's start is used again as soon as the room before `read`
+// is twice what is held: the pages touched (the process's memory) follow what
+// the window holds (a few MB when the age limit keeps it small), instead of
+// the whole byte limit walked through once (64 MiB of RSS for a window holding
+// 2 MB). Twice, so the new data does not catch up with the old before the old
+// ages out unless the rate more than doubles (then the oldest go first, as when
+// the ring is full).
 size_t RetransmitWindow::place_for(size_t size) const {
     if (count_ == 0) return 0;
     const size_t read = static_cast<size_t>(front().datagram.data() - ring_.get());
     if (write_ > read) {
+        if (read >= 2 * bytes_ + size) return 0;
         if (ring_size_ - write_ >= size) return write_;
         return size <= read ? 0 : kNoPlace;
     }

@@ -54,6 +54,8 @@ class RetransmitWindow {
     uint64_t trailing_edge(uint64_t next_sequence) const;
 
     size_t bytes() const { return bytes_; }  // of the datagrams held
+    // Bytes of the ring ever written to (its pages are in the process's memory).
+    size_t footprint() const { return footprint_; }
     // Datagrams evicted for room while younger than the repair horizon.
     uint64_t short_evictions() const { return short_evictions_; }
     // How long the oldest datagram held has been held, at `now_ns` (0: none).
@@ -77,6 +79,7 @@ class RetransmitWindow {
     size_t ring_size_;
     std::unique_ptr<uint8_t[]> ring_;  // not zeroed: untouched pages cost no memory
     size_t write_ = 0;                 // where the next datagram goes, room permitting
+    size_t footprint_ = 0;             // the ring's bytes ever written: its pages in memory
     std::vector<Entry> entries_;       // circular, a power of two in size
     size_t first_ = 0;                 // the oldest entry
     size_t count_ = 0;

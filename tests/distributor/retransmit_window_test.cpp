@@ -174,3 +174,37 @@ TEST_CASE("evicting for room what servers may still ask for is counted", "[retra
     CHECK(window.short_evictions() == 1);
     CHECK(window.held_ns(20'000 * kMs) == 0);
 }
+
+TEST_CASE("a window kept small by its age limit touches little of its ring",
+          "[retransmit_window]") {
+    // Found by the 30-minute soak: a 64 MiB ring holding 2 MB (10 s at the
+    // soak's rate) walked its whole length once, and the distributor's RSS grew
+    // from 18 to 80 MiB.
+    constexpr int64_t kMs = 1'000'000;
+    RetransmitWindow window(64 << 20, 1'000 * kMs);
+    uint64_t sequence = 1;
+    for (int64_t now = 0; now < 600'000 * kMs; now += kMs) {  // 10 minutes, 1 datagram per ms
+        window.store(sequence, bytes(200, static_cast<uint8_t>(sequence)), now);
+        ++sequence;
+    }
+    CHECK(window.bytes() <= 1001 * 200);         // the last second
+    CHECK(window.footprint() < 4 * 1001 * 200);  // not the 64 MiB
+    REQUIRE(window.find(sequence - 1) != nullptr);
+    CHECK(window.find(sequence - 1)->datagram[0] == static_cast<uint8_t>(sequence - 1));
+    CHECK(window.find(sequence - 1000)->datagram[0] == static_cast<uint8_t>(sequence - 1000));
+}
+
+TEST_CASE("a rate that more than doubles after the ring's start was reused keeps the newest",
+          "[retransmit_window]") {
+    constexpr int64_t kMs = 1'000'000;
+    RetransmitWindow window(1 << 20, 1'000 * kMs);
+    uint64_t sequence = 1;
+    int64_t now = 0;
+    for (; now < 5'000 * kMs; now += kMs) window.store(sequence++, bytes(100, 1), now);
+    for (; now < 6'000 * kMs; now += kMs) {  // ten times the rate for a second
+        for (int i = 0; i < 10; ++i) window.store(sequence++, bytes(100, 2), now);
+    }
+    // Every datagram of the last second is held, in order, whatever was evicted.
+    for (uint64_t s = sequence - 10'000; s < sequence; ++s) REQUIRE(window.find(s) != nullptr);
+    CHECK(window.trailing_edge(sequence) <= sequence - 10'000);
+}
