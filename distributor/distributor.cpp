@@ -46,6 +46,9 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
       config_(config),
       log_(log::get("distributor")),
       auth_(loop, auth_settings(config), "publisher"),
+      takeover_secret_(config.publishers_takeover_secret_file.empty()
+                           ? ""
+                           : load_takeover_secret(config.publishers_takeover_secret_file)),
       publisher_flusher_(loop, std::chrono::microseconds(0)),
       registry_(config.distributor_id, config.max_services, config.max_items),
       backbone_(make_backbone_out(loop, config, new_epoch(config.distributor_id), *this)),
@@ -221,6 +224,13 @@ static PublisherIdentity identity(const PublisherSession& session) {
     return {session.user(), session.application_id(), session.position()};
 }
 
+std::string_view Distributor::proof_name(std::string_view presented_token) const {
+    if (!takeover_secret_.empty() && same_secret(takeover_secret_, presented_token)) {
+        return "the operator's takeover secret";
+    }
+    return auth_.enabled() ? "its login" : "its takeover token";
+}
+
 TakeoverVerdict Distributor::replace_earlier_connection(PublisherSession& claimant,
                                                         const ServiceEntry& service,
                                                         std::string_view presented_token) {
@@ -232,7 +242,8 @@ TakeoverVerdict Distributor::replace_earlier_connection(PublisherSession& claima
                                          .claimant = identity(claimant),
                                          .owner_token = service.takeover_token,
                                          .presented_token = presented_token,
-                                         .authenticated = auth_.enabled()});
+                                         .authenticated = auth_.enabled(),
+                                         .shared_secret = takeover_secret_});
     if (verdict != TakeoverVerdict::kAllowed) {
         refuse_takeover(claimant, service, verdict);
         return verdict;
@@ -243,7 +254,7 @@ TakeoverVerdict Distributor::replace_earlier_connection(PublisherSession& claima
         "(user {}, application {}, position {}; proven by {}): the earlier one is closed",
         claimant.connection().id(), claimant.connection().peer(), service.owner_session,
         log::escaped(claimant.user()), log::escaped(claimant.application_id()),
-        log::escaped(claimant.position()), auth_.enabled() ? "its login" : "its takeover token");
+        log::escaped(claimant.position()), proof_name(presented_token));
     owner->connection().close(CloseReason::kKicked,
                               "replaced by a newer connection of the same publisher");
     return verdict;

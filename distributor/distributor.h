@@ -89,6 +89,7 @@ class Distributor final : public PublisherSession::Owner,
     void on_accept(int fd, std::string peer, bool tls);
     void refuse_takeover(const PublisherSession& claimant, const ServiceEntry& service,
                          TakeoverVerdict verdict);
+    std::string_view proof_name(std::string_view presented_token) const;
     PublisherSession* open_session(uint64_t id);
     void check_timeouts(int64_t now);
     void on_housekeeping();
@@ -102,7 +103,8 @@ class Distributor final : public PublisherSession::Owner,
     EventLoop& loop_;
     const DistributorConfig& config_;  // the running configuration (see the constructor)
     std::shared_ptr<spdlog::logger> log_;
-    auth::Authenticator auth_;  // publisher logins
+    auth::Authenticator auth_;     // publisher logins
+    std::string takeover_secret_;  // publishers.takeover_secret_file's (empty: none)
     FlushScheduler publisher_flusher_;
     ItemRegistry registry_;
     std::unique_ptr<BackboneOut> backbone_;

@@ -5,6 +5,7 @@
 #include "common/daemon/daemon_keys.h"
 #include "common/daemon/shared_keys.h"
 #include "common/logging.h"
+#include "distributor/takeover_rule.h"
 #include "proto/limits.h"
 
 namespace mdcast::distributor {
@@ -94,6 +95,12 @@ config::Schema<DistributorConfig> build_schema() {
                         3600000, "Close a publisher silent for this long (0: never).");
     add_frame_rule_keys(s, "publishers", &C::publishers_max_login_frame_bytes,
                         &C::publishers_frame_timeout_ms);
+    s.string("publishers.takeover_secret_file", &C::publishers_takeover_secret_file, "",
+             "File whose first line (at least 16 characters) is a secret shared with publisher "
+             "processes (mdcast-source --takeover-secret-file, PublisherOptions::takeover_secret): "
+             "one presenting it takes over a service owned by another connection of the same "
+             "user (a restarted or standby process, docs/hardening.md). Empty: only the owner's "
+             "own reconnect (its takeover token) or, with auth, the same user's login may.");
     add_tls_keys(s);
 
     add_backbone_group_keys(s);
@@ -209,6 +216,15 @@ const config::Schema<DistributorConfig>& distributor_schema() {
     return schema;
 }
 
+static void check_takeover_secret(const std::string& path, config::Problems& problems) {
+    if (path.empty()) return;
+    try {
+        load_takeover_secret(path);
+    } catch (const std::exception& error) {
+        problems.push_back({"publishers.takeover_secret_file", error.what()});
+    }
+}
+
 config::Problems distributor_preflight(const DistributorConfig& c) {
     config::Problems problems;
     config::require_distinct_ports(
@@ -226,6 +242,7 @@ config::Problems distributor_preflight(const DistributorConfig& c) {
                                    problems);
     config::check_key_files("backbone", c.backbone_key_file, c.backbone_previous_key_file,
                             problems);
+    check_takeover_secret(c.publishers_takeover_secret_file, problems);
     return problems;
 }
 

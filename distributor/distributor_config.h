@@ -42,6 +42,7 @@ struct DistributorConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     uint32_t publishers_idle_timeout_ms = 0;
     uint32_t publishers_max_login_frame_bytes = 0;
     uint32_t publishers_frame_timeout_ms = 0;
+    std::string publishers_takeover_secret_file;  // empty: takeover by token or login only
 
     // Backbone (multicast out, control in).
     std::string backbone_group;

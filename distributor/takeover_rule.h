@@ -8,7 +8,9 @@
 // never enough: the claimant must prove it is the same publisher, by the
 // takeover token the distributor gave the owner when it took the service
 // (unguessable, sent only to that connection), or by a password login as the
-// same user when authentication is on.
+// same user when authentication is on. A standby or restarted process has no
+// token: the operator may give it and the distributor a shared secret
+// (publishers.takeover_secret_file), proof for the same user from any host.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +38,7 @@ struct TakeoverClaim {
     std::string_view owner_token;      // what the distributor gave the owner
     std::string_view presented_token;  // what the claimant sent (empty: none)
     bool authenticated = false;        // both logged in with a checked password
+    std::string_view shared_secret;    // the operator's (publishers.takeover_secret_file)
 };
 
 TakeoverVerdict judge_takeover(const TakeoverClaim& claim);
@@ -49,6 +52,11 @@ std::string new_takeover_token();
 // Equal bytes, compared in time that does not depend on where they differ.
 bool same_secret(std::string_view a, std::string_view b);
 
+// The operator's shared takeover secret: the first line of `path` (at least
+// kMinSharedSecretChars characters). Throws std::runtime_error naming the file.
+std::string load_takeover_secret(const std::string& path);
+
 inline constexpr size_t kTakeoverTokenBytes = 16;
+inline constexpr size_t kMinSharedSecretChars = 16;
 
 }  // namespace mdcast::distributor

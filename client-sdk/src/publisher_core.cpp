@@ -482,7 +482,8 @@ void PublisherCore::announce(const Service& service) {
     announce.set_name(service.name);
     announce.set_mode(service.mode == ServiceMode::kInteractive ? wire::SERVICE_INTERACTIVE
                                                                 : wire::SERVICE_BROADCAST);
-    announce.set_takeover_token(service.takeover_token);
+    announce.set_takeover_token(service.takeover_token.empty() ? options_.takeover_secret
+                                                               : service.takeover_token);
     if (send(FrameType::kServiceAnnounce, announce)) ++answers_outstanding_;
 }
 

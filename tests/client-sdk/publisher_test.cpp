@@ -259,6 +259,26 @@ class Source final : public Recorder {
 
 }  // namespace
 
+TEST_CASE("a new publisher shows the operator's takeover secret until it is given a token",
+          "[publisher]") {
+    ScriptedDistributor d1, d2;
+    Recorder recorder;
+    auto options = options_for({&d1, &d2});
+    options.takeover_secret = "the operator's takeover secret";
+    mdcast::Publisher publisher(options, recorder);
+    publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
+    publisher.start();
+    Script script([&] {
+        d1.accept_publisher("SVC", 5, wire::SERVICE_BROADCAST);
+        d1.drop();
+        d2.accept_publisher("SVC", 6, wire::SERVICE_BROADCAST);
+    });
+    CHECK(script.join().empty());
+    publisher.stop();
+    CHECK(d1.presented_tokens == std::vector<std::string>{"the operator's takeover secret"});
+    CHECK(d2.presented_tokens == std::vector<std::string>{"token of 5"});
+}
+
 TEST_CASE("interactive items are published while requested", "[publisher]") {
     ScriptedDistributor d;
     mdcast::Publisher* publisher_ptr = nullptr;

@@ -101,10 +101,12 @@ class PublisherFixture : public PublisherSession::Owner, public NoServersAsk {
     }
 
     // A session logged in as `user` (the owner accepts every login).
-    PublisherSession& logged_in(const std::string& user = "feed") {
+    PublisherSession& logged_in(const std::string& user = "feed",
+                                const std::string& position = "") {
         PublisherSession& session = connect();
         wire::LoginRequest login;
         login.set_user(user);
+        login.set_position(position);
         send(session, proto::FrameType::kLoginRequest, login);
         REQUIRE(session.logged_in());
         received(session);  // the LoginResponse
@@ -121,6 +123,7 @@ class PublisherFixture : public PublisherSession::Owner, public NoServersAsk {
     // What the owner is told, and how it answers.
     bool accept_logins = true;
     bool authenticated = false;  // logins checked by password (for the takeover rule)
+    std::string shared_secret;   // the operator's takeover secret (empty: none)
     std::vector<std::string> events;
     std::vector<CloseReason> closes;
 
@@ -153,7 +156,8 @@ class PublisherFixture : public PublisherSession::Owner, public NoServersAsk {
                                              .claimant = identity(claimant),
                                              .owner_token = service.takeover_token,
                                              .presented_token = token,
-                                             .authenticated = authenticated});
+                                             .authenticated = authenticated,
+                                             .shared_secret = shared_secret});
         if (verdict == TakeoverVerdict::kAllowed) {
             owner.connection().close(CloseReason::kKicked, "replaced");
         }

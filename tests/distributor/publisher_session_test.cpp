@@ -227,6 +227,27 @@ TEST_CASE("with authentication on, the same user's login is the proof",
     CHECK(second.connection().is_open());
 }
 
+TEST_CASE("the operator's takeover secret lets a standby of the same user take over",
+          "[publisher_session][takeover]") {
+    PublisherFixture f;
+    const std::string secret = "standby-secret-0123456789";
+    PublisherSession& first = f.logged_in("feed", "host-a");
+    const uint32_t id = announce(f, first, "SVC");
+    // Not configured: the secret is just another wrong token.
+    PublisherSession& early = f.logged_in("feed", "host-b");
+    CHECK(announce_answer(f, early, "SVC", secret).service_id() == 0);
+    f.shared_secret = secret;
+    PublisherSession& other = f.logged_in("someone", "host-b");
+    CHECK(announce_answer(f, other, "SVC", secret).service_id() == 0);
+    PublisherSession& guess = f.logged_in("feed", "host-b");
+    CHECK(announce_answer(f, guess, "SVC", secret + "x").service_id() == 0);
+    CHECK(f.closes.empty());
+    PublisherSession& standby = f.logged_in("feed", "host-b");  // another host: another position
+    CHECK(announce_answer(f, standby, "SVC", secret).service_id() == id);
+    CHECK(f.closes == std::vector<CloseReason>{CloseReason::kKicked});
+    CHECK(f.registry().service(id)->owner_session == standby.connection().id());
+}
+
 TEST_CASE("items are registered only on a service the connection owns", "[publisher_session]") {
     PublisherFixture f;
     PublisherSession& owner = f.logged_in();

@@ -1,8 +1,10 @@
-// The takeover rule: equal names are never proof; the owner's token or an
-// authenticated login is.
+// The takeover rule: equal names are never proof; the owner's token, an
+// authenticated login or the operator's shared secret (same user) is.
 #include "distributor/takeover_rule.h"
 
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
 #include <set>
 
 using namespace mdcast::distributor;
@@ -18,7 +20,8 @@ TakeoverClaim claim(PublisherIdentity claimant, std::string_view presented,
             .claimant = claimant,
             .owner_token = token,
             .presented_token = presented.empty() ? std::string_view() : presented,
-            .authenticated = authenticated};
+            .authenticated = authenticated,
+            .shared_secret = {}};
 }
 
 }  // namespace
@@ -48,7 +51,8 @@ TEST_CASE("an owner without a token cannot be taken over by an empty one", "[tak
                               .claimant = kFeed,
                               .owner_token = {},
                               .presented_token = {},
-                              .authenticated = false};
+                              .authenticated = false,
+                              .shared_secret = {}};
     CHECK(judge_takeover(empty) == TakeoverVerdict::kNoProof);
 }
 
@@ -56,6 +60,32 @@ TEST_CASE("with authentication, the same user's login is proof", "[takeover]") {
     CHECK(judge_takeover(claim(kFeed, "", true)) == TakeoverVerdict::kAllowed);
     CHECK(judge_takeover(claim({"intruder", "256", "10.0.0.1/net"}, "", true)) ==
           TakeoverVerdict::kOtherPublisher);
+}
+
+TEST_CASE("the operator's shared secret is proof for the same user from any host", "[takeover]") {
+    const std::string secret = "a-shared-secret-of-the-operator";
+    auto standby = claim({"feed", "standby", "10.0.0.2/net"}, secret);
+    CHECK(judge_takeover(standby) == TakeoverVerdict::kOtherPublisher);  // none configured
+    standby.shared_secret = secret;
+    CHECK(judge_takeover(standby) == TakeoverVerdict::kAllowed);
+    auto stranger = standby;
+    stranger.claimant.user = "intruder";
+    CHECK(judge_takeover(stranger) == TakeoverVerdict::kOtherPublisher);
+    auto wrong = standby;
+    wrong.presented_token = "a-shared-secret-of-the-operatoR";
+    CHECK(judge_takeover(wrong) == TakeoverVerdict::kOtherPublisher);
+    wrong.claimant = kFeed;
+    CHECK(judge_takeover(wrong) == TakeoverVerdict::kNoProof);
+}
+
+TEST_CASE("the shared secret is the first line of its file, long enough", "[takeover]") {
+    const std::string path = "takeover_rule_test.secret";
+    std::ofstream(path) << "0123456789abcdef-secret\r\nsecond line\n";
+    CHECK(load_takeover_secret(path) == "0123456789abcdef-secret");
+    std::ofstream(path) << "short\n";
+    CHECK_THROWS_WITH(load_takeover_secret(path), Catch::Contains("at least 16 characters"));
+    std::remove(path.c_str());
+    CHECK_THROWS_WITH(load_takeover_secret(path), Catch::Contains("cannot read"));
 }
 
 TEST_CASE("takeover tokens are 16 random bytes, never repeated", "[takeover]") {

@@ -1,8 +1,9 @@
 """Publisher identity (docs/hardening.md): a service belongs to the connection
 that announced it. Another connection takes it over only by proving it is the
-same publisher (the takeover token its earlier connection was given, or a
-password login as the same user); the same user, application and position are
-self-asserted and prove nothing."""
+same publisher (the takeover token its earlier connection was given, a
+password login as the same user, or the operator's takeover secret for a
+restarted process); the same user, application and position are self-asserted
+and prove nothing."""
 import socket
 import time
 
@@ -48,6 +49,11 @@ def still_open(sock):
         return False
 
 
+def source_names():
+    """mdcast-source's login: its default user is "mdcast"."""
+    return {"application": "mdcast-source", "position": socket.gethostname()}
+
+
 def test_a_stranger_with_the_sources_names_takes_nothing():
     """mdcast-source publishes; a stranger logs in again and again with its user,
     application and position and announces its service: refused every time
@@ -63,8 +69,7 @@ def test_a_stranger_with_the_sources_names_takes_nothing():
         client = stack.client(1, "--items", ",".join(names), "--duration", "7")
         attempts, deadline = 0, time.monotonic() + 3
         while time.monotonic() < deadline:
-            s, answer = announce(stack.publisher_port, "MDCAST", "mdcast",
-                                 application="mdcast-source", position=socket.gethostname())
+            s, answer = announce(stack.publisher_port, "MDCAST", "mdcast", **source_names())
             check(not first(answer, 2), f"the stranger took the service: {answer}")
             check(status_code(answer) == STATUS_NOT_ENTITLED, f"refusal code: {answer}")
             check(not first(answer, 4, b""), "a refused claimant was given a takeover token")
@@ -114,6 +119,51 @@ def test_publisher_reconnect_takes_over_its_services():
             s.close()
 
 
+def test_a_restarted_source_takes_over_with_the_operators_secret():
+    """A source restarts while its earlier connection (here a raw connection with
+    its names that announced its service and went silent) is still registered.
+    Without the operator's secret the new source is refused and exits; a
+    stranger with a wrong secret is refused; with the secret
+    (publishers.takeover_secret_file, mdcast-source --takeover-secret-file) the
+    source takes the service over at once, the earlier connection is closed,
+    and a client sees every update in order."""
+    secret = "restart-secret-0123456789"
+    with Stack("secret") as stack:
+        secret_file = stack.write("takeover.secret", secret + "\n")
+        distributor = stack.distributor(extra_publishers=f"  takeover_secret_file: {secret_file}")
+        server = stack.server(1)
+        earlier, owned = announce(stack.publisher_port, "MDCAST", "mdcast", **source_names())
+        check(first(owned, 2), f"the earlier connection's announce: {owned}")
+        refused = stack.source("--items", str(ITEMS), "--duration", "5", name="refused")
+        check(refused.wait(20) == 1, "a source without the secret was not refused")
+        check("service refused" in refused.log_text(), "no refusal in the source's log")
+        guess, answer = announce(stack.publisher_port, "MDCAST", "mdcast",
+                                 token=secret[:-1].encode() + b"x", **source_names())
+        check(not first(answer, 2), f"a wrong secret took the service: {answer}")
+        check(still_open(earlier), "a refused claim closed the earlier connection")
+        source = stack.source("--items", str(ITEMS), "--rate", "500", "--duration", "5",
+                              "--takeover-secret-file", secret_file)
+        wait_for_log(source, "items registered")
+        wait_for_log(server, "service MDCAST (")
+        names = [f"ITEM{i:06d}" for i in range(ITEMS)]
+        client = stack.client(1, "--items", ",".join(names), "--duration", "7")
+        earlier.settimeout(5)
+        try:
+            check(earlier.recv(65536) == b"", "the earlier connection is still open")
+        except ConnectionResetError:
+            pass
+        check(source.wait(20) == 0, "the source with the secret did not finish")
+        check(client.wait(20) == 0, "client exit code")
+        check_full_stream(messages(client), names, sent_updates(source), ITEMS)
+        admin = admin_port(distributor)
+        check(metric(admin, "mdcast_distributor_publisher_takeovers_total") == 1, "takeover not counted")
+        check(metric(admin, "mdcast_distributor_publisher_takeovers_refused_total") == 2,
+              "refusals not counted")
+        wait_for_log(distributor, "proven by the operator's takeover secret")
+        guess.close()
+
+
 if __name__ == "__main__":
     run([test_a_stranger_with_the_sources_names_takes_nothing,
-         test_publisher_reconnect_takes_over_its_services])
+         test_publisher_reconnect_takes_over_its_services,
+         test_a_restarted_source_takes_over_with_the_operators_secret])

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     bool interactive = false;
     std::string item_file, dictionary_path;
     int64_t seed = 1;
-    std::string password_file;
+    std::string password_file, takeover_secret_file;
     cli::CommandLine command_line(
         "mdcast-source",
         "Publishes N items (or the items of a sample file) to mdcast-distributor at a paced "
@@ -83,6 +83,9 @@ int main(int argc, char** argv) {
         .option("password-file", &password_file, "FILE",
                 "Login password: the first line of FILE (default: $MDCAST_PASSWORD; never on the "
                 "command line)")
+        .option("takeover-secret-file", &takeover_secret_file, "FILE",
+                "The distributor's publishers.takeover_secret_file: with it this source takes "
+                "its service from an earlier connection of its user still registered there")
         .option("log-level", &log_level, "LEVEL", "trace, debug, info, warn, error")
         .counter('v', "verbose", &verbosity, "More logging");
     tools::ToolTlsOptions tls;
@@ -92,6 +95,12 @@ int main(int argc, char** argv) {
         return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
     }
     if (std::string error; !tools::load_password(password_file, options.session.password, error)) {
+        std::cerr << "mdcast-source: error: " << error << "\n";
+        return 2;
+    }
+    if (std::string error;
+        !takeover_secret_file.empty() &&
+        !tools::load_password(takeover_secret_file, options.takeover_secret, error)) {
         std::cerr << "mdcast-source: error: " << error << "\n";
         return 2;
     }

@@ -46,7 +46,10 @@ void SourceApp::on_logged_in(sdk::Session& session, const wire::LoginResponse&) 
     wire::ServiceAnnounce announce;
     announce.set_name(options_.service);
     announce.set_mode(wire::SERVICE_BROADCAST);
-    announce.set_takeover_token(takeover_token_);
+    // A restarted source has no token yet: the operator's secret, if given,
+    // takes the service from its predecessor's connection not yet timed out.
+    announce.set_takeover_token(takeover_token_.empty() ? options_.takeover_secret
+                                                        : takeover_token_);
     session.send(FrameType::kServiceAnnounce, announce);
 }
 

@@ -29,6 +29,7 @@ namespace mdcast::tools {
 struct SourceOptions {
     sdk::SessionOptions session;
     std::string service = "MDCAST";
+    std::string takeover_secret;  // --takeover-secret-file's first line (docs/hardening.md)
     std::string item_prefix = "ITEM";
     int64_t items = 100;
     double rate = 1000;      // updates per second over all items

@@ -105,6 +105,14 @@ struct PublisherOptions : ConnectionOptions {
     uint64_t max_queued_bytes = 64u << 20;  // outbox: published, not yet sent
     uint64_t max_output_bytes = 64u << 20;  // written to the socket, not yet taken
 
+    // The operator's takeover secret (the first line of the distributor's
+    // publishers.takeover_secret_file), or empty. A service owned at the
+    // distributor by another connection of the same user (this process's
+    // predecessor, not yet timed out; the primary, for a standby) is taken
+    // over only with proof: after a reconnect the Publisher shows the token
+    // the distributor gave it; before it has one, this secret.
+    std::string takeover_secret;
+
     // true (default): where a publish would wake the I/O thread (a lone
     // call, a Batch's end), the publishing thread writes the updates to the
     // socket itself when it can do so at once (see WRITES AND BATCHES): no

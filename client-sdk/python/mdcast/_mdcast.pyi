@@ -127,6 +127,7 @@ class ConsumerOptions(_ConnectionOptions):
 class PublisherOptions(_ConnectionOptions):
     distributors: List[str]
     max_queued_bytes: int
+    takeover_secret: str
     def __init__(self) -> None: ...
 
 View = Optional[Sequence[FieldKey]]

@@ -22,7 +22,8 @@ class Publisher:
     shortest decimal form, so 101.25 is sent exactly). refresh/update/status
     copy what they are given and return at once (False: the outbox is full);
     the SDK keeps each item's image and sequence and re-publishes after a
-    reconnect.
+    reconnect. ``takeover_secret``: the distributor's publishers.takeover_secret_file
+    secret, so a restarted or standby process takes its services over.
 
     Callbacks run on the SDK's I/O thread, one at a time; an exception in one
     is reported (``on_error`` or the "mdcast" logger), never raised there:
@@ -42,7 +43,7 @@ class Publisher:
                  connect_timeout: float = 2.0, login_timeout: float = 3.0,
                  reconnect_delay_min: float = 0.1, reconnect_delay_max: float = 5.0,
                  dictionary: Any = None, max_queued_bytes: int = 64 << 20,
-                 log_level: str = "warn",
+                 takeover_secret: str = "", log_level: str = "warn",
                  on_connection: Optional[Callable[[str, str, str], Any]] = None,
                  on_service: Optional[Callable[[str, bool, str], Any]] = None,
                  on_item_request: Optional[Callable[[int, str, str], Any]] = None,
@@ -58,6 +59,7 @@ class Publisher:
             login_timeout=login_timeout, reconnect_delay_min=reconnect_delay_min,
             reconnect_delay_max=reconnect_delay_max, log_level=log_level)
         options.max_queued_bytes = max_queued_bytes
+        options.takeover_secret = takeover_secret
         self.dictionary = load_dictionary(dictionary)
         self._callbacks: Dict[str, Optional[Callable]] = {
             "connection": on_connection, "service": on_service, "item_request": on_item_request,
