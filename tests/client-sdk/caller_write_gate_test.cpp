@@ -17,8 +17,7 @@ TEST_CASE("before any write the publishing thread writes at once", "[caller_writ
     CHECK_FALSE(gate.coalescing(1'000'000));
 }
 
-TEST_CASE("an update sooner after a write than the write took coalesces",
-          "[caller_write_gate]") {
+TEST_CASE("an update sooner after a write than the write took coalesces", "[caller_write_gate]") {
     CallerWriteGate gate;
     gate.wrote(1'000'000, 1'010'000);  // 10 µs
     CHECK(gate.coalescing(1'010'000));
