@@ -63,8 +63,8 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
         return item.id != 0 && item.id < next_handle.load(std::memory_order_acquire);
     }
     std::unique_ptr<sdk::PublisherCore> make_core(EventLoop& loop, std::function<void()> stop_loop);
-    void wake_io_thread();
-    bool write_from_caller();
+    void wake_io_thread(bool coalesce);
+    bool write_from_caller(bool coalesce);
     void run_io_thread();
     void open_on_shared_loop();
     void close_on_shared_loop();
@@ -126,22 +126,23 @@ Publisher::Batch::Batch(Publisher& publisher)
 
 Publisher::Batch::~Batch() {
     t_innermost_batch = outer_;
-    if (!in_batch(impl_) && impl_->outbox.wake_owed()) impl_->wake_io_thread();
+    if (!in_batch(impl_) && impl_->outbox.wake_owed()) impl_->wake_io_thread(false);
 }
 
 // Where the I/O thread must look at the outbox: the publishing thread does
-// its work instead when it can (write_from_caller), else wakes it.
-void Publisher::Impl::wake_io_thread() {
-    if (!write_from_caller()) thread.io().wake();
+// its work instead when it can (write_from_caller), else wakes it. A batch's
+// end writes at once; a plain update may `coalesce` with the next ones.
+void Publisher::Impl::wake_io_thread(bool coalesce) {
+    if (!write_from_caller(coalesce)) thread.io().wake();
 }
 
 // Never waits: the lock is taken only if free (the I/O thread is then asleep
 // or busy elsewhere), and never on the I/O thread itself (a callback that
 // publishes: the core may be in the middle of something).
-bool Publisher::Impl::write_from_caller() {
+bool Publisher::Impl::write_from_caller(bool coalesce) {
     if (!caller_writes || thread.io().on_io_thread()) return false;
     const std::unique_lock lock(core_lock, std::try_to_lock);
-    return lock.owns_lock() && core && core->work_from_caller();
+    return lock.owns_lock() && core && core->work_from_caller(coalesce);
 }
 
 bool Publisher::Impl::push(const sdk::OutboxRecord& record, std::span<const FieldValue> fields,
@@ -154,7 +155,7 @@ bool Publisher::Impl::push(const sdk::OutboxRecord& record, std::span<const Fiel
         counters.outbox_full.fetch_add(1, std::memory_order_relaxed);
         return false;
     }
-    if (wake) wake_io_thread();
+    if (wake) wake_io_thread(true);
     return true;
 }
 

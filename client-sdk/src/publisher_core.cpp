@@ -169,14 +169,29 @@ void PublisherCore::on_wake() {
         flush_owed_ = false;
         link_.flush();  // the rest of the publishing thread's write, before anything new
     }
-    if (!output_full_) work();
+    if (output_full_) return;
+    // The round's write is made here, not at the loop's end, so that the gate
+    // sees how long the round took.
+    const int64_t start = monotonic_ns();
+    work();
+    link_.flush();
+    caller_gate_.wrote(start, monotonic_ns());
 }
 
-bool PublisherCore::work_from_caller() {
+bool PublisherCore::work_from_caller(bool coalesce) {
     if (!session_up_ || stopping_ || output_full_ || next_ < batch_.records.size() ||
         link_.queued_bytes() > 0) {
         return false;
     }
+    const int64_t start = monotonic_ns();
+    if (coalesce && caller_gate_.coalescing(start)) return false;
+    const bool done = caller_round();
+    caller_gate_.wrote(start, monotonic_ns());
+    return done;
+}
+
+// Takes, applies and writes what the outbox holds (work_from_caller's round).
+bool PublisherCore::caller_round() {
     bool drained = false;  // a take() found nothing: the next push() wakes again
     for (int round = 0; round < kCallerRounds; ++round) {
         outbox_.take(batch_);

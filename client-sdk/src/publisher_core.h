@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "caller_write_gate.h"
 #include "common/logging.h"
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
@@ -60,8 +61,10 @@ class PublisherCore final : public FailoverLink::Owner {
     // non-blocking send. True when that was everything; false when the I/O
     // thread must be woken to go on: a record only it handles (any other
     // kind: they need the loop), bytes the kernel did not take (queued for it
-    // to flush), or a state this path leaves to it.
-    bool work_from_caller();
+    // to flush), or a state this path leaves to it. With `coalesce` (a plain
+    // update, not a batch's end) also false while updates come faster than
+    // writes (CallerWriteGate): the I/O thread then batches them.
+    bool work_from_caller(bool coalesce);
 
     void on_session_up(const wire::v1::LoginResponse& response) override;
     void on_session_frame(const proto::Frame& frame) override;
@@ -100,6 +103,7 @@ class PublisherCore final : public FailoverLink::Owner {
     };
 
     void work();
+    bool caller_round();
     bool apply_caller_updates();
     bool write_caller_updates();
     bool apply(const OutboxRecord& record);
@@ -153,8 +157,9 @@ class PublisherCore final : public FailoverLink::Owner {
     Timer drain_timer_;  // stopping: wait for the output to go
     bool session_up_ = false;
     bool stopping_ = false;
-    bool output_full_ = false;  // retry_timer_ is running
-    bool flush_owed_ = false;   // the publishing thread queued bytes the loop must flush
+    bool output_full_ = false;     // retry_timer_ is running
+    CallerWriteGate caller_gate_;  // the last write's span, caller's or I/O thread's
+    bool flush_owed_ = false;      // the publishing thread queued bytes the loop must flush
     int64_t drain_deadline_ns_ = 0;
     std::unordered_map<std::string, std::unique_ptr<Service>> services_;
     std::unordered_map<uint32_t, Service*> by_service_id_;

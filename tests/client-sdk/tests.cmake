@@ -20,12 +20,13 @@ mdcast_unit_test(scheduling_test client-sdk/scheduling_test.cpp mdcast_sdk_objec
 mdcast_unit_test(event_queue_test client-sdk/event_queue_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(event_writer_test client-sdk/event_writer_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(publisher_outbox_test client-sdk/publisher_outbox_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(caller_write_gate_test client-sdk/caller_write_gate_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(types_test client-sdk/types_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(field_list_test client-sdk/field_list_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(sdk_log_test client-sdk/sdk_log_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(interest_tracker_test distributor/interest_tracker_test.cpp mdcast_distributor_core)
 foreach(test reconnect_policy_test item_sequencer_test item_id_index_test event_queue_test
-             event_writer_test publisher_outbox_test sdk_log_test)
+             event_writer_test publisher_outbox_test caller_write_gate_test sdk_log_test)
   target_include_directories(${test} PRIVATE ${PROJECT_SOURCE_DIR}/client-sdk/src)
 endforeach()
 

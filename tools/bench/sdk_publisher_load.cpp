@@ -49,6 +49,7 @@ struct Options {
     double latency_rate = -1;
     std::string user = "mdcast-bench";
     bool unbatched = false;
+    bool wait_when_full = false;
     bool io_thread_writes = false;
     int64_t sched_slice_us = 0;  // 0: the kernel's default
 };
@@ -158,7 +159,11 @@ class Load {
         const uint64_t seq = item.seq + 1;
         const uint64_t stamp = stamps_.next() ? realtime_now_ns() : 0;
         updates_.build(fields_, next_ + 1, next_, seq, stamp);
-        if (!publisher_.update(item.handle, fields_, stamp)) return false;
+        while (!publisher_.update(item.handle, fields_, stamp)) {
+            if (!o_.wait_when_full || g_stop) return false;
+            // Back-pressure: the rate measured is then what the distributor takes.
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
         item.seq = seq;
         next_ = (next_ + 1) % items_.size();
         return true;
@@ -236,6 +241,9 @@ int main(int argc, char** argv) {
         .flag("unbatched", &o.unbatched,
               "Publish each tick without a Publisher::Batch (each update may wake the I/O "
               "thread)")
+        .flag("wait-when-full", &o.wait_when_full,
+              "When the outbox is full, wait and retry instead of stopping (with a rate above "
+              "what the distributor takes: the most plain update() calls it takes per second)")
         .flag("io-thread-writes", &o.io_thread_writes,
               "PublisherOptions::write_from_caller off: the I/O thread writes every burst, the "
               "publishing thread only wakes it (for before/after measurements)");

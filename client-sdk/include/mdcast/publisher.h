@@ -58,7 +58,9 @@
 //   its work itself: when the I/O thread is not busy with the publisher
 //   (a lock taken without waiting), the session is up and nothing waits for
 //   the socket, it frames the updates and writes them with one non-blocking
-//   send, and the I/O thread stays asleep. Anything else — what the kernel
+//   send, and the I/O thread stays asleep; plain updates coming faster than
+//   one write each are left to the I/O thread, which writes them together
+//   (natural batching; a batch's end always writes at once). Anything else — what the kernel
 //   did not take, a refresh, status, flush or new item, a reconnect, TLS, a
 //   shared IoContext — wakes the I/O thread, which finishes in order. Either
 //   way the bytes reach the socket in the order published. docs/sdk.md.
