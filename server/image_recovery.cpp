@@ -13,26 +13,54 @@ ImageRecovery::ImageRecovery(const ItemCache& cache, const Settings& settings, L
     : cache_(cache),
       settings_(settings),
       link_(link),
-      pending_(settings.max_pending, settings.max_pending_per_client),
+      pending_(settings.max_pending, settings.max_pending_per_client,
+               settings.max_pending_per_service),
       log_(log::get("server")) {}
 
 // ---- asking --------------------------------------------------------------------------------
 
 // The request cannot wait for its image: cache.max_pending_requests are
-// waiting already, or this client's share of them.
+// waiting already, or this client's share of them, or its service's.
 void ImageRecovery::refuse_full(const PendingSubscriber& subscriber, const std::string& service,
                                 const std::string& name, uint64_t item_id, const std::string& when,
                                 PendingRequests::AddResult why) {
-    const std::string limit =
-        why == PendingRequests::AddResult::kClientLimitReached
-            ? "cache.max_pending_requests_per_client (" +
-                  std::to_string(pending_.max_per_client()) +
-                  ") reached: this connection waits for that many images already"
-            : "cache.max_pending_requests reached";
-    if (why == PendingRequests::AddResult::kClientLimitReached) ++counters_.client_limit_refusals;
+    const std::string limit = pending_limit_text(service, why);
+    const uint64_t refused = count_refusal(why);
+    // Said at the 1st, 2nd, 4th, 8th ... refusal of each limit: loud at once, never a flood.
+    if ((refused & (refused - 1)) == 0) {
+        log_->warn("refused a subscription to {} of service {}: {} [{} refused so far]",
+                   log::escaped(name), log::escaped(service), limit, refused);
+    }
     link_.tell_waiting(subscriber, service, name, item_id,
                        make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT,
                                    wire::STATUS_LIMIT_REACHED, limit + when));
+}
+
+std::string ImageRecovery::pending_limit_text(const std::string& service,
+                                              PendingRequests::AddResult why) const {
+    switch (why) {
+        case PendingRequests::AddResult::kClientLimitReached:
+            return "cache.max_pending_requests_per_client (" +
+                   std::to_string(pending_.max_per_client()) +
+                   ") reached: this connection waits for that many images already";
+        case PendingRequests::AddResult::kServiceLimitReached:
+            return "cache.max_pending_requests_per_service (" +
+                   std::to_string(pending_.max_per_service()) + ") reached: that many names of " +
+                   service + " wait for an image already";
+        default:
+            return "cache.max_pending_requests reached";
+    }
+}
+
+uint64_t ImageRecovery::count_refusal(PendingRequests::AddResult why) {
+    switch (why) {
+        case PendingRequests::AddResult::kClientLimitReached:
+            return ++counters_.client_limit_refusals;
+        case PendingRequests::AddResult::kServiceLimitReached:
+            return ++counters_.service_limit_refusals;
+        default:
+            return ++counters_.table_limit_refusals;
+    }
 }
 
 void ImageRecovery::wait_by_name(const std::string& service, const std::string& name,
@@ -59,6 +87,7 @@ void ImageRecovery::wait_by_name(const std::string& service, const std::string& 
             return;
         case PendingRequests::AddResult::kLimitReached:
         case PendingRequests::AddResult::kClientLimitReached:
+        case PendingRequests::AddResult::kServiceLimitReached:
             return refuse_full(subscriber, service, name, 0, "", added);
     }
 }
@@ -88,6 +117,7 @@ void ImageRecovery::wait_for_image(const CachedItem& item, PendingSubscriber sub
             return;
         case PendingRequests::AddResult::kLimitReached:
         case PendingRequests::AddResult::kClientLimitReached:
+        case PendingRequests::AddResult::kServiceLimitReached:
             return refuse_full(subscriber, item.service_name, item.name, 0, "", added);
     }
 }

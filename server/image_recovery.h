@@ -33,8 +33,10 @@
 namespace mdcast::server {
 
 struct ImageRecoveryCounters {
-    uint64_t waiting_for_source = 0;     // requests told "no source yet" (then imaged)
-    uint64_t client_limit_refusals = 0;  // over cache.max_pending_requests_per_client
+    uint64_t waiting_for_source = 0;      // requests told "no source yet" (then imaged)
+    uint64_t client_limit_refusals = 0;   // over cache.max_pending_requests_per_client
+    uint64_t service_limit_refusals = 0;  // over cache.max_pending_requests_per_service
+    uint64_t table_limit_refusals = 0;    // over cache.max_pending_requests
 };
 
 class ImageRecovery {
@@ -60,6 +62,8 @@ class ImageRecovery {
         size_t max_pending = 0;             // cache.max_pending_requests
         int64_t request_timeout_ns = 0;     // backbone.image_request_timeout_ms
         size_t max_pending_per_client = 0;  // cache.max_pending_requests_per_client
+        // cache.max_pending_requests_per_service (by default no bound of its own)
+        size_t max_pending_per_service = SIZE_MAX;
     };
 
     ImageRecovery(const ItemCache& cache, const Settings& settings, Link& link);
@@ -68,9 +72,10 @@ class ImageRecovery {
     // Waits for the image of (service, name), asking the distributor of its service
     // (once per name: later subscribers join). Refused with limit_reached when
     // max_pending names wait already, or this client waits for
-    // max_pending_per_client; closed not_found when every distributor
-    // sent its directory and none lists the service; told open/suspect "no
-    // source yet" while nothing upstream can be asked.
+    // max_pending_per_client, or max_pending_per_service names of the service
+    // wait (each refusal counted, logged at the 1st, 2nd, 4th ...); closed not_found when every
+    // distributor sent its directory and none lists the service; told open/suspect "no source yet"
+    // while nothing upstream can be asked.
     void wait_by_name(const std::string& service, const std::string& name,
                       PendingSubscriber subscriber);
     // Cache off: the item is live but its image is upstream; waits by name and
@@ -130,6 +135,10 @@ class ImageRecovery {
     void refuse_full(const PendingSubscriber& subscriber, const std::string& service,
                      const std::string& name, uint64_t item_id, const std::string& when,
                      PendingRequests::AddResult why = PendingRequests::AddResult::kLimitReached);
+    std::string pending_limit_text(const std::string& service,
+                                   PendingRequests::AddResult why) const;
+    // Counts a refusal under its limit; returns how many that limit refused.
+    uint64_t count_refusal(PendingRequests::AddResult why);
 
     const ItemCache& cache_;
     Settings settings_;

@@ -27,7 +27,12 @@ PendingRequests::AddResult PendingRequests::add(const std::string& service, cons
         return AddResult::kJoined;
     }
     if (entries_.size() >= max_pending_) return AddResult::kLimitReached;
+    const auto names = per_service_.find(service);
+    if ((names == per_service_.end() ? 0 : names->second) >= max_per_service_) {
+        return AddResult::kServiceLimitReached;
+    }
     if (subscriber.client) ++per_client_[subscriber.client];
+    count_name(service, +1);
     entry = &entries_[k];
     entry->service_name = service;
     entry->item_name = item;
@@ -42,7 +47,17 @@ std::optional<PendingImage> PendingRequests::take(const std::string& service,
     PendingImage entry = std::move(it->second);
     entries_.erase(it);
     count(entry, -1);
+    count_name(entry.service_name, -1);
     return entry;
+}
+
+void PendingRequests::count_name(const std::string& service, int sign) {
+    if (sign > 0) {
+        ++per_service_[service];
+    } else if (auto it = per_service_.find(service);
+               it != per_service_.end() && --it->second == 0) {
+        per_service_.erase(it);
+    }
 }
 
 void PendingRequests::count(const PendingImage& entry, int sign) {
@@ -61,12 +76,14 @@ void PendingRequests::restore(PendingImage entry) {
     count(entry, +1);
     std::string k = key(entry.service_name, entry.item_name);
     auto [it, inserted] = entries_.try_emplace(std::move(k), std::move(entry));
-    if (!inserted) {
-        // Someone subscribed in between: merge the two waiting lists.
-        auto& waiting = it->second.waiting;
-        waiting.insert(waiting.end(), entry.waiting.begin(), entry.waiting.end());
-        it->second.recovering = it->second.recovering || entry.recovering;
+    if (inserted) {
+        count_name(it->second.service_name, +1);
+        return;
     }
+    // Someone subscribed in between: merge the two waiting lists.
+    auto& waiting = it->second.waiting;
+    waiting.insert(waiting.end(), entry.waiting.begin(), entry.waiting.end());
+    it->second.recovering = it->second.recovering || entry.recovering;
 }
 
 void PendingRequests::remove_client(ClientSession* client) {
@@ -74,7 +91,12 @@ void PendingRequests::remove_client(ClientSession* client) {
     for (auto it = entries_.begin(); it != entries_.end();) {
         std::erase_if(it->second.waiting,
                       [&](const PendingSubscriber& s) { return s.client == client; });
-        it = it->second.waiting.empty() ? entries_.erase(it) : std::next(it);
+        if (!it->second.waiting.empty()) {
+            ++it;
+            continue;
+        }
+        count_name(it->second.service_name, -1);
+        it = entries_.erase(it);
     }
 }
 

@@ -1,14 +1,17 @@
 // Subscriptions waiting for an item's first image from upstream, keyed by
 // (service, item name), with the retry bookkeeping of the image request.
 //
-// Bounded in all (cache.max_pending_requests) and per client connection
-// (cache.max_pending_requests_per_client, well below the total): one client
-// asking for many names nobody answers fills its own share, never the table
-// every other client needs. Unanswered requests are retried at the timeout,
+// Bounded in all (cache.max_pending_requests), per client connection
+// (cache.max_pending_requests_per_client, well below the total) and per
+// service (cache.max_pending_requests_per_service, names of one service): one
+// client asking for many names nobody answers fills its own share, and many
+// such clients on one silent service fill that service's share, never the
+// table every other client and service needs. Unanswered requests are retried at the timeout,
 // then at twice, four times ... up to kMaxBackoff times it, so names that are
 // never answered cost upstream less and less.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,14 +44,25 @@ struct PendingImage {
 
 class PendingRequests {
   public:
-    PendingRequests(size_t max_pending, size_t max_per_client)
-        : max_pending_(max_pending), max_per_client_(max_per_client) {}
+    // `max_per_service` bounds the names of one service (no bound of its own
+    // by default: the table's).
+    PendingRequests(size_t max_pending, size_t max_per_client, size_t max_per_service = SIZE_MAX)
+        : max_pending_(max_pending),
+          max_per_client_(max_per_client),
+          max_per_service_(max_per_service) {}
 
     static constexpr uint32_t kMaxBackoff = 16;  // times the request timeout
 
-    enum class AddResult { kFirst, kJoined, kLimitReached, kClientLimitReached };
+    enum class AddResult {
+        kFirst,
+        kJoined,
+        kLimitReached,
+        kClientLimitReached,
+        kServiceLimitReached
+    };
     // kFirst: nobody was waiting for this name, so the caller sends the request
-    // for `entry`. `entry` is null on kLimitReached.
+    // for `entry`. `entry` is null on every k*LimitReached. A join is refused
+    // only over the client's share (it adds no name).
     AddResult add(const std::string& service, const std::string& item, PendingSubscriber subscriber,
                   PendingImage*& entry);
     // Puts back an entry taken with take() (it keeps waiting).
@@ -62,13 +76,17 @@ class PendingRequests {
     std::vector<PendingImage*> all();
     size_t size() const { return entries_.size(); }
     size_t max_per_client() const { return max_per_client_; }
+    size_t max_per_service() const { return max_per_service_; }
 
   private:
     static std::string key(const std::string& service, const std::string& item);
     void count(const PendingImage& entry, int sign);
+    void count_name(const std::string& service, int sign);
     size_t max_pending_;
     size_t max_per_client_;
+    size_t max_per_service_;
     std::unordered_map<const ClientSession*, size_t> per_client_;  // subscriptions waiting
+    std::unordered_map<std::string, size_t> per_service_;          // names waiting
     std::unordered_map<std::string, PendingImage> entries_;
 };
 

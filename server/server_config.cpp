@@ -270,6 +270,12 @@ config::Schema<ServerConfig> build_schema() {
                         "Subscriptions of one client connection waiting for an image from "
                         "upstream; beyond it its new ones are refused LIMIT_REACHED, so one "
                         "client cannot fill cache.max_pending_requests for everyone.");
+    s.integer<uint32_t>("cache.max_pending_requests_per_service",
+                        &C::cache_max_pending_requests_per_service, 50000, 1, 10000000,
+                        "Names of one service waiting for an image from upstream; beyond it new "
+                        "names of that service are refused LIMIT_REACHED, so a service whose "
+                        "source never answers cannot fill cache.max_pending_requests for the "
+                        "others.");
     s.real("testing.loss.receive_rate", &C::loss_receive_rate, 0, 0, 1,
            "TESTING ONLY: drop this fraction of backbone packets on receive.");
     s.integer<uint64_t>("testing.loss.receive_burst_every", &C::loss_receive_burst_every, 0, 0,

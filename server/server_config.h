@@ -95,6 +95,7 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     uint64_t cache_hash_table_size = 0;
     uint32_t cache_max_pending_requests = 0;
     uint32_t cache_max_pending_requests_per_client = 0;
+    uint32_t cache_max_pending_requests_per_service = 0;
 
     // Loss injection, for tests only.
     double loss_receive_rate = 0;

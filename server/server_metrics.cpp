@@ -54,6 +54,11 @@ void Server::register_metrics() {
     m.counter("pending_client_limit_total",
               "Subscriptions refused over cache.max_pending_requests_per_client",
               [this] { return recovery_.counters().client_limit_refusals; });
+    m.counter("pending_service_limit_total",
+              "Subscriptions refused over cache.max_pending_requests_per_service",
+              [this] { return recovery_.counters().service_limit_refusals; });
+    m.counter("pending_limit_total", "Subscriptions refused over cache.max_pending_requests",
+              [this] { return recovery_.counters().table_limit_refusals; });
     m.counter("not_found_in_total", "NOT_FOUND answers the distributor sent to this server alone",
               [&c] { return c.not_found_in; });
     m.counter("loss_reimages_merged_total",

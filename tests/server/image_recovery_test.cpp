@@ -324,3 +324,33 @@ TEST_CASE("a client over its share of the pending table is refused, naming the l
           std::string::npos);
     CHECK(shared.counters().client_limit_refusals == 1);
 }
+
+TEST_CASE("a service over its share of the pending table is refused, naming the limit",
+          "[image_recovery][hardening]") {
+    Fixture f;
+    ImageRecovery shared{f.cache, {10, kTimeoutNs, 10, 1}, f.link};
+    f.link.sources = {1};
+    f.link.ready = {1};
+    shared.on_directory(1, directory_of(1, "SVC"));
+    shared.wait_by_name("SVC", "A", {f.clients[0], false, {}});
+    shared.wait_by_name("SVC", "B", {f.clients[1], false, {}});
+    REQUIRE(f.link.told.size() == 1);
+    CHECK(f.link.told[0].client == f.clients[1]);
+    CHECK(f.link.told[0].status.code() == wire::STATUS_LIMIT_REACHED);
+    CHECK(f.link.told[0].status.text().find("cache.max_pending_requests_per_service (1)") !=
+          std::string::npos);
+    CHECK(shared.counters().service_limit_refusals == 1);
+    CHECK(shared.counters().client_limit_refusals == 0);
+    CHECK(f.link.sent.size() == 1);  // the refused name is never asked upstream
+}
+
+TEST_CASE("a full pending table's refusals are counted", "[image_recovery][hardening]") {
+    Fixture f;  // max_pending 2
+    f.link.sources = {1};
+    f.link.ready = {1};
+    f.recovery.on_directory(1, directory_of(1, "SVC"));
+    for (const char* name : {"A", "B", "C", "D"})
+        f.recovery.wait_by_name("SVC", name, {f.clients[0], false, {}});
+    CHECK(f.recovery.counters().table_limit_refusals == 2);
+    CHECK(f.link.told.size() == 2);
+}

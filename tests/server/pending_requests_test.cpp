@@ -250,3 +250,29 @@ TEST_CASE("a name asked again and again without an answer is asked less and less
     }
     static_assert(PendingRequests::kMaxBackoff == 16);
 }
+
+TEST_CASE("names of one service fill only that service's share of the table",
+          "[pending_requests][hardening]") {
+    Dummies clients;
+    PendingRequests pending(100, 100, 2);
+    PendingImage* entry = nullptr;
+    REQUIRE(pending.add("SILENT", "A", sub(clients[0]), entry) == AddResult::kFirst);
+    REQUIRE(pending.add("SILENT", "B", sub(clients[1]), entry) == AddResult::kFirst);
+    // A third name of that service is refused, whoever asks; joins add no name.
+    CHECK(pending.add("SILENT", "C", sub(clients[2]), entry) == AddResult::kServiceLimitReached);
+    CHECK(entry == nullptr);
+    CHECK(pending.add("SILENT", "A", sub(clients[2]), entry) == AddResult::kJoined);
+    // Another service is not affected.
+    CHECK(pending.add("OTHER", "C", sub(clients[2]), entry) == AddResult::kFirst);
+    // A name answered frees its place; put back, it counts again.
+    auto taken = pending.take("SILENT", "A");
+    REQUIRE(taken.has_value());
+    pending.restore(std::move(*taken));
+    CHECK(pending.add("SILENT", "C", sub(clients[2]), entry) == AddResult::kServiceLimitReached);
+    REQUIRE(pending.take("SILENT", "A").has_value());
+    CHECK(pending.add("SILENT", "C", sub(clients[2]), entry) == AddResult::kFirst);
+    // A client that goes takes the names only it waited for with it.
+    pending.remove_client(clients[1]);
+    CHECK(pending.add("SILENT", "D", sub(clients[2]), entry) == AddResult::kFirst);
+    CHECK(pending.add("SILENT", "E", sub(clients[2]), entry) == AddResult::kServiceLimitReached);
+}
