@@ -37,6 +37,13 @@ TEST_CASE("an update gives its stream id, sequence and conflation", "[ws_message
               .conflated);
 }
 
+TEST_CASE("a message sent as an array of one object is read as the object", "[ws_message_scan]") {
+    const auto m = scanned(R"([{"ID":17,"Type":"Update","SeqNumber":43,"Fields":{"BID":1}}])");
+    CHECK(m.type == WsMessageType::kUpdate);
+    CHECK(m.id == 17);
+    CHECK(scanned(R"([{"Type":"Ping"}])").type == WsMessageType::kPing);
+}
+
 TEST_CASE("an update laid out otherwise is read all the same", "[ws_message_scan]") {
     const auto m = scanned(R"({"Type":"Update","SeqNumber":43,"ID":17,"Fields":{}})");
     CHECK(m.type == WsMessageType::kUpdate);
