@@ -106,7 +106,8 @@ TEST_CASE("pings, errors and other types are named", "[ws_message_scan]") {
 
 TEST_CASE("what is not a readable message is refused with a reason", "[ws_message_scan]") {
     CHECK(refused("") == "not a JSON object");
-    CHECK(refused(R"([{"Type":"Ping"}])") == "not a JSON object");
+    CHECK(refused("[]") == "not a JSON object");
+    CHECK(refused("[1]") == "not a JSON object");
     CHECK(refused(R"({"ID":1,"SeqNumber":2})") == "no Type");
     CHECK(refused(R"({"ID":"x","Type":"Update","SeqNumber":2})") == "ID is not an integer");
     CHECK(refused(R"({"ID":1,"Type":"Update","SeqNumber":-2})") ==
