@@ -25,6 +25,9 @@ void add_websocket_keys(config::Schema<ServerConfig>& s) {
     s.string("clients.ws_web_dir", &C::clients_ws_web_dir, "",
              "Directory whose index.html is served at / on clients.ws_port (the watchlist page "
              "of tools/web; installed in /usr/share/mdcast/web). Empty: no page.");
+    s.string("clients.ws_default_service", &C::clients_ws_default_service, "",
+             "Service of WebSocket item requests without Key.Service, as an LSEG server's "
+             "default service (LSEG's clients leave it out). Empty: Key.Service required.");
     s.integer<uint32_t>("clients.ws_max_message_bytes", &C::clients_ws_max_message_bytes, 65536,
                         256, 16 << 20,
                         "Largest WebSocket message a client may send (all its fragments); a "

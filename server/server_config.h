@@ -52,7 +52,8 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     uint16_t clients_ws_port = 0;  // 0: off
     bool clients_ws_tls = false;
     std::string clients_ws_dictionary_file;
-    std::string clients_ws_web_dir;  // empty: no page at /
+    std::string clients_ws_web_dir;          // empty: no page at /
+    std::string clients_ws_default_service;  // empty: Key.Service required
     uint32_t clients_ws_max_message_bytes = 0;
     uint32_t clients_ws_max_fragments = 0;
 

@@ -140,7 +140,14 @@ void append_key(std::string& out, const std::string& service, const std::string&
     out += '}';
 }
 
-std::string framed(std::string payload) {
+// Every message goes out as a JSON array of one object, as LSEG's servers send
+// them: LSEG's clients iterate over the array (docs/websocket.md).
+std::string framed(std::string_view object) {
+    std::string payload;
+    payload.reserve(object.size() + 2);
+    payload += '[';
+    payload += object;
+    payload += ']';
     std::string frame;
     append_ws_frame(frame, WsOpcode::kText, payload);
     return frame;
@@ -209,14 +216,14 @@ void JsonEncoder::append_image_fields(std::string& out, const proto::FieldImage&
 void JsonEncoder::append_update(std::string& out, const proto::UpdateView& update,
                                 const std::vector<uint32_t>& view) const {
     const size_t start = out.size();
-    out += "{\"ID\":";
+    out += "[{\"ID\":";
     append_int(out, static_cast<int64_t>(update.item_id));
     out += ",\"Type\":\"Update\",\"SeqNumber\":";
     append_int(out, static_cast<int64_t>(update.item_seq));
     if (update.conflated) out += ",\"Conflated\":true";
     out += ',';
     append_fields(out, update.fields, view);
-    out += '}';
+    out += "}]";
     frame_ws_text(out, start);
 }
 
@@ -239,7 +246,7 @@ std::string JsonEncoder::refresh(const CachedItem& item, const proto::FieldImage
         out += "\"Fields\":{}";
     }
     out += '}';
-    return framed(std::move(out));
+    return framed(out);
 }
 
 std::string JsonEncoder::status(const std::string& service, const std::string& name,
@@ -251,7 +258,7 @@ std::string JsonEncoder::status(const std::string& service, const std::string& n
     out += ',';
     append_state(out, status, false);
     out += '}';
-    return framed(std::move(out));
+    return framed(out);
 }
 
 std::string JsonEncoder::login_refresh(int64_t id, const std::string& user,
@@ -260,7 +267,9 @@ std::string JsonEncoder::login_refresh(int64_t id, const std::string& user,
     append_int(out, id);
     out += ",\"Type\":\"Refresh\",\"Domain\":\"Login\",\"Key\":{\"Name\":";
     append_json_string(out, user);
-    out += ",\"Elements\":{\"ServerId\":";
+    // LSEG's login refresh carries the connection's terms in the top-level
+    // Elements (its clients read PingTimeout there), not inside Key.
+    out += "},\"Elements\":{\"ServerId\":";
     append_json_string(out, response.server_id());
     out += ",\"PingTimeout\":";
     append_int(out, response.heartbeat_interval_ms() / 1000);
@@ -268,10 +277,10 @@ std::string JsonEncoder::login_refresh(int64_t id, const std::string& user,
     append_int(out, response.max_frame_bytes());
     out += ",\"MaxItemsPerRequest\":";
     append_int(out, response.max_items_per_request());
-    out += "}},";
+    out += "},";
     append_state(out, response.status(), false);
     out += '}';
-    return framed(std::move(out));
+    return framed(out);
 }
 
 std::string JsonEncoder::login_status(int64_t id, const std::string& user,
@@ -283,7 +292,7 @@ std::string JsonEncoder::login_status(int64_t id, const std::string& user,
     out += "},";
     append_state(out, status, false);
     out += '}';
-    return framed(std::move(out));
+    return framed(out);
 }
 
 std::string JsonEncoder::error(std::string_view text, std::string_view offending) {
@@ -296,7 +305,7 @@ std::string JsonEncoder::error(std::string_view text, std::string_view offending
     out += ",\"Debug\":{\"Message\":";
     append_json_string(out, echo);
     out += "}}";
-    return framed(std::move(out));
+    return framed(out);
 }
 
 std::string JsonEncoder::ping() {

@@ -1,6 +1,7 @@
 // The server's messages in the WebSocket/JSON protocol (docs/websocket.md),
 // each built as a complete WebSocket text frame.
 //
+// Every message is a JSON array of one object, as LSEG servers send them.
 // Fields are named from the field dictionary ("Fields": {"BID": 101.25});
 // decimals are written exactly, times as ISO-8601 UTC strings, blanks as null.
 // Item streams carry the server's item id as "ID", the same for every client,

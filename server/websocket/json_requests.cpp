@@ -73,17 +73,38 @@ void read_login(const json& message, JsonRequest& r) {
     }
 }
 
+// A View names fields by name ("BID") or by field id (22), as LSEG's does.
+void read_view(const json& view, JsonRequest& r, const JsonLimits& limits) {
+    if (view.is_string()) {
+        r.view.push_back(view.get<std::string>());
+        return;
+    }
+    if (!view.is_array()) throw Refusal{JsonError::kBadRequest, "View is not an array"};
+    if (view.size() > limits.max_view)
+        throw Refusal{JsonError::kTooMany, "View has " + std::to_string(view.size()) +
+                                               " entries (limit " +
+                                               std::to_string(limits.max_view) + ")"};
+    for (const json& entry : view) {
+        if (entry.is_string()) {
+            r.view.push_back(entry.get<std::string>());
+        } else if (entry.is_number_unsigned() && entry.get<uint64_t>() <= UINT32_MAX) {
+            r.view_ids.push_back(entry.get<uint32_t>());
+        } else {
+            throw Refusal{JsonError::kBadRequest,
+                          "View has an entry neither a name nor a field id"};
+        }
+    }
+}
+
 void read_item(const json& message, JsonRequest& r, const JsonLimits& limits) {
     r.type = JsonRequest::Type::kItem;
     const json& key = key_of(message);
     r.service = string_member(key, "Service", "Key.Service");
-    if (r.service.empty()) throw Refusal{JsonError::kBadRequest, "Key.Service missing"};
     const json* name = member(key, "Name");
     if (!name) throw Refusal{JsonError::kBadRequest, "Key.Name missing"};
     r.names = strings(*name, "Key.Name", limits.max_names);
     if (r.names.empty()) throw Refusal{JsonError::kBadRequest, "Key.Name is empty"};
-    if (const json* view = member(message, "View"))
-        r.view = strings(*view, "View", limits.max_view);
+    if (const json* view = member(message, "View")) read_view(*view, r, limits);
     if (const json* streaming = member(message, "Streaming")) {
         if (!streaming->is_boolean())
             throw Refusal{JsonError::kBadRequest, "Streaming is not true or false"};

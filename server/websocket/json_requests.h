@@ -22,10 +22,11 @@ struct JsonRequest {
     // kLogin
     std::string user, password, application_id, position;
     // kItem
-    std::string service;
+    std::string service;             // empty: the session's default service
     std::vector<std::string> names;  // one, or a batch
     bool streaming = true;           // false: a snapshot
-    std::vector<std::string> view;   // field names; empty: all fields
+    std::vector<std::string> view;   // field names; both empty: all fields
+    std::vector<uint32_t> view_ids;  // and field ids (LSEG's View takes either)
     // kClose: stream ids (the item ids of Refresh/Update/Status)
     std::vector<int64_t> close_ids;
 };

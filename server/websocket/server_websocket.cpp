@@ -36,6 +36,7 @@ void Server::start_websocket() {
     ws_settings_.max_login_message_bytes = config_.clients_max_login_frame_bytes;
     ws_settings_.max_fragments = config_.clients_ws_max_fragments;
     ws_settings_.heartbeat_interval_ms = config_.clients_heartbeat_interval_ms;
+    ws_settings_.default_service = config_.clients_ws_default_service;
     ws_settings_.json.max_names = config_.clients_max_items_per_request;
     ws_settings_.encoder = json_.get();
     ws_settings_.page = &ws_page_;

@@ -230,10 +230,23 @@ void WsSession::on_message(uint8_t opcode, std::string_view text) {
         if (!client_.is_open()) return;
         if (message.error != JsonError::kNone) {
             refuse(message.error, message.error_text, text);
+        } else if (message.request.type == JsonRequest::Type::kItem &&
+                   message.request.service.empty()) {
+            on_request_without_service(message.request, text);
         } else {
             on_request(message.request);
         }
     }
+}
+
+// LSEG's servers serve a request without Key.Service from their default
+// service, and LSEG's clients rely on it.
+void WsSession::on_request_without_service(JsonRequest request, std::string_view text) {
+    if (settings_.default_service.empty())
+        return refuse(JsonError::kBadRequest,
+                      "Key.Service missing (no clients.ws_default_service set)", text);
+    request.service = settings_.default_service;
+    on_request(request);
 }
 
 void WsSession::refuse(JsonError error, const std::string& text, std::string_view offending) {
@@ -272,6 +285,7 @@ void WsSession::on_item_request(const JsonRequest& request) {
     wire::Subscribe subscribe;
     subscribe.set_service_name(request.service);
     subscribe.set_snapshot(!request.streaming);
+    for (const uint32_t id : request.view_ids) subscribe.add_view_field_ids(id);
     for (const std::string& field : request.view) {
         const proto::FieldDefinition* definition = encoder().dictionary().find(field);
         if (definition) {

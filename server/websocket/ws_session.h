@@ -50,6 +50,8 @@ struct WsSettings {
     size_t max_login_message_bytes = 4096;  // until the login is accepted
     uint32_t max_fragments = 64;
     uint32_t heartbeat_interval_ms = 5000;
+    // clients.ws_default_service: for requests without Key.Service (empty: refused).
+    std::string default_service;
     JsonLimits json;
     const JsonEncoder* encoder = nullptr;
     const std::string* page = nullptr;  // served at /; empty: 404
@@ -81,6 +83,7 @@ class WsSession {
     void after_wslay();
     void on_message(uint8_t opcode, std::string_view text);
     void on_request(const JsonRequest& request);
+    void on_request_without_service(JsonRequest request, std::string_view text);
     void on_item_request(const JsonRequest& request);
     void refuse(JsonError error, const std::string& text, std::string_view offending);
     void fail(CloseReason reason, uint16_t code, const std::string& text);

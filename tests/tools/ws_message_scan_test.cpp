@@ -37,6 +37,13 @@ TEST_CASE("an update gives its stream id, sequence and conflation", "[ws_message
               .conflated);
 }
 
+TEST_CASE("a message sent as an array of one object is read as the object", "[ws_message_scan]") {
+    const auto m = scanned(R"([{"ID":17,"Type":"Update","SeqNumber":43,"Fields":{"BID":1}}])");
+    CHECK(m.type == WsMessageType::kUpdate);
+    CHECK(m.id == 17);
+    CHECK(scanned(R"([{"Type":"Ping"}])").type == WsMessageType::kPing);
+}
+
 TEST_CASE("an update laid out otherwise is read all the same", "[ws_message_scan]") {
     const auto m = scanned(R"({"Type":"Update","SeqNumber":43,"ID":17,"Fields":{}})");
     CHECK(m.type == WsMessageType::kUpdate);
@@ -99,7 +106,8 @@ TEST_CASE("pings, errors and other types are named", "[ws_message_scan]") {
 
 TEST_CASE("what is not a readable message is refused with a reason", "[ws_message_scan]") {
     CHECK(refused("") == "not a JSON object");
-    CHECK(refused(R"([{"Type":"Ping"}])") == "not a JSON object");
+    CHECK(refused("[]") == "not a JSON object");
+    CHECK(refused("[1]") == "not a JSON object");
     CHECK(refused(R"({"ID":1,"SeqNumber":2})") == "no Type");
     CHECK(refused(R"({"ID":"x","Type":"Update","SeqNumber":2})") == "ID is not an integer");
     CHECK(refused(R"({"ID":1,"Type":"Update","SeqNumber":-2})") ==

@@ -97,6 +97,9 @@ bool scan_update_in_order(std::string_view message, WsMessage& out) {
 
 bool scan_ws_message(std::string_view message, WsMessage& out, std::string_view& why) {
     out = WsMessage{};
+    // The server sends each message as an array of one object (LSEG's framing).
+    if (message.size() >= 2 && message.front() == '[' && message.back() == ']')
+        message = message.substr(1, message.size() - 2);
     if (message.size() < 2 || message.front() != '{' || message.back() != '}') {
         why = "not a JSON object";
         return false;

@@ -2,7 +2,9 @@
 // (docs/websocket.md): a scan for the few members it counts and checks, not a
 // JSON parser, so that the client is not the bottleneck of a fan-out bench.
 //
-// It relies on what the server guarantees: one JSON object per text message,
+// It relies on what the server guarantees: one JSON object per text message
+// (alone, or as an array of exactly one, as the server sends it: an array of
+// several is not told apart from one),
 // the stream members ("ID", "Type", "Domain", "Key", "State", "SeqNumber",
 // "Conflated") before "Fields", and no raw quote inside a string (a key
 // pattern such as "SeqNumber": cannot match inside a string value). Anything

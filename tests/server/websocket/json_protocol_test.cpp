@@ -19,11 +19,16 @@ JsonEncoder encoder() {
                                       "test.dict"));
 }
 
-// The payload of a short unmasked text frame (2-byte header) or a 4-byte one.
+// The object in a short unmasked text frame (2-byte header) or a 4-byte one,
+// which must carry it as an array of one (LSEG's framing).
 std::string payload(const std::string& frame) {
     REQUIRE(static_cast<uint8_t>(frame[0]) == 0x81);
     const size_t header = (frame[1] & 0x7f) == 126 ? 4 : 2;
-    return frame.substr(header);
+    const std::string text = frame.substr(header);
+    REQUIRE(text.size() >= 2);
+    REQUIRE(text.front() == '[');
+    REQUIRE(text.back() == ']');
+    return text.substr(1, text.size() - 2);
 }
 
 proto::FieldEntry decimal(uint32_t id, int64_t mantissa, int32_t exponent) {

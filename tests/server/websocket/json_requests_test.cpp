@@ -55,13 +55,24 @@ TEST_CASE("an array of messages is answered message by message") {
     CHECK(got[3].request.type == JsonRequest::Type::kCloseLogin);
 }
 
+TEST_CASE("a View names fields by name or by field id") {
+    const auto got = parse_json_requests(
+        R"({"ID":3,"Key":{"Service":"S","Name":"A"},"View":["BID",25,"ASK",22]})", JsonLimits{});
+    REQUIRE(got.size() == 1);
+    CHECK(got[0].request.view == std::vector<std::string>{"BID", "ASK"});
+    CHECK(got[0].request.view_ids == std::vector<uint32_t>{25, 22});
+    CHECK(parse_json_requests(R"({"ID":3,"Key":{"Service":"S","Name":"A"},"View":[-1]})",
+                              JsonLimits{})[0]
+              .error == JsonError::kBadRequest);
+}
+
 TEST_CASE("refusals say why") {
     const auto one = [](const char* text) {
         return parse_json_requests(text, JsonLimits{4, 2, 2})[0];
     };
     CHECK(one("{not json").error == JsonError::kNotJson);
     CHECK(one(R"({"ID":"x","Key":{}})").error_text == "ID is not an integer");
-    CHECK(one(R"({"ID":1,"Key":{"Name":"A"}})").error_text == "Key.Service missing");
+    CHECK(one(R"({"ID":1,"Key":{"Name":"A"}})").request.service.empty());  // the default
     CHECK(one(R"({"ID":1,"Key":{"Service":"S"}})").error_text == "Key.Name missing");
     CHECK(one(R"({"ID":1,"Domain":"Source","Key":{}})").error == JsonError::kUnknownType);
     CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":"A"},"Streaming":1})").error ==

@@ -55,8 +55,15 @@ std::vector<ServerFrame> server_frames(std::string_view bytes) {
             header = 4;
         }
         REQUIRE(bytes.size() >= header + length);
-        frames.push_back(
-            {static_cast<uint8_t>(bytes[0] & 0x0f), std::string(bytes.substr(header, length))});
+        const auto opcode = static_cast<uint8_t>(bytes[0] & 0x0f);
+        std::string payload(bytes.substr(header, length));
+        if (opcode == 0x1) {  // a text message: an array of one object (LSEG's framing)
+            REQUIRE(payload.size() >= 2);
+            REQUIRE(payload.front() == '[');
+            REQUIRE(payload.back() == ']');
+            payload = payload.substr(1, payload.size() - 2);
+        }
+        frames.push_back({opcode, std::move(payload)});
         bytes.remove_prefix(header + length);
     }
     return frames;
@@ -153,6 +160,9 @@ TEST_CASE("a JSON login reaches the owner and is answered with a Refresh", "[ws_
     CHECK(frames[0].opcode == 0x1);
     CHECK(frames[0].payload.find(R"("Type":"Refresh","Domain":"Login")") != std::string::npos);
     CHECK(frames[0].payload.find(R"("Name":"alice")") != std::string::npos);
+    // The terms at the top level, where LSEG's clients read PingTimeout.
+    CHECK(frames[0].payload.find(R"("Key":{"Name":"alice"},"Elements":{)") != std::string::npos);
+    CHECK(frames[0].payload.find(R"("PingTimeout":)") != std::string::npos);
     CHECK(w.counters.messages_in == 1);
 }
 
@@ -170,6 +180,26 @@ TEST_CASE("item requests become subscriptions; closes become unsubscribes", "[ws
     CHECK(subscribe.view_field_ids(0) == 22);
     w.send_text(client, R"({"ID":[4,5],"Type":"Close"})");
     CHECK(w.f.unsubscribes == std::vector<uint64_t>{4, 5});
+}
+
+TEST_CASE("a request without Key.Service takes the default service, or is refused",
+          "[ws_session]") {
+    WsFixture w;
+    ClientSession& refused = w.logged_in();
+    w.send_text(refused, R"({"ID":2,"Key":{"Name":"VOD.L"}})");
+    CHECK(w.f.subscribes.empty());
+    const auto frames = w.frames(refused);
+    REQUIRE(frames.size() == 1);
+    CHECK(frames[0].payload.find(R"("Type":"Error","Text":"Key.Service missing)") !=
+          std::string::npos);
+    CHECK(refused.is_open());
+
+    WsFixture with_default;
+    with_default.settings.default_service = "FEED";
+    ClientSession& served = with_default.logged_in();
+    with_default.send_text(served, R"({"ID":2,"Key":{"Name":"VOD.L"}})");
+    REQUIRE(with_default.f.subscribes.size() == 1);
+    CHECK(with_default.f.subscribes[0].service_name() == "FEED");
 }
 
 TEST_CASE("a view naming an unknown field is refused by status, nothing subscribed",
