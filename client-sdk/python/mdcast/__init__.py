@@ -21,6 +21,7 @@ from ._consumer import Consumer
 from ._errors import ConsumerStopped, LoginRefused, MdcastError, NotConnected
 from ._options import Tls
 from ._publisher import Publisher
+from ._logging import route_to_logging as _route_to_logging
 
 __all__ = [
     "Batch", "Consumer", "ConsumerStopped", "Dictionary", "Event", "LoginRefused",
@@ -28,6 +29,8 @@ __all__ = [
     "realtime_now_ns", "set_sched_slice",
 ]
 __version__ = "0.1.0"
+
+_route_to_logging()  # SDK log lines to logging.getLogger("mdcast") (docs/python.md)
 
 
 def set_sched_slice(slice_us: int) -> None:

@@ -5,6 +5,7 @@ import asyncio
 import collections
 import logging
 import threading
+import weakref
 from typing import Any, AsyncIterator, Callable, Iterable, Iterator, List, Optional, Sequence, Union
 
 from . import _lifecycle, _mdcast
@@ -90,9 +91,15 @@ class Consumer:
         """Starts the I/O thread (and the callback thread, if there are callbacks)."""
         self._core.start()
         _lifecycle.track(self)
+        # Dropped without stop(): the core is stopped (the connection closed) when this
+        # Consumer is freed. The callback thread holds only a weak reference to it, so
+        # a running thread does not keep a dropped Consumer alive.
+        finalizer = weakref.finalize(self, self._core.stop)
+        finalizer.atexit = False  # at exit, _lifecycle stops it (with a bounded join)
         if self._has_callbacks and self._callback_thread:
-            self._thread = threading.Thread(target=self._run_callbacks, name="mdcast-callbacks",
-                                            daemon=True)
+            self._thread = threading.Thread(target=_run_callbacks,
+                                            args=(self._core, weakref.ref(self)),
+                                            name="mdcast-callbacks", daemon=True)
             self._thread.start()
         return self
 
@@ -225,17 +232,6 @@ class Consumer:
 
     # ---- callbacks -----------------------------------------------------------------------
 
-    def _run_callbacks(self) -> None:
-        core = self._core
-        while True:
-            batch = core.take(1.0)
-            if not len(batch) and core.closed:
-                return
-            try:
-                self._dispatch_batch(batch)
-            except BaseException:  # noqa: BLE001 - kept in callback_exit; the consumer stopped
-                return
-
     def _dispatch_batch(self, batch: _mdcast.Batch) -> None:
         for event in batch:
             handler = self._handlers.get(event.kind) or self._on_event
@@ -265,6 +261,29 @@ class Consumer:
             except Exception:  # noqa: BLE001
                 log.exception("mdcast: on_error raised while reporting another error")
         log.error("mdcast: a callback raised for %r", event, exc_info=error)
+
+
+def _run_callbacks(core: _mdcast.ConsumerCore, consumer: "weakref.ref[Consumer]") -> None:
+    """The callback thread: takes batches and dispatches them while the consumer lives."""
+    while True:
+        batch = core.take(1.0)
+        if not len(batch) and core.closed:
+            return
+        if not _dispatch_to(consumer, batch):
+            return
+
+
+def _dispatch_to(consumer: "weakref.ref[Consumer]", batch: _mdcast.Batch) -> bool:
+    """False when the thread must end: the consumer is gone or a callback stopped it.
+    The strong reference lives only for this call, never while the thread waits."""
+    target = consumer()
+    if target is None:
+        return False
+    try:
+        target._dispatch_batch(batch)
+    except BaseException:  # noqa: BLE001 - kept in callback_exit; the consumer stopped
+        return False
+    return True
 
 
 class _AsyncEvents:

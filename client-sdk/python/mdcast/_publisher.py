@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Union
 
 from . import _lifecycle, _mdcast
@@ -68,7 +69,11 @@ class Publisher:
         self._state = ("connecting", "", "")
         self._state_changed = threading.Condition()
         self.callback_errors = 0
-        self._core = _mdcast.PublisherCore(options, self.dictionary, self._callback)
+        # The core holds its callback for as long as it lives, in C++ where the garbage
+        # collector cannot see it: a bound method there would keep this Publisher (and its
+        # connection) alive for ever. It holds a weak reference instead, so a dropped
+        # Publisher is freed, and its core (which stops and disconnects) with it.
+        self._core = _mdcast.PublisherCore(options, self.dictionary, _weak_callback(self))
 
     def start(self) -> "Publisher":
         self._core.start()
@@ -159,3 +164,15 @@ class Publisher:
                 except Exception:  # noqa: BLE001
                     log.exception("mdcast: on_error raised while reporting another error")
             log.error("mdcast: publisher callback %s%r raised", name, args, exc_info=error)
+
+
+def _weak_callback(publisher: Publisher) -> Callable[..., None]:
+    """Calls ``publisher._callback`` while the publisher lives; nothing once it is gone."""
+    ref = weakref.ref(publisher)
+
+    def callback(name: str, *args: Any) -> None:
+        target = ref()
+        if target is not None:
+            target._callback(name, *args)
+
+    return callback

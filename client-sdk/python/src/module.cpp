@@ -180,4 +180,5 @@ PYBIND11_MODULE(_mdcast, m) {
     mdcast::python::bind_events(m);
     mdcast::python::bind_consumer(m);
     mdcast::python::bind_publisher(m);
+    mdcast::python::bind_logging(m);
 }
