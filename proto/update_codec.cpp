@@ -314,6 +314,28 @@ bool decode_field_list(std::span<const uint8_t> bytes, int depth, std::vector<Fi
     return true;
 }
 
+// usual_top's last fields (trade, stands_for, first_publish_time_ns), in
+// order, each at most once; true when they end the body.
+bool usual_trade_tail(const uint8_t* p, const uint8_t* const end, UpdateView& out) {
+    uint64_t v = 0;
+    if (p < end && *p == 0x30) {  // trade
+        ++p;
+        if (!read_varint(p, end, end, v)) return false;
+        out.trade = v != 0;
+    }
+    if (p < end && *p == 0x38) {  // stands_for: uint32 keeps the low 32 bits, as protobuf does
+        ++p;
+        if (!read_varint(p, end, end, v)) return false;
+        out.stands_for = static_cast<uint32_t>(v);
+    }
+    if (p < end && *p == 0x41) {  // first_publish_time_ns, fixed64
+        if (end - p < 9) return false;
+        std::memcpy(&out.first_publish_time_ns, p + 1, 8);
+        p += 9;
+    }
+    return p == end;
+}
+
 // The Update as every encoder writes it: its fields in order, each at most
 // once, tags of one byte, the field list's length in one or two bytes. Fills
 // `out` and returns true when `body` has that shape; false, having decided
@@ -355,7 +377,7 @@ bool usual_top(std::span<const uint8_t> body, UpdateView& out) {
         if (!read_varint(p, end, end, v)) return false;
         out.conflated = v != 0;
     }
-    return p == end;
+    return usual_trade_tail(p, end, out);
 }
 
 // The Update's own fields; the field list decoded too unless `lazy` (then only
@@ -364,7 +386,9 @@ bool decode_top(std::span<const uint8_t> body, UpdateView& out, bool lazy) {
     out.fields.clear();
     const auto clear_header = [&out] {
         out.item_id = out.item_seq = out.publish_time_ns = 0;
-        out.conflated = false;
+        out.conflated = out.trade = false;
+        out.stands_for = 0;
+        out.first_publish_time_ns = 0;
         out.field_bytes = {};
     };
     clear_header();
@@ -393,6 +417,14 @@ bool decode_top(std::span<const uint8_t> body, UpdateView& out, bool lazy) {
         } else if (field == 5 && type == kVarint) {
             ok = r.varint(v);
             out.conflated = v != 0;
+        } else if (field == 6 && type == kVarint) {
+            ok = r.varint(v);
+            out.trade = v != 0;
+        } else if (field == 7 && type == kVarint) {
+            ok = r.varint(v);
+            out.stands_for = static_cast<uint32_t>(v);
+        } else if (field == 8 && type == kFixed64) {
+            ok = r.fixed64(out.first_publish_time_ns);
         } else {
             ok = r.skip(field, type);
         }
@@ -630,6 +662,30 @@ bool in_view(const FieldEntry& f, const std::vector<uint32_t>* view) {
     return view == nullptr || std::binary_search(view->begin(), view->end(), f.id);
 }
 
+// The bytes of trade, stands_for and first_publish_time_ns (omitted when unset).
+size_t trade_tail_size(const UpdateView& update) {
+    size_t size = update.trade ? 2 : 0;
+    if (update.stands_for != 0) size += 1 + varint_size(update.stands_for);
+    if (update.first_publish_time_ns != 0) size += 9;
+    return size;
+}
+
+uint8_t* put_trade_tail(uint8_t* p, const UpdateView& update) {
+    if (update.trade) {
+        *p++ = 0x30;
+        *p++ = 0x01;
+    }
+    if (update.stands_for != 0) {
+        *p++ = 0x38;
+        p = put_varint(p, update.stands_for);
+    }
+    if (update.first_publish_time_ns != 0) {
+        *p++ = 0x41;
+        p = put_fixed64(p, update.first_publish_time_ns);
+    }
+    return p;
+}
+
 }  // namespace
 
 void append_update_frame(std::string& out, const UpdateView& update,
@@ -644,6 +700,7 @@ void append_update_frame(std::string& out, const UpdateView& update,
     if (update.publish_time_ns != 0) body += 9;
     body += 1 + varint_size(list_size) + list_size;
     if (update.conflated) body += 2;
+    body += trade_tail_size(update);
 
     uint8_t* p = put_frame_header(grow(out, kFrameHeaderBytes + body), body);
     if (update.item_id != 0) {
@@ -670,6 +727,7 @@ void append_update_frame(std::string& out, const UpdateView& update,
         *p++ = 0x28;
         *p++ = 0x01;
     }
+    put_trade_tail(p, update);
 }
 
 void append_update_rest(std::string& out, uint64_t publish_time_ns,

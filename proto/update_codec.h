@@ -34,6 +34,9 @@ struct UpdateView {
     uint64_t item_seq = 0;
     uint64_t publish_time_ns = 0;
     bool conflated = false;
+    bool trade = false;                    // never merged away by conflation
+    uint32_t stands_for = 0;               // conflated: updates merged into it (0 = not counted)
+    uint64_t first_publish_time_ns = 0;    // conflated: the first merged update's stamp
     std::span<const uint8_t> field_bytes;  // the encoded FieldList, inside the decoded body
     std::vector<FieldEntry> fields;        // reused between decodes: no allocation once warm
 };

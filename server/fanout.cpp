@@ -187,7 +187,16 @@ bool Fanout::hold_for_interval(uint64_t item_id, Group& group, const proto::Upda
                                int64_t& now_ns) {
     if (now_ns == 0) now_ns = monotonic_ns();
     const bool was_owed = group.pace.owed;
-    if (group.pace.admit(update, now_ns)) return false;
+    switch (group.pace.admit(update, now_ns)) {
+        case PacedSlot::Admit::kSend:
+            return false;
+        case PacedSlot::Admit::kAfterOwed:  // a trade: the quotes owed go first, in order
+            send_paced_update(item_id, group, now_ns);
+            ++counters_.paced_trades;
+            return false;
+        case PacedSlot::Admit::kHeld:
+            break;
+    }
     ++counters_.paced_held;
     if (!was_owed) {
         paced_.push(group.pace.quiet_from_ns, PacedKey{item_id, group.clients.front()});
@@ -208,7 +217,9 @@ void Fanout::send_paced_update(uint64_t item_id, Group& group, int64_t now_ns) {
 void Fanout::send_paced(int64_t now_ns) {
     paced_.pop_due(now_ns, [&](const PacedKey& key) {
         Group* group = by_item_.group_of(key.item_id, key.client);
-        if (group && group->paced()) send_paced_update(key.item_id, *group, now_ns);
+        // An entry left behind by a trade's early flush is not due yet: a later one is queued.
+        if (group && group->paced() && group->pace.quiet_from_ns <= now_ns)
+            send_paced_update(key.item_id, *group, now_ns);
     });
     arm_paced_timer();
 }

@@ -45,6 +45,7 @@ struct FanoutCounters {
     uint64_t json_update_encodings = 0;     // updates encoded to JSON: once per view, not client
     uint64_t paced_held = 0;      // updates merged for a conflate_ms subscription, not sent then
     uint64_t paced_out = 0;       // conflated updates sent when an interval ended
+    uint64_t paced_trades = 0;    // trades that sent what was owed early, then themselves
     uint64_t paced_flushed = 0;   // of those, sent early because a status followed
     uint64_t shared_updates = 0;  // copied once into a shared block for a group
     uint64_t group_statuses_out = 0;  // GroupStatus frames: one per client per group event

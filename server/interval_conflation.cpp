@@ -2,16 +2,20 @@
 
 namespace mdcast::server {
 
-bool PacedSlot::admit(const proto::UpdateView& update, int64_t now_ns) {
+PacedSlot::Admit PacedSlot::admit(const proto::UpdateView& update, int64_t now_ns) {
     if (!owed && now_ns >= quiet_from_ns) {
         quiet_from_ns = now_ns + int64_t{interval_ms} * 1'000'000;
-        return true;
+        return Admit::kSend;
     }
+    // A trade within the interval does not restart it: the quotes keep their pace.
+    if (update.trade) return owed ? Admit::kAfterOwed : Admit::kSend;
     fields.apply(update.fields);
+    if (!owed) first_publish_time_ns = update.publish_time_ns;
     item_seq = update.item_seq;
     publish_time_ns = update.publish_time_ns;
+    ++stands_for;
     owed = true;
-    return false;
+    return Admit::kHeld;
 }
 
 bool PacedSlot::take(std::string& out, uint64_t item_id, const std::vector<uint32_t>& view,
@@ -22,17 +26,24 @@ bool PacedSlot::take(std::string& out, uint64_t item_id, const std::vector<uint3
     update.item_seq = item_seq;
     update.publish_time_ns = publish_time_ns;
     update.conflated = true;
+    update.stands_for = stands_for;
+    update.first_publish_time_ns = first_publish_time_ns;
     for (const auto& slot : fields.slots()) update.fields.push_back(slot.entry());
     proto::append_update_frame(out, update, view.empty() ? nullptr : &view);
-    fields.clear();
-    owed = false;
+    clear_owed();
     quiet_from_ns = now_ns + int64_t{interval_ms} * 1'000'000;
     return true;
 }
 
 void PacedSlot::on_image() {
+    clear_owed();
+}
+
+void PacedSlot::clear_owed() {
     fields.clear();
     owed = false;
+    stands_for = 0;
+    first_publish_time_ns = 0;
 }
 
 }  // namespace mdcast::server

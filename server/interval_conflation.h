@@ -10,7 +10,11 @@
 // carries the latest sequence and stamp. So the subscriber is never more than
 // T behind, and a value it sees is never older than one it has seen.
 // A status does not wait: what is owed goes first (keeping order), then the
-// status. An image replaces whatever was owed.
+// status. An image replaces whatever was owed. A trade (Update.trade) is never
+// merged: it goes out at once, on its own, after what is owed (kAfterOwed), so
+// every trade reaches the subscriber in order with its own fields. The
+// conflated update says how many updates it stands for and the stamp of the
+// first, so a subscriber can count what it was spared and over what time.
 //
 // PacedQueue orders the slots that owe something by when they are due: one
 // entry per owing slot, so it is bounded by the conflated subscriptions.
@@ -27,17 +31,24 @@
 namespace mdcast::server {
 
 struct PacedSlot {
+    // What admit() decided for an update.
+    enum class Admit : uint8_t {
+        kSend,       // send it now; the interval starts again
+        kHeld,       // merged into what is owed, due at quiet_from_ns
+        kAfterOwed,  // a trade while something is owed: take() that first, then send it
+    };
     uint32_t interval_ms = 0;
     int64_t quiet_from_ns = 0;  // the next update at or after this goes out at once
     bool owed = false;
-    uint64_t item_seq = 0;         // of the last update merged
-    uint64_t publish_time_ns = 0;  // its stamp
-    proto::FieldImage fields;      // the fields owed, latest values
+    uint64_t item_seq = 0;               // of the last update merged
+    uint64_t publish_time_ns = 0;        // its stamp
+    uint64_t first_publish_time_ns = 0;  // the stamp of the first update merged
+    uint32_t stands_for = 0;             // updates merged into what is owed
+    proto::FieldImage fields;            // the fields owed, latest values
 
-    // The update came at `now_ns`: true when it is to be sent now (the
-    // interval starts again); false when it was merged into what is owed, due
-    // at quiet_from_ns (the caller queues the slot when `owed` just became true).
-    bool admit(const proto::UpdateView& update, int64_t now_ns);
+    // The update came at `now_ns`. kHeld: the caller queues the slot when
+    // `owed` just became true. A trade is never kHeld.
+    Admit admit(const proto::UpdateView& update, int64_t now_ns);
     // What is owed as one conflated Update frame (only `view`'s fields when
     // set) appended to `out`, and the interval restarted at `now_ns`. Nothing
     // when nothing is owed; false then.
@@ -45,6 +56,9 @@ struct PacedSlot {
               int64_t now_ns);
     // An image went out: it carries everything owed.
     void on_image();
+
+  private:
+    void clear_owed();
 };
 
 template <class Key>

@@ -143,6 +143,9 @@ void Server::register_metrics() {
               [&f] { return f.paced_held; });
     m.counter("paced_out_total", "Conflated updates sent when a conflate_ms interval ended",
               [&f] { return f.paced_out; });
+    m.counter("paced_trades_total",
+              "Trades on a conflate_ms subscription that sent what was owed first, then themselves",
+              [&f] { return f.paced_trades; });
     m.counter("paced_flushed_total",
               "Of those, sent before the interval ended because a status followed",
               [&f] { return f.paced_flushed; });

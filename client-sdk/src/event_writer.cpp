@@ -109,6 +109,9 @@ void EventWriter::begin(Event& event, EventType type, const ItemRef* ref, uint64
     event.receive_time_ns_ = receive_ns;
     event.snapshot_ = false;
     event.conflated_ = false;
+    event.trade_ = false;
+    event.stands_for_ = 0;
+    event.first_publish_time_ns_ = 0;
     event.state_.stream = StreamState::kOpen;
     event.state_.data = DataState::kOk;
     event.state_.code = StatusCode::kNone;
@@ -161,6 +164,9 @@ void EventWriter::update(Event& event, const ItemRef& ref, const proto::UpdateVi
     event.sequence_ = update.item_seq;
     event.publish_time_ns_ = update.publish_time_ns;
     event.conflated_ = update.conflated;
+    event.trade_ = update.trade;
+    event.stands_for_ = update.stands_for;
+    event.first_publish_time_ns_ = update.first_publish_time_ns;
     if (update.fields.empty()) {
         if (ref.borrow) {
             event.field_bytes_ = update.field_bytes;

@@ -58,7 +58,7 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
     bool push(const sdk::OutboxRecord& record, std::span<const FieldValue> fields,
               std::string_view text1, std::string_view text2, bool bounded, bool may_defer = true);
     bool publish(sdk::OutboxRecord::Kind kind, PublishedItem item, const ItemState& state,
-                 std::span<const FieldValue> fields, uint64_t stamp);
+                 std::span<const FieldValue> fields, uint64_t stamp, bool trade = false);
     bool known(PublishedItem item) const {
         return item.id != 0 && item.id < next_handle.load(std::memory_order_acquire);
     }
@@ -162,13 +162,14 @@ bool Publisher::Impl::push(const sdk::OutboxRecord& record, std::span<const Fiel
 // refresh(), update() and status(): one bounded record in the outbox.
 bool Publisher::Impl::publish(sdk::OutboxRecord::Kind kind, PublishedItem item,
                               const ItemState& state, std::span<const FieldValue> fields,
-                              uint64_t stamp) {
+                              uint64_t stamp, bool trade) {
     if (!known(item)) return false;
     require_utf8(fields, state);
     sdk::OutboxRecord record;
     record.kind = kind;
     record.item = item.id;
     record.stamp = stamp;
+    record.trade = trade;
     record.stream = state.stream;
     record.data = state.data;
     record.code = state.code;
@@ -306,6 +307,11 @@ bool Publisher::refresh(PublishedItem item, const FieldList& fields, const ItemS
 bool Publisher::update(PublishedItem item, const FieldList& fields, uint64_t publish_time_ns) {
     const uint64_t stamp = publish_time_ns == kStampNow ? realtime_now_ns() : publish_time_ns;
     return impl_->publish(sdk::OutboxRecord::Kind::kUpdate, item, {}, fields.values(), stamp);
+}
+
+bool Publisher::trade(PublishedItem item, const FieldList& fields, uint64_t publish_time_ns) {
+    const uint64_t stamp = publish_time_ns == kStampNow ? realtime_now_ns() : publish_time_ns;
+    return impl_->publish(sdk::OutboxRecord::Kind::kUpdate, item, {}, fields.values(), stamp, true);
 }
 
 bool Publisher::status(PublishedItem item, const ItemState& state) {

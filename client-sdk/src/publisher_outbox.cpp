@@ -96,6 +96,7 @@ void PublisherOutbox::add_fields(OutboxRecord& record, std::span<const FieldValu
 void PublisherOutbox::encode_update(OutboxRecord& record) {
     const size_t offset = pending_.wire.size();
     proto::append_update_rest(pending_.wire, record.stamp, pending_.fields_of(record));
+    if (record.trade) pending_.wire.append("\x30\x01", 2);  // Update.trade = true (field 6)
     record.wire_offset = static_cast<uint32_t>(offset);
     record.wire_size = static_cast<uint32_t>(pending_.wire.size() - offset);
 }

@@ -44,6 +44,7 @@ struct OutboxRecord {
     StatusCode code = StatusCode::kNone;
     uint64_t item = 0;   // handle (kAddItem, kRefresh, kUpdate, kStatus); kFlush: its token
     uint64_t stamp = 0;  // kUpdate: publish time, 0 = none
+    bool trade = false;  // kUpdate: marked a trade (Update.trade), never conflated away
     uint32_t first_field = 0;
     uint32_t field_count = 0;
     // Offsets into the batch text: service name (kAnnounce, kAddItem), item

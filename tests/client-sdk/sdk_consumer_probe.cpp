@@ -146,7 +146,10 @@ class Printer final : public mdcast::ConsumerHandler {
             ",\"seq\":" + std::to_string(e.sequence()) +
             ",\"stamp\":" + std::to_string(e.publish_time_ns()) +
             ",\"snapshot\":" + (e.snapshot() ? "true" : "false") +
-            ",\"conflated\":" + (e.conflated() ? "true" : "false") + ",\"stream\":\"" +
+            ",\"conflated\":" + (e.conflated() ? "true" : "false") +
+            ",\"trade\":" + (e.trade() ? "true" : "false") +
+            ",\"stands_for\":" + std::to_string(e.stands_for()) +
+            ",\"first_stamp\":" + std::to_string(e.first_publish_time_ns()) + ",\"stream\":\"" +
             (s.stream == mdcast::StreamState::kOpen ? "open" : "closed") + "\",\"data\":\"" +
             (s.data == mdcast::DataState::kOk ? "ok" : "suspect") + "\",\"code\":\"" +
             std::string(mdcast::status_code_name(s.code)) + "\",\"text\":" + json_string(s.text);

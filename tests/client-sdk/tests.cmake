@@ -42,6 +42,7 @@ mdcast_sdk_integration_test(integration_mdcastctl integration/test_mdcastctl.py 
 mdcast_sdk_integration_test(integration_sdk_consumer integration/test_sdk_consumer.py 120)
 mdcast_sdk_integration_test(integration_sdk_publisher integration/test_sdk_publisher.py 180)
 mdcast_sdk_integration_test(integration_conflation integration/test_conflation.py 120)
+mdcast_sdk_integration_test(integration_trade_conflation integration/test_trade_conflation.py 120)
 mdcast_sdk_integration_test(integration_group_status integration/test_group_status.py 240)
 mdcast_sdk_integration_test(integration_tls integration/test_tls.py 240)
 # Against the installed SDK: the installed examples built and run on a local

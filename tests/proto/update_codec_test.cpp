@@ -95,6 +95,38 @@ TEST_CASE("append_update_frame writes what protobuf reads", "[update_codec]") {
     CHECK(back.SerializeAsString() == expected.SerializeAsString());
 }
 
+TEST_CASE("trade, stands_for and the first stamp are protobuf's, both ways", "[update_codec]") {
+    wire::Update original = sample_update();
+    original.set_conflated(true);
+    original.set_trade(true);
+    original.set_stands_for(70000);  // a varint of three bytes
+    original.set_first_publish_time_ns(1234567);
+    const std::string bytes = original.SerializeAsString();
+    for (const bool lazy : {false, true}) {  // the usual shape, and the header-only reader
+        UpdateView u;
+        REQUIRE(
+            (lazy ? decode_update_header(as_bytes(bytes), u) : decode_update(as_bytes(bytes), u)));
+        CHECK(u.trade);
+        CHECK(u.stands_for == 70000);
+        CHECK(u.first_publish_time_ns == 1234567);
+    }
+    UpdateView u;
+    REQUIRE(decode_update(as_bytes(bytes), u));
+    std::string frame;
+    append_update_frame(frame, u);
+    CHECK(frame.substr(kFrameHeaderBytes) == bytes);
+    // Out of the usual order (protobuf accepts any): read the general way.
+    wire::Update trade_only;
+    trade_only.set_trade(true);
+    wire::Update id_only;
+    id_only.set_item_id(original.item_id());
+    const std::string reordered = trade_only.SerializeAsString() + id_only.SerializeAsString();
+    UpdateView r;
+    REQUIRE(decode_update(as_bytes(reordered), r));
+    CHECK(r.trade);
+    CHECK(r.item_id == original.item_id());
+}
+
 TEST_CASE("an update encoded without its ids, then framed with them, is protobuf's encoding",
           "[update_codec]") {
     const wire::Update original = sample_update();  // every field kind

@@ -70,6 +70,8 @@ int main(int argc, char** argv) {
                 "Field dictionary for the sample file (default: etc/fields.dict)")
         .option("update-bytes", &options.update_bytes, "BYTES",
                 "Pad each update's body to this size (0: natural size)", 0, 60000)
+        .option("trade-every", &options.trade_every, "N",
+                "Mark every Nth update of each item a trade (Update.trade; 0: none)", 0, INT64_MAX)
         .option("rate", &options.rate, "PER_SEC", "Updates per second over all items", 0, 1e8)
         .option("duration", &options.duration_s, "SECONDS", "Run time (0: until SIGINT)", 0, 1e7)
         .option("tick-us", &options.tick_us, "MICROS", "Pacing tick", 10, 1'000'000)

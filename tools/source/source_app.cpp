@@ -151,7 +151,9 @@ void SourceApp::publish_one() {
     Item& item = items_[next_item_];
     ++item.seq;
     const uint64_t stamp = stamps_.next() ? static_cast<uint64_t>(realtime_ns()) : 0;
-    const auto frame = encoder_.encode(item.id, next_item_, item.seq, stamp);
+    auto frame = encoder_.encode(item.id, next_item_, item.seq, stamp);
+    if (options_.trade_every > 0 && item.seq % static_cast<uint64_t>(options_.trade_every) == 0)
+        frame = encoder_.mark_trade(frame);
     if (!session_.send_frame(frame)) {
         --item.seq;  // not sent: keep the item's sequence unbroken
         log_->error("output to the distributor is full; stopping");

@@ -40,6 +40,7 @@ struct SourceOptions {
     double latency_rate = -1;              // stamps per second (< 0: every update)
     uint64_t seed = 1;                     // for the random choice of stamped updates
     int64_t update_bytes = 0;              // protobuf body size of each update (0: natural)
+    int64_t trade_every = 0;               // every Nth update of an item is a trade (0: none)
     std::vector<SampleItem> sample_items;  // from --item-file (empty: generated names)
     std::string sample_file;
     proto::FieldDictionary dictionary;  // types of the sample file's fields

@@ -170,4 +170,15 @@ std::span<const uint8_t> UpdateEncoder::encode(uint64_t item_id, uint64_t index,
     return {start, static_cast<size_t>(p - start)};
 }
 
+std::span<const uint8_t> UpdateEncoder::mark_trade(std::span<const uint8_t> frame) {
+    const size_t size = frame.size();  // frame is frame_'s start: encode()'s result
+    if (frame_.size() < size + 2) frame_.resize(size + 2);
+    frame_[size] = 0x30;  // Update.trade, field 6, varint
+    frame_[size + 1] = 0x01;
+    const auto body = static_cast<uint32_t>(size + 2 - proto::kFrameHeaderBytes);
+    proto::encode_frame_header({body, static_cast<uint16_t>(proto::FrameType::kUpdate), 0},
+                               frame_.data());
+    return {frame_.data(), size + 2};
+}
+
 }  // namespace mdcast::tools

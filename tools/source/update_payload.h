@@ -50,6 +50,9 @@ class UpdateEncoder {
         long filler = -1;
         size_t body = 0;  // the Update body's size
     };
+    // The frame encode() just returned, marked a trade (Update.trade = true,
+    // two bytes more than --update-bytes asked for).
+    std::span<const uint8_t> mark_trade(std::span<const uint8_t> frame);
     Layout layout(uint64_t item_id, uint64_t index, uint64_t seq, uint64_t publish_time_ns);
     // The same for `values` = update_values(index, seq), already at hand.
     Layout layout(uint64_t item_id, std::span<const SampleValue> values, uint64_t seq,

@@ -145,7 +145,8 @@ S.Refresh = {[1] = def("item_id", "u64"), [2] = def("item_seq", "u64"),
              [9] = {name = "fields", msg = "FieldList"}}
 S.Update = {[1] = def("item_id", "u64"), [2] = def("item_seq", "u64"),
             [3] = def("publish_time", "time"), [4] = {name = "fields", msg = "FieldList"},
-            [5] = def("conflated", "bool")}
+            [5] = def("conflated", "bool"), [6] = def("trade", "bool"),
+            [7] = def("stands_for", "u32"), [8] = def("first_publish_time", "time")}
 S.ItemStatus = {[1] = def("item_id", "u64"), [2] = def("service_id", "u32"),
                 [3] = def("service_name", "string"), [4] = def("item_name", "string"),
                 [5] = {name = "status", msg = "Status"}}

@@ -79,6 +79,13 @@ class MDCAST_API Event {
     bool snapshot() const { return snapshot_; }
     // kUpdate: several updates merged by the server for a slow consumer.
     bool conflated() const { return conflated_; }
+    // kUpdate: the publisher marked it a trade; conflation never merges one away.
+    bool trade() const { return trade_; }
+    // kUpdate with conflate_ms: how many published updates this conflated one
+    // stands for (0 when not counted, e.g. slow-consumer conflation) and the
+    // stamp of the first of them (publish_time_ns() - this = the span covered).
+    uint32_t stands_for() const { return stands_for_; }
+    uint64_t first_publish_time_ns() const { return first_publish_time_ns_; }
     // kRefresh and kStatus: the item's state. kUpdate: open/ok.
     const ItemState& state() const { return state_; }
 
@@ -119,6 +126,9 @@ class MDCAST_API Event {
     uint64_t receive_time_ns_ = 0;
     bool snapshot_ = false;
     bool conflated_ = false;
+    bool trade_ = false;
+    uint32_t stands_for_ = 0;
+    uint64_t first_publish_time_ns_ = 0;
     ItemState state_;
     // kUpdate: the encoded field list: the received bytes while the handler
     // runs on the I/O thread, or a copy in field_copy_ for a queued event.

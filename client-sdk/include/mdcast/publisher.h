@@ -203,6 +203,9 @@ class MDCAST_API Publisher {
     bool refresh(PublishedItem item, const FieldList& fields, const ItemState& state = {});
     // publish_time_ns: kStampNow stamps CLOCK_REALTIME now; 0 sends no stamp.
     bool update(PublishedItem item, const FieldList& fields, uint64_t publish_time_ns = kStampNow);
+    // An update marked a trade (Update.trade): conflation never merges it with
+    // others, every conflating subscriber gets it on its own, in order.
+    bool trade(PublishedItem item, const FieldList& fields, uint64_t publish_time_ns = kStampNow);
     // A closed stream ends the item; a suspect one tells subscribers its data
     // may be stale until the next refresh.
     bool status(PublishedItem item, const ItemState& state);
