@@ -88,8 +88,10 @@ def check_data_packets(rows, summary):
         updates += types.count("21")
         names.update(r["mdcast.item_name"])
         # Refreshes and updates carry one item id and one ACVOL_1 each (the image's
-        # is 0), in message order; packets with other messages are left out.
-        if not set(types) <= {"20", "21"}:
+        # is 0), in message order. A directory (23: the distributor re-sends it once
+        # items register) carries neither and may share their packet; packets with
+        # other messages (an item status has an id but no ACVOL_1) are left out.
+        if not set(types) <= {"20", "21", "23"}:
             continue
         for item, volume in zip(r["mdcast.item_id"], r["mdcast.field.ACVOL_1"]):
             volumes[item].append(int(volume))
