@@ -112,6 +112,7 @@ class PublisherSession final : public TcpConnection::Handler {
     // logs and returns nullptr.
     ItemEntry* owned_item(uint64_t item_id, const char* what);
     void refuse_image(ItemEntry& item, const wire::Refresh& refresh);
+    static void remember_state(ItemEntry& item, const wire::Status& status);
     void reject(uint64_t item_id, wire::StatusCode code, const std::string& text);
     void protocol_error(const std::string& text);
     template <class Message>

@@ -70,6 +70,7 @@ class Event:
     connection_state: Optional[str]  # 'connecting', 'up', 'down', 'stopped'
     server: Optional[str]  # "host:port"
     server_id: Optional[str]
+    close_reason: Optional[str]  # 'down': the server's reason ('kicked', 'shutdown', ...); '' if none
     attempt: int
     services: List[Service]
     def __getitem__(self, field: FieldKey) -> Value:
