@@ -1,7 +1,7 @@
 """The reason travels to the Python (and so the C++) SDK's user. An image served while its
 source is down is suspect with the code and text that made it so (SOURCE_DOWN, "service ... is
 down"), not code NONE and no text. A consumer the server closes hears why before the
-connection goes: kicked by an operator, or over clients.max_connections_per_user — the down
+connection goes: kicked by an operator, drained, or over clients.max_connections_per_user — the down
 connection event's close_reason and text, and each streaming item's suspect status."""
 import json
 import urllib.request
@@ -39,7 +39,9 @@ def admin(port, path, method="GET"):
         return json.loads(response.read().decode())
 
 
-def test_a_kicked_consumer_hears_why(stack):
+def closed_by_operator(stack, action):
+    """A consumer of ITEM000000 on a server whose operator then POSTs `action` (given the
+    client's id); the events from the refresh on, until the connection went down."""
     token_file = stack.write("admin.token", TOKEN + "\n")
     stack.distributor()
     server = stack.server(1, extra=f"admin:\n  port: 0\n  token_file: {token_file}\n")
@@ -50,15 +52,29 @@ def test_a_kicked_consumer_hears_why(stack):
         consumer.subscribe("MDCAST", ITEMS[0])
         collect(consumer, lambda evs: any(e.kind == "refresh" for e in evs))
         [client] = admin(port, "/stats")["clients"]
-        admin(port, f"/kick?id={client['id']}", method="POST")
-        events = collect(consumer, lambda evs: any(e.kind == "connection" and e.connection_state == "down"
-                                                   for e in evs))
+        admin(port, action(client["id"]), method="POST")
+        return collect(consumer, lambda evs: any(e.kind == "connection" and e.connection_state == "down"
+                                                 for e in evs))
+
+
+def test_a_kicked_consumer_hears_why(stack):
+    events = closed_by_operator(stack, lambda client: f"/kick?id={client}")
     down = next(e for e in events if e.kind == "connection" and e.connection_state == "down")
     assert down.close_reason == "kicked", (down.close_reason, down.status_text)
     assert "closed by an operator" in down.status_text, down.status_text
     status = next(e for e in events if e.kind == "status")
     assert status.data_state == "suspect"
     assert "closed by the server: kicked: closed by an operator" in status.status_text, status.status_text
+
+
+def test_a_drained_consumer_hears_why(stack):
+    events = closed_by_operator(stack, lambda client: "/drain?seconds=2")
+    down = next(e for e in events if e.kind == "connection" and e.connection_state == "down")
+    assert down.close_reason == "shutdown", (down.close_reason, down.status_text)
+    assert "server draining" in down.status_text, down.status_text
+    status = next(e for e in events if e.kind == "status")
+    assert status.status_code == mdcast.StatusCode.SERVER_SHUTDOWN, status
+    assert "closed by the server: shutdown: server draining" in status.status_text, status.status_text
 
 
 def test_a_consumer_over_the_per_user_limit_hears_why(stack):
