@@ -41,7 +41,8 @@ def admin(port, path, method="GET"):
 
 def closed_by_operator(stack, action):
     """A consumer of ITEM000000 on a server whose operator then POSTs `action` (given the
-    client's id); the events from the refresh on, until the connection went down."""
+    client's id); the events after the refresh, until the connection went down and the
+    item was told."""
     token_file = stack.write("admin.token", TOKEN + "\n")
     stack.distributor()
     server = stack.server(1, extra=f"admin:\n  port: 0\n  token_file: {token_file}\n")
@@ -53,8 +54,9 @@ def closed_by_operator(stack, action):
         collect(consumer, lambda evs: any(e.kind == "refresh" for e in evs))
         [client] = admin(port, "/stats")["clients"]
         admin(port, action(client["id"]), method="POST")
+        # The Down event first, then each item's suspect status (perhaps in a later batch).
         return collect(consumer, lambda evs: any(e.kind == "connection" and e.connection_state == "down"
-                                                 for e in evs))
+                                                 for e in evs) and any(e.kind == "status" for e in evs))
 
 
 def test_a_kicked_consumer_hears_why(stack):
