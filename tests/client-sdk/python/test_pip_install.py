@@ -23,6 +23,8 @@ def environment(offline):
     every download through a proxy that is not there."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_NO_INDEX")}
     env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_CACHE_DIR="1")
+    # ccache (when the build finds it) hits across clones: paths relative to the repository.
+    env.setdefault("CCACHE_BASEDIR", os.path.dirname(os.path.dirname(PACKAGE)))
     if offline:
         env.update(PIP_NO_INDEX="1", PIP_CONFIG_FILE=os.devnull, http_proxy=DEAD_PROXY,
                    https_proxy=DEAD_PROXY, HTTP_PROXY=DEAD_PROXY, HTTPS_PROXY=DEAD_PROXY)
@@ -45,7 +47,7 @@ def pip_version(python):
 
 def install_offline(python):
     done = subprocess.run([python, "-m", "pip", "install", PACKAGE], capture_output=True, text=True,
-                          timeout=1500, env=environment(True))
+                          timeout=3000, env=environment(True))
     assert done.returncode == 0, f"offline pip install failed:\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
 
 
