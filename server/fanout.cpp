@@ -26,13 +26,12 @@ Fanout::Fanout(const ItemCache& cache, EventLoop& loop)
 
 bool Fanout::subscribe(ClientSession& client, uint64_t item_id, const std::vector<uint32_t>& view,
                        uint32_t conflate_ms) {
-    // The JSON protocol has no conflation interval: WebSocket subscriptions are never paced.
     const bool json = client.json() != nullptr;
     if (json) {
         if (const CachedItem* item = cache_.find(item_id))
             client.bind_json_stream(item->service_name, item->name, item_id);
     }
-    if (!by_item_.add(item_id, &client, view, json, json ? 0 : conflate_ms))
+    if (!by_item_.add(item_id, &client, view, json, conflate_ms))
         return false;  // already open: re-image only
     by_client_[&client][item_id] = view;
     return true;
@@ -211,9 +210,9 @@ bool Fanout::hold_for_interval(uint64_t item_id, Group& group, const proto::Upda
 
 void Fanout::send_paced_update(uint64_t item_id, Group& group, int64_t now_ns) {
     view_frame_.clear();
-    if (!group.pace.take(view_frame_, item_id, group.view, now_ns)) return;
-    group.clients.front()->deliver_item(item_id, ClientSession::Owed::kUpdate,
-                                        bytes_of(view_frame_));
+    ClientSession* client = group.clients.front();
+    if (!group.pace.take(view_frame_, item_id, group.view, now_ns, client->json())) return;
+    client->deliver_item(item_id, ClientSession::Owed::kUpdate, bytes_of(view_frame_));
     ++counters_.paced_out;
     ++counters_.updates_out;
 }

@@ -220,7 +220,20 @@ void JsonEncoder::append_update(std::string& out, const proto::UpdateView& updat
     append_int(out, static_cast<int64_t>(update.item_id));
     out += ",\"Type\":\"Update\",\"SeqNumber\":";
     append_int(out, static_cast<int64_t>(update.item_seq));
+    if (update.trade) out += ",\"UpdateType\":\"Trade\"";
     if (update.conflated) out += ",\"Conflated\":true";
+    if (update.stands_for > 0) {  // LSEG's ConflationInfo: updates merged, over what time (ms)
+        out += ",\"ConflationInfo\":{\"Count\":";
+        append_int(out, update.stands_for);
+        out += ",\"Time\":";
+        const bool spanned = update.first_publish_time_ns != 0 &&
+                             update.publish_time_ns >= update.first_publish_time_ns;
+        append_int(
+            out, spanned ? static_cast<int64_t>(
+                               (update.publish_time_ns - update.first_publish_time_ns) / 1'000'000)
+                         : 0);
+        out += '}';
+    }
     out += ',';
     append_fields(out, update.fields, view);
     out += "}]";

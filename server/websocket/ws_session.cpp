@@ -291,6 +291,7 @@ void WsSession::on_item_request(const JsonRequest& request) {
     wire::Subscribe subscribe;
     subscribe.set_service_name(request.service);
     subscribe.set_snapshot(!request.streaming);
+    subscribe.set_conflate_ms(request.conflate_ms);
     for (const uint32_t id : request.view_ids) subscribe.add_view_field_ids(id);
     for (const std::string& field : request.view) {
         const proto::FieldDefinition* definition = encoder().dictionary().find(field);

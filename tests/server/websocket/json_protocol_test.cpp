@@ -65,6 +65,23 @@ TEST_CASE("an update: fields by name, decimals exact, the view applied, one fram
     out.clear();
     json.append_update(out, update, {22});
     CHECK(payload(out) == R"({"ID":17,"Type":"Update","SeqNumber":43,"Fields":{"BID":101.43}})");
+    // A trade, and a conflated update saying what it stands for (LSEG's ConflationInfo).
+    update.trade = true;
+    out.clear();
+    json.append_update(out, update, {22});
+    CHECK(
+        payload(out) ==
+        R"({"ID":17,"Type":"Update","SeqNumber":43,"UpdateType":"Trade","Fields":{"BID":101.43}})");
+    update.trade = false;
+    update.conflated = true;
+    update.stands_for = 5;
+    update.first_publish_time_ns = 1'000'000'000;
+    update.publish_time_ns = 1'250'000'000;
+    out.clear();
+    json.append_update(out, update, {22});
+    CHECK(
+        payload(out) ==
+        R"({"ID":17,"Type":"Update","SeqNumber":43,"Conflated":true,"ConflationInfo":{"Count":5,"Time":250},"Fields":{"BID":101.43}})");
 }
 
 TEST_CASE("statuses carry the key and the LSEG state names") {
