@@ -287,6 +287,39 @@ std::string JsonEncoder::batch_status(int64_t id, size_t names) {
     return framed(out);
 }
 
+// Info (filter 1: name, MarketPrice capability, real-time tick-by-tick QoS, the mdcast
+// mode and item count) and State (filter 2) per service, keyed by service id. A snapshot:
+// the directory is not streamed (ask again for a fresh one).
+std::string JsonEncoder::source_refresh(int64_t id, const wire::Directory& directory) {
+    std::string out = "{\"ID\":";
+    append_int(out, id);
+    out +=
+        ",\"Type\":\"Refresh\",\"Domain\":\"Source\",\"Key\":{\"Filter\":3},"
+        "\"State\":{\"Stream\":\"NonStreaming\",\"Data\":\"Ok\",\"Text\":\"\"},"
+        "\"Map\":{\"KeyType\":\"UInt\",\"Entries\":[";
+    bool first = true;
+    for (const auto& service : directory.services()) {
+        if (!first) out += ',';
+        first = false;
+        const bool up = service.state() == wire::SERVICE_UP;
+        out += "{\"Action\":\"Add\",\"Key\":";
+        append_int(out, service.service_id());
+        out += ",\"FilterList\":{\"Entries\":[{\"ID\":1,\"Action\":\"Set\",\"Elements\":{\"Name\":";
+        append_json_string(out, service.name());
+        out +=
+            ",\"Capabilities\":[6],\"QoS\":[{\"Timeliness\":\"Realtime\",\"Rate\":"
+            "\"TickByTick\"}],\"IsSource\":1,\"Vendor\":\"mdcast\",\"Mode\":\"";
+        out += service.mode() == wire::SERVICE_INTERACTIVE ? "interactive" : "broadcast";
+        out += "\",\"ItemCount\":";
+        append_int(out, static_cast<int64_t>(service.item_count()));
+        out += "}},{\"ID\":2,\"Action\":\"Set\",\"Elements\":{\"ServiceState\":";
+        out += up ? "1,\"AcceptingRequests\":1" : "0,\"AcceptingRequests\":0";
+        out += "}}]}}";
+    }
+    out += "]}}";
+    return framed(out);
+}
+
 std::string JsonEncoder::login_refresh(int64_t id, const std::string& user,
                                        const wire::LoginResponse& response) {
     std::string out = "{\"ID\":";

@@ -185,9 +185,11 @@ JsonRequest read_message(const json& message, const JsonLimits& limits) {
         read_login(message, r);
     } else if (domain == "MarketPrice") {
         read_item(message, r, limits);
+    } else if (domain == "Source") {  // the directory: every service, whatever the Key asks
+        r.type = JsonRequest::Type::kSource;
     } else {
-        throw Refusal{JsonError::kUnknownType,
-                      "Domain '" + domain.substr(0, 32) + "' is not served (Login, MarketPrice)"};
+        throw Refusal{JsonError::kUnknownType, "Domain '" + domain.substr(0, 32) +
+                                                   "' is not served (Login, MarketPrice, Source)"};
     }
     return r;
 }

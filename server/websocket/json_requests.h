@@ -16,7 +16,7 @@
 namespace mdcast::server {
 
 struct JsonRequest {
-    enum class Type { kLogin, kItem, kClose, kCloseLogin, kPing, kPong };
+    enum class Type { kLogin, kItem, kSource, kClose, kCloseLogin, kPing, kPong };
     Type type = Type::kPing;
     int64_t id = 0;
     // kLogin

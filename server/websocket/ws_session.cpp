@@ -272,6 +272,10 @@ void WsSession::on_request(const JsonRequest& request) {
                     "the first request must be a login");
     if (request.type == Type::kCloseLogin)
         return fail(CloseReason::kPeerClosed, ws_code::kNormal, "client closed its login");
+    if (request.type == Type::kSource) {
+        directory_id_ = request.id;
+        return client_.request_directory();
+    }
     if (request.type == Type::kClose) {
         for (const int64_t id : request.close_ids) {
             const auto closed = streams_.close(id);
@@ -400,8 +404,11 @@ void WsSession::translate(FrameType type, const google::protobuf::MessageLite& m
         }
         case FrameType::kItemStatus:
             return on_item_status(static_cast<const wire::ItemStatus&>(message));
+        case FrameType::kDirectory:
+            return send(JsonEncoder::source_refresh(directory_id_,
+                                                    static_cast<const wire::Directory&>(message)));
         default:
-            return;  // directory, pong: the JSON protocol has its own or none
+            return;  // pong: the JSON protocol has its own
     }
 }
 

@@ -89,6 +89,17 @@ def test_framing_login_default_service_view_and_ping():
                   f"view by id: {snapshot}")
             check(snapshot["State"]["Stream"] == "NonStreaming", f"snapshot state {snapshot['State']}")
 
+            # The Source directory: each service's Info and State filters, keyed by service id.
+            await ws.send(json.dumps({"ID": 5, "Domain": "Source", "Key": {}}))
+            directory = await next_of_type(ws, "Refresh")
+            check(directory["ID"] == 5 and directory["Domain"] == "Source", f"directory {directory}")
+            services = {}
+            for entry in directory["Map"]["Entries"]:
+                filters = {f["ID"]: f["Elements"] for f in entry["FilterList"]["Entries"]}
+                services[filters[1]["Name"]] = filters
+            check(services["MDCAST"][2] == {"ServiceState": 1, "AcceptingRequests": 1}
+                  and services["MDCAST"][1]["Capabilities"] == [6], f"MDCAST in the directory: {services}")
+
             # market_price_ping.py answers the server's Ping; a client's Ping is answered too.
             await ws.send(json.dumps({"Type": "Ping"}))
             await next_of_type(ws, "Pong")

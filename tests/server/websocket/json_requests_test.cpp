@@ -94,7 +94,8 @@ TEST_CASE("refusals say why") {
     CHECK(one(R"({"ID":"x","Key":{}})").error_text == "ID is not an integer");
     CHECK(one(R"({"ID":1,"Key":{"Name":"A"}})").request.service.empty());  // the default
     CHECK(one(R"({"ID":1,"Key":{"Service":"S"}})").error_text == "Key.Name missing");
-    CHECK(one(R"({"ID":1,"Domain":"Source","Key":{}})").error == JsonError::kUnknownType);
+    CHECK(one(R"({"ID":1,"Domain":"Source","Key":{}})").request.type == JsonRequest::Type::kSource);
+    CHECK(one(R"({"ID":1,"Domain":"Dictionary","Key":{}})").error == JsonError::kUnknownType);
     CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":"A"},"Streaming":1})").error ==
           JsonError::kBadRequest);
     CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":["A","B","C"]}})").error ==
