@@ -53,6 +53,7 @@ void Distributor::register_metrics() {
     m.counter("busy_poll_passes_total",
               "Loop passes made without sleeping because of distributor.busy_poll_us",
               [this] { return spinner_.passes(); });
+    hop_probe_.register_metrics(m, "update");
     backbone_->register_metrics(m);
     leases_.register_metrics(m);
     m.counter("refused_connections_total", "Publisher connections refused",

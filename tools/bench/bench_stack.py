@@ -14,6 +14,8 @@ import socket
 import subprocess
 import time
 
+from scale_probe import admin_port
+
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -238,6 +240,7 @@ class Stack:
         self.client_base_port = None
         self.ws_base_port = None
         self.servers = []
+        self._admin_ports = None
 
     def __enter__(self):
         return self
@@ -264,12 +267,13 @@ class Stack:
 
     def start_core(self, servers, server_overrides=None, distributor_overrides=None):
         """`*_overrides`: more {"section.key": value} for the configs (the scale scenario's limits)."""
+        admin = {"admin.enabled": True, "admin.port": 0, "admin.address": "127.0.0.1"}  # the hop histograms
         cfg = self._config("distributor", {"publishers.port": self.publisher_port, "backbone.group": self.group,
                                            "backbone.port": self.backbone_port, "backbone.interface": "127.0.0.1",
-                                           "backbone.ttl": 0, **(distributor_overrides or {})})
+                                           "backbone.ttl": 0, **admin, **(distributor_overrides or {})})
         distributor = self.start("distributor", [self.bin["distributor"], "--config", cfg], "daemon")
         self.client_base_port = free_port(consecutive=servers)
-        overrides = {"clients.port": self.client_base_port, "clients.max_connections": 1000,
+        overrides = {**admin, "clients.port": self.client_base_port, "clients.max_connections": 1000,
                      "backbone.group": self.group, "backbone.port": self.backbone_port,
                      "backbone.interface": "127.0.0.1"}
         if self.client_kind == "ws":  # a WebSocket port per instance, fields named by etc/fields.dict
@@ -290,6 +294,13 @@ class Stack:
             if self.ws_base_port:
                 wait_for_port(self.ws_base_port + n, server)
         self.distributor = distributor
+
+    def admin_ports(self):
+        """{"distributor": port, "servers": [port, ...]}: the admin ports the daemons logged."""
+        if self._admin_ports is None:
+            self._admin_ports = {"distributor": admin_port(self.distributor),
+                                 "servers": [admin_port(s) for s in self.servers]}
+        return self._admin_ports
 
     def server_list(self):
         """The clients' --server list: the binary ports, or the WebSocket ports for ws clients."""

@@ -111,7 +111,8 @@ def binaries(build_dir):
              "sdk-source": os.path.join(build_dir, "tools/mdcast-bench-publisher"),
              "sdk-client": os.path.join(build_dir, "tools/mdcast-bench-consumer"),
              "ws-client": os.path.join(build_dir, "tools/mdcast-bench-ws-consumer"),
-             "replay": os.path.join(build_dir, "tools/mdcast-replay")}
+             "replay": os.path.join(build_dir, "tools/mdcast-replay"),
+             "wakeup-probe": os.path.join(build_dir, "tools/mdcast-wakeup-probe")}
     missing = [p for p in found.values() if not os.access(p, os.X_OK)]
     if missing:
         sys.exit(f"mdcast-bench: not built: {', '.join(missing)} (run deploy/setup.sh build)")
@@ -382,6 +383,7 @@ def write_report(runner, args, command):
                   "stack. Below its natural size (about 64-67 bytes with a stamp) an update cannot be made "
                   "smaller; the source counts such updates.", ""]
         lines += report.sizes_markdown(siz)
+    lines += report.breakdown_markdown(lat)
     lines += report.cpu_per_update_markdown(runner.points)
     lines += ["## Charts", ""]
     lines += [f"![{c}]({c})" for c in charts] or [chart_note]
@@ -402,6 +404,7 @@ def print_summary(runner, lat, fan, siz):
             print(f"{p.profile:<11} {p.rate:>10,} {l.get('mean', 0):>9.1f} {l.get('p99', 0):>9.1f} "
                   f"{l.get('p99_9', 0):>9.1f} {l.get('max', 0):>9.1f}  "
                   f"{(f'{seed_mean[0] * 1000:.0f}' if seed_mean else '–'):>21}  {report.verdict(p)}")
+        print_breakdown(lat)
     if fan:
         print(f"\n{'client':>6} {'servers':>7} {'conns':>5} {'in/s':>10} {'out/s':>12} {'server CPU %':>12}  result")
         for p in fan:
@@ -424,6 +427,19 @@ def print_summary(runner, lat, fan, siz):
             l = p.result.get("latency") or {}
             print(f"{p.update_bytes:>5} {p.rate:>10,} {l.get('mean', 0):>9.1f} {l.get('p99_9', 0):>9.1f}  "
                   f"{report.verdict(p)}")
+
+
+def print_breakdown(points):
+    """The floor and the hops of each latency point (report.md: "Where the time goes")."""
+    print(f"\n{'profile':<11} {'updates/s':>10} {'floor µs':>9} {'mean µs':>9}  hops µs: "
+          "publisher→distributor, distributor in→out, distributor→server, server in→out, server→client")
+    for p in points:
+        floor = (p.result.get("floor") or {}).get("floor_us")
+        mean = (p.result.get("latency") or {}).get("mean")
+        hops = p.result.get("breakdown") or {}
+        cells = ", ".join(f"{hops[h]:.1f}" if hops.get(h) is not None else "–" for h in report.HOPS)
+        print(f"{p.profile:<11} {p.rate:>10,} {floor if floor is not None else 0:>9.1f} "
+              f"{mean if mean is not None else 0:>9.1f}  {cells}")
 
 
 def sdk_threads_text(args):
