@@ -24,9 +24,9 @@
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
 #include "common/net/hop_probe.h"
+#include "common/net/spin_poll.h"
 #include "distributor/backbone_out.h"
 #include "distributor/distributor_config.h"
-#include "distributor/idle_spinner.h"
 #include "distributor/image_service.h"
 #include "distributor/interest_leases.h"
 #include "distributor/item_registry.h"
@@ -117,8 +117,8 @@ class Distributor final : public PublisherSession::Owner,
     DaemonListeners listeners_;
     PeerTable<PublisherSession> sessions_;
     Timer housekeeping_;
-    IdleSpinner spinner_;  // distributor.busy_poll_us
-    HopProbe hop_probe_;   // stamp to receive and to send, for mdcast-bench
+    SpinPoll spinner_;    // distributor.busy_poll_us
+    HopProbe hop_probe_;  // stamp to receive and to send, for mdcast-bench
     PublisherCounters publisher_counters_;
     MetricsRegistry metrics_{"mdcast_distributor_"};
     std::unique_ptr<AdminHttp> admin_;

@@ -46,6 +46,9 @@ void Server::register_metrics() {
     m.counter("refreshes_in_total", "Refreshes received", [&c] { return c.refreshes_in; });
     m.counter("updates_in_total", "Updates received", [&c] { return c.updates_in; });
     hop_probe_.register_metrics(m, "update");
+    m.counter("busy_poll_passes_total",
+              "Loop passes made without sleeping because of backbone.busy_poll_us",
+              [this] { return spinner_.passes(); });
     m.counter("statuses_in_total", "Item statuses received", [&c] { return c.statuses_in; });
     m.counter("cache_full_total", "Refreshes of new items refused: cache.max_items reached",
               [&c] { return c.cache_full; });

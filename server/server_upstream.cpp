@@ -43,6 +43,7 @@ void Server::on_update(uint16_t source, const proto::Frame& frame) {
     }
     if (foreign(source, update_.item_id)) return;
     ++counters_.updates_in;
+    spinner_.on_work();
     const bool probe_due = hop_probe_.note_received(update_.publish_time_ns);
     CachedItem* item = nullptr;
     switch (cache_.apply_update(update_, item)) {

@@ -55,10 +55,14 @@ def test_breakdown_beside_the_floor():
     check(sampled >= 50, f"too few sampled updates: {sampled}")
     # The hops follow the path: no stage sees an update before the stage before it (a slack of
     # a quarter of the mean for the window's edges, where a stage may count an update the one
-    # before it timed outside the window).
+    # before it timed outside the window). Only where the stack kept up: with a lag growing
+    # through the window the stages' windows hold different updates, and the report says so.
     slack = 0.25 * mean + 50
-    check(all(h >= -slack for h in hops), f"a hop runs backwards: {hops} (mean {mean})")
-    check(sum(hops[:4]) <= mean + slack, f"the daemons' stages add up past the end-to-end mean: {hops}")
+    if row["passed"] == "True":
+        check(all(h >= -slack for h in hops), f"a hop runs backwards: {hops} (mean {mean})")
+        check(sum(hops[:4]) <= mean + slack, f"the daemons' stages add up past the end-to-end mean: {hops}")
+    else:
+        check("† The point did not keep up" in text, "a failed point's breakdown is not marked")
     check(abs(sum(hops) - mean) <= 0.01 * mean + 1, f"hops {hops} sum to {sum(hops)}, mean {mean}")
     cells = report_row(text)
     # profile, rate, floor (parts), floor p50, mean, mean - floor, five hops, sum, sampled

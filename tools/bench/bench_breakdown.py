@@ -22,7 +22,7 @@ HOPS = ["publisher_to_distributor", "distributor_in_to_out", "distributor_to_ser
 HOP_TITLES = ["publisher call → distributor receive", "distributor receive → send",
               "distributor send → server receive", "server receive → send", "server send → SDK delivery"]
 FLOOR_KINDS = [("tcp", "client", "daemon"), ("udp", "daemon", "daemon"), ("tcp", "daemon", "client")]
-FLOOR_MESSAGES = 300
+FLOOR_MESSAGES = 200
 
 
 def _probe_us(binary, kind, writer_cpu, reader_cpu):

@@ -34,6 +34,7 @@ class Point:
     realtime: bool = False  # SCHED_FIFO: daemons at 55, client processes at 49 (--realtime)
     sdk_io_threads: int = 1  # sdk client: IoContexts per process (0: a thread per Consumer)
     sched_slice_us: int = 0  # daemons' process.sched_slice_us, SDK programs' --sched-slice-us
+    busy_poll_us: int = 0    # daemons' and SDK consumers' busy-poll idle strategy (--busy-poll-us)
     replay: dict = None    # mdcast-bench --replay: the capture (mdcast_bench.replay_load)
     # Filled in by run_point:
     result: dict = field(default_factory=dict)
@@ -81,7 +82,7 @@ def run_point(point, binaries, profiles_dir, out_dir):
                 binaries["wakeup-probe"], lambda role: pin_cpus(role) if point.pin else None)
         with Stack(binaries, profile_dir, log_dir, tls=point.tls, client=point.client, source=point.source,
                    pin=point.pin, realtime=point.realtime, sdk_io_threads=point.sdk_io_threads,
-                   sched_slice_us=point.sched_slice_us) as stack:
+                   sched_slice_us=point.sched_slice_us, busy_poll_us=point.busy_poll_us) as stack:
             _run(point, stack, log_dir)
             point.result["commands"] = list(stack.commands)
     except (RuntimeError, OSError, ValueError) as error:

@@ -92,8 +92,13 @@ def breakdown_markdown(points):
         above = num(mean - floor["floor_us"], 1) if floor and mean is not None else "–"
         cells = [num(hops.get(h), 1) for h in HOPS]
         floor_p50 = num(floor["floor_p50_us"], 1) if floor else "–"
-        out.append(f"| {p.profile} | {rate_text(p.rate)} | {floor_text} | {floor_p50} | {num(mean, 1)} | {above} | "
+        mark = "" if p.result.get("passed") else " †"
+        out.append(f"| {p.profile} | {rate_text(p.rate)}{mark} | {floor_text} | {floor_p50} | {num(mean, 1)} | {above} | "
                    + " | ".join(cells) + f" | {num(hops.get('sum_us'), 1)} | {num(hops.get('sampled'))} |")
+    if not all(p.result.get("passed") for p in points):
+        out += ["", "† The point did not keep up (see its result above): with a lag that grows through the "
+                "window, each stage's window holds other updates (those in flight at its edges carry the "
+                "lag), so its hops are not comparable and may come out negative."]
     return out + [""]
 
 

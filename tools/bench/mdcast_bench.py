@@ -97,6 +97,11 @@ def parse_args(argv):
                         help="scheduler slice in µs (Linux 6.12+, 100..100000): the daemons' "
                              "process.sched_slice_us and the SDK programs' mdcast::set_sched_slice; "
                              "0 (default): the kernel's")
+    parser.add_argument("--busy-poll-us", type=int, default=0,
+                        help="the opt-in spinning mode for dedicated cores: the distributor "
+                             "(distributor.busy_poll_us), the servers (backbone.busy_poll_us) and the SDK "
+                             "client (ConsumerOptions::busy_poll_us) poll this long without sleeping after "
+                             "their last input (0, default: off)")
     parser.add_argument("--latency-connections", type=int, default=1,
                         help="latency and sizes scenarios: client connections (default 1)")
     bench_scale.add_arguments(parser)
@@ -147,6 +152,7 @@ class Runner:
         point.realtime = self.args.realtime
         point.sdk_io_threads = self.args.sdk_io_threads
         point.sched_slice_us = self.args.sched_slice_us
+        point.busy_poll_us = self.args.busy_poll_us
         if self.replay:
             point.replay = self.replay
             point.rate = int(self.replay["rate"])
@@ -326,7 +332,9 @@ def write_report(runner, args, command):
              + (f"a {args.sched_slice_us} µs scheduler slice for the daemons and the SDK programs "
                 f"(`--sched-slice-us`), " if args.sched_slice_us else "")
              + ("pinned with `--pin`: distributor and servers on the first core, source and clients on "
-                "the others. " if args.pin else "no CPU pinning. ") + "Load average (1, 5, 15 min) before "
+                "the others, " if args.pin else "no CPU pinning, ")
+             + (f"spinning {args.busy_poll_us} µs after the last input in the distributor, the servers and "
+                "the SDK client (`--busy-poll-us`). " if args.busy_poll_us else "sleeping in epoll when idle. ") + "Load average (1, 5, 15 min) before "
              f"the run: {', '.join(f'{x:.2f}' for x in runner.load_before)}; after: "
              f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} (anything else running on the machine "
              "competes with the stack). The seed's figures come from other hardware and are shown for "
@@ -414,6 +422,7 @@ def print_summary(runner, lat, fan, siz):
                   f"{report.verdict(p)}")
     print(f"\nclient {runner.args.client}, source {'replay' if runner.args.replay else source_kind(runner.args)}{', pinned' if runner.args.pin else ''}"
           f"{', SCHED_FIFO' if runner.args.realtime else ''}"
+          f"{f', busy poll {runner.args.busy_poll_us} µs' if runner.args.busy_poll_us else ''}"
           f"{f', {runner.args.sched_slice_us} µs slices' if runner.args.sched_slice_us else ''}; "
           "CPU µs per update (= CPU-s per million updates):")
     print(f"{'point':<50} {'source':>7} {'distrib':>7} {'server':>7} {'client':>7}")
