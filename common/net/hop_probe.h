@@ -12,7 +12,8 @@
 // it returns true the probe must be flushed, after the writes that carry the
 // update, on the same FlushScheduler that schedules them (schedule it there
 // after the writers): its flush() is then the send time. Updates noted beyond
-// kMaxPending in one round are received but not timed out (counted).
+// kMaxPending in one round are not timed at all (counted), so both histograms
+// always hold the same updates.
 #pragma once
 
 #include <array>
@@ -27,7 +28,7 @@ namespace mdcast {
 
 class HopProbe final : public Flushable {
   public:
-    static constexpr size_t kMaxPending = 256;
+    static constexpr size_t kMaxPending = 4096;
 
     // True for the stamps every stage samples (0, unstamped, never).
     static bool sampled(uint64_t publish_time_ns) {
