@@ -62,8 +62,10 @@ void Distributor::register_metrics() {
     register_reload_metrics(m);
 }
 
+// The line is built only when it is logged: building it reads every metric and the
+// process (/proc), a stall of the loop every 10 s that nobody sees at info level.
 void Distributor::log_counters(spdlog::level::level_enum level) {
-    log_->log(level, "{}", metrics_.log_line());
+    if (log_->should_log(level)) log_->log(level, "{}", metrics_.log_line());
 }
 
 // Publishers, services (with their owner and state) and items (up to

@@ -182,8 +182,10 @@ void Server::register_metrics() {
     register_process_metrics(m, "mdcast-server");
 }
 
+// The line is built only when it is logged: building it reads every metric and the
+// process (/proc), a stall of the loop every 10 s that nobody sees at info level.
 void Server::log_counters(spdlog::level::level_enum level) {
-    log_->log(level, "{}", metrics_.log_line());
+    if (log_->should_log(level)) log_->log(level, "{}", metrics_.log_line());
 }
 
 // Healthy while serving and at least one distributor is heard.
