@@ -335,6 +335,7 @@ void PublisherSession::on_update(const proto::Frame& frame) {
         return reject(item->id, wire::STATUS_LIMIT_REACHED,
                       "update larger than backbone.max_message_bytes");
     }
+    owner_.on_update_forwarded(update_.publish_time_ns);
     item->image.apply(update_.fields);
     item->item_seq = update_.item_seq;
     ++counters_.updates;

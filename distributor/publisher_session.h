@@ -68,6 +68,8 @@ class PublisherSession final : public TcpConnection::Handler {
         }
         // A frame arrived (the idle strategy polls on while they do).
         virtual void on_publisher_input() {}
+        // An update stamped `publish_time_ns` (0: unstamped) went onto the backbone.
+        virtual void on_update_forwarded(uint64_t publish_time_ns) {}
 
       protected:
         virtual ~Owner() = default;

@@ -79,7 +79,8 @@ ConsumerCore::ConsumerCore(EventLoop& loop, const ConsumerOptions& options, Even
           },
           *this, counters, log_),
       link_(failover_.link()),
-      housekeeping_(loop, [this] { on_housekeeping(); }) {}
+      housekeeping_(loop, [this] { on_housekeeping(); }),
+      spinner_(loop, std::chrono::microseconds(options.busy_poll_us)) {}
 
 ConsumerCore::~ConsumerCore() = default;
 
@@ -277,6 +278,7 @@ void ConsumerCore::request_directory() {
 // ---- frames from the server ----------------------------------------------------------------
 
 void ConsumerCore::on_session_frame(const proto::Frame& frame) {
+    spinner_.on_work();
     switch (frame.type) {
         case FrameType::kUpdate:
             return on_update(frame);

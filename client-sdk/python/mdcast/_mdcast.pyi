@@ -121,6 +121,7 @@ class _ConnectionOptions:
 class ConsumerOptions(_ConnectionOptions):
     servers: List[str]
     catch_up_timeout_ms: int
+    busy_poll_us: int
     max_frame_bytes: int
     dictionary: Optional[Dictionary]
     def __init__(self) -> None: ...
