@@ -63,9 +63,16 @@ void ServiceGroups::on_source_silent(uint16_t source, bool silent, int64_t now_n
     }
 }
 
+// The member stays (a group that lost its standby must still show it) but is
+// not usable until its new run's directory lists the service up again.
 void ServiceGroups::on_source_reset(uint16_t source) {
     silent_.erase(source);
-    for (auto& [name, group] : groups_) group.members.erase(source);
+    for (auto& [name, group] : groups_) {
+        const auto member = group.members.find(source);
+        if (member == group.members.end()) continue;
+        member->second.listed_up = false;
+        refresh_usable(member->second, true, 0, SwitchReason::kSourceReset);
+    }
 }
 
 std::optional<uint16_t> ServiceGroups::best_usable(const Group& group) const {

@@ -63,8 +63,8 @@ class ServiceGroups {
     void on_service(const std::string& service, uint16_t source, bool up, int64_t now_ns);
     // The distributor went silent (true) or is heard again (false).
     void on_source_silent(uint16_t source, bool silent, int64_t now_ns);
-    // The distributor restarted or vanished: it is no member of any group
-    // until its directory lists services again.
+    // The distributor restarted: no member is usable until its new run's
+    // directory lists the service up again.
     void on_source_reset(uint16_t source);
 
     // The switches due at `now`, applied to the groups (each counted).

@@ -17,8 +17,10 @@ import signal
 import time
 from decimal import Decimal
 
-from harness import (Stack, check, json_events, run, sdk_consumer, wait_for_log, wait_until)
+from harness import (Stack, admin_port, check, json_events, metric, run, sdk_consumer, wait_for_log,
+                     wait_until)
 from streams import by_item, expected_fields, messages
+from test_admin_http import get
 from test_several_backbones import add_distributor
 
 ITEMS = 20
@@ -151,12 +153,30 @@ def switch_lines(server):
                       server.log_text())
 
 
+def check_visible(server, active, standbys, reason, switches):
+    """/metrics and /info show the group's active source, standbys and last switch."""
+    port = admin_port(server)
+    check(metric(port, 'mdcast_server_redundancy_active_source{service="MDCAST"}') == active, "active source metric")
+    check(metric(port, 'mdcast_server_redundancy_standby_sources{service="MDCAST"}') == standbys, "standby metric")
+    check(metric(port, f'mdcast_server_redundancy_switches_total{{reason="{reason}"}}') == 1, "switch reason metric")
+    check(metric(port, "mdcast_server_redundancy_items_switched_total") == ITEMS * switches, "items switched metric")
+    code, body = get(port, "/info")
+    check(code == 200, f"/info: {code}")
+    groups = json.loads(body)["redundancy"]["groups"]
+    check(len(groups) == 1 and groups[0]["service"] == "MDCAST" and groups[0]["active"] == active and
+          groups[0]["switches"] == switches and groups[0]["last_switch"]["reason"] == reason and
+          len(groups[0]["members"]) == 2, f"/info redundancy {groups}")
+
+
 def test_publisher_killed_moves_items_to_the_standby():
     with Stack("redund-publisher") as stack:
         pair = Pair(stack)
+        check_visible_before = metric(admin_port(pair.server), 'mdcast_server_redundancy_standby_sources{service="MDCAST"}')
+        check(check_visible_before == 1, f"{check_visible_before} standbys before the failure")
         pair.sources[1].popen.kill()  # kill -9: the distributor sees its connection drop
         pair.wait_served_by(2)
         check(switch_lines(pair.server) == [("1", "2", "service_down")], f"switches {switch_lines(pair.server)}")
+        check_visible(pair.server, active=2, standbys=0, reason="service_down", switches=1)
         pair.finish(switches=1)
 
 
@@ -183,6 +203,7 @@ def test_distributor_stopped_moves_items_and_back():
         pair.wait_served_by(1)
         check(switch_lines(pair.server) == [("1", "2", "source_silent"), ("2", "1", "preferred")],
               f"switches {switch_lines(pair.server)}")
+        check_visible(pair.server, active=1, standbys=1, reason="preferred", switches=2)
         pair.finish(switches=2)
 
 
