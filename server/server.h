@@ -162,6 +162,7 @@ class Server final : public Upstream::Handler,
     void move_subscribers(CachedItem& from, CachedItem& to, const proto::FieldImage* image);
     void adopt_subscribers(CachedItem& item, const proto::FieldImage* image);
     CachedItem* serving_item(const std::string& service, const std::string& name);
+    void rewarm_standby(uint16_t source);
     // What operators see of them (server/redundancy/redundancy_report.cpp).
     void register_redundancy_metrics();
     std::string redundancy_json() const;

@@ -218,6 +218,7 @@ void Server::on_source_loss(uint16_t source, const std::string& what) {
         }
     }
     fan_out_group(wire::GROUP_SOURCE, source, "", told);
+    rewarm_standby(source);
 }
 
 void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t epoch) {
@@ -249,7 +250,10 @@ void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t 
 
 void Server::on_source_silent(uint16_t source, bool silent) {
     groups_.on_source_silent(source, silent, monotonic_ns());
-    if (!silent) return recovery_.on_source_heard_again(source, fanout_.subscribed_items());
+    if (!silent) {
+        recovery_.on_source_heard_again(source, fanout_.subscribed_items());
+        return rewarm_standby(source);
+    }
     // Subscribers move to a standby first; those it could not take were told why.
     const auto told = apply_group_switches();
     std::vector<CachedItem*> items = items_of_source(source);

@@ -51,6 +51,7 @@ std::unordered_set<uint64_t> Server::apply_group_switches() {
 }
 
 void Server::switch_service(const GroupSwitch& change, std::unordered_set<uint64_t>& told) {
+    const int64_t start = monotonic_ns();
     size_t moved = 0, waiting = 0;
     for (uint64_t id : fanout_.subscribed_items()) {
         CachedItem* from = cache_.find(id);
@@ -78,8 +79,8 @@ void Server::switch_service(const GroupSwitch& change, std::unordered_set<uint64
     }
     switch_counters_.items_switched += moved;
     switch_counters_.items_without_image += waiting;
-    log_->warn("{}: {} subscribed items switched, {} without a current image there",
-               switch_text(change), moved, waiting);
+    log_->warn("{}: {} subscribed items switched, {} without a current image there ({:.1f} ms)",
+               switch_text(change), moved, waiting, (monotonic_ns() - start) / 1e6);
 }
 
 // Every subscriber of `from` now holds `to` instead, and has its image.
@@ -109,6 +110,21 @@ void Server::adopt_subscribers(CachedItem& item, const proto::FieldImage* image)
             move_subscribers(*other, item, image);
             ++switch_counters_.items_switched;
         }
+    }
+}
+
+// A distributor heard again after silence, or past loss it could not repair:
+// its items went suspect, and only the subscribed ones are re-imaged for their
+// subscribers. The others of a service it shares with another distributor are
+// a standby's, which must stay hot: they are re-imaged too, or the next switch
+// to them would find no current image.
+void Server::rewarm_standby(uint16_t source) {
+    for (CachedItem* item : items_of_source(source)) {
+        if (item->has_image || fanout_.has_subscribers(item->id) || recovery_.recovering(item->id))
+            continue;
+        const auto group = groups_.groups().find(item->service_name);
+        if (group != groups_.groups().end() && group->second.members.size() >= 2)
+            recovery_.request_image(*item);
     }
 }
 

@@ -4,7 +4,8 @@ service and items, form a redundancy group on the server. When the active one
 goes (its publisher killed, the distributor killed or stopped) every subscribed
 item moves to the hot standby: one refresh per item with the standby's values,
 no suspect status, no gap, no repeat; and it moves back per rank once the
-preferred source has stayed up for the hold-down.
+preferred source has stayed up for the hold-down. A standby that was silent
+for a while is made hot again before it is needed.
 
 Two well-behaved clients watch every item: mdcast-client (the raw protocol: every
 field of every message checked against what the source publishes) and the SDK's
@@ -25,7 +26,7 @@ from test_several_backbones import add_distributor
 
 ITEMS = 20
 NAMES = [f"ITEM{i:06d}" for i in range(ITEMS)]
-SILENT_MS = 600
+SILENT_MS = 2000  # a loaded test machine must not make a distributor look silent
 HOLD_DOWN_MS = 1500
 
 
@@ -207,6 +208,26 @@ def test_distributor_stopped_moves_items_and_back():
         pair.finish(switches=2)
 
 
+def test_standby_silent_and_back_is_hot_again():
+    """The standby stops for longer than the silence timeout and comes back: its items went
+    suspect, and the server re-images them although nobody subscribes to them, so the next
+    failure of the active side still switches from current images."""
+    with Stack("redund-standby") as stack:
+        pair = Pair(stack)
+        dist2 = pair.distributor(2)
+        dist2.popen.send_signal(signal.SIGSTOP)
+        try:
+            wait_for_log(pair.server, "nothing from distributor 2", timeout=SILENT_MS / 1000 + 15)
+        finally:
+            dist2.popen.send_signal(signal.SIGCONT)
+        port = admin_port(pair.server)
+        wait_until(lambda: metric(port, "mdcast_server_items_suspect") == 0, 20, "the standby's items current again")
+        pair.sources[1].popen.kill()
+        pair.wait_served_by(2)
+        check(switch_lines(pair.server) == [("1", "2", "service_down")], f"switches {switch_lines(pair.server)}")
+        pair.finish(switches=1)
+
+
 def test_flapping_source_switches_back_once_after_the_hold_down():
     """The preferred publisher comes back, goes again within the hold-down, and
     comes back for good: one switch away, one switch back, no storm."""
@@ -230,4 +251,5 @@ if __name__ == "__main__":
     run([test_publisher_killed_moves_items_to_the_standby,
          test_distributor_killed_moves_items_to_the_standby,
          test_distributor_stopped_moves_items_and_back,
+         test_standby_silent_and_back_is_hot_again,
          test_flapping_source_switches_back_once_after_the_hold_down])
