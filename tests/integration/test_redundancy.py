@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import time
 from decimal import Decimal
 
@@ -155,12 +156,16 @@ def switch_lines(server):
 
 
 def check_visible(server, active, standbys, reason, switches):
-    """/metrics and /info show the group's active source, standbys and last switch."""
+    """/metrics, /info and mdcastctl status show the group's active source, standbys and last switch."""
     port = admin_port(server)
     check(metric(port, 'mdcast_server_redundancy_active_source{service="MDCAST"}') == active, "active source metric")
     check(metric(port, 'mdcast_server_redundancy_standby_sources{service="MDCAST"}') == standbys, "standby metric")
     check(metric(port, f'mdcast_server_redundancy_switches_total{{reason="{reason}"}}') == 1, "switch reason metric")
     check(metric(port, "mdcast_server_redundancy_items_switched_total") == ITEMS * switches, "items switched metric")
+    ctl = subprocess.run([os.environ.get("MDCAST_CTL", "mdcastctl"), "--admin", f"127.0.0.1:{port}", "status"],
+                         capture_output=True, text=True, timeout=30)
+    check(f"service MDCAST: active distributor {active}, {standbys} standby, {switches} switches, last " in ctl.stdout
+          and f"({reason})" in ctl.stdout, f"mdcastctl status: {ctl.stdout}{ctl.stderr}")
     code, body = get(port, "/info")
     check(code == 200, f"/info: {code}")
     groups = json.loads(body)["redundancy"]["groups"]
