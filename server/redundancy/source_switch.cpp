@@ -7,11 +7,8 @@
 // sequence: the SDK rebinds the name to the new id and takes the refresh as
 // its new base, so it sees no gap and no repeat. An item the new member has no
 // current image of gets a status that says so, and moves when one arrives.
-#include <algorithm>
-
 #include "common/clock.h"
 #include "proto/source_ids.h"
-#include "server/make_status.h"
 #include "server/redundancy/redundancy_config.h"
 #include "server/server.h"
 
@@ -23,6 +20,12 @@ std::string switch_text(const GroupSwitch& change) {
     return "service " + change.service + " moved from distributor " + std::to_string(change.from) +
            " to distributor " + std::to_string(change.to) + " (" +
            switch_reason_name(change.reason) + ")";
+}
+
+// An image a subscriber may be switched to: held, open and ok.
+bool current(const CachedItem& item) {
+    return item.has_image && item.status.stream_state() == wire::STREAM_OPEN &&
+           item.status.data_state() == wire::DATA_OK;
 }
 
 }  // namespace
@@ -58,18 +61,14 @@ void Server::switch_service(const GroupSwitch& change, std::unordered_set<uint64
         if (!from || proto::item_source(id) != change.from || from->service_name != change.service)
             continue;
         CachedItem* to = cache_.find(from->service_name, from->name, change.to);
-        if (to && to->has_image && cache_.keeps_images()) {
+        if (to && current(*to) && cache_.keeps_images()) {
             move_subscribers(*from, *to, &to->image);
             ++moved;
             continue;
         }
         ++waiting;
-        if (change.reason == SwitchReason::kPreferred) {
-            // The old member still serves it; it moves when the image comes.
-            if (to) recovery_.request_image(*to);
-            continue;
-        }
-        if (to) recovery_.request_image(*to);
+        if (to) recovery_.request_image(*to);  // its subscribers move when the image comes
+        if (change.reason == SwitchReason::kPreferred) continue;  // the old member still serves it
         ItemCache::invalidate(
             *from, wire::STATUS_SOURCE_DOWN,
             switch_text(change) + (to ? ", which has no current image of this item yet"
@@ -103,7 +102,7 @@ void Server::move_subscribers(CachedItem& from, CachedItem& to, const proto::Fie
 // (a switch back completing, or an item the standby lacked at a switch).
 void Server::adopt_subscribers(CachedItem& item, const proto::FieldImage* image) {
     CachedItem* first = cache_.find(item.service_name, item.name);
-    if (!item.has_image || (first == &item && !item.same_name)) return;  // the common case
+    if (!current(item) || (first == &item && !item.same_name)) return;  // the common case
     if (groups_.active(item.service_name) != proto::item_source(item.id)) return;
     for (CachedItem* other = first; other; other = other->same_name) {
         if (other != &item && fanout_.has_subscribers(other->id)) {
@@ -129,13 +128,13 @@ void Server::rewarm_standby(uint16_t source) {
 }
 
 // The item a new subscriber is served: its group's active member's when that
-// has an image, else the best-ranked member's that has one, else any.
+// is current, else the best-ranked member's that is, else one with an image.
 CachedItem* Server::serving_item(const std::string& service, const std::string& name) {
     CachedItem* first = cache_.find(service, name);
     if (!first || !first->same_name) return first;
     for (uint16_t source : groups_.ranked(service)) {
         CachedItem* item = cache_.find(service, name, source);
-        if (item && item->has_image) return item;
+        if (item && current(*item)) return item;
     }
     for (CachedItem* item = first; item; item = item->same_name) {
         if (item->has_image) return item;
