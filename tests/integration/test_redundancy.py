@@ -35,7 +35,7 @@ class Pair:
     """Distributors 1 and 2 with a source each (same service, same items), one
     server, an mdcast-client and an SDK consumer on every item."""
 
-    def __init__(self, stack):
+    def __init__(self, stack, standby_items=ITEMS):
         self.stack = stack
         self.ports = {1: add_distributor(stack, "dist1", 1, stack.group, stack.backbone_port),
                       2: add_distributor(stack, "dist2", 2, stack.group, stack.backbone_port)}
@@ -44,8 +44,8 @@ class Pair:
         self.sources = {}
         # Distributor 1 (the lowest id, so the preferred one) up first, then the
         # standby: the group starts as it will be ranked, with no switch.
-        for distributor_id in (1, 2):
-            wait_for_log(self.start_source(distributor_id), "items registered")
+        for distributor_id, items in ((1, ITEMS), (2, standby_items)):
+            wait_for_log(self.start_source(distributor_id, items=items), "items registered")
             wait_for_log(self.server, f"({distributor_id << 16 | 1}) is up")
         self.client = stack.client(1, "--service", "MDCAST", "--items", ",".join(NAMES),
                                    "--duration", "600")
@@ -53,11 +53,11 @@ class Pair:
                                 "--duration", "600")
         self.wait_served_by(1)
 
-    def start_source(self, distributor_id, name=None):
+    def start_source(self, distributor_id, name=None, items=ITEMS):
         self.sources[distributor_id] = self.stack.start(
             name or f"source{distributor_id}",
             [os.environ.get("MDCAST_SOURCE", "mdcast-source"), "--distributor",
-             f"127.0.0.1:{self.ports[distributor_id]}", "--items", str(ITEMS), "--rate", "400",
+             f"127.0.0.1:{self.ports[distributor_id]}", "--items", str(items), "--rate", "400",
              "--duration", "0"])
         return self.sources[distributor_id]
 
@@ -72,20 +72,20 @@ class Pair:
                 last[m["item"]] = m["id"] >> 40
         return last
 
-    def wait_served_by(self, distributor_id, timeout=20):
-        wait_until(lambda: (lambda ids: len(ids) == ITEMS and set(ids.values()) == {distributor_id})(
-            self.last_ids()), timeout, f"every item updated from distributor {distributor_id}")
+    def wait_served_by(self, distributor_id, names=NAMES, timeout=20):
+        wait_until(lambda: (lambda ids: all(ids.get(n) == distributor_id for n in names))(self.last_ids()),
+                   timeout, f"every item updated from distributor {distributor_id}")
         # A few more updates from there, so the checks see the stream going on.
         time.sleep(0.5)
 
-    def finish(self, switches):
-        """Stops the clients and checks both streams; `switches` is how many
-        times the items changed distributor."""
+    def finish(self, switches, names=NAMES, statuses=0):
+        """Stops the clients and checks both streams of `names`; `switches` is how
+        many times the items changed distributor, `statuses` how many the SDK saw."""
         for p in (self.client, self.sdk):
             p.popen.send_signal(signal.SIGINT)
             p.wait(10)
-        check_raw_stream(messages(self.client), switches)
-        check_sdk_stream(json_events(self.sdk), switches)
+        check_raw_stream(messages(self.client), switches, names)
+        check_sdk_stream(json_events(self.sdk), switches, names, statuses)
 
 
 def messages_so_far(client):
@@ -98,12 +98,12 @@ def messages_so_far(client):
     return out
 
 
-def check_raw_stream(lines, switches):
+def check_raw_stream(lines, switches, names=NAMES):
     """Per item: no status at all, at most 1 + `switches` refreshes, each data ok
     with the values the source publishes at its sequence, and after each refresh
     every update the next sequence with the right values."""
     items = by_item(lines)
-    for name in NAMES:
+    for name in names:
         index = int(name[4:])
         got = items.get(name, [])
         check(got and got[0]["type"] == "refresh", f"{name}: first message is not a refresh: {got[:1]}")
@@ -127,14 +127,14 @@ def check_raw_stream(lines, switches):
     check(summary["gaps"] == 0 and summary["duplicates"] == 0, f"summary {summary}")
 
 
-def check_sdk_stream(events, switches):
+def check_sdk_stream(events, switches, names=NAMES, statuses=0):
     """The SDK's view: per item no status, at most 1 + `switches` refreshes (data
     ok), updates in sequence after each, nothing dropped as a duplicate."""
     per_item = {}
     for e in events:
         if e.get("event") in ("refresh", "update", "status"):
             per_item.setdefault(e["item"], []).append(e)
-    for name in NAMES:
+    for name in names:
         got = per_item.get(name, [])
         check(got and got[0]["event"] == "refresh", f"SDK {name}: first event {got[:1]}")
         check(all(e["event"] != "status" for e in got), f"SDK {name}: a status: {[e for e in got if e['event'] == 'status'][:2]}")
@@ -147,7 +147,7 @@ def check_sdk_stream(events, switches):
                 check(e["seq"] == seq + 1, f"SDK {name}: update seq {e['seq']} after {seq}")
             seq = e["seq"]
     summary = [e for e in events if e.get("event") == "summary"][-1]
-    check(summary["duplicates_dropped"] == 0 and summary["statuses"] == 0, f"SDK summary {summary}")
+    check(summary["duplicates_dropped"] == 0 and summary["statuses"] == statuses, f"SDK summary {summary}")
 
 
 def switch_lines(server):
@@ -233,6 +233,25 @@ def test_standby_silent_and_back_is_hot_again():
         pair.finish(switches=1)
 
 
+def test_items_the_standby_lacks_are_told_why():
+    """The standby publishes 15 of the 20 items: at the switch those 15 move with no status,
+    the other 5 get one suspect status naming why, and stay with it."""
+    with Stack("redund-lacks") as stack:
+        pair = Pair(stack, standby_items=15)
+        pair.sources[1].popen.kill()
+        pair.wait_served_by(2, names=NAMES[:15])
+        pair.finish(switches=1, names=NAMES[:15], statuses=5)
+        items = by_item(messages(pair.client))
+        for name in NAMES[15:]:
+            statuses = [m for m in items[name] if m["type"] == "status"]
+            check(len(statuses) == 1 and items[name][-1] is statuses[0], f"{name}: statuses {statuses}")
+            check(statuses[0]["data"] == "suspect" and statuses[0]["code"] == "SOURCE_DOWN" and
+                  "to distributor 2 (service_down), which does not publish this item" in statuses[0]["text"],
+                  f"{name}: status {statuses[0]}")
+        sdk = [e for e in json_events(pair.sdk) if e.get("event") == "status"]
+        check(sorted(e["item"] for e in sdk) == NAMES[15:], f"SDK statuses for {[e['item'] for e in sdk]}")
+
+
 def test_flapping_source_switches_back_once_after_the_hold_down():
     """The preferred publisher comes back, goes again within the hold-down, and
     comes back for good: one switch away, one switch back, no storm."""
@@ -257,4 +276,5 @@ if __name__ == "__main__":
          test_distributor_killed_moves_items_to_the_standby,
          test_distributor_stopped_moves_items_and_back,
          test_standby_silent_and_back_is_hot_again,
+         test_items_the_standby_lacks_are_told_why,
          test_flapping_source_switches_back_once_after_the_hold_down])
