@@ -49,6 +49,11 @@ class ImageRecovery {
         virtual bool send_image_request(uint16_t source, const wire::ImageRequest& request) = 0;
         // Every distributor the upstream has heard.
         virtual std::vector<uint16_t> upstream_sources() const = 0;
+        // The distributor a service's names are asked of when several list it
+        // (its redundancy group's active member); none: the first listing it.
+        virtual std::optional<uint16_t> active_source(const std::string&) const {
+            return std::nullopt;
+        }
         // Tells one subscriber waiting by name what became of its request.
         virtual void tell_waiting(const PendingSubscriber& waiting, const std::string& service,
                                   const std::string& name, uint64_t item_id,

@@ -198,7 +198,7 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
         if (opened >= user_budget_.room)
             return refuse_over_user_subscriptions(client, service, name);
     }
-    const CachedItem* item = cache_.find(service, name);
+    const CachedItem* item = serving_item(service, name);
     const PendingSubscriber waiting{&client, snapshot, view, conflate_ms};
     if (item && item->has_image && cache_.keeps_images()) {
         if (!snapshot && fanout_.subscribe(client, item->id, view, conflate_ms)) {
@@ -228,6 +228,7 @@ void Server::on_housekeeping() {
     check_client_timeouts(now);
     recovery_.on_timer(now);
     report_interest(now);
+    apply_group_switches();  // a better-ranked source back for redundancy.hold_down_ms
     for (uint16_t source : upstream_->sources()) {
         if (upstream_->ready(source) && !recovery_.has_directory(source)) {
             upstream_->query_directory(source);

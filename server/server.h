@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/auth/authenticator.h"
@@ -34,6 +35,7 @@
 #include "server/fanout.h"
 #include "server/image_recovery.h"
 #include "server/item_cache.h"
+#include "server/redundancy/service_groups.h"
 #include "server/server_config.h"
 #include "server/upstream.h"
 #include "server/websocket/json_protocol.h"
@@ -118,6 +120,7 @@ class Server final : public Upstream::Handler,
         return upstream_->request_image(source, request);
     }
     std::vector<uint16_t> upstream_sources() const override { return upstream_->sources(); }
+    std::optional<uint16_t> active_source(const std::string& service) const override;
     void tell_waiting(const PendingSubscriber& waiting, const std::string& service,
                       const std::string& name, uint64_t item_id,
                       const wire::Status& status) override {
@@ -153,6 +156,18 @@ class Server final : public Upstream::Handler,
     void fan_out_group(wire::GroupScope scope, uint32_t id, const std::string& service_name,
                        const std::vector<CachedItem*>& items);
     std::vector<CachedItem*> items_of_source(uint16_t source);
+
+    // Redundant sources (server/redundancy/source_switch.cpp).
+    void note_directory(uint16_t source, const wire::Directory& directory);
+    std::unordered_set<uint64_t> apply_group_switches();
+    void switch_service(const GroupSwitch& change, std::unordered_set<uint64_t>& told);
+    void move_subscribers(CachedItem& from, CachedItem& to, const proto::FieldImage* image);
+    void adopt_subscribers(CachedItem& item, const proto::FieldImage* image);
+    CachedItem* serving_item(const std::string& service, const std::string& name);
+    void rewarm_standby(uint16_t source);
+    // What operators see of them (server/redundancy/redundancy_report.cpp).
+    void register_redundancy_metrics();
+    std::string redundancy_json() const;
 
     // Access control (server/server_access.cpp).
     static wire::Status not_entitled_status();
@@ -231,6 +246,11 @@ class Server final : public Upstream::Handler,
         std::unordered_set<uint64_t> moved;
     } drain_;
     ServerCounters counters_;
+    ServiceGroups groups_;  // redundancy groups: the active distributor of each service
+    struct SwitchCounters {
+        uint64_t items_switched = 0;       // subscribed items moved to another member's item
+        uint64_t items_without_image = 0;  // subscribed items the new member had no image of
+    } switch_counters_;
     // During one subscribe request: the user's room and the client's count at its start.
     struct UserBudget {
         size_t room = SIZE_MAX;

@@ -7,6 +7,7 @@
 #include "common/logging.h"
 #include "proto/field_dictionary.h"
 #include "proto/limits.h"
+#include "server/redundancy/redundancy_config.h"
 
 namespace mdcast::server {
 
@@ -285,6 +286,7 @@ config::Schema<ServerConfig> build_schema() {
                         "names of that service are refused LIMIT_REACHED, so a service whose "
                         "source never answers cannot fill cache.max_pending_requests for the "
                         "others.");
+    add_redundancy_keys(s);
     s.real("testing.loss.receive_rate", &C::loss_receive_rate, 0, 0, 1,
            "TESTING ONLY: drop this fraction of backbone packets on receive.");
     s.integer<uint64_t>("testing.loss.receive_burst_every", &C::loss_receive_burst_every, 0, 0,

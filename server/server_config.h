@@ -99,6 +99,10 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     uint32_t cache_max_pending_requests_per_client = 0;
     uint32_t cache_max_pending_requests_per_service = 0;
 
+    // Redundant sources (server/redundancy/).
+    std::vector<std::string> redundancy_source_rank;
+    uint32_t redundancy_hold_down_ms = 0;
+
     // Loss injection, for tests only.
     double loss_receive_rate = 0;
     uint64_t loss_receive_burst_every = 0;

@@ -123,6 +123,8 @@ class BackboneReceiver final : public Upstream {
     void on_nak_timer();
     void send_rtt_probes();
     void check_silence();
+    void arm_silence_check(int64_t now);
+    int64_t silence_period_ns() const;
 
     Settings settings_;
     Handler& handler_;
@@ -146,7 +148,7 @@ class BackboneReceiver final : public Upstream {
     int64_t nak_timer_deadline_ = INT64_MAX;
     Timer rtt_timer_;
     Timer silence_timer_;
-    int64_t last_silence_check_ns_ = 0;
+    int64_t silence_due_ns_ = 0;  // when the armed silence check should run
 };
 
 }  // namespace mdcast::server

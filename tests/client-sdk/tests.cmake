@@ -44,6 +44,8 @@ mdcast_sdk_integration_test(integration_sdk_publisher integration/test_sdk_publi
 mdcast_sdk_integration_test(integration_conflation integration/test_conflation.py 120)
 mdcast_sdk_integration_test(integration_trade_conflation integration/test_trade_conflation.py 120)
 mdcast_sdk_integration_test(integration_group_status integration/test_group_status.py 240)
+# Redundant sources: mdcast-client and an SDK consumer watch every item across switches.
+mdcast_sdk_integration_test(integration_redundancy integration/test_redundancy.py 300)
 mdcast_sdk_integration_test(integration_tls integration/test_tls.py 240)
 # Against the installed SDK: the installed examples built and run on a local
 # stack; every C++ block of README.md and docs/*.md built.
