@@ -177,4 +177,8 @@ TEST_CASE("the example users file is valid", "[users_file]") {
     CHECK(alice->entitlements.allows_item("RATES", "GB10YT=RR"));
     CHECK_FALSE(alice->entitlements.allows_item("FX", "AUD="));
     CHECK(file.find("ops")->entitlements.allows_item("ANY", "ITEM"));
+    CHECK(alice->entitlements.allows_post("FX", "USDJPY"));    // her group's
+    CHECK(alice->entitlements.allows_post("RATES", "GB10Y"));  // her own
+    CHECK_FALSE(alice->entitlements.allows_post("FX", "EUR="));
+    CHECK_FALSE(file.find("ops")->entitlements.allows_post("ANY", "ITEM"));
 }
