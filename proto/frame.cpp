@@ -81,6 +81,10 @@ std::string_view frame_type_name(FrameType type) {
             return "Interest";
         case kMessagePart:
             return "MessagePart";
+        case kPost:
+            return "Post";
+        case kPostAck:
+            return "PostAck";
     }
     return "unknown";
 }
