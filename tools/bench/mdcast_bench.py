@@ -12,6 +12,8 @@ Scenarios (see docs/benchmarks.md):
   quick    a 20-30 s subset of all three, for the README's main command.
   scale    the scale envelope: items, services, subscriptions, connections, images/s at
            subscribe and recovery after a distributor restart, each held or refused loudly.
+  post     the post round trip (a Consumer's post to the SDK Publisher and its answer)
+           against the update latency at 1K/s (--rates: another rate; --post-rate).
 
 Each point starts its own distributor, servers, source and clients from the built
 binaries on loopback with private ports and a random 239.255.x.y group, and stops them
@@ -27,6 +29,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_post  # noqa: E402
 import bench_report as report  # noqa: E402
 import bench_scale  # noqa: E402
 import seed_figures as seed  # noqa: E402
@@ -43,7 +46,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog="mdcast-bench", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("scenario", choices=["latency", "fanout", "sizes", "quick", "all", "scale"])
+    parser.add_argument("scenario", choices=["latency", "fanout", "sizes", "quick", "all", "scale", "post"])
     parser.add_argument("--build-dir", default=os.path.join(here, "../../build"),
                         help="where the binaries were built (default: the source tree's build/)")
     parser.add_argument("--source-dir", default=os.path.join(here, "../.."),
@@ -100,6 +103,7 @@ def parse_args(argv):
     parser.add_argument("--latency-connections", type=int, default=1,
                         help="latency and sizes scenarios: client connections (default 1)")
     bench_scale.add_arguments(parser)
+    bench_post.add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -110,6 +114,7 @@ def binaries(build_dir):
              "client": os.path.join(build_dir, "tools/mdcast-client"),
              "sdk-source": os.path.join(build_dir, "tools/mdcast-bench-publisher"),
              "sdk-client": os.path.join(build_dir, "tools/mdcast-bench-consumer"),
+             "poster": os.path.join(build_dir, "tools/mdcast-bench-poster"),
              "ws-client": os.path.join(build_dir, "tools/mdcast-bench-ws-consumer"),
              "replay": os.path.join(build_dir, "tools/mdcast-replay")}
     missing = [p for p in found.values() if not os.access(p, os.X_OK)]
@@ -466,17 +471,26 @@ def check_sched_slice(args):
         sys.exit("mdcast-bench: --sched-slice-us is for the normal scheduling class, not with --realtime")
 
 
-def scale_report(runner, args, command):
+def report_header(runner, args, command, scenario):
+    """The first lines of a one-scenario report: when, what, where, and the command."""
     m = machine()
     commit, build_type = source_version(os.path.abspath(args.source_dir), os.path.abspath(args.build_dir))
+    return [f"# mdcast benchmark report: `{scenario}`", "",
+            f"Run {datetime.datetime.now().strftime('%Y-%m-%d %H:%M:%S')} with mdcast {commit} ({build_type} "
+            f"build) on {m['cores']} cores ({m['cpu']}, {m['memory']}, Linux {m['kernel']}); load average "
+            f"before: {', '.join(f'{x:.2f}' for x in runner.load_before)}, after: "
+            f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}.", "",
+            "## Command", "", "```sh", command, "```", ""]
+
+
+def scale_report(runner, args, command):
     scale = bench_scale.run(runner, args)
-    header = ["# mdcast benchmark report: `scale`", "",
-              f"Run {datetime.datetime.now().strftime('%Y-%m-%d %H:%M:%S')} with mdcast {commit} ({build_type} "
-              f"build) on {m['cores']} cores ({m['cpu']}, {m['memory']}, Linux {m['kernel']}); load average "
-              f"before: {', '.join(f'{x:.2f}' for x in runner.load_before)}, after: "
-              f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}.", "",
-              "## Command", "", "```sh", command, "```", ""]
-    return bench_scale.write(scale, runner.out, header)
+    return bench_scale.write(scale, runner.out, report_header(runner, args, command, "scale"))
+
+
+def post_report(runner, args, command):
+    result = bench_post.run(runner, args)
+    return bench_post.write(result, runner.out, report_header(runner, args, command, "post"))
 
 
 def main(argv):
@@ -489,6 +503,8 @@ def main(argv):
     print(f"mdcast-bench {args.scenario}: writing {runner.out}")
     if args.scenario == "scale":
         return scale_report(runner, args, command)
+    if args.scenario == "post":
+        return post_report(runner, args, command)
     try:
         for client in args.clients:
             runner.client = client
