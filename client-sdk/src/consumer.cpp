@@ -42,7 +42,8 @@ struct __attribute__((visibility("hidden"))) Consumer::Impl {
                                     const std::vector<std::string>& items, const View& view,
                                     bool snapshot, uint32_t conflate_ms = 0);
     std::vector<uint32_t> resolve_view(const View& view) const;
-    std::future<PostResult> post(ItemHandle handle, wire::v1::Post post, const FieldList& fields);
+    void post(ItemHandle handle, wire::v1::Post post, const FieldList& fields, sdk::PostDone done);
+    sdk::PostDone guarded(PostCallback on_answer);
     void deliver(const Event& event);
     void on_finished(ItemHandle handle);
     // True when `handle` was unsubscribed and the core has not let go of it yet.
@@ -373,38 +374,81 @@ size_t Consumer::dispatch(std::chrono::milliseconds timeout, size_t max_events) 
         timeout, max_events, [impl = impl_.get()](const Event& event) { impl->deliver(event); });
 }
 
-std::future<PostResult> Consumer::post(ItemHandle handle, const FieldList& fields) {
+namespace {
+
+wire::v1::Post on_stream(ItemHandle handle) {
     if (!handle) throw std::invalid_argument("post: no item handle");
-    return impl_->post(handle, wire::v1::Post(), fields);
+    return {};
+}
+
+wire::v1::Post off_stream(const std::string& service, const std::string& item) {
+    if (!proto::valid_service_name(service) || !proto::valid_item_name(item))
+        throw std::invalid_argument("post: service and item names must not be empty or too long");
+    wire::v1::Post post;
+    post.set_service_name(service);
+    post.set_item_name(item);
+    return post;
+}
+
+// A future and the completion that fulfils it.
+std::pair<std::future<PostResult>, sdk::PostDone> promised() {
+    auto promise = std::make_shared<std::promise<PostResult>>();
+    std::future<PostResult> answer = promise->get_future();
+    return {std::move(answer),
+            [promise](PostResult result) { promise->set_value(std::move(result)); }};
+}
+
+}  // namespace
+
+std::future<PostResult> Consumer::post(ItemHandle handle, const FieldList& fields) {
+    auto [answer, done] = promised();
+    impl_->post(handle, on_stream(handle), fields, std::move(done));
+    return std::move(answer);
 }
 
 std::future<PostResult> Consumer::post(const std::string& service, const std::string& item,
                                        const FieldList& fields) {
-    if (!proto::valid_service_name(service) || !proto::valid_item_name(item))
-        throw std::invalid_argument("post: service and item names must be 1 to " +
-                                    std::to_string(proto::kMaxItemNameBytes) + " bytes");
-    wire::v1::Post post;
-    post.set_service_name(service);
-    post.set_item_name(item);
-    return impl_->post({}, std::move(post), fields);
+    auto [answer, done] = promised();
+    impl_->post({}, off_stream(service, item), fields, std::move(done));
+    return std::move(answer);
+}
+
+void Consumer::post(ItemHandle handle, const FieldList& fields, PostCallback on_answer) {
+    impl_->post(handle, on_stream(handle), fields, impl_->guarded(std::move(on_answer)));
+}
+
+void Consumer::post(const std::string& service, const std::string& item, const FieldList& fields,
+                    PostCallback on_answer) {
+    impl_->post({}, off_stream(service, item), fields, impl_->guarded(std::move(on_answer)));
+}
+
+// The application's callback; what it throws is logged, never thrown into the I/O thread.
+sdk::PostDone Consumer::Impl::guarded(PostCallback on_answer) {
+    if (!on_answer) throw std::invalid_argument("post: no callback");
+    return [this, on_answer = std::move(on_answer)](PostResult result) {
+        try {
+            on_answer(result);
+        } catch (const std::exception& e) {
+            log->error("post callback threw: {}", e.what());
+        } catch (...) {
+            log->error("post callback threw");
+        }
+    };
 }
 
 // The post is built on the caller's thread (the fields copied) and sent by the core.
-std::future<PostResult> Consumer::Impl::post(ItemHandle handle, wire::v1::Post post,
-                                             const FieldList& fields) {
+void Consumer::Impl::post(ItemHandle handle, wire::v1::Post post, const FieldList& fields,
+                          sdk::PostDone done) {
     if (fields.empty() || fields.size() > proto::kMaxPostFields)
         throw std::invalid_argument("post: between 1 and " + std::to_string(proto::kMaxPostFields) +
                                     " fields");
     post.set_post_id(next_post_id.fetch_add(1, std::memory_order_relaxed));
     sdk::to_wire_fields(fields.values(), *post.mutable_fields());
-    auto promise = std::make_shared<std::promise<PostResult>>();
-    std::future<PostResult> answer = promise->get_future();
-    thread.post([this, handle, post = std::move(post), promise]() mutable {
-        if (core) return core->post(handle, post, std::move(promise));
-        sdk::ConsumerPosts::refuse(*promise, post.post_id(), StatusCode::kCancelled,
+    thread.post([this, handle, post = std::move(post), done = std::move(done)]() mutable {
+        if (core) return core->post(handle, post, std::move(done));
+        sdk::ConsumerPosts::refuse(done, post.post_id(), StatusCode::kCancelled,
                                    "the consumer is not running");
     });
-    return answer;
 }
 
 ConsumerStats Consumer::stats() const {

@@ -81,9 +81,9 @@ class ConsumerCore final : public FailoverLink::Owner {
     void unsubscribe(ItemHandle handle);
     void request_directory();
     // Sends `post` (on-stream with `handle`: the item's id on this connection
-    // is filled in) and keeps `promise` for its answer; refuses it at once
+    // is filled in) and keeps `done` for its answer; refuses it at once
     // when the item is not open here or no session is up.
-    void post(ItemHandle handle, wire::v1::Post& post, PostPromise promise);
+    void post(ItemHandle handle, wire::v1::Post& post, PostDone done);
 
     void on_session_up(const wire::v1::LoginResponse& response) override;
     void on_session_frame(const proto::Frame& frame) override;

@@ -15,8 +15,8 @@ from bench_stack import Stack
 
 
 def add_arguments(parser):
-    parser.add_argument("--post-rate", type=float, default=50,
-                        help="post: posts per second, one outstanding at a time (default 50)")
+    parser.add_argument("--post-rate", type=float, default=1000,
+                        help="post: posts per second, one outstanding at a time (default 1000)")
 
 
 def run(runner, args):

@@ -4,7 +4,8 @@
 // on its stream once the refresh came) or off-stream (by service and name).
 // Each post carries BID = the post's number as a decimal. Posts are paced at
 // --rate; each waits for its answer before the next goes (one outstanding), so
-// the round trip measured is the route's, not a queue's.
+// the round trip measured is the route's, not a queue's: from post() to the
+// answer's callback on the SDK's I/O thread (Consumer::post with a callback).
 //
 // Prints one JSON line on stdout: posts, accepted, rejected, the answers'
 // codes and first distinct texts, and the round trip (post() to its answer)
@@ -12,9 +13,12 @@
 // and the posting integration tests.
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -110,6 +114,45 @@ struct Tally {
     }
 };
 
+struct Answer {
+    PostResult result;
+    int64_t rtt_ns;
+};
+
+// One post at a time: the round trip is stamped in the answer callback, on the
+// SDK's I/O thread, so no thread wake-up for the answer is counted in it.
+class Answers {
+  public:
+    std::optional<Answer> post(Consumer& consumer, const Options& o, ItemHandle handle,
+                               const FieldList& fields) {
+        {
+            std::lock_guard lock(mutex_);
+            answer_.reset();
+        }
+        const int64_t sent = monotonic_ns();
+        auto on_answer = [this, sent](const PostResult& result) {
+            const int64_t rtt = monotonic_ns() - sent;
+            std::lock_guard lock(mutex_);
+            answer_ = Answer{result, rtt};
+            answered_.notify_one();
+        };
+        if (o.on_stream) {
+            consumer.post(handle, fields, on_answer);
+        } else {
+            consumer.post(o.service, o.item, fields, on_answer);
+        }
+        std::unique_lock lock(mutex_);
+        answered_.wait_for(lock, std::chrono::duration<double>(o.timeout_s),
+                           [this] { return answer_.has_value(); });
+        return answer_;
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable answered_;
+    std::optional<Answer> answer_;
+};
+
 bool wait_for(const std::function<bool()>& done, double seconds) {
     const int64_t deadline = monotonic_ns() + static_cast<int64_t>(seconds * 1e9);
     while (!done()) {
@@ -129,6 +172,7 @@ int run(const Options& o) {
         return 2;
     }
     Handler handler;
+    Answers answers;  // outlives the consumer: its stop() may still answer a post
     Consumer consumer(options, handler);
     ItemHandle handle;
     if (o.on_stream) handle = consumer.subscribe(o.service, o.item);
@@ -148,16 +192,12 @@ int run(const Options& o) {
         next += gap;
         FieldList fields;
         fields.add_decimal(kBid, 10000 + i, -2);
-        const int64_t sent = monotonic_ns();
-        auto answer =
-            o.on_stream ? consumer.post(handle, fields) : consumer.post(o.service, o.item, fields);
-        if (answer.wait_for(std::chrono::duration<double>(o.timeout_s)) !=
-            std::future_status::ready) {
+        const std::optional<Answer> answer = answers.post(consumer, o, handle, fields);
+        if (!answer) {
             std::fprintf(stderr, "mdcast-bench-poster: no answer within %.1f s\n", o.timeout_s);
             return 1;
         }
-        const PostResult result = answer.get();
-        tally.add(result, monotonic_ns() - sent);
+        tally.add(answer->result, answer->rtt_ns);
     }
     tally.print();
     consumer.stop();

@@ -54,6 +54,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <initializer_list>
 #include <memory>
@@ -206,6 +207,13 @@ class MDCAST_API Consumer {
     std::future<PostResult> post(ItemHandle handle, const FieldList& fields);
     std::future<PostResult> post(const std::string& service, const std::string& item,
                                  const FieldList& fields);
+    // The same, the answer handed to `on_answer` on the I/O thread (inside a
+    // handler call's context: keep it short) instead of a future: no thread
+    // is woken for it. What it throws is logged.
+    using PostCallback = std::function<void(const PostResult&)>;
+    void post(ItemHandle handle, const FieldList& fields, PostCallback on_answer);
+    void post(const std::string& service, const std::string& item, const FieldList& fields,
+              PostCallback on_answer);
 
     // kDispatch: runs the handler for queued events on the calling thread.
     // Waits up to `timeout` for the first one; returns how many were handled.
