@@ -42,6 +42,7 @@ class MulticastBackbone final : public BackboneOut, private ControlReceiver::Han
     void answer_post(ServerId to, const ::mdcast::wire::v1::PostAck& ack) override;
     size_t max_frame_bytes() const override { return sender_.max_message_bytes(); }
     void flush() override { sender_.flush(); }
+    void flush_after(Flushable& writer) override { sender_.flush_after(writer); }
     uint64_t epoch() const override { return sender_.epoch(); }
     bool congested() const override { return sender_.congested(); }
     void register_metrics(MetricsRegistry& metrics) const override;

@@ -62,6 +62,11 @@ template <class Frame>
 void ClientSession::queue_item(uint64_t item_id, Owed kind, const Frame& frame) {
     if (!connection_->accepts_output()) return;
     if (conflating_) return owe(item_id, kind);
+    if constexpr (std::is_same_v<Frame, SharedFrame>) {
+        if (ws_) return queue_json_item(item_id, kind, frame.bytes);
+    } else {
+        if (ws_) return queue_json_item(item_id, kind, frame);
+    }
     bool queued;
     if constexpr (std::is_same_v<Frame, SharedFrame>) {
         queued = connection_->send_shared(frame);
@@ -73,6 +78,27 @@ void ClientSession::queue_item(uint64_t item_id, Owed kind, const Frame& frame) 
         return;
     }
     on_item_refused(item_id, kind);
+}
+
+// Each of the client's streams of the item gets its own copy, restamped with
+// the stream's id.
+void ClientSession::queue_json_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame) {
+    ws_->send_item(item_id, frame, false, [&](std::span<const uint8_t> stamped) {
+        if (connection_->send_frame(stamped)) {
+            ++messages_out_;
+            return true;
+        }
+        on_item_refused(item_id, kind);
+        return false;
+    });
+}
+
+void ClientSession::deliver_snapshot(uint64_t item_id, std::span<const uint8_t> frame) {
+    if (!ws_) return deliver(frame);
+    ws_->send_item(item_id, frame, true, [&](std::span<const uint8_t> stamped) {
+        deliver(stamped);
+        return is_open();
+    });
 }
 
 void ClientSession::deliver_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame) {
@@ -131,8 +157,15 @@ size_t ClientSession::drain_owed(const OwedFrame& frame_for) {
         const std::optional<std::string> frame = frame_for(it->first, it->second);
         if (frame) {
             if (!connection_->can_queue(frame->size())) return sent;  // more at the next drain
-            connection_->send_frame(
-                {reinterpret_cast<const uint8_t*>(frame->data()), frame->size()});
+            const std::span<const uint8_t> bytes{reinterpret_cast<const uint8_t*>(frame->data()),
+                                                 frame->size()};
+            if (ws_) {
+                ws_->send_item(it->first, bytes, false, [&](std::span<const uint8_t> stamped) {
+                    return connection_->send_frame(stamped);
+                });
+            } else {
+                connection_->send_frame(bytes);
+            }
             ++sent;
         }
         it = owed_.erase(it);
@@ -175,7 +208,7 @@ void ClientSession::on_frame(TcpConnection&, const proto::Frame& frame) {
         case FrameType::kClose:
             return connection_->close(CloseReason::kPeerClosed, "client said goodbye");
         case FrameType::kDirectoryRequest:
-            return owner_.on_directory_request(*this);
+            return request_directory();
         case FrameType::kSubscribe: {
             wire::Subscribe request;
             if (parse(frame, request)) request_subscribe(request);

@@ -68,6 +68,14 @@ class ClientSession final : public TcpConnection::Handler {
     void attach(std::unique_ptr<TcpConnection> connection, const WsSettings* ws = nullptr);
     // The JSON encoder when this client speaks WebSocket/JSON; null for binary.
     const JsonEncoder* json() const { return ws_ ? &ws_->encoder() : nullptr; }
+    // WebSocket item streams are the client's ids: the server named the item of
+    // service/name, and the item's stream was closed (ws_streams.h). No-ops for binary.
+    void bind_json_stream(const std::string& service, const std::string& name, uint64_t item_id) {
+        if (ws_) ws_->bind(service, name, item_id);
+    }
+    void json_stream_closed(uint64_t item_id) {
+        if (ws_) ws_->item_closed(item_id);
+    }
     // The client logged in with LoginRequest.group_status (binary protocol
     // only): it takes one GroupStatus for many items' statuses.
     bool takes_group_status() const { return group_status_; }
@@ -81,6 +89,7 @@ class ClientSession final : public TcpConnection::Handler {
         owner_.on_subscribe(*this, request);
     }
     void request_unsubscribe(uint64_t item_id) { owner_.on_unsubscribe(*this, item_id); }
+    void request_directory() { owner_.on_directory_request(*this); }
     void request_post(const ::mdcast::wire::v1::Post& post) { owner_.on_post(*this, post); }
     TcpConnection& connection() { return *connection_; }
     const TcpConnection& connection() const { return *connection_; }
@@ -123,6 +132,8 @@ class ClientSession final : public TcpConnection::Handler {
     // conflate policy) each item is owed its status instead, so the drain
     // brings every one of them level with the cache.
     void deliver_group(std::span<const uint8_t> frame, const std::vector<uint64_t>& item_ids);
+    // A snapshot's Refresh (the item is not opened); a full queue closes the client.
+    void deliver_snapshot(uint64_t item_id, std::span<const uint8_t> frame);
     // Messages not tied to an open item; a full queue closes the client.
     void deliver(std::span<const uint8_t> frame);
     void deliver(proto::FrameType type, const google::protobuf::MessageLite& message);
@@ -163,6 +174,7 @@ class ClientSession final : public TcpConnection::Handler {
     void refuse_slow();
     template <class Frame>
     void queue_item(uint64_t item_id, Owed kind, const Frame& frame);
+    void queue_json_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame);
     void on_item_refused(uint64_t item_id, Owed kind);
     void start_conflating();
     void owe(uint64_t item_id, Owed kind);

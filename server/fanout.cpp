@@ -26,9 +26,12 @@ Fanout::Fanout(const ItemCache& cache, EventLoop& loop)
 
 bool Fanout::subscribe(ClientSession& client, uint64_t item_id, const std::vector<uint32_t>& view,
                        uint32_t conflate_ms) {
-    // The JSON protocol has no conflation interval: WebSocket subscriptions are never paced.
     const bool json = client.json() != nullptr;
-    if (!by_item_.add(item_id, &client, view, json, json ? 0 : conflate_ms))
+    if (json) {
+        if (const CachedItem* item = cache_.find(item_id))
+            client.bind_json_stream(item->service_name, item->name, item_id);
+    }
+    if (!by_item_.add(item_id, &client, view, json, conflate_ms))
         return false;  // already open: re-image only
     by_client_[&client][item_id] = view;
     return true;
@@ -207,9 +210,9 @@ bool Fanout::hold_for_interval(uint64_t item_id, Group& group, const proto::Upda
 
 void Fanout::send_paced_update(uint64_t item_id, Group& group, int64_t now_ns) {
     view_frame_.clear();
-    if (!group.pace.take(view_frame_, item_id, group.view, now_ns)) return;
-    group.clients.front()->deliver_item(item_id, ClientSession::Owed::kUpdate,
-                                        bytes_of(view_frame_));
+    ClientSession* client = group.clients.front();
+    if (!group.pace.take(view_frame_, item_id, group.view, now_ns, client->json())) return;
+    client->deliver_item(item_id, ClientSession::Owed::kUpdate, bytes_of(view_frame_));
     ++counters_.paced_out;
     ++counters_.updates_out;
 }
@@ -276,6 +279,8 @@ void Fanout::fan_out_item_status(const CachedItem& item, GroupedClients* grouped
             }
             if (frame.empty()) frame = status_frame_for(*client, item);
             client->deliver_item(item.id, ClientSession::Owed::kStatus, bytes_of(frame));
+            if (group.json && item.status.stream_state() == wire::STREAM_CLOSED)
+                client->json_stream_closed(item.id);
             ++counters_.statuses_out;
         }
     }
@@ -300,9 +305,10 @@ void Fanout::fan_out_group_status(const wire::GroupStatus& message,
 void Fanout::send_image(ClientSession& client, const CachedItem& item,
                         const proto::FieldImage* image, const std::vector<uint32_t>& view,
                         bool snapshot) {
+    client.bind_json_stream(item.service_name, item.name, item.id);
     const std::string frame = image_frame_for(client, item, image, view, true, snapshot);
     if (snapshot) {
-        client.deliver(bytes_of(frame));  // not an open item: nothing to conflate
+        client.deliver_snapshot(item.id, bytes_of(frame));  // not an open item: nothing to conflate
     } else {
         if (Group* group = by_item_.group_of(item.id, &client)) group->pace.on_image();
         client.deliver_item(item.id, ClientSession::Owed::kImage, bytes_of(frame));

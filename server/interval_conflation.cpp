@@ -1,5 +1,7 @@
 #include "server/interval_conflation.h"
 
+#include "server/websocket/json_protocol.h"
+
 namespace mdcast::server {
 
 PacedSlot::Admit PacedSlot::admit(const proto::UpdateView& update, int64_t now_ns) {
@@ -19,7 +21,7 @@ PacedSlot::Admit PacedSlot::admit(const proto::UpdateView& update, int64_t now_n
 }
 
 bool PacedSlot::take(std::string& out, uint64_t item_id, const std::vector<uint32_t>& view,
-                     int64_t now_ns) {
+                     int64_t now_ns, const JsonEncoder* json) {
     if (!owed) return false;
     proto::UpdateView update;
     update.item_id = item_id;
@@ -29,7 +31,11 @@ bool PacedSlot::take(std::string& out, uint64_t item_id, const std::vector<uint3
     update.stands_for = stands_for;
     update.first_publish_time_ns = first_publish_time_ns;
     for (const auto& slot : fields.slots()) update.fields.push_back(slot.entry());
-    proto::append_update_frame(out, update, view.empty() ? nullptr : &view);
+    if (json) {
+        json->append_update(out, update, view);
+    } else {
+        proto::append_update_frame(out, update, view.empty() ? nullptr : &view);
+    }
     clear_owed();
     quiet_from_ns = now_ns + int64_t{interval_ms} * 1'000'000;
     return true;

@@ -43,6 +43,25 @@ uint16_t code_for(CloseReason reason) {
     }
 }
 
+wire::StatusCode status_code_for(CloseReason reason) {
+    switch (reason) {
+        case CloseReason::kShutdown:
+            return wire::STATUS_SERVER_SHUTDOWN;
+        case CloseReason::kAuthFailed:
+        case CloseReason::kNotLoggedIn:
+            return wire::STATUS_AUTH_FAILED;
+        case CloseReason::kSlowConsumer:
+        case CloseReason::kLimitReached:
+        case CloseReason::kFrameTooLarge:
+            return wire::STATUS_LIMIT_REACHED;
+        case CloseReason::kProtocolError:
+        case CloseReason::kFrameTimeout:
+            return wire::STATUS_INVALID_REQUEST;
+        default:
+            return wire::STATUS_NONE;  // kicked, idle: the text says which
+    }
+}
+
 }  // namespace
 
 struct WsCallbacks {
@@ -93,7 +112,7 @@ struct WsCallbacks {
 };
 
 WsSession::WsSession(ClientSession& client, const WsSettings& settings)
-    : client_(client), settings_(settings) {}
+    : client_(client), settings_(settings), streams_(client.limits().max_subscriptions) {}
 
 WsSession::~WsSession() {
     if (ctx_) wslay_event_context_free(ctx_);
@@ -212,8 +231,14 @@ bool WsSession::close_frame(CloseReason reason, const std::string& text, std::st
     // Before the upgrade the peer speaks HTTP; after a close went out, nothing more.
     if (!ctx_ || wslay_event_get_close_sent(ctx_)) return true;
     if (reason == CloseReason::kReadError || reason == CloseReason::kWriteError) return false;
-    frame = ws_close_frame(close_code_ ? close_code_ : code_for(reason),
-                           std::string(close_reason_name(reason)) + ": " + text);
+    const std::string why = std::string(close_reason_name(reason)) + ": " + text;
+    // LSEG's clients learn why from the login stream's Closed status; the close frame follows.
+    if (client_.logged_in() && reason != CloseReason::kPeerClosed) {
+        frame = JsonEncoder::login_status(
+            login_id_, client_.user(),
+            make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, status_code_for(reason), why));
+    }
+    frame += ws_close_frame(close_code_ ? close_code_ : code_for(reason), why);
     return true;
 }
 
@@ -272,19 +297,30 @@ void WsSession::on_request(const JsonRequest& request) {
                     "the first request must be a login");
     if (request.type == Type::kCloseLogin)
         return fail(CloseReason::kPeerClosed, ws_code::kNormal, "client closed its login");
+    if (request.type == Type::kSource) {
+        directory_id_ = request.id;
+        return client_.request_directory();
+    }
     if (request.type == Type::kClose) {
         for (const int64_t id : request.close_ids) {
-            if (id > 0) client_.request_unsubscribe(static_cast<uint64_t>(id));
+            const auto closed = streams_.close(id);
+            if (closed && closed->unsubscribe) client_.request_unsubscribe(closed->unsubscribe);
         }
         return;
     }
     on_item_request(request);
 }
 
+// A single name opens on the request's ID; a batch answers on its ID and opens
+// its names on ID+1, ID+2, ... (LSEG's numbering).
 void WsSession::on_item_request(const JsonRequest& request) {
+    const auto stream_of = [&](size_t i) {
+        return request.batch ? request.id + 1 + static_cast<int64_t>(i) : request.id;
+    };
     wire::Subscribe subscribe;
     subscribe.set_service_name(request.service);
     subscribe.set_snapshot(!request.streaming);
+    subscribe.set_conflate_ms(request.conflate_ms);
     for (const uint32_t id : request.view_ids) subscribe.add_view_field_ids(id);
     for (const std::string& field : request.view) {
         const proto::FieldDefinition* definition = encoder().dictionary().find(field);
@@ -295,12 +331,91 @@ void WsSession::on_item_request(const JsonRequest& request) {
         const auto refused =
             make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_INVALID_REQUEST,
                         "View: no field named " + field.substr(0, 64));
-        for (const std::string& name : request.names)
-            send(encoder().status(request.service, name, 0, refused));
+        for (size_t i = 0; i < request.names.size(); ++i)
+            send(encoder().status(request.service, request.names[i], stream_of(i), refused));
         return;
     }
-    for (const std::string& name : request.names) subscribe.add_item_names(name);
+    if (request.batch) send(JsonEncoder::batch_status(request.id, request.names.size()));
+    std::vector<std::pair<std::string, std::string>> opened;
+    for (size_t i = 0; i < request.names.size(); ++i) {
+        if (!open_stream(stream_of(i), request, request.names[i])) continue;
+        subscribe.add_item_names(request.names[i]);
+        opened.emplace_back(request.service, request.names[i]);
+    }
+    if (opened.empty()) return;
+    requesting_ = &opened;
     client_.request_subscribe(subscribe);
+    requesting_ = nullptr;
+}
+
+bool WsSession::open_stream(int64_t stream, const JsonRequest& request, const std::string& name) {
+    const auto result = streams_.open(stream, request.service, name, request.streaming);
+    if (result.unsubscribe) client_.request_unsubscribe(result.unsubscribe);
+    if (result.opened != WsStreams::Opened::kLimitReached) return true;
+    send(encoder().status(
+        request.service, name, stream,
+        make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_LIMIT_REACHED,
+                    "too many open streams (clients.max_subscriptions)")));
+    return false;
+}
+
+void WsSession::send_item(uint64_t item_id, std::span<const uint8_t> frame, bool snapshot,
+                          const QueueFrame& queue) {
+    const std::vector<int64_t> snapshots =
+        snapshot ? streams_.take_snapshots(item_id) : std::vector<int64_t>{};
+    const std::span<const int64_t> streams = snapshot ? snapshots : streams_.streams_of(item_id);
+    if (streams.empty()) {
+        ++settings_.counters->unrouted_frames;
+        if (!snapshot) unrouted_.insert(item_id);
+        return;
+    }
+    for (const int64_t stream : streams) {
+        stamped_.clear();
+        if (!restamp_stream_id(frame, stream, stamped_)) return;
+        if (!queue({reinterpret_cast<const uint8_t*>(stamped_.data()), stamped_.size()})) return;
+    }
+}
+
+// Statuses the session passes on itself (answers to a request; the fan-out's
+// go through send_item): bound to their item, or answered on the streams that
+// asked when no item was named.
+void WsSession::on_item_status(const wire::ItemStatus& status) {
+    const auto& service = status.service_name();
+    const auto& name = status.item_name();
+    if (status.item_id() == 0) {
+        std::vector<int64_t> asked = streams_.take_pending(service, name);
+        if (asked.empty() && name.empty() && requesting_) {
+            for (const auto& [s, n] : *requesting_) {
+                for (const int64_t stream : streams_.take_pending(s, n)) {
+                    send(encoder().status(s, n, stream, status.status()));
+                }
+            }
+            return;
+        }
+        for (const int64_t stream : asked)
+            send(encoder().status(service, name, stream, status.status()));
+        return;
+    }
+    streams_.bind(service, name, status.item_id());
+    const std::string frame =
+        encoder().status(service, name, static_cast<int64_t>(status.item_id()), status.status());
+    send_item(status.item_id(), {reinterpret_cast<const uint8_t*>(frame.data()), frame.size()},
+              false, [this](std::span<const uint8_t> bytes) {
+                  client_.deliver(bytes);
+                  return client_.is_open();
+              });
+    if (status.status().stream_state() == wire::STREAM_CLOSED)
+        streams_.forget_item(status.item_id());
+}
+
+// Items whose frames found no stream (closed by the client before the server
+// named them): unsubscribed here, outside any fan-out.
+void WsSession::unsubscribe_unrouted() {
+    const std::set<uint64_t> items = std::move(unrouted_);
+    unrouted_.clear();
+    for (const uint64_t item_id : items) {
+        if (streams_.streams_of(item_id).empty()) client_.request_unsubscribe(item_id);
+    }
 }
 
 void WsSession::translate(FrameType type, const google::protobuf::MessageLite& message) {
@@ -312,18 +427,19 @@ void WsSession::translate(FrameType type, const google::protobuf::MessageLite& m
                     ? JsonEncoder::login_refresh(login_id_, client_.user(), response)
                     : JsonEncoder::login_status(login_id_, client_.user(), response.status()));
         }
-        case FrameType::kItemStatus: {
-            const auto& status = static_cast<const wire::ItemStatus&>(message);
-            return send(encoder().status(status.service_name(), status.item_name(),
-                                         status.item_id(), status.status()));
-        }
+        case FrameType::kItemStatus:
+            return on_item_status(static_cast<const wire::ItemStatus&>(message));
+        case FrameType::kDirectory:
+            return send(JsonEncoder::source_refresh(directory_id_,
+                                                    static_cast<const wire::Directory&>(message)));
         default:
-            return;  // directory, pong: the JSON protocol has its own or none
+            return;  // pong: the JSON protocol has its own
     }
 }
 
 void WsSession::keep_alive(int64_t now_ns) {
     if (!ctx_) return;
+    if (!unrouted_.empty()) unsubscribe_unrouted();
     const int64_t interval = int64_t{settings_.heartbeat_interval_ms} * 1'000'000;
     if (now_ns - client_.connection().last_input_ns() < interval ||
         now_ns - last_ping_ns_ < interval)
