@@ -57,6 +57,11 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     uint32_t clients_ws_max_message_bytes = 0;
     uint32_t clients_ws_max_fragments = 0;
 
+    // Posts (clients' contributions upstream): bounds per client connection.
+    uint32_t posts_max_per_second = 0;
+    uint32_t posts_max_outstanding = 0;
+    uint32_t posts_timeout_ms = 0;
+
     // Output to clients.
     uint64_t output_max_bytes = 0;
     uint64_t output_guaranteed_bytes = 0;

@@ -160,6 +160,7 @@ void Server::register_metrics() {
               [this] { return clients_.refused(); });
     auth_.register_metrics(m);
     register_reload_metrics(m);
+    register_post_metrics(m);
     m.counter("not_entitled_total", "Item requests refused: not entitled",
               [&c] { return c.not_entitled; });
     m.counter("entitlement_revocations_total", "Subscriptions closed not entitled by a reload",

@@ -308,6 +308,12 @@ bool BackboneReceiver::send_interest(uint16_t source, wire::v1::Interest& intere
     return s->queue_control(proto::FrameType::kInterest, interest);
 }
 
+bool BackboneReceiver::send_post(uint16_t source, wire::v1::Post& post) {
+    BackboneSource* s = find_source(source);
+    post.set_server_id(server_id_);
+    return s && s->queue_control(proto::FrameType::kPost, post);
+}
+
 void BackboneReceiver::flush_control() {
     for (auto& [id, source] : sources_) source->flush_control();
 }
@@ -329,7 +335,8 @@ void BackboneReceiver::on_control_readable(int, short, void* self) {
     });
 }
 
-// RTT echoes and NOT_FOUND answers, accepted only from a source's control address.
+// RTT echoes, NOT_FOUND answers and post answers, accepted only from a source's
+// control address.
 void BackboneReceiver::handle_control_reply(std::span<const uint8_t> datagram,
                                             const sockaddr_in& from, int64_t now) {
     proto::PacketHeader header;
@@ -349,9 +356,13 @@ void BackboneReceiver::handle_control_reply(std::span<const uint8_t> datagram,
     PacketMessageIterator messages(datagram, header, proto::kBackboneControlReplyTypes);
     proto::Frame frame;
     wire::v1::RttProbe echo;
+    wire::v1::PostAck ack;
     while (messages.next(frame) == PacketMessageIterator::Result::kFrame) {
         if (frame.type == proto::FrameType::kItemStatus) {
             handler_.on_source_answer(source->id(), frame);
+        } else if (frame.type == proto::FrameType::kPostAck) {
+            if (ack.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())))
+                handler_.on_source_post_ack(source->id(), ack);
         } else if (echo.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) &&
                    echo.sent_time_ns() != 0 && static_cast<int64_t>(echo.sent_time_ns()) <= now) {
             const int64_t rtt = now - static_cast<int64_t>(echo.sent_time_ns());

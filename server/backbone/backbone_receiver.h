@@ -72,6 +72,7 @@ class BackboneReceiver final : public Upstream {
     bool request_image(uint16_t source, const ::mdcast::wire::v1::ImageRequest& request) override;
     bool query_directory(uint16_t source) override;
     bool send_interest(uint16_t source, ::mdcast::wire::v1::Interest& interest) override;
+    bool send_post(uint16_t source, ::mdcast::wire::v1::Post& post) override;
     void register_metrics(MetricsRegistry& metrics) const override;  // backbone_metrics.cpp
 
     const BackboneReceiverCounters& counters() const {
