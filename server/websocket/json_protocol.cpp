@@ -274,6 +274,27 @@ std::string JsonEncoder::status(const std::string& service, const std::string& n
     return framed(out);
 }
 
+std::string JsonEncoder::post_ack(int64_t stream, uint64_t ack_id, std::string_view nak_code,
+                                  const std::string& text, const std::string* service,
+                                  const std::string* name) {
+    std::string out = "{\"ID\":";
+    append_int(out, stream);
+    out += ",\"Type\":\"Ack\",\"AckID\":";
+    out += std::to_string(ack_id);
+    if (service && name) {
+        out += ',';
+        append_key(out, *service, *name);
+    }
+    if (!nak_code.empty()) {
+        out += ",\"NakCode\":\"";
+        out += nak_code;
+        out += "\",\"Text\":";
+        append_json_string(out, text);
+    }
+    out += '}';
+    return framed(out);
+}
+
 // LSEG's answer to a batch on the batch's own ID: that stream closes, each name
 // opens on ID+1, ID+2, ...
 std::string JsonEncoder::batch_status(int64_t id, size_t names) {

@@ -42,6 +42,11 @@ class JsonEncoder {
     std::string status(const std::string& service, const std::string& name, int64_t stream,
                        const wire::Status& status) const;
     static std::string batch_status(int64_t id, size_t names);
+    // LSEG's Ack of a Post: AckID is the client's PostID; a refusal adds NakCode and
+    // Text; an off-stream post's Ack names its Key.
+    static std::string post_ack(int64_t stream, uint64_t ack_id, std::string_view nak_code,
+                                const std::string& text, const std::string* service,
+                                const std::string* name);
     // The Source directory (LSEG's Map of services, each a FilterList of Info and State).
     static std::string source_refresh(int64_t id, const wire::Directory& directory);
 

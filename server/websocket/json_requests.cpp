@@ -137,6 +137,62 @@ void read_item(const json& message, JsonRequest& r, const JsonLimits& limits) {
     }
 }
 
+JsonScalar scalar_of(const json& value, const std::string& field) {
+    JsonScalar s;
+    if (value.is_null()) return s;
+    if (value.is_number_integer()) {
+        if (value.is_number_unsigned() && value.get<uint64_t>() > INT64_MAX)
+            throw Refusal{JsonError::kBadRequest,
+                          "Fields." + field.substr(0, 64) + " is out of range"};
+        s.kind = JsonScalar::Kind::kInt;
+        s.integer = value.get<int64_t>();
+    } else if (value.is_number_float()) {
+        s.kind = JsonScalar::Kind::kFloat;
+        s.real = value.get<double>();
+    } else if (value.is_string()) {
+        s.kind = JsonScalar::Kind::kString;
+        s.text = value.get<std::string>();
+    } else {
+        throw Refusal{JsonError::kBadRequest,
+                      "Fields." + field.substr(0, 64) + " is not a number, a string or null"};
+    }
+    return s;
+}
+
+// LSEG's Post: on an item stream's ID, or off-stream on the login's ID with a Key;
+// the contribution is Message.Fields.
+void read_post(const json& message, JsonRequest& r, const JsonLimits& limits) {
+    r.type = JsonRequest::Type::kPost;
+    const json* id = member(message, "ID");
+    if (!id) throw Refusal{JsonError::kBadRequest, "ID missing"};
+    r.id = id_of(*id);
+    if (const json* key = member(message, "Key")) {
+        if (!key->is_object()) throw Refusal{JsonError::kBadRequest, "Key is not an object"};
+        r.service = string_member(*key, "Service", "Key.Service");
+        r.names.push_back(string_member(*key, "Name", "Key.Name"));
+        if (r.names[0].empty()) throw Refusal{JsonError::kBadRequest, "Key.Name missing"};
+    }
+    if (const json* post_id = member(message, "PostID")) {
+        if (!post_id->is_number_unsigned())
+            throw Refusal{JsonError::kBadRequest, "PostID is not an unsigned integer"};
+        r.post_id = post_id->get<uint64_t>();
+    }
+    if (const json* ack = member(message, "Ack")) {
+        if (!ack->is_boolean()) throw Refusal{JsonError::kBadRequest, "Ack is not true or false"};
+        r.ack = ack->get<bool>();
+    }
+    const json* inner = member(message, "Message");
+    const json* fields = inner && inner->is_object() ? member(*inner, "Fields") : nullptr;
+    if (!fields || !fields->is_object() || fields->empty())
+        throw Refusal{JsonError::kBadRequest, "Message.Fields missing or empty"};
+    if (fields->size() > limits.max_view)
+        throw Refusal{JsonError::kTooMany, "Message.Fields has " + std::to_string(fields->size()) +
+                                               " entries (limit " +
+                                               std::to_string(limits.max_view) + ")"};
+    for (const auto& [name, value] : fields->items())
+        r.post_fields.emplace_back(name, scalar_of(value, name));
+}
+
 void read_close(const json& message, JsonRequest& r, const JsonLimits& limits) {
     const std::string domain = string_member(message, "Domain", "Domain");
     if (domain == "Login") {
@@ -172,9 +228,13 @@ JsonRequest read_message(const json& message, const JsonLimits& limits) {
         read_close(message, r, limits);
         return r;
     }
+    if (type == "Post") {
+        read_post(message, r, limits);
+        return r;
+    }
     if (type != "Request")
         throw Refusal{JsonError::kUnknownType, "unknown message Type '" + type.substr(0, 32) +
-                                                   "' (Request, Close, Ping, Pong)"};
+                                                   "' (Request, Post, Close, Ping, Pong)"};
     const json* id = member(message, "ID");
     if (!id) throw Refusal{JsonError::kBadRequest, "ID missing"};
     r.id = id_of(*id);

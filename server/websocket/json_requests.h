@@ -11,12 +11,22 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mdcast::server {
 
+// A scalar of a posted message's Fields, as JSON gave it (typed by the dictionary later).
+struct JsonScalar {
+    enum class Kind { kNull, kInt, kFloat, kString };
+    Kind kind = Kind::kNull;
+    int64_t integer = 0;
+    double real = 0;
+    std::string text;
+};
+
 struct JsonRequest {
-    enum class Type { kLogin, kItem, kSource, kClose, kCloseLogin, kPing, kPong };
+    enum class Type { kLogin, kItem, kSource, kPost, kClose, kCloseLogin, kPing, kPong };
     Type type = Type::kPing;
     int64_t id = 0;
     // kLogin
@@ -29,6 +39,10 @@ struct JsonRequest {
     uint32_t conflate_ms = 0;        // Qos Rate TimeConflated, RateInfo ms (0: every update)
     std::vector<std::string> view;   // field names; both empty: all fields
     std::vector<uint32_t> view_ids;  // and field ids (LSEG's View takes either)
+    // kPost (also service and names[0] for an off-stream post, on the login's ID)
+    uint64_t post_id = 0;  // PostID, echoed as the Ack's AckID
+    bool ack = false;      // Ack: true asks for an Ack
+    std::vector<std::pair<std::string, JsonScalar>> post_fields;  // Message.Fields
     // kClose: stream ids (the IDs of the client's requests)
     std::vector<int64_t> close_ids;
 };

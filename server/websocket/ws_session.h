@@ -20,6 +20,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,7 @@
 #include "server/websocket/json_requests.h"
 #include "server/websocket/ws_streams.h"
 #include "wire/common.pb.h"
+#include "wire/post.pb.h"
 
 struct wslay_event_context;
 
@@ -109,6 +111,10 @@ class WsSession {
     bool open_stream(int64_t stream, const JsonRequest& request, const std::string& name);
     void on_item_status(const wire::ItemStatus& status);
     void unsubscribe_unrouted();
+    void on_post(const JsonRequest& request);
+    void on_post_ack(const wire::PostAck& ack);
+    void answer_post(const JsonRequest& request, std::string_view nak_code,
+                     const std::string& text);
     void refuse(JsonError error, const std::string& text, std::string_view offending);
     void fail(CloseReason reason, uint16_t code, const std::string& text);
     void send(const std::string& frame);
@@ -134,6 +140,15 @@ class WsSession {
     // item named) is answered on each of its streams.
     const std::vector<std::pair<std::string, std::string>>* requesting_ = nullptr;
     std::set<uint64_t> unrouted_;  // items to unsubscribe at the next housekeeping
+    // Posts passed to the server, by the id this session gave them, until their PostAck.
+    struct PendingPost {
+        int64_t stream = 0;         // where the Ack goes: the item's stream, or the login's
+        uint64_t client_id = 0;     // the client's PostID
+        bool ack = false;           // the client asked for an Ack
+        std::string service, name;  // an off-stream post's Key
+    };
+    std::unordered_map<uint64_t, PendingPost> posts_;
+    uint64_t next_post_id_ = 1;
 };
 
 }  // namespace mdcast::server

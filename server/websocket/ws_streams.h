@@ -62,6 +62,11 @@ class WsStreams {
     };
     std::optional<Closed> close(int64_t stream);
 
+    // The item a bound stream is open on (0: not open, or not yet named by the server).
+    uint64_t item_of(int64_t stream) const {
+        const auto it = streams_.find(stream);
+        return it == streams_.end() ? 0 : it->second.item_id;
+    }
     size_t size() const { return streams_.size(); }
     size_t pending() const { return pending_count_; }
 

@@ -3,11 +3,15 @@
 (an SDK Publisher) that accepts (and publishes the posted fields as an update) or
 rejects with its text; sdk-consumer-probe is the other subscriber. Also the server's
 post rules, a service without a publisher, and a flood against posts.max_per_second."""
+import asyncio
+import json
 import os
 import time
+from decimal import Decimal
 
 import harness
-from harness import Stack, check, run, wait_for_log
+from harness import Stack, check, free_port, run, wait_for_log, wait_for_port
+from ws_client import collect_until, connect, login, ws_section
 
 PUBLISHER = os.environ.get("MDCAST_BENCH_PUBLISHER", "mdcast-bench-publisher")
 POSTER = os.environ.get("MDCAST_BENCH_POSTER", "mdcast-bench-poster")
@@ -144,8 +148,68 @@ def test_a_flood_of_posts_is_bounded_and_other_clients_data_flows():
                 last[e["item"]] = e["seq"]
 
 
+def test_websocket_posts_the_lseg_way():
+    """LSEG's WebSocket Post (as in its market_price_posting.py): on an item's stream, or
+    off-stream on the login's ID with a Key; each answered by an Ack carrying the PostID,
+    with NakCode and Text when refused."""
+    with Stack("post-ws") as stack:
+        stack.distributor()
+        port = free_port()
+        server = stack.server(1, extra_clients=ws_section(port))
+        wait_for_port(port, server)
+        publisher(stack, "CPP", "--accept-posts")
+        publisher(stack, "REJ", "--reject-posts", "closed for contributions")
+        wait_listed(stack, "CPP")
+        wait_listed(stack, "REJ")
+
+        def post_message(stream, post_id, fields, key=None):
+            message = {"ID": stream, "Type": "Post", "Domain": "MarketPrice", "Ack": True, "PostID": post_id,
+                       "PostUserInfo": {"Address": "127.0.0.1", "UserID": 1},
+                       "Message": {"ID": 0, "Type": "Update", "Domain": "MarketPrice", "Fields": fields}}
+            if key:
+                message["Key"] = key
+            return json.dumps(message)
+
+        def acks(got):
+            return {m["AckID"]: m for m in got if m.get("Type") == "Ack"}
+
+        async def scenario():
+            ws = await connect(port)
+            await login(ws)
+            await ws.send(json.dumps({"ID": 2, "Key": {"Service": "CPP", "Name": "ITEM000001"}}))
+            await collect_until(ws, lambda got: any(m.get("Type") == "Refresh" for m in got), 20)
+            await ws.send(post_message(2, 7, {"BID": 100.07, "ASK": 100.12}))
+            await ws.send(post_message(1, 8, {"BID": 100.08}, {"Service": "CPP", "Name": "ITEM000002"}))
+            await ws.send(post_message(1, 9, {"BID": 1}, {"Service": "REJ", "Name": "ITEM000000"}))
+            await ws.send(post_message(99, 10, {"BID": 1}))
+            await ws.send(post_message(2, 11, {"NOPE": 1}))
+            got = []
+            try:
+                await collect_until(ws, lambda so_far: got.extend(so_far[len(got):]) or (len(acks(got)) == 5 and any(
+                    m.get("Type") == "Update" and m.get("Fields", {}).get("BID") == Decimal("100.07") for m in got)), 20)
+            except Exception as error:  # noqa: BLE001 - say what came before any failure
+                raise AssertionError(f"{error}; received: {got[-8:]}") from None
+            await ws.close()
+            return got
+
+        got = asyncio.run(scenario())
+        answered = acks(got)
+        check(answered[7]["ID"] == 2 and "NakCode" not in answered[7], f"on-stream post: {answered[7]}")
+        check(answered[8]["ID"] == 1 and "NakCode" not in answered[8]
+              and answered[8]["Key"] == {"Service": "CPP", "Name": "ITEM000002"}, f"off-stream post: {answered[8]}")
+        check(answered[9]["NakCode"] == "DeniedBySrc" and answered[9]["Text"] == "closed for contributions",
+              f"rejected post: {answered[9]}")
+        check(answered[10]["NakCode"] == "NotOpen", f"post on no stream: {answered[10]}")
+        check(answered[11]["NakCode"] == "InvalidContent" and "NOPE" in answered[11]["Text"],
+              f"unknown field: {answered[11]}")
+        update = next(m for m in got if m.get("Type") == "Update" and m["Fields"].get("BID") == Decimal("100.07"))
+        check(update["ID"] == 2 and update["Fields"].get("ASK") == Decimal("100.12"),
+              f"the posted values as an update: {update}")
+
+
 if __name__ == "__main__":
     run([test_on_stream_and_off_stream_posts_are_accepted_and_seen_by_another_subscriber,
          test_a_rejection_carries_the_publishers_text_and_no_publisher_is_refused,
          test_a_post_without_a_post_rule_is_not_entitled,
-         test_a_flood_of_posts_is_bounded_and_other_clients_data_flows])
+         test_a_flood_of_posts_is_bounded_and_other_clients_data_flows,
+         test_websocket_posts_the_lseg_way])

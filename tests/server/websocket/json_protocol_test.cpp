@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "server/make_status.h"
+#include "server/websocket/json_post.h"
 
 namespace {
 
@@ -125,4 +126,42 @@ TEST_CASE("errors echo the start of what was refused") {
     CHECK(payload(JsonEncoder::error("not JSON text", "{x")) ==
           R"({"Type":"Error","Text":"not JSON text","Debug":{"Message":"{x"}})");
     CHECK(payload(JsonEncoder::pong()) == R"({"Type":"Pong"})");
+}
+
+TEST_CASE("a posted message's fields are typed by the dictionary") {
+    const auto dictionary = proto::FieldDictionary::parse(
+        "22 BID DECIMAL\n30 BIDSIZE INT\n3 DSPLY_NAME STRING\n5 TIMACT TIME\n7 RATIO DOUBLE\n",
+        "t");
+    using mdcast::server::JsonScalar;
+    const auto scalar = [](JsonScalar::Kind kind, int64_t i, double d, std::string t) {
+        JsonScalar s;
+        s.kind = kind;
+        s.integer = i;
+        s.real = d;
+        s.text = std::move(t);
+        return s;
+    };
+    std::vector<std::pair<std::string, JsonScalar>> fields{
+        {"BID", scalar(JsonScalar::Kind::kFloat, 0, 45.55, "")},
+        {"30", scalar(JsonScalar::Kind::kInt, 18, 0, "")},
+        {"DSPLY_NAME", scalar(JsonScalar::Kind::kString, 0, 0, "X")},
+        {"TIMACT", scalar(JsonScalar::Kind::kString, 0, 0, "2026-11-28T10:00:01.5Z")},
+        {"RATIO", scalar(JsonScalar::Kind::kNull, 0, 0, "")}};
+    std::string why;
+    const auto list = mdcast::server::post_field_list(fields, dictionary, why);
+    REQUIRE(list);
+    REQUIRE(list->fields_size() == 5);
+    CHECK(list->fields(0).decimal_value().mantissa() == 4555);
+    CHECK(list->fields(0).decimal_value().exponent() == -2);
+    CHECK(list->fields(1).id() == 30);
+    CHECK(list->fields(1).int_value() == 18);
+    CHECK(list->fields(2).string_value() == "X");
+    CHECK(list->fields(3).time_ns() == 1795860001500000000);
+    CHECK(list->fields(4).has_blank());
+    fields = {{"BIDSIZE", scalar(JsonScalar::Kind::kFloat, 0, 1.5, "")}};
+    CHECK_FALSE(mdcast::server::post_field_list(fields, dictionary, why));
+    CHECK(why == "the value of BIDSIZE does not fit its type");
+    fields = {{"NOPE", scalar(JsonScalar::Kind::kInt, 1, 0, "")}};
+    CHECK_FALSE(mdcast::server::post_field_list(fields, dictionary, why));
+    CHECK(why == "no field named NOPE");
 }

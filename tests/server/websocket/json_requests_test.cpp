@@ -45,7 +45,7 @@ TEST_CASE("item requests: one name, a batch, a view, a snapshot") {
 
 TEST_CASE("an array of messages is answered message by message") {
     const auto got = parse_json_requests(
-        R"([{"Type":"Ping"},{"Type":"Post"},{"ID":[4,5],"Type":"Close"},{"Type":"Close","Domain":"Login"}])",
+        R"([{"Type":"Ping"},{"Type":"Refresh"},{"ID":[4,5],"Type":"Close"},{"Type":"Close","Domain":"Login"}])",
         JsonLimits{});
     REQUIRE(got.size() == 4);
     CHECK(got[0].request.type == JsonRequest::Type::kPing);
@@ -66,7 +66,7 @@ TEST_CASE("a View names fields by name or by field id") {
               .error == JsonError::kBadRequest);
 }
 
-TEST_CASE("a Qos of TimeConflated asks for conflation; a batch is marked") {
+TEST_CASE("a Qos of TimeConflated asks for conflation, and a batch is marked") {
     const auto one = [](const char* text) { return parse_json_requests(text, JsonLimits{})[0]; };
     const auto conflated = one(
         R"({"ID":2,"Key":{"Name":["A","B"]},"Qos":{"Timeliness":"Realtime","Rate":"TimeConflated","RateInfo":250}})");
@@ -83,6 +83,27 @@ TEST_CASE("a Qos of TimeConflated asks for conflation; a batch is marked") {
     CHECK(one(R"({"ID":2,"Key":{"Name":"A"},"Qos":{"Rate":"JitConflated"}})").error_text ==
           "Qos.Rate 'JitConflated' is not offered (TickByTick, TimeConflated)");
     CHECK(one(R"({"ID":2,"Key":{"Name":"A"},"Qos":{"Timeliness":"Delayed"}})").error ==
+          JsonError::kBadRequest);
+}
+
+TEST_CASE("a Post carries its stream or Key, its PostID and the fields as JSON gave them") {
+    const auto one = [](const char* text) { return parse_json_requests(text, JsonLimits{})[0]; };
+    const auto on_stream = one(
+        R"({"ID":2,"Type":"Post","Ack":true,"PostID":7,"Message":{"ID":0,"Type":"Update","Fields":{"BID":45.55,"BIDSIZE":18,"DSPLY_NAME":"X","ASK":null}}})");
+    REQUIRE(on_stream.error == JsonError::kNone);
+    const JsonRequest& r = on_stream.request;
+    CHECK(r.type == JsonRequest::Type::kPost);
+    CHECK((r.id == 2 && r.post_id == 7 && r.ack && r.names.empty()));
+    REQUIRE(r.post_fields.size() == 4);
+    CHECK(r.post_fields[0].first == "ASK");  // nlohmann keeps object members sorted
+    CHECK(r.post_fields[0].second.kind == mdcast::server::JsonScalar::Kind::kNull);
+    const auto off_stream = one(
+        R"({"ID":1,"Type":"Post","Key":{"Service":"S","Name":"A"},"Message":{"Fields":{"BID":1}}})");
+    CHECK((off_stream.request.service == "S" && off_stream.request.names.at(0) == "A"));
+    CHECK_FALSE(off_stream.request.ack);
+    CHECK(one(R"({"ID":2,"Type":"Post","Message":{"Fields":{}}})").error_text ==
+          "Message.Fields missing or empty");
+    CHECK(one(R"({"ID":2,"Type":"Post","Message":{"Fields":{"BID":[1]}}})").error ==
           JsonError::kBadRequest);
 }
 
