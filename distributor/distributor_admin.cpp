@@ -21,6 +21,7 @@ constexpr size_t kStatsItems = 1000;  // items listed in /stats
 // log line both read this registry.
 void Distributor::register_metrics() {
     auto& m = metrics_;
+    register_post_metrics();
     const auto& p = publisher_counters_;
     m.gauge("publishers", "Publisher connections", [this] { return sessions_.size(); });
     m.gauge("services", "Services announced", [this] { return registry_.service_count(); });

@@ -83,6 +83,11 @@ void PublisherSession::on_frame(TcpConnection&, const proto::Frame& frame) {
         case FrameType::kFlush:
             on_flush(frame);
             break;
+        case FrameType::kPostAck: {
+            wire::PostAck ack;
+            if (parse(frame, ack)) owner_.on_post_ack(*this, ack);
+            break;
+        }
         case FrameType::kPing:
             on_ping(frame);
             break;
@@ -159,6 +164,7 @@ ItemRegistry::AnnounceResult PublisherSession::claim_service(const wire::Service
 void PublisherSession::on_service_announce(const proto::Frame& frame) {
     wire::ServiceAnnounce announce;
     if (!parse(frame, announce)) return;
+    takes_posts_ = takes_posts_ || announce.takes_posts();
     wire::ServiceAnnounceResponse response;
     response.set_name(announce.name());
     auto* status = response.mutable_status();

@@ -58,6 +58,11 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     uint32_t clients_ws_max_fragments = 0;
     bool clients_ws_publish_time = false;
 
+    // Posts (clients' contributions upstream): bounds per client connection.
+    uint32_t posts_max_per_second = 0;
+    uint32_t posts_max_outstanding = 0;
+    uint32_t posts_timeout_ms = 0;
+
     // Output to clients.
     uint64_t output_max_bytes = 0;
     uint64_t output_guaranteed_bytes = 0;
@@ -99,6 +104,10 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     uint32_t cache_max_pending_requests = 0;
     uint32_t cache_max_pending_requests_per_client = 0;
     uint32_t cache_max_pending_requests_per_service = 0;
+
+    // Redundant sources (server/redundancy/).
+    std::vector<std::string> redundancy_source_rank;
+    uint32_t redundancy_hold_down_ms = 0;
 
     // Loss injection, for tests only.
     double loss_receive_rate = 0;

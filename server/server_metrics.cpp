@@ -43,6 +43,7 @@ void Server::register_metrics() {
               "Interest messages not sent: the distributor's control address not known yet",
               [&in] { return in.unsent; });
     upstream_->register_metrics(m);
+    register_redundancy_metrics();
     m.counter("refreshes_in_total", "Refreshes received", [&c] { return c.refreshes_in; });
     m.counter("updates_in_total", "Updates received", [&c] { return c.updates_in; });
     hop_probe_.register_metrics(m, "update");
@@ -159,6 +160,7 @@ void Server::register_metrics() {
               [this] { return clients_.refused(); });
     auth_.register_metrics(m);
     register_reload_metrics(m);
+    register_post_metrics(m);
     m.counter("not_entitled_total", "Item requests refused: not entitled",
               [&c] { return c.not_entitled; });
     m.counter("entitlement_revocations_total", "Subscriptions closed not entitled by a reload",

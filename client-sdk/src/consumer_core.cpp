@@ -23,9 +23,9 @@ constexpr uint32_t kDefaultItemsPerRequest = 1000;
 
 // What the consumer accepts from a server.
 const proto::FrameTypeSet kAccepted{
-    FrameType::kLoginResponse, FrameType::kPing,      FrameType::kPong,
-    FrameType::kClose,         FrameType::kRefresh,   FrameType::kUpdate,
-    FrameType::kItemStatus,    FrameType::kDirectory, FrameType::kGroupStatus};
+    FrameType::kLoginResponse, FrameType::kPing,   FrameType::kPong,       FrameType::kClose,
+    FrameType::kRefresh,       FrameType::kUpdate, FrameType::kItemStatus, FrameType::kDirectory,
+    FrameType::kGroupStatus,   FrameType::kPostAck};
 
 std::string item_key(const std::string& service, const std::string& name) {
     std::string key;
@@ -80,7 +80,8 @@ ConsumerCore::ConsumerCore(EventLoop& loop, const ConsumerOptions& options, Even
           *this, counters, log_),
       link_(failover_.link()),
       housekeeping_(loop, [this] { on_housekeeping(); }),
-      spinner_(loop, std::chrono::microseconds(options.busy_poll_us)) {}
+      spinner_(loop, std::chrono::microseconds(options.busy_poll_us)),
+      posts_(counters.posts_accepted) {}
 
 ConsumerCore::~ConsumerCore() = default;
 
@@ -112,6 +113,7 @@ void ConsumerCore::stop() {
     housekeeping_.stop();
     link_.close(CloseReason::kShutdown, "consumer stopping");
     session_up_ = false;
+    posts_.fail_all(StatusCode::kCancelled, "the consumer stopped before the answer");
     emit_connection(ConnectionState::kStopped, "stop() called");
     for (auto& [handle, item] : items_) finished_(item->handle);
     items_.clear();
@@ -141,8 +143,11 @@ void ConsumerCore::on_session_up(const wire::LoginResponse&) {
     if (directory_wanted_) request_directory();
 }
 
-bool ConsumerCore::on_session_down(bool, LinkDown) {
+bool ConsumerCore::on_session_down(bool, LinkDown cause) {
     session_up_ = false;
+    posts_.fail_all(StatusCode::kConnectionLost, "the connection ended before the answer (" +
+                                                     std::string(link_down_name(cause)) +
+                                                     "); the post may have been taken");
     by_id_.clear();
     return !stopped_;
 }
@@ -290,6 +295,12 @@ void ConsumerCore::on_session_frame(const proto::Frame& frame) {
             return on_group_status(frame);
         case FrameType::kDirectory:
             return on_directory(frame);
+        case FrameType::kPostAck: {
+            wire::PostAck ack;
+            if (!ack.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())))
+                return link_.abort("malformed PostAck body");
+            return posts_.on_ack(ack);
+        }
         default:
             return;
     }

@@ -12,6 +12,10 @@ Scenarios (see docs/benchmarks.md):
   quick    a 20-30 s subset of all three, for the README's main command.
   scale    the scale envelope: items, services, subscriptions, connections, images/s at
            subscribe and recovery after a distributor restart, each held or refused loudly.
+  cutover  redundant sources: time from a failure of the active distributor or publisher to
+           the last item served by the hot standby, for 1,000 and 100,000 items.
+  post     the post round trip (a Consumer's post to the SDK Publisher and its answer)
+           against the update latency at 1K/s (--rates: another rate; --post-rate).
 
 Each point starts its own distributor, servers, source and clients from the built
 binaries on loopback with private ports and a random 239.255.x.y group, and stops them
@@ -27,6 +31,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_cutover  # noqa: E402
+import bench_post  # noqa: E402
 import bench_report as report  # noqa: E402
 import bench_scale  # noqa: E402
 import bench_ws_age  # noqa: E402
@@ -44,7 +50,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog="mdcast-bench", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("scenario", choices=["latency", "fanout", "sizes", "quick", "all", "scale"])
+    parser.add_argument("scenario", choices=["latency", "fanout", "sizes", "quick", "all", "scale", "cutover", "post"])
     parser.add_argument("--build-dir", default=os.path.join(here, "../../build"),
                         help="where the binaries were built (default: the source tree's build/)")
     parser.add_argument("--source-dir", default=os.path.join(here, "../.."),
@@ -107,6 +113,8 @@ def parse_args(argv):
                         help="latency and sizes scenarios: client connections (default 1)")
     bench_ws_age.add_arguments(parser)
     bench_scale.add_arguments(parser)
+    bench_cutover.add_arguments(parser)
+    bench_post.add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -117,6 +125,7 @@ def binaries(build_dir):
              "client": os.path.join(build_dir, "tools/mdcast-client"),
              "sdk-source": os.path.join(build_dir, "tools/mdcast-bench-publisher"),
              "sdk-client": os.path.join(build_dir, "tools/mdcast-bench-consumer"),
+             "poster": os.path.join(build_dir, "tools/mdcast-bench-poster"),
              "ws-client": os.path.join(build_dir, "tools/mdcast-bench-ws-consumer"),
              "replay": os.path.join(build_dir, "tools/mdcast-replay"),
              "wakeup-probe": os.path.join(build_dir, "tools/mdcast-wakeup-probe")}
@@ -499,17 +508,31 @@ def check_sched_slice(args):
         sys.exit("mdcast-bench: --sched-slice-us is for the normal scheduling class, not with --realtime")
 
 
-def scale_report(runner, args, command):
+def report_header(runner, args, command, scenario):
+    """The first lines of a one-scenario report: when, what, where, and the command."""
     m = machine()
     commit, build_type = source_version(os.path.abspath(args.source_dir), os.path.abspath(args.build_dir))
+    return [f"# mdcast benchmark report: `{scenario}`", "",
+            f"Run {datetime.datetime.now().strftime('%Y-%m-%d %H:%M:%S')} with mdcast {commit} ({build_type} "
+            f"build) on {m['cores']} cores ({m['cpu']}, {m['memory']}, Linux {m['kernel']}); load average "
+            f"before: {', '.join(f'{x:.2f}' for x in runner.load_before)}, after: "
+            f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}.", "",
+            "## Command", "", "```sh", command, "```", ""]
+
+
+def scale_report(runner, args, command):
     scale = bench_scale.run(runner, args)
-    header = ["# mdcast benchmark report: `scale`", "",
-              f"Run {datetime.datetime.now().strftime('%Y-%m-%d %H:%M:%S')} with mdcast {commit} ({build_type} "
-              f"build) on {m['cores']} cores ({m['cpu']}, {m['memory']}, Linux {m['kernel']}); load average "
-              f"before: {', '.join(f'{x:.2f}' for x in runner.load_before)}, after: "
-              f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}.", "",
-              "## Command", "", "```sh", command, "```", ""]
-    return bench_scale.write(scale, runner.out, header)
+    return bench_scale.write(scale, runner.out, report_header(runner, args, command, args.scenario))
+
+
+def cutover_report(runner, args, command):
+    results = bench_cutover.run(runner, args)
+    return bench_cutover.write(results, runner.out, report_header(runner, args, command, args.scenario), args.cutover_silent_ms)
+
+
+def post_report(runner, args, command):
+    result = bench_post.run(runner, args)
+    return bench_post.write(result, runner.out, report_header(runner, args, command, "post"))
 
 
 def main(argv):
@@ -523,6 +546,10 @@ def main(argv):
     print(f"mdcast-bench {args.scenario}: writing {runner.out}")
     if args.scenario == "scale":
         return scale_report(runner, args, command)
+    if args.scenario == "cutover":
+        return cutover_report(runner, args, command)
+    if args.scenario == "post":
+        return post_report(runner, args, command)
     try:
         for client in args.clients:
             runner.client = client

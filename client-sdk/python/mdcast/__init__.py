@@ -25,14 +25,15 @@ from ._mdcast import _set_sched_slice
 from ._consumer import Consumer
 from ._errors import ConsumerStopped, LoginRefused, MdcastError, NotConnected
 from ._options import Tls
+from ._post import PostFuture, PostResult
 from ._publisher import Publisher
 from ._snapshot import snapshot_frame, snapshot_values
 from ._logging import route_to_logging as _route_to_logging
 
 __all__ = [
     "Batch", "Consumer", "ConsumerStopped", "Dictionary", "Event", "LoginRefused",
-    "MdcastError", "NotConnected", "Publisher", "Service", "StatusCode", "Tls",
-    "realtime_now_ns", "set_sched_slice", "snapshot_frame", "snapshot_values",
+    "MdcastError", "NotConnected", "PostFuture", "PostResult", "Publisher", "Service",
+    "StatusCode", "Tls", "realtime_now_ns", "set_sched_slice", "snapshot_frame", "snapshot_values",
 ]
 __version__ = "0.1.0"
 

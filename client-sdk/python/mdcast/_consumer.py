@@ -6,11 +6,13 @@ import collections
 import logging
 import threading
 import weakref
-from typing import Any, AsyncIterator, Callable, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import (Any, AsyncIterator, Callable, Iterable, Iterator, List, Mapping, Optional,
+                    Sequence, Union)
 
 from . import _lifecycle, _mdcast
 from ._errors import ConsumerStopped, LoginRefused, NotConnected
 from ._options import Tls, apply_connection_options, load_dictionary, server_list
+from ._post import PostFuture
 
 log = logging.getLogger("mdcast")
 
@@ -189,6 +191,18 @@ class Consumer:
     def request_directory(self) -> None:
         """The answer arrives as a 'directory' event (``event.services``)."""
         self._core.request_directory()
+
+    def post(self, handle: int, fields: Mapping[Union[str, int], Any]) -> PostFuture:
+        """On-stream post: contributes ``fields`` ({name or id: value}, encoded
+        by the dictionary's kinds as the publisher's are) to the item ``handle``
+        streams, once its refresh came. The publisher accepts or rejects it:
+        ``post(...).result(timeout)`` is a PostResult. Sent once, never again
+        after a failover (then CONNECTION_LOST)."""
+        return PostFuture(self._core.post(handle, dict(fields)))
+
+    def post_to(self, service: str, item: str, fields: Mapping[Union[str, int], Any]) -> PostFuture:
+        """Off-stream post: to ``item`` of ``service`` by name, subscribed or not."""
+        return PostFuture(self._core.post_to(service, item, dict(fields)))
 
     # ---- receiving -----------------------------------------------------------------------
 
