@@ -35,6 +35,7 @@ ItemCache::Outcome ItemCache::apply_refresh(const wire::Refresh& refresh, Cached
     }
     if (keep_images_) item->image.assign(refresh.fields());
     item->item_seq = refresh.item_seq();
+    item->publish_time_ns = 0;  // a refresh carries no stamp
     item->status = refresh.status();
     item->has_image = true;
     return Outcome::kApplied;
@@ -53,6 +54,7 @@ ItemCache::Outcome ItemCache::apply_update(const proto::UpdateView& update, Cach
     }
     if (keep_images_) item->image.apply(update.fields);
     item->item_seq = update.item_seq;
+    item->publish_time_ns = update.publish_time_ns;
     return Outcome::kApplied;
 }
 

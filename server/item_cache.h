@@ -28,7 +28,8 @@ struct CachedItem {
     std::string service_name;
     std::string name;
     uint64_t item_seq = 0;
-    bool has_image = false;  // false: image unknown or invalid; ask upstream
+    uint64_t publish_time_ns = 0;  // the last applied update's stamp (0: none since the image)
+    bool has_image = false;        // false: image unknown or invalid; ask upstream
     proto::FieldImage image;
     wire::Status status;  // stream and data state, code, text
     // The next item of the same (service, name) from another distributor: the

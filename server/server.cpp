@@ -276,6 +276,7 @@ config::ReloadResult Server::reload(const ServerConfig& fresh,
                                     const std::vector<config::ConfigChange>& changes) {
     config::ReloadResult result;
     result.restart = auth_keys_needing_restart(config_, fresh, changes);
+    if (json_) json_->set_publish_time(fresh.clients_ws_publish_time);
     // The users file is re-read on every SIGHUP, changed path or not.
     if (auth_.reload(auth_settings(fresh))) enforce_access();
     // Certificate files are re-read on every SIGHUP, changed names or not.

@@ -36,6 +36,11 @@ void add_websocket_keys(config::Schema<ServerConfig>& s) {
     s.integer<uint32_t>("clients.ws_max_fragments", &C::clients_ws_max_fragments, 64, 1, 1 << 20,
                         "Frames one WebSocket message may be split into; more close the client "
                         "(a fragmented flood), counted in ws_fragment_floods_total.");
+    s.boolean("clients.ws_publish_time", &C::clients_ws_publish_time, false,
+              "JSON Update and Refresh messages carry \"PublishTime\" (unix ns of the "
+              "publisher's stamp), an mdcast extension LSEG clients ignore; for measuring the "
+              "age of what a grid shows.")
+        .reloads();
 }
 
 void add_client_keys(config::Schema<ServerConfig>& s) {

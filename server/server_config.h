@@ -56,6 +56,7 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     std::string clients_ws_default_service;  // empty: Key.Service required
     uint32_t clients_ws_max_message_bytes = 0;
     uint32_t clients_ws_max_fragments = 0;
+    bool clients_ws_publish_time = false;
 
     // Posts (clients' contributions upstream): bounds per client connection.
     uint32_t posts_max_per_second = 0;

@@ -213,6 +213,12 @@ void JsonEncoder::append_image_fields(std::string& out, const proto::FieldImage&
     append_fields(out, fields, view);
 }
 
+void JsonEncoder::append_publish_time(std::string& out, uint64_t publish_time_ns) const {
+    if (!publish_time_ || publish_time_ns == 0) return;  // 0: no stamp known
+    out += ",\"PublishTime\":";
+    append_int(out, static_cast<int64_t>(publish_time_ns));
+}
+
 void JsonEncoder::append_update(std::string& out, const proto::UpdateView& update,
                                 const std::vector<uint32_t>& view) const {
     const size_t start = out.size();
@@ -220,6 +226,7 @@ void JsonEncoder::append_update(std::string& out, const proto::UpdateView& updat
     append_int(out, static_cast<int64_t>(update.item_id));
     out += ",\"Type\":\"Update\",\"SeqNumber\":";
     append_int(out, static_cast<int64_t>(update.item_seq));
+    append_publish_time(out, update.publish_time_ns);  // conflated: the latest merged stamp
     if (update.trade) out += ",\"UpdateType\":\"Trade\"";
     if (update.conflated) out += ",\"Conflated\":true";
     if (update.stands_for > 0) {  // LSEG's ConflationInfo: updates merged, over what time (ms)
@@ -251,6 +258,7 @@ std::string JsonEncoder::refresh(const CachedItem& item, const proto::FieldImage
     append_state(out, item.status, snapshot);
     out += ",\"SeqNumber\":";
     append_int(out, static_cast<int64_t>(item.item_seq));
+    append_publish_time(out, item.publish_time_ns);
     if (!solicited) out += ",\"Solicited\":false";
     out += ',';
     if (image) {

@@ -29,6 +29,9 @@ class JsonEncoder {
   public:
     explicit JsonEncoder(proto::FieldDictionary dictionary);
     const proto::FieldDictionary& dictionary() const { return dictionary_; }
+    // clients.ws_publish_time: Update and Refresh carry "PublishTime" (unix ns of
+    // the publisher's stamp), an mdcast extension LSEG clients ignore.
+    void set_publish_time(bool on) { publish_time_ = on; }
 
     // Hot path: an update (only `view`'s fields when it is not empty) appended
     // to `out` as one frame.
@@ -65,7 +68,10 @@ class JsonEncoder {
     void append_image_fields(std::string& out, const proto::FieldImage& image,
                              const std::vector<uint32_t>& view) const;
 
+    void append_publish_time(std::string& out, uint64_t publish_time_ns) const;
+
     proto::FieldDictionary dictionary_;
+    bool publish_time_ = false;
     std::unordered_map<uint32_t, std::string> keys_;  // field id -> "\"BID\":"
 };
 

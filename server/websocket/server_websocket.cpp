@@ -31,6 +31,7 @@ void Server::start_websocket() {
     if (config_.clients_ws_port == 0) return;
     json_ = std::make_unique<JsonEncoder>(
         proto::FieldDictionary::load_file(config_.clients_ws_dictionary_file));
+    json_->set_publish_time(config_.clients_ws_publish_time);
     ws_page_ = read_page(config_.clients_ws_web_dir);
     ws_settings_.max_message_bytes = config_.clients_ws_max_message_bytes;
     ws_settings_.max_login_message_bytes = config_.clients_max_login_frame_bytes;

@@ -1,7 +1,9 @@
 """mdcast-bench fanout --client lean,ws: a short fan-out to binary and to
 WebSocket/JSON clients (mdcast-bench-ws-consumer) writes one report naming both,
 the WebSocket point with updates delivered, server CPU per update and no errors;
-and the WebSocket load client fails at once, saying why, when its login, its
+with --ws-conflate-ms the servers stamp JSON messages and the clients ask for
+conflation, and the report gives the age of what they show beside conflated
+counts that agree with each other and with what was published; and the WebSocket load client fails at once, saying why, when its login, its
 connection or its handshake is refused, and reports a connection the server
 closes later with the close code and reason. Numbers are not judged:
 performance is measured, never asserted."""
@@ -70,6 +72,48 @@ def test_fanout_with_websocket_clients():
         refused = subprocess.run([BENCH, *argv, "--out", out], capture_output=True, text=True, timeout=30)
         check(refused.returncode != 0 and why in refused.stderr, refused.stderr)
     shutil.rmtree(out)  # kept when a check fails, for its logs
+
+
+def test_fanout_conflated_websocket_age():
+    """--ws-conflate-ms 100: stamped messages, conflated requests, the age columns and counts."""
+    out = tempfile.mkdtemp(prefix="mdcast-bench-ws-age-test-")
+    r = subprocess.run([BENCH, "fanout", "--client", "ws", "--ws-conflate-ms", "100", "--fanout-items", "50",
+                        "--servers", "1", "--rates", "2000", "--connections", "4", "--client-processes", "2",
+                        "--seconds", "2", "--warmup", "1", "--out", out], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"mdcast-bench failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    folder = os.path.dirname(glob.glob(os.path.join(out, "*", "report.md"))[0])
+    with open(os.path.join(folder, "report.md")) as f:
+        text = f.read()
+    age = [line for line in text.split("### WebSocket: the age of what the clients show", 1)[-1].splitlines()
+           if line.startswith("| 1 | 4 | 50 |")]
+    check(len(age) == 1 and "| 100 |" in age[0], f"no age table row:\n{text[-3000:]}")
+    with open(os.path.join(folder, "fanout.csv")) as f:
+        (row,) = list(csv.DictReader(f))
+    check(not any(word in row["failures"] for word in ("loss", "closed", "errors", "no summary", "run failed")),
+          f"the point failed: {row}")
+    check(row["ws_conflate_ms"] == "100" and int(row["ws_aged"]) > 0, f"fanout.csv: {row}")
+    for column in ("ws_age_p50_us", "ws_age_p99_us", "ws_age_p99_9_us", "ws_age_max_us"):
+        check(row[column] != "", f"{column} empty: {row}")
+    check(float(row["ws_age_p50_us"]) <= float(row["ws_age_p99_us"]) <= float(row["ws_age_max_us"]), f"{row}")
+    # Each conflated Update stands for at least one published update, and all of them together
+    # for no more than the source published to every connection.
+    conflated, stands_for = int(row["ws_conflated"]), int(row["ws_stands_for"])
+    check(0 < conflated <= stands_for, f"conflated {conflated}, standing for {stands_for}")
+    with open(glob.glob(os.path.join(folder, "logs", "*", "source.out"))[0]) as f:
+        sent = next(json.loads(line) for line in f if line.startswith('{"type":"source_summary"'))
+    check(stands_for <= 4 * sent["sent"], f"{stands_for} updates stood for, {sent['sent']} published to 4")
+    with open(os.path.join(folder, "commands.txt")) as f:
+        commands = f.read()
+    check(commands.count("--conflate-ms 100") == 2, commands)
+    server_yaml = glob.glob(os.path.join(folder, "logs", "*", "server.yaml"))[0]
+    with open(server_yaml) as f:
+        check("ws_publish_time: true" in f.read(), f"{server_yaml} does not turn clients.ws_publish_time on")
+    for log in glob.glob(os.path.join(folder, "logs", "*", "client*.log")):
+        with open(log) as f:
+            s = next(json.loads(line) for line in f if line.startswith('{"type":"summary"'))
+        check(s["conflated"] <= s["stands_for"] and s["steady_represented"] >= s["steady_updates"] > 0
+              and s["latency_us"]["count"] > 0 and s["errors"] == s["gaps"] == s["duplicates"] == 0, f"summary: {s}")
+    shutil.rmtree(out)
 
 
 def ws_consumer(port, *args):
@@ -148,5 +192,5 @@ def test_load_client_reports_a_close_with_its_code_and_reason():
 
 
 if __name__ == "__main__":
-    run([test_fanout_with_websocket_clients, test_load_client_refused_clearly,
+    run([test_fanout_with_websocket_clients, test_fanout_conflated_websocket_age, test_load_client_refused_clearly,
          test_load_client_reports_a_close_with_its_code_and_reason])

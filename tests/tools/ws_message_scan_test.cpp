@@ -37,6 +37,32 @@ TEST_CASE("an update gives its stream id, sequence and conflation", "[ws_message
               .conflated);
 }
 
+TEST_CASE("an update's publish time and what a conflated one stands for", "[ws_message_scan]") {
+    // The server's layout (the fast path) ...
+    auto m = scanned(
+        R"({"ID":17,"Type":"Update","SeqNumber":43,"PublishTime":1700000000123456789,"Conflated":true,"ConflationInfo":{"Count":5,"Time":250},"Fields":{"BID":1}})");
+    CHECK(m.seq == 43);
+    CHECK(m.publish_time_ns == 1700000000123456789u);
+    CHECK(m.conflated);
+    CHECK(m.conflation_count == 5);
+    m = scanned(R"({"ID":17,"Type":"Update","SeqNumber":44,"PublishTime":7,"Fields":{}})");
+    CHECK(m.publish_time_ns == 7);
+    CHECK_FALSE(m.conflated);
+    CHECK(m.conflation_count == 0);
+    // ... and a trade, which takes the general scan.
+    m = scanned(
+        R"({"ID":17,"Type":"Update","SeqNumber":45,"PublishTime":9,"UpdateType":"Trade","Conflated":true,"ConflationInfo":{"Count":2,"Time":0},"Fields":{}})");
+    CHECK(m.seq == 45);
+    CHECK(m.publish_time_ns == 9);
+    CHECK(m.conflation_count == 2);
+    CHECK(scanned(R"({"ID":17,"Type":"Update","SeqNumber":46,"Fields":{}})").publish_time_ns == 0);
+    CHECK(refused(R"({"Type":"Update","SeqNumber":46,"PublishTime":"x","Fields":{}})") ==
+          "PublishTime is not an unsigned integer");
+    CHECK(
+        refused(R"({"Type":"Update","SeqNumber":46,"ConflationInfo":{"Count":-1},"Fields":{}})") ==
+        "ConflationInfo.Count is not an unsigned integer");
+}
+
 TEST_CASE("a message sent as an array of one object is read as the object", "[ws_message_scan]") {
     const auto m = scanned(R"([{"ID":17,"Type":"Update","SeqNumber":43,"Fields":{"BID":1}}])");
     CHECK(m.type == WsMessageType::kUpdate);

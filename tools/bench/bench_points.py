@@ -5,7 +5,7 @@ import time
 from dataclasses import dataclass, field
 
 import bench_breakdown
-from bench_stack import Stack, coalescing_us, machine_cpu_times, pin_cpus
+from bench_stack import BENCH_MAX_CONNECTIONS, Stack, coalescing_us, machine_cpu_times, pin_cpus
 
 # The stop rule: a mean latency over 10 ms, on top of what the profile's coalescing adds by design.
 MEAN_LIMIT_US = 10_000
@@ -35,13 +35,21 @@ class Point:
     sdk_io_threads: int = 1  # sdk client: IoContexts per process (0: a thread per Consumer)
     sched_slice_us: int = 0  # daemons' process.sched_slice_us, SDK programs' --sched-slice-us
     busy_poll_us: int = 0    # daemons' and SDK consumers' busy-poll idle strategy (--busy-poll-us)
+    # ws client, mdcast-bench --ws-conflate-ms: None: off; N: the servers stamp JSON messages
+    # (clients.ws_publish_time) and, N > 0, every request asks for TimeConflated at N ms.
+    ws_conflate_ms: int = None
     replay: dict = None    # mdcast-bench --replay: the capture (mdcast_bench.replay_load)
     # Filled in by run_point:
     result: dict = field(default_factory=dict)
 
     def label(self):
         return (f"{self.scenario}-{self.profile}-{self.rate}ups-{self.update_bytes}B-"
-                f"{self.servers}srv-{self.connections}conn" + ("-tls" if self.tls else "") + f"-{self.client}")
+                f"{self.servers}srv-{self.connections}conn" + ("-tls" if self.tls else "") + f"-{self.client}"
+                + (f"-conflate{self.ws_conflate_ms}ms" if self.ws_age() else ""))
+
+    def ws_age(self):
+        """True when WebSocket clients measure the age of what they show (--ws-conflate-ms)."""
+        return self.client == "ws" and self.ws_conflate_ms is not None
 
 
 def split_connections(total, processes):
@@ -82,7 +90,8 @@ def run_point(point, binaries, profiles_dir, out_dir):
                 binaries["wakeup-probe"], lambda role: pin_cpus(role) if point.pin else None)
         with Stack(binaries, profile_dir, log_dir, tls=point.tls, client=point.client, source=point.source,
                    pin=point.pin, realtime=point.realtime, sdk_io_threads=point.sdk_io_threads,
-                   sched_slice_us=point.sched_slice_us, busy_poll_us=point.busy_poll_us) as stack:
+                   sched_slice_us=point.sched_slice_us, busy_poll_us=point.busy_poll_us,
+                   ws_conflate_ms=point.ws_conflate_ms if point.ws_age() else None) as stack:
             _run(point, stack, log_dir)
             point.result["commands"] = list(stack.commands)
     except (RuntimeError, OSError, ValueError) as error:
@@ -113,8 +122,20 @@ def start_source(point, stack):
     return stack.source(*source_args), []
 
 
+def connection_limit(point):
+    """The servers' clients.max_connections: the bench's 1000, raised (and said) when a point
+    puts more client connections on one server instance."""
+    per_server = -(-point.connections // point.servers)
+    if per_server <= BENCH_MAX_CONNECTIONS:
+        return {}
+    point.result.setdefault("notes", []).append(
+        f"clients.max_connections raised from {BENCH_MAX_CONNECTIONS} to {per_server} "
+        f"({point.connections} connections on {point.servers} server instance(s))")
+    return {"clients.max_connections": per_server}
+
+
 def _run(point, stack, log_dir):
-    stack.start_core(point.servers)
+    stack.start_core(point.servers, server_overrides=connection_limit(point))
     source, item_args = start_source(point, stack)
     # Interactive: nothing is registered before the clients ask; the images are part of the warm-up.
     source.wait_for_log("announced as interactive" if point.source == "interactive" else "items registered", 60)
@@ -200,9 +221,24 @@ def _collect(point, stack, source, clients, window):
     r["server_cpu_percent"] = server_cpu
     r["updates_per_server_cpu_s"] = r["outbound_per_s"] / (server_cpu / 100) if server_cpu > 0 else None
     r["cpu_us_per_update"] = cpu_per_update(r, stack)
+    if point.ws_age():
+        r["ws_age"] = ws_age(summaries, steady_s)
     if r.get("latency") and "stage_scrapes" in r:
         r["breakdown"] = bench_breakdown.breakdown(*r.pop("stage_scrapes"), r["latency"]["mean"])
     _judge(point, sent, summaries, steady_s)
+
+
+def ws_age(summaries, steady_s):
+    """--ws-conflate-ms: the age of what the WebSocket clients show (now - PublishTime at receipt,
+    the worst client process's percentiles: histograms are not merged across processes) and what
+    the conflated updates stand for."""
+    ages = [s["latency_us"] for s in summaries if s["latency_us"]["count"]]
+    worst = {k: max((a[k] for a in ages), default=None) for k in ("p50", "p99", "p99_9", "max")}
+    represented = sum(s.get("steady_represented", 0) for s in summaries)
+    return {**{f"age_{k}_us": v for k, v in worst.items()}, "aged": sum(a["count"] for a in ages),
+            "conflated": sum(s["conflated"] for s in summaries),
+            "stands_for": sum(s.get("stands_for", 0) for s in summaries),
+            "represented": represented, "represented_per_s": represented / steady_s if steady_s > 0 else None}
 
 
 def cpu_per_update(r, stack):
@@ -237,7 +273,8 @@ def _judge(point, sent, summaries, steady_s):
     if sent["capped_ticks"] > 0 or sent["shortfall"] > 0.01 * max(1, sent["sent"]):
         failures.append(f"source could not keep {point.rate}/s (sent {sent['updates_per_s']:.0f}/s)")
     expected = point.rate * steady_s * point.connections
-    got = sum(s["steady_updates"] for s in summaries)
+    # Conflated: each Update stands for the published updates it merged.
+    got = r["ws_age"]["represented"] if point.ws_age() else sum(s["steady_updates"] for s in summaries)
     if expected > 0 and got < 0.97 * expected:
         failures.append(f"clients received {100 * got / expected:.1f}% of the updates due in the window")
     limit = r["mean_limit_us"]

@@ -3,6 +3,7 @@ figures, a CSV per table, and PNG charts (python3-matplotlib)."""
 import csv
 import os
 
+import bench_ws_age
 import seed_figures as seed
 from bench_breakdown import HOP_TITLES, HOPS
 
@@ -157,7 +158,8 @@ FANOUT_COLUMNS = ["client", "profile", "servers", "connections", "rate", "inboun
                   "server_cpu_percent", "updates_per_server_cpu_s", "distributor_cpu_percent",
                   "source_cpu_percent", "client_cpu_percent", "machine_cpu_percent", "softirq_percent",
                   "mean_us", "p99_us", "max_us", "source_cpu_us_per_update", "distributor_cpu_us_per_update",
-                  "server_cpu_us_per_update", "client_cpu_us_per_update", "passed", "failures"]
+                  "server_cpu_us_per_update", "client_cpu_us_per_update", *bench_ws_age.COLUMNS, "passed",
+                  "failures"]
 
 
 def fanout_row(p):
@@ -172,7 +174,7 @@ def fanout_row(p):
             "client_cpu_percent": _sum_clients(cpu), "machine_cpu_percent": r.get("machine_cpu_percent"),
             "softirq_percent": r.get("softirq_percent"), "mean_us": lat.get("mean"),
             "p99_us": lat.get("p99"), "max_us": lat.get("max"), "passed": r.get("passed"),
-            "failures": "; ".join(r.get("failures", [])), **_cpu_columns(p)}
+            "failures": "; ".join(r.get("failures", [])), **_cpu_columns(p), **bench_ws_age.row(p)}
 
 
 def fanout_markdown(points):

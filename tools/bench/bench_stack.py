@@ -17,6 +17,8 @@ import time
 from scale_probe import admin_port
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# The servers' clients.max_connections unless a point needs more (bench_points.connection_limit).
+BENCH_MAX_CONNECTIONS = 1000
 
 
 def free_port(kind=socket.SOCK_STREAM, consecutive=1):
@@ -216,7 +218,7 @@ class Stack:
     """Start with start_core(); add source and clients; stop() ends every process by PID."""
 
     def __init__(self, binaries, profile_dir, log_dir, tls=False, client="sdk", source="sdk", pin=False,
-                 realtime=False, sdk_io_threads=1, sched_slice_us=0, busy_poll_us=0):
+                 realtime=False, sdk_io_threads=1, sched_slice_us=0, busy_poll_us=0, ws_conflate_ms=None):
         self.bin = binaries
         self.client_kind = client  # "sdk": mdcast-bench-consumer (libmdcast); "lean": mdcast-client;
         #                            "ws": mdcast-bench-ws-consumer on the servers' WebSocket ports
@@ -231,6 +233,9 @@ class Stack:
         # --busy-poll-us: the daemons' idle strategy (distributor.busy_poll_us,
         # backbone.busy_poll_us) and the SDK consumer's ConsumerOptions::busy_poll_us.
         self.busy_poll_us = busy_poll_us
+        # ws clients: None, or the servers stamp JSON messages (clients.ws_publish_time) and,
+        # when > 0, the clients ask for TimeConflated at this many ms (--conflate-ms).
+        self.ws_conflate_ms = ws_conflate_ms
         self.tls = make_certificates(log_dir) if tls else None
         self.profile_dir = profile_dir
         self.log_dir = log_dir
@@ -277,13 +282,15 @@ class Stack:
                                            **(distributor_overrides or {})})
         distributor = self.start("distributor", [self.bin["distributor"], "--config", cfg], "daemon")
         self.client_base_port = free_port(consecutive=servers)
-        overrides = {**admin, **self._spin("backbone"), "clients.port": self.client_base_port, "clients.max_connections": 1000,
+        overrides = {**admin, **self._spin("backbone"), "clients.port": self.client_base_port,
+                     "clients.max_connections": BENCH_MAX_CONNECTIONS,
                      "backbone.group": self.group, "backbone.port": self.backbone_port,
                      "backbone.interface": "127.0.0.1"}
         if self.client_kind == "ws":  # a WebSocket port per instance, fields named by etc/fields.dict
             self.ws_base_port = free_port(consecutive=servers)
             overrides.update({"clients.ws_port": self.ws_base_port, "clients.ws_dictionary_file":
-                              os.path.join(os.path.dirname(os.path.dirname(self.profile_dir)), "fields.dict")})
+                              os.path.join(os.path.dirname(os.path.dirname(self.profile_dir)), "fields.dict"),
+                              "clients.ws_publish_time": self.ws_conflate_ms is not None})
         if self.tls:  # TLS only, on the same ports
             overrides.update({"clients.plaintext": False, "clients.tls": True, "clients.tls_port": self.client_base_port,
                               "tls.cert_file": self.tls["cert"], "tls.key_file": self.tls["key"]})
@@ -334,6 +341,8 @@ class Stack:
         threads = ["--io-threads", str(self.sdk_io_threads)] if self.client_kind == "sdk" else []
         if self.client_kind == "sdk" and self.busy_poll_us:
             threads += ["--busy-poll-us", str(self.busy_poll_us)]
+        if self.client_kind == "ws" and self.ws_conflate_ms:
+            threads += ["--conflate-ms", str(self.ws_conflate_ms)]
         return self.start(name, [binary, "--server", self.server_list(), *tls, *threads,
                                  *self._slice_args(self.client_kind == "sdk"), *map(str, args)])
 

@@ -35,6 +35,7 @@ import bench_cutover  # noqa: E402
 import bench_post  # noqa: E402
 import bench_report as report  # noqa: E402
 import bench_scale  # noqa: E402
+import bench_ws_age  # noqa: E402
 import seed_figures as seed  # noqa: E402
 from bench_points import Point, run_point  # noqa: E402
 
@@ -110,6 +111,7 @@ def parse_args(argv):
                              "their last input (0, default: off)")
     parser.add_argument("--latency-connections", type=int, default=1,
                         help="latency and sizes scenarios: client connections (default 1)")
+    bench_ws_age.add_arguments(parser)
     bench_scale.add_arguments(parser)
     bench_cutover.add_arguments(parser)
     bench_post.add_arguments(parser)
@@ -162,6 +164,7 @@ class Runner:
         point.sdk_io_threads = self.args.sdk_io_threads
         point.sched_slice_us = self.args.sched_slice_us
         point.busy_poll_us = self.args.busy_poll_us
+        point.ws_conflate_ms = self.args.ws_conflate_ms
         if self.replay:
             point.replay = self.replay
             point.rate = int(self.replay["rate"])
@@ -173,6 +176,8 @@ class Runner:
         out = point.result.get("outbound_per_s")
         info += f", out {out:,.0f}/s" if out else ""
         print(f"{info} [{report.verdict(point)}]", flush=True)
+        for note in point.result.get("notes", []):  # a limit the bench raised
+            print(f"    note: {note}", flush=True)
         self.points.append(point)
         return point
 
@@ -198,7 +203,8 @@ class Runner:
             print(f"fanout, {servers} server instance(s), {connections} connections:")
             for rate in rates:
                 p = self.run(Point("fanout", "throughput", rate, servers=servers, connections=connections,
-                                   client_processes=processes, seconds=seconds, warmup_s=warmup))
+                                   client_processes=processes, seconds=seconds, warmup_s=warmup,
+                                   items=self.args.fanout_items))
                 if stop_rule and not p.result["passed"]:
                     break
 
@@ -387,11 +393,12 @@ def write_report(runner, args, command):
         lines.append("")
     if fan:
         lines += ["## Fanout (seed Table 1, \"Producer 50/50\")", "",
-                  "1,000 items, every connection subscribed to every item, throughput profile, connections "
-                  "spread over the client processes and round-robin over the server instances. CPU % is of "
+                  f"{args.fanout_items:,} items, every connection subscribed to every item, throughput profile, "
+                  "connections spread over the client processes and round-robin over the server instances. CPU % is of "
                   "one core over the steady window; machine CPU % is of all cores together, with the share "
                   "spent in softirq (loopback network processing no process's own time shows) in brackets.", ""]
         lines += report.fanout_markdown(fan)
+        lines += bench_ws_age.markdown(fan, report.num, report.ms, report.verdict)
     if siz:
         lines += ["## Latency against update size (the LBM tables)", "",
                   "1,000 items, latency profile, one server, one client. Microseconds. The LBM columns are "
@@ -429,6 +436,7 @@ def print_summary(runner, lat, fan, siz):
             print(f"{p.client:>6} {p.servers:>7} {p.connections:>5} {r.get('inbound_per_s') or 0:>10,.0f} "
                   f"{r.get('outbound_per_s') or 0:>12,.0f} {r.get('server_cpu_percent') or 0:>12.0f}  "
                   f"{report.verdict(p)}")
+        bench_ws_age.print_summary(fan)
     print(f"\nclient {runner.args.client}, source {'replay' if runner.args.replay else source_kind(runner.args)}{', pinned' if runner.args.pin else ''}"
           f"{', SCHED_FIFO' if runner.args.realtime else ''}"
           f"{f', busy poll {runner.args.busy_poll_us} µs' if runner.args.busy_poll_us else ''}"
@@ -475,8 +483,8 @@ def check_clients(args):
     if len(args.clients) > 1 and args.scenario != "fanout":
         sys.exit("mdcast-bench: several --client values compare clients in the fanout scenario only")
     if "ws" in args.clients and (args.scenario != "fanout" or args.tls):
-        sys.exit("mdcast-bench: --client ws runs the fanout scenario, without --tls (JSON messages carry "
-                 "no publish stamp to measure latency with; the bench's servers have no wss:// certificate)")
+        sys.exit("mdcast-bench: --client ws runs the fanout scenario, without --tls (the bench's servers have "
+                 "no wss:// certificate; the age of what WebSocket clients show: --ws-conflate-ms)")
 
 
 def check_realtime(args):
@@ -530,6 +538,7 @@ def post_report(runner, args, command):
 def main(argv):
     args = parse_args(argv)
     check_clients(args)
+    bench_ws_age.check(args)
     check_realtime(args)
     check_sched_slice(args)
     runner = Runner(args)

@@ -5,10 +5,14 @@
 // One thread, one epoll loop, N connections: each does the HTTP upgrade
 // (checking Sec-WebSocket-Accept), logs in, requests every item in batch
 // requests once the login is accepted, and then counts Refresh, Update and
-// Status messages. wslay's frame API does the framing (a message that arrives
+// Status messages (with --conflate-ms, each request asks for LSEG's
+// TimeConflated Qos). wslay's frame API does the framing (a message that arrives
 // whole is read in place, never copied); each message is scanned for its Type,
 // ID and SeqNumber (ws_message_scan.h), so gaps and duplicates per item stream
-// are checked as the binary clients check them, and anything unreadable, an
+// are checked as the binary clients check them. When the server stamps messages
+// (clients.ws_publish_time), now - PublishTime at receipt, the age of what a
+// grid shows, is recorded as the update's latency; conflated updates count the
+// updates they stand for (ConflationInfo.Count, "stands_for"). Anything unreadable, an
 // Error message or a refused request is counted as an error and shown. Text is
 // not checked for valid UTF-8 (the server's tests do that; here it would cost
 // more than the rest of the client).
@@ -63,6 +67,7 @@ constexpr int kErrorsShown = 10;                  // error lines printed; all ar
 
 struct Options : tools::BenchClientOptions {
     std::string password;
+    int64_t conflate_ms = 0;  // > 0: requests carry Qos Rate TimeConflated, RateInfo this
 };
 
 // What every connection adds to: one thread, so no locks.
@@ -71,6 +76,9 @@ struct Shared {
     std::vector<std::string> names;
     tools::ClientStats stats;
     uint64_t errors = 0;
+    uint64_t stands_for = 0;  // the ConflationInfo.Count of every conflated update
+    // Published updates the steady state's Updates stand for (1 each unless counted).
+    uint64_t steady_represented = 0;
     std::string fatal;  // set: the run ends with this error (handshake or login refused)
 
     void error(int connection, const std::string& what) {
@@ -268,12 +276,16 @@ class WsConnection {
     void request_items(size_t max_items) {
         const auto& o = shared_.options;
         int64_t id = 2;
+        const std::string qos = o.conflate_ms > 0 ? ",\"Qos\":{\"Timeliness\":\"Realtime\","
+                                                    "\"Rate\":\"TimeConflated\",\"RateInfo\":" +
+                                                        std::to_string(o.conflate_ms) + "}"
+                                                  : "";
         std::string names;
         size_t count = 0;
         // A batch on ID n opens its names on n+1, n+2, ... (LSEG's numbering).
         auto request = [&] {
-            send_text("{\"ID\":" + std::to_string(id) +
-                      ",\"Key\":{\"Service\":" + quoted(o.service) + ",\"Name\":[" + names + "]}}");
+            send_text("{\"ID\":" + std::to_string(id) + ",\"Key\":{\"Service\":" +
+                      quoted(o.service) + ",\"Name\":[" + names + "]}" + qos + "}");
             id += static_cast<int64_t>(count) + 1;
             names.clear();
             count = 0;
@@ -372,6 +384,10 @@ class WsConnection {
     void on_update(const tools::WsMessage& m, tools::ClientTotals& totals) {
         ++totals.updates;
         if (m.conflated) ++totals.conflated;
+        shared_.stands_for += m.conflation_count;
+        if (shared_.stats.steady()) shared_.steady_represented += std::max(m.conflation_count, 1u);
+        if (m.publish_time_ns != 0)  // the age of what the grid now shows
+            shared_.stats.record_latency(realtime_ns() - static_cast<int64_t>(m.publish_time_ns));
         tools::ItemState* item = items_.find(static_cast<uint64_t>(m.id));
         if (item == nullptr) {
             ++totals.unknown_items;
@@ -579,7 +595,7 @@ int run(const Options& o) {
     }
     std::unique_ptr<std::FILE, decltype(&std::fclose)> csv_file(csv, std::fclose);
     const int64_t start = monotonic_ns();
-    Shared shared{o, tools::bench_item_names(o), tools::ClientStats(start), 0, ""};
+    Shared shared{o, tools::bench_item_names(o), tools::ClientStats(start), 0, 0, 0, ""};
     const int epoll = epoll_create1(EPOLL_CLOEXEC);
     if (epoll < 0) throw std::runtime_error("epoll_create1: " + std::string(std::strerror(errno)));
     std::unique_ptr<int, void (*)(int*)> epoll_fd(new int(epoll), [](int* fd) {
@@ -600,7 +616,9 @@ int run(const Options& o) {
     std::string summary = shared.stats.summary_json(monotonic_ns(), o.connections, o.warmup_s,
                                                     tools::process_usage());
     summary.pop_back();  // the closing brace: the WebSocket client's own count goes in too
-    summary += ",\"errors\":" + std::to_string(shared.errors) + "}";
+    summary += ",\"errors\":" + std::to_string(shared.errors) +
+               ",\"stands_for\":" + std::to_string(shared.stands_for) +
+               ",\"steady_represented\":" + std::to_string(shared.steady_represented) + "}";
     std::fprintf(stderr, "%s\n", summary.c_str());
     std::fflush(stderr);
     return 0;
@@ -625,7 +643,11 @@ int main(int argc, char** argv) {
         "A refused handshake or login ends it with exit code 1. Used by mdcast-bench --client ws.");
     tools::add_bench_client_options(command_line, o,
                                     "WebSocket ports (clients.ws_port, docs/websocket.md)")
-        .option("password", &o.password, "TEXT", "Password for the login (with authentication on)");
+        .option("password", &o.password, "TEXT", "Password for the login (with authentication on)")
+        .option("conflate-ms", &o.conflate_ms, "MS",
+                "Ask for LSEG's TimeConflated Qos with this RateInfo on every request (0: every "
+                "update)",
+                0, 60000);
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != cli::CommandLine::Outcome::kRun) {
         return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;

@@ -66,31 +66,60 @@ bool scan_key_and_state(std::string_view head, WsMessage& out, std::string_view&
     return true;
 }
 
-// The server's own Update layout, read without a search:
-// {"ID":<id>,"Type":"Update","SeqNumber":<seq>[,"Conflated":true],"Fields":...}.
-// False when the message is laid out otherwise (the general scan reads it then).
+// Takes `prefix` and the unsigned number after it off the front of `rest`; true
+// when both were there (else `rest` is left as it was).
+template <class Int>
+bool take_number(std::string_view& rest, std::string_view prefix, Int& value) {
+    if (!rest.starts_with(prefix)) return false;
+    const char* at = rest.data() + prefix.size();
+    const char* end = rest.data() + rest.size();
+    const auto [after_number, error] = std::from_chars(at, end, value);
+    if (error != std::errc() || after_number == at) return false;
+    rest.remove_prefix(static_cast<size_t>(after_number - rest.data()));
+    return true;
+}
+
+// The server's own Update layout, read without a search: {"ID":<id>,"Type":"Update",
+// "SeqNumber":<seq>[,"PublishTime":<ns>][,"Conflated":true][,"ConflationInfo":{"Count":<n>,
+// "Time":<ms>}],"Fields":...}. False when the message is laid out otherwise (a
+// trade, say: the general scan reads it then).
 bool scan_update_in_order(std::string_view message, WsMessage& out) {
-    constexpr std::string_view kStart = "{\"ID\":";
-    constexpr std::string_view kType = ",\"Type\":\"Update\",\"SeqNumber\":";
     constexpr std::string_view kConflated = ",\"Conflated\":true";
-    constexpr std::string_view kFields = ",\"Fields\":";
-    if (!message.starts_with(kStart) || message.back() != '}') return false;
-    const char* end = message.data() + message.size();
-    const char* at = message.data() + kStart.size();
-    auto [after_id, id_error] = std::from_chars(at, end, out.id);
-    if (id_error != std::errc() || !std::string_view(after_id, end).starts_with(kType))
+    if (message.back() != '}') return false;
+    std::string_view rest = message;
+    if (!take_number(rest, "{\"ID\":", out.id) ||
+        !take_number(rest, ",\"Type\":\"Update\",\"SeqNumber\":", out.seq))
         return false;
-    at = after_id + kType.size();
-    auto [after_seq, seq_error] = std::from_chars(at, end, out.seq);
-    if (seq_error != std::errc() || after_seq == at) return false;
-    std::string_view rest(after_seq, static_cast<size_t>(end - after_seq));
+    take_number(rest, ",\"PublishTime\":", out.publish_time_ns);
     out.conflated = rest.starts_with(kConflated);
     if (out.conflated) rest.remove_prefix(kConflated.size());
-    if (!rest.starts_with(kFields)) return false;
+    if (take_number(rest, ",\"ConflationInfo\":{\"Count\":", out.conflation_count)) {
+        uint64_t time_ms = 0;
+        if (!take_number(rest, ",\"Time\":", time_ms) || !rest.starts_with("}")) return false;
+        rest.remove_prefix(1);
+    }
+    if (!rest.starts_with(",\"Fields\":")) return false;
     out.type = WsMessageType::kUpdate;
     out.type_text = "Update";
     out.has_seq = true;
     return true;
+}
+
+// The Update members after SeqNumber, wherever they are in `head`.
+bool scan_update_members(std::string_view head, WsMessage& out, std::string_view& why) {
+    out.conflated = head.find("\"Conflated\":true") != npos;
+    if (const size_t at = after(head, "\"PublishTime\":");
+        at != npos && !number_at(head, at, out.publish_time_ns)) {
+        why = "PublishTime is not an unsigned integer";
+        return false;
+    }
+    if (const size_t at = after(head, "\"ConflationInfo\":{\"Count\":");
+        at != npos && !number_at(head, at, out.conflation_count)) {
+        why = "ConflationInfo.Count is not an unsigned integer";
+        return false;
+    }
+    if (!out.has_seq) why = "an Update without SeqNumber";
+    return out.has_seq;
 }
 
 }  // namespace
@@ -127,9 +156,7 @@ bool scan_ws_message(std::string_view message, WsMessage& out, std::string_view&
     }
     switch (out.type) {
         case WsMessageType::kUpdate:
-            out.conflated = head.find("\"Conflated\":true") != npos;
-            if (!out.has_seq) why = "an Update without SeqNumber";
-            return out.has_seq;
+            return scan_update_members(head, out, why);
         case WsMessageType::kRefresh:
         case WsMessageType::kStatus:
             out.login = head.find("\"Domain\":\"Login\"") != npos;

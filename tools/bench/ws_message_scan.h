@@ -6,9 +6,9 @@
 // (alone, or as an array of exactly one, as the server sends it: an array of
 // several is not told apart from one),
 // the stream members ("ID", "Type", "Domain", "Key", "State", "SeqNumber",
-// "Conflated") before "Fields", and no raw quote inside a string (a key
-// pattern such as "SeqNumber": cannot match inside a string value). Anything
-// else is reported as malformed, never guessed at.
+// "PublishTime", "Conflated", "ConflationInfo") before "Fields", and no raw quote inside a string
+// (a key pattern such as "SeqNumber": cannot match inside a string value). Anything else is
+// reported as malformed, never guessed at.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +24,10 @@ struct WsMessage {
     int64_t id = 0;              // "ID" (0 when absent)
     bool login = false;          // "Domain":"Login"
     bool has_seq = false;
-    uint64_t seq = 0;  // "SeqNumber"
+    uint64_t seq = 0;              // "SeqNumber"
+    uint64_t publish_time_ns = 0;  // "PublishTime" (clients.ws_publish_time; 0 when absent)
     bool conflated = false;
+    uint32_t conflation_count = 0;              // "ConflationInfo":{"Count": updates it stands for}
     std::string_view service, name;             // "Key" (Refresh, Status)
     std::string_view stream, data, code, text;  // "State" (Refresh, Status)
     std::string_view error_text;                // an Error's "Text"

@@ -85,6 +85,51 @@ TEST_CASE("an update: fields by name, decimals exact, the view applied, one fram
         R"({"ID":17,"Type":"Update","SeqNumber":43,"Conflated":true,"ConflationInfo":{"Count":5,"Time":250},"Fields":{"BID":101.43}})");
 }
 
+TEST_CASE("clients.ws_publish_time: updates and refreshes carry the publisher's stamp") {
+    JsonEncoder json = encoder();
+    proto::UpdateView update;
+    update.item_id = 17;
+    update.item_seq = 43;
+    update.publish_time_ns = 1'700'000'000'123'456'789;
+    update.fields = {decimal(22, 10143, -2)};
+    std::string out;
+    json.append_update(out, update, {});
+    CHECK(payload(out).find("PublishTime") == std::string::npos);  // off by default
+    json.set_publish_time(true);
+    out.clear();
+    json.append_update(out, update, {});
+    CHECK(
+        payload(out) ==
+        R"({"ID":17,"Type":"Update","SeqNumber":43,"PublishTime":1700000000123456789,"Fields":{"BID":101.43}})");
+    // A conflated update carries the latest merged update's stamp.
+    update.conflated = true;
+    update.stands_for = 3;
+    update.first_publish_time_ns = 1'700'000'000'023'456'789;
+    out.clear();
+    json.append_update(out, update, {});
+    CHECK(
+        payload(out) ==
+        R"({"ID":17,"Type":"Update","SeqNumber":43,"PublishTime":1700000000123456789,"Conflated":true,"ConflationInfo":{"Count":3,"Time":100},"Fields":{"BID":101.43}})");
+    update.publish_time_ns = 0;  // not stamped: no member rather than a false 1970
+    out.clear();
+    json.append_update(out, update, {});
+    CHECK(payload(out).find("PublishTime") == std::string::npos);
+
+    mdcast::server::CachedItem item;
+    item.id = 17;
+    item.service_name = "S";
+    item.name = "A";
+    item.item_seq = 44;
+    item.status =
+        mdcast::server::make_status(wire::STREAM_OPEN, wire::DATA_OK, wire::STATUS_NONE, "");
+    item.publish_time_ns = 1'700'000'000'223'456'789;
+    CHECK(payload(json.refresh(item, nullptr, {}, true, false))
+              .find(R"("SeqNumber":44,"PublishTime":1700000000223456789,)") != std::string::npos);
+    item.publish_time_ns = 0;
+    CHECK(payload(json.refresh(item, nullptr, {}, true, false)).find("PublishTime") ==
+          std::string::npos);
+}
+
 TEST_CASE("the Source directory lists each service's info and state") {
     wire::Directory directory;
     auto* up = directory.add_services();
