@@ -7,7 +7,6 @@
 
 namespace mdcast::server {
 
-
 using proto::FieldType;
 
 namespace {
@@ -79,7 +78,8 @@ bool set_value(const JsonScalar& value, FieldType type, ::mdcast::wire::v1::Fiel
                 field.mutable_decimal_value()->set_mantissa(value.integer);
                 return true;
             }
-            return value.kind == Kind::kFloat && set_decimal(value.real, *field.mutable_decimal_value());
+            return value.kind == Kind::kFloat &&
+                   set_decimal(value.real, *field.mutable_decimal_value());
         case FieldType::kDouble:
             if (value.kind == Kind::kString) return false;
             field.set_double_value(value.kind == Kind::kInt ? static_cast<double>(value.integer)
