@@ -5,10 +5,18 @@
 // the binary group with no view gets the original bytes. A subscription with a
 // conflation interval (conflate_ms) is a group of its own, holding its pacing
 // state (interval_conflation.h). Header-only so tests can use any client type.
+//
+// Groups live in a list (their addresses never move) and every (item, client)
+// pair is indexed to its group, so adding, removing and finding a client's
+// group cost the same with 2 or 20,000 subscribers of an item: each conflated
+// subscriber is a group, and a scan per lookup made a 100 ms interval cost the
+// square of the subscribers (2,000 WebSocket clients of one item never caught up).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <list>
 #include <unordered_map>
 #include <vector>
 
@@ -28,71 +36,64 @@ class SubscriptionTable {
         bool paced() const { return pace.interval_ms > 0; }
     };
 
+    using Groups = std::list<Group>;
+
     // False when the client already holds this item (in any view).
     bool add(uint64_t item_id, Client* client, const std::vector<uint32_t>& view, bool json = false,
              uint32_t conflate_ms = 0) {
+        if (where_.contains(Key{item_id, client})) return false;
         auto& groups = items_[item_id];
-        for (const auto& group : groups) {
-            if (std::find(group.clients.begin(), group.clients.end(), client) !=
-                group.clients.end()) {
-                return false;
-            }
-        }
+        Group* joined = nullptr;
         if (conflate_ms > 0) {
-            Group& own = groups.emplace_back(Group{view, {client}, json, {}});
-            own.pace.interval_ms = conflate_ms;
-            return true;
+            joined = &groups.emplace_back(Group{view, {client}, json, {}});
+            joined->pace.interval_ms = conflate_ms;
+        } else {
+            auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+                return !g.paced() && g.view == view && g.json == json;
+            });
+            if (it == groups.end()) it = groups.insert(groups.end(), Group{view, {}, json, {}});
+            it->clients.push_back(client);
+            joined = &*it;
         }
-        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
-            return !g.paced() && g.view == view && g.json == json;
-        });
-        if (it == groups.end()) it = groups.insert(groups.end(), Group{view, {}, json, {}});
-        it->clients.push_back(client);
+        where_.emplace(Key{item_id, client}, joined);
         return true;
     }
 
     bool remove(uint64_t item_id, Client* client) {
-        const auto found = items_.find(item_id);
-        if (found == items_.end()) return false;
-        auto& groups = found->second;
-        for (auto g = groups.begin(); g != groups.end(); ++g) {
-            const auto c = std::find(g->clients.begin(), g->clients.end(), client);
-            if (c == g->clients.end()) continue;
-            g->clients.erase(c);
-            if (g->clients.empty()) groups.erase(g);
-            if (groups.empty()) items_.erase(found);
-            return true;
-        }
-        return false;
+        const auto at = where_.find(Key{item_id, client});
+        if (at == where_.end()) return false;
+        Group* group = at->second;
+        where_.erase(at);
+        group->clients.erase(std::find(group->clients.begin(), group->clients.end(), client));
+        if (!group->clients.empty()) return true;
+        auto& groups = items_.at(item_id);
+        groups.remove_if([group](const Group& g) { return &g == group; });
+        if (groups.empty()) items_.erase(item_id);
+        return true;
     }
 
-    const std::vector<Group>* find(uint64_t item_id) const {
+    const Groups* find(uint64_t item_id) const {
         const auto it = items_.find(item_id);
         return it == items_.end() ? nullptr : &it->second;
     }
-    std::vector<Group>* find(uint64_t item_id) {
+    Groups* find(uint64_t item_id) {
         const auto it = items_.find(item_id);
         return it == items_.end() ? nullptr : &it->second;
     }
     // The client's group for the item; null when it does not hold it.
     Group* group_of(uint64_t item_id, const Client* client) {
-        auto* groups = find(item_id);
-        if (!groups) return nullptr;
-        for (auto& group : *groups) {
-            if (std::find(group.clients.begin(), group.clients.end(), client) !=
-                group.clients.end()) {
-                return &group;
-            }
-        }
-        return nullptr;
+        const auto it = where_.find(Key{item_id, const_cast<Client*>(client)});
+        return it == where_.end() ? nullptr : it->second;
     }
 
-    std::vector<Group> take(uint64_t item_id) {
-        std::vector<Group> groups;
+    Groups take(uint64_t item_id) {
+        Groups groups;
         const auto it = items_.find(item_id);
         if (it != items_.end()) {
             groups = std::move(it->second);
             items_.erase(it);
+            for (const Group& group : groups)
+                for (Client* client : group.clients) where_.erase(Key{item_id, client});
         }
         return groups;
     }
@@ -104,11 +105,26 @@ class SubscriptionTable {
         return ids;
     }
 
-    void clear() { items_.clear(); }
+    void clear() {
+        items_.clear();
+        where_.clear();
+    }
     size_t item_count() const { return items_.size(); }
 
   private:
-    std::unordered_map<uint64_t, std::vector<Group>> items_;
+    struct Key {
+        uint64_t item_id;
+        Client* client;
+        bool operator==(const Key&) const = default;
+    };
+    struct KeyHash {
+        size_t operator()(const Key& key) const {
+            return std::hash<uint64_t>()(key.item_id) * 31 + std::hash<const void*>()(key.client);
+        }
+    };
+
+    std::unordered_map<uint64_t, Groups> items_;
+    std::unordered_map<Key, Group*, KeyHash> where_;  // every (item, client) to its group
 };
 
 }  // namespace mdcast::server

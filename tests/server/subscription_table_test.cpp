@@ -8,6 +8,12 @@
 
 namespace {
 
+// The n-th group of an item (groups are a list: their addresses never move).
+template <class Groups>
+const auto& nth(const Groups& groups, size_t n) {
+    return *std::next(groups.begin(), static_cast<std::ptrdiff_t>(n));
+}
+
 struct FakeClient {
     int id = 0;
 };
@@ -39,8 +45,8 @@ TEST_CASE("add and remove one client", "[subscription_table]") {
     const auto* groups = table.find(7);
     REQUIRE(groups != nullptr);
     REQUIRE(groups->size() == 1);
-    CHECK((*groups)[0].view.empty());
-    CHECK((*groups)[0].clients == std::vector<FakeClient*>{&a});
+    CHECK(nth(*groups, 0).view.empty());
+    CHECK(nth(*groups, 0).clients == std::vector<FakeClient*>{&a});
 
     CHECK(table.remove(7, &a));
     CHECK(table.find(7) == nullptr);  // last client gone: the item goes too
@@ -57,8 +63,8 @@ TEST_CASE("clients with the same view share a group", "[subscription_table]") {
     const auto* groups = table.find(7);
     REQUIRE(groups != nullptr);
     REQUIRE(groups->size() == 1);
-    CHECK((*groups)[0].view == kBidAsk);
-    CHECK((*groups)[0].clients == std::vector<FakeClient*>{&a, &b, &c});
+    CHECK(nth(*groups, 0).view == kBidAsk);
+    CHECK(nth(*groups, 0).clients == std::vector<FakeClient*>{&a, &b, &c});
 }
 
 TEST_CASE("different views get separate groups", "[subscription_table]") {
@@ -97,7 +103,7 @@ TEST_CASE("a client cannot hold the same item twice, even in another view",
     CHECK_FALSE(table.add(7, &a, kBidOnly));
     const auto* groups = table.find(7);
     REQUIRE(groups->size() == 1);
-    CHECK((*groups)[0].clients.size() == 1);
+    CHECK(nth(*groups, 0).clients.size() == 1);
     // The same client may hold other items.
     CHECK(table.add(8, &a, kAllFields));
     CHECK(table.item_count() == 2);
@@ -168,4 +174,26 @@ TEST_CASE("many clients on one item", "[subscription_table]") {
     REQUIRE(table.find(1)->size() == 2);
     for (auto& c : clients) REQUIRE(table.remove(1, &c));
     CHECK(table.find(1) == nullptr);
+}
+
+TEST_CASE("each client's group is indexed: found, removed and taken back without a scan") {
+    Table table;
+    std::vector<FakeClient> clients(2000);
+    for (auto& client : clients) CHECK(table.add(7, &client, {}, true, 100));  // one group each
+    CHECK_FALSE(table.add(7, &clients[5], {}, true, 100));                     // already held
+    for (size_t i = 0; i < clients.size(); i += 2) CHECK(table.remove(7, &clients[i]));
+    for (size_t i = 0; i < clients.size(); ++i) {
+        auto* group = table.group_of(7, &clients[i]);
+        if (i % 2 == 0) {
+            CHECK(group == nullptr);
+        } else {
+            REQUIRE(group != nullptr);
+            CHECK(group->clients == std::vector<FakeClient*>{&clients[i]});
+            CHECK(group->pace.interval_ms == 100);
+        }
+    }
+    CHECK(table.find(7)->size() == 1000);
+    CHECK(table.take(7).size() == 1000);
+    CHECK(table.group_of(7, &clients[1]) == nullptr);
+    CHECK(table.add(7, &clients[1], {}));  // free again once taken
 }
