@@ -202,7 +202,7 @@ class Server final : public Upstream::Handler,
     Fanout fanout_;  // before clients_: a closing client asks it for its count
     ImageRecovery recovery_;
     InterestReporter interest_;           // interactive items held and released, told upstream
-    std::unique_ptr<Upstream> upstream_;  // the multicast backbone
+    std::unique_ptr<Upstream> upstream_;  // the multicast backbone, or parents over TCP
     DaemonListeners listeners_;
     // WebSocket/JSON clients (clients.ws_port): their own port, the same sessions.
     std::unique_ptr<JsonEncoder> json_;
