@@ -23,6 +23,8 @@ std::unique_ptr<Upstream> make_tcp_upstream(EventLoop& loop, const ServerConfig&
     settings.heartbeat_interval_ms = config.upstream_heartbeat_interval_ms;
     settings.heartbeat_timeout_ms = config.upstream_heartbeat_timeout_ms;
     settings.reconnect_delay_ms = config.upstream_reconnect_delay_ms;
+    settings.tls = upstream_tls_context(config);
+    settings.tls_server_name = config.upstream_tls_server_name;
     return std::make_unique<TcpUpstream>(loop, std::move(settings), handler);
 }
 

@@ -69,16 +69,20 @@ void TcpUpstream::connect_next() {
     link.heartbeat_interval_ms = settings_.heartbeat_interval_ms;
     link.heartbeat_timeout_ms = settings_.heartbeat_timeout_ms;
     link.max_frame_bytes = settings_.max_frame_bytes;
+    link.tls = settings_.tls;
+    link.tls_server_name =
+        settings_.tls_server_name.empty() ? parent.host : settings_.tls_server_name;
     link.group_status = false;  // an ItemStatus per item, each handed on as it came
-    log_->debug("connecting to parent {}", link.server.to_string());
+    log_->debug("connecting to parent {}{}", link.server.to_string(), link.tls ? " (TLS)" : "");
     link_.open(link);
 }
 
 void TcpUpstream::on_link_up(const wire::LoginResponse& response) {
     parent_ = link_.settings().server.to_string();
     ++counters_.links_up;
-    log_->info("logged in to parent {} ({}) as {}; {} item(s) to subscribe again", parent_,
-               response.server_id(), settings_.user, subscriptions_.size());
+    log_->info("logged in to parent {}{} ({}) as {}; {} item(s) to subscribe again", parent_,
+               settings_.tls ? " over TLS" : "", response.server_id(), settings_.user,
+               subscriptions_.size());
     link_.send(FrameType::kDirectoryRequest, wire::DirectoryRequest{});
     directory_timer_.start_periodic(std::chrono::milliseconds(settings_.heartbeat_interval_ms));
     for (const auto& [service, names] : subscriptions_.by_service()) subscribe(service, names);

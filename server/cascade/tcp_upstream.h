@@ -54,6 +54,8 @@ struct TcpUpstreamSettings {
     uint32_t heartbeat_timeout_ms = 3000;
     uint32_t reconnect_delay_ms = 500;
     uint32_t max_frame_bytes = 16u << 20;
+    std::shared_ptr<const TlsContext> tls;  // null: plaintext
+    std::string tls_server_name;            // empty: each parent's host
 };
 
 struct TcpUpstreamCounters {

@@ -51,6 +51,16 @@ void add_upstream_keys(config::Schema<ServerConfig>& s) {
                         "link is dead, every item held goes suspect and the next parent is tried.");
     s.integer<uint32_t>("upstream.reconnect_delay_ms", &C::upstream_reconnect_delay_ms, 500, 10,
                         60000, "Wait before trying the next parent after a link is lost or fails.");
+    s.boolean("upstream.tls", &C::upstream_tls, false,
+              "TLS to the parents (list their clients.tls_port in upstream.parents).");
+    s.string("upstream.tls_ca_file", &C::upstream_tls_ca_file, "",
+             "PEM CAs the parent's certificate must chain to (empty: the system's trust store).");
+    s.string("upstream.tls_cert_file", &C::upstream_tls_cert_file, "",
+             "Client certificate for a parent that asks for one (tls.client_certs there).");
+    s.string("upstream.tls_key_file", &C::upstream_tls_key_file, "",
+             "Private key of upstream.tls_cert_file.");
+    s.string("upstream.tls_server_name", &C::upstream_tls_server_name, "",
+             "Name the parent's certificate must carry (empty: the host of each parent).");
     s.rule([](const C& c, config::Problems& problems) { check_upstream(c, problems); });
 }
 
@@ -60,6 +70,21 @@ void check_upstream_files(const UpstreamKeys& keys, config::Problems& problems) 
     } catch (const std::exception& error) {
         problems.push_back({"upstream.password_file", error.what()});
     }
+    try {
+        upstream_tls_context(keys);
+    } catch (const std::exception& error) {
+        problems.push_back({"upstream.tls", error.what()});
+    }
+}
+
+std::shared_ptr<const TlsContext> upstream_tls_context(const UpstreamKeys& keys) {
+    if (!keys.upstream_tls) return nullptr;
+    TlsClientSettings settings;
+    settings.ca_file = keys.upstream_tls_ca_file;
+    settings.cert_file = keys.upstream_tls_cert_file;
+    settings.key_file = keys.upstream_tls_key_file;
+    settings.key_prefix = "upstream.tls_";
+    return TlsContext::client(settings);
 }
 
 std::string read_upstream_password(const UpstreamKeys& keys) {

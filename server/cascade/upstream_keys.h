@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/config/config_schema.h"
+#include "common/net/tls_context.h"
 
 namespace mdcast::server {
 
@@ -19,14 +21,23 @@ struct UpstreamKeys {
     uint32_t upstream_heartbeat_interval_ms = 0;
     uint32_t upstream_heartbeat_timeout_ms = 0;
     uint32_t upstream_reconnect_delay_ms = 0;
+    // TLS to the parent's clients.tls_port.
+    bool upstream_tls = false;
+    std::string upstream_tls_ca_file;    // empty: the system's trust store
+    std::string upstream_tls_cert_file;  // a client certificate, when the parent asks for one
+    std::string upstream_tls_key_file;
+    std::string upstream_tls_server_name;  // what the parent's certificate must name (empty: host)
 };
 
 struct ServerConfig;
 void add_upstream_keys(config::Schema<ServerConfig>& s);
-// Start-up checks beyond the schema's rules: the password file reads.
+// Start-up checks beyond the schema's rules: the password file reads, the TLS files load.
 void check_upstream_files(const UpstreamKeys& keys, config::Problems& problems);
 // The first line of upstream.password_file ("" when no file is set); throws
 // std::runtime_error naming the key when it cannot be read.
 std::string read_upstream_password(const UpstreamKeys& keys);
+// The TLS context of the link (null: plaintext); throws std::runtime_error naming the
+// key whose file does not load.
+std::shared_ptr<const TlsContext> upstream_tls_context(const UpstreamKeys& keys);
 
 }  // namespace mdcast::server

@@ -6,16 +6,18 @@ the edge's parent killed with a second parent listed (the items go suspect,
 then fresh images from the other parent) and the parent frozen (nothing read
 for upstream.heartbeat_timeout_ms: suspect, then a fresh image once it is back).
 Never an update shown as current between the suspect status and the image."""
+import os
 import signal
 
 from harness import (BIN, Stack, admin_port, check, free_port, metric, run, wait_for_log, wait_for_port,
                      wait_until)
+from test_tls import Pki, tls_server
 from streams import by_item, check_full_stream, expected_fields, messages, sent_updates, wait_for_update
 
 ITEMS = 10
 
 
-def edge(stack, instance, parents, extra=""):
+def edge(stack, instance, parents, extra="", tls=""):
     """An mdcast-server fed over TCP by `parents` (instance numbers of the stack)."""
     port = free_port()
     listed = ", ".join(f'"127.0.0.1:{stack.client_ports[p]}"' for p in parents)
@@ -29,7 +31,7 @@ upstream:
   heartbeat_interval_ms: 500
   heartbeat_timeout_ms: 3000
   reconnect_delay_ms: 200
-{extra}""")
+{tls}{extra}""")
     p = stack.start(f"server{instance}", [BIN["server"], "--config", cfg])
     wait_for_port(port, p)
     stack.client_ports[instance] = port
@@ -111,6 +113,37 @@ def test_only_what_edge_clients_want_is_subscribed_at_the_parent():
         source.stop()
 
 
+def test_link_over_tls_checks_the_parent_certificate():
+    with Stack("cascade-tls") as stack:
+        pki = Pki(stack.dir)
+        cert, key = pki.issue("hub", "localhost")
+        os.makedirs(os.path.join(stack.dir, "other"))
+        stranger = Pki(os.path.join(stack.dir, "other"), name="other")
+        stack.distributor()
+        hub, _, _ = tls_server(stack, cert, key)  # client_ports[1]: the hub's TLS port
+        trusting = edge(stack, 2, [1], tls=f"  tls: true\n  tls_ca_file: {pki.ca}\n")
+        doubting = edge(stack, 3, [1], tls=f"  tls: true\n  tls_ca_file: {stranger.ca}\n")
+        source = publish(stack, (hub, trusting))
+        wait_for_log(trusting, "over TLS")
+        name = "ITEM000005"
+        client = stack.client(2, "--items", name, "--duration", "3")
+        refused = stack.client(3, "--items", name, "--duration", "3", name="refused")
+        check(client.wait(20) == 0 and refused.wait(20) == 0, "client exit code")
+        got = by_item(messages(client))[name]
+        check(got[0]["type"] == "refresh" and got[0]["data"] == "ok", f"first message {got[:1]}")
+        seq = got[0]["seq"]
+        for u in [m for m in got if m["type"] == "update"]:
+            check(u["seq"] == seq + 1 and u["fields"] == expected_fields(5, u["seq"]), f"update {u}")
+            seq = u["seq"]
+        check(seq > got[0]["seq"], "no update over the TLS link")
+        # A parent whose certificate the edge's CA did not sign is never logged in to.
+        check("certificate verify failed" in doubting.log_text(), "edge 3: no verification failure logged")
+        check("logged in to parent" not in doubting.log_text(), "edge 3 logged in to an unverified parent")
+        check(all(m["type"] == "status" and m["data"] == "suspect"
+                  for m in by_item(messages(refused)).get(name, [])), "edge 3 served data")
+        source.stop()
+
+
 def check_suspect_then_fresh_image(client, name, text):
     """The item's stream: updates, a suspect status whose text contains `text`, then a
     fresh image before any update; from then on (a loaded machine may cost another link)
@@ -186,4 +219,5 @@ if __name__ == "__main__":
     run([test_chain_hub_edge_edge_every_value_in_order,
          test_only_what_edge_clients_want_is_subscribed_at_the_parent,
          test_parent_killed_fails_over_to_the_second_parent,
-         test_frozen_parent_is_declared_dead_then_recovers])
+         test_frozen_parent_is_declared_dead_then_recovers,
+         test_link_over_tls_checks_the_parent_certificate])
