@@ -14,6 +14,8 @@ using proto::FrameType;
 
 namespace {
 
+constexpr uint32_t kLoginRefusedBackoff = 10;  // x upstream.reconnect_delay_ms
+
 // A frame encoded here (a directory cut per source, a status of our own),
 // handed to the server as if it had come from the parent.
 struct OwnFrame {
@@ -92,10 +94,14 @@ void TcpUpstream::on_link_down(sdk::LinkDown cause, const std::string& text) {
     directory_timer_.stop();
     pending_subscribes_.clear();  // subscribed again from subscriptions_ on the next login
     const std::string attempted = link_.settings().server.to_string();
+    // A refused login (wrong password, not allowed) will not pass sooner for asking
+    // more often, and a parent rate-limits logins: ten times the delay.
+    const uint32_t delay_ms = settings_.reconnect_delay_ms *
+                              (cause == sdk::LinkDown::kLoginRefused ? kLoginRefusedBackoff : 1);
     if (parent_.empty()) {
         ++counters_.connect_failures;
         log_->warn("parent {} not reached ({}: {}); next attempt in {} ms", attempted,
-                   sdk::link_down_name(cause), text, settings_.reconnect_delay_ms);
+                   sdk::link_down_name(cause), text, delay_ms);
     } else {
         ++counters_.links_lost;
         const std::string why = "link to parent " + parent_ + " lost (" +
@@ -105,7 +111,7 @@ void TcpUpstream::on_link_down(sdk::LinkDown cause, const std::string& text) {
         parent_.clear();
         for (uint64_t id : subscriptions_.known_ids()) tell(id, wire::STATUS_SOURCE_DOWN, why);
     }
-    reconnect_timer_.start_once(std::chrono::milliseconds(settings_.reconnect_delay_ms));
+    reconnect_timer_.start_once(std::chrono::milliseconds(delay_ms));
 }
 
 void TcpUpstream::on_link_frame(const proto::Frame& frame) {

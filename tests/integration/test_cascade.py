@@ -9,8 +9,8 @@ Never an update shown as current between the suspect status and the image."""
 import os
 import signal
 
-from harness import (BIN, Stack, admin_port, check, free_port, metric, run, wait_for_log, wait_for_port,
-                     wait_until)
+from harness import (BIN, Stack, admin_port, check, free_port, metric, run, single_user_file, wait_for_log,
+                     wait_for_port, wait_until)
 from test_tls import Pki, tls_server
 from streams import by_item, check_full_stream, expected_fields, messages, sent_updates, wait_for_update
 
@@ -144,6 +144,31 @@ def test_link_over_tls_checks_the_parent_certificate():
         source.stop()
 
 
+def test_parent_auth_and_entitlements_bound_the_edge():
+    with Stack("cascade-auth") as stack:
+        users = single_user_file(stack, ["ITEM000001"], user="edge2", password="edge-secret")
+        good = stack.write("edge.password", "edge-secret\n")
+        bad = stack.write("wrong.password", "guess\n")
+        stack.distributor()
+        hub = stack.server(1, extra=f"auth:\n  users_file: {users}\n")
+        entitled = edge(stack, 2, [1], extra=f"  password_file: {good}\n")
+        intruder = edge(stack, 3, [1], extra=f"  password_file: {bad}\n")
+        source = publish(stack, (hub, entitled))
+        client = stack.client(2, "--items", "ITEM000001,ITEM000003", "--duration", "3")
+        check(client.wait(20) == 0, "client exit code")
+        got = by_item(messages(client))
+        allowed = got["ITEM000001"]
+        check(allowed[0]["type"] == "refresh" and allowed[0]["data"] == "ok", f"ITEM000001: {allowed[:1]}")
+        check(any(m["type"] == "update" for m in allowed), "ITEM000001: no update")
+        denied = got["ITEM000003"]
+        check(len(denied) == 1 and denied[0]["stream"] == "closed" and denied[0]["code"] == "NOT_ENTITLED",
+              f"ITEM000003, not entitled at the hub for the edge's user: {denied}")
+        # A wrong password: never logged in, said in the log, retried slowly.
+        wait_for_log(intruder, "login_refused")
+        check("logged in to parent" not in intruder.log_text(), "edge 3 logged in with a wrong password")
+        source.stop()
+
+
 def check_suspect_then_fresh_image(client, name, text):
     """The item's stream: updates, a suspect status whose text contains `text`, then a
     fresh image before any update; from then on (a loaded machine may cost another link)
@@ -220,4 +245,5 @@ if __name__ == "__main__":
          test_only_what_edge_clients_want_is_subscribed_at_the_parent,
          test_parent_killed_fails_over_to_the_second_parent,
          test_frozen_parent_is_declared_dead_then_recovers,
-         test_link_over_tls_checks_the_parent_certificate])
+         test_link_over_tls_checks_the_parent_certificate,
+         test_parent_auth_and_entitlements_bound_the_edge])
