@@ -6,15 +6,18 @@ bool ParentSubscriptions::want(const std::string& service, const std::string& it
     return wanted_.insert({service, item}).second;
 }
 
-void ParentSubscriptions::learn(uint64_t item_id, const std::string& service,
-                                const std::string& item) {
+uint64_t ParentSubscriptions::learn(uint64_t item_id, const std::string& service,
+                                    const std::string& item) {
     Name name{service, item};
+    uint64_t previous = 0;
     // A new id for a known name (its distributor restarted): the old id is void.
     if (const auto old = ids_.find(name); old != ids_.end() && old->second != item_id) {
-        names_.erase(old->second);
+        previous = old->second;
+        names_.erase(previous);
     }
     ids_[name] = item_id;
     names_[item_id] = std::move(name);
+    return previous;
 }
 
 std::optional<ParentSubscriptions::Name> ParentSubscriptions::drop(uint64_t item_id) {

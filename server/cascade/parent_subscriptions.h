@@ -24,8 +24,9 @@ class ParentSubscriptions {
 
     // The name is wanted upstream; true when it was not already.
     bool want(const std::string& service, const std::string& item);
-    // The parent's refresh named the item's id.
-    void learn(uint64_t item_id, const std::string& service, const std::string& item);
+    // The parent's refresh named the item's id. Returns the id the name had before
+    // when it differs (its distributor restarted: a new epoch's ids), else 0.
+    uint64_t learn(uint64_t item_id, const std::string& service, const std::string& item);
     // The item is no longer wanted (the last subscriber here left, or the
     // parent closed its stream). Its id stays known, so it can be wanted again
     // by id. Returns its name, if it was wanted.

@@ -142,8 +142,24 @@ void TcpUpstream::on_refresh(const proto::Frame& frame) {
     if (!parse(frame, refresh) || refresh.item_id() == 0) {
         return link_.abort("malformed refresh");
     }
-    subscriptions_.learn(refresh.item_id(), refresh.service_name(), refresh.item_name());
-    handler_.on_upstream_message(proto::item_source(refresh.item_id()), frame);
+    const uint16_t source = proto::item_source(refresh.item_id());
+    if (subscriptions_.learn(refresh.item_id(), refresh.service_name(), refresh.item_name())) {
+        new_generation(source, refresh.item_name());
+    }
+    handler_.on_upstream_message(source, frame);
+}
+
+// The parent names an item by another id than before: its distributor
+// restarted and every id of that source is void. The edge cannot see the
+// distributor's epoch, so it numbers the generations it has seen; the server
+// then does what it does on a backbone epoch change (statuses, the items
+// waited for again by name), and the refresh that told it serves the first.
+void TcpUpstream::new_generation(uint16_t source, const std::string& item) {
+    uint64_t& generation = generations_[source];
+    const uint64_t previous = generation == 0 ? 1 : generation;
+    generation = previous + 1;
+    log_->warn("parent {} gives {} a new id: distributor {} restarted", parent_, item, source);
+    handler_.on_source_reset(source, previous, generation);
 }
 
 void TcpUpstream::on_item_status(const proto::Frame& frame) {

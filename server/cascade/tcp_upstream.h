@@ -97,6 +97,7 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     void on_refresh(const proto::Frame& frame);
     void on_update(const proto::Frame& frame);
     void on_item_status(const proto::Frame& frame);
+    void new_generation(uint16_t source, const std::string& item);
     // Names are subscribed at the end of the loop iteration, batched per service.
     void queue_subscribe(const std::string& service, const std::string& name);
     void flush_subscribes();
@@ -120,6 +121,7 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     std::string parent_;  // "" while down
     ::mdcast::wire::v1::Directory directory_;
     std::set<uint16_t> sources_;
+    std::map<uint16_t, uint64_t> generations_;  // of each source's ids, as seen here
     ParentSubscriptions subscriptions_;
     TcpUpstreamCounters counters_;
 };

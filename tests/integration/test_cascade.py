@@ -169,6 +169,42 @@ def test_parent_auth_and_entitlements_bound_the_edge():
         source.stop()
 
 
+def test_distributor_restart_at_the_hub_reaches_the_edge_clients():
+    with Stack("cascade-restart") as stack:
+        first = stack.distributor()
+        hub = stack.server(1)
+        edge1 = edge(stack, 2, [1])
+        edge2 = edge(stack, 3, [2])
+        source = stack.source("--items", str(ITEMS), "--rate", "200", "--duration", "30", name="source1")
+        wait_for_log(source, "items registered")
+        for server in (hub, edge1, edge2):
+            wait_for_log(server, "service MDCAST (", timeout=15)
+        name = "ITEM000002"
+        clients = [stack.client(i, "--items", name, "--duration", "14", name=f"client{i}") for i in (2, 3)]
+        for client in clients:
+            wait_for_update(client, name)
+        first.stop()
+        source.wait(10)  # it loses its distributor and exits
+        stack.processes.remove(first)
+        stack.distributor()
+        # Another service registers first, so the restarted distributor gives the items
+        # other ids: the edges must drop the old ones and wait for the new by name.
+        other = stack.source("--service", "OTHER", "--items", "3", "--rate", "10", "--duration", "30",
+                             name="other")
+        wait_for_log(other, "items registered")
+        source2 = stack.source("--items", str(ITEMS), "--rate", "200", "--duration", "30", name="source2")
+        wait_for_log(source2, "items registered")
+        for client in clients:
+            check(client.wait(30) == 0, f"{client.name} exit code")
+            check_suspect_then_fresh_image(client, name, "")
+            got = by_item(messages(client))[name]
+            ids = {m["id"] for m in got if m["type"] == "refresh"}
+            check(len(ids) == 2, f"{client.name}: not served the new epoch's item id: {ids}")
+        check("restarted" in edge1.log_text() and "restarted" in edge2.log_text(), "no restart seen")
+        source2.stop()
+        other.stop()
+
+
 def check_suspect_then_fresh_image(client, name, text):
     """The item's stream: updates, a suspect status whose text contains `text`, then a
     fresh image before any update; from then on (a loaded machine may cost another link)
@@ -246,4 +282,5 @@ if __name__ == "__main__":
          test_parent_killed_fails_over_to_the_second_parent,
          test_frozen_parent_is_declared_dead_then_recovers,
          test_link_over_tls_checks_the_parent_certificate,
-         test_parent_auth_and_entitlements_bound_the_edge])
+         test_parent_auth_and_entitlements_bound_the_edge,
+         test_distributor_restart_at_the_hub_reaches_the_edge_clients])

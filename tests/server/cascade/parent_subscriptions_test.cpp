@@ -55,8 +55,9 @@ TEST_CASE("a closed name is dropped by name when it never had an id") {
 TEST_CASE("a new id for a known name voids the old one") {
     ParentSubscriptions s;
     s.want("MDCAST", "A");
-    s.learn(7, "MDCAST", "A");
-    s.learn(9, "MDCAST", "A");  // the distributor restarted: a new epoch's id
+    CHECK(s.learn(7, "MDCAST", "A") == 0);
+    CHECK(s.learn(7, "MDCAST", "A") == 0);  // the same id again: nothing changed
+    CHECK(s.learn(9, "MDCAST", "A") == 7);  // the distributor restarted: a new epoch's id
     CHECK_FALSE(s.name_of(7));
     CHECK(s.known_ids() == std::vector<uint64_t>{9});
     CHECK_FALSE(s.drop(7));
