@@ -8,6 +8,7 @@ for upstream.heartbeat_timeout_ms: suspect, then a fresh image once it is back).
 Never an update shown as current between the suspect status and the image."""
 import os
 import signal
+import sys
 
 from harness import (BIN, Stack, admin_port, check, free_port, metric, run, single_user_file, wait_for_log,
                      wait_for_port, wait_until)
@@ -276,7 +277,25 @@ def test_frozen_parent_is_declared_dead_then_recovers():
         source.stop()
 
 
-if __name__ == "__main__":
+def measure_hops():
+    """Median and p99 latency of one feed as seen on the hub, edge1 and edge2."""
+    with Stack("cascade-measure") as stack:
+        stack.distributor()
+        servers = [stack.server(1), edge(stack, 2, [1]), edge(stack, 3, [2])]
+        source = publish(stack, servers, rate="2000", duration="12")
+        names = ",".join(f"ITEM{i:06d}" for i in range(ITEMS))
+        clients = [stack.client(i, "--items", names, "--duration", "8", name=f"client{i}") for i in (1, 2, 3)]
+        for client, where in zip(clients, ("hub", "edge1 (1 hop)", "edge2 (2 hops)")):
+            client.wait(30)
+            latency = sorted(m["latency_ns"] for m in messages(client) if m["type"] == "update")
+            print(f"{where}: {len(latency)} updates, median {latency[len(latency) // 2] / 1000:.0f} us, "
+                  f"p99 {latency[int(len(latency) * 0.99)] / 1000:.0f} us")
+        source.stop()
+
+
+if __name__ == "__main__" and "--measure" in sys.argv:
+    measure_hops()
+elif __name__ == "__main__":
     run([test_chain_hub_edge_edge_every_value_in_order,
          test_only_what_edge_clients_want_is_subscribed_at_the_parent,
          test_parent_killed_fails_over_to_the_second_parent,
