@@ -73,25 +73,44 @@ void MetricsRegistry::gauge(std::string name, std::string help, std::function<do
 void MetricsRegistry::counter(std::string name, std::string help, Labels labels,
                               std::function<double()> read) {
     add({prefix_ + name, name, std::move(help), Kind::kCounter, std::move(labels), std::move(read),
-         nullptr});
+         nullptr, nullptr});
 }
 
 void MetricsRegistry::gauge(std::string name, std::string help, Labels labels,
                             std::function<double()> read) {
     add({prefix_ + name, name, std::move(help), Kind::kGauge, std::move(labels), std::move(read),
-         nullptr});
+         nullptr, nullptr});
 }
 
 void MetricsRegistry::histogram(std::string name, std::string help,
                                 std::function<HistogramSnapshot()> read) {
-    add({prefix_ + name, name, std::move(help), Kind::kHistogram, {}, nullptr, std::move(read)});
+    add({prefix_ + name,
+         name,
+         std::move(help),
+         Kind::kHistogram,
+         {},
+         nullptr,
+         std::move(read),
+         nullptr});
+}
+
+void MetricsRegistry::gauge_family(std::string name, std::string help,
+                                   std::function<Series()> read) {
+    add({prefix_ + name,
+         name,
+         std::move(help),
+         Kind::kGauge,
+         {},
+         nullptr,
+         nullptr,
+         std::move(read)});
 }
 
 void MetricsRegistry::gauge_unprefixed(std::string name, std::string help, Labels labels,
                                        std::function<double()> read) {
     std::string short_name = name;
     add({std::move(name), std::move(short_name), std::move(help), Kind::kGauge, std::move(labels),
-         std::move(read), nullptr});
+         std::move(read), nullptr, nullptr});
 }
 
 void MetricsRegistry::counter_unprefixed(std::string name, std::string help,
@@ -103,6 +122,7 @@ void MetricsRegistry::counter_unprefixed(std::string name, std::string help,
          Kind::kCounter,
          {},
          std::move(read),
+         nullptr,
          nullptr});
 }
 
@@ -125,6 +145,11 @@ std::string MetricsRegistry::prometheus() const {
         if (i == 0 || metrics_[i - 1].name != m.name) {
             out += "# HELP " + m.name + " " + m.help + "\n";
             out += "# TYPE " + m.name + " " + type_name(m.kind) + "\n";
+        }
+        if (m.read_family) {
+            for (const auto& [labels, value] : m.read_family())
+                out += m.name + label_text(labels) + " " + format(value) + "\n";
+            continue;
         }
         if (m.kind != Kind::kHistogram) {
             out += m.name + label_text(m.labels) + " " + format(m.read()) + "\n";
@@ -156,8 +181,16 @@ std::vector<std::pair<std::string, double>> MetricsRegistry::log_values(const Me
     }
     if (!json && name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0)
         name.resize(name.size() - 6);
-    for (const auto& [key, value] : m.labels) name += (json ? ":" : "_") + value;
-    return {{name, m.read()}};
+    const auto labelled = [&](const Labels& labels) {
+        std::string full = name;
+        for (const auto& [key, value] : labels) full += (json ? ":" : "_") + value;
+        return full;
+    };
+    if (!m.read_family) return {{labelled(m.labels), m.read()}};
+    std::vector<std::pair<std::string, double>> values;
+    for (const auto& [labels, value] : m.read_family())
+        values.emplace_back(labelled(labels), value);
+    return values;
 }
 
 std::string MetricsRegistry::log_line() const {

@@ -41,6 +41,10 @@ class MetricsRegistry {
     void counter(std::string name, std::string help, Labels labels, std::function<double()> read);
     void gauge(std::string name, std::string help, Labels labels, std::function<double()> read);
     void histogram(std::string name, std::string help, std::function<HistogramSnapshot()> read);
+    // Series whose label values are known only at run time (one per service, say),
+    // all read at once; none at all is fine (only the HELP and TYPE lines then).
+    using Series = std::vector<std::pair<Labels, double>>;
+    void gauge_family(std::string name, std::string help, std::function<Series()> read);
     // A metric with a name of its own, without the daemon prefix (mdcast_build_info,
     // the standard process_* metrics that every Prometheus client exports).
     void gauge_unprefixed(std::string name, std::string help, Labels labels,
@@ -66,6 +70,7 @@ class MetricsRegistry {
         Labels labels;
         std::function<double()> read;
         std::function<HistogramSnapshot()> read_histogram;
+        std::function<Series()> read_family;
     };
     void add(Metric metric);
     // (name, value) pairs of one metric for log_line() and json().

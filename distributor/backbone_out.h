@@ -28,9 +28,11 @@
 
 #include "common/metrics.h"
 #include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
 #include "proto/frame.h"
 #include "wire/backbone.pb.h"
 #include "wire/common.pb.h"
+#include "wire/post.pb.h"
 
 namespace mdcast::distributor {
 
@@ -55,6 +57,8 @@ class BackboneOut {
         virtual void on_directory_query() = 0;
         // A server renews or releases its interest in interactive items.
         virtual void on_interest(const ::mdcast::wire::v1::Interest& interest, ServerId from) = 0;
+        // A server's post for a publisher; answered with answer_post(from, ...).
+        virtual void on_post(const ::mdcast::wire::v1::Post& post, ServerId from) = 0;
         // The backbone's backlog is full (true) or drained again (false).
         virtual void on_congestion(bool congested) = 0;
 
@@ -70,10 +74,16 @@ class BackboneOut {
     // The same, for a frame already encoded (a publisher's update, forwarded as
     // the exact bytes it encoded: encode once, fan out bytes).
     virtual bool send_frame(std::span<const uint8_t> frame) = 0;
+    // The answer to a post, for the server that sent it alone (a server whose
+    // post was never heard here is unknown: the answer is dropped).
+    virtual void answer_post(ServerId to, const ::mdcast::wire::v1::PostAck& ack) = 0;
     // Largest frame (header + body) one message may be; publishers are told it.
     virtual size_t max_frame_bytes() const = 0;
     // Sends everything queued now (shutdown: nothing is left behind).
     virtual void flush() = 0;
+    // Flushes `writer` at this transport's flush point, after the messages
+    // queued so far leave (the hop probe: its flush is their send time).
+    virtual void flush_after(Flushable& writer) = 0;
 
     // This run's epoch: item ids are of it; servers see a restart by a new one.
     virtual uint64_t epoch() const = 0;

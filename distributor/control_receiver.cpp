@@ -104,6 +104,13 @@ bool ControlReceiver::dispatch(const proto::Frame& frame, const sockaddr_in& fro
             handler_.on_interest(interest, from);
             return true;
         }
+        case proto::FrameType::kPost: {
+            wire::v1::Post post;
+            if (!parse(post)) return false;
+            ++counters_.posts;
+            handler_.on_post(post, from);
+            return true;
+        }
         case proto::FrameType::kRttProbe: {
             wire::v1::RttProbe probe;
             if (!parse(probe)) return false;
@@ -125,6 +132,11 @@ void ControlReceiver::echo_rtt_probe(const wire::v1::RttProbe& probe, const sock
 void ControlReceiver::reply_not_found(const wire::v1::ItemStatus& status, const sockaddr_in& to) {
     ++counters_.not_found_replies;
     reply(proto::FrameType::kItemStatus, status, to);
+}
+
+void ControlReceiver::reply_post_ack(const wire::v1::PostAck& ack, const sockaddr_in& to) {
+    ++counters_.post_answers;
+    reply(proto::FrameType::kPostAck, ack, to);
 }
 
 // One message in one signed control-reply datagram (names are bounded, so it fits).

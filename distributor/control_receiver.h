@@ -1,5 +1,5 @@
 // Receives control datagrams from servers (image requests, directory queries,
-// NAKs, interest in interactive items) on the distributor's unicast control
+// NAKs, interest in interactive items, clients' posts) on the distributor's unicast control
 // port. Malformed datagrams are dropped and counted; they never affect other
 // servers.
 #pragma once
@@ -17,6 +17,7 @@
 #include "proto/packet_signer.h"
 #include "wire/backbone.pb.h"
 #include "wire/common.pb.h"
+#include "wire/post.pb.h"
 
 namespace mdcast::distributor {
 
@@ -27,6 +28,8 @@ struct ControlCounters {
     uint64_t naks = 0;
     uint64_t rtt_probes = 0;
     uint64_t interest_messages = 0;  // wire Interest: renewals and releases
+    uint64_t posts = 0;              // wire Post: clients' posts a server forwards
+    uint64_t post_answers = 0;       // PostAck answers sent by unicast to the posting server
     uint64_t malformed = 0;
     uint64_t injected_drops = 0;     // testing.loss on control receive
     uint64_t bad_signatures = 0;     // unsigned or forged, with backbone keys configured
@@ -46,6 +49,8 @@ class ControlReceiver {
         // server_id; the address stands in only for servers that send none.
         virtual void on_interest(const ::mdcast::wire::v1::Interest& interest,
                                  const sockaddr_in& from) = 0;
+        // `from`: the posting server's control socket, where its answer goes.
+        virtual void on_post(const ::mdcast::wire::v1::Post& post, const sockaddr_in& from) = 0;
 
       protected:
         virtual ~Handler() = default;
@@ -60,6 +65,8 @@ class ControlReceiver {
     // Answers an image request that names nothing known (NOT_FOUND) to the asking
     // server alone: one server's unknown names never reach the multicast group.
     void reply_not_found(const ::mdcast::wire::v1::ItemStatus& status, const sockaddr_in& to);
+    // The answer to a post, to the posting server's control socket alone.
+    void reply_post_ack(const ::mdcast::wire::v1::PostAck& ack, const sockaddr_in& to);
     const ControlCounters& counters() const { return counters_; }
 
   private:

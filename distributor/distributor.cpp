@@ -54,6 +54,8 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
       backbone_(make_backbone_out(loop, config, new_epoch(config.distributor_id), *this)),
       leases_(interest_settings(config), registry_, *backbone_, *this),
       images_(registry_, *backbone_, *this),
+      post_settings_{config.publishers_post_timeout_ms, config.publishers_max_outstanding_posts},
+      posts_(*this, post_settings_),
       listeners_(
           loop, listener_settings(config),
           [this](int fd, std::string peer, bool tls) { on_accept(fd, std::move(peer), tls); }),
@@ -109,6 +111,7 @@ void Distributor::on_publisher_closed(PublisherSession& session, CloseReason rea
     if (is_tls_handshake_failure(reason)) {
         listeners_.log_handshake_failure(id, session.connection().peer(), reason, text);
     }
+    posts_.publisher_gone(id);
     const auto released = registry_.release(id);
     for (uint32_t service_id : released) {
         registry_.mark_service_items_suspect(service_id);
@@ -191,6 +194,7 @@ bool Distributor::unsubscribe_at_source(uint64_t session, const std::vector<uint
 void Distributor::on_housekeeping() {
     const int64_t now = monotonic_ns();
     leases_.tick(now);
+    posts_.expire(now);
     if (registry_.take_counts_changed()) on_directory_changed();  // item_count is right
     check_timeouts(now);
     if ((now - started_ns_) / 1'000'000'000 % 10 == 0) log_counters(spdlog::level::debug);

@@ -23,12 +23,14 @@
 #include "common/metrics.h"
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
+#include "common/net/hop_probe.h"
+#include "common/net/spin_poll.h"
 #include "distributor/backbone_out.h"
 #include "distributor/distributor_config.h"
-#include "distributor/idle_spinner.h"
 #include "distributor/image_service.h"
 #include "distributor/interest_leases.h"
 #include "distributor/item_registry.h"
+#include "distributor/post_relay.h"
 #include "distributor/publisher_session.h"
 
 namespace mdcast::distributor {
@@ -36,7 +38,8 @@ namespace mdcast::distributor {
 class Distributor final : public PublisherSession::Owner,
                           public BackboneOut::Handler,
                           public ImageService::Link,
-                          public InterestLeases::Link {
+                          public InterestLeases::Link,
+                          private PostRelay::Link {
   public:
     // Binds every socket; throws std::runtime_error naming what failed. `config` is
     // the running configuration, kept by reference: it outlives the daemon, and a
@@ -67,12 +70,18 @@ class Distributor final : public PublisherSession::Owner,
                                                const ServiceEntry& service,
                                                std::string_view presented_token) override;
     void on_publisher_input() override { spinner_.on_work(); }
+    void on_post_ack(PublisherSession& session, const wire::PostAck& ack) override;
+    void on_update_forwarded(uint64_t publish_time_ns) override {
+        if (hop_probe_.note_received(publish_time_ns)) backbone_->flush_after(hop_probe_);
+    }
 
     // ---- BackboneOut::Handler ----
     std::optional<wire::ItemStatus> on_image_request(const wire::ImageRequest& request,
                                                      ServerId from) override;
     void on_directory_query() override { on_directory_changed(); }
     void on_interest(const wire::Interest& interest, ServerId from) override;
+    // A server's post: to the publisher of its service (distributor_posts.cpp).
+    void on_post(const wire::Post& post, ServerId from) override;
     void on_congestion(bool congested) override;
 
     // ---- ImageService::Link ----
@@ -86,6 +95,13 @@ class Distributor final : public PublisherSession::Owner,
     bool unsubscribe_at_source(uint64_t session, const std::vector<uint64_t>& item_ids) override;
 
   private:
+    // ---- PostRelay::Link (distributor_posts.cpp) ----
+    bool send_to_publisher(uint64_t session, const wire::Post& post) override;
+    void answer_server(ServerId server, const wire::PostAck& ack) override {
+        backbone_->answer_post(server, ack);
+    }
+    void register_post_metrics();
+
     void on_accept(int fd, std::string peer, bool tls);
     void refuse_takeover(const PublisherSession& claimant, const ServiceEntry& service,
                          TakeoverVerdict verdict);
@@ -110,10 +126,13 @@ class Distributor final : public PublisherSession::Owner,
     std::unique_ptr<BackboneOut> backbone_;
     InterestLeases leases_;  // interactive services: what servers asked sources for
     ImageService images_;
+    PostRelay::Settings post_settings_;
+    PostRelay posts_;  // servers' posts awaiting their publisher's answer
     DaemonListeners listeners_;
     PeerTable<PublisherSession> sessions_;
     Timer housekeeping_;
-    IdleSpinner spinner_;  // distributor.busy_poll_us
+    SpinPoll spinner_;    // distributor.busy_poll_us
+    HopProbe hop_probe_;  // stamp to receive and to send, for mdcast-bench
     PublisherCounters publisher_counters_;
     MetricsRegistry metrics_{"mdcast_distributor_"};
     std::unique_ptr<AdminHttp> admin_;

@@ -93,6 +93,15 @@ config::Schema<DistributorConfig> build_schema() {
                         "not_logged_in.");
     s.integer<uint32_t>("publishers.idle_timeout_ms", &C::publishers_idle_timeout_ms, 30000, 0,
                         3600000, "Close a publisher silent for this long (0: never).");
+    s.integer<uint32_t>("publishers.post_timeout_ms", &C::publishers_post_timeout_ms, 4000, 100,
+                        600000,
+                        "A post a publisher has not answered within this time is refused to the "
+                        "posting server with the text \"timeout: ...\" (keep it below the "
+                        "servers' posts.timeout_ms).");
+    s.integer<uint32_t>("publishers.max_outstanding_posts", &C::publishers_max_outstanding_posts,
+                        256, 1, 1000000,
+                        "Posts one publisher connection may have unanswered; more are refused "
+                        "LIMIT_REACHED without reaching it.");
     add_frame_rule_keys(s, "publishers", &C::publishers_max_login_frame_bytes,
                         &C::publishers_frame_timeout_ms);
     s.string("publishers.takeover_secret_file", &C::publishers_takeover_secret_file, "",

@@ -27,7 +27,7 @@ struct DistributorConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     uint16_t admin_port = 0;
     std::string admin_token_file;  // empty: POSTs refused
     uint16_t distributor_id = 1;
-    uint32_t busy_poll_us = 0;  // IdleSpinner; 0: sleep as soon as nothing is ready
+    uint32_t busy_poll_us = 0;  // SpinPoll; 0: sleep as soon as nothing is ready
 
     // Publisher listener.
     std::string publishers_address;
@@ -40,6 +40,8 @@ struct DistributorConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     uint64_t publishers_max_output_bytes = 0;
     uint32_t publishers_login_timeout_ms = 0;
     uint32_t publishers_idle_timeout_ms = 0;
+    uint32_t publishers_post_timeout_ms = 0;
+    uint32_t publishers_max_outstanding_posts = 0;
     uint32_t publishers_max_login_frame_bytes = 0;
     uint32_t publishers_frame_timeout_ms = 0;
     std::string publishers_takeover_secret_file;  // empty: takeover by token or login only

@@ -78,6 +78,19 @@ void MulticastBackbone::on_interest(const wire::v1::Interest& interest, const so
     handler_.on_interest(interest, server_id_of(interest.server_id(), from));
 }
 
+void MulticastBackbone::on_post(const wire::v1::Post& post, const sockaddr_in& from) {
+    const ServerId server = server_id_of(post.server_id(), from);
+    if (posting_servers_.size() >= kMaxPostingServers && !posting_servers_.contains(server))
+        posting_servers_.clear();  // the posting servers of the moment learn it again
+    posting_servers_[server] = from;
+    handler_.on_post(post, server);
+}
+
+void MulticastBackbone::answer_post(ServerId to, const wire::v1::PostAck& ack) {
+    const auto server = posting_servers_.find(to);
+    if (server != posting_servers_.end()) control_.reply_post_ack(ack, server->second);
+}
+
 void MulticastBackbone::register_metrics(MetricsRegistry& m) const {
     const auto& b = sender_.counters();
     const auto& c = control_.counters();
@@ -153,6 +166,10 @@ void MulticastBackbone::register_control_metrics(MetricsRegistry& m) const {
               [&c] { return c.bad_signatures; });
     m.counter("interest_messages_total", "Interest messages (renewals, releases) from servers",
               [&c] { return c.interest_messages; });
+    m.counter("control_posts_total", "Posts from servers on the control port",
+              [&c] { return c.posts; });
+    m.counter("post_answers_sent_total", "Post answers sent by unicast to the posting server",
+              [&c] { return c.post_answers; });
 }
 
 }  // namespace mdcast::distributor

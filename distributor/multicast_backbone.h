@@ -14,6 +14,7 @@
 #pragma once
 
 #include <memory>
+#include <unordered_map>
 
 #include "distributor/backbone_out.h"
 #include "distributor/backbone_sender.h"
@@ -38,8 +39,10 @@ class MulticastBackbone final : public BackboneOut, private ControlReceiver::Han
         return sender_.send(type, message);
     }
     bool send_frame(std::span<const uint8_t> frame) override { return sender_.send_frame(frame); }
+    void answer_post(ServerId to, const ::mdcast::wire::v1::PostAck& ack) override;
     size_t max_frame_bytes() const override { return sender_.max_message_bytes(); }
     void flush() override { sender_.flush(); }
+    void flush_after(Flushable& writer) override { sender_.flush_after(writer); }
     uint64_t epoch() const override { return sender_.epoch(); }
     bool congested() const override { return sender_.congested(); }
     void register_metrics(MetricsRegistry& metrics) const override;
@@ -54,6 +57,7 @@ class MulticastBackbone final : public BackboneOut, private ControlReceiver::Han
     void on_nak(const ::mdcast::wire::v1::Nak& nak, const sockaddr_in& from) override;
     void on_interest(const ::mdcast::wire::v1::Interest& interest,
                      const sockaddr_in& from) override;
+    void on_post(const ::mdcast::wire::v1::Post& post, const sockaddr_in& from) override;
     void register_control_metrics(MetricsRegistry& metrics) const;
 
     BackboneOut::Handler& handler_;
@@ -61,6 +65,10 @@ class MulticastBackbone final : public BackboneOut, private ControlReceiver::Han
     ControlReceiver control_;
     BackboneSender sender_;
     std::string description_;
+    // Where each posting server's control socket is, learnt from its posts, so
+    // an answer finds it (bounded: emptied when kMaxPostingServers is reached).
+    std::unordered_map<ServerId, sockaddr_in> posting_servers_;
+    static constexpr size_t kMaxPostingServers = 4096;
 };
 
 }  // namespace mdcast::distributor

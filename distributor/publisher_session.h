@@ -28,6 +28,7 @@
 #include "proto/update_codec.h"
 #include "wire/backbone.pb.h"
 #include "wire/client.pb.h"
+#include "wire/post.pb.h"
 #include "wire/publisher.pb.h"
 #include "wire/session.pb.h"
 
@@ -66,8 +67,12 @@ class PublisherSession final : public TcpConnection::Handler {
                                                            std::string_view presented_token) {
             return TakeoverVerdict::kOtherPublisher;
         }
+        // The publisher's answer to a post sent with send_post().
+        virtual void on_post_ack(PublisherSession& session, const wire::PostAck& ack) = 0;
         // A frame arrived (the idle strategy polls on while they do).
         virtual void on_publisher_input() {}
+        // An update stamped `publish_time_ns` (0: unstamped) went onto the backbone.
+        virtual void on_update_forwarded(uint64_t publish_time_ns) {}
 
       protected:
         virtual ~Owner() = default;
@@ -93,6 +98,11 @@ class PublisherSession final : public TcpConnection::Handler {
     // Interactive: nobody wants these items any more; the source stops them.
     void unsubscribe_items(const std::vector<uint64_t>& item_ids);
 
+    // The publisher said (ServiceAnnounce.takes_posts) that it answers posts.
+    bool takes_posts() const { return takes_posts_; }
+    // A post for one of its services; the answer comes to Owner::on_post_ack.
+    void send_post(const wire::Post& post) { connection_->send(proto::FrameType::kPost, post); }
+
     void on_frame(TcpConnection& connection, const proto::Frame& frame) override;
     void on_closed(TcpConnection& connection, CloseReason reason, const std::string& text) override;
 
@@ -112,6 +122,7 @@ class PublisherSession final : public TcpConnection::Handler {
     // logs and returns nullptr.
     ItemEntry* owned_item(uint64_t item_id, const char* what);
     void refuse_image(ItemEntry& item, const wire::Refresh& refresh);
+    static void remember_state(ItemEntry& item, const wire::Status& status);
     void reject(uint64_t item_id, wire::StatusCode code, const std::string& text);
     void protocol_error(const std::string& text);
     template <class Message>
@@ -127,6 +138,7 @@ class PublisherSession final : public TcpConnection::Handler {
     uint32_t heartbeat_interval_ms_;
     std::unique_ptr<TcpConnection> connection_;
     auth::LoginGate login_;
+    bool takes_posts_ = false;
     std::shared_ptr<spdlog::logger> log_;
     log::RateLimiter reject_log_limit_;
     // Reused on the hot path to avoid allocation per message.

@@ -8,22 +8,31 @@ namespace mdcast::proto {
 
 using enum FrameType;
 
-const FrameTypeSet kClientToServerTypes{kLoginRequest,     kPing,      kPong,       kClose,
-                                        kDirectoryRequest, kSubscribe, kUnsubscribe};
-const FrameTypeSet kServerToClientTypes{
-    kLoginResponse, kPing, kPong, kClose, kRefresh, kUpdate, kItemStatus, kDirectory, kGroupStatus};
+const FrameTypeSet kClientToServerTypes{kLoginRequest,     kPing,      kPong,        kClose,
+                                        kDirectoryRequest, kSubscribe, kUnsubscribe, kPost};
+const FrameTypeSet kServerToClientTypes{kLoginResponse, kPing,   kPong,       kClose,
+                                        kRefresh,       kUpdate, kItemStatus, kDirectory,
+                                        kGroupStatus,   kPostAck};
 const FrameTypeSet kPublisherToDistributorTypes{kLoginRequest,    kPing,         kPong,    kClose,
                                                 kServiceAnnounce, kItemRegister, kRefresh, kUpdate,
-                                                kItemStatus,      kFlush};
+                                                kItemStatus,      kFlush,        kPostAck};
 // ItemStatus: a refused message; ImageRequest and Unsubscribe: interactive services.
-const FrameTypeSet kDistributorToPublisherTypes{
-    kLoginResponse,  kPing,     kPong,       kClose,        kServiceAnnounceResponse,
-    kItemRegistered, kFlushAck, kItemStatus, kImageRequest, kUnsubscribe};
+const FrameTypeSet kDistributorToPublisherTypes{kLoginResponse,
+                                                kPing,
+                                                kPong,
+                                                kClose,
+                                                kServiceAnnounceResponse,
+                                                kItemRegistered,
+                                                kFlushAck,
+                                                kItemStatus,
+                                                kImageRequest,
+                                                kUnsubscribe,
+                                                kPost};
 const FrameTypeSet kBackboneDataTypes{kRefresh,   kUpdate,    kItemStatus,
                                       kDirectory, kHeartbeat, kMessagePart};
-const FrameTypeSet kBackboneControlTypes{kImageRequest, kDirectoryQuery, kNak, kRttProbe,
-                                         kInterest};
-const FrameTypeSet kBackboneControlReplyTypes{kRttEcho, kItemStatus};
+const FrameTypeSet kBackboneControlTypes{kImageRequest, kDirectoryQuery, kNak,
+                                         kRttProbe,     kInterest,       kPost};
+const FrameTypeSet kBackboneControlReplyTypes{kRttEcho, kItemStatus, kPostAck};
 
 std::string_view frame_type_name(FrameType type) {
     switch (type) {
@@ -81,6 +90,10 @@ std::string_view frame_type_name(FrameType type) {
             return "Interest";
         case kMessagePart:
             return "MessagePart";
+        case kPost:
+            return "Post";
+        case kPostAck:
+            return "PostAck";
     }
     return "unknown";
 }

@@ -50,6 +50,8 @@ enum class FrameType : uint16_t {
     kRttEcho = 45,
     kInterest = 46,     // server -> distributor: items of interactive services held/released
     kMessagePart = 47,  // backbone: one part of a message larger than a datagram
+    kPost = 48,         // a contribution upstream to a service's publisher (wire/post.proto)
+    kPostAck = 49,      // the publisher's (or a hop's) answer to one Post
 };
 
 std::string_view frame_type_name(FrameType type);

@@ -22,6 +22,11 @@ inline constexpr size_t kMaxViewFields = 1024;
 // Subscribe.conflate_ms: the longest conflation interval a subscriber may ask for.
 inline constexpr uint32_t kMaxConflateMs = 60'000;
 
+// Posts (wire Post / PostAck): fields in one contribution, and the text a
+// PostAck carries back (the publisher's reason is cut to it).
+inline constexpr size_t kMaxPostFields = 1024;
+inline constexpr size_t kMaxPostAckTextBytes = 512;
+
 // Frame bodies: the range the daemons' *.max_frame_bytes keys accept, and what
 // a peer accepts when nothing is configured (the SDK, TcpConnection's default).
 inline constexpr size_t kMinFrameBodyBytes = 256;

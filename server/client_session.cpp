@@ -220,6 +220,11 @@ void ClientSession::on_frame(TcpConnection&, const proto::Frame& frame) {
             for (uint64_t id : request.item_ids()) request_unsubscribe(id);
             return;
         }
+        case FrameType::kPost: {
+            wire::Post post;
+            if (parse(frame, post)) request_post(post);
+            return;
+        }
         default:
             return connection_->close(CloseReason::kProtocolError, "unexpected frame type");
     }

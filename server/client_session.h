@@ -23,6 +23,7 @@
 #include "common/net/tcp_connection.h"
 #include "server/websocket/ws_session.h"
 #include "wire/client.pb.h"
+#include "wire/post.pb.h"
 #include "wire/session.pb.h"
 
 namespace mdcast::server {
@@ -47,6 +48,9 @@ class ClientSession final : public TcpConnection::Handler {
                                   const ::mdcast::wire::v1::Subscribe& request) = 0;
         virtual void on_unsubscribe(ClientSession& client, uint64_t item_id) = 0;
         virtual void on_directory_request(ClientSession& client) = 0;
+        // A post (a contribution for a service's publisher); the owner answers
+        // it with a PostAck, now or when the publisher has.
+        virtual void on_post(ClientSession& client, const ::mdcast::wire::v1::Post& post) = 0;
         virtual void on_client_closed(ClientSession& client, CloseReason reason,
                                       const std::string& text) = 0;
         // A conflating client's queue drained: send it what its backlog names.
@@ -86,6 +90,7 @@ class ClientSession final : public TcpConnection::Handler {
     }
     void request_unsubscribe(uint64_t item_id) { owner_.on_unsubscribe(*this, item_id); }
     void request_directory() { owner_.on_directory_request(*this); }
+    void request_post(const ::mdcast::wire::v1::Post& post) { owner_.on_post(*this, post); }
     TcpConnection& connection() { return *connection_; }
     const TcpConnection& connection() const { return *connection_; }
     bool is_open() const { return connection_ && connection_->is_open(); }

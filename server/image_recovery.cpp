@@ -138,12 +138,16 @@ void ImageRecovery::retry_all_now() {
     for (PendingImage* pending : pending_.all()) pending->last_request_ns = 0;
 }
 
-// The distributor whose directory lists `service`.
+// The distributor whose directory lists `service`: of several, the active
+// member of its redundancy group.
 std::optional<uint16_t> ImageRecovery::service_source(const std::string& service) const {
+    std::optional<uint16_t> found;
     for (const auto& [id, info] : directory_) {
-        if (info.name() == service) return proto::service_source(id);
+        if (info.name() != service) continue;
+        if (!found || link_.active_source(service) == proto::service_source(id))
+            found = proto::service_source(id);
     }
-    return std::nullopt;
+    return found;
 }
 
 // Sends the image request for a name to the distributor that has its service.

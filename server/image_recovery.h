@@ -49,6 +49,11 @@ class ImageRecovery {
         virtual bool send_image_request(uint16_t source, const wire::ImageRequest& request) = 0;
         // Every distributor the upstream has heard.
         virtual std::vector<uint16_t> upstream_sources() const = 0;
+        // The distributor a service's names are asked of when several list it
+        // (its redundancy group's active member); none: the first listing it.
+        virtual std::optional<uint16_t> active_source(const std::string&) const {
+            return std::nullopt;
+        }
         // Tells one subscriber waiting by name what became of its request.
         virtual void tell_waiting(const PendingSubscriber& waiting, const std::string& service,
                                   const std::string& name, uint64_t item_id,
@@ -109,6 +114,8 @@ class ImageRecovery {
     // A silent distributor is heard again: nothing says what was missed, so the
     // subscribed items among `subscribed` that are its own get fresh images.
     void on_source_heard_again(uint16_t source, const std::vector<uint64_t>& subscribed);
+    // The distributor whose directory lists `service` (up or down), if any.
+    std::optional<uint16_t> service_source(const std::string& service) const;
     bool has_directory(uint16_t source) const { return sources_with_directory_.contains(source); }
     const std::unordered_map<uint32_t, wire::ServiceInfo>& directory() const { return directory_; }
 
@@ -130,7 +137,6 @@ class ImageRecovery {
     void close_unroutable(const std::string& service, const std::string& name);
     void tell_no_source_yet(const PendingSubscriber& subscriber, const std::string& service,
                             const std::string& name);
-    std::optional<uint16_t> service_source(const std::string& service) const;
     bool send_by_id(uint64_t item_id, uint32_t service_id);
     void refuse_full(const PendingSubscriber& subscriber, const std::string& service,
                      const std::string& name, uint64_t item_id, const std::string& when,

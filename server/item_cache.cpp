@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "proto/source_ids.h"
+
 namespace mdcast::server {
 
 ItemCache::ItemCache(size_t hash_table_size, size_t max_items, bool keep_images)
@@ -20,7 +22,7 @@ ItemCache::Outcome ItemCache::apply_refresh(const wire::Refresh& refresh, Cached
         created->service_name = refresh.service_name();
         created->name = refresh.item_name();
         item = created.get();
-        by_name_[NameKey{item->service_name, item->name}] = item;
+        index_name(*item);
         by_id_[item->id] = std::move(created);
     } else if (refresh.solicited() && item->has_image && refresh.item_seq() == item->item_seq &&
                refresh.status().data_state() == item->status.data_state() &&
@@ -82,6 +84,43 @@ CachedItem* ItemCache::find(std::string_view service, std::string_view name) {
     return it == by_name_.end() ? nullptr : it->second;
 }
 
+CachedItem* ItemCache::find(std::string_view service, std::string_view name, uint16_t source) {
+    for (CachedItem* item = find(service, name); item; item = item->same_name) {
+        if (proto::item_source(item->id) == source) return item;
+    }
+    return nullptr;
+}
+
+// The newest item of a name heads the chain (as a name re-registered under a
+// new id replaces the old one); the key always views the head's own strings.
+void ItemCache::index_name(CachedItem& item) {
+    const auto head = by_name_.find(NameKey{item.service_name, item.name});
+    if (head != by_name_.end()) {
+        item.same_name = head->second;
+        by_name_.erase(head);
+    }
+    by_name_.emplace(NameKey{item.service_name, item.name}, &item);
+}
+
+// A new head is indexed under its own strings.
+void ItemCache::unindex_name(CachedItem& item) {
+    const auto head = by_name_.find(NameKey{item.service_name, item.name});
+    if (head == by_name_.end()) return;
+    if (head->second == &item) {
+        by_name_.erase(head);
+        if (CachedItem* next = item.same_name) {
+            by_name_.emplace(NameKey{next->service_name, next->name}, next);
+        }
+        return;
+    }
+    for (CachedItem* before = head->second; before; before = before->same_name) {
+        if (before->same_name == &item) {
+            before->same_name = item.same_name;
+            return;
+        }
+    }
+}
+
 void ItemCache::invalidate(CachedItem& item, wire::StatusCode code, const std::string& text) {
     item.has_image = false;
     item.status.set_stream_state(wire::STREAM_OPEN);
@@ -97,7 +136,7 @@ void ItemCache::for_each(const std::function<void(CachedItem&)>& visit) {
 void ItemCache::erase(uint64_t id) {
     const auto it = by_id_.find(id);
     if (it == by_id_.end()) return;
-    by_name_.erase(NameKey{it->second->service_name, it->second->name});
+    unindex_name(*it->second);
     by_id_.erase(it);
 }
 

@@ -1,6 +1,7 @@
 // The server's item cache: one entry per item of the current source epoch,
 // holding the image (refresh merged with every update since), the per-item
-// sequence number and data state, and an index by (service, item name).
+// sequence number and data state, and an index by (service, item name) that
+// keeps every distributor's item of one name (redundant sources).
 //
 // Pure logic over protobuf messages; the server decides what to tell clients
 // from the results.
@@ -30,6 +31,9 @@ struct CachedItem {
     bool has_image = false;  // false: image unknown or invalid; ask upstream
     proto::FieldImage image;
     wire::Status status;  // stream and data state, code, text
+    // The next item of the same (service, name) from another distributor: the
+    // members of a redundancy group (server/redundancy/) each publish their own.
+    CachedItem* same_name = nullptr;
 };
 
 class ItemCache {
@@ -58,7 +62,11 @@ class ItemCache {
 
     CachedItem* find(uint64_t id);
     const CachedItem* find(uint64_t id) const;
+    // The first of the items by that name (one per distributor publishing it);
+    // the others follow through CachedItem::same_name.
     CachedItem* find(std::string_view service, std::string_view name);
+    // The one `source` (a distributor id) publishes.
+    CachedItem* find(std::string_view service, std::string_view name, uint16_t source);
 
     // Marks the image invalid and suspect (loss, source down); next subscriber asks upstream.
     static void invalidate(CachedItem& item, wire::StatusCode code, const std::string& text);
@@ -70,6 +78,9 @@ class ItemCache {
     size_t max_items() const { return max_items_; }
 
   private:
+    void index_name(CachedItem& item);
+    void unindex_name(CachedItem& item);
+
     // (service, item name) viewing the strings inside the CachedItem itself, so
     // the index stores no copy of either.
     using NameKey = std::pair<std::string_view, std::string_view>;

@@ -62,6 +62,7 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
       log_(log::get("server")),
       auth_(loop, auth_settings(config), "client"),
       flusher_(loop, flush_interval(config)),
+      spinner_(loop, std::chrono::microseconds(config.backbone_busy_poll_us)),
       output_pool_(config.output_pool_bytes, config.output_guaranteed_bytes,
                    config.output_max_bytes),
       cache_(config.cache_hash_table_size, config.cache_max_items, config.cache_enable_cache),
@@ -73,6 +74,7 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
                  config.cache_max_pending_requests_per_service},
                 *this),
       interest_(*this),
+      posts_(*this, config),
       upstream_(make_upstream(loop, config, *this)),
       listeners_(loop, listener_settings(config),
                  [this](int fd, std::string peer, bool tls) {
@@ -156,6 +158,7 @@ void Server::on_client_closed(ClientSession& client, CloseReason reason, const s
     counters_.closed_bytes_out += client.connection().bytes_out();
     counters_.closed_writes += client.connection().writes();
     counters_.conflation_episodes += client.conflation_episodes();
+    posts_.forget_client(c.id());
     clients_.on_closed(client, reason);  // destroyed after the callbacks, never inside a fan-out
 }
 
@@ -204,7 +207,7 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
         if (opened >= user_budget_.room)
             return refuse_over_user_subscriptions(client, service, name);
     }
-    const CachedItem* item = cache_.find(service, name);
+    const CachedItem* item = serving_item(service, name);
     const PendingSubscriber waiting{&client, snapshot, view, conflate_ms};
     if (item && item->has_image && cache_.keeps_images()) {
         if (!snapshot && fanout_.subscribe(client, item->id, view, conflate_ms)) {
@@ -233,7 +236,9 @@ void Server::on_housekeeping() {
     const int64_t now = monotonic_ns();
     check_client_timeouts(now);
     recovery_.on_timer(now);
+    posts_.expire(now);
     report_interest(now);
+    apply_group_switches();  // a better-ranked source back for redundancy.hold_down_ms
     for (uint16_t source : upstream_->sources()) {
         if (upstream_->ready(source) && !recovery_.has_directory(source)) {
             upstream_->query_directory(source);

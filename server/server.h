@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/auth/authenticator.h"
@@ -26,12 +27,16 @@
 #include "common/metrics.h"
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
+#include "common/net/hop_probe.h"
 #include "common/net/output_pool.h"
+#include "common/net/spin_poll.h"
 #include "server/backbone/interest_reporter.h"
 #include "server/client_session.h"
 #include "server/fanout.h"
 #include "server/image_recovery.h"
 #include "server/item_cache.h"
+#include "server/post_router.h"
+#include "server/redundancy/service_groups.h"
 #include "server/server_config.h"
 #include "server/upstream.h"
 #include "server/websocket/json_protocol.h"
@@ -70,7 +75,8 @@ struct ServerCounters {
 class Server final : public Upstream::Handler,
                      public ClientSession::Owner,
                      private ImageRecovery::Link,
-                     private InterestReporter::Link {
+                     private InterestReporter::Link,
+                     private PostRouter::Link {
   public:
     // Binds every socket; throws std::runtime_error naming what failed. `config` is
     // the running configuration, kept by reference: it outlives the daemon, and a
@@ -98,11 +104,18 @@ class Server final : public Upstream::Handler,
     void on_source_ready(uint16_t source) override;
     void on_source_silent(uint16_t source, bool silent) override;
     void on_source_answer(uint16_t source, const proto::Frame& frame) override;
+    void on_source_post_ack(uint16_t source, const wire::PostAck& ack) override;
 
     void on_login_request(ClientSession& client, const wire::LoginRequest& request) override;
     void on_subscribe(ClientSession& client, const wire::Subscribe& request) override;
     void on_unsubscribe(ClientSession& client, uint64_t item_id) override;
     void on_directory_request(ClientSession& client) override;
+    void on_post(ClientSession& client, const wire::Post& post) override {
+        post_from_session(client, post);
+    }
+    // A post from any session (binary or WebSocket): checked, sent upstream,
+    // and answered with a PostAck to that session (server/server_posts.cpp).
+    void post_from_session(ClientSession& client, const wire::Post& post);
     void on_client_closed(ClientSession& client, CloseReason reason,
                           const std::string& text) override;
     void on_client_drained(ClientSession& client) override { fanout_.drain(client); }
@@ -116,6 +129,7 @@ class Server final : public Upstream::Handler,
         return upstream_->request_image(source, request);
     }
     std::vector<uint16_t> upstream_sources() const override { return upstream_->sources(); }
+    std::optional<uint16_t> active_source(const std::string& service) const override;
     void tell_waiting(const PendingSubscriber& waiting, const std::string& service,
                       const std::string& name, uint64_t item_id,
                       const wire::Status& status) override {
@@ -126,6 +140,15 @@ class Server final : public Upstream::Handler,
     bool send_interest(uint16_t source, wire::Interest& interest) override {
         return upstream_->send_interest(source, interest);
     }
+    // PostRouter::Link (server/server_posts.cpp)
+    bool source_ready(uint16_t source) const override { return upstream_->ready(source); }
+    bool send_post(uint16_t source, wire::Post& post) override {
+        return upstream_->send_post(source, post);
+    }
+    void answer_client(uint64_t client_id, const wire::PostAck& ack) override;
+    std::optional<wire::PostAck> check_post_target(const ClientSession& client,
+                                                   const wire::Post& post) const;
+
     // Interest in interactive items (server/backbone/server_interest.cpp).
     bool interactive(uint64_t item_id) const;
     bool released_on_purpose(const CachedItem& item) const;
@@ -152,6 +175,18 @@ class Server final : public Upstream::Handler,
                        const std::vector<CachedItem*>& items);
     std::vector<CachedItem*> items_of_source(uint16_t source);
 
+    // Redundant sources (server/redundancy/source_switch.cpp).
+    void note_directory(uint16_t source, const wire::Directory& directory);
+    std::unordered_set<uint64_t> apply_group_switches();
+    void switch_service(const GroupSwitch& change, std::unordered_set<uint64_t>& told);
+    void move_subscribers(CachedItem& from, CachedItem& to, const proto::FieldImage* image);
+    void adopt_subscribers(CachedItem& item, const proto::FieldImage* image);
+    CachedItem* serving_item(const std::string& service, const std::string& name);
+    void rewarm_standby(uint16_t source);
+    // What operators see of them (server/redundancy/redundancy_report.cpp).
+    void register_redundancy_metrics();
+    std::string redundancy_json() const;
+
     // Access control (server/server_access.cpp).
     static wire::Status not_entitled_status();
     void refuse_not_entitled(ClientSession& client, const std::string& service,
@@ -176,6 +211,7 @@ class Server final : public Upstream::Handler,
 
     // Metrics, /stats and health (server/server_metrics.cpp).
     void register_metrics();
+    void register_post_metrics(MetricsRegistry& metrics);  // server_posts.cpp
     std::pair<bool, std::string> health() const;
     std::string stats_json() const;
 
@@ -197,11 +233,14 @@ class Server final : public Upstream::Handler,
     std::shared_ptr<spdlog::logger> log_;
     auth::Authenticator auth_;  // logins and entitlements
     FlushScheduler flusher_;
+    HopProbe hop_probe_;  // stamp to receive and to send, for mdcast-bench
+    SpinPoll spinner_;    // backbone.busy_poll_us
     OutputPool output_pool_;
     ItemCache cache_;
     Fanout fanout_;  // before clients_: a closing client asks it for its count
     ImageRecovery recovery_;
     InterestReporter interest_;           // interactive items held and released, told upstream
+    PostRouter posts_;                    // clients' posts on their way upstream and back
     std::unique_ptr<Upstream> upstream_;  // the multicast backbone, or parents over TCP
     DaemonListeners listeners_;
     // WebSocket/JSON clients (clients.ws_port): their own port, the same sessions.
@@ -227,6 +266,11 @@ class Server final : public Upstream::Handler,
         std::unordered_set<uint64_t> moved;
     } drain_;
     ServerCounters counters_;
+    ServiceGroups groups_;  // redundancy groups: the active distributor of each service
+    struct SwitchCounters {
+        uint64_t items_switched = 0;       // subscribed items moved to another member's item
+        uint64_t items_without_image = 0;  // subscribed items the new member had no image of
+    } switch_counters_;
     // During one subscribe request: the user's room and the client's count at its start.
     struct UserBudget {
         size_t room = SIZE_MAX;

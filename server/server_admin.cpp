@@ -44,11 +44,11 @@ std::string Server::info_json() const {
         "{{\"daemon\":\"mdcast-server\",\"id\":\"{}\",\"instance\":{},{},\"healthy\":{},"
         "\"health\":\"{}\",\"draining\":{},\"connections\":{},\"items\":{},"
         "\"subscribed_items\":{},\"subscriptions\":{},\"sources\":{},"
-        "\"keys_waiting_for_restart\":{},\"config\":{}}}",
+        "\"keys_waiting_for_restart\":{},\"redundancy\":{},\"config\":{}}}",
         json_escape(server_id_), config_.instance, process_info_json(), healthy ? "true" : "false",
         json_escape(health_text), drain_.active ? "true" : "false", connections, cache_.size(),
         fanout_.subscribed_item_count(), subscriptions, upstream_->sources().size(),
-        json_string_list(keys_waiting_for_restart()),
+        json_string_list(keys_waiting_for_restart()), redundancy_json(),
         config_json(server_schema().json_values(config_)));
 }
 

@@ -7,6 +7,7 @@
 #include "common/logging.h"
 #include "proto/field_dictionary.h"
 #include "proto/limits.h"
+#include "server/redundancy/redundancy_config.h"
 
 namespace mdcast::server {
 
@@ -88,6 +89,24 @@ void add_client_keys(config::Schema<ServerConfig>& s) {
     add_frame_rule_keys(s, "clients", &C::clients_max_login_frame_bytes,
                         &C::clients_frame_timeout_ms);
     add_websocket_keys(s);
+}
+
+// Posts: contributions clients send upstream to a service's publisher (docs/protocol.md, "Posts").
+void add_post_keys(config::Schema<ServerConfig>& s) {
+    using C = ServerConfig;
+    s.integer<uint32_t>("posts.max_per_second", &C::posts_max_per_second, 100, 1, 1000000,
+                        "Posts one client connection may send per second (bursts up to one "
+                        "second's worth); more are refused LIMIT_REACHED, never queued.")
+        .reloads();
+    s.integer<uint32_t>("posts.max_outstanding", &C::posts_max_outstanding, 64, 1, 1000000,
+                        "Posts of one client connection awaiting their answer; more are refused "
+                        "LIMIT_REACHED.")
+        .reloads();
+    s.integer<uint32_t>("posts.timeout_ms", &C::posts_timeout_ms, 5000, 100, 600000,
+                        "A post whose answer has not come back within this time is refused "
+                        "with the text \"timeout: ...\" (control datagrams can be lost; posts "
+                        "are never sent twice).")
+        .reloads();
 }
 
 void add_output_keys(config::Schema<ServerConfig>& s) {
@@ -196,6 +215,12 @@ void add_backbone_keys(config::Schema<ServerConfig>& s) {
                         "distributor is heard again and images are re-requested.");
     s.integer<uint32_t>("backbone.rtt_probe_interval_ms", &C::backbone_rtt_probe_interval_ms, 1000,
                         10, 3600000, "Round-trip probes to the distributor (for NAK sizing).");
+    s.integer<uint32_t>("backbone.busy_poll_us", &C::backbone_busy_poll_us, 0, 0, 1000000,
+                        "Idle strategy. 0: sleep in epoll as soon as nothing is ready. > 0: after "
+                        "every backbone update keep polling the sockets without sleeping for this "
+                        "long (busy-spin, then sleep): the next datagram is taken without a kernel "
+                        "wake-up, but the server keeps a core busy while traffic flows. Only on "
+                        "hosts with a core to spare for it.");
 }
 
 // Output sizes: the guarantee is within the limit, and the pool can lend at least one
@@ -254,6 +279,7 @@ config::Schema<ServerConfig> build_schema() {
                         "larger limit is refused with 400, so one caller cannot make the server "
                         "build megabytes of JSON on its event loop.");
     add_client_keys(s);
+    add_post_keys(s);
     add_tls_keys(s);
     add_output_keys(s);
     add_backbone_keys(s);
@@ -280,6 +306,7 @@ config::Schema<ServerConfig> build_schema() {
                         "names of that service are refused LIMIT_REACHED, so a service whose "
                         "source never answers cannot fill cache.max_pending_requests for the "
                         "others.");
+    add_redundancy_keys(s);
     s.real("testing.loss.receive_rate", &C::loss_receive_rate, 0, 0, 1,
            "TESTING ONLY: drop this fraction of backbone packets on receive.");
     s.integer<uint64_t>("testing.loss.receive_burst_every", &C::loss_receive_burst_every, 0, 0,

@@ -59,6 +59,11 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys, UpstreamKeys {
     uint32_t clients_ws_max_message_bytes = 0;
     uint32_t clients_ws_max_fragments = 0;
 
+    // Posts (clients' contributions upstream): bounds per client connection.
+    uint32_t posts_max_per_second = 0;
+    uint32_t posts_max_outstanding = 0;
+    uint32_t posts_timeout_ms = 0;
+
     // Output to clients.
     uint64_t output_max_bytes = 0;
     uint64_t output_guaranteed_bytes = 0;
@@ -91,6 +96,7 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys, UpstreamKeys {
     uint32_t backbone_jump_confirmations = 0;
     uint32_t backbone_source_silent_ms = 0;
     uint32_t backbone_rtt_probe_interval_ms = 0;
+    uint32_t backbone_busy_poll_us = 0;  // SpinPoll; 0: sleep as soon as nothing is ready
 
     // Item cache.
     bool cache_enable_cache = true;
@@ -99,6 +105,10 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys, UpstreamKeys {
     uint32_t cache_max_pending_requests = 0;
     uint32_t cache_max_pending_requests_per_client = 0;
     uint32_t cache_max_pending_requests_per_service = 0;
+
+    // Redundant sources (server/redundancy/).
+    std::vector<std::string> redundancy_source_rank;
+    uint32_t redundancy_hold_down_ms = 0;
 
     // Loss injection, for tests only.
     double loss_receive_rate = 0;

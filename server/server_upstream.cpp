@@ -5,6 +5,7 @@
 // requests. Nothing here knows how the messages travelled.
 #include <algorithm>
 
+#include "common/clock.h"
 #include "proto/source_ids.h"
 #include "server/make_status.h"
 #include "server/server.h"
@@ -43,17 +44,23 @@ void Server::on_update(uint16_t source, const proto::Frame& frame) {
     }
     if (foreign(source, update_.item_id)) return;
     ++counters_.updates_in;
+    spinner_.on_work();
+    const bool probe_due = hop_probe_.note_received(update_.publish_time_ns);
     CachedItem* item = nullptr;
     switch (cache_.apply_update(update_, item)) {
         case ItemCache::Outcome::kApplied:
-            return fanout_.fan_out_update(*item, update_, frame.whole);
+            fanout_.fan_out_update(*item, update_, frame.whole);
+            break;
         case ItemCache::Outcome::kItemGap:
             ++counters_.item_gaps;
             fanout_.fan_out_status(*item);
-            return recovery_.request_image(*item);
+            recovery_.request_image(*item);
+            break;
         default:
             ++counters_.updates_dropped;
     }
+    // After the fan-out scheduled the subscribers' writes: the probe's flush follows them.
+    if (probe_due) flusher_.schedule(hop_probe_);
 }
 
 void Server::on_refresh(uint16_t source, const proto::Frame& frame) {
@@ -92,6 +99,7 @@ void Server::on_refresh(uint16_t source, const proto::Frame& frame) {
     }
     if (outcome == ItemCache::Outcome::kApplied) fanout_.fan_out_image(*item, image);
     serve_waiting(*item, image);
+    adopt_subscribers(*item, image);
 }
 
 // Subscribers that waited by name for the item's image get it now.
@@ -159,11 +167,14 @@ void Server::on_directory(uint16_t source, const proto::Frame& frame) {
     }
     const auto change = recovery_.on_directory(source, directory);
     counters_.foreign_messages += change.foreign;
+    note_directory(source, directory);
+    // Subscribers move to a standby first; those it could not take were told why.
+    const auto told = apply_group_switches();
     for (const auto& info : change.went_down) {
         const std::string text = "service " + info.name() + " is down: its source went away";
         std::vector<CachedItem*> items;
         cache_.for_each([&](CachedItem& item) {
-            if (item.service_id != info.service_id()) return;
+            if (item.service_id != info.service_id() || told.contains(item.id)) return;
             ItemCache::invalidate(item, wire::STATUS_SOURCE_DOWN, text);
             items.push_back(&item);
         });
@@ -213,11 +224,15 @@ void Server::on_source_loss(uint16_t source, const std::string& what) {
         }
     }
     fan_out_group(wire::GROUP_SOURCE, source, "", told);
+    rewarm_standby(source);
 }
 
 void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t epoch) {
     recovery_.forget_source(source);
+    groups_.on_source_reset(source);
     if (previous_epoch == 0) return;  // first heard
+    // Subscribers move to a standby first; the rest wait for the restarted source.
+    apply_group_switches();
     // Item ids of the old epoch are void: tell subscribers, then wait for the
     // new source's images by name.
     const wire::Status reset =
@@ -240,8 +255,15 @@ void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t 
 }
 
 void Server::on_source_silent(uint16_t source, bool silent) {
-    if (!silent) return recovery_.on_source_heard_again(source, fanout_.subscribed_items());
-    const std::vector<CachedItem*> items = items_of_source(source);
+    groups_.on_source_silent(source, silent, monotonic_ns());
+    if (!silent) {
+        recovery_.on_source_heard_again(source, fanout_.subscribed_items());
+        return rewarm_standby(source);
+    }
+    // Subscribers move to a standby first; those it could not take were told why.
+    const auto told = apply_group_switches();
+    std::vector<CachedItem*> items = items_of_source(source);
+    std::erase_if(items, [&](const CachedItem* item) { return told.contains(item->id); });
     for (CachedItem* item : items) {
         ItemCache::invalidate(*item, wire::STATUS_SOURCE_DOWN,
                               "no packets from the distributor for backbone.source_silent_ms");

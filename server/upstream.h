@@ -19,6 +19,7 @@
 #include "common/metrics.h"
 #include "proto/frame.h"
 #include "wire/backbone.pb.h"
+#include "wire/post.pb.h"
 
 namespace mdcast::server {
 
@@ -42,6 +43,10 @@ class Upstream {
         // An answer the source sent to this server alone: an ItemStatus saying a
         // name this server asked for is not found.
         virtual void on_source_answer(uint16_t source, const proto::Frame& frame) = 0;
+        // The answer to a post this server sent the source (send_post), by the
+        // server's post id.
+        virtual void on_source_post_ack(uint16_t source,
+                                        const ::mdcast::wire::v1::PostAck& ack) = 0;
 
       protected:
         virtual ~Handler() = default;
@@ -62,6 +67,11 @@ class Upstream {
     virtual bool query_directory(uint16_t source) = 0;
     // Interest in interactive items; the upstream stamps the source's epoch.
     virtual bool send_interest(uint16_t source, ::mdcast::wire::v1::Interest& interest) = 0;
+    // A client's post for the source's publisher; the upstream stamps the
+    // server's identity. False when it cannot be sent (not ready, too large):
+    // it is never queued for later. Delivery is not guaranteed: the answer
+    // comes back through on_source_post_ack, or never (the server times out).
+    virtual bool send_post(uint16_t source, ::mdcast::wire::v1::Post& post) = 0;
 
     // True when only the items asked for flow (a parent server over TCP,
     // server/cascade/): every item is then held and released as an item of an

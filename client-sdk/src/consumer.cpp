@@ -17,6 +17,7 @@
 #include "consumer_core.h"
 #include "event_queue.h"
 #include "io_thread.h"
+#include "post_fields.h"
 #include "proto/limits.h"
 #include "sdk_log.h"
 #include "sdk_options.h"
@@ -41,6 +42,8 @@ struct __attribute__((visibility("hidden"))) Consumer::Impl {
                                     const std::vector<std::string>& items, const View& view,
                                     bool snapshot, uint32_t conflate_ms = 0);
     std::vector<uint32_t> resolve_view(const View& view) const;
+    void post(ItemHandle handle, wire::v1::Post post, const FieldList& fields, sdk::PostDone done);
+    sdk::PostDone guarded(PostCallback on_answer);
     void deliver(const Event& event);
     void on_finished(ItemHandle handle);
     // True when `handle` was unsubscribed and the core has not let go of it yet.
@@ -69,6 +72,7 @@ struct __attribute__((visibility("hidden"))) Consumer::Impl {
     std::unordered_map<uint64_t, std::string> streaming_keys;
     std::unordered_set<uint64_t> cancelled_handles;  // kIoThread: until the core lets go
     std::atomic<size_t> cancelled_count{0};
+    std::atomic<uint64_t> next_post_id{1};
 };
 
 // kIoThread: one reused event, handed to the handler at once.
@@ -370,6 +374,83 @@ size_t Consumer::dispatch(std::chrono::milliseconds timeout, size_t max_events) 
         timeout, max_events, [impl = impl_.get()](const Event& event) { impl->deliver(event); });
 }
 
+namespace {
+
+wire::v1::Post on_stream(ItemHandle handle) {
+    if (!handle) throw std::invalid_argument("post: no item handle");
+    return {};
+}
+
+wire::v1::Post off_stream(const std::string& service, const std::string& item) {
+    if (!proto::valid_service_name(service) || !proto::valid_item_name(item))
+        throw std::invalid_argument("post: service and item names must not be empty or too long");
+    wire::v1::Post post;
+    post.set_service_name(service);
+    post.set_item_name(item);
+    return post;
+}
+
+// A future and the completion that fulfils it.
+std::pair<std::future<PostResult>, sdk::PostDone> promised() {
+    auto promise = std::make_shared<std::promise<PostResult>>();
+    std::future<PostResult> answer = promise->get_future();
+    return {std::move(answer),
+            [promise](PostResult result) { promise->set_value(std::move(result)); }};
+}
+
+}  // namespace
+
+std::future<PostResult> Consumer::post(ItemHandle handle, const FieldList& fields) {
+    auto [answer, done] = promised();
+    impl_->post(handle, on_stream(handle), fields, std::move(done));
+    return std::move(answer);
+}
+
+std::future<PostResult> Consumer::post(const std::string& service, const std::string& item,
+                                       const FieldList& fields) {
+    auto [answer, done] = promised();
+    impl_->post({}, off_stream(service, item), fields, std::move(done));
+    return std::move(answer);
+}
+
+void Consumer::post(ItemHandle handle, const FieldList& fields, PostCallback on_answer) {
+    impl_->post(handle, on_stream(handle), fields, impl_->guarded(std::move(on_answer)));
+}
+
+void Consumer::post(const std::string& service, const std::string& item, const FieldList& fields,
+                    PostCallback on_answer) {
+    impl_->post({}, off_stream(service, item), fields, impl_->guarded(std::move(on_answer)));
+}
+
+// The application's callback; what it throws is logged, never thrown into the I/O thread.
+sdk::PostDone Consumer::Impl::guarded(PostCallback on_answer) {
+    if (!on_answer) throw std::invalid_argument("post: no callback");
+    return [this, on_answer = std::move(on_answer)](PostResult result) {
+        try {
+            on_answer(result);
+        } catch (const std::exception& e) {
+            log->error("post callback threw: {}", e.what());
+        } catch (...) {
+            log->error("post callback threw");
+        }
+    };
+}
+
+// The post is built on the caller's thread (the fields copied) and sent by the core.
+void Consumer::Impl::post(ItemHandle handle, wire::v1::Post post, const FieldList& fields,
+                          sdk::PostDone done) {
+    if (fields.empty() || fields.size() > proto::kMaxPostFields)
+        throw std::invalid_argument("post: between 1 and " + std::to_string(proto::kMaxPostFields) +
+                                    " fields");
+    post.set_post_id(next_post_id.fetch_add(1, std::memory_order_relaxed));
+    sdk::to_wire_fields(fields.values(), *post.mutable_fields());
+    thread.post([this, handle, post = std::move(post), done = std::move(done)]() mutable {
+        if (core) return core->post(handle, post, std::move(done));
+        sdk::ConsumerPosts::refuse(done, post.post_id(), StatusCode::kCancelled,
+                                   "the consumer is not running");
+    });
+}
+
 ConsumerStats Consumer::stats() const {
     const auto& c = impl_->counters;
     ConsumerStats s;
@@ -381,6 +462,8 @@ ConsumerStats Consumer::stats() const {
     s.catch_ups = c.catch_ups.load(std::memory_order_relaxed);
     s.connections = c.connections.load(std::memory_order_relaxed);
     s.connection_losses = c.connection_losses.load(std::memory_order_relaxed);
+    s.posts_sent = c.posts_sent.load(std::memory_order_relaxed);
+    s.posts_accepted = c.posts_accepted.load(std::memory_order_relaxed);
     if (impl_->queue) {
         s.queue_full_waits = impl_->queue->full_waits();
         s.queued_events = impl_->queue->size();

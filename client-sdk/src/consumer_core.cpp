@@ -23,9 +23,9 @@ constexpr uint32_t kDefaultItemsPerRequest = 1000;
 
 // What the consumer accepts from a server.
 const proto::FrameTypeSet kAccepted{
-    FrameType::kLoginResponse, FrameType::kPing,      FrameType::kPong,
-    FrameType::kClose,         FrameType::kRefresh,   FrameType::kUpdate,
-    FrameType::kItemStatus,    FrameType::kDirectory, FrameType::kGroupStatus};
+    FrameType::kLoginResponse, FrameType::kPing,   FrameType::kPong,       FrameType::kClose,
+    FrameType::kRefresh,       FrameType::kUpdate, FrameType::kItemStatus, FrameType::kDirectory,
+    FrameType::kGroupStatus,   FrameType::kPostAck};
 
 std::string item_key(const std::string& service, const std::string& name) {
     std::string key;
@@ -79,7 +79,9 @@ ConsumerCore::ConsumerCore(EventLoop& loop, const ConsumerOptions& options, Even
           },
           *this, counters, log_),
       link_(failover_.link()),
-      housekeeping_(loop, [this] { on_housekeeping(); }) {}
+      housekeeping_(loop, [this] { on_housekeeping(); }),
+      spinner_(loop, std::chrono::microseconds(options.busy_poll_us)),
+      posts_(counters.posts_accepted) {}
 
 ConsumerCore::~ConsumerCore() = default;
 
@@ -111,6 +113,7 @@ void ConsumerCore::stop() {
     housekeeping_.stop();
     link_.close(CloseReason::kShutdown, "consumer stopping");
     session_up_ = false;
+    posts_.fail_all(StatusCode::kCancelled, "the consumer stopped before the answer");
     emit_connection(ConnectionState::kStopped, "stop() called");
     for (auto& [handle, item] : items_) finished_(item->handle);
     items_.clear();
@@ -140,18 +143,27 @@ void ConsumerCore::on_session_up(const wire::LoginResponse&) {
     if (directory_wanted_) request_directory();
 }
 
-bool ConsumerCore::on_session_down(bool, LinkDown) {
+bool ConsumerCore::on_session_down(bool, LinkDown cause) {
     session_up_ = false;
+    posts_.fail_all(StatusCode::kConnectionLost, "the connection ended before the answer (" +
+                                                     std::string(link_down_name(cause)) +
+                                                     "); the post may have been taken");
     by_id_.clear();
     return !stopped_;
 }
 
 void ConsumerCore::on_failing_over(bool was_up, LinkDown cause) {
     if (!was_up) return;
+    // The server's own reason when it gave one (kicked, slow_consumer, ...): each
+    // item then says why it went suspect, not only that the connection went.
+    const ServerLink::PeerClose& said = link_.peer_close();
+    const std::string why = said.reason.empty()
+                                ? std::string(link_down_name(cause))
+                                : "closed by the server: " + said.reason +
+                                      (said.text.empty() ? std::string() : ": " + said.text);
     mark_all_suspect(cause == LinkDown::kServerShutdown ? StatusCode::kServerShutdown
                                                         : StatusCode::kConnectionLost,
-                     "lost " + failover_.peer().to_string() + ": " +
-                         std::string(link_down_name(cause)) + "; failing over");
+                     "lost " + failover_.peer().to_string() + ": " + why + "; failing over");
 }
 
 // Every streaming item is suspect until the next server's fresh image.
@@ -271,6 +283,7 @@ void ConsumerCore::request_directory() {
 // ---- frames from the server ----------------------------------------------------------------
 
 void ConsumerCore::on_session_frame(const proto::Frame& frame) {
+    spinner_.on_work();
     switch (frame.type) {
         case FrameType::kUpdate:
             return on_update(frame);
@@ -282,6 +295,12 @@ void ConsumerCore::on_session_frame(const proto::Frame& frame) {
             return on_group_status(frame);
         case FrameType::kDirectory:
             return on_directory(frame);
+        case FrameType::kPostAck: {
+            wire::PostAck ack;
+            if (!ack.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())))
+                return link_.abort("malformed PostAck body");
+            return posts_.on_ack(ack);
+        }
         default:
             return;
     }

@@ -19,6 +19,8 @@
 #include "common/logging.h"
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
+#include "common/net/spin_poll.h"
+#include "consumer_posts.h"
 #include "event_writer.h"
 #include "failover_link.h"
 #include "item_id_index.h"
@@ -52,6 +54,8 @@ struct ConsumerCounters : LinkCounters {
     std::atomic<uint64_t> group_statuses{0};
     std::atomic<uint64_t> duplicates_dropped{0};
     std::atomic<uint64_t> catch_ups{0};
+    std::atomic<uint64_t> posts_sent{0};
+    std::atomic<uint64_t> posts_accepted{0};
 };
 
 struct SubscribeRequest {
@@ -77,6 +81,10 @@ class ConsumerCore final : public FailoverLink::Owner {
     void subscribe(const SubscribeRequest& request);
     void unsubscribe(ItemHandle handle);
     void request_directory();
+    // Sends `post` (on-stream with `handle`: the item's id on this connection
+    // is filled in) and keeps `done` for its answer; refuses it at once
+    // when the item is not open here or no session is up.
+    void post(ItemHandle handle, wire::v1::Post& post, PostDone done);
 
     void on_session_up(const wire::v1::LoginResponse& response) override;
     void on_session_frame(const proto::Frame& frame) override;
@@ -146,6 +154,7 @@ class ConsumerCore final : public FailoverLink::Owner {
     FailoverLink failover_;
     ServerLink& link_;  // failover_'s
     Timer housekeeping_;
+    SpinPoll spinner_;                         // options_.busy_poll_us
     int64_t realtime_minus_monotonic_ns_ = 0;  // sampled every housekeeping tick
     bool session_up_ = false;
     bool stopped_ = false;
@@ -159,6 +168,7 @@ class ConsumerCore final : public FailoverLink::Owner {
     wire::v1::Refresh refresh_;
     proto::FieldImage image_;  // a refresh's fields, as the event is built from them
     std::string key_;
+    ConsumerPosts posts_;
 };
 
 }  // namespace mdcast::sdk

@@ -348,6 +348,8 @@ PublisherStats Publisher::stats() const {
     s.connections = get(c.connections);
     s.connection_losses = get(c.connection_losses);
     s.caller_writes = get(c.caller_writes);
+    s.posts_received = get(c.posts_received);
+    s.posts_accepted = get(c.posts_accepted);
     return s;
 }
 

@@ -1,12 +1,11 @@
 #include "publisher_core.h"
 
-#include <cxxabi.h>
-
 #include <algorithm>
 #include <random>
 
 #include "common/clock.h"
 #include "event_writer.h"
+#include "guarded_call.h"
 #include "proto/limits.h"
 #include "sdk_options.h"
 
@@ -26,7 +25,8 @@ constexpr uint32_t kMaxFrameBytes = proto::kDefaultFrameBodyBytes;
 
 // What the publisher accepts from a distributor: the session, the answers to
 // its requests, rejections (ItemStatus), and the interactive conversation:
-// ImageRequest = "a subscriber wants this item", Unsubscribe = "nobody does".
+// ImageRequest = "a subscriber wants this item", Unsubscribe = "nobody does";
+// and posts (Post), answered by PublisherHandler::on_post (publisher_posts.cpp).
 const proto::FrameTypeSet kAccepted{FrameType::kLoginResponse,
                                     FrameType::kPing,
                                     FrameType::kPong,
@@ -36,23 +36,8 @@ const proto::FrameTypeSet kAccepted{FrameType::kLoginResponse,
                                     FrameType::kItemStatus,
                                     FrameType::kImageRequest,
                                     FrameType::kUnsubscribe,
-                                    FrameType::kFlushAck};
-
-// Application callbacks must not unwind through the event loop. A thread being
-// ended (pthread_exit: CPython ends a thread that asks for the GIL while the
-// interpreter finalizes) must unwind, though: swallowing that aborts the process.
-template <class Call>
-void guarded(spdlog::logger& log, const char* what, Call&& call) {
-    try {
-        call();
-    } catch (abi::__forced_unwind&) {
-        throw;
-    } catch (const std::exception& e) {
-        log.error("publisher handler threw in {}: {}", what, e.what());
-    } catch (...) {
-        log.error("publisher handler threw in {}", what);
-    }
-}
+                                    FrameType::kFlushAck,
+                                    FrameType::kPost};
 
 }  // namespace
 
@@ -499,6 +484,7 @@ void PublisherCore::announce(const Service& service) {
                                                                 : wire::SERVICE_BROADCAST);
     announce.set_takeover_token(service.takeover_token.empty() ? options_.takeover_secret
                                                                : service.takeover_token);
+    announce.set_takes_posts(true);  // every post is answered (PublisherHandler::on_post)
     if (send(FrameType::kServiceAnnounce, announce)) ++answers_outstanding_;
 }
 
@@ -536,6 +522,8 @@ void PublisherCore::handle_link_frame(const proto::Frame& frame) {
             return on_rejection(frame);
         case FrameType::kFlushAck:
             return on_flush_ack(frame);
+        case FrameType::kPost:
+            return on_post(frame);
         default:
             return;
     }

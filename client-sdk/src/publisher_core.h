@@ -36,6 +36,8 @@ struct PublisherCounters : LinkCounters {
     std::atomic<uint64_t> item_closes{0};
     std::atomic<uint64_t> rejections{0};
     std::atomic<uint64_t> caller_writes{0};
+    std::atomic<uint64_t> posts_received{0};
+    std::atomic<uint64_t> posts_accepted{0};
 };
 
 class PublisherCore final : public FailoverLink::Owner {
@@ -114,6 +116,7 @@ class PublisherCore final : public FailoverLink::Owner {
     void on_item_request(const proto::Frame& frame);
     void on_item_close(const proto::Frame& frame);
     void on_rejection(const proto::Frame& frame);
+    void on_post(const proto::Frame& frame);  // publisher_posts.cpp
     void publish_refresh(Item& item, std::span<const proto::FieldEntry> fields,
                          const ItemState& state);
     void publish_update(Item& item, std::span<const proto::FieldEntry> fields,

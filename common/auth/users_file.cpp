@@ -97,7 +97,7 @@ class Parser {
             AccessRule rule;
             if (!element["service"]) {
                 error(element, key,
-                      "an allow entry needs a service (a name or pattern; \"*\" for all)");
+                      "an allow or post entry needs a service (a name or pattern; \"*\" for all)");
                 continue;
             }
             if (!name(element["service"], key + ".service", rule.service)) continue;
@@ -118,23 +118,46 @@ class Parser {
     std::vector<config::ConfigError> errors_;
 };
 
-void add_rules(Entitlements& into, const std::vector<AccessRule>& rules) {
+void add_rules(std::vector<AccessRule>& into, const std::vector<AccessRule>& rules) {
     for (const auto& rule : rules) {
-        if (std::find(into.rules.begin(), into.rules.end(), rule) == into.rules.end())
-            into.rules.push_back(rule);
+        if (std::find(into.begin(), into.end(), rule) == into.end()) into.push_back(rule);
     }
 }
 
-std::map<std::string, std::vector<AccessRule>> parse_groups(Parser& p, const YAML::Node& groups) {
-    std::map<std::string, std::vector<AccessRule>> out;
+void add_entitlements(Entitlements& into, const Entitlements& from) {
+    add_rules(into.rules, from.rules);
+    add_rules(into.post_rules, from.post_rules);
+}
+
+// The `allow` and `post` rule lists of a user's or group's entry at `key`.
+Entitlements parse_entitlements(Parser& p, const YAML::Node& entry, const std::string& key) {
+    Entitlements out;
+    if (entry["allow"]) out.rules = p.rules(entry["allow"], key + ".allow");
+    if (entry["post"]) out.post_rules = p.rules(entry["post"], key + ".post");
+    return out;
+}
+
+bool rules_allow(const std::vector<AccessRule>& rules, std::string_view service,
+                 std::string_view item) {
+    for (const auto& rule : rules) {
+        if (!glob_match(rule.service, service)) continue;
+        for (const auto& pattern : rule.items) {
+            if (glob_match(pattern, item)) return true;
+        }
+    }
+    return false;
+}
+
+std::map<std::string, Entitlements> parse_groups(Parser& p, const YAML::Node& groups) {
+    std::map<std::string, Entitlements> out;
     if (!groups) return out;
     if (!p.mapping(groups, "groups", {})) return out;
     for (const auto& entry : groups) {
         const std::string key = "groups." + entry.first.Scalar();
         std::string group;
-        if (!p.name(entry.first, key, group) || !p.mapping(entry.second, key, {"allow"})) continue;
-        out[group] = entry.second["allow"] ? p.rules(entry.second["allow"], key + ".allow")
-                                           : std::vector<AccessRule>{};
+        if (!p.name(entry.first, key, group) || !p.mapping(entry.second, key, {"allow", "post"}))
+            continue;
+        out[group] = parse_entitlements(p, entry.second, key);
     }
     return out;
 }
@@ -147,13 +170,11 @@ bool Entitlements::allows_service(std::string_view service) const {
 }
 
 bool Entitlements::allows_item(std::string_view service, std::string_view item) const {
-    for (const auto& rule : rules) {
-        if (!glob_match(rule.service, service)) continue;
-        for (const auto& pattern : rule.items) {
-            if (glob_match(pattern, item)) return true;
-        }
-    }
-    return false;
+    return rules_allow(rules, service, item);
+}
+
+bool Entitlements::allows_post(std::string_view service, std::string_view item) const {
+    return rules_allow(post_rules, service, item);
 }
 
 UsersFile UsersFile::load(const std::string& path) {
@@ -184,7 +205,7 @@ UsersFile UsersFile::parse(const std::string& text, const std::string& file_name
             const std::string key = "users." + entry.first.Scalar();
             auto user = std::make_shared<UserEntry>();
             if (!p.name(entry.first, key, user->name) ||
-                !p.mapping(entry.second, key, {"password", "groups", "allow"})) {
+                !p.mapping(entry.second, key, {"password", "groups", "allow", "post"})) {
                 continue;
             }
             const YAML::Node password = entry.second["password"];
@@ -205,11 +226,10 @@ UsersFile UsersFile::parse(const std::string& text, const std::string& file_name
                 if (found == groups.end()) {
                     p.error(entry.second["groups"], key + ".groups", "no such group: " + group);
                 } else {
-                    add_rules(user->entitlements, found->second);
+                    add_entitlements(user->entitlements, found->second);
                 }
             }
-            if (entry.second["allow"])
-                add_rules(user->entitlements, p.rules(entry.second["allow"], key + ".allow"));
+            add_entitlements(user->entitlements, parse_entitlements(p, entry.second, key));
             out.users_[user->name] = std::move(user);
         }
     }

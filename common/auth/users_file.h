@@ -1,5 +1,5 @@
 // The users file: who may log in (salted password hashes) and what each user
-// may subscribe to (entitlements per user and per group). Loaded at start-up
+// may subscribe to and post to (entitlements per user and per group). Loaded at start-up
 // and on SIGHUP; a file with errors is refused as a whole with every error's
 // file:line:column. Format: docs/access-control.md, example etc/users.yaml.example.
 //
@@ -15,6 +15,9 @@
 //       allow:
 //         - service: EQUITIES
 //           items: ["*.L"]
+//       post:                      # where she may post (contribute); absent = nowhere
+//         - service: EQUITIES
+//           items: ["VOD.L"]
 #pragma once
 
 #include <map>
@@ -35,13 +38,16 @@ struct AccessRule {
 };
 
 // What one user may use: the union of their own rules and their groups' rules.
-// Nothing allowed unless a rule says so.
+// Nothing allowed unless a rule says so. Posting is granted on its own (`post`
+// rules): a right to read an item is not a right to contribute to it.
 struct Entitlements {
     std::vector<AccessRule> rules;
+    std::vector<AccessRule> post_rules;
 
     // The service shows in the user's directory: some rule names it.
     bool allows_service(std::string_view service) const;
     bool allows_item(std::string_view service, std::string_view item) const;
+    bool allows_post(std::string_view service, std::string_view item) const;
     bool operator==(const Entitlements&) const = default;
 };
 

@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
+
 #include "common/clock.h"
 #include "proto/source_ids.h"
 
@@ -40,9 +42,7 @@ BackboneReceiver::BackboneReceiver(EventLoop& loop, const Settings& settings, Ha
     event_add(control_event_, nullptr);
     log_->info("server id {:016x} in control messages", server_id_);
     rtt_timer_.start_periodic(std::chrono::milliseconds(settings.rtt_probe_interval_ms));
-    silence_timer_.start_periodic(
-        std::chrono::milliseconds(std::max<uint32_t>(settings.source_silent_ms / 4, 1)));
-    last_silence_check_ns_ = monotonic_ns();  // a pause before the first check is a stall too
+    arm_silence_check(monotonic_ns());  // a pause before the first check is a stall too
     if (settings.receive_loss.active()) {
         log_->warn("TESTING: dropping backbone packets on receive ({})",
                    settings.receive_loss.describe());
@@ -308,6 +308,12 @@ bool BackboneReceiver::send_interest(uint16_t source, wire::v1::Interest& intere
     return s->queue_control(proto::FrameType::kInterest, interest);
 }
 
+bool BackboneReceiver::send_post(uint16_t source, wire::v1::Post& post) {
+    BackboneSource* s = find_source(source);
+    post.set_server_id(server_id_);
+    return s && s->queue_control(proto::FrameType::kPost, post);
+}
+
 void BackboneReceiver::flush_control() {
     for (auto& [id, source] : sources_) source->flush_control();
 }
@@ -329,7 +335,8 @@ void BackboneReceiver::on_control_readable(int, short, void* self) {
     });
 }
 
-// RTT echoes and NOT_FOUND answers, accepted only from a source's control address.
+// RTT echoes, NOT_FOUND answers and post answers, accepted only from a source's
+// control address.
 void BackboneReceiver::handle_control_reply(std::span<const uint8_t> datagram,
                                             const sockaddr_in& from, int64_t now) {
     proto::PacketHeader header;
@@ -349,9 +356,13 @@ void BackboneReceiver::handle_control_reply(std::span<const uint8_t> datagram,
     PacketMessageIterator messages(datagram, header, proto::kBackboneControlReplyTypes);
     proto::Frame frame;
     wire::v1::RttProbe echo;
+    wire::v1::PostAck ack;
     while (messages.next(frame) == PacketMessageIterator::Result::kFrame) {
         if (frame.type == proto::FrameType::kItemStatus) {
             handler_.on_source_answer(source->id(), frame);
+        } else if (frame.type == proto::FrameType::kPostAck) {
+            if (ack.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())))
+                handler_.on_source_post_ack(source->id(), ack);
         } else if (echo.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size())) &&
                    echo.sent_time_ns() != 0 && static_cast<int64_t>(echo.sent_time_ns()) <= now) {
             const int64_t rtt = now - static_cast<int64_t>(echo.sent_time_ns());
@@ -361,28 +372,45 @@ void BackboneReceiver::handle_control_reply(std::span<const uint8_t> datagram,
     }
 }
 
+int64_t BackboneReceiver::silence_period_ns() const {
+    return int64_t{std::max<uint32_t>(settings_.source_silent_ms / 4, 1)} * 1'000'000;
+}
+
+// The next check: when the source heard longest ago reaches backbone.source_silent_ms
+// (so a silent distributor is blamed on time, and its items move to a standby on time),
+// and at least once a period (a check that comes a period late tells of a stall).
+void BackboneReceiver::arm_silence_check(int64_t now) {
+    const int64_t silent_ns = int64_t{settings_.source_silent_ms} * 1'000'000;
+    int64_t due = now + silence_period_ns();
+    for (const auto& [id, source] : sources_) {
+        if (source->silent() || source->last_heard_ns() == 0) continue;
+        due = std::min(due, source->last_heard_ns() + silent_ns);
+    }
+    silence_due_ns_ = std::max(due, now + 1'000'000);
+    silence_timer_.start_once(std::chrono::microseconds((silence_due_ns_ - now) / 1000));
+}
+
 void BackboneReceiver::check_silence() {
     const int64_t now = monotonic_ns();
-    const int64_t period_ns =
-        int64_t{std::max<uint32_t>(settings_.source_silent_ms / 4, 1)} * 1'000'000;
-    const bool stalled = now - last_silence_check_ns_ > 2 * period_ns;
-    last_silence_check_ns_ = now;
-    if (stalled) {
+    if (now - silence_due_ns_ > silence_period_ns()) {
         // This process did not run (SIGSTOP, a long stall): what looks like
         // silence is ours, and the packets are waiting in the socket. The
         // sources get a fresh period to be heard before they are blamed.
         ++counters_.stalls;
         for (auto& [id, source] : sources_) source->reset_heard(now);
-        return;
+        return arm_silence_check(now);
     }
+    const int64_t silent_ns = int64_t{settings_.source_silent_ms} * 1'000'000;
     for (auto& [id, source] : sources_) {
         if (source->silent() || source->last_heard_ns() == 0) continue;
-        const int64_t quiet_ms = (now - source->last_heard_ns()) / 1'000'000;
-        if (quiet_ms < settings_.source_silent_ms) continue;
+        const int64_t quiet_ns = now - source->last_heard_ns();
+        if (quiet_ns < silent_ns) continue;
         ++counters_.source_silences;
-        log_->warn("nothing from distributor {} for {} ms: its items are suspect", id, quiet_ms);
+        log_->warn("nothing from distributor {} for {} ms: its items are suspect", id,
+                   quiet_ns / 1'000'000);
         source->go_silent();
     }
+    arm_silence_check(now);  // the silent ones no longer count
 }
 
 }  // namespace mdcast::server

@@ -72,6 +72,7 @@ class BackboneReceiver final : public Upstream {
     bool request_image(uint16_t source, const ::mdcast::wire::v1::ImageRequest& request) override;
     bool query_directory(uint16_t source) override;
     bool send_interest(uint16_t source, ::mdcast::wire::v1::Interest& interest) override;
+    bool send_post(uint16_t source, ::mdcast::wire::v1::Post& post) override;
     void register_metrics(MetricsRegistry& metrics) const override;  // backbone_metrics.cpp
 
     const BackboneReceiverCounters& counters() const {
@@ -123,6 +124,8 @@ class BackboneReceiver final : public Upstream {
     void on_nak_timer();
     void send_rtt_probes();
     void check_silence();
+    void arm_silence_check(int64_t now);
+    int64_t silence_period_ns() const;
 
     Settings settings_;
     Handler& handler_;
@@ -146,7 +149,7 @@ class BackboneReceiver final : public Upstream {
     int64_t nak_timer_deadline_ = INT64_MAX;
     Timer rtt_timer_;
     Timer silence_timer_;
-    int64_t last_silence_check_ns_ = 0;
+    int64_t silence_due_ns_ = 0;  // when the armed silence check should run
 };
 
 }  // namespace mdcast::server

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "proto/frame.h"
+#include "proto/post_checks.h"
 #include "proto/source_ids.h"
 #include "server/make_status.h"
 #include "wire/client.pb.h"
@@ -46,7 +47,8 @@ TcpUpstream::TcpUpstream(EventLoop& loop, TcpUpstreamSettings settings, Handler&
       reconnect_timer_(loop, [this] { connect_next(); }),
       directory_timer_(
           loop, [this] { link_.send(FrameType::kDirectoryRequest, wire::DirectoryRequest{}); }),
-      subscribe_flush_(loop, [this] { flush_subscribes(); }) {
+      subscribe_flush_(loop, [this] { flush_subscribes(); }),
+      post_answers_(loop, [this] { answer_refused_posts(); }) {
     connect_next();
 }
 
@@ -270,6 +272,24 @@ bool TcpUpstream::send_interest(uint16_t, wire::Interest& interest) {
     return true;
 }
 
+// Posts would need the parent to route them on to the source's publisher and
+// its answer back by post id: not built yet, so each is refused in so many words
+// (bounded: the server's posts.max_outstanding per client).
+bool TcpUpstream::send_post(uint16_t source, wire::Post& post) {
+    ++counters_.posts_refused;
+    refused_posts_.emplace_back(
+        source, proto::make_post_ack(post.post_id(), false, wire::STATUS_INVALID_REQUEST,
+                                     "posts are not supported over a cascade yet"));
+    post_answers_.fire();
+    return true;
+}
+
+void TcpUpstream::answer_refused_posts() {
+    auto refused = std::move(refused_posts_);
+    refused_posts_.clear();
+    for (const auto& [source, ack] : refused) handler_.on_source_post_ack(source, ack);
+}
+
 void TcpUpstream::release(const std::vector<uint64_t>& item_ids) {
     wire::Unsubscribe unsubscribe;
     for (uint64_t id : item_ids) {
@@ -332,6 +352,8 @@ void TcpUpstream::register_metrics(MetricsRegistry& m) const {
               [&c] { return static_cast<double>(c.unsubscribed); });
     m.counter("upstream_frames_in_total", "Frames read from a parent",
               [&c] { return static_cast<double>(c.frames_in); });
+    m.counter("upstream_posts_refused_total", "Posts refused: not routed over a cascade yet",
+              [&c] { return static_cast<double>(c.posts_refused); });
 }
 
 }  // namespace mdcast::server

@@ -65,6 +65,7 @@ struct TcpUpstreamCounters {
     uint64_t subscribes = 0;    // Subscribe messages sent to a parent
     uint64_t unsubscribed = 0;  // items released at a parent
     uint64_t frames_in = 0;
+    uint64_t posts_refused = 0;  // posts answered "not supported over a cascade yet"
 };
 
 class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
@@ -79,6 +80,9 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     bool request_image(uint16_t source, const ::mdcast::wire::v1::ImageRequest& request) override;
     bool query_directory(uint16_t source) override;
     bool send_interest(uint16_t source, ::mdcast::wire::v1::Interest& interest) override;
+    // Not routed over a cascade yet: answered refused (at the end of the loop
+    // iteration, never from inside the call).
+    bool send_post(uint16_t source, ::mdcast::wire::v1::Post& post) override;
     void register_metrics(MetricsRegistry& metrics) const override;
     bool interest_based() const override { return true; }
 
@@ -103,6 +107,7 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     void flush_subscribes();
     void subscribe(const std::string& service, const std::vector<std::string>& names);
     void release(const std::vector<uint64_t>& item_ids);
+    void answer_refused_posts();
     // Hands the server a status of our own for an item (its id's source).
     void tell(uint64_t item_id, ::mdcast::wire::v1::StatusCode code, const std::string& text);
     std::optional<uint16_t> service_source(const std::string& service) const;
@@ -115,6 +120,8 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     Timer reconnect_timer_;
     Timer directory_timer_;  // the parent sends its directory only when asked
     Trigger subscribe_flush_;
+    Trigger post_answers_;
+    std::vector<std::pair<uint16_t, ::mdcast::wire::v1::PostAck>> refused_posts_;
     std::map<std::string, std::vector<std::string>> pending_subscribes_;
     proto::UpdateView update_;  // reused: only the item id is read
     size_t next_parent_ = 0;

@@ -43,6 +43,25 @@ uint16_t code_for(CloseReason reason) {
     }
 }
 
+wire::StatusCode status_code_for(CloseReason reason) {
+    switch (reason) {
+        case CloseReason::kShutdown:
+            return wire::STATUS_SERVER_SHUTDOWN;
+        case CloseReason::kAuthFailed:
+        case CloseReason::kNotLoggedIn:
+            return wire::STATUS_AUTH_FAILED;
+        case CloseReason::kSlowConsumer:
+        case CloseReason::kLimitReached:
+        case CloseReason::kFrameTooLarge:
+            return wire::STATUS_LIMIT_REACHED;
+        case CloseReason::kProtocolError:
+        case CloseReason::kFrameTimeout:
+            return wire::STATUS_INVALID_REQUEST;
+        default:
+            return wire::STATUS_NONE;  // kicked, idle: the text says which
+    }
+}
+
 }  // namespace
 
 struct WsCallbacks {
@@ -212,8 +231,14 @@ bool WsSession::close_frame(CloseReason reason, const std::string& text, std::st
     // Before the upgrade the peer speaks HTTP; after a close went out, nothing more.
     if (!ctx_ || wslay_event_get_close_sent(ctx_)) return true;
     if (reason == CloseReason::kReadError || reason == CloseReason::kWriteError) return false;
-    frame = ws_close_frame(close_code_ ? close_code_ : code_for(reason),
-                           std::string(close_reason_name(reason)) + ": " + text);
+    const std::string why = std::string(close_reason_name(reason)) + ": " + text;
+    // LSEG's clients learn why from the login stream's Closed status; the close frame follows.
+    if (client_.logged_in() && reason != CloseReason::kPeerClosed) {
+        frame = JsonEncoder::login_status(
+            login_id_, client_.user(),
+            make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, status_code_for(reason), why));
+    }
+    frame += ws_close_frame(close_code_ ? close_code_ : code_for(reason), why);
     return true;
 }
 

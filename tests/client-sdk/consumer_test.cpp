@@ -24,6 +24,7 @@
 
 #include "scripted_peer.h"
 #include "wire/client.pb.h"
+#include "wire/post.pb.h"
 
 namespace {
 
@@ -643,4 +644,49 @@ TEST_CASE("a consumer destroyed inside a handler on its IoContext aborts with a 
     REQUIRE(WIFSIGNALED(status));
     CHECK(WTERMSIG(status) == SIGABRT);
     CHECK(text.find("destroyed inside a handler on its IoContext's thread") != std::string::npos);
+}
+
+TEST_CASE(
+    "a post goes on-stream with the item's id, its answer fulfils the future; a lost "
+    "connection refuses what waits",
+    "[consumer][posts]") {
+    TwoServers t;
+    auto& a = t.a;
+    std::string posted;
+    Script script([&] {
+        a.accept_session();
+        a.refresh(7, "X", 1, 10001);
+        const auto on_stream = a.expect<wire::Post>(FrameType::kPost);
+        posted = std::to_string(on_stream.item_id()) + on_stream.item_name();
+        wire::PostAck ack;
+        ack.set_post_id(on_stream.post_id());
+        ack.set_text("ignored: accepted");
+        ack.set_accepted(true);
+        a.send(FrameType::kPostAck, ack);
+        const auto off_stream = a.expect<wire::Post>(FrameType::kPost);
+        posted += " | " + std::to_string(off_stream.item_id()) + " " + off_stream.service_name() +
+                  " " + off_stream.item_name();
+        a.drop();  // the second post's answer never comes
+    });
+    dispatch_until(t.consumer, t.recorder, 2);  // connected, refreshed
+    mdcast::FieldList fields;
+    fields.add_decimal(22, 10125, -2);
+    auto first = t.consumer.post(mdcast::ItemHandle{1}, fields);
+    REQUIRE(first.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+    CHECK(first.get().accepted);
+    std::promise<mdcast::PostResult> second;
+    t.consumer.post("SVC", "OTHER", fields,
+                    [&](const mdcast::PostResult& result) { second.set_value(result); });
+    auto answer = second.get_future();
+    REQUIRE(answer.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+    const mdcast::PostResult lost = answer.get();
+    CHECK_FALSE(lost.accepted);
+    CHECK(lost.code == mdcast::StatusCode::kConnectionLost);
+    CHECK(script.join().empty());
+    CHECK(posted == "7 | 0 SVC OTHER");
+    auto stale = t.consumer.post(mdcast::ItemHandle{99}, fields);  // streams nothing
+    REQUIRE(stale.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+    CHECK(stale.get().code == mdcast::StatusCode::kNotFound);
+    CHECK(t.consumer.stats().posts_accepted == 1);
+    t.consumer.stop();
 }

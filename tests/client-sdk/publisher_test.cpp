@@ -24,6 +24,7 @@
 #include "scripted_peer.h"
 #include "wire/backbone.pb.h"
 #include "wire/client.pb.h"
+#include "wire/post.pb.h"
 #include "wire/publisher.pb.h"
 
 namespace {
@@ -802,4 +803,77 @@ TEST_CASE(
     CHECK(stats.connection_losses == 1);
     CHECK(stats.caller_writes > 0);
     publisher.stop();
+}
+
+namespace {
+
+// Accepts a post of a positive BID and publishes it as an update; rejects the rest.
+class PostTaker : public Recorder {
+  public:
+    mdcast::Publisher* publisher = nullptr;
+    mdcast::PostAnswer on_post(const mdcast::PostRequest& post) override {
+        add("post " + post.service + " " + post.item_name + " by " + post.user);
+        if (post.fields.size() != 1 || post.fields[0].integer <= 0)
+            return mdcast::PostAnswer::reject("BID must be positive");
+        publisher->update(post.item, bid(post.fields[0].integer));
+        return mdcast::PostAnswer::accept();
+    }
+};
+
+wire::Post post_of(uint64_t post_id, uint64_t item_id, int64_t mantissa) {
+    wire::Post post;
+    post.set_post_id(post_id);
+    post.set_item_id(item_id);
+    post.set_service_name("SVC");
+    post.set_item_name("A");
+    post.set_user("trader");
+    auto* field = post.mutable_fields()->add_fields();
+    field->set_id(kBid);
+    field->mutable_decimal_value()->set_mantissa(mantissa);
+    field->mutable_decimal_value()->set_exponent(-2);
+    return post;
+}
+
+// "ack ID accepted|rejected TEXT" or the data line, for the next frame.
+std::string next_answer(ScriptedDistributor& d) {
+    auto frame = d.read();
+    if (!frame) fail("nothing from the publisher");
+    if (frame->first != FrameType::kPostAck) fail("expected a PostAck");
+    wire::PostAck ack;
+    ack.ParseFromString(frame->second);
+    return "ack " + std::to_string(ack.post_id()) + (ack.accepted() ? " accepted" : " rejected ") +
+           ack.text();
+}
+
+}  // namespace
+
+TEST_CASE("a post gets the handler's verdict at once; the accepted change is published",
+          "[publisher][posts]") {
+    ScriptedDistributor d;
+    PostTaker taker;
+    mdcast::Publisher publisher(options_for({&d}), taker);
+    taker.publisher = &publisher;
+    publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
+    const mdcast::PublishedItem item = publisher.add_item("SVC", "A");
+    CHECK(publisher.refresh(item, bid(100)));
+    publisher.start();
+    std::vector<std::string> seen;
+    Script script([&] {
+        d.accept_publisher("SVC", 1, wire::SERVICE_BROADCAST);
+        d.register_one("A", 7, 0);
+        seen.push_back(d.next_data());
+        d.send(FrameType::kPost, post_of(11, 7, 250));
+        seen.push_back(next_answer(d));
+        seen.push_back(d.next_data());
+        d.send(FrameType::kPost, post_of(12, 7, -1));
+        seen.push_back(next_answer(d));
+    });
+    CHECK(script.join().empty());
+    CHECK(seen == std::vector<std::string>{"refresh 7 0 100", "ack 11 accepted", "update 7 1 250",
+                                           "ack 12 rejected BID must be positive"});
+    CHECK(taker.seen() == std::vector<std::string>{"service SVC accepted", "post SVC A by trader",
+                                                   "post SVC A by trader"});
+    publisher.stop();
+    CHECK(publisher.stats().posts_received == 2);
+    CHECK(publisher.stats().posts_accepted == 1);
 }

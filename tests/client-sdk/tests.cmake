@@ -41,9 +41,15 @@ mdcast_sdk_integration_test(integration_sdk_failover integration/test_sdk_failov
 mdcast_sdk_integration_test(integration_mdcastctl integration/test_mdcastctl.py 180)
 mdcast_sdk_integration_test(integration_sdk_consumer integration/test_sdk_consumer.py 120)
 mdcast_sdk_integration_test(integration_sdk_publisher integration/test_sdk_publisher.py 180)
+mdcast_sdk_integration_test(integration_posting integration/test_posting.py 240)
+set_property(TEST integration_posting APPEND PROPERTY ENVIRONMENT
+             "MDCAST_BENCH_PUBLISHER=$<TARGET_FILE:mdcast-bench-publisher>"
+             "MDCAST_BENCH_POSTER=$<TARGET_FILE:mdcast-bench-poster>")
 mdcast_sdk_integration_test(integration_conflation integration/test_conflation.py 120)
 mdcast_sdk_integration_test(integration_trade_conflation integration/test_trade_conflation.py 120)
 mdcast_sdk_integration_test(integration_group_status integration/test_group_status.py 240)
+# Redundant sources: mdcast-client and an SDK consumer watch every item across switches.
+mdcast_sdk_integration_test(integration_redundancy integration/test_redundancy.py 300)
 mdcast_sdk_integration_test(integration_tls integration/test_tls.py 240)
 # Against the installed SDK: the installed examples built and run on a local
 # stack; every C++ block of README.md and docs/*.md built.
@@ -63,6 +69,7 @@ mdcast_unit_test(consumer_test client-sdk/consumer_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(consumer_request_limits_test client-sdk/consumer_request_limits_test.cpp
                  mdcast_sdk_objects)
 mdcast_unit_test(consumer_group_status_test client-sdk/consumer_group_status_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(consumer_close_reason_test client-sdk/consumer_close_reason_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(publisher_test client-sdk/publisher_test.cpp mdcast_sdk_objects)
 # libmdcast.so needs neither yaml-cpp nor libsystemd (the SDK links only common/ root and net/).
 find_program(MDCAST_READELF readelf REQUIRED)

@@ -63,3 +63,21 @@ TEST_CASE("labelled series share one HELP and TYPE; histograms are cumulative", 
     CHECK_THROWS_AS(metrics.counter("x", "", {{"Bad", "v"}}, [] { return 0.0; }),
                     std::invalid_argument);
 }
+
+TEST_CASE("a family's series are read when rendered, however many there are then", "[metrics]") {
+    MetricsRegistry metrics("mdcast_test_");
+    MetricsRegistry::Series series;
+    metrics.gauge_family("active_source", "Active source per service", [&] { return series; });
+    CHECK(metrics.prometheus() ==
+          "# HELP mdcast_test_active_source Active source per service\n"
+          "# TYPE mdcast_test_active_source gauge\n");
+    CHECK(metrics.log_line().empty());
+    series = {{{{"service", "MDCAST"}}, 1}, {{{"service", "FX\"Q"}}, 2}};
+    CHECK(metrics.prometheus() ==
+          "# HELP mdcast_test_active_source Active source per service\n"
+          "# TYPE mdcast_test_active_source gauge\n"
+          "mdcast_test_active_source{service=\"MDCAST\"} 1\n"
+          "mdcast_test_active_source{service=\"FX\\\"Q\"} 2\n");
+    CHECK(metrics.log_line() == "active_source_MDCAST=1 active_source_FX\"Q=2");
+    CHECK(metrics.json() == "{\"active_source:MDCAST\":1,\"active_source:FX\\\"Q\":2}");
+}

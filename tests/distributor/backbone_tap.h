@@ -56,6 +56,7 @@ class NoServersAsk : public BackboneOut::Handler {
     }
     void on_directory_query() override {}
     void on_interest(const ::mdcast::wire::v1::Interest&, ServerId) override {}
+    void on_post(const ::mdcast::wire::v1::Post&, ServerId) override {}
     void on_congestion(bool) override {}
 };
 

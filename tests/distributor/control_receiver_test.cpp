@@ -36,6 +36,9 @@ struct Recorder final : ControlReceiver::Handler {
         events.push_back("interest " + std::to_string(interest.held_item_ids_size()) + " from " +
                          port_of(from));
     }
+    void on_post(const wire_v1::Post& post, const sockaddr_in& from) override {
+        events.push_back("post " + std::to_string(post.post_id()) + " from " + port_of(from));
+    }
     static std::string port_of(const sockaddr_in& from) {
         return std::to_string(ntohs(from.sin_port));
     }
@@ -98,6 +101,32 @@ TEST_CASE("every control message reaches its handler in order, with the sender's
     CHECK(c.naks == 1);
     CHECK(c.interest_messages == 1);
     CHECK(c.malformed == 0);
+}
+
+TEST_CASE("a post reaches the handler with its sender; its answer goes back to that socket",
+          "[control_receiver][posts]") {
+    Fixture f;
+    wire_v1::Post post;
+    post.set_post_id(12);
+    f.server.add(proto::FrameType::kPost, post).send();
+    REQUIRE(f.wait_for_events(1));
+    CHECK(f.recorder.events[0] == "post 12 from " + std::to_string(f.server.port()));
+    CHECK(f.receiver.counters().posts == 1);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    to.sin_port = htons(f.server.port());
+    wire_v1::PostAck ack;
+    ack.set_post_id(12);
+    ack.set_accepted(true);
+    f.receiver.reply_post_ack(ack, to);
+    std::vector<mdcast::distributor::testing::ReceivedMessage> replies;
+    REQUIRE(pump(f.loop, [&] {
+        for (auto& reply : f.server.replies()) replies.push_back(std::move(reply));
+        return !replies.empty();
+    }));
+    CHECK(replies[0].type == proto::FrameType::kPostAck);
+    CHECK(f.receiver.counters().post_answers == 1);
 }
 
 TEST_CASE("a malformed datagram is dropped and counted; the next one is handled",

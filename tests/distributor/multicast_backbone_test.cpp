@@ -39,6 +39,9 @@ struct Recorder final : BackboneOut::Handler {
     void on_interest(const wire_v1::Interest&, ServerId from) override {
         asks.emplace_back("interest", from);
     }
+    void on_post(const wire_v1::Post& post, ServerId from) override {
+        asks.emplace_back("post " + std::to_string(post.post_id()), from);
+    }
     void on_congestion(bool) override {}
 };
 
@@ -114,6 +117,36 @@ TEST_CASE("an answer the distributor returns reaches the asking server alone",
     f.backbone.flush();
     CHECK(other.replies().empty());
     CHECK(f.tap.messages().empty());  // nothing on the multicast group
+}
+
+TEST_CASE("a post's answer goes to the server that posted alone; an unknown server's is dropped",
+          "[multicast_backbone][posts]") {
+    Fixture f;
+    ControlPeer other(f.backbone.control_port());
+    wire_v1::Post post;
+    post.set_post_id(41);
+    post.set_server_id(0xabc);
+    f.server.add(proto::FrameType::kPost, post).send();
+    REQUIRE(f.wait_for_asks(1));
+    CHECK(f.recorder.asks[0] == std::pair<std::string, ServerId>{"post 41", 0xabc});
+    wire_v1::PostAck ack;
+    ack.set_post_id(41);
+    ack.set_text("no thanks");
+    f.backbone.answer_post(0xabc, ack);
+    f.backbone.answer_post(0xdef, ack);  // never posted here: nowhere to go
+    std::vector<testing::ReceivedMessage> replies;
+    REQUIRE(pump(f.loop, [&] {
+        for (auto& reply : f.server.replies()) replies.push_back(std::move(reply));
+        return !replies.empty();
+    }));
+    REQUIRE(replies.size() == 1);
+    CHECK(replies[0].type == proto::FrameType::kPostAck);
+    wire_v1::PostAck got;
+    REQUIRE(got.ParseFromString(replies[0].body));
+    CHECK(got.text() == "no thanks");
+    settle(f.loop);
+    CHECK(other.replies().empty());
+    CHECK(f.server.replies().empty());
 }
 
 TEST_CASE("NAKs are repaired by the backbone and never reach the distributor",

@@ -142,6 +142,10 @@ class PublisherFixture : public PublisherSession::Owner, public NoServersAsk {
         closes.push_back(reason);
         registry_.release(session.connection().id());
     }
+    void on_post_ack(PublisherSession&, const wire::PostAck& ack) override {
+        post_acks.push_back(ack);
+    }
+    std::vector<wire::PostAck> post_acks;
     void on_service_announced(PublisherSession&, const ServiceEntry& service) override {
         events.push_back("announced " + service.name);
     }

@@ -380,3 +380,35 @@ TEST_CASE("flush and ping are answered; interactive requests reach the publisher
     CHECK(std::vector<uint64_t>(unsubscribe.item_ids().begin(), unsubscribe.item_ids().end()) ==
           std::vector<uint64_t>{item});
 }
+
+TEST_CASE("a publisher that says it takes posts is sent them; its answers reach the owner",
+          "[publisher_session][posts]") {
+    PublisherFixture f;
+    PublisherSession& old_sdk = f.logged_in("old");
+    announce(f, old_sdk, "OLD", wire_v1::SERVICE_BROADCAST);
+    CHECK_FALSE(old_sdk.takes_posts());  // a publisher from before posts is never sent one
+
+    PublisherSession& session = f.logged_in("feed");
+    wire_v1::ServiceAnnounce takes;
+    takes.set_name("NEW");
+    takes.set_takes_posts(true);
+    f.send(session, FrameType::kServiceAnnounce, takes);
+    f.received(session);
+    CHECK(session.takes_posts());
+    wire_v1::Post post;
+    post.set_post_id(3);
+    post.set_service_name("NEW");
+    post.set_item_name("A");
+    post.mutable_fields()->add_fields()->set_int_value(1);
+    session.send_post(post);
+    const auto frames = f.received(session);
+    REQUIRE(frames.size() == 1);
+    CHECK(parsed<wire_v1::Post>(frames[0], FrameType::kPost).item_name() == "A");
+    wire_v1::PostAck ack;
+    ack.set_post_id(3);
+    ack.set_text("no");
+    f.send(session, FrameType::kPostAck, ack);
+    REQUIRE(f.post_acks.size() == 1);
+    CHECK(f.post_acks[0].text() == "no");
+    CHECK(session.connection().is_open());
+}

@@ -42,6 +42,9 @@ class Handler final : public server::Upstream::Handler {
     void on_source_answer(uint16_t, const proto::Frame& frame) override {
         if (frame.type != proto::FrameType::kItemStatus) std::abort();
     }
+    void on_source_post_ack(uint16_t, const wire::v1::PostAck& ack) override {
+        if (ack.text().size() > 1 << 16) std::abort();  // within the datagram it came in
+    }
 
   private:
     proto::UpdateView view_;

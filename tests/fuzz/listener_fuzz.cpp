@@ -47,6 +47,7 @@ struct Owner final : ClientSession::Owner {
     void on_subscribe(ClientSession&, const wire::v1::Subscribe&) override {}
     void on_unsubscribe(ClientSession&, uint64_t) override {}
     void on_directory_request(ClientSession&) override {}
+    void on_post(ClientSession&, const wire::v1::Post&) override {}
     void on_client_closed(ClientSession&, CloseReason, const std::string&) override {}
     void on_client_drained(ClientSession&) override {}
     size_t subscription_count(const ClientSession&) const override { return 0; }

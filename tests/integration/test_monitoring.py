@@ -22,8 +22,9 @@ METRIC = re.compile(r"\b((?:mdcast|process)_[a-z0-9_]+)")
 
 
 def exported_names(text):
-    """Metric names in an exposition, histograms also by their _bucket/_sum/_count series."""
-    return set(re.findall(r"^([a-z_][a-z0-9_]*)[{ ]", text, re.M))
+    """Metric names in an exposition, histograms also by their _bucket/_sum/_count series, and
+    families declared with no series yet (one per redundancy group: none with one distributor)."""
+    return set(re.findall(r"^([a-z_][a-z0-9_]*)[{ ]", text, re.M)) | typed_names(text)
 
 
 def dashboard_expressions(node):

@@ -133,6 +133,10 @@ class ClientFixture : public ClientSession::Owner {
         unsubscribes.push_back(item_id);
     }
     void on_directory_request(ClientSession&) override { ++directory_requests; }
+    void on_post(ClientSession&, const ::mdcast::wire::v1::Post& post) override {
+        posts.push_back(post);
+    }
+    std::vector<::mdcast::wire::v1::Post> posts;
     void on_client_closed(ClientSession&, CloseReason reason, const std::string&) override {
         closes.push_back(reason);
     }

@@ -126,6 +126,28 @@ TEST_CASE("requests reach the owner decoded", "[client_session]") {
     CHECK(f.closes.empty());
 }
 
+TEST_CASE("a post reaches the owner decoded; its answer goes back to the client",
+          "[client_session][posts]") {
+    ClientFixture f;
+    ClientSession& client = logged_in(f);
+    wire_v1::Post post;
+    post.set_post_id(5);
+    post.set_service_name("FEED");
+    post.set_item_name("VOD.L");
+    post.mutable_fields()->add_fields()->set_int_value(1);
+    f.send_frame(client, proto::FrameType::kPost, post);
+    REQUIRE(f.posts.size() == 1);
+    CHECK(f.posts[0].item_name() == "VOD.L");
+    wire_v1::PostAck ack;
+    ack.set_post_id(5);
+    ack.set_accepted(true);
+    client.deliver(proto::FrameType::kPostAck, ack);
+    const auto frames = f.received(client);
+    REQUIRE(frames.size() == 1);
+    CHECK(frames[0].type == proto::FrameType::kPostAck);
+    CHECK(f.closes.empty());
+}
+
 TEST_CASE("a ping is answered with its own time", "[client_session]") {
     ClientFixture f;
     ClientSession& client = logged_in(f);

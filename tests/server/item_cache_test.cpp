@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "proto/source_ids.h"
+
 namespace {
 
 using mdcast::server::CachedItem;
@@ -383,4 +385,30 @@ TEST_CASE("with images off only the item state is kept", "[item_cache]") {
     CHECK(item->item_seq == 4);
     CHECK(item->image.empty());
     CHECK(cache.apply_update(make_update(7, 6), item) == Outcome::kItemGap);  // loss is still seen
+}
+
+TEST_CASE("each distributor's item of one name is found, and erasing one keeps the others",
+          "[item_cache]") {
+    using mdcast::proto::make_item_id;
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    const uint64_t one = make_item_id(1, 5), two = make_item_id(2, 9), three = make_item_id(3, 4);
+    for (uint64_t id : {one, two, three}) {
+        REQUIRE(cache.apply_refresh(make_refresh(id, 1, "A"), item) == Outcome::kApplied);
+    }
+    CHECK(cache.find("SVC", "A")->id == three);  // the newest heads the chain
+    CHECK(cache.find("SVC", "A", 1)->id == one);
+    CHECK(cache.find("SVC", "A", 2)->id == two);
+    CHECK(cache.find("SVC", "A", 3)->id == three);
+    CHECK(cache.find("SVC", "A", 4) == nullptr);
+
+    cache.erase(two);  // from the middle
+    CHECK(cache.find("SVC", "A", 2) == nullptr);
+    CHECK(cache.find("SVC", "A", 1)->id == one);
+    cache.erase(three);  // the head: the next one is indexed under its own strings
+    CHECK(cache.find("SVC", "A")->id == one);
+    CHECK(cache.find("SVC", "A")->same_name == nullptr);
+    cache.erase(one);
+    CHECK(cache.find("SVC", "A") == nullptr);
+    CHECK(cache.size() == 0);
 }

@@ -12,6 +12,10 @@ Scenarios (see docs/benchmarks.md):
   quick    a 20-30 s subset of all three, for the README's main command.
   scale    the scale envelope: items, services, subscriptions, connections, images/s at
            subscribe and recovery after a distributor restart, each held or refused loudly.
+  cutover  redundant sources: time from a failure of the active distributor or publisher to
+           the last item served by the hot standby, for 1,000 and 100,000 items.
+  post     the post round trip (a Consumer's post to the SDK Publisher and its answer)
+           against the update latency at 1K/s (--rates: another rate; --post-rate).
 
 Each point starts its own distributor, servers, source and clients from the built
 binaries on loopback with private ports and a random 239.255.x.y group, and stops them
@@ -27,6 +31,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_cutover  # noqa: E402
+import bench_post  # noqa: E402
 import bench_report as report  # noqa: E402
 import bench_scale  # noqa: E402
 import seed_figures as seed  # noqa: E402
@@ -43,7 +49,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog="mdcast-bench", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("scenario", choices=["latency", "fanout", "sizes", "quick", "all", "scale"])
+    parser.add_argument("scenario", choices=["latency", "fanout", "sizes", "quick", "all", "scale", "cutover", "post"])
     parser.add_argument("--build-dir", default=os.path.join(here, "../../build"),
                         help="where the binaries were built (default: the source tree's build/)")
     parser.add_argument("--source-dir", default=os.path.join(here, "../.."),
@@ -97,9 +103,16 @@ def parse_args(argv):
                         help="scheduler slice in µs (Linux 6.12+, 100..100000): the daemons' "
                              "process.sched_slice_us and the SDK programs' mdcast::set_sched_slice; "
                              "0 (default): the kernel's")
+    parser.add_argument("--busy-poll-us", type=int, default=0,
+                        help="the opt-in spinning mode for dedicated cores: the distributor "
+                             "(distributor.busy_poll_us), the servers (backbone.busy_poll_us) and the SDK "
+                             "client (ConsumerOptions::busy_poll_us) poll this long without sleeping after "
+                             "their last input (0, default: off)")
     parser.add_argument("--latency-connections", type=int, default=1,
                         help="latency and sizes scenarios: client connections (default 1)")
     bench_scale.add_arguments(parser)
+    bench_cutover.add_arguments(parser)
+    bench_post.add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -110,8 +123,10 @@ def binaries(build_dir):
              "client": os.path.join(build_dir, "tools/mdcast-client"),
              "sdk-source": os.path.join(build_dir, "tools/mdcast-bench-publisher"),
              "sdk-client": os.path.join(build_dir, "tools/mdcast-bench-consumer"),
+             "poster": os.path.join(build_dir, "tools/mdcast-bench-poster"),
              "ws-client": os.path.join(build_dir, "tools/mdcast-bench-ws-consumer"),
-             "replay": os.path.join(build_dir, "tools/mdcast-replay")}
+             "replay": os.path.join(build_dir, "tools/mdcast-replay"),
+             "wakeup-probe": os.path.join(build_dir, "tools/mdcast-wakeup-probe")}
     missing = [p for p in found.values() if not os.access(p, os.X_OK)]
     if missing:
         sys.exit(f"mdcast-bench: not built: {', '.join(missing)} (run deploy/setup.sh build)")
@@ -146,6 +161,7 @@ class Runner:
         point.realtime = self.args.realtime
         point.sdk_io_threads = self.args.sdk_io_threads
         point.sched_slice_us = self.args.sched_slice_us
+        point.busy_poll_us = self.args.busy_poll_us
         if self.replay:
             point.replay = self.replay
             point.rate = int(self.replay["rate"])
@@ -325,7 +341,9 @@ def write_report(runner, args, command):
              + (f"a {args.sched_slice_us} µs scheduler slice for the daemons and the SDK programs "
                 f"(`--sched-slice-us`), " if args.sched_slice_us else "")
              + ("pinned with `--pin`: distributor and servers on the first core, source and clients on "
-                "the others. " if args.pin else "no CPU pinning. ") + "Load average (1, 5, 15 min) before "
+                "the others, " if args.pin else "no CPU pinning, ")
+             + (f"spinning {args.busy_poll_us} µs after the last input in the distributor, the servers and "
+                "the SDK client (`--busy-poll-us`). " if args.busy_poll_us else "sleeping in epoll when idle. ") + "Load average (1, 5, 15 min) before "
              f"the run: {', '.join(f'{x:.2f}' for x in runner.load_before)}; after: "
              f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} (anything else running on the machine "
              "competes with the stack). The seed's figures come from other hardware and are shown for "
@@ -382,6 +400,7 @@ def write_report(runner, args, command):
                   "stack. Below its natural size (about 64-67 bytes with a stamp) an update cannot be made "
                   "smaller; the source counts such updates.", ""]
         lines += report.sizes_markdown(siz)
+    lines += report.breakdown_markdown(lat)
     lines += report.cpu_per_update_markdown(runner.points)
     lines += ["## Charts", ""]
     lines += [f"![{c}]({c})" for c in charts] or [chart_note]
@@ -402,6 +421,7 @@ def print_summary(runner, lat, fan, siz):
             print(f"{p.profile:<11} {p.rate:>10,} {l.get('mean', 0):>9.1f} {l.get('p99', 0):>9.1f} "
                   f"{l.get('p99_9', 0):>9.1f} {l.get('max', 0):>9.1f}  "
                   f"{(f'{seed_mean[0] * 1000:.0f}' if seed_mean else '–'):>21}  {report.verdict(p)}")
+        print_breakdown(lat)
     if fan:
         print(f"\n{'client':>6} {'servers':>7} {'conns':>5} {'in/s':>10} {'out/s':>12} {'server CPU %':>12}  result")
         for p in fan:
@@ -411,6 +431,7 @@ def print_summary(runner, lat, fan, siz):
                   f"{report.verdict(p)}")
     print(f"\nclient {runner.args.client}, source {'replay' if runner.args.replay else source_kind(runner.args)}{', pinned' if runner.args.pin else ''}"
           f"{', SCHED_FIFO' if runner.args.realtime else ''}"
+          f"{f', busy poll {runner.args.busy_poll_us} µs' if runner.args.busy_poll_us else ''}"
           f"{f', {runner.args.sched_slice_us} µs slices' if runner.args.sched_slice_us else ''}; "
           "CPU µs per update (= CPU-s per million updates):")
     print(f"{'point':<50} {'source':>7} {'distrib':>7} {'server':>7} {'client':>7}")
@@ -424,6 +445,19 @@ def print_summary(runner, lat, fan, siz):
             l = p.result.get("latency") or {}
             print(f"{p.update_bytes:>5} {p.rate:>10,} {l.get('mean', 0):>9.1f} {l.get('p99_9', 0):>9.1f}  "
                   f"{report.verdict(p)}")
+
+
+def print_breakdown(points):
+    """The floor and the hops of each latency point (report.md: "Where the time goes")."""
+    print(f"\n{'profile':<11} {'updates/s':>10} {'floor µs':>9} {'mean µs':>9}  hops µs: "
+          "publisher→distributor, distributor in→out, distributor→server, server in→out, server→client")
+    for p in points:
+        floor = (p.result.get("floor") or {}).get("floor_us")
+        mean = (p.result.get("latency") or {}).get("mean")
+        hops = p.result.get("breakdown") or {}
+        cells = ", ".join(f"{hops[h]:.1f}" if hops.get(h) is not None else "–" for h in report.HOPS)
+        print(f"{p.profile:<11} {p.rate:>10,} {floor if floor is not None else 0:>9.1f} "
+              f"{mean if mean is not None else 0:>9.1f}  {cells}")
 
 
 def sdk_threads_text(args):
@@ -466,17 +500,31 @@ def check_sched_slice(args):
         sys.exit("mdcast-bench: --sched-slice-us is for the normal scheduling class, not with --realtime")
 
 
-def scale_report(runner, args, command):
+def report_header(runner, args, command, scenario):
+    """The first lines of a one-scenario report: when, what, where, and the command."""
     m = machine()
     commit, build_type = source_version(os.path.abspath(args.source_dir), os.path.abspath(args.build_dir))
+    return [f"# mdcast benchmark report: `{scenario}`", "",
+            f"Run {datetime.datetime.now().strftime('%Y-%m-%d %H:%M:%S')} with mdcast {commit} ({build_type} "
+            f"build) on {m['cores']} cores ({m['cpu']}, {m['memory']}, Linux {m['kernel']}); load average "
+            f"before: {', '.join(f'{x:.2f}' for x in runner.load_before)}, after: "
+            f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}.", "",
+            "## Command", "", "```sh", command, "```", ""]
+
+
+def scale_report(runner, args, command):
     scale = bench_scale.run(runner, args)
-    header = ["# mdcast benchmark report: `scale`", "",
-              f"Run {datetime.datetime.now().strftime('%Y-%m-%d %H:%M:%S')} with mdcast {commit} ({build_type} "
-              f"build) on {m['cores']} cores ({m['cpu']}, {m['memory']}, Linux {m['kernel']}); load average "
-              f"before: {', '.join(f'{x:.2f}' for x in runner.load_before)}, after: "
-              f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}.", "",
-              "## Command", "", "```sh", command, "```", ""]
-    return bench_scale.write(scale, runner.out, header)
+    return bench_scale.write(scale, runner.out, report_header(runner, args, command, args.scenario))
+
+
+def cutover_report(runner, args, command):
+    results = bench_cutover.run(runner, args)
+    return bench_cutover.write(results, runner.out, report_header(runner, args, command, args.scenario), args.cutover_silent_ms)
+
+
+def post_report(runner, args, command):
+    result = bench_post.run(runner, args)
+    return bench_post.write(result, runner.out, report_header(runner, args, command, "post"))
 
 
 def main(argv):
@@ -489,6 +537,10 @@ def main(argv):
     print(f"mdcast-bench {args.scenario}: writing {runner.out}")
     if args.scenario == "scale":
         return scale_report(runner, args, command)
+    if args.scenario == "cutover":
+        return cutover_report(runner, args, command)
+    if args.scenario == "post":
+        return post_report(runner, args, command)
     try:
         for client in args.clients:
             runner.client = client

@@ -8,6 +8,9 @@
 // each update is a FieldList handed to Publisher::update(). It speaks
 // mdcast-source's command-line subset that the bench uses, logs "items
 // registered" once every image is out, and prints the same source_summary line.
+// With --accept-posts it accepts every post and publishes the posted fields as
+// an update of the item (the post round trip of `mdcast-bench --scenario post`
+// and the posting integration tests); --reject-posts TEXT rejects each with TEXT.
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -52,7 +55,33 @@ struct Options {
     bool wait_when_full = false;
     bool io_thread_writes = false;
     int64_t sched_slice_us = 0;  // 0: the kernel's default
+    bool accept_posts = false;
+    std::string reject_posts;  // not empty: every post rejected with this text
 };
+
+// A posted value, as the publisher publishes it again.
+void add_value(FieldList& fields, const FieldValue& f) {
+    switch (f.kind) {
+        case FieldKind::kInt:
+            fields.add_int(f.id, f.integer);
+            return;
+        case FieldKind::kDecimal:
+            fields.add_decimal(f.id, f.integer, f.exponent);
+            return;
+        case FieldKind::kDouble:
+            fields.add_double(f.id, f.real);
+            return;
+        case FieldKind::kString:
+            fields.add_string(f.id, f.text);
+            return;
+        case FieldKind::kTime:
+            fields.add_time(f.id, f.integer);
+            return;
+        case FieldKind::kBlank:
+            fields.add_blank(f.id);
+            return;
+    }
+}
 
 // Logs what the distributor says; the load loop runs on the main thread.
 class Handler final : public PublisherHandler {
@@ -68,8 +97,23 @@ class Handler final : public PublisherHandler {
                      state.text.c_str());
         rejected.fetch_add(1);
     }
+    // --accept-posts: accepted, and shown to every subscriber as an update of
+    // the item (when it is one of ours); --reject-posts: rejected with its text.
+    PostAnswer on_post(const PostRequest& request) override {
+        if (!reject_posts.empty()) return PostAnswer::reject(reject_posts);
+        if (!accept_posts) return PublisherHandler::on_post(request);
+        if (request.item && publisher) {
+            FieldList fields;
+            for (const FieldValue& f : request.fields) add_value(fields, f);
+            publisher->update(request.item, fields);
+        }
+        return PostAnswer::accept();
+    }
     std::atomic<bool> refused{false};
     std::atomic<uint64_t> rejected{0};
+    bool accept_posts = false;
+    std::string reject_posts;
+    Publisher* publisher = nullptr;  // set once it exists, before start()
 };
 
 // One clock_nanosleep to an absolute CLOCK_MONOTONIC deadline (monotonic_ns()'s
@@ -197,7 +241,10 @@ int run(const Options& o) {
     options.application_id = "mdcast-bench-publisher";
     options.write_from_caller = !o.io_thread_writes;
     Handler handler;
+    handler.accept_posts = o.accept_posts;
+    handler.reject_posts = o.reject_posts;
     Publisher publisher(options, handler);
+    handler.publisher = &publisher;
     publisher.add_service(o.service, ServiceMode::kBroadcast);
     Load load(o, publisher);
     load.add_items();
@@ -246,7 +293,11 @@ int main(int argc, char** argv) {
               "what the distributor takes: the most plain update() calls it takes per second)")
         .flag("io-thread-writes", &o.io_thread_writes,
               "PublisherOptions::write_from_caller off: the I/O thread writes every burst, the "
-              "publishing thread only wakes it (for before/after measurements)");
+              "publishing thread only wakes it (for before/after measurements)")
+        .flag("accept-posts", &o.accept_posts,
+              "Accept every post and publish its fields as an update of the item (default: "
+              "reject posts, the SDK's default)")
+        .option("reject-posts", &o.reject_posts, "TEXT", "Reject every post with TEXT");
     tools::add_sched_slice_option(command_line, o.sched_slice_us);
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != cli::CommandLine::Outcome::kRun) {

@@ -393,6 +393,9 @@ class WsConnection {
     void on_status(const tools::WsMessage& m, tools::ClientTotals& totals) {
         ++totals.statuses;
         if (m.login) {
+            // After the login, the login stream's Closed status precedes the server's close
+            // frame and says the same: the close reports it.
+            if (logged_in_) return;
             shared_.fatal = "login refused by " + text_of(server_) + " for user '" +
                             shared_.options.user + "': " + std::string(m.code) + " " +
                             quoted(m.text);

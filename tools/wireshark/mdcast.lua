@@ -68,7 +68,7 @@ local frame_types = {
     [30] = "DirectoryRequest",
     [31] = "Subscribe", [32] = "Unsubscribe", [40] = "Heartbeat", [41] = "ImageRequest",
     [42] = "DirectoryQuery", [43] = "Nak", [44] = "RttProbe", [45] = "RttEcho",
-    [46] = "Interest", [47] = "MessagePart",
+    [46] = "Interest", [47] = "MessagePart", [48] = "Post", [49] = "PostAck",
 }
 local stream_states = {[0] = "UNSPECIFIED", [1] = "OPEN", [2] = "CLOSED"}
 local data_states = {[0] = "UNSPECIFIED", [1] = "OK", [2] = "SUSPECT"}
@@ -82,7 +82,7 @@ local service_modes = {[0] = "UNSPECIFIED", [1] = "BROADCAST", [2] = "INTERACTIV
 local close_reasons = {
     [0] = "UNSPECIFIED", [1] = "PROTOCOL_ERROR", [2] = "FRAME_TOO_LARGE", [3] = "AUTH_FAILED",
     [4] = "SLOW_CONSUMER", [5] = "IDLE_TIMEOUT", [6] = "SHUTDOWN", [7] = "LIMIT_REACHED",
-    [8] = "NOT_LOGGED_IN",
+    [8] = "NOT_LOGGED_IN", [9] = "KICKED",
 }
 
 local f = {
@@ -197,6 +197,12 @@ S.Subscribe = {[1] = def("request_id", "u32"), [2] = def("service_name", "string
                [3] = def("item_name", "string"), [4] = def("snapshot", "bool"),
                [5] = def("view_field_id", "u32")}
 S.Unsubscribe = {[1] = def("item_id", "u64")}
+-- A contribution upstream: on-stream (item_id) or off-stream (service and item name).
+S.Post = {[1] = def("post_id", "u64"), [2] = def("item_id", "u64"),
+          [3] = def("service_name", "string"), [4] = def("item_name", "string"),
+          [5] = {name = "fields", msg = "FieldList"}}
+S.PostAck = {[1] = def("post_id", "u64"), [2] = def("accepted", "bool"),
+             [3] = def("status_code", "u32", status_codes), [4] = def("text", "string")}
 
 local body_schema = {
     [1] = "LoginRequest", [2] = "LoginResponse", [3] = "Ping", [4] = "Ping", [5] = "Close",
@@ -206,7 +212,7 @@ local body_schema = {
     [31] = "Subscribe",
     [32] = "Unsubscribe", [40] = "Heartbeat", [41] = "ImageRequest", [42] = "Empty",
     [43] = "Nak", [44] = "RttProbe", [45] = "RttProbe", [46] = "Interest",
-    [47] = "MessagePart",
+    [47] = "MessagePart", [48] = "Post", [49] = "PostAck",
 }
 
 -- One ProtoField per dictionary field: mdcast.field.BID and so on.

@@ -19,7 +19,7 @@
 //
 //   Safe from any thread, also from inside a handler: subscribe(),
 //   subscribe_batch(), snapshot(), snapshot_batch(), unsubscribe(),
-//   request_directory(), stats(). They queue a request for the
+//   request_directory(), post(), stats(). They queue a request for the
 //   I/O thread and return at once (they never wait for the network).
 //   start() and stop() must be called from the thread that owns the Consumer,
 //   never from inside a handler (stop() throws std::logic_error there; on a
@@ -54,6 +54,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -62,6 +64,7 @@
 #include "mdcast/dictionary.h"
 #include "mdcast/event.h"
 #include "mdcast/export.h"
+#include "mdcast/field_list.h"
 #include "mdcast/io_context.h"
 #include "mdcast/log.h"
 #include "mdcast/types.h"
@@ -80,6 +83,14 @@ struct ConsumerOptions : ConnectionOptions {
     uint32_t catch_up_timeout_ms = 2000;
     uint32_t max_frame_bytes = 16u << 20;   // larger frames from the server close it
     uint64_t max_output_bytes = 16u << 20;  // requests queued towards the server
+
+    // Idle strategy of the I/O thread, for a core of its own. 0 (default): it
+    // sleeps in epoll as soon as nothing is ready. N > 0 (at most 1,000,000):
+    // after every frame from the server it keeps polling without sleeping for
+    // N µs, so the next update is read without a kernel wake-up; a core stays
+    // busy while traffic flows, none while it is idle. On a shared IoContext
+    // it keeps the whole context's thread polling.
+    uint32_t busy_poll_us = 0;
 
     // Resolves View::field_names and Event::field(name); when null, the
     // constructor loads Dictionary::load_installed() (which may find none).
@@ -112,6 +123,21 @@ class ConsumerHandler {
     virtual void on_directory(const Event&) {}
 };
 
+// The answer to a post (Consumer::post): accepted by the service's publisher,
+// or refused, with why: `code` kNone and the publisher's own `text` when the
+// publisher rejected it; kNotEntitled (the users file's post rules), kNotFound
+// (no such service, the item not open on this connection, or no publisher
+// taking posts), kLimitReached (the server's or distributor's bounds),
+// kInvalidRequest, kSourceDown with a text starting "timeout" (no answer in
+// time), kConnectionLost (the connection ended first: the post may or may not
+// have reached the publisher) or kCancelled (stop()).
+struct PostResult {
+    uint64_t post_id = 0;
+    bool accepted = false;
+    StatusCode code = StatusCode::kNone;
+    std::string text;
+};
+
 // Counters since start(); safe to read from any thread.
 struct ConsumerStats {
     uint64_t refreshes = 0;  // delivered to the handler
@@ -124,6 +150,8 @@ struct ConsumerStats {
     uint64_t connection_losses = 0;
     uint64_t queue_full_waits = 0;  // kDispatch: times the I/O thread waited for room
     uint64_t queued_events = 0;     // kDispatch: waiting now
+    uint64_t posts_sent = 0;        // post() calls sent to a server
+    uint64_t posts_accepted = 0;    // answered accepted
 };
 
 class MDCAST_API Consumer {
@@ -177,6 +205,23 @@ class MDCAST_API Consumer {
     void unsubscribe(ItemHandle handle);
     // The answer arrives as a kDirectory event.
     void request_directory();
+    // POSTING (contributions to a service's publisher, docs/sdk.md "Posting").
+    // On-stream: to the item `handle` streams now (subscribe(), open on the
+    // current connection). Off-stream: to `item` of `service` by name, open or
+    // not. The future is ready once the answer is in (PostResult): it never
+    // waits longer than the server's posts.timeout_ms while connected. A post
+    // is sent once and never again after a failover. Throws
+    // std::invalid_argument for an empty field list or empty names.
+    std::future<PostResult> post(ItemHandle handle, const FieldList& fields);
+    std::future<PostResult> post(const std::string& service, const std::string& item,
+                                 const FieldList& fields);
+    // The same, the answer handed to `on_answer` on the I/O thread (inside a
+    // handler call's context: keep it short) instead of a future: no thread
+    // is woken for it. What it throws is logged.
+    using PostCallback = std::function<void(const PostResult&)>;
+    void post(ItemHandle handle, const FieldList& fields, PostCallback on_answer);
+    void post(const std::string& service, const std::string& item, const FieldList& fields,
+              PostCallback on_answer);
 
     // kDispatch: runs the handler for queued events on the calling thread.
     // Waits up to `timeout` for the first one; returns how many were handled.

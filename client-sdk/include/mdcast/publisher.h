@@ -89,6 +89,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,24 @@ struct PublishedItem {
     bool operator==(const PublishedItem&) const = default;
 };
 
+// A post (a consumer's contribution) for one of this publisher's services;
+// see PublisherHandler::on_post. Valid only during the call.
+struct PostRequest {
+    PublishedItem item;  // the item's handle when this publisher has it; 0 otherwise
+    const std::string& service;
+    const std::string& item_name;
+    const std::string& user;             // who posted (the consumer's login user)
+    std::span<const FieldValue> fields;  // what they contribute
+};
+
+// on_post's verdict, sent back to the poster.
+struct PostAnswer {
+    bool accepted = false;
+    std::string text;  // why it was rejected; cut to 512 bytes on the way
+    static PostAnswer accept() { return {true, {}}; }
+    static PostAnswer reject(std::string why) { return {false, std::move(why)}; }
+};
+
 // Callbacks run on the I/O thread.
 class PublisherHandler {
   public:
@@ -151,6 +170,16 @@ class PublisherHandler {
                                 const std::string& /*item*/) {}
     // The distributor refused a message for the item (state says why).
     virtual void on_item_rejected(PublishedItem, const ItemState&) {}
+    // POSTING: a consumer, allowed by the server's post rules, contributes
+    // `request.fields` to an item of one of this publisher's services. Accept
+    // or reject (the text goes back to the poster). Accepting publishes
+    // nothing by itself: to show the change, publish it (update() or
+    // refresh(), from here or later) like any other. Answer promptly: the
+    // poster's server gives up after its posts.timeout_ms ("timeout"). The
+    // default rejects every post.
+    virtual PostAnswer on_post(const PostRequest&) {
+        return PostAnswer::reject("this publisher takes no posts");
+    }
 };
 
 // Counters since start(); safe to read from any thread.
@@ -169,6 +198,8 @@ struct PublisherStats {
     // Writes the publishing thread made itself (write_from_caller) instead of
     // waking the I/O thread.
     uint64_t caller_writes = 0;
+    uint64_t posts_received = 0;  // on_post calls
+    uint64_t posts_accepted = 0;  // of which accepted
 };
 
 class MDCAST_API Publisher {

@@ -34,7 +34,12 @@ class Publisher:
     * ``on_item_request(item, service, name)``: interactive services; answer
       with refresh(), or status(item, stream="closed", code=StatusCode.NOT_FOUND);
     * ``on_item_closed(item, service, name)``: nobody wants it any more;
-    * ``on_item_rejected(item, code, text)``: the distributor refused a message.
+    * ``on_item_rejected(item, code, text)``: the distributor refused a message;
+    * ``on_post(item, service, name, user, fields)``: a consumer's post (a
+      contribution; ``item`` is the handle when this publisher has the item, else 0).
+      Return None or True to accept, False or a str (the reason, sent back to the
+      poster) to reject. Accepting publishes nothing: call update() to show the
+      change. Without on_post every post is rejected; one that raises rejects it.
     """
 
     def __init__(self, distributors: Union[str, Iterable[str]], *, user: str = "mdcast",
@@ -50,6 +55,7 @@ class Publisher:
                  on_item_request: Optional[Callable[[int, str, str], Any]] = None,
                  on_item_closed: Optional[Callable[[int, str, str], Any]] = None,
                  on_item_rejected: Optional[Callable[[int, str, str], Any]] = None,
+                 on_post: Optional[Callable[[int, str, str, str, Dict[Any, Any]], Any]] = None,
                  on_error: Optional[Callable[[BaseException, str], Any]] = None):
         options = _mdcast.PublisherOptions()
         options.distributors = server_list(distributors)
@@ -64,7 +70,8 @@ class Publisher:
         self.dictionary = load_dictionary(dictionary)
         self._callbacks: Dict[str, Optional[Callable]] = {
             "connection": on_connection, "service": on_service, "item_request": on_item_request,
-            "item_closed": on_item_closed, "item_rejected": on_item_rejected}
+            "item_closed": on_item_closed, "item_rejected": on_item_rejected,
+            "post": on_post}
         self._on_error = on_error
         self._state = ("connecting", "", "")
         self._state_changed = threading.Condition()
@@ -143,8 +150,11 @@ class Publisher:
         s["callback_errors"] = self.callback_errors
         return s
 
-    # Called by the C++ bridge on the I/O thread, with the GIL.
-    def _callback(self, name: str, *args: Any) -> None:
+    # Called by the C++ bridge on the I/O thread, with the GIL; for "post" it
+    # returns the verdict as (accepted, text).
+    def _callback(self, name: str, *args: Any) -> Any:
+        if name == "post":
+            return self._post_verdict(args)
         if name == "connection":
             with self._state_changed:
                 state, server, text = args
@@ -156,23 +166,39 @@ class Publisher:
         try:
             handler(*args)
         except Exception as error:  # noqa: BLE001 - reported, the I/O thread goes on
-            self.callback_errors += 1
-            if self._on_error is not None:
-                try:
-                    self._on_error(error, name)
-                    return
-                except Exception:  # noqa: BLE001
-                    log.exception("mdcast: on_error raised while reporting another error")
-            log.error("mdcast: publisher callback %s%r raised", name, args, exc_info=error)
+            self._report(error, name, args)
+        return None
+
+    def _post_verdict(self, args: tuple) -> tuple:
+        handler = self._callbacks.get("post")
+        if handler is None:
+            return (False, "this publisher takes no posts")
+        try:
+            verdict = handler(*args)
+        except Exception as error:  # noqa: BLE001 - reported, the post rejected
+            self._report(error, "post", args)
+            return (False, f"the publisher failed to handle the post: {error}")
+        if verdict is None or verdict is True:
+            return (True, "")
+        return (False, verdict if isinstance(verdict, str) else "")
+
+    def _report(self, error: Exception, name: str, args: tuple) -> None:
+        self.callback_errors += 1
+        if self._on_error is not None:
+            try:
+                self._on_error(error, name)
+                return
+            except Exception:  # noqa: BLE001
+                log.exception("mdcast: on_error raised while reporting another error")
+        log.error("mdcast: publisher callback %s%r raised", name, args, exc_info=error)
 
 
-def _weak_callback(publisher: Publisher) -> Callable[..., None]:
+def _weak_callback(publisher: Publisher) -> Callable[..., Any]:
     """Calls ``publisher._callback`` while the publisher lives; nothing once it is gone."""
     ref = weakref.ref(publisher)
 
-    def callback(name: str, *args: Any) -> None:
+    def callback(name: str, *args: Any) -> Any:
         target = ref()
-        if target is not None:
-            target._callback(name, *args)
+        return None if target is None else target._callback(name, *args)
 
     return callback

@@ -51,12 +51,33 @@ py::dict stats_dict(const ConsumerBridge& core) {
     d["catch_ups"] = s.catch_ups;
     d["connections"] = s.connections;
     d["connection_losses"] = s.connection_losses;
+    d["posts_sent"] = s.posts_sent;
+    d["posts_accepted"] = s.posts_accepted;
     return d;
+}
+
+// A post's answer to come: wait() with the GIL released, then result().
+void bind_pending_post(py::module_& m) {
+    using Pending = std::shared_future<PostResult>;
+    py::class_<Pending>(m, "PendingPost", "The answer to one post, once it comes.")
+        .def(
+            "wait",
+            [](const Pending& p, double timeout) {
+                const auto ms = to_ms(timeout);
+                return without_gil([&] { return p.wait_for(ms) == std::future_status::ready; });
+            },
+            py::arg("timeout"), "True once the answer is in (waits up to `timeout` s).")
+        .def("result", [](const Pending& p) {
+            without_gil([&] { p.wait(); });
+            const PostResult& r = p.get();
+            return py::make_tuple(r.post_id, r.accepted, r.code, r.text);
+        });
 }
 
 }  // namespace
 
 void bind_consumer(py::module_& m) {
+    bind_pending_post(m);
     using Core = ConsumerBridge;
     py::class_<Core>(m, "ConsumerCore", "The C++ consumer under mdcast.Consumer.")
         .def(py::init<ConsumerOptions, size_t>(), py::arg("options"), py::arg("max_queued_events"))
@@ -95,6 +116,8 @@ void bind_consumer(py::module_& m) {
             [](Core& c, uint64_t handle) { without_gil([&] { c.unsubscribe(handle); }); },
             py::arg("handle"))
         .def("request_directory", &Core::request_directory)
+        .def("post", &Core::post, py::arg("handle"), py::arg("fields"))
+        .def("post_to", &Core::post_to, py::arg("service"), py::arg("item"), py::arg("fields"))
         .def(
             "take",
             [](Core& c, double timeout) {

@@ -1,5 +1,7 @@
 #include "consumer_bridge.h"
 
+#include "field_values.h"
+
 namespace mdcast::python {
 
 ConsumerBridge::ConsumerBridge(ConsumerOptions options, size_t max_queued_events)
@@ -75,6 +77,23 @@ ConnectionSnapshot ConsumerBridge::wait_connected(std::chrono::milliseconds time
                 state_.text.find("login_refused") != std::string::npos);
     });
     return state_;
+}
+
+const FieldList& ConsumerBridge::post_fields(const py::dict& fields) {
+    if (!dictionary_) throw py::value_error("post: the consumer has no field dictionary");
+    post_fields_.clear();
+    fill_field_list(post_fields_, *dictionary_, fields);
+    return post_fields_;
+}
+
+std::shared_future<PostResult> ConsumerBridge::post(uint64_t handle, const py::dict& fields) {
+    return consumer_->post(ItemHandle{handle}, post_fields(fields)).share();
+}
+
+std::shared_future<PostResult> ConsumerBridge::post_to(const std::string& service,
+                                                       const std::string& item,
+                                                       const py::dict& fields) {
+    return consumer_->post(service, item, post_fields(fields)).share();
 }
 
 }  // namespace mdcast::python

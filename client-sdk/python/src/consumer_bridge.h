@@ -8,8 +8,11 @@
 // bindings with the GIL released.
 #pragma once
 
+#include <pybind11/pybind11.h>
+
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,6 +22,8 @@
 #include "mdcast/consumer.h"
 
 namespace mdcast::python {
+
+namespace py = pybind11;
 
 // The last connection event, for wait_connected().
 struct ConnectionSnapshot {
@@ -48,6 +53,11 @@ class ConsumerBridge final : public ConsumerHandler {
     // Nothing of `handle` reaches Python after this returns.
     void unsubscribe(uint64_t handle);
     void request_directory() { consumer_->request_directory(); }
+    // Posts: fields {name or id: value}, resolved with the dictionary (the
+    // GIL held). On-stream by handle, off-stream by service and item name.
+    std::shared_future<PostResult> post(uint64_t handle, const py::dict& fields);
+    std::shared_future<PostResult> post_to(const std::string& service, const std::string& item,
+                                           const py::dict& fields);
 
     EventChannel& channel() { return channel_; }
     const std::shared_ptr<const Dictionary>& dictionary() const { return dictionary_; }
@@ -63,7 +73,10 @@ class ConsumerBridge final : public ConsumerHandler {
     void on_connection(const Event& event) override;
 
   private:
+    const FieldList& post_fields(const py::dict& fields);
+
     std::shared_ptr<const Dictionary> dictionary_;
+    FieldList post_fields_;  // reused; only touched with the GIL held
     EventChannel channel_;
     std::unique_ptr<Consumer> consumer_;
     std::mutex state_mutex_;

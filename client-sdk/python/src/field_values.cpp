@@ -110,24 +110,28 @@ double decimal_to_double(int64_t mantissa, int32_t exponent) {
     return m * std::pow(10.0, exponent);
 }
 
-py::object field_to_python(const EventBatch& batch, const StoredField& f) {
-    switch (f.kind) {
+py::object value_to_python(FieldKind kind, int64_t integer, int32_t exponent, double real,
+                           std::string_view text) {
+    switch (kind) {
         case FieldKind::kInt:
         case FieldKind::kTime:
-            return py::int_(f.integer);
+            return py::int_(integer);
         case FieldKind::kDecimal:
-            return py::float_(decimal_to_double(f.integer, f.exponent));
+            return py::float_(decimal_to_double(integer, exponent));
         case FieldKind::kDouble:
-            return py::float_(f.real);
-        case FieldKind::kString: {
-            const auto text = batch.text(f.text);
+            return py::float_(real);
+        case FieldKind::kString:
             return py::reinterpret_steal<py::object>(
                 PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
-        }
         case FieldKind::kBlank:
             break;
     }
     return py::none();
+}
+
+py::object field_to_python(const EventBatch& batch, const StoredField& f) {
+    const std::string_view text = f.kind == FieldKind::kString ? batch.text(f.text) : "";
+    return value_to_python(f.kind, f.integer, f.exponent, f.real, text);
 }
 
 std::string field_to_text(const EventBatch& batch, const StoredField& f) {

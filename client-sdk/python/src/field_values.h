@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <string_view>
 
 #include "event_batch.h"
 #include "mdcast/dictionary.h"
@@ -22,6 +23,9 @@ namespace py = pybind11;
 // which rounds twice).
 double decimal_to_double(int64_t mantissa, int32_t exponent);
 
+// One value as Python sees it (above); `text` for strings.
+py::object value_to_python(FieldKind kind, int64_t integer, int32_t exponent, double real,
+                           std::string_view text);
 py::object field_to_python(const EventBatch& batch, const StoredField& field);
 // The exact text of a value: decimals as written ("101.25"), times ISO-8601.
 std::string field_to_text(const EventBatch& batch, const StoredField& field);

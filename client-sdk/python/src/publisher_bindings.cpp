@@ -44,6 +44,8 @@ py::dict stats_dict(const PublisherBridge& p) {
     d["connections"] = s.connections;
     d["connection_losses"] = s.connection_losses;
     d["caller_writes"] = s.caller_writes;
+    d["posts_received"] = s.posts_received;
+    d["posts_accepted"] = s.posts_accepted;
     return d;
 }
 

@@ -1,6 +1,9 @@
 #include "publisher_bridge.h"
 
+#include <pybind11/stl.h>
+
 #include <thread>
+#include <utility>
 
 #include "field_values.h"
 
@@ -117,6 +120,41 @@ void PublisherBridge::on_item_closed(PublishedItem item, const std::string& serv
 
 void PublisherBridge::on_item_rejected(PublishedItem item, const ItemState& state) {
     call("item_rejected", item.id, std::string(status_code_name(state.code)), state.text);
+}
+
+namespace {
+
+// A post's field value as Python sees a received one (field_values.h).
+py::object value_to_python(const FieldValue& f) {
+    return python::value_to_python(f.kind, f.integer, f.exponent, f.real, f.text);
+}
+
+}  // namespace
+
+PostAnswer PublisherBridge::on_post(const PostRequest& request) {
+    if (_Py_IsFinalizing()) return PostAnswer::reject("the publisher is shutting down");
+    io_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    py::gil_scoped_acquire gil;
+    try {
+        py::dict fields;  // by dictionary name; an id the dictionary lacks stays a number
+        for (const FieldValue& f : request.fields) {
+            const std::string_view name = dictionary_->name(f.id);
+            if (name.empty()) {
+                fields[py::int_(f.id)] = value_to_python(f);
+            } else {
+                fields[py::str(name.data(), name.size())] = value_to_python(f);
+            }
+        }
+        const py::object verdict = callback_("post", request.item.id, request.service,
+                                             request.item_name, request.user, fields);
+        if (verdict.is_none()) return PostAnswer::reject("the publisher is gone");
+        const auto answer = verdict.cast<std::pair<bool, std::string>>();
+        return answer.first ? PostAnswer::accept() : PostAnswer::reject(answer.second);
+    } catch (py::error_already_set& error) {
+        error.discard_as_unraisable("post");
+    } catch (const py::cast_error&) {
+    }
+    return PostAnswer::reject("the publisher failed to handle the post");
 }
 
 }  // namespace mdcast::python

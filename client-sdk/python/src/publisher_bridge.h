@@ -1,7 +1,7 @@
 // PublisherBridge: an mdcast::Publisher driven from Python.
 //
 // Fields come as {name: value} dicts, resolved with the dictionary. The SDK's
-// callbacks (connection, service answer, item request/close, rejection) run on
+// callbacks (connection, service answer, item request/close, rejection, post) run on
 // its I/O thread: the bridge takes the GIL there and calls one Python
 // function, `callback(name, *args)`, that mdcast.Publisher routes to the
 // application and guards (an exception is reported, never raised into the I/O
@@ -52,6 +52,8 @@ class PublisherBridge final : public PublisherHandler {
     void on_item_closed(PublishedItem item, const std::string& service,
                         const std::string& name) override;
     void on_item_rejected(PublishedItem item, const ItemState& state) override;
+    // callback("post", item, service, name, user, fields) returns (accepted, text).
+    PostAnswer on_post(const PostRequest& request) override;
 
   private:
     template <typename... Args>

@@ -17,6 +17,9 @@ std::string good_file() {
            "    allow:\n"
            "      - service: FX\n"
            "        items: [\"EUR*\", \"GBP*\"]\n"
+           "    post:\n"
+           "      - service: FX\n"
+           "        items: [\"EUR=\"]\n"
            "  everything:\n"
            "    allow:\n"
            "      - service: \"*\"\n"
@@ -29,6 +32,9 @@ std::string good_file() {
            "    allow:\n"
            "      - service: EQ\n"
            "        items: \"*.L\"\n"
+           "    post:\n"
+           "      - service: EQ\n"
+           "        items: \"VOD.L\"\n"
            "  root:\n"
            "    password: \"" +
            kHash +
@@ -73,6 +79,32 @@ TEST_CASE("users, groups and entitlements are read", "[users_file]") {
     const auto nobody = file.find("nobody");
     CHECK_FALSE(nobody->entitlements.allows_service("FX"));  // no rule, nothing allowed
     CHECK_FALSE(file.find("mallory"));
+}
+
+TEST_CASE("posting is granted by post rules only, from the user and their groups", "[users_file]") {
+    const UsersFile file = UsersFile::parse(good_file(), "users.yaml");
+    const auto& alice = file.find("alice")->entitlements;
+    CHECK(alice.allows_post("FX", "EUR="));          // her group's post rule
+    CHECK(alice.allows_post("EQ", "VOD.L"));         // her own post rule
+    CHECK_FALSE(alice.allows_post("FX", "GBPUSD"));  // may read it, not post to it
+    CHECK_FALSE(alice.allows_post("EQ", "BARC.L"));
+    CHECK_FALSE(alice.allows_post("OTHER", "EUR="));
+    // Every service readable, nothing postable: reading rights never grant posting.
+    CHECK(file.find("root")->entitlements.allows_item("FX", "EUR="));
+    CHECK_FALSE(file.find("root")->entitlements.allows_post("FX", "EUR="));
+}
+
+TEST_CASE("a post rule is checked like an allow rule", "[users_file]") {
+    const auto errors = errors_of(
+        "users:\n"
+        "  bob:\n"
+        "    password: \"" +
+        kHash +
+        "\"\n"
+        "    post:\n"
+        "      - items: [\"X\"]\n");
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0].key == "users.bob.post");
 }
 
 TEST_CASE("every error in a users file is reported with file:line", "[users_file]") {
@@ -145,4 +177,8 @@ TEST_CASE("the example users file is valid", "[users_file]") {
     CHECK(alice->entitlements.allows_item("RATES", "GB10YT=RR"));
     CHECK_FALSE(alice->entitlements.allows_item("FX", "AUD="));
     CHECK(file.find("ops")->entitlements.allows_item("ANY", "ITEM"));
+    CHECK(alice->entitlements.allows_post("FX", "USDJPY"));    // her group's
+    CHECK(alice->entitlements.allows_post("RATES", "GB10Y"));  // her own
+    CHECK_FALSE(alice->entitlements.allows_post("FX", "EUR="));
+    CHECK_FALSE(file.find("ops")->entitlements.allows_post("ANY", "ITEM"));
 }

@@ -40,6 +40,10 @@ struct Recorder final : server::Upstream::Handler {
     void on_source_ready(uint16_t) override {}
     void on_source_silent(uint16_t, bool) override {}
     void on_source_answer(uint16_t, const proto::Frame&) override {}
+    void on_source_post_ack(uint16_t source, const wire_v1::PostAck& ack) override {
+        post_acks.emplace_back(source, ack.post_id());
+    }
+    std::vector<std::pair<uint16_t, uint64_t>> post_acks;  // source, post id
 
     std::vector<std::string> names() const {
         std::vector<std::string> out;
@@ -209,4 +213,37 @@ TEST_CASE("with a key, unsigned and forged packets are dropped", "[backbone_rece
     CHECK(f.receiver.counters().bad_signatures == 2);
     f.feed(data_packet(kEpoch, 1, "signed", signer.get()));
     CHECK(f.recorder.names() == std::vector<std::string>{"signed"});
+}
+
+TEST_CASE("a post goes to a ready distributor stamped with the server's id; its answer comes back",
+          "[backbone_receiver][posts]") {
+    Fixture f;
+    wire_v1::Post post;
+    post.set_post_id(7);
+    CHECK_FALSE(f.receiver.send_post(1, post));  // not heard yet: nowhere to send it
+    proto::PacketBuilder builder(proto::kDefaultDatagramBytes);
+    wire_v1::Heartbeat heartbeat;
+    heartbeat.set_next_sequence(1);
+    heartbeat.set_control_port(9);  // the fixture's `from` port
+    builder.add(proto::FrameType::kHeartbeat, heartbeat);
+    const auto beat = builder.finish(proto::PacketType::kHeartbeat, kEpoch, 0);
+    f.feed({beat.begin(), beat.end()});
+    REQUIRE(f.receiver.ready(1));
+    CHECK(f.receiver.send_post(1, post));
+    CHECK(post.server_id() != 0);
+    wire_v1::Post too_large = post;
+    too_large.mutable_fields()->add_fields()->set_string_value(std::string(2000, 'x'));
+    CHECK_FALSE(f.receiver.send_post(1, too_large));  // more than one control datagram
+
+    proto::PacketBuilder reply(proto::kDefaultDatagramBytes);
+    wire_v1::PostAck ack;
+    ack.set_post_id(7);
+    reply.add(proto::FrameType::kPostAck, ack);
+    const auto answer = reply.finish(proto::PacketType::kControlReply, 0, 0);
+    sockaddr_in stranger = f.from;
+    stranger.sin_port = htons(10);
+    f.receiver.handle_control_reply({answer.begin(), answer.end()}, stranger, f.now);
+    CHECK(f.recorder.post_acks.empty());  // not from the distributor's control address
+    f.receiver.handle_control_reply({answer.begin(), answer.end()}, f.from, f.now);
+    CHECK(f.recorder.post_acks == std::vector<std::pair<uint16_t, uint64_t>>{{1, 7}});
 }

@@ -1,0 +1,145 @@
+// The server's side of redundant sources (docs/operations.md, "Redundancy"):
+// when a redundancy group's active member changes (server/redundancy/
+// service_groups.h), every subscribed item of the old member moves to the new
+// member's item of the same name, served from the image this server keeps of
+// it (hot standby: no image request, no suspect status). Each subscriber gets
+// one refresh, unsolicited, with the new item id and the new member's
+// sequence: the SDK rebinds the name to the new id and takes the refresh as
+// its new base, so it sees no gap and no repeat. An item the new member has no
+// current image of gets a status that says so, and moves when one arrives.
+#include "common/clock.h"
+#include "proto/source_ids.h"
+#include "server/redundancy/redundancy_config.h"
+#include "server/server.h"
+
+namespace mdcast::server {
+
+namespace {
+
+std::string switch_text(const GroupSwitch& change) {
+    return "service " + change.service + " moved from distributor " + std::to_string(change.from) +
+           " to distributor " + std::to_string(change.to) + " (" +
+           switch_reason_name(change.reason) + ")";
+}
+
+// An image a subscriber may be switched to: held, open and ok.
+bool current(const CachedItem& item) {
+    return item.has_image && item.status.stream_state() == wire::STREAM_OPEN &&
+           item.status.data_state() == wire::DATA_OK;
+}
+
+}  // namespace
+
+std::optional<uint16_t> Server::active_source(const std::string& service) const {
+    return groups_.active(service);
+}
+
+void Server::note_directory(uint16_t source, const wire::Directory& directory) {
+    const int64_t now = monotonic_ns();
+    for (const auto& info : directory.services()) {
+        if (proto::service_source(info.service_id()) != source) continue;
+        groups_.on_service(info.name(), source, info.state() == wire::SERVICE_UP, now);
+    }
+}
+
+// The switches due now, applied; returns the items whose subscribers were told
+// a status here (the new member has no current image of them), which the
+// caller's own statuses skip.
+std::unordered_set<uint64_t> Server::apply_group_switches() {
+    groups_.configure(source_rank(config_.redundancy_source_rank),
+                      int64_t{config_.redundancy_hold_down_ms} * 1'000'000);
+    std::unordered_set<uint64_t> told;
+    for (const auto& change : groups_.evaluate(monotonic_ns())) switch_service(change, told);
+    return told;
+}
+
+void Server::switch_service(const GroupSwitch& change, std::unordered_set<uint64_t>& told) {
+    const int64_t start = monotonic_ns();
+    size_t moved = 0, waiting = 0;
+    for (uint64_t id : fanout_.subscribed_items()) {
+        CachedItem* from = cache_.find(id);
+        if (!from || proto::item_source(id) != change.from || from->service_name != change.service)
+            continue;
+        CachedItem* to = cache_.find(from->service_name, from->name, change.to);
+        if (to && current(*to) && cache_.keeps_images()) {
+            move_subscribers(*from, *to, &to->image);
+            ++moved;
+            continue;
+        }
+        ++waiting;
+        if (to) recovery_.request_image(*to);  // its subscribers move when the image comes
+        if (change.reason == SwitchReason::kPreferred) continue;  // the old member still serves it
+        ItemCache::invalidate(
+            *from, wire::STATUS_SOURCE_DOWN,
+            switch_text(change) + (to ? ", which has no current image of this item yet"
+                                      : ", which does not publish this item"));
+        fanout_.fan_out_status(*from);
+        told.insert(id);
+    }
+    switch_counters_.items_switched += moved;
+    switch_counters_.items_without_image += waiting;
+    log_->warn("{}: {} subscribed items switched, {} without a current image there ({:.1f} ms)",
+               switch_text(change), moved, waiting, (monotonic_ns() - start) / 1e6);
+}
+
+// Every subscriber of `from` now holds `to` instead, and has its image.
+void Server::move_subscribers(CachedItem& from, CachedItem& to, const proto::FieldImage* image) {
+    const bool first = !fanout_.has_subscribers(to.id);
+    for (const auto& held : fanout_.take_item(from.id)) {
+        if (!held.client->is_open()) continue;
+        if (!fanout_.subscribe(*held.client, to.id, held.view, held.conflate_ms)) continue;
+        // Subscribers of `to` already have its image: the movers get theirs one by one.
+        if (!first) fanout_.send_image(*held.client, to, image, held.view, false);
+    }
+    if (first) fanout_.fan_out_image(to, image);  // encoded once per view, not per client
+    recovery_.item_closed(from.id);
+    release_if_unwatched(from.id);
+    hold_if_interactive(to.id);
+}
+
+// An image of `item` arrived: if its distributor is its group's active member,
+// the subscribers still on another member's item of that name move to it
+// (a switch back completing, or an item the standby lacked at a switch).
+void Server::adopt_subscribers(CachedItem& item, const proto::FieldImage* image) {
+    CachedItem* first = cache_.find(item.service_name, item.name);
+    if (!current(item) || (first == &item && !item.same_name)) return;  // the common case
+    if (groups_.active(item.service_name) != proto::item_source(item.id)) return;
+    for (CachedItem* other = first; other; other = other->same_name) {
+        if (other != &item && fanout_.has_subscribers(other->id)) {
+            move_subscribers(*other, item, image);
+            ++switch_counters_.items_switched;
+        }
+    }
+}
+
+// A distributor heard again after silence, or past loss it could not repair:
+// its items went suspect, and only the subscribed ones are re-imaged for their
+// subscribers. The others of a service it shares with another distributor are
+// a standby's, which must stay hot: they are re-imaged too, or the next switch
+// to them would find no current image.
+void Server::rewarm_standby(uint16_t source) {
+    for (CachedItem* item : items_of_source(source)) {
+        if (item->has_image || fanout_.has_subscribers(item->id) || recovery_.recovering(item->id))
+            continue;
+        const auto group = groups_.groups().find(item->service_name);
+        if (group != groups_.groups().end() && group->second.members.size() >= 2)
+            recovery_.request_image(*item);
+    }
+}
+
+// The item a new subscriber is served: its group's active member's when that
+// is current, else the best-ranked member's that is, else one with an image.
+CachedItem* Server::serving_item(const std::string& service, const std::string& name) {
+    CachedItem* first = cache_.find(service, name);
+    if (!first || !first->same_name) return first;
+    for (uint16_t source : groups_.ranked(service)) {
+        CachedItem* item = cache_.find(service, name, source);
+        if (item && current(*item)) return item;
+    }
+    for (CachedItem* item = first; item; item = item->same_name) {
+        if (item->has_image) return item;
+    }
+    return first;
+}
+
+}  // namespace mdcast::server
