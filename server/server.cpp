@@ -9,6 +9,7 @@
 #include "common/daemon/config_checks.h"
 #include "common/daemon/daemon_keys.h"
 #include "server/backbone/backbone_upstream.h"
+#include "server/cascade/cascade_upstream.h"
 #include "server/make_status.h"
 #include "server/request_checks.h"
 
@@ -34,6 +35,12 @@ ListenerSettings listener_settings(const ServerConfig& config) {
             1024,
             tls_server_settings(config),
             config.tls_handshake_timeout_ms};
+}
+
+std::unique_ptr<Upstream> make_upstream(EventLoop& loop, const ServerConfig& config,
+                                        Upstream::Handler& handler) {
+    if (config.upstream_kind == "tcp") return make_tcp_upstream(loop, config, handler);
+    return make_backbone_upstream(loop, config, handler);
 }
 
 std::chrono::microseconds flush_interval(const ServerConfig& config) {
@@ -68,7 +75,7 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
                 *this),
       interest_(*this),
       posts_(*this, config),
-      upstream_(make_backbone_upstream(loop, config, *this)),
+      upstream_(make_upstream(loop, config, *this)),
       listeners_(loop, listener_settings(config),
                  [this](int fd, std::string peer, bool tls) {
                      on_accept(fd, std::move(peer), tls, false);

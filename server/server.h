@@ -241,7 +241,7 @@ class Server final : public Upstream::Handler,
     ImageRecovery recovery_;
     InterestReporter interest_;           // interactive items held and released, told upstream
     PostRouter posts_;                    // clients' posts on their way upstream and back
-    std::unique_ptr<Upstream> upstream_;  // the multicast backbone
+    std::unique_ptr<Upstream> upstream_;  // the multicast backbone, or parents over TCP
     DaemonListeners listeners_;
     // WebSocket/JSON clients (clients.ws_port): their own port, the same sessions.
     std::unique_ptr<JsonEncoder> json_;

@@ -288,6 +288,7 @@ config::Schema<ServerConfig> build_schema() {
     add_tls_keys(s);
     add_output_keys(s);
     add_backbone_keys(s);
+    add_upstream_keys(s);
     add_auth_keys(s);
     s.boolean("cache.enable_cache", &C::cache_enable_cache, true,
               "true: keep every item's image and serve new subscribers from it. false (the seed's "
@@ -379,6 +380,7 @@ config::Problems server_preflight(const ServerConfig& c) {
     config::check_descriptor_limit("clients.max_connections", c.clients_max_connections, problems);
     config::check_key_files("backbone", c.backbone_key_file, c.backbone_previous_key_file,
                             problems);
+    check_upstream_files(c, problems);
     return problems;
 }
 

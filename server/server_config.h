@@ -9,12 +9,14 @@
 #include "common/config/config_schema.h"
 #include "common/daemon/daemon_keys.h"
 #include "common/net/udp_socket.h"
+#include "server/cascade/upstream_keys.h"
 
 namespace mdcast::server {
 
 // The auth.* keys are bound into AuthConfig::auth (common/auth/auth_keys.h), the tls.* keys
 // into TlsKeys (declared by add_tls_keys).
-struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys {
+// The upstream.* keys into UpstreamKeys (server/cascade/upstream_keys.h).
+struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys, UpstreamKeys {
     std::string log_level;
     std::string log_format;
     std::string log_file;  // empty: stderr

@@ -73,6 +73,11 @@ class Upstream {
     // comes back through on_source_post_ack, or never (the server times out).
     virtual bool send_post(uint16_t source, ::mdcast::wire::v1::Post& post) = 0;
 
+    // True when only the items asked for flow (a parent server over TCP,
+    // server/cascade/): every item is then held and released as an item of an
+    // interactive service is, whatever its service's mode.
+    virtual bool interest_based() const { return false; }
+
     // Declares the upstream's counters, gauges and histograms in the server's
     // registry (read by /metrics and the counters log line).
     virtual void register_metrics(MetricsRegistry& metrics) const = 0;

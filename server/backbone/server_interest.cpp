@@ -8,6 +8,7 @@ namespace mdcast::server {
 bool Server::interactive(uint64_t item_id) const {
     const CachedItem* item = cache_.find(item_id);
     if (!item) return false;
+    if (upstream_->interest_based()) return true;
     const auto& directory = recovery_.directory();
     const auto service = directory.find(item->service_id);
     return service != directory.end() && service->second.mode() == wire::SERVICE_INTERACTIVE;
@@ -19,7 +20,8 @@ bool Server::interactive(uint64_t item_id) const {
 bool Server::released_on_purpose(const CachedItem& item) const {
     const auto& directory = recovery_.directory();
     const auto service = directory.find(item.service_id);
-    return service != directory.end() && service->second.mode() == wire::SERVICE_INTERACTIVE &&
+    return service != directory.end() &&
+           (service->second.mode() == wire::SERVICE_INTERACTIVE || upstream_->interest_based()) &&
            service->second.state() == wire::SERVICE_UP && !fanout_.has_subscribers(item.id);
 }
 

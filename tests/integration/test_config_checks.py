@@ -57,6 +57,11 @@ BAD_CONFIGS = [
     ("server", "admin:\n  address: 198.51.100.7\n", "admin.address", 2),
     ("distributor", "publishers:\n  address: 203.0.113.9\n", "publishers.address", 2),
     ("distributor", "backbone:\n  interface: 192.0.2.44\n", "backbone.interface", 2),
+    ("server", "upstream:\n  kind: tcp\n", "upstream.parents", 0),
+    ("server", "upstream:\n  parents: [\"hub-a\"]\n", "upstream.parents", 2),
+    ("server", "upstream:\n  heartbeat_interval_ms: 5000\n", "upstream.heartbeat_timeout_ms", 0),
+    ("server", "upstream:\n  password_file: /nonexistent/edge.password\n", "upstream.password_file", 2),
+    ("server", "upstream:\n  tls: true\n  tls_ca_file: /nonexistent/ca.pem\n", "upstream.tls", 2),
 ]
 
 

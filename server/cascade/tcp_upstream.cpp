@@ -1,0 +1,359 @@
+#include "server/cascade/tcp_upstream.h"
+
+#include <algorithm>
+
+#include "proto/frame.h"
+#include "proto/post_checks.h"
+#include "proto/source_ids.h"
+#include "server/make_status.h"
+#include "wire/client.pb.h"
+
+namespace mdcast::server {
+
+namespace wire = ::mdcast::wire::v1;
+using proto::FrameType;
+
+namespace {
+
+constexpr uint32_t kLoginRefusedBackoff = 10;  // x upstream.reconnect_delay_ms
+
+// A frame encoded here (a directory cut per source, a status of our own),
+// handed to the server as if it had come from the parent.
+struct OwnFrame {
+    std::string bytes;
+    proto::Frame frame;
+    OwnFrame(FrameType type, const google::protobuf::MessageLite& message)
+        : bytes(proto::encode_frame_string(type, message)) {
+        const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+        frame = {type,
+                 {data + proto::kFrameHeaderBytes, bytes.size() - proto::kFrameHeaderBytes},
+                 {data, bytes.size()}};
+    }
+};
+
+template <class Message>
+bool parse(const proto::Frame& frame, Message& message) {
+    return message.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()));
+}
+
+}  // namespace
+
+TcpUpstream::TcpUpstream(EventLoop& loop, TcpUpstreamSettings settings, Handler& handler)
+    : settings_(std::move(settings)),
+      handler_(handler),
+      log_(log::get("cascade")),
+      flusher_(loop, std::chrono::microseconds(0)),
+      link_(loop, flusher_, proto::kServerToClientTypes, *this, log_),
+      reconnect_timer_(loop, [this] { connect_next(); }),
+      directory_timer_(
+          loop, [this] { link_.send(FrameType::kDirectoryRequest, wire::DirectoryRequest{}); }),
+      subscribe_flush_(loop, [this] { flush_subscribes(); }),
+      post_answers_(loop, [this] { answer_refused_posts(); }) {
+    connect_next();
+}
+
+TcpUpstream::~TcpUpstream() {
+    link_.close(CloseReason::kShutdown, "server shutting down");
+}
+
+std::string TcpUpstream::parent() const {
+    return parent_;
+}
+
+// ---- the link ------------------------------------------------------------------------------
+
+void TcpUpstream::connect_next() {
+    const HostPort& parent = settings_.parents[next_parent_ % settings_.parents.size()];
+    ++next_parent_;
+    sdk::LinkSettings link;
+    link.server = {parent.host, parent.port};
+    link.user = settings_.user;
+    link.password = settings_.password;
+    link.application_id = settings_.application_id;
+    link.heartbeat_interval_ms = settings_.heartbeat_interval_ms;
+    link.heartbeat_timeout_ms = settings_.heartbeat_timeout_ms;
+    link.max_frame_bytes = settings_.max_frame_bytes;
+    link.tls = settings_.tls;
+    link.tls_server_name =
+        settings_.tls_server_name.empty() ? parent.host : settings_.tls_server_name;
+    link.group_status = false;  // an ItemStatus per item, each handed on as it came
+    log_->debug("connecting to parent {}{}", link.server.to_string(), link.tls ? " (TLS)" : "");
+    link_.open(link);
+}
+
+void TcpUpstream::on_link_up(const wire::LoginResponse& response) {
+    parent_ = link_.settings().server.to_string();
+    ++counters_.links_up;
+    log_->info("logged in to parent {}{} ({}) as {}; {} item(s) to subscribe again", parent_,
+               settings_.tls ? " over TLS" : "", response.server_id(), settings_.user,
+               subscriptions_.size());
+    link_.send(FrameType::kDirectoryRequest, wire::DirectoryRequest{});
+    directory_timer_.start_periodic(std::chrono::milliseconds(settings_.heartbeat_interval_ms));
+    for (const auto& [service, names] : subscriptions_.by_service()) subscribe(service, names);
+}
+
+void TcpUpstream::on_link_down(sdk::LinkDown cause, const std::string& text) {
+    directory_timer_.stop();
+    pending_subscribes_.clear();  // subscribed again from subscriptions_ on the next login
+    const std::string attempted = link_.settings().server.to_string();
+    // A refused login (wrong password, not allowed) will not pass sooner for asking
+    // more often, and a parent rate-limits logins: ten times the delay.
+    const uint32_t delay_ms = settings_.reconnect_delay_ms *
+                              (cause == sdk::LinkDown::kLoginRefused ? kLoginRefusedBackoff : 1);
+    if (parent_.empty()) {
+        ++counters_.connect_failures;
+        log_->warn("parent {} not reached ({}: {}); next attempt in {} ms", attempted,
+                   sdk::link_down_name(cause), text, delay_ms);
+    } else {
+        ++counters_.links_lost;
+        const std::string why = "link to parent " + parent_ + " lost (" +
+                                std::string(sdk::link_down_name(cause)) + ": " + text +
+                                "); reconnecting";
+        log_->warn("{}: {} item(s) suspect", why, subscriptions_.known_ids().size());
+        parent_.clear();
+        for (uint64_t id : subscriptions_.known_ids()) tell(id, wire::STATUS_SOURCE_DOWN, why);
+    }
+    reconnect_timer_.start_once(std::chrono::milliseconds(delay_ms));
+}
+
+void TcpUpstream::on_link_frame(const proto::Frame& frame) {
+    ++counters_.frames_in;
+    switch (frame.type) {
+        case FrameType::kUpdate:
+            return on_update(frame);
+        case FrameType::kRefresh:
+            return on_refresh(frame);
+        case FrameType::kItemStatus:
+            return on_item_status(frame);
+        case FrameType::kDirectory:
+            return on_directory(frame);
+        default:
+            return;  // GroupStatus is not asked for (LoginRequest.group_status false)
+    }
+}
+
+// ---- the parent's messages -------------------------------------------------------------------
+
+void TcpUpstream::on_update(const proto::Frame& frame) {
+    if (!proto::decode_update_header(frame.body, update_)) return link_.abort("malformed update");
+    handler_.on_upstream_message(proto::item_source(update_.item_id), frame);
+}
+
+void TcpUpstream::on_refresh(const proto::Frame& frame) {
+    wire::Refresh refresh;
+    if (!parse(frame, refresh) || refresh.item_id() == 0) {
+        return link_.abort("malformed refresh");
+    }
+    const uint16_t source = proto::item_source(refresh.item_id());
+    if (subscriptions_.learn(refresh.item_id(), refresh.service_name(), refresh.item_name())) {
+        new_generation(source, refresh.item_name());
+    }
+    handler_.on_upstream_message(source, frame);
+}
+
+// The parent names an item by another id than before: its distributor
+// restarted and every id of that source is void. The edge cannot see the
+// distributor's epoch, so it numbers the generations it has seen; the server
+// then does what it does on a backbone epoch change (statuses, the items
+// waited for again by name), and the refresh that told it serves the first.
+void TcpUpstream::new_generation(uint16_t source, const std::string& item) {
+    uint64_t& generation = generations_[source];
+    const uint64_t previous = generation == 0 ? 1 : generation;
+    generation = previous + 1;
+    log_->warn("parent {} gives {} a new id: distributor {} restarted", parent_, item, source);
+    handler_.on_source_reset(source, previous, generation);
+}
+
+void TcpUpstream::on_item_status(const proto::Frame& frame) {
+    wire::ItemStatus status;
+    if (!parse(frame, status)) return link_.abort("malformed item status");
+    if (status.status().stream_state() == wire::STREAM_CLOSED) {
+        if (status.item_id() != 0) {
+            subscriptions_.drop(status.item_id());
+        } else {
+            subscriptions_.drop(status.service_name(), status.item_name());
+        }
+    }
+    // A status for a name (no id yet: not found, not entitled at the parent)
+    // belongs to the distributor of its service.
+    const uint16_t source = status.item_id() != 0
+                                ? proto::item_source(status.item_id())
+                                : service_source(status.service_name()).value_or(0);
+    handler_.on_upstream_message(source, frame);
+}
+
+void TcpUpstream::on_directory(const proto::Frame& frame) {
+    wire::Directory directory;
+    if (!parse(frame, directory)) return link_.abort("malformed directory");
+    directory_ = std::move(directory);
+    std::set<uint16_t> listed;
+    for (const auto& service : directory_.services()) {
+        listed.insert(proto::service_source(service.service_id()));
+    }
+    for (uint16_t source : listed) {
+        if (sources_.insert(source).second) {
+            log_->info("parent {} serves distributor {}", parent_, source);
+            handler_.on_source_reset(source, 0, 0);  // first heard
+            handler_.on_source_ready(source);        // asks for its directory
+        }
+    }
+    // Every known source gets its part, empty when the parent lists none of its services.
+    for (uint16_t source : sources_) deliver_directory(source);
+}
+
+void TcpUpstream::deliver_directory(uint16_t source) {
+    wire::Directory part;
+    for (const auto& service : directory_.services()) {
+        if (proto::service_source(service.service_id()) == source) *part.add_services() = service;
+    }
+    const OwnFrame own(FrameType::kDirectory, part);
+    handler_.on_upstream_message(source, own.frame);
+}
+
+std::optional<uint16_t> TcpUpstream::service_source(const std::string& service) const {
+    for (const auto& info : directory_.services()) {
+        if (info.name() == service) return proto::service_source(info.service_id());
+    }
+    return std::nullopt;
+}
+
+void TcpUpstream::tell(uint64_t item_id, wire::StatusCode code, const std::string& text) {
+    wire::ItemStatus status;
+    status.set_item_id(item_id);
+    *status.mutable_status() = make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT, code, text);
+    const OwnFrame own(FrameType::kItemStatus, status);
+    handler_.on_upstream_message(proto::item_source(item_id), own.frame);
+}
+
+// ---- what the server asks ------------------------------------------------------------------
+
+std::vector<uint16_t> TcpUpstream::sources() const {
+    return {sources_.begin(), sources_.end()};
+}
+
+bool TcpUpstream::ready(uint16_t source) const {
+    return !parent_.empty() && sources_.contains(source);
+}
+
+bool TcpUpstream::silent(uint16_t) const {
+    return parent_.empty();
+}
+
+bool TcpUpstream::query_directory(uint16_t source) {
+    if (!ready(source)) return false;
+    deliver_directory(source);
+    return true;
+}
+
+// By name, or by the id of an item already held (a fresh image after an item
+// gap): either way a Subscribe, which the parent answers with a fresh image.
+bool TcpUpstream::request_image(uint16_t, const wire::ImageRequest& request) {
+    if (parent_.empty()) return false;
+    if (!request.item_name().empty()) {
+        queue_subscribe(request.service_name(), request.item_name());
+        return true;
+    }
+    const auto name = subscriptions_.name_of(request.item_id());
+    if (!name) return false;
+    queue_subscribe(name->first, name->second);
+    return true;
+}
+
+bool TcpUpstream::send_interest(uint16_t, wire::Interest& interest) {
+    for (uint64_t id : interest.held_item_ids()) {
+        // Renewals of what is subscribed already cost nothing; an item the
+        // server serves from its cache again is subscribed again.
+        const auto name = subscriptions_.name_of(id);
+        if (name && !subscriptions_.wanted(name->first, name->second) && !parent_.empty()) {
+            queue_subscribe(name->first, name->second);
+        }
+    }
+    release({interest.released_item_ids().begin(), interest.released_item_ids().end()});
+    return true;
+}
+
+// Posts would need the parent to route them on to the source's publisher and
+// its answer back by post id: not built yet, so each is refused in so many words
+// (bounded: the server's posts.max_outstanding per client).
+bool TcpUpstream::send_post(uint16_t source, wire::Post& post) {
+    ++counters_.posts_refused;
+    refused_posts_.emplace_back(
+        source, proto::make_post_ack(post.post_id(), false, wire::STATUS_INVALID_REQUEST,
+                                     "posts are not supported over a cascade yet"));
+    post_answers_.fire();
+    return true;
+}
+
+void TcpUpstream::answer_refused_posts() {
+    auto refused = std::move(refused_posts_);
+    refused_posts_.clear();
+    for (const auto& [source, ack] : refused) handler_.on_source_post_ack(source, ack);
+}
+
+void TcpUpstream::release(const std::vector<uint64_t>& item_ids) {
+    wire::Unsubscribe unsubscribe;
+    for (uint64_t id : item_ids) {
+        if (!subscriptions_.drop(id)) continue;
+        unsubscribe.add_item_ids(id);
+        // No longer fed: the next subscriber here must get a fresh image, not this one.
+        tell(id, wire::STATUS_RECOVERING,
+             "not fed since its last subscriber here left; a fresh image is asked for the next");
+    }
+    if (unsubscribe.item_ids_size() == 0) return;
+    counters_.unsubscribed += static_cast<uint64_t>(unsubscribe.item_ids_size());
+    if (!parent_.empty()) link_.send(FrameType::kUnsubscribe, unsubscribe);
+}
+
+void TcpUpstream::queue_subscribe(const std::string& service, const std::string& name) {
+    subscriptions_.want(service, name);
+    pending_subscribes_[service].push_back(name);
+    subscribe_flush_.fire();
+}
+
+void TcpUpstream::flush_subscribes() {
+    auto pending = std::move(pending_subscribes_);
+    pending_subscribes_.clear();
+    if (parent_.empty()) return;  // all of it again at the next login
+    for (auto& [service, names] : pending) {
+        std::sort(names.begin(), names.end());
+        names.erase(std::unique(names.begin(), names.end()), names.end());
+        subscribe(service, names);
+    }
+}
+
+// One Subscribe per batch the parent takes (its LoginResponse.max_items_per_request).
+void TcpUpstream::subscribe(const std::string& service, const std::vector<std::string>& names) {
+    const size_t batch = std::max<size_t>(link_.max_items_per_request(), 1);
+    for (size_t first = 0; first < names.size(); first += batch) {
+        wire::Subscribe request;
+        request.set_service_name(service);
+        const size_t last = std::min(names.size(), first + batch);
+        for (size_t i = first; i < last; ++i) request.add_item_names(names[i]);
+        ++counters_.subscribes;
+        link_.send(FrameType::kSubscribe, request);
+    }
+}
+
+void TcpUpstream::register_metrics(MetricsRegistry& m) const {
+    const TcpUpstreamCounters& c = counters_;
+    m.gauge("upstream_link_up", "1 while logged in to a parent server (upstream.kind: tcp)",
+            [this] { return parent_.empty() ? 0.0 : 1.0; });
+    m.gauge("upstream_items_wanted", "Item names subscribed (or being subscribed) at the parent",
+            [this] { return static_cast<double>(subscriptions_.size()); });
+    m.counter("upstream_links_up_total", "Logins accepted by a parent server",
+              [&c] { return static_cast<double>(c.links_up); });
+    m.counter("upstream_links_lost_total", "Links to a parent that went down after a login",
+              [&c] { return static_cast<double>(c.links_lost); });
+    m.counter("upstream_connect_failures_total", "Attempts that did not reach a logged-in parent",
+              [&c] { return static_cast<double>(c.connect_failures); });
+    m.counter("upstream_subscribes_total", "Subscribe messages sent to a parent",
+              [&c] { return static_cast<double>(c.subscribes); });
+    m.counter("upstream_released_total", "Items released at a parent (last subscriber here left)",
+              [&c] { return static_cast<double>(c.unsubscribed); });
+    m.counter("upstream_frames_in_total", "Frames read from a parent",
+              [&c] { return static_cast<double>(c.frames_in); });
+    m.counter("upstream_posts_refused_total", "Posts refused: not routed over a cascade yet",
+              [&c] { return static_cast<double>(c.posts_refused); });
+}
+
+}  // namespace mdcast::server
