@@ -11,7 +11,7 @@ set(MDCAST_PYTHON_ENV ${MDCAST_BIN_ENV} ${MDCAST_SDK_ENV}
     "PYTHONPATH=${PROJECT_BINARY_DIR}/client-sdk/python"
     "MDCAST_PYTHON_EXAMPLES=${PROJECT_SOURCE_DIR}/client-sdk/python/examples")
 foreach(name consumer failover errors receive_modes publisher examples exit large_messages
-             dropped sdk_log)
+             dropped sdk_log trades)
   add_test(NAME python_${name}
            COMMAND ${Python3_EXECUTABLE} -B -m pytest -q -p no:cacheprovider -rs
                    ${CMAKE_CURRENT_SOURCE_DIR}/client-sdk/python/test_${name}.py)
