@@ -80,21 +80,47 @@ template <class Frame>
 void ClientSession::queue_item(uint64_t item_id, Owed kind, const proto::UpdateView* update,
                                const Frame& frame) {
     if (!connection_->accepts_output()) return;
-    bool queued = false;
     std::span<const uint8_t> bytes;
     if constexpr (std::is_same_v<Frame, SharedFrame>) {
         bytes = frame.bytes;
-        queued = !conflating_ && connection_->send_shared(frame);
     } else {
         bytes = frame;
-        queued = !conflating_ && connection_->send_frame(frame);
+    }
+    if (conflating_) return owe(item_id, kind, update, bytes);
+    if (ws_) return queue_json_item(item_id, kind, update, bytes);
+    bool queued;
+    if constexpr (std::is_same_v<Frame, SharedFrame>) {
+        queued = connection_->send_shared(frame);
+    } else {
+        queued = connection_->send_frame(frame);
     }
     if (queued) {
         ++messages_out_;
         return;
     }
-    if (conflating_) return owe(item_id, kind, update, bytes);
     on_item_refused(item_id, kind, update, bytes);
+}
+
+// Each of the client's streams of the item gets its own copy, restamped with
+// the stream's id. What conflation holds is the frame before restamping.
+void ClientSession::queue_json_item(uint64_t item_id, Owed kind, const proto::UpdateView* update,
+                                    std::span<const uint8_t> frame) {
+    ws_->send_item(item_id, frame, false, [&](std::span<const uint8_t> stamped) {
+        if (connection_->send_frame(stamped)) {
+            ++messages_out_;
+            return true;
+        }
+        on_item_refused(item_id, kind, update, frame);
+        return false;
+    });
+}
+
+void ClientSession::deliver_snapshot(uint64_t item_id, std::span<const uint8_t> frame) {
+    if (!ws_) return deliver(frame);
+    ws_->send_item(item_id, frame, true, [&](std::span<const uint8_t> stamped) {
+        deliver(stamped);
+        return is_open();
+    });
 }
 
 void ClientSession::deliver_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame) {
@@ -164,7 +190,15 @@ size_t ClientSession::drain_owed(const OwedFrame& frame_for) {
         const std::optional<std::string> frame = frame_for(item_id, piece);
         if (!frame) return true;
         if (!connection_->can_queue(frame->size())) return false;  // more at the next drain
-        connection_->send_frame({reinterpret_cast<const uint8_t*>(frame->data()), frame->size()});
+        const std::span<const uint8_t> bytes{reinterpret_cast<const uint8_t*>(frame->data()),
+                                             frame->size()};
+        if (ws_) {
+            ws_->send_item(item_id, bytes, false, [&](std::span<const uint8_t> stamped) {
+                return connection_->send_frame(stamped);
+            });
+        } else {
+            connection_->send_frame(bytes);
+        }
         ++sent;
         return true;
     });

@@ -67,6 +67,14 @@ class ClientSession final : public TcpConnection::Handler {
     void attach(std::unique_ptr<TcpConnection> connection, const WsSettings* ws = nullptr);
     // The JSON encoder when this client speaks WebSocket/JSON; null for binary.
     const JsonEncoder* json() const { return ws_ ? &ws_->encoder() : nullptr; }
+    // WebSocket item streams are the client's ids: the server named the item of
+    // service/name, and the item's stream was closed (ws_streams.h). No-ops for binary.
+    void bind_json_stream(const std::string& service, const std::string& name, uint64_t item_id) {
+        if (ws_) ws_->bind(service, name, item_id);
+    }
+    void json_stream_closed(uint64_t item_id) {
+        if (ws_) ws_->item_closed(item_id);
+    }
     // The client logged in with LoginRequest.group_status (binary protocol
     // only): it takes one GroupStatus for many items' statuses.
     bool takes_group_status() const { return group_status_; }
@@ -128,6 +136,8 @@ class ClientSession final : public TcpConnection::Handler {
     // conflate policy) each item is owed its status instead, so the drain
     // brings every one of them level with the cache.
     void deliver_group(std::span<const uint8_t> frame, const std::vector<uint64_t>& item_ids);
+    // A snapshot's Refresh (the item is not opened); a full queue closes the client.
+    void deliver_snapshot(uint64_t item_id, std::span<const uint8_t> frame);
     // Messages not tied to an open item; a full queue closes the client.
     void deliver(std::span<const uint8_t> frame);
     void deliver(proto::FrameType type, const google::protobuf::MessageLite& message);
@@ -177,6 +187,8 @@ class ClientSession final : public TcpConnection::Handler {
     template <class Frame>
     void queue_item(uint64_t item_id, Owed kind, const proto::UpdateView* update,
                     const Frame& frame);
+    void queue_json_item(uint64_t item_id, Owed kind, const proto::UpdateView* update,
+                         std::span<const uint8_t> frame);
     void on_item_refused(uint64_t item_id, Owed kind, const proto::UpdateView* update,
                          std::span<const uint8_t> frame);
     void start_conflating();

@@ -28,6 +28,10 @@ bool Fanout::subscribe(ClientSession& client, uint64_t item_id, const std::vecto
                        uint32_t conflate_ms) {
     // The JSON protocol has no conflation interval: WebSocket subscriptions are never paced.
     const bool json = client.json() != nullptr;
+    if (json) {
+        if (const CachedItem* item = cache_.find(item_id))
+            client.bind_json_stream(item->service_name, item->name, item_id);
+    }
     if (!by_item_.add(item_id, &client, view, json, json ? 0 : conflate_ms))
         return false;  // already open: re-image only
     by_client_[&client][item_id] = view;
@@ -273,6 +277,8 @@ void Fanout::fan_out_item_status(const CachedItem& item, GroupedClients* grouped
             }
             if (frame.empty()) frame = status_frame_for(*client, item);
             client->deliver_item(item.id, ClientSession::Owed::kStatus, bytes_of(frame));
+            if (group.json && item.status.stream_state() == wire::STREAM_CLOSED)
+                client->json_stream_closed(item.id);
             ++counters_.statuses_out;
         }
     }
@@ -297,9 +303,10 @@ void Fanout::fan_out_group_status(const wire::GroupStatus& message,
 void Fanout::send_image(ClientSession& client, const CachedItem& item,
                         const proto::FieldImage* image, const std::vector<uint32_t>& view,
                         bool snapshot) {
+    client.bind_json_stream(item.service_name, item.name, item.id);
     const std::string frame = image_frame_for(client, item, image, view, true, snapshot);
     if (snapshot) {
-        client.deliver(bytes_of(frame));  // not an open item: nothing to conflate
+        client.deliver_snapshot(item.id, bytes_of(frame));  // not an open item: nothing to conflate
     } else {
         if (Group* group = by_item_.group_of(item.id, &client)) group->pace.on_image();
         client.deliver_item(item.id, ClientSession::Owed::kImage, bytes_of(frame));

@@ -249,15 +249,28 @@ std::string JsonEncoder::refresh(const CachedItem& item, const proto::FieldImage
     return framed(out);
 }
 
-std::string JsonEncoder::status(const std::string& service, const std::string& name,
-                                uint64_t item_id, const wire::Status& status) const {
+std::string JsonEncoder::status(const std::string& service, const std::string& name, int64_t stream,
+                                const wire::Status& status) const {
     std::string out = "{\"ID\":";
-    append_int(out, static_cast<int64_t>(item_id));
+    append_int(out, stream);
     out += ",\"Type\":\"Status\",";
     append_key(out, service, name);
     out += ',';
     append_state(out, status, false);
     out += '}';
+    return framed(out);
+}
+
+// LSEG's answer to a batch on the batch's own ID: that stream closes, each name
+// opens on ID+1, ID+2, ...
+std::string JsonEncoder::batch_status(int64_t id, size_t names) {
+    std::string out = "{\"ID\":";
+    append_int(out, id);
+    out +=
+        ",\"Type\":\"Status\",\"State\":{\"Stream\":\"Closed\",\"Data\":\"Ok\",\"Text\":"
+        "\"Processed ";
+    append_int(out, static_cast<int64_t>(names));
+    out += " total items from Batch Request.\"}}";
     return framed(out);
 }
 

@@ -4,9 +4,10 @@
 // Every message is a JSON array of one object, as LSEG servers send them.
 // Fields are named from the field dictionary ("Fields": {"BID": 101.25});
 // decimals are written exactly, times as ISO-8601 UTC strings, blanks as null.
-// Item streams carry the server's item id as "ID", the same for every client,
-// so an update is encoded once per distinct view and the bytes fan out (the
-// binary protocol's rule, docs/protocol.md).
+// Item frames are encoded with the server's item id as "ID", the same for
+// every client, so an update is encoded once per distinct view (the binary
+// protocol's rule, docs/protocol.md); each session restamps them with the
+// client's own stream ids on the way out (ws_streams.h).
 #pragma once
 
 #include <cstdint>
@@ -35,9 +36,11 @@ class JsonEncoder {
     // The item's image as a Refresh; `snapshot`: NonStreaming (no more follows).
     std::string refresh(const CachedItem& item, const proto::FieldImage* image,
                         const std::vector<uint32_t>& view, bool solicited, bool snapshot) const;
-    // An item's status (item_id 0: a request that never opened a stream).
-    std::string status(const std::string& service, const std::string& name, uint64_t item_id,
+    // An item's status on `stream` (the item id, restamped per session, or a
+    // request's ID when no item was named).
+    std::string status(const std::string& service, const std::string& name, int64_t stream,
                        const wire::Status& status) const;
+    static std::string batch_status(int64_t id, size_t names);
 
     static std::string login_refresh(int64_t id, const std::string& user,
                                      const wire::LoginResponse& response);

@@ -103,6 +103,7 @@ void read_item(const json& message, JsonRequest& r, const JsonLimits& limits) {
     const json* name = member(key, "Name");
     if (!name) throw Refusal{JsonError::kBadRequest, "Key.Name missing"};
     r.names = strings(*name, "Key.Name", limits.max_names);
+    r.batch = name->is_array();
     if (r.names.empty()) throw Refusal{JsonError::kBadRequest, "Key.Name is empty"};
     if (const json* view = member(message, "View")) read_view(*view, r, limits);
     if (const json* streaming = member(message, "Streaming")) {

@@ -24,10 +24,11 @@ struct JsonRequest {
     // kItem
     std::string service;             // empty: the session's default service
     std::vector<std::string> names;  // one, or a batch
+    bool batch = false;              // Key.Name was an array: the names open on ID+1, ID+2, ...
     bool streaming = true;           // false: a snapshot
     std::vector<std::string> view;   // field names; both empty: all fields
     std::vector<uint32_t> view_ids;  // and field ids (LSEG's View takes either)
-    // kClose: stream ids (the item ids of Refresh/Update/Status)
+    // kClose: stream ids (the IDs of the client's requests)
     std::vector<int64_t> close_ids;
 };
 

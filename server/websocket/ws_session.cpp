@@ -93,7 +93,7 @@ struct WsCallbacks {
 };
 
 WsSession::WsSession(ClientSession& client, const WsSettings& settings)
-    : client_(client), settings_(settings) {}
+    : client_(client), settings_(settings), streams_(client.limits().max_subscriptions) {}
 
 WsSession::~WsSession() {
     if (ctx_) wslay_event_context_free(ctx_);
@@ -274,14 +274,20 @@ void WsSession::on_request(const JsonRequest& request) {
         return fail(CloseReason::kPeerClosed, ws_code::kNormal, "client closed its login");
     if (request.type == Type::kClose) {
         for (const int64_t id : request.close_ids) {
-            if (id > 0) client_.request_unsubscribe(static_cast<uint64_t>(id));
+            const auto closed = streams_.close(id);
+            if (closed && closed->unsubscribe) client_.request_unsubscribe(closed->unsubscribe);
         }
         return;
     }
     on_item_request(request);
 }
 
+// A single name opens on the request's ID; a batch answers on its ID and opens
+// its names on ID+1, ID+2, ... (LSEG's numbering).
 void WsSession::on_item_request(const JsonRequest& request) {
+    const auto stream_of = [&](size_t i) {
+        return request.batch ? request.id + 1 + static_cast<int64_t>(i) : request.id;
+    };
     wire::Subscribe subscribe;
     subscribe.set_service_name(request.service);
     subscribe.set_snapshot(!request.streaming);
@@ -295,12 +301,91 @@ void WsSession::on_item_request(const JsonRequest& request) {
         const auto refused =
             make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_INVALID_REQUEST,
                         "View: no field named " + field.substr(0, 64));
-        for (const std::string& name : request.names)
-            send(encoder().status(request.service, name, 0, refused));
+        for (size_t i = 0; i < request.names.size(); ++i)
+            send(encoder().status(request.service, request.names[i], stream_of(i), refused));
         return;
     }
-    for (const std::string& name : request.names) subscribe.add_item_names(name);
+    if (request.batch) send(JsonEncoder::batch_status(request.id, request.names.size()));
+    std::vector<std::pair<std::string, std::string>> opened;
+    for (size_t i = 0; i < request.names.size(); ++i) {
+        if (!open_stream(stream_of(i), request, request.names[i])) continue;
+        subscribe.add_item_names(request.names[i]);
+        opened.emplace_back(request.service, request.names[i]);
+    }
+    if (opened.empty()) return;
+    requesting_ = &opened;
     client_.request_subscribe(subscribe);
+    requesting_ = nullptr;
+}
+
+bool WsSession::open_stream(int64_t stream, const JsonRequest& request, const std::string& name) {
+    const auto result = streams_.open(stream, request.service, name, request.streaming);
+    if (result.unsubscribe) client_.request_unsubscribe(result.unsubscribe);
+    if (result.opened != WsStreams::Opened::kLimitReached) return true;
+    send(encoder().status(
+        request.service, name, stream,
+        make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, wire::STATUS_LIMIT_REACHED,
+                    "too many open streams (clients.max_subscriptions)")));
+    return false;
+}
+
+void WsSession::send_item(uint64_t item_id, std::span<const uint8_t> frame, bool snapshot,
+                          const QueueFrame& queue) {
+    const std::vector<int64_t> snapshots =
+        snapshot ? streams_.take_snapshots(item_id) : std::vector<int64_t>{};
+    const std::span<const int64_t> streams = snapshot ? snapshots : streams_.streams_of(item_id);
+    if (streams.empty()) {
+        ++settings_.counters->unrouted_frames;
+        if (!snapshot) unrouted_.insert(item_id);
+        return;
+    }
+    for (const int64_t stream : streams) {
+        stamped_.clear();
+        if (!restamp_stream_id(frame, stream, stamped_)) return;
+        if (!queue({reinterpret_cast<const uint8_t*>(stamped_.data()), stamped_.size()})) return;
+    }
+}
+
+// Statuses the session passes on itself (answers to a request; the fan-out's
+// go through send_item): bound to their item, or answered on the streams that
+// asked when no item was named.
+void WsSession::on_item_status(const wire::ItemStatus& status) {
+    const auto& service = status.service_name();
+    const auto& name = status.item_name();
+    if (status.item_id() == 0) {
+        std::vector<int64_t> asked = streams_.take_pending(service, name);
+        if (asked.empty() && name.empty() && requesting_) {
+            for (const auto& [s, n] : *requesting_) {
+                for (const int64_t stream : streams_.take_pending(s, n)) {
+                    send(encoder().status(s, n, stream, status.status()));
+                }
+            }
+            return;
+        }
+        for (const int64_t stream : asked)
+            send(encoder().status(service, name, stream, status.status()));
+        return;
+    }
+    streams_.bind(service, name, status.item_id());
+    const std::string frame =
+        encoder().status(service, name, static_cast<int64_t>(status.item_id()), status.status());
+    send_item(status.item_id(), {reinterpret_cast<const uint8_t*>(frame.data()), frame.size()},
+              false, [this](std::span<const uint8_t> bytes) {
+                  client_.deliver(bytes);
+                  return client_.is_open();
+              });
+    if (status.status().stream_state() == wire::STREAM_CLOSED)
+        streams_.forget_item(status.item_id());
+}
+
+// Items whose frames found no stream (closed by the client before the server
+// named them): unsubscribed here, outside any fan-out.
+void WsSession::unsubscribe_unrouted() {
+    const std::set<uint64_t> items = std::move(unrouted_);
+    unrouted_.clear();
+    for (const uint64_t item_id : items) {
+        if (streams_.streams_of(item_id).empty()) client_.request_unsubscribe(item_id);
+    }
 }
 
 void WsSession::translate(FrameType type, const google::protobuf::MessageLite& message) {
@@ -312,11 +397,8 @@ void WsSession::translate(FrameType type, const google::protobuf::MessageLite& m
                     ? JsonEncoder::login_refresh(login_id_, client_.user(), response)
                     : JsonEncoder::login_status(login_id_, client_.user(), response.status()));
         }
-        case FrameType::kItemStatus: {
-            const auto& status = static_cast<const wire::ItemStatus&>(message);
-            return send(encoder().status(status.service_name(), status.item_name(),
-                                         status.item_id(), status.status()));
-        }
+        case FrameType::kItemStatus:
+            return on_item_status(static_cast<const wire::ItemStatus&>(message));
         default:
             return;  // directory, pong: the JSON protocol has its own or none
     }
@@ -324,6 +406,7 @@ void WsSession::translate(FrameType type, const google::protobuf::MessageLite& m
 
 void WsSession::keep_alive(int64_t now_ns) {
     if (!ctx_) return;
+    if (!unrouted_.empty()) unsubscribe_unrouted();
     const int64_t interval = int64_t{settings_.heartbeat_interval_ms} * 1'000'000;
     if (now_ns - client_.connection().last_input_ns() < interval ||
         now_ns - last_ping_ns_ < interval)

@@ -16,13 +16,19 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/net/close_reason.h"
 #include "proto/frame.h"
 #include "server/websocket/json_protocol.h"
 #include "server/websocket/json_requests.h"
+#include "server/websocket/ws_streams.h"
+#include "wire/common.pb.h"
 
 struct wslay_event_context;
 
@@ -43,6 +49,7 @@ struct WsCounters {
     std::array<uint64_t, 5> json_errors{};  // by JsonError
     uint64_t pings_sent = 0;
     uint64_t update_encodings = 0;  // JSON updates encoded (once per view, not per client)
+    uint64_t unrouted_frames = 0;   // item frames for no open stream (closed before named)
 };
 
 struct WsSettings {
@@ -76,6 +83,20 @@ class WsSession {
     bool upgraded() const { return ctx_ != nullptr; }
     const JsonEncoder& encoder() const { return *settings_.encoder; }
 
+    // Item streams (ws_streams.h). The server named the item of service/name.
+    void bind(const std::string& service, const std::string& name, uint64_t item_id) {
+        streams_.bind(service, name, item_id);
+    }
+    // An item frame encoded with the item id goes out once per stream of the
+    // item, restamped with that stream's id; `queue` queues one and says whether
+    // to go on. `snapshot`: only the item's snapshot streams, which it completes.
+    using QueueFrame = std::function<bool(std::span<const uint8_t>)>;
+    void send_item(uint64_t item_id, std::span<const uint8_t> frame, bool snapshot,
+                   const QueueFrame& queue);
+    // A Stream Closed status went out for the item: its stream ids are free.
+    void item_closed(uint64_t item_id) { streams_.forget_item(item_id); }
+    size_t stream_count() const { return streams_.size(); }
+
   private:
     void on_head_bytes(std::span<const uint8_t> bytes);
     void upgrade(std::span<const uint8_t> rest);
@@ -85,6 +106,9 @@ class WsSession {
     void on_request(const JsonRequest& request);
     void on_request_without_service(JsonRequest request, std::string_view text);
     void on_item_request(const JsonRequest& request);
+    bool open_stream(int64_t stream, const JsonRequest& request, const std::string& name);
+    void on_item_status(const wire::ItemStatus& status);
+    void unsubscribe_unrouted();
     void refuse(JsonError error, const std::string& text, std::string_view offending);
     void fail(CloseReason reason, uint16_t code, const std::string& text);
     void send(const std::string& frame);
@@ -103,6 +127,12 @@ class WsSession {
     uint16_t close_code_ = 0;  // set by fail(): the code of our close frame
     int64_t login_id_ = 1;
     int64_t last_ping_ns_ = 0;
+    WsStreams streams_;
+    std::string stamped_;  // scratch for restamped frames
+    // The request being passed to the server: a refusal of it as a whole (no
+    // item named) is answered on each of its streams.
+    const std::vector<std::pair<std::string, std::string>>* requesting_ = nullptr;
+    std::set<uint64_t> unrouted_;  // items to unsubscribe at the next housekeeping
 };
 
 }  // namespace mdcast::server

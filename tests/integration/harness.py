@@ -9,6 +9,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import struct
@@ -84,12 +85,21 @@ class Stack:
         return self
 
     def __exit__(self, kind, value, trace):
+        self.finish(failed=kind is not None)
+        return False
+
+    def finish(self, failed):
+        """Stops every process; a failed test prints their logs and keeps its directory (named
+        on stderr), a passing one removes it: a suite run leaves nothing behind in /tmp.
+        MDCAST_KEEP_TEST_DIRS=1 keeps every directory."""
         for p in reversed(self.processes):
             p.stop()
-        if kind is not None:
+        if failed:
             for p in self.processes:
                 sys.stderr.write(f"---- {p.name} log ----\n{p.log_text()[-6000:]}\n")
-        return False
+            sys.stderr.write(f"---- logs and configs kept in {self.dir}\n")
+        elif not os.environ.get("MDCAST_KEEP_TEST_DIRS"):
+            shutil.rmtree(self.dir, ignore_errors=True)
 
     def write(self, name, text):
         path = os.path.join(self.dir, name)

@@ -63,7 +63,8 @@ class WebSocketCounter:
                 continue
             with self.lock:
                 for m in messages:
-                    if m.get("Type") == "Status" and m.get("Domain") != "Login":
+                    # Item statuses (a batch's own Status names no Key).
+                    if m.get("Type") == "Status" and m.get("Domain") != "Login" and "Key" in m:
                         self.statuses[(m["State"].get("Code"), m["State"].get("Text"))] += 1
                     elif m.get("Type") == "Refresh":
                         self.refreshes += 1

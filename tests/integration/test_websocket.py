@@ -97,7 +97,8 @@ def test_image_then_every_update_in_order():
             await snap.send(json.dumps(dict(request, Streaming=False)))
             results = await asyncio.gather(*(collect_until(ws, source_down(names), 25)
                                              for ws in (full_a, full_b, view)))
-            snapshot = await collect_until(snap, lambda got: len(got) >= len(names))
+            # The batch's own Status (LSEG's numbering), then one Refresh per name.
+            snapshot = await collect_until(snap, lambda got: len(got) >= len(names) + 1)
             await asyncio.sleep(0.3)
             check(not snap.messages, f"snapshot stream went on: {list(snap.messages)[:2]}")
             for ws in (full_a, full_b, view, snap):
@@ -110,8 +111,11 @@ def test_image_then_every_update_in_order():
         updates_a = check_stream(a, names, total)
         check_stream(b, names, total)
         updates_v = check_stream(v, names, total, view={"BID", "ASK"})
-        check(all(m["Type"] == "Refresh" and m["State"]["Stream"] == "NonStreaming" for m in snapshot),
+        check(snapshot[0]["ID"] == 2 and snapshot[0]["Type"] == "Status", f"batch answer {snapshot[0]}")
+        check(all(m["Type"] == "Refresh" and m["State"]["Stream"] == "NonStreaming" for m in snapshot[1:]),
               f"snapshot {snapshot}")
+        check(sorted((m["ID"], m["Key"]["Name"]) for m in snapshot[1:]) == [(3, names[0]), (4, names[1]), (5, names[2])],
+              f"a batch's names on ID+1, ID+2, ...: {snapshot}")
         # Encoded once per view: the two full subscribers share one encoding.
         encodings = metric(admin, "mdcast_server_ws_update_encodings_total")
         check(encodings == updates_a + updates_v,
@@ -137,23 +141,26 @@ def test_requests_refused_with_a_status():
             check(answer["Type"] == "Refresh" and answer["ID"] == 7, f"login {answer}")
             await ws.send(json.dumps({"ID": 2, "Key": {"Service": "MDCAST", "Name": "ITEM000002"}}))
             denied = (await receive(ws))[0]
-            check(denied["Type"] == "Status" and denied["Key"]["Name"] == "ITEM000002"
+            check(denied["Type"] == "Status" and denied["ID"] == 2 and denied["Key"]["Name"] == "ITEM000002"
                   and denied["State"] == {"Stream": "Closed", "Data": "Suspect", "Code": "NotEntitled",
                                           "Text": "not entitled"}, f"not entitled: {denied}")
             await ws.send(json.dumps({"ID": 3, "Key": {"Service": "MDCAST", "Name": "NOSUCH"}}))
             unknown = (await receive(ws))[0]
-            check(unknown["Type"] == "Status" and unknown["State"]["Stream"] == "Closed"
+            check(unknown["Type"] == "Status" and unknown["ID"] == 3 and unknown["State"]["Stream"] == "Closed"
                   and unknown["State"]["Code"] == "NotFound", f"unknown item: {unknown}")
             await ws.send(json.dumps({"ID": 4, "Key": {"Service": "MDCAST", "Name": "ITEM000001"},
                                       "View": ["BID", "NOPE"]}))
             bad_view = (await receive(ws))[0]
-            check(bad_view["State"]["Code"] == "InvalidRequest" and "NOPE" in bad_view["State"]["Text"],
+            check(bad_view["ID"] == 4 and bad_view["State"]["Code"] == "InvalidRequest"
+                  and "NOPE" in bad_view["State"]["Text"],
                   f"bad view: {bad_view}")
             await ws.send(json.dumps({"Type": "Ping"}))
             check((await receive(ws))[0] == {"Type": "Pong"}, "no Pong")
             await ws.send(json.dumps({"ID": 5, "Key": {"Service": "MDCAST", "Name": "ITEM000001"}}))
             image = (await receive(ws))[0]
-            check(image["Type"] == "Refresh" and image["Key"]["Name"] == "ITEM000001", f"image {image}")
+            # Streams carry the request's ID (LSEG's numbering), not the server's item id.
+            check(image["Type"] == "Refresh" and image["ID"] == 5 and image["Key"]["Name"] == "ITEM000001",
+                  f"image {image}")
             update = (await receive(ws))[0]
             check(update["Type"] == "Update" and update["ID"] == image["ID"], f"update {update}")
             # Close the stream: no more updates once the answer to a Ping is in.

@@ -19,8 +19,9 @@ async def receive_array(ws, timeout=10):
     return message
 
 
-async def next_of_type(ws, kind, timeout=10):
-    """The next message of Type `kind`, every message on the way checked for framing."""
+async def until_type(ws, kind, timeout=10):
+    """The next message of Type `kind` and those before it, every message checked for framing."""
+    before = []
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
@@ -28,7 +29,13 @@ async def next_of_type(ws, kind, timeout=10):
         check(left > 0, f"no {kind} within {timeout} s")
         for message in await receive_array(ws, left):
             if message.get("Type") == kind:
-                return message
+                return message, before
+            before.append(message)
+
+
+async def next_of_type(ws, kind, timeout=10):
+    """The next message of Type `kind`."""
+    return (await until_type(ws, kind, timeout))[0]
 
 
 async def lseg_login(ws):
@@ -39,14 +46,21 @@ async def lseg_login(ws):
     return await next_of_type(ws, "Refresh")
 
 
+def start_served_stack(stack, rate):
+    """Distributor, a server with a WebSocket port serving MDCAST by default, and a source of
+    three items; returns the WebSocket port."""
+    stack.distributor()
+    port = free_port()
+    server = stack.server(1, extra_clients=ws_section(port, "  ws_default_service: MDCAST\n"))
+    wait_for_port(port, server)
+    source = stack.source("--items", "3", "--rate", str(rate), "--duration", "60")
+    wait_for_log(source, "items registered")
+    return port
+
+
 def test_framing_login_default_service_view_and_ping():
     with Stack("ws-lseg") as stack:
-        stack.distributor()
-        port = free_port()
-        server = stack.server(1, extra_clients=ws_section(port, "  ws_default_service: MDCAST\n"))
-        wait_for_port(port, server)
-        source = stack.source("--items", "3", "--rate", "50", "--duration", "30")
-        wait_for_log(source, "items registered")
+        port = start_served_stack(stack, 50)
 
         async def scenario():
             ws = await connect(port)
@@ -107,6 +121,77 @@ def test_no_default_service_refuses_a_request_without_one():
         asyncio.run(scenario())
 
 
+async def messages_until_pong(ws, timeout=10):
+    """Every message up to the answer to a Ping sent now: what the server sent before it."""
+    await ws.send(json.dumps({"Type": "Ping"}))
+    return (await until_type(ws, "Pong", timeout))[1]
+
+
+async def collect(ws, seconds):
+    """Every message for `seconds`, then up to a Pong."""
+    await asyncio.sleep(seconds)
+    return await messages_until_pong(ws)
+
+
+def test_streams_are_the_clients_ids():
+    """LSEG's clients match every message by the ID they asked on (the posting example,
+    lseg-data): a single request streams on its ID, a batch answers on its ID and opens
+    its names on ID+1, ID+2, ...; the same item may be open on two IDs; Close names them."""
+    with Stack("ws-lseg-ids") as stack:
+        port = start_served_stack(stack, 300)
+
+        async def scenario():
+            ws = await connect(port)
+            await lseg_login(ws)
+            await ws.send(json.dumps({"ID": 2, "Key": {"Name": "ITEM000001"}}))
+            await ws.send(json.dumps({"ID": 10, "Key": {"Name": ["ITEM000000", "ITEM000001", "ITEM000002"]}}))
+            got = await collect(ws, 1.0)
+            batch = [m for m in got if m.get("ID") == 10]
+            check(len(batch) == 1 and batch[0]["Type"] == "Status"
+                  and batch[0]["State"]["Stream"] == "Closed" and batch[0]["State"]["Data"] == "Ok",
+                  f"the batch's own ID: {batch}")
+            refreshes = {m["ID"]: m["Key"]["Name"] for m in got if m["Type"] == "Refresh"}
+            check(refreshes == {2: "ITEM000001", 11: "ITEM000000", 12: "ITEM000001", 13: "ITEM000002"},
+                  f"refreshes by ID: {refreshes}")
+            ids = {m["ID"] for m in got if m["Type"] == "Update"}
+            check(ids == {2, 11, 12, 13}, f"updates on IDs {sorted(ids)}")
+            # The same item on two IDs: the same updates on both.
+            on_2 = [m["SeqNumber"] for m in got if m["Type"] == "Update" and m["ID"] == 2]
+            on_12 = [m["SeqNumber"] for m in got if m["Type"] == "Update" and m["ID"] == 12]
+            check(on_12 and on_2[-len(on_12):] == on_12, f"ID 2 {on_2[-5:]} against ID 12 {on_12[-5:]}")
+
+            # Close by the client's ID: ID 2 ends, its twin 12 goes on; then the batch's.
+            await ws.send(json.dumps({"ID": 2, "Type": "Close"}))
+            await messages_until_pong(ws)
+            got = await collect(ws, 0.5)
+            ids = {m["ID"] for m in got if m["Type"] == "Update"}
+            check(ids == {11, 12, 13}, f"after closing ID 2: updates on {sorted(ids)}")
+            await ws.send(json.dumps({"ID": [11, 12, 13], "Type": "Close"}))
+            await messages_until_pong(ws)
+            got = await collect(ws, 0.5)
+            check(not got, f"after closing every stream: {got[:2]}")
+
+            # A snapshot answers on its ID and leaves nothing open; an unknown name is closed on its ID.
+            await ws.send(json.dumps({"ID": 20, "Key": {"Name": "ITEM000002"}, "Streaming": False}))
+            await ws.send(json.dumps({"ID": 21, "Key": {"Name": "NOSUCH"}}))
+            got = await collect(ws, 1.0)
+            snapshot = [m for m in got if m.get("ID") == 20]
+            check(len(snapshot) == 1 and snapshot[0]["Type"] == "Refresh"
+                  and snapshot[0]["State"]["Stream"] == "NonStreaming", f"snapshot on ID 20: {snapshot}")
+            unknown = [m for m in got if m.get("ID") == 21]
+            check(len(unknown) == 1 and unknown[0]["Type"] == "Status"
+                  and unknown[0]["State"]["Stream"] == "Closed", f"unknown name on ID 21: {unknown}")
+            check(all(m.get("ID") in (20, 21) for m in got), f"other streams: {got[:3]}")
+            # The ID is free again once closed: reused for another item.
+            await ws.send(json.dumps({"ID": 2, "Key": {"Name": "ITEM000000"}}))
+            image = await next_of_type(ws, "Refresh")
+            check(image["ID"] == 2 and image["Key"]["Name"] == "ITEM000000", f"reused ID 2: {image}")
+            await ws.close()
+
+        asyncio.run(scenario())
+
+
 if __name__ == "__main__":
     run([test_framing_login_default_service_view_and_ping,
-         test_no_default_service_refuses_a_request_without_one])
+         test_no_default_service_refuses_a_request_without_one,
+         test_streams_are_the_clients_ids])

@@ -270,9 +270,11 @@ class WsConnection {
         int64_t id = 2;
         std::string names;
         size_t count = 0;
+        // A batch on ID n opens its names on n+1, n+2, ... (LSEG's numbering).
         auto request = [&] {
-            send_text("{\"ID\":" + std::to_string(id++) +
+            send_text("{\"ID\":" + std::to_string(id) +
                       ",\"Key\":{\"Service\":" + quoted(o.service) + ",\"Name\":[" + names + "]}}");
+            id += static_cast<int64_t>(count) + 1;
             names.clear();
             count = 0;
         };
@@ -396,7 +398,8 @@ class WsConnection {
                             quoted(m.text);
             return;
         }
-        if (m.stream == "Closed")
+        // A batch's own ID is closed with no Key once its names are opened.
+        if (m.stream == "Closed" && !m.name.empty())
             shared_.error(index_, "request for " + std::string(m.name) +
                                       " refused: " + std::string(m.code) + " " + quoted(m.text));
     }

@@ -43,12 +43,8 @@ def stack(request):
     try:
         yield s
     finally:
-        failed = getattr(request.node, "report_call", None)
-        for p in reversed(s.processes):
-            p.stop()
-        if failed is not None and failed.failed:
-            for p in s.processes:
-                sys.stderr.write(f"---- {p.name} log ----\n{p.log_text()[-6000:]}\n")
+        report = getattr(request.node, "report_call", None)
+        s.finish(failed=report is None or report.failed)
 
 
 def start_source_stack(stack, servers=1, items=len(ITEMS), rate=500, extra_server=""):

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../client_fixture.h"
+#include "server/make_status.h"
 #include "server/websocket/json_protocol.h"
 
 using namespace mdcast;
@@ -178,8 +179,91 @@ TEST_CASE("item requests become subscriptions; closes become unsubscribes", "[ws
     CHECK(subscribe.snapshot());
     REQUIRE(subscribe.view_field_ids_size() == 1);
     CHECK(subscribe.view_field_ids(0) == 22);
-    w.send_text(client, R"({"ID":[4,5],"Type":"Close"})");
-    CHECK(w.f.unsubscribes == std::vector<uint64_t>{4, 5});
+    // LSEG's batch: a Status closes the batch's own ID; the names open on 3 and 4.
+    const auto answer = w.frames(client);
+    REQUIRE(answer.size() == 1);
+    CHECK(answer[0].payload.find(R"({"ID":2,"Type":"Status","State":{"Stream":"Closed")") == 0);
+
+    w.send_text(client, R"({"ID":7,"Key":{"Service":"FEED","Name":["VOD.L","BARC.L"]}})");
+    client.bind_json_stream("FEED", "VOD.L", 1001);
+    client.bind_json_stream("FEED", "BARC.L", 1002);
+    w.frames(client);
+    w.send_text(client, R"({"ID":[8,9],"Type":"Close"})");
+    CHECK(w.f.unsubscribes == std::vector<uint64_t>{1001, 1002});
+    w.send_text(client, R"({"ID":[8,1001],"Type":"Close"})");  // closed, and not a stream id
+    CHECK(w.f.unsubscribes.size() == 2);
+}
+
+TEST_CASE("item frames carry the client's stream ids, one copy per stream", "[ws_session]") {
+    WsFixture w;
+    ClientSession& client = w.logged_in();
+    w.send_text(client, R"({"ID":5,"Key":{"Service":"FEED","Name":"VOD.L"}})");
+    w.send_text(client, R"({"ID":6,"Key":{"Service":"FEED","Name":"VOD.L"}})");
+    client.bind_json_stream("FEED", "VOD.L", 1099511627780);
+    proto::UpdateView update;
+    update.item_id = 1099511627780;
+    update.item_seq = 43;
+    proto::FieldEntry bid;
+    bid.id = 22;
+    bid.kind = proto::FieldKind::kDecimal;
+    bid.integer = 10143;
+    bid.exponent = -2;
+    update.fields.push_back(bid);
+    std::string frame;
+    w.encoder.append_update(frame, update, {});
+    client.deliver_item(update.item_id, ClientSession::Owed::kUpdate,
+                        {reinterpret_cast<const uint8_t*>(frame.data()), frame.size()});
+    auto frames = w.frames(client);
+    REQUIRE(frames.size() == 2);
+    CHECK(frames[0].payload ==
+          R"({"ID":5,"Type":"Update","SeqNumber":43,"Fields":{"BID":101.43}})");
+    CHECK(frames[1].payload ==
+          R"({"ID":6,"Type":"Update","SeqNumber":43,"Fields":{"BID":101.43}})");
+
+    // Closing one stream leaves the other; closing the last unsubscribes.
+    w.send_text(client, R"({"ID":5,"Type":"Close"})");
+    CHECK(w.f.unsubscribes.empty());
+    client.deliver_item(update.item_id, ClientSession::Owed::kUpdate,
+                        {reinterpret_cast<const uint8_t*>(frame.data()), frame.size()});
+    frames = w.frames(client);
+    REQUIRE(frames.size() == 1);
+    CHECK(frames[0].payload.find(R"({"ID":6,)") == 0);
+    w.send_text(client, R"({"ID":6,"Type":"Close"})");
+    CHECK(w.f.unsubscribes == std::vector<uint64_t>{1099511627780});
+}
+
+TEST_CASE("a refusal naming no item is answered on the stream that asked", "[ws_session]") {
+    WsFixture w;
+    ClientSession& client = w.logged_in();
+    w.send_text(client, R"({"ID":12,"Key":{"Service":"FEED","Name":"NOSUCH"}})");
+    mdcast::wire::v1::ItemStatus refused;
+    refused.set_service_name("FEED");
+    refused.set_item_name("NOSUCH");
+    *refused.mutable_status() =
+        server::make_status(mdcast::wire::v1::STREAM_CLOSED, mdcast::wire::v1::DATA_SUSPECT,
+                            mdcast::wire::v1::STATUS_NOT_FOUND, "no such item");
+    client.deliver(proto::FrameType::kItemStatus, refused);
+    const auto frames = w.frames(client);
+    REQUIRE(frames.size() == 1);
+    CHECK(frames[0].payload.find(R"({"ID":12,"Type":"Status")") == 0);
+    CHECK(frames[0].payload.find(R"("Code":"NotFound")") != std::string::npos);
+    // The id is free again: a new request on it opens a new stream.
+    w.send_text(client, R"({"ID":12,"Key":{"Service":"FEED","Name":"VOD.L"}})");
+    CHECK(w.f.subscribes.size() == 2);
+}
+
+TEST_CASE("a session opens no more streams than its subscription limit", "[ws_session]") {
+    WsFixture w;
+    ClientSession& client = w.logged_in();
+    std::string names;
+    for (int i = 0; i < 101; ++i) names += (i ? ",\"I" : "\"I") + std::to_string(i) + "\"";
+    w.send_text(client, R"({"ID":1000,"Key":{"Service":"FEED","Name":[)" + names + "]}}");
+    REQUIRE(w.f.subscribes.size() == 1);
+    CHECK(w.f.subscribes[0].item_names_size() == 100);
+    const auto frames = w.frames(client);
+    REQUIRE(frames.size() == 2);  // the batch's status, and the refusal of the 101st name
+    CHECK(frames[1].payload.find(R"({"ID":1101,"Type":"Status")") == 0);
+    CHECK(frames[1].payload.find("LimitReached") != std::string::npos);
 }
 
 TEST_CASE("a request without Key.Service takes the default service, or is refused",
