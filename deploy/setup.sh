@@ -84,8 +84,9 @@ fuzz_build() {
 }
 
 # The watchlist page's browser test (tests/integration/test_web_watchlist.py) needs a
-# headless Chromium; only `test` installs it (it is large), elsewhere the test skips.
-[[ "$mode" == test ]] && packages+=(chromium chromium-driver python3-selenium)
+# headless Chromium, and mdcast.snapshot_frame's test pandas; only `test` installs them
+# (they are large), elsewhere those tests skip.
+[[ "$mode" == test ]] && packages+=(chromium chromium-driver python3-selenium python3-pandas)
 install_missing
 if [[ "$mode" == format ]]; then
     cd "$here" && git ls-files -- '*.cpp' '*.h' '*.cc' | xargs clang-format -i

@@ -28,6 +28,7 @@
 
 #include "common/metrics.h"
 #include "common/net/event_loop.h"
+#include "common/net/flush_scheduler.h"
 #include "proto/frame.h"
 #include "wire/backbone.pb.h"
 #include "wire/common.pb.h"
@@ -74,6 +75,9 @@ class BackboneOut {
     virtual size_t max_frame_bytes() const = 0;
     // Sends everything queued now (shutdown: nothing is left behind).
     virtual void flush() = 0;
+    // Flushes `writer` at this transport's flush point, after the messages
+    // queued so far leave (the hop probe: its flush is their send time).
+    virtual void flush_after(Flushable& writer) = 0;
 
     // This run's epoch: item ids are of it; servers see a restart by a new one.
     virtual uint64_t epoch() const = 0;

@@ -124,6 +124,8 @@ class BackboneSender final : public Flushable {
     }
 
     void flush() override;
+    // Flushes `writer` after this sender, at the same flush point.
+    void flush_after(Flushable& writer) { flusher_.schedule(writer); }
     // Re-sends what a server asked for (see the class comment for the rules).
     // `source_address`: the NAK's IPv4 source address (host order).
     void on_nak(const ::mdcast::wire::v1::Nak& nak, uint32_t source_address) {

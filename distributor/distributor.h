@@ -23,9 +23,10 @@
 #include "common/metrics.h"
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
+#include "common/net/hop_probe.h"
+#include "common/net/spin_poll.h"
 #include "distributor/backbone_out.h"
 #include "distributor/distributor_config.h"
-#include "distributor/idle_spinner.h"
 #include "distributor/image_service.h"
 #include "distributor/interest_leases.h"
 #include "distributor/item_registry.h"
@@ -67,6 +68,9 @@ class Distributor final : public PublisherSession::Owner,
                                                const ServiceEntry& service,
                                                std::string_view presented_token) override;
     void on_publisher_input() override { spinner_.on_work(); }
+    void on_update_forwarded(uint64_t publish_time_ns) override {
+        if (hop_probe_.note_received(publish_time_ns)) backbone_->flush_after(hop_probe_);
+    }
 
     // ---- BackboneOut::Handler ----
     std::optional<wire::ItemStatus> on_image_request(const wire::ImageRequest& request,
@@ -113,7 +117,8 @@ class Distributor final : public PublisherSession::Owner,
     DaemonListeners listeners_;
     PeerTable<PublisherSession> sessions_;
     Timer housekeeping_;
-    IdleSpinner spinner_;  // distributor.busy_poll_us
+    SpinPoll spinner_;    // distributor.busy_poll_us
+    HopProbe hop_probe_;  // stamp to receive and to send, for mdcast-bench
     PublisherCounters publisher_counters_;
     MetricsRegistry metrics_{"mdcast_distributor_"};
     std::unique_ptr<AdminHttp> admin_;

@@ -56,6 +56,7 @@ void Distributor::register_metrics() {
     m.counter("busy_poll_passes_total",
               "Loop passes made without sleeping because of distributor.busy_poll_us",
               [this] { return spinner_.passes(); });
+    hop_probe_.register_metrics(m, "update");
     backbone_->register_metrics(m);
     leases_.register_metrics(m);
     m.counter("refused_connections_total", "Publisher connections refused",
@@ -64,8 +65,10 @@ void Distributor::register_metrics() {
     register_reload_metrics(m);
 }
 
+// The line is built only when it is logged: building it reads every metric and the
+// process (/proc), a stall of the loop every 10 s that nobody sees at info level.
 void Distributor::log_counters(spdlog::level::level_enum level) {
-    log_->log(level, "{}", metrics_.log_line());
+    if (log_->should_log(level)) log_->log(level, "{}", metrics_.log_line());
 }
 
 // Publishers, services (with their owner and state) and items (up to

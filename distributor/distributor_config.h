@@ -28,7 +28,7 @@ struct DistributorConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     uint16_t admin_port = 0;
     std::string admin_token_file;  // empty: POSTs refused
     uint16_t distributor_id = 1;
-    uint32_t busy_poll_us = 0;  // IdleSpinner; 0: sleep as soon as nothing is ready
+    uint32_t busy_poll_us = 0;  // SpinPoll; 0: sleep as soon as nothing is ready
 
     // Publisher listener.
     std::string publishers_address;

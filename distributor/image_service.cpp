@@ -40,6 +40,21 @@ wire::ItemStatus no_image_status(const wire::ImageRequest& request, const Servic
     return status;
 }
 
+// A cached image's state, with the code and text that made it suspect: a
+// subscriber told only "suspect" could not tell a source gone from a gap.
+void set_image_status(wire::Status& status, const ItemEntry& item, const ServiceEntry& service) {
+    status.set_stream_state(wire::STREAM_OPEN);
+    if (service.state != wire::SERVICE_UP && item.data_state == wire::DATA_OK) {
+        status.set_data_state(wire::DATA_SUSPECT);
+        status.set_code(wire::STATUS_SOURCE_DOWN);
+        status.set_text(source_down_text(service.name));
+        return;
+    }
+    status.set_data_state(item.data_state);
+    status.set_code(item.status_code);
+    status.set_text(item.status_text);
+}
+
 }  // namespace
 
 std::optional<wire::ItemStatus> ImageService::on_image_request(const wire::ImageRequest& request,
@@ -95,9 +110,7 @@ bool ImageService::send_image(const ItemEntry& item, const ServiceEntry& service
     refresh.set_service_id(service.id);
     refresh.set_service_name(service.name);
     refresh.set_item_name(item.name);
-    refresh.mutable_status()->set_stream_state(wire::STREAM_OPEN);
-    refresh.mutable_status()->set_data_state(
-        service.state == wire::SERVICE_UP ? item.data_state : wire::DATA_SUSPECT);
+    set_image_status(*refresh.mutable_status(), item, service);
     item.image.to_field_list(*refresh.mutable_fields());
     return backbone_.send(proto::FrameType::kRefresh, refresh);
 }

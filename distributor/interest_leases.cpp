@@ -120,6 +120,8 @@ void InterestLeases::tick(int64_t now) {
         }
         item->unwanted = true;
         item->data_state = wire::DATA_SUSPECT;
+        item->status_code = wire::STATUS_RECOVERING;
+        item->status_text = "no subscriber left: not published; a new subscription asks the source";
         by_owner[service->owner_session].push_back(item->id);
         tell_servers_unwanted(*item, *service);
     }
@@ -141,8 +143,8 @@ void InterestLeases::tell_servers_unwanted(const ItemEntry& item, const ServiceE
     auto* s = status.mutable_status();
     s->set_stream_state(wire::STREAM_OPEN);
     s->set_data_state(wire::DATA_SUSPECT);
-    s->set_code(wire::STATUS_RECOVERING);
-    s->set_text("no subscriber left: not published; a new subscription asks the source");
+    s->set_code(item.status_code);
+    s->set_text(item.status_text);
     backbone_.send(proto::FrameType::kItemStatus, status);
 }
 

@@ -128,8 +128,14 @@ ItemEntry* ItemRegistry::find_item(uint32_t service_id, const std::string& name)
 }
 
 void ItemRegistry::mark_service_items_suspect(uint32_t service_id) {
+    const ServiceEntry* owner = service(service_id);
+    if (!owner) return;
+    const std::string text = source_down_text(owner->name);
     for (auto& entry : items_) {
-        if (entry && entry->service_id == service_id) entry->data_state = wire::DATA_SUSPECT;
+        if (!entry || entry->service_id != service_id) continue;
+        entry->data_state = wire::DATA_SUSPECT;
+        entry->status_code = wire::STATUS_SOURCE_DOWN;
+        entry->status_text = text;
     }
 }
 

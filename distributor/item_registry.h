@@ -38,6 +38,11 @@ struct ServiceEntry {
     std::vector<uint32_t> trade_fields;  // sorted ids making an update a trade (trades.fields)
 };
 
+// What a subscriber is told of an item whose service's source went away.
+inline std::string source_down_text(const std::string& service) {
+    return "service " + service + " is down: its source went away";
+}
+
 struct ItemEntry {
     uint64_t id = 0;
     uint32_t service_id = 0;
@@ -46,6 +51,11 @@ struct ItemEntry {
     bool has_image = false;   // a refresh arrived since the publisher (re)started the item
     proto::FieldImage image;  // refresh merged with every update since
     wire::DataState data_state = wire::DATA_SUSPECT;
+    // Why data_state is what it is: the publisher's code and text, or the
+    // distributor's when it marked the item suspect. An image served from the
+    // cache carries them, so its subscribers see why it is not current.
+    wire::StatusCode status_code = wire::STATUS_NONE;
+    std::string status_text;
     bool closed = false;
     std::string closed_text;  // why a limit closed it (empty: closed by its source)
     // Interactive: nobody wants the item and its source was told to stop, so
@@ -86,7 +96,8 @@ class ItemRegistry {
     ItemEntry* item(uint64_t id);
     ItemEntry* find_item(uint32_t service_id, const std::string& name);
 
-    // Service items whose images are now stale because their source went away.
+    // Service items whose images are now stale because their source went away:
+    // suspect, SOURCE_DOWN, with source_down_text() of the service.
     void mark_service_items_suspect(uint32_t service_id);
 
     wire::Directory directory() const;

@@ -40,6 +40,7 @@ class MulticastBackbone final : public BackboneOut, private ControlReceiver::Han
     bool send_frame(std::span<const uint8_t> frame) override { return sender_.send_frame(frame); }
     size_t max_frame_bytes() const override { return sender_.max_message_bytes(); }
     void flush() override { sender_.flush(); }
+    void flush_after(Flushable& writer) override { sender_.flush_after(writer); }
     uint64_t epoch() const override { return sender_.epoch(); }
     bool congested() const override { return sender_.congested(); }
     void register_metrics(MetricsRegistry& metrics) const override;

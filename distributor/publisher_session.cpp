@@ -285,9 +285,17 @@ void PublisherSession::on_refresh(const proto::Frame& frame) {
     item->item_seq = refresh.item_seq();
     item->has_image = true;
     item->unwanted = false;
-    item->data_state = refresh.status().data_state();
-    item->closed = refresh.status().stream_state() == wire::STREAM_CLOSED;
+    remember_state(*item, refresh.status());
     ++counters_.refreshes;
+}
+
+// The state the publisher gave the item, with its code and text: an image served
+// from the cache later says the same (image_service.cpp).
+void PublisherSession::remember_state(ItemEntry& item, const wire::Status& status) {
+    item.data_state = status.data_state();
+    item.status_code = status.code();
+    item.status_text = status.text();
+    item.closed = status.stream_state() == wire::STREAM_CLOSED;
 }
 
 // An image over backbone.max_message_bytes: the publisher and every server are
@@ -336,6 +344,7 @@ void PublisherSession::on_update(const proto::Frame& frame) {
         return reject(item->id, wire::STATUS_LIMIT_REACHED,
                       "update larger than backbone.max_message_bytes");
     }
+    owner_.on_update_forwarded(update_.publish_time_ns);
     item->image.apply(update_.fields);
     item->item_seq = update_.item_seq;
     ++counters_.updates;
@@ -353,8 +362,7 @@ void PublisherSession::on_item_status(const proto::Frame& frame) {
     if (!backbone_.send(FrameType::kItemStatus, status)) {
         return reject(item->id, wire::STATUS_LIMIT_REACHED, "status text too long");
     }
-    item->data_state = status.status().data_state();
-    item->closed = status.status().stream_state() == wire::STREAM_CLOSED;
+    remember_state(*item, status.status());
     if (item->closed) item->has_image = false;
     ++counters_.statuses;
 }

@@ -69,6 +69,8 @@ class PublisherSession final : public TcpConnection::Handler {
         }
         // A frame arrived (the idle strategy polls on while they do).
         virtual void on_publisher_input() {}
+        // An update stamped `publish_time_ns` (0: unstamped) went onto the backbone.
+        virtual void on_update_forwarded(uint64_t publish_time_ns) {}
 
       protected:
         virtual ~Owner() = default;
@@ -113,6 +115,7 @@ class PublisherSession final : public TcpConnection::Handler {
     // logs and returns nullptr.
     ItemEntry* owned_item(uint64_t item_id, const char* what);
     void refuse_image(ItemEntry& item, const wire::Refresh& refresh);
+    static void remember_state(ItemEntry& item, const wire::Status& status);
     void reject(uint64_t item_id, wire::StatusCode code, const std::string& text);
     void protocol_error(const std::string& text);
     template <class Message>

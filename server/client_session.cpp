@@ -240,7 +240,7 @@ void ClientSession::on_frame(TcpConnection&, const proto::Frame& frame) {
         case FrameType::kClose:
             return connection_->close(CloseReason::kPeerClosed, "client said goodbye");
         case FrameType::kDirectoryRequest:
-            return owner_.on_directory_request(*this);
+            return request_directory();
         case FrameType::kSubscribe: {
             wire::Subscribe request;
             if (parse(frame, request)) request_subscribe(request);

@@ -88,6 +88,7 @@ class ClientSession final : public TcpConnection::Handler {
         owner_.on_subscribe(*this, request);
     }
     void request_unsubscribe(uint64_t item_id) { owner_.on_unsubscribe(*this, item_id); }
+    void request_directory() { owner_.on_directory_request(*this); }
     TcpConnection& connection() { return *connection_; }
     const TcpConnection& connection() const { return *connection_; }
     bool is_open() const { return connection_ && connection_->is_open(); }

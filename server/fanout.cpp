@@ -26,13 +26,12 @@ Fanout::Fanout(const ItemCache& cache, EventLoop& loop)
 
 bool Fanout::subscribe(ClientSession& client, uint64_t item_id, const std::vector<uint32_t>& view,
                        uint32_t conflate_ms) {
-    // The JSON protocol has no conflation interval: WebSocket subscriptions are never paced.
     const bool json = client.json() != nullptr;
     if (json) {
         if (const CachedItem* item = cache_.find(item_id))
             client.bind_json_stream(item->service_name, item->name, item_id);
     }
-    if (!by_item_.add(item_id, &client, view, json, json ? 0 : conflate_ms))
+    if (!by_item_.add(item_id, &client, view, json, conflate_ms))
         return false;  // already open: re-image only
     by_client_[&client][item_id] = view;
     return true;
@@ -208,8 +207,13 @@ void Fanout::send_paced_update(uint64_t item_id, Group& group, int64_t now_ns) {
     if (!group.pace.owed) return;
     const proto::UpdateView update = group.pace.owed_update(item_id);
     view_frame_.clear();
-    proto::append_update_frame(view_frame_, update, group.view.empty() ? nullptr : &group.view);
-    group.clients.front()->deliver_update(item_id, update, bytes_of(view_frame_));
+    ClientSession* client = group.clients.front();
+    if (const JsonEncoder* json = client->json()) {
+        json->append_update(view_frame_, update, group.view);
+    } else {
+        proto::append_update_frame(view_frame_, update, group.view.empty() ? nullptr : &group.view);
+    }
+    client->deliver_update(item_id, update, bytes_of(view_frame_));
     group.pace.sent(now_ns);
     ++counters_.paced_out;
     ++counters_.updates_out;

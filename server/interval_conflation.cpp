@@ -1,5 +1,7 @@
 #include "server/interval_conflation.h"
 
+#include "server/websocket/json_protocol.h"
+
 namespace mdcast::server {
 
 PacedSlot::Admit PacedSlot::admit(const proto::UpdateView& update, int64_t now_ns) {
@@ -15,9 +17,14 @@ PacedSlot::Admit PacedSlot::admit(const proto::UpdateView& update, int64_t now_n
 }
 
 bool PacedSlot::take(std::string& out, uint64_t item_id, const std::vector<uint32_t>& view,
-                     int64_t now_ns) {
+                     int64_t now_ns, const JsonEncoder* json) {
     if (!owed) return false;
-    proto::append_update_frame(out, owed_update(item_id), view.empty() ? nullptr : &view);
+    const proto::UpdateView update = owed_update(item_id);
+    if (json) {
+        json->append_update(out, update, view);
+    } else {
+        proto::append_update_frame(out, update, view.empty() ? nullptr : &view);
+    }
     sent(now_ns);
     return true;
 }

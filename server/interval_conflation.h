@@ -30,6 +30,8 @@
 
 namespace mdcast::server {
 
+class JsonEncoder;
+
 struct PacedSlot {
     // What admit() decided for an update.
     enum class Admit : uint8_t {
@@ -46,10 +48,10 @@ struct PacedSlot {
     // `owed` just became true. A trade is never kHeld.
     Admit admit(const proto::UpdateView& update, int64_t now_ns);
     // What is owed as one conflated Update frame (only `view`'s fields when
-    // set) appended to `out`, and the interval restarted at `now_ns`. Nothing
-    // when nothing is owed; false then.
-    bool take(std::string& out, uint64_t item_id, const std::vector<uint32_t>& view,
-              int64_t now_ns);
+    // set) appended to `out` — binary, or JSON with `json` — and the interval
+    // restarted at `now_ns`. Nothing when nothing is owed; false then.
+    bool take(std::string& out, uint64_t item_id, const std::vector<uint32_t>& view, int64_t now_ns,
+              const JsonEncoder* json = nullptr);
     // The same in two steps, for a caller that needs the update itself: what
     // is owed (valid until the slot changes), then sent() once it went out,
     // which restarts the interval at `now_ns`.

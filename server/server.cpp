@@ -55,6 +55,7 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
       log_(log::get("server")),
       auth_(loop, auth_settings(config), "client"),
       flusher_(loop, flush_interval(config)),
+      spinner_(loop, std::chrono::microseconds(config.backbone_busy_poll_us)),
       output_pool_(config.output_pool_bytes, config.output_guaranteed_bytes,
                    config.output_max_bytes),
       cache_(config.cache_hash_table_size, config.cache_max_items, config.cache_enable_cache),

@@ -26,7 +26,9 @@
 #include "common/metrics.h"
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
+#include "common/net/hop_probe.h"
 #include "common/net/output_pool.h"
+#include "common/net/spin_poll.h"
 #include "server/backbone/interest_reporter.h"
 #include "server/client_session.h"
 #include "server/fanout.h"
@@ -199,6 +201,8 @@ class Server final : public Upstream::Handler,
     std::shared_ptr<spdlog::logger> log_;
     auth::Authenticator auth_;  // logins and entitlements
     FlushScheduler flusher_;
+    HopProbe hop_probe_;  // stamp to receive and to send, for mdcast-bench
+    SpinPoll spinner_;    // backbone.busy_poll_us
     OutputPool output_pool_;
     ItemCache cache_;
     Fanout fanout_;  // before clients_: a closing client asks it for its count

@@ -203,6 +203,12 @@ void add_backbone_keys(config::Schema<ServerConfig>& s) {
                         "distributor is heard again and images are re-requested.");
     s.integer<uint32_t>("backbone.rtt_probe_interval_ms", &C::backbone_rtt_probe_interval_ms, 1000,
                         10, 3600000, "Round-trip probes to the distributor (for NAK sizing).");
+    s.integer<uint32_t>("backbone.busy_poll_us", &C::backbone_busy_poll_us, 0, 0, 1000000,
+                        "Idle strategy. 0: sleep in epoll as soon as nothing is ready. > 0: after "
+                        "every backbone update keep polling the sockets without sleeping for this "
+                        "long (busy-spin, then sleep): the next datagram is taken without a kernel "
+                        "wake-up, but the server keeps a core busy while traffic flows. Only on "
+                        "hosts with a core to spare for it.");
 }
 
 // Output sizes: the guarantee is within the limit, and the pool can lend at least one

@@ -90,6 +90,7 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     uint32_t backbone_jump_confirmations = 0;
     uint32_t backbone_source_silent_ms = 0;
     uint32_t backbone_rtt_probe_interval_ms = 0;
+    uint32_t backbone_busy_poll_us = 0;  // SpinPoll; 0: sleep as soon as nothing is ready
 
     // Item cache.
     bool cache_enable_cache = true;

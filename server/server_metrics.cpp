@@ -45,6 +45,10 @@ void Server::register_metrics() {
     upstream_->register_metrics(m);
     m.counter("refreshes_in_total", "Refreshes received", [&c] { return c.refreshes_in; });
     m.counter("updates_in_total", "Updates received", [&c] { return c.updates_in; });
+    hop_probe_.register_metrics(m, "update");
+    m.counter("busy_poll_passes_total",
+              "Loop passes made without sleeping because of backbone.busy_poll_us",
+              [this] { return spinner_.passes(); });
     m.counter("statuses_in_total", "Item statuses received", [&c] { return c.statuses_in; });
     m.counter("cache_full_total", "Refreshes of new items refused: cache.max_items reached",
               [&c] { return c.cache_full; });
@@ -190,8 +194,10 @@ void Server::register_metrics() {
     register_process_metrics(m, "mdcast-server");
 }
 
+// The line is built only when it is logged: building it reads every metric and the
+// process (/proc), a stall of the loop every 10 s that nobody sees at info level.
 void Server::log_counters(spdlog::level::level_enum level) {
-    log_->log(level, "{}", metrics_.log_line());
+    if (log_->should_log(level)) log_->log(level, "{}", metrics_.log_line());
 }
 
 // Healthy while serving and at least one distributor is heard.

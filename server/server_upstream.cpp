@@ -43,17 +43,23 @@ void Server::on_update(uint16_t source, const proto::Frame& frame) {
     }
     if (foreign(source, update_.item_id)) return;
     ++counters_.updates_in;
+    spinner_.on_work();
+    const bool probe_due = hop_probe_.note_received(update_.publish_time_ns);
     CachedItem* item = nullptr;
     switch (cache_.apply_update(update_, item)) {
         case ItemCache::Outcome::kApplied:
-            return fanout_.fan_out_update(*item, update_, frame.whole);
+            fanout_.fan_out_update(*item, update_, frame.whole);
+            break;
         case ItemCache::Outcome::kItemGap:
             ++counters_.item_gaps;
             fanout_.fan_out_status(*item);
-            return recovery_.request_image(*item);
+            recovery_.request_image(*item);
+            break;
         default:
             ++counters_.updates_dropped;
     }
+    // After the fan-out scheduled the subscribers' writes: the probe's flush follows them.
+    if (probe_due) flusher_.schedule(hop_probe_);
 }
 
 void Server::on_refresh(uint16_t source, const proto::Frame& frame) {

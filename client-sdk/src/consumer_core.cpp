@@ -79,7 +79,8 @@ ConsumerCore::ConsumerCore(EventLoop& loop, const ConsumerOptions& options, Even
           },
           *this, counters, log_),
       link_(failover_.link()),
-      housekeeping_(loop, [this] { on_housekeeping(); }) {}
+      housekeeping_(loop, [this] { on_housekeeping(); }),
+      spinner_(loop, std::chrono::microseconds(options.busy_poll_us)) {}
 
 ConsumerCore::~ConsumerCore() = default;
 
@@ -148,10 +149,16 @@ bool ConsumerCore::on_session_down(bool, LinkDown) {
 
 void ConsumerCore::on_failing_over(bool was_up, LinkDown cause) {
     if (!was_up) return;
+    // The server's own reason when it gave one (kicked, slow_consumer, ...): each
+    // item then says why it went suspect, not only that the connection went.
+    const ServerLink::PeerClose& said = link_.peer_close();
+    const std::string why = said.reason.empty()
+                                ? std::string(link_down_name(cause))
+                                : "closed by the server: " + said.reason +
+                                      (said.text.empty() ? std::string() : ": " + said.text);
     mark_all_suspect(cause == LinkDown::kServerShutdown ? StatusCode::kServerShutdown
                                                         : StatusCode::kConnectionLost,
-                     "lost " + failover_.peer().to_string() + ": " +
-                         std::string(link_down_name(cause)) + "; failing over");
+                     "lost " + failover_.peer().to_string() + ": " + why + "; failing over");
 }
 
 // Every streaming item is suspect until the next server's fresh image.
@@ -271,6 +278,7 @@ void ConsumerCore::request_directory() {
 // ---- frames from the server ----------------------------------------------------------------
 
 void ConsumerCore::on_session_frame(const proto::Frame& frame) {
+    spinner_.on_work();
     switch (frame.type) {
         case FrameType::kUpdate:
             return on_update(frame);

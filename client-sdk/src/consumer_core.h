@@ -19,6 +19,7 @@
 #include "common/logging.h"
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
+#include "common/net/spin_poll.h"
 #include "event_writer.h"
 #include "failover_link.h"
 #include "item_id_index.h"
@@ -146,6 +147,7 @@ class ConsumerCore final : public FailoverLink::Owner {
     FailoverLink failover_;
     ServerLink& link_;  // failover_'s
     Timer housekeeping_;
+    SpinPoll spinner_;                         // options_.busy_poll_us
     int64_t realtime_minus_monotonic_ns_ = 0;  // sampled every housekeeping tick
     bool session_up_ = false;
     bool stopped_ = false;

@@ -46,6 +46,7 @@ ConnectionEvent FailoverLink::event(ConnectionState state, const std::string& te
     event.server_id = state == ConnectionState::kUp ? link_.peer_id() : std::string();
     event.text = text;
     event.attempt = attempt_.failures;
+    if (state == ConnectionState::kDown) event.close_reason = link_.peer_close().reason;
     return event;
 }
 

@@ -57,6 +57,7 @@ void validate(const ConsumerOptions& o) {
     if (o.max_frame_bytes < 1024) refuse("max_frame_bytes", "must be >= 1024");
     if (o.max_output_bytes < 1024) refuse("max_output_bytes", "must be >= 1024");
     if (o.catch_up_timeout_ms == 0) refuse("catch_up_timeout_ms", "must be > 0");
+    if (o.busy_poll_us > 1'000'000) refuse("busy_poll_us", "must be <= 1000000");
 }
 
 void validate(const PublisherOptions& o) {

@@ -107,6 +107,7 @@ void ServerLink::open(const LinkSettings& settings) {
     reporting_ = true;
     cause_set_ = false;
     last_close_reason_.reset();
+    peer_close_ = {};
     std::string error;
     const int fd = start_connect(settings_.server, error);
     if (fd < 0) return fail_later(LinkDown::kConnectFailed, error);
@@ -287,9 +288,10 @@ void ServerLink::on_peer_close(const proto::Frame& frame) {
     pending_cause_ =
         close.reason() == wire::CLOSE_SHUTDOWN ? LinkDown::kServerShutdown : LinkDown::kLost;
     cause_set_ = true;
+    peer_close_ = {std::string(close_reason_name(close_reason_from_wire(close.reason()))),
+                   close.text()};
     connection_->close(CloseReason::kPeerClosed,
-                       "closed by " + settings_.server.to_string() + ": " +
-                           std::string(close_reason_name(close_reason_from_wire(close.reason()))) +
+                       "closed by " + settings_.server.to_string() + ": " + peer_close_.reason +
                            (close.text().empty() ? "" : ": " + close.text()));
 }
 

@@ -90,6 +90,13 @@ class ServerLink final : public TcpConnection::Handler {
     TcpConnection::DirectWrite write_now(std::span<const uint8_t> bytes);
     // The reason the last connection closed (none: it never connected).
     std::optional<CloseReason> last_close_reason() const { return last_close_reason_; }
+    // What the peer's Close message said before the last connection closed:
+    // its reason's name ("kicked") and text; both empty when it sent none.
+    struct PeerClose {
+        std::string reason;
+        std::string text;
+    };
+    const PeerClose& peer_close() const { return peer_close_; }
     const LinkSettings& settings() const { return settings_; }
     const std::string& peer_id() const { return peer_id_; }
     // What the peer's LoginResponse announced (0: nothing).
@@ -124,6 +131,7 @@ class ServerLink final : public TcpConnection::Handler {
     Timer tick_timer_;
     Timer failure_timer_;
     std::optional<CloseReason> last_close_reason_;
+    PeerClose peer_close_;
     LinkDown pending_cause_ = LinkDown::kLost;
     std::string pending_text_;
     bool cause_set_ = false;  // a more precise cause than the close reason is known

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "common/clock.h"
@@ -132,18 +133,26 @@ void register_process_metrics(MetricsRegistry& m, const std::string& daemon) {
                         {"commit", build.commit},
                         {"build_type", build.build_type}},
                        [] { return 1.0; });
+    // One /proc sample per scrape, not one per metric: the registry reads metrics in the order
+    // they were registered (metrics.h), so the first refreshes the sample and the others read
+    // it. Each sample lists /proc/self/fd, a server's every connection: six of them per scrape
+    // stalled the loop six times as long (strace: 6 getrusage and 12 openat per /metrics).
+    auto sample = std::make_shared<ProcessStats>();
     m.counter_unprefixed("process_cpu_seconds_total", "User and system CPU time spent, seconds",
-                         [] { return process_stats().cpu_s; });
+                         [sample] {
+                             *sample = process_stats();
+                             return sample->cpu_s;
+                         });
     m.gauge_unprefixed("process_resident_memory_bytes", "Resident memory size, bytes", {},
-                       [] { return process_stats().resident_bytes; });
+                       [sample] { return sample->resident_bytes; });
     m.gauge_unprefixed("process_virtual_memory_bytes", "Virtual memory size, bytes", {},
-                       [] { return process_stats().virtual_bytes; });
+                       [sample] { return sample->virtual_bytes; });
     m.gauge_unprefixed("process_start_time_seconds", "Start time since the Unix epoch, seconds", {},
-                       [] { return process_stats().start_time_s; });
+                       [sample] { return sample->start_time_s; });
     m.gauge_unprefixed("process_open_fds", "Open file descriptors", {},
-                       [] { return process_stats().open_fds; });
+                       [sample] { return sample->open_fds; });
     m.gauge_unprefixed("process_max_fds", "Limit on open file descriptors", {},
-                       [] { return process_stats().max_fds; });
+                       [sample] { return sample->max_fds; });
     register_accept_metrics(m);
 }
 

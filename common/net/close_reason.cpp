@@ -59,6 +59,8 @@ wire::v1::CloseReason close_reason_wire(CloseReason reason) {
             return wire::v1::CLOSE_SHUTDOWN;
         case CloseReason::kLimitReached:
             return wire::v1::CLOSE_LIMIT_REACHED;
+        case CloseReason::kKicked:
+            return wire::v1::CLOSE_KICKED;
         default:
             return wire::v1::CLOSE_REASON_UNSPECIFIED;
     }
@@ -82,6 +84,8 @@ CloseReason close_reason_from_wire(wire::v1::CloseReason reason) {
             return CloseReason::kShutdown;
         case wire::v1::CLOSE_LIMIT_REACHED:
             return CloseReason::kLimitReached;
+        case wire::v1::CLOSE_KICKED:
+            return CloseReason::kKicked;
         default:
             return CloseReason::kPeerClosed;
     }

@@ -220,7 +220,20 @@ void JsonEncoder::append_update(std::string& out, const proto::UpdateView& updat
     append_int(out, static_cast<int64_t>(update.item_id));
     out += ",\"Type\":\"Update\",\"SeqNumber\":";
     append_int(out, static_cast<int64_t>(update.item_seq));
+    if (update.trade) out += ",\"UpdateType\":\"Trade\"";
     if (update.conflated) out += ",\"Conflated\":true";
+    if (update.stands_for > 0) {  // LSEG's ConflationInfo: updates merged, over what time (ms)
+        out += ",\"ConflationInfo\":{\"Count\":";
+        append_int(out, update.stands_for);
+        out += ",\"Time\":";
+        const bool spanned = update.first_publish_time_ns != 0 &&
+                             update.publish_time_ns >= update.first_publish_time_ns;
+        append_int(
+            out, spanned ? static_cast<int64_t>(
+                               (update.publish_time_ns - update.first_publish_time_ns) / 1'000'000)
+                         : 0);
+        out += '}';
+    }
     out += ',';
     append_fields(out, update.fields, view);
     out += "}]";
@@ -271,6 +284,39 @@ std::string JsonEncoder::batch_status(int64_t id, size_t names) {
         "\"Processed ";
     append_int(out, static_cast<int64_t>(names));
     out += " total items from Batch Request.\"}}";
+    return framed(out);
+}
+
+// Info (filter 1: name, MarketPrice capability, real-time tick-by-tick QoS, the mdcast
+// mode and item count) and State (filter 2) per service, keyed by service id. A snapshot:
+// the directory is not streamed (ask again for a fresh one).
+std::string JsonEncoder::source_refresh(int64_t id, const wire::Directory& directory) {
+    std::string out = "{\"ID\":";
+    append_int(out, id);
+    out +=
+        ",\"Type\":\"Refresh\",\"Domain\":\"Source\",\"Key\":{\"Filter\":3},"
+        "\"State\":{\"Stream\":\"NonStreaming\",\"Data\":\"Ok\",\"Text\":\"\"},"
+        "\"Map\":{\"KeyType\":\"UInt\",\"Entries\":[";
+    bool first = true;
+    for (const auto& service : directory.services()) {
+        if (!first) out += ',';
+        first = false;
+        const bool up = service.state() == wire::SERVICE_UP;
+        out += "{\"Action\":\"Add\",\"Key\":";
+        append_int(out, service.service_id());
+        out += ",\"FilterList\":{\"Entries\":[{\"ID\":1,\"Action\":\"Set\",\"Elements\":{\"Name\":";
+        append_json_string(out, service.name());
+        out +=
+            ",\"Capabilities\":[6],\"QoS\":[{\"Timeliness\":\"Realtime\",\"Rate\":"
+            "\"TickByTick\"}],\"IsSource\":1,\"Vendor\":\"mdcast\",\"Mode\":\"";
+        out += service.mode() == wire::SERVICE_INTERACTIVE ? "interactive" : "broadcast";
+        out += "\",\"ItemCount\":";
+        append_int(out, static_cast<int64_t>(service.item_count()));
+        out += "}},{\"ID\":2,\"Action\":\"Set\",\"Elements\":{\"ServiceState\":";
+        out += up ? "1,\"AcceptingRequests\":1" : "0,\"AcceptingRequests\":0";
+        out += "}}]}}";
+    }
+    out += "]}}";
     return framed(out);
 }
 

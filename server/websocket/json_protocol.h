@@ -20,6 +20,7 @@
 #include "proto/field_image.h"
 #include "proto/update_codec.h"
 #include "server/item_cache.h"
+#include "wire/common.pb.h"
 #include "wire/session.pb.h"
 
 namespace mdcast::server {
@@ -41,6 +42,8 @@ class JsonEncoder {
     std::string status(const std::string& service, const std::string& name, int64_t stream,
                        const wire::Status& status) const;
     static std::string batch_status(int64_t id, size_t names);
+    // The Source directory (LSEG's Map of services, each a FilterList of Info and State).
+    static std::string source_refresh(int64_t id, const wire::Directory& directory);
 
     static std::string login_refresh(int64_t id, const std::string& user,
                                      const wire::LoginResponse& response);

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "proto/limits.h"
+
 namespace mdcast::server {
 
 using nlohmann::json;
@@ -96,6 +98,27 @@ void read_view(const json& view, JsonRequest& r, const JsonLimits& limits) {
     }
 }
 
+// LSEG's Qos: {"Timeliness": "Realtime", "Rate": "TickByTick" | "TimeConflated", "RateInfo": ms}.
+void read_qos(const json& qos, JsonRequest& r) {
+    if (!qos.is_object()) throw Refusal{JsonError::kBadRequest, "Qos is not an object"};
+    const std::string timeliness = string_member(qos, "Timeliness", "Qos.Timeliness");
+    if (!timeliness.empty() && timeliness != "Realtime")
+        throw Refusal{JsonError::kBadRequest, "Qos.Timeliness '" + timeliness.substr(0, 32) +
+                                                  "' is not offered (Realtime)"};
+    const std::string rate = string_member(qos, "Rate", "Qos.Rate");
+    if (rate.empty() || rate == "TickByTick" || rate == "Unspecified") return;
+    if (rate != "TimeConflated")
+        throw Refusal{JsonError::kBadRequest, "Qos.Rate '" + rate.substr(0, 32) +
+                                                  "' is not offered (TickByTick, TimeConflated)"};
+    const json* info = member(qos, "RateInfo");
+    if (!info || !info->is_number_unsigned() || info->get<uint64_t>() == 0 ||
+        info->get<uint64_t>() > proto::kMaxConflateMs)
+        throw Refusal{JsonError::kBadRequest, "Qos.RateInfo (ms) must be 1 to " +
+                                                  std::to_string(proto::kMaxConflateMs) +
+                                                  " with Rate TimeConflated"};
+    r.conflate_ms = info->get<uint32_t>();
+}
+
 void read_item(const json& message, JsonRequest& r, const JsonLimits& limits) {
     r.type = JsonRequest::Type::kItem;
     const json& key = key_of(message);
@@ -106,6 +129,7 @@ void read_item(const json& message, JsonRequest& r, const JsonLimits& limits) {
     r.batch = name->is_array();
     if (r.names.empty()) throw Refusal{JsonError::kBadRequest, "Key.Name is empty"};
     if (const json* view = member(message, "View")) read_view(*view, r, limits);
+    if (const json* qos = member(message, "Qos")) read_qos(*qos, r);
     if (const json* streaming = member(message, "Streaming")) {
         if (!streaming->is_boolean())
             throw Refusal{JsonError::kBadRequest, "Streaming is not true or false"};
@@ -161,9 +185,11 @@ JsonRequest read_message(const json& message, const JsonLimits& limits) {
         read_login(message, r);
     } else if (domain == "MarketPrice") {
         read_item(message, r, limits);
+    } else if (domain == "Source") {  // the directory: every service, whatever the Key asks
+        r.type = JsonRequest::Type::kSource;
     } else {
-        throw Refusal{JsonError::kUnknownType,
-                      "Domain '" + domain.substr(0, 32) + "' is not served (Login, MarketPrice)"};
+        throw Refusal{JsonError::kUnknownType, "Domain '" + domain.substr(0, 32) +
+                                                   "' is not served (Login, MarketPrice, Source)"};
     }
     return r;
 }

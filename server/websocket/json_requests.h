@@ -16,7 +16,7 @@
 namespace mdcast::server {
 
 struct JsonRequest {
-    enum class Type { kLogin, kItem, kClose, kCloseLogin, kPing, kPong };
+    enum class Type { kLogin, kItem, kSource, kClose, kCloseLogin, kPing, kPong };
     Type type = Type::kPing;
     int64_t id = 0;
     // kLogin
@@ -26,6 +26,7 @@ struct JsonRequest {
     std::vector<std::string> names;  // one, or a batch
     bool batch = false;              // Key.Name was an array: the names open on ID+1, ID+2, ...
     bool streaming = true;           // false: a snapshot
+    uint32_t conflate_ms = 0;        // Qos Rate TimeConflated, RateInfo ms (0: every update)
     std::vector<std::string> view;   // field names; both empty: all fields
     std::vector<uint32_t> view_ids;  // and field ids (LSEG's View takes either)
     // kClose: stream ids (the IDs of the client's requests)

@@ -43,6 +43,25 @@ uint16_t code_for(CloseReason reason) {
     }
 }
 
+wire::StatusCode status_code_for(CloseReason reason) {
+    switch (reason) {
+        case CloseReason::kShutdown:
+            return wire::STATUS_SERVER_SHUTDOWN;
+        case CloseReason::kAuthFailed:
+        case CloseReason::kNotLoggedIn:
+            return wire::STATUS_AUTH_FAILED;
+        case CloseReason::kSlowConsumer:
+        case CloseReason::kLimitReached:
+        case CloseReason::kFrameTooLarge:
+            return wire::STATUS_LIMIT_REACHED;
+        case CloseReason::kProtocolError:
+        case CloseReason::kFrameTimeout:
+            return wire::STATUS_INVALID_REQUEST;
+        default:
+            return wire::STATUS_NONE;  // kicked, idle: the text says which
+    }
+}
+
 }  // namespace
 
 struct WsCallbacks {
@@ -212,8 +231,14 @@ bool WsSession::close_frame(CloseReason reason, const std::string& text, std::st
     // Before the upgrade the peer speaks HTTP; after a close went out, nothing more.
     if (!ctx_ || wslay_event_get_close_sent(ctx_)) return true;
     if (reason == CloseReason::kReadError || reason == CloseReason::kWriteError) return false;
-    frame = ws_close_frame(close_code_ ? close_code_ : code_for(reason),
-                           std::string(close_reason_name(reason)) + ": " + text);
+    const std::string why = std::string(close_reason_name(reason)) + ": " + text;
+    // LSEG's clients learn why from the login stream's Closed status; the close frame follows.
+    if (client_.logged_in() && reason != CloseReason::kPeerClosed) {
+        frame = JsonEncoder::login_status(
+            login_id_, client_.user(),
+            make_status(wire::STREAM_CLOSED, wire::DATA_SUSPECT, status_code_for(reason), why));
+    }
+    frame += ws_close_frame(close_code_ ? close_code_ : code_for(reason), why);
     return true;
 }
 
@@ -272,6 +297,10 @@ void WsSession::on_request(const JsonRequest& request) {
                     "the first request must be a login");
     if (request.type == Type::kCloseLogin)
         return fail(CloseReason::kPeerClosed, ws_code::kNormal, "client closed its login");
+    if (request.type == Type::kSource) {
+        directory_id_ = request.id;
+        return client_.request_directory();
+    }
     if (request.type == Type::kClose) {
         for (const int64_t id : request.close_ids) {
             const auto closed = streams_.close(id);
@@ -291,6 +320,7 @@ void WsSession::on_item_request(const JsonRequest& request) {
     wire::Subscribe subscribe;
     subscribe.set_service_name(request.service);
     subscribe.set_snapshot(!request.streaming);
+    subscribe.set_conflate_ms(request.conflate_ms);
     for (const uint32_t id : request.view_ids) subscribe.add_view_field_ids(id);
     for (const std::string& field : request.view) {
         const proto::FieldDefinition* definition = encoder().dictionary().find(field);
@@ -399,8 +429,11 @@ void WsSession::translate(FrameType type, const google::protobuf::MessageLite& m
         }
         case FrameType::kItemStatus:
             return on_item_status(static_cast<const wire::ItemStatus&>(message));
+        case FrameType::kDirectory:
+            return send(JsonEncoder::source_refresh(directory_id_,
+                                                    static_cast<const wire::Directory&>(message)));
         default:
-            return;  // directory, pong: the JSON protocol has its own or none
+            return;  // pong: the JSON protocol has its own
     }
 }
 

@@ -126,6 +126,7 @@ class WsSession {
     bool too_large_ = false;
     uint16_t close_code_ = 0;  // set by fail(): the code of our close frame
     int64_t login_id_ = 1;
+    int64_t directory_id_ = 0;  // the Source request being answered
     int64_t last_ping_ns_ = 0;
     WsStreams streams_;
     std::string stamped_;  // scratch for restamped frames

@@ -61,7 +61,34 @@ TEST_CASE("an item with an image is answered on the backbone from the cache", "[
     CHECK(refresh.service_name() == "SVC");
     CHECK(refresh.status().data_state() ==
           (service.state == wire_v1::SERVICE_UP ? wire_v1::DATA_OK : wire_v1::DATA_SUSPECT));
+    CHECK(refresh.status().code() == (service.state == wire_v1::SERVICE_UP
+                                          ? wire_v1::STATUS_NONE
+                                          : wire_v1::STATUS_SOURCE_DOWN));
+    CHECK(refresh.status().text().empty() == (service.state == wire_v1::SERVICE_UP));
     CHECK(f.leases().holders(item.id) == 0);  // broadcast: no lease
+}
+
+TEST_CASE("a suspect image carries the code and text that made it suspect", "[image_service]") {
+    RoomsFixture f;
+    auto& service = f.service("SVC", wire_v1::SERVICE_BROADCAST);
+    auto& item = f.imaged_item(service, "IBM.N");
+    SECTION("its source went away") {
+        service.state = wire_v1::SERVICE_DOWN;
+        f.registry().mark_service_items_suspect(service.id);
+    }
+    SECTION("its publisher said why") {
+        item.data_state = wire_v1::DATA_SUSPECT;
+        item.status_code = wire_v1::STATUS_UNRECOVERABLE_LOSS;
+        item.status_text = "feed gap at the exchange";
+    }
+    f.backbone_messages();
+    CHECK_FALSE(f.images().on_image_request(by_name("SVC", "IBM.N"), kServer));
+    const auto refresh = carried<wire_v1::Refresh>(f, FrameType::kRefresh);
+    CHECK(refresh.status().data_state() == wire_v1::DATA_SUSPECT);
+    CHECK(refresh.status().code() == item.status_code);
+    CHECK(refresh.status().text() == item.status_text);
+    CHECK(refresh.status().code() != wire_v1::STATUS_NONE);
+    CHECK_FALSE(refresh.status().text().empty());
 }
 
 TEST_CASE("an unknown name is answered to the asker alone, never on the backbone",

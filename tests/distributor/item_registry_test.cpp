@@ -212,7 +212,10 @@ TEST_CASE("mark_service_items_suspect affects only that service", "[item_registr
     registry.mark_service_items_suspect(s1);
     CHECK(a->data_state == wire::DATA_SUSPECT);
     CHECK(b->data_state == wire::DATA_SUSPECT);
+    CHECK(a->status_code == wire::STATUS_SOURCE_DOWN);
+    CHECK(b->status_text == "service FEED1 is down: its source went away");
     CHECK(c->data_state == wire::DATA_OK);
+    CHECK(c->status_code == wire::STATUS_NONE);
     registry.mark_service_items_suspect(999);  // unknown service: no effect, no crash
     CHECK(c->data_state == wire::DATA_OK);
 }

@@ -90,16 +90,17 @@ class Stack:
 
     def finish(self, failed):
         """Stops every process; a failed test prints their logs and keeps its directory (named
-        on stderr), a passing one removes it: a suite run leaves nothing behind in /tmp.
-        MDCAST_KEEP_TEST_DIRS=1 keeps every directory."""
+        on stderr). A passing one's directory is removed once every test of the script passed
+        (run(), or remove_now=True where nothing reads it afterwards): a suite run leaves nothing
+        behind in /tmp. MDCAST_KEEP_TEST_DIRS=1 keeps every directory."""
         for p in reversed(self.processes):
             p.stop()
         if failed:
             for p in self.processes:
                 sys.stderr.write(f"---- {p.name} log ----\n{p.log_text()[-6000:]}\n")
             sys.stderr.write(f"---- logs and configs kept in {self.dir}\n")
-        elif not os.environ.get("MDCAST_KEEP_TEST_DIRS"):
-            shutil.rmtree(self.dir, ignore_errors=True)
+        else:
+            PASSED_DIRS.append(self.dir)
 
     def write(self, name, text):
         path = os.path.join(self.dir, name)
@@ -287,8 +288,20 @@ def check(condition, message):
         raise AssertionError(message)
 
 
+PASSED_DIRS = []  # directories of stacks whose test passed (logs may still be read)
+
+
+def remove_passed_dirs():
+    """Removes the directories of passed stacks, unless MDCAST_KEEP_TEST_DIRS is set."""
+    if not os.environ.get("MDCAST_KEEP_TEST_DIRS"):
+        for directory in PASSED_DIRS:
+            shutil.rmtree(directory, ignore_errors=True)
+    PASSED_DIRS.clear()
+
+
 def run(tests):
-    """Runs the test functions, prints a line for each, exits non-zero on failure."""
+    """Runs the test functions, prints a line for each, exits non-zero on failure; when every
+    one passed, their stacks' directories are removed."""
     failed = 0
     for test in tests:
         start = time.monotonic()
@@ -298,6 +311,8 @@ def run(tests):
         except Exception as error:  # noqa: BLE001 - report every failure kind
             failed += 1
             print(f"FAIL {test.__name__}: {error}", flush=True)
+    if not failed:
+        remove_passed_dirs()
     sys.exit(1 if failed else 0)
 
 

@@ -11,7 +11,7 @@ import sys
 import tempfile
 import urllib.request
 
-from harness import BIN, Stack, check, free_port, wait_for_log, wait_for_port
+from harness import BIN, Stack, check, free_port, remove_passed_dirs, wait_for_log, wait_for_port
 from streams import expected_fields
 from ws_client import ws_section
 
@@ -110,6 +110,7 @@ def test_lseg_data_streams_and_snapshots():
         check_values(found["snapshot"]["values"], "snapshot")
         check("closed" in found, "the session did not close")
     shutil.rmtree(work, ignore_errors=True)
+    remove_passed_dirs()
     return 0
 
 

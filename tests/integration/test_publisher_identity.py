@@ -7,15 +7,18 @@ and prove nothing."""
 import socket
 import time
 
-from harness import LOGIN_REQUEST, LOGIN_RESPONSE, Stack, check, frame, pb_string, run, wait_for_log
+from harness import (LOGIN_REQUEST, LOGIN_RESPONSE, Stack, check, frame, pb_string, read_frames_until_close, run,
+                     wait_for_log)
 from streams import check_full_stream, messages, sent_updates
 from test_hardening import (SERVICE_ANNOUNCE, SERVICE_ANNOUNCE_RESPONSE, pb_bytes, pb_varint,
                             read_frame_of)
+from test_hostile_client import close_reason
 from test_tls import admin_port, metric
 from wire import fields, first
 
 ITEMS = 5
 STATUS_NOT_ENTITLED = 2
+CLOSE_KICKED = 9  # proto/wire/common.proto CloseReason
 
 
 def login(port, user, application="integration-test", position=""):
@@ -86,6 +89,17 @@ def test_a_stranger_with_the_sources_names_takes_nothing():
         check(metric(admin, 'mdcast_distributor_closes_total{reason="kicked"}') == 0, "a publisher kicked")
 
 
+def check_told_kicked(connection):
+    """The replaced connection is told why (a Close frame, reason KICKED), then closed."""
+    frames = read_frames_until_close(connection)
+    check(close_reason(frames) == CLOSE_KICKED, f"no Close(KICKED) on the earlier connection: {frames}")
+    connection.settimeout(1)
+    try:
+        check(connection.recv(1) == b"", "the earlier connection is still open")
+    except ConnectionResetError:
+        pass
+
+
 def test_publisher_reconnect_takes_over_its_services():
     """A publisher's new connection can log in before the distributor has seen
     its earlier one close: with the takeover token of the earlier connection it
@@ -104,11 +118,7 @@ def test_publisher_reconnect_takes_over_its_services():
         check(not first(answer, 2), f"another publisher took the service with the token: {answer}")
         second, answer = announce(stack.publisher_port, "OWNED", "pub-a", token)
         check(first(answer, 2) == first(owned, 2), f"the owner's reconnect was refused: {answer}")
-        first_connection.settimeout(5)
-        try:
-            check(first_connection.recv(65536) == b"", "the earlier connection is still open")
-        except ConnectionResetError:
-            pass
+        check_told_kicked(first_connection)
         admin = admin_port(distributor)
         check(metric(admin, 'mdcast_distributor_closes_total{reason="kicked"}') == 1,
               "the replaced connection not counted")
@@ -147,11 +157,7 @@ def test_a_restarted_source_takes_over_with_the_operators_secret():
         wait_for_log(server, "service MDCAST (")
         names = [f"ITEM{i:06d}" for i in range(ITEMS)]
         client = stack.client(1, "--items", ",".join(names), "--duration", "7")
-        earlier.settimeout(5)
-        try:
-            check(earlier.recv(65536) == b"", "the earlier connection is still open")
-        except ConnectionResetError:
-            pass
+        check_told_kicked(earlier)
         check(source.wait(20) == 0, "the source with the secret did not finish")
         check(client.wait(20) == 0, "client exit code")
         check_full_stream(messages(client), names, sent_updates(source), ITEMS)

@@ -89,6 +89,17 @@ def test_framing_login_default_service_view_and_ping():
                   f"view by id: {snapshot}")
             check(snapshot["State"]["Stream"] == "NonStreaming", f"snapshot state {snapshot['State']}")
 
+            # The Source directory: each service's Info and State filters, keyed by service id.
+            await ws.send(json.dumps({"ID": 5, "Domain": "Source", "Key": {}}))
+            directory = await next_of_type(ws, "Refresh")
+            check(directory["ID"] == 5 and directory["Domain"] == "Source", f"directory {directory}")
+            services = {}
+            for entry in directory["Map"]["Entries"]:
+                filters = {f["ID"]: f["Elements"] for f in entry["FilterList"]["Entries"]}
+                services[filters[1]["Name"]] = filters
+            check(services["MDCAST"][2] == {"ServiceState": 1, "AcceptingRequests": 1}
+                  and services["MDCAST"][1]["Capabilities"] == [6], f"MDCAST in the directory: {services}")
+
             # market_price_ping.py answers the server's Ping; a client's Ping is answered too.
             await ws.send(json.dumps({"Type": "Ping"}))
             await next_of_type(ws, "Pong")
@@ -191,7 +202,46 @@ def test_streams_are_the_clients_ids():
         asyncio.run(scenario())
 
 
+def test_qos_time_conflated():
+    """A desk grid asks LSEG's way for at most one update per RateInfo ms: each update it
+    gets says how many it stands for (ConflationInfo.Count), and the sequence numbers step by
+    exactly that count, so nothing is lost from the tally; values are the latest."""
+    with Stack("ws-lseg-qos") as stack:
+        port = start_served_stack(stack, 600)
+
+        async def scenario():
+            ws = await connect(port)
+            await lseg_login(ws)
+            await ws.send(json.dumps({"ID": 2, "Key": {"Name": "ITEM000001"},
+                                      "Qos": {"Timeliness": "Realtime", "Rate": "TimeConflated",
+                                              "RateInfo": 200}}))
+            got = await collect(ws, 2.0)
+            await ws.send(json.dumps({"ID": 3, "Key": {"Name": "ITEM000002"},
+                                      "Qos": {"Rate": "JitConflated"}}))
+            error = await next_of_type(ws, "Error")
+            await ws.close()
+            return got, error
+
+        got, error = asyncio.run(scenario())
+        refresh = next(m for m in got if m["Type"] == "Refresh")
+        updates = [m for m in got if m["Type"] == "Update"]
+        check(updates and all(m["ID"] == 2 for m in updates), f"updates {updates[:2]}")
+        conflated = [m for m in updates if m.get("Conflated")]
+        check(any(m["ConflationInfo"]["Count"] > 1 for m in conflated),
+              f"nothing merged at 200 updates/s per item: {updates[:3]}")
+        seq = refresh["SeqNumber"]
+        for m in updates:
+            step = m["ConflationInfo"]["Count"] if m.get("Conflated") else 1
+            check(m["SeqNumber"] == seq + step, f"seq {m['SeqNumber']} after {seq}, standing for {step}: {m}")
+            seq = m["SeqNumber"]
+        for m in conflated:
+            check(isinstance(m["ConflationInfo"]["Time"], int) and m["ConflationInfo"]["Time"] >= 0,
+                  f"conflation time {m['ConflationInfo']}")
+        check("JitConflated" in error["Text"], f"unoffered Qos: {error}")
+
+
 if __name__ == "__main__":
     run([test_framing_login_default_service_view_and_ping,
          test_no_default_service_refuses_a_request_without_one,
-         test_streams_are_the_clients_ids])
+         test_streams_are_the_clients_ids,
+         test_qos_time_conflated])

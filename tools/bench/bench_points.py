@@ -4,7 +4,8 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from bench_stack import Stack, coalescing_us, machine_cpu_times
+import bench_breakdown
+from bench_stack import Stack, coalescing_us, machine_cpu_times, pin_cpus
 
 # The stop rule: a mean latency over 10 ms, on top of what the profile's coalescing adds by design.
 MEAN_LIMIT_US = 10_000
@@ -33,6 +34,7 @@ class Point:
     realtime: bool = False  # SCHED_FIFO: daemons at 55, client processes at 49 (--realtime)
     sdk_io_threads: int = 1  # sdk client: IoContexts per process (0: a thread per Consumer)
     sched_slice_us: int = 0  # daemons' process.sched_slice_us, SDK programs' --sched-slice-us
+    busy_poll_us: int = 0    # daemons' and SDK consumers' busy-poll idle strategy (--busy-poll-us)
     replay: dict = None    # mdcast-bench --replay: the capture (mdcast_bench.replay_load)
     # Filled in by run_point:
     result: dict = field(default_factory=dict)
@@ -75,9 +77,12 @@ def run_point(point, binaries, profiles_dir, out_dir):
     try:
         profile_dir = os.path.join(profiles_dir, point.profile)
         point.result["mean_limit_us"] = MEAN_LIMIT_US + coalescing_us(profile_dir)
+        if point.scenario == "latency":  # the floor beside the point, before its stack starts
+            point.result["floor"] = bench_breakdown.wakeup_floor(
+                binaries["wakeup-probe"], lambda role: pin_cpus(role) if point.pin else None)
         with Stack(binaries, profile_dir, log_dir, tls=point.tls, client=point.client, source=point.source,
                    pin=point.pin, realtime=point.realtime, sdk_io_threads=point.sdk_io_threads,
-                   sched_slice_us=point.sched_slice_us) as stack:
+                   sched_slice_us=point.sched_slice_us, busy_poll_us=point.busy_poll_us) as stack:
             _run(point, stack, log_dir)
             point.result["commands"] = list(stack.commands)
     except (RuntimeError, OSError, ValueError) as error:
@@ -123,6 +128,7 @@ def _run(point, stack, log_dir):
                                      "--csv", csv_path), n, csv_path))
     time.sleep(point.warmup_s)
     everyone = stack.processes
+    stages = _scrape_stages(stack)
     window_start = time.monotonic()
     machine_start = machine_cpu_times()
     for p in everyone:
@@ -132,6 +138,7 @@ def _run(point, stack, log_dir):
         p.mark_cpu("end")
     machine_end = machine_cpu_times()
     window = time.monotonic() - window_start
+    point.result["stage_scrapes"] = (stages, _scrape_stages(stack))
     total = machine_end[2] - machine_start[2]
     if total > 0:
         # All cores together, 100 % = every core busy; softirq is loopback network work that
@@ -142,6 +149,13 @@ def _run(point, stack, log_dir):
         client.wait(timeout=point.seconds + 30)
     source.terminate()  # it was given slack to outlast the clients; its summary covers the whole run
     _collect(point, stack, source, clients, window)
+
+
+def _scrape_stages(stack):
+    """The daemons' hop histograms now: {"distributor": [...], "server": [one per instance]}."""
+    ports = stack.admin_ports()
+    return {"distributor": [bench_breakdown.scrape(ports["distributor"])],
+            "server": [bench_breakdown.scrape(port) for port in ports["servers"]]}
 
 
 def _cpu_percent(process, window):
@@ -186,6 +200,8 @@ def _collect(point, stack, source, clients, window):
     r["server_cpu_percent"] = server_cpu
     r["updates_per_server_cpu_s"] = r["outbound_per_s"] / (server_cpu / 100) if server_cpu > 0 else None
     r["cpu_us_per_update"] = cpu_per_update(r, stack)
+    if r.get("latency") and "stage_scrapes" in r:
+        r["breakdown"] = bench_breakdown.breakdown(*r.pop("stage_scrapes"), r["latency"]["mean"])
     _judge(point, sent, summaries, steady_s)
 
 

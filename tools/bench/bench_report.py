@@ -4,6 +4,7 @@ import csv
 import os
 
 import seed_figures as seed
+from bench_breakdown import HOP_TITLES, HOPS
 
 
 def ms(us):
@@ -31,7 +32,8 @@ LATENCY_COLUMNS = ["profile", "rate", "update_bytes", "sent_per_s", "received_pe
                    "startup_mean_us", "startup_max_us", "images_per_s", "source_cpu_percent",
                    "distributor_cpu_percent", "server_cpu_percent", "client_cpu_percent", "machine_cpu_percent",
                    "softirq_percent", "source_cpu_us_per_update", "distributor_cpu_us_per_update",
-                   "server_cpu_us_per_update", "client_cpu_us_per_update", "passed", "failures"]
+                   "server_cpu_us_per_update", "client_cpu_us_per_update", "floor_us", "floor_p50_us",
+                   *[f"{h}_us" for h in HOPS], "hops_sampled", "passed", "failures"]
 
 
 def _cpu_columns(p):
@@ -54,7 +56,50 @@ def latency_row(p):
             "distributor_cpu_percent": cpu.get("distributor"), "server_cpu_percent": r.get("server_cpu_percent"),
             "client_cpu_percent": _sum_clients(cpu), "machine_cpu_percent": r.get("machine_cpu_percent"),
             "softirq_percent": r.get("softirq_percent"), "passed": r.get("passed"),
-            "failures": "; ".join(r.get("failures", [])), **_cpu_columns(p)}
+            "failures": "; ".join(r.get("failures", [])), **_cpu_columns(p), **_breakdown_columns(p)}
+
+
+def _breakdown_columns(p):
+    floor = p.result.get("floor") or {}
+    hops = p.result.get("breakdown") or {}
+    return {"floor_us": floor.get("floor_us"), "floor_p50_us": floor.get("floor_p50_us"), "hops_sampled": hops.get("sampled"),
+            **{f"{h}_us": hops.get(h) for h in HOPS}}
+
+
+def breakdown_markdown(points):
+    """Each latency point beside the wake-up floor measured in the same run, and the mean of
+    each hop (bench_breakdown)."""
+    if not any(p.result.get("floor") for p in points):
+        return []
+    out = ["## Where the time goes", "",
+           "Mean µs per hop over the steady window, for the sample of stamped updates the daemons "
+           "time (about 1 in 4, the same updates at every stage, `common/net/hop_probe.h`); the last "
+           "hop is the client's end-to-end mean less the server's send delay. **floor**: "
+           "mdcast-wakeup-probe just before the point, the mean of one sleeping-reader hop of each kind "
+           "on the path (TCP in + UDP + TCP out), pinned as the stack is: what the kernel and waking "
+           "three idle processes cost before any mdcast code runs; **floor p50**: the sum of their "
+           "medians (a loaded machine's tail moves the means most).", "",
+           "| profile | updates/s | floor µs (TCP + UDP + TCP) | floor p50 µs | mean µs | mean − floor | "
+           + " | ".join(HOP_TITLES) + " | sum of hops | sampled |",
+           "|---|---:|---|---:|---:|---:|" + "---:|" * len(HOP_TITLES) + "---:|---:|"]
+    for p in points:
+        floor = p.result.get("floor")
+        lat = p.result.get("latency") or {}
+        hops = p.result.get("breakdown") or {}
+        mean = lat.get("mean")
+        floor_text = (f"{floor['floor_us']:.1f} ({floor['tcp_in_us']:.1f} + {floor['udp_us']:.1f} + "
+                      f"{floor['tcp_out_us']:.1f})" if floor else "–")
+        above = num(mean - floor["floor_us"], 1) if floor and mean is not None else "–"
+        cells = [num(hops.get(h), 1) for h in HOPS]
+        floor_p50 = num(floor["floor_p50_us"], 1) if floor else "–"
+        mark = "" if p.result.get("passed") else " †"
+        out.append(f"| {p.profile} | {rate_text(p.rate)}{mark} | {floor_text} | {floor_p50} | {num(mean, 1)} | {above} | "
+                   + " | ".join(cells) + f" | {num(hops.get('sum_us'), 1)} | {num(hops.get('sampled'))} |")
+    if not all(p.result.get("passed") for p in points):
+        out += ["", "† The point did not keep up (see its result above): with a lag that grows through the "
+                "window, each stage's window holds other updates (those in flight at its edges carry the "
+                "lag), so its hops are not comparable and may come out negative."]
+    return out + [""]
 
 
 def _sum_clients(cpu):

@@ -14,6 +14,8 @@ import socket
 import subprocess
 import time
 
+from scale_probe import admin_port
+
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -214,7 +216,7 @@ class Stack:
     """Start with start_core(); add source and clients; stop() ends every process by PID."""
 
     def __init__(self, binaries, profile_dir, log_dir, tls=False, client="sdk", source="sdk", pin=False,
-                 realtime=False, sdk_io_threads=1, sched_slice_us=0):
+                 realtime=False, sdk_io_threads=1, sched_slice_us=0, busy_poll_us=0):
         self.bin = binaries
         self.client_kind = client  # "sdk": mdcast-bench-consumer (libmdcast); "lean": mdcast-client;
         #                            "ws": mdcast-bench-ws-consumer on the servers' WebSocket ports
@@ -226,6 +228,9 @@ class Stack:
         # --sched-slice-us: the daemons' process.sched_slice_us and the SDK programs' option (the
         # lean and WebSocket tools keep the kernel's default).
         self.sched_slice_us = sched_slice_us
+        # --busy-poll-us: the daemons' idle strategy (distributor.busy_poll_us,
+        # backbone.busy_poll_us) and the SDK consumer's ConsumerOptions::busy_poll_us.
+        self.busy_poll_us = busy_poll_us
         self.tls = make_certificates(log_dir) if tls else None
         self.profile_dir = profile_dir
         self.log_dir = log_dir
@@ -238,6 +243,7 @@ class Stack:
         self.client_base_port = None
         self.ws_base_port = None
         self.servers = []
+        self._admin_ports = None
 
     def __enter__(self):
         return self
@@ -264,12 +270,14 @@ class Stack:
 
     def start_core(self, servers, server_overrides=None, distributor_overrides=None):
         """`*_overrides`: more {"section.key": value} for the configs (the scale scenario's limits)."""
+        admin = {"admin.enabled": True, "admin.port": 0, "admin.address": "127.0.0.1"}  # the hop histograms
         cfg = self._config("distributor", {"publishers.port": self.publisher_port, "backbone.group": self.group,
                                            "backbone.port": self.backbone_port, "backbone.interface": "127.0.0.1",
-                                           "backbone.ttl": 0, **(distributor_overrides or {})})
+                                           "backbone.ttl": 0, **admin, **self._spin("distributor"),
+                                           **(distributor_overrides or {})})
         distributor = self.start("distributor", [self.bin["distributor"], "--config", cfg], "daemon")
         self.client_base_port = free_port(consecutive=servers)
-        overrides = {"clients.port": self.client_base_port, "clients.max_connections": 1000,
+        overrides = {**admin, **self._spin("backbone"), "clients.port": self.client_base_port, "clients.max_connections": 1000,
                      "backbone.group": self.group, "backbone.port": self.backbone_port,
                      "backbone.interface": "127.0.0.1"}
         if self.client_kind == "ws":  # a WebSocket port per instance, fields named by etc/fields.dict
@@ -290,6 +298,16 @@ class Stack:
             if self.ws_base_port:
                 wait_for_port(self.ws_base_port + n, server)
         self.distributor = distributor
+
+    def _spin(self, section):
+        return {f"{section}.busy_poll_us": self.busy_poll_us} if self.busy_poll_us else {}
+
+    def admin_ports(self):
+        """{"distributor": port, "servers": [port, ...]}: the admin ports the daemons logged."""
+        if self._admin_ports is None:
+            self._admin_ports = {"distributor": admin_port(self.distributor),
+                                 "servers": [admin_port(s) for s in self.servers]}
+        return self._admin_ports
 
     def server_list(self):
         """The clients' --server list: the binary ports, or the WebSocket ports for ws clients."""
@@ -314,6 +332,8 @@ class Stack:
         tls = ["--tls", "--ca-file", self.tls["ca"]] if self.tls else []
         binary = self.bin[{"sdk": "sdk-client", "ws": "ws-client"}.get(self.client_kind, "client")]
         threads = ["--io-threads", str(self.sdk_io_threads)] if self.client_kind == "sdk" else []
+        if self.client_kind == "sdk" and self.busy_poll_us:
+            threads += ["--busy-poll-us", str(self.busy_poll_us)]
         return self.start(name, [binary, "--server", self.server_list(), *tls, *threads,
                                  *self._slice_args(self.client_kind == "sdk"), *map(str, args)])
 

@@ -97,6 +97,11 @@ def parse_args(argv):
                         help="scheduler slice in µs (Linux 6.12+, 100..100000): the daemons' "
                              "process.sched_slice_us and the SDK programs' mdcast::set_sched_slice; "
                              "0 (default): the kernel's")
+    parser.add_argument("--busy-poll-us", type=int, default=0,
+                        help="the opt-in spinning mode for dedicated cores: the distributor "
+                             "(distributor.busy_poll_us), the servers (backbone.busy_poll_us) and the SDK "
+                             "client (ConsumerOptions::busy_poll_us) poll this long without sleeping after "
+                             "their last input (0, default: off)")
     parser.add_argument("--latency-connections", type=int, default=1,
                         help="latency and sizes scenarios: client connections (default 1)")
     bench_scale.add_arguments(parser)
@@ -111,7 +116,8 @@ def binaries(build_dir):
              "sdk-source": os.path.join(build_dir, "tools/mdcast-bench-publisher"),
              "sdk-client": os.path.join(build_dir, "tools/mdcast-bench-consumer"),
              "ws-client": os.path.join(build_dir, "tools/mdcast-bench-ws-consumer"),
-             "replay": os.path.join(build_dir, "tools/mdcast-replay")}
+             "replay": os.path.join(build_dir, "tools/mdcast-replay"),
+             "wakeup-probe": os.path.join(build_dir, "tools/mdcast-wakeup-probe")}
     missing = [p for p in found.values() if not os.access(p, os.X_OK)]
     if missing:
         sys.exit(f"mdcast-bench: not built: {', '.join(missing)} (run deploy/setup.sh build)")
@@ -146,6 +152,7 @@ class Runner:
         point.realtime = self.args.realtime
         point.sdk_io_threads = self.args.sdk_io_threads
         point.sched_slice_us = self.args.sched_slice_us
+        point.busy_poll_us = self.args.busy_poll_us
         if self.replay:
             point.replay = self.replay
             point.rate = int(self.replay["rate"])
@@ -325,7 +332,9 @@ def write_report(runner, args, command):
              + (f"a {args.sched_slice_us} µs scheduler slice for the daemons and the SDK programs "
                 f"(`--sched-slice-us`), " if args.sched_slice_us else "")
              + ("pinned with `--pin`: distributor and servers on the first core, source and clients on "
-                "the others. " if args.pin else "no CPU pinning. ") + "Load average (1, 5, 15 min) before "
+                "the others, " if args.pin else "no CPU pinning, ")
+             + (f"spinning {args.busy_poll_us} µs after the last input in the distributor, the servers and "
+                "the SDK client (`--busy-poll-us`). " if args.busy_poll_us else "sleeping in epoll when idle. ") + "Load average (1, 5, 15 min) before "
              f"the run: {', '.join(f'{x:.2f}' for x in runner.load_before)}; after: "
              f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} (anything else running on the machine "
              "competes with the stack). The seed's figures come from other hardware and are shown for "
@@ -382,6 +391,7 @@ def write_report(runner, args, command):
                   "stack. Below its natural size (about 64-67 bytes with a stamp) an update cannot be made "
                   "smaller; the source counts such updates.", ""]
         lines += report.sizes_markdown(siz)
+    lines += report.breakdown_markdown(lat)
     lines += report.cpu_per_update_markdown(runner.points)
     lines += ["## Charts", ""]
     lines += [f"![{c}]({c})" for c in charts] or [chart_note]
@@ -402,6 +412,7 @@ def print_summary(runner, lat, fan, siz):
             print(f"{p.profile:<11} {p.rate:>10,} {l.get('mean', 0):>9.1f} {l.get('p99', 0):>9.1f} "
                   f"{l.get('p99_9', 0):>9.1f} {l.get('max', 0):>9.1f}  "
                   f"{(f'{seed_mean[0] * 1000:.0f}' if seed_mean else '–'):>21}  {report.verdict(p)}")
+        print_breakdown(lat)
     if fan:
         print(f"\n{'client':>6} {'servers':>7} {'conns':>5} {'in/s':>10} {'out/s':>12} {'server CPU %':>12}  result")
         for p in fan:
@@ -411,6 +422,7 @@ def print_summary(runner, lat, fan, siz):
                   f"{report.verdict(p)}")
     print(f"\nclient {runner.args.client}, source {'replay' if runner.args.replay else source_kind(runner.args)}{', pinned' if runner.args.pin else ''}"
           f"{', SCHED_FIFO' if runner.args.realtime else ''}"
+          f"{f', busy poll {runner.args.busy_poll_us} µs' if runner.args.busy_poll_us else ''}"
           f"{f', {runner.args.sched_slice_us} µs slices' if runner.args.sched_slice_us else ''}; "
           "CPU µs per update (= CPU-s per million updates):")
     print(f"{'point':<50} {'source':>7} {'distrib':>7} {'server':>7} {'client':>7}")
@@ -424,6 +436,19 @@ def print_summary(runner, lat, fan, siz):
             l = p.result.get("latency") or {}
             print(f"{p.update_bytes:>5} {p.rate:>10,} {l.get('mean', 0):>9.1f} {l.get('p99_9', 0):>9.1f}  "
                   f"{report.verdict(p)}")
+
+
+def print_breakdown(points):
+    """The floor and the hops of each latency point (report.md: "Where the time goes")."""
+    print(f"\n{'profile':<11} {'updates/s':>10} {'floor µs':>9} {'mean µs':>9}  hops µs: "
+          "publisher→distributor, distributor in→out, distributor→server, server in→out, server→client")
+    for p in points:
+        floor = (p.result.get("floor") or {}).get("floor_us")
+        mean = (p.result.get("latency") or {}).get("mean")
+        hops = p.result.get("breakdown") or {}
+        cells = ", ".join(f"{hops[h]:.1f}" if hops.get(h) is not None else "–" for h in report.HOPS)
+        print(f"{p.profile:<11} {p.rate:>10,} {floor if floor is not None else 0:>9.1f} "
+              f"{mean if mean is not None else 0:>9.1f}  {cells}")
 
 
 def sdk_threads_text(args):

@@ -59,6 +59,7 @@ struct Options : tools::BenchClientOptions {
     int64_t read_fields = 2;
     int64_t io_threads = 1;      // IoContexts shared by the connections; 0: a thread per Consumer
     int64_t sched_slice_us = 0;  // 0: the kernel's default
+    int64_t busy_poll_us = 0;    // ConsumerOptions::busy_poll_us
     bool tls = false;
     std::string ca_file;
 };
@@ -206,6 +207,7 @@ int run(const Options& o) {
             options.io_context = contexts[static_cast<size_t>(i) % contexts.size()];
         options.user = o.user;
         options.application_id = "mdcast-bench-consumer";
+        options.busy_poll_us = static_cast<uint32_t>(o.busy_poll_us);
         options.tls.enabled = o.tls;
         options.tls.ca_file = o.ca_file;
         handlers.push_back(
@@ -282,6 +284,10 @@ int main(int argc, char** argv) {
                 "I/O threads (mdcast::IoContext) shared by the connections, connection i on "
                 "thread i mod N; 0: each Consumer its own thread (the SDK's default)",
                 0, 1000)
+        .option("busy-poll-us", &o.busy_poll_us, "MICROS",
+                "ConsumerOptions::busy_poll_us: after each frame the I/O thread polls this long "
+                "without sleeping (0: off)",
+                0, 1'000'000)
         .flag("tls", &o.tls, "Connect over TLS")
         .option("ca-file", &o.ca_file, "FILE", "PEM CA the server certificate must chain to");
     tools::add_sched_slice_option(command_line, o.sched_slice_us);

@@ -82,7 +82,7 @@ local service_modes = {[0] = "UNSPECIFIED", [1] = "BROADCAST", [2] = "INTERACTIV
 local close_reasons = {
     [0] = "UNSPECIFIED", [1] = "PROTOCOL_ERROR", [2] = "FRAME_TOO_LARGE", [3] = "AUTH_FAILED",
     [4] = "SLOW_CONSUMER", [5] = "IDLE_TIMEOUT", [6] = "SHUTDOWN", [7] = "LIMIT_REACHED",
-    [8] = "NOT_LOGGED_IN",
+    [8] = "NOT_LOGGED_IN", [9] = "KICKED",
 }
 
 local f = {

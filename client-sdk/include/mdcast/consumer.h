@@ -81,6 +81,14 @@ struct ConsumerOptions : ConnectionOptions {
     uint32_t max_frame_bytes = 16u << 20;   // larger frames from the server close it
     uint64_t max_output_bytes = 16u << 20;  // requests queued towards the server
 
+    // Idle strategy of the I/O thread, for a core of its own. 0 (default): it
+    // sleeps in epoll as soon as nothing is ready. N > 0 (at most 1,000,000):
+    // after every frame from the server it keeps polling without sleeping for
+    // N µs, so the next update is read without a kernel wake-up; a core stays
+    // busy while traffic flows, none while it is idle. On a shared IoContext
+    // it keeps the whole context's thread polling.
+    uint32_t busy_poll_us = 0;
+
     // Resolves View::field_names and Event::field(name); when null, the
     // constructor loads Dictionary::load_installed() (which may find none).
     std::shared_ptr<const Dictionary> dictionary;

@@ -132,6 +132,11 @@ struct ConnectionEvent {
     std::string server_id;  // kUp: what the server calls itself
     std::string text;       // kDown: why
     uint32_t attempt = 0;   // failed attempts in a row before this one
+    // kDown: the reason the server gave in its Close message before it closed the
+    // connection ("shutdown", "kicked", "limit_reached", "slow_consumer", ...; the
+    // server's text is in `text`); empty when it closed without one (killed,
+    // network lost, or the client gave up on it).
+    std::string close_reason;
 };
 
 // TLS towards the servers (Consumer) or distributors (Publisher): every

@@ -13,6 +13,11 @@ TLS, login and views behave exactly as in C++. A first consumer::
             elif event.kind == "status":
                 print(event.item, event.stream_state, event.data_state, event.status_text)
 
+One image of some items as a dict (or a pandas DataFrame: snapshot_frame)::
+
+    mdcast.snapshot_values("127.0.0.1:14002", "MDCAST", ["ITEM000001"], view=["BID", "ASK"])
+    # {'ITEM000001': {'BID': 100.01, 'ASK': 100.06}}
+
 See docs/python.md for callbacks, asyncio, batches and the publisher.
 """
 from ._mdcast import Batch, Dictionary, Event, Service, StatusCode, realtime_now_ns
@@ -21,12 +26,13 @@ from ._consumer import Consumer
 from ._errors import ConsumerStopped, LoginRefused, MdcastError, NotConnected
 from ._options import Tls
 from ._publisher import Publisher
+from ._snapshot import snapshot_frame, snapshot_values
 from ._logging import route_to_logging as _route_to_logging
 
 __all__ = [
     "Batch", "Consumer", "ConsumerStopped", "Dictionary", "Event", "LoginRefused",
     "MdcastError", "NotConnected", "Publisher", "Service", "StatusCode", "Tls",
-    "realtime_now_ns", "set_sched_slice",
+    "realtime_now_ns", "set_sched_slice", "snapshot_frame", "snapshot_values",
 ]
 __version__ = "0.1.0"
 

@@ -38,6 +38,12 @@ class Consumer:
     When the queue holds ``max_queued_events`` the I/O thread stops reading
     until Python catches up, so the server sees the back-pressure.
 
+    ``busy_poll`` (seconds, default 0: off) is the I/O thread's idle strategy
+    for a core of its own: after every frame from the server it polls without
+    sleeping for that long, so the next update is read without a kernel
+    wake-up, for a core kept busy while traffic flows (ConsumerOptions::
+    busy_poll_us, docs/sdk.md).
+
     A callback that raises ``SystemExit`` or ``KeyboardInterrupt`` stops the
     consumer: no later callback runs, the exception is kept in
     :attr:`callback_exit` and :meth:`stop` (so also leaving a ``with`` block)
@@ -52,7 +58,7 @@ class Consumer:
                  connect_timeout: float = 2.0, login_timeout: float = 3.0,
                  reconnect_delay_min: float = 0.1, reconnect_delay_max: float = 5.0,
                  catch_up_timeout: float = 2.0, dictionary: Any = None,
-                 max_queued_events: int = 65536, log_level: str = "warn",
+                 max_queued_events: int = 65536, log_level: str = "warn", busy_poll: float = 0.0,
                  on_event: Optional[Callback] = None, on_refresh: Optional[Callback] = None,
                  on_update: Optional[Callback] = None, on_status: Optional[Callback] = None,
                  on_connection: Optional[Callback] = None,
@@ -68,6 +74,9 @@ class Consumer:
             login_timeout=login_timeout, reconnect_delay_min=reconnect_delay_min,
             reconnect_delay_max=reconnect_delay_max, log_level=log_level)
         options.catch_up_timeout_ms = max(1, round(catch_up_timeout * 1000))
+        if not 0 <= busy_poll <= 1:
+            raise ValueError("busy_poll must be between 0 and 1 second")
+        options.busy_poll_us = round(busy_poll * 1e6)
         options.dictionary = load_dictionary(dictionary)
         if max_queued_events < 1:
             raise ValueError("max_queued_events must be at least 1")

@@ -73,6 +73,7 @@ class Event:
     connection_state: Optional[str]  # 'connecting', 'up', 'down', 'stopped'
     server: Optional[str]  # "host:port"
     server_id: Optional[str]
+    close_reason: Optional[str]  # 'down': the server's reason ('kicked', 'shutdown', ...); '' if none
     attempt: int
     services: List[Service]
     def __getitem__(self, field: FieldKey) -> Value:
@@ -123,6 +124,7 @@ class _ConnectionOptions:
 class ConsumerOptions(_ConnectionOptions):
     servers: List[str]
     catch_up_timeout_ms: int
+    busy_poll_us: int
     max_frame_bytes: int
     dictionary: Optional[Dictionary]
     def __init__(self) -> None: ...

@@ -149,6 +149,11 @@ void bind_event(py::module_& m) {
                                    if (e.r().type != EventType::kConnection) return py::none();
                                    return py::str(e.batch->connection(e.r()).server_id);
                                })
+        .def_property_readonly("close_reason",
+                               [](const EventRef& e) -> py::object {
+                                   if (e.r().type != EventType::kConnection) return py::none();
+                                   return py::str(e.batch->connection(e.r()).close_reason);
+                               })
         .def_property_readonly("attempt",
                                [](const EventRef& e) -> uint32_t {
                                    return e.r().type == EventType::kConnection

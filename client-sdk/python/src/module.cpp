@@ -133,6 +133,7 @@ void bind_options(py::module_& m) {
     consumer.def(py::init<>());
     bind_connection_options(consumer);
     consumer.def_readwrite("catch_up_timeout_ms", &ConsumerOptions::catch_up_timeout_ms)
+        .def_readwrite("busy_poll_us", &ConsumerOptions::busy_poll_us)
         .def_readwrite("max_frame_bytes", &ConsumerOptions::max_frame_bytes)
         .def_property(
             "servers", [](const ConsumerOptions& o) { return addresses(o.servers); },

@@ -45,6 +45,7 @@ def stack(request):
     finally:
         report = getattr(request.node, "report_call", None)
         s.finish(failed=report is None or report.failed)
+        harness.remove_passed_dirs()  # the test is over: nothing reads its logs any more
 
 
 def start_source_stack(stack, servers=1, items=len(ITEMS), rate=500, extra_server=""):

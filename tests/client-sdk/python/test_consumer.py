@@ -125,3 +125,23 @@ def test_batch_api_hands_many_updates_per_call(stack):
             if seen >= 5000:
                 break
     assert seen >= 5000 and largest > 1
+
+
+def test_busy_poll_delivers_every_update_in_order(stack):
+    """busy_poll (ConsumerOptions::busy_poll_us): the I/O thread polls between frames and the
+    data is the same; out of range is refused before anything starts."""
+    servers = start_source_stack(stack)
+    with mdcast.Consumer(servers, busy_poll=0.002) as consumer:
+        consumer.subscribe_batch("MDCAST", ITEMS)
+        events = collect(consumer, lambda ev: all(
+            sum(1 for e in ev if e.item == item and e.kind == "update") >= 10 for item in ITEMS))
+    for item in ITEMS:
+        seqs = [e.sequence for e in item_events(events) if e.item == item]
+        assert all(b == a + 1 for a, b in zip(seqs, seqs[1:])), f"{item}: sequences {seqs}"
+    for wrong in (-0.001, 1.5):
+        try:
+            mdcast.Consumer(servers, busy_poll=wrong)
+        except ValueError as error:
+            assert "busy_poll" in str(error)
+        else:
+            raise AssertionError(f"busy_poll={wrong} was accepted")

@@ -65,6 +65,51 @@ TEST_CASE("an update: fields by name, decimals exact, the view applied, one fram
     out.clear();
     json.append_update(out, update, {22});
     CHECK(payload(out) == R"({"ID":17,"Type":"Update","SeqNumber":43,"Fields":{"BID":101.43}})");
+    // A trade, and a conflated update saying what it stands for (LSEG's ConflationInfo).
+    update.trade = true;
+    out.clear();
+    json.append_update(out, update, {22});
+    CHECK(
+        payload(out) ==
+        R"({"ID":17,"Type":"Update","SeqNumber":43,"UpdateType":"Trade","Fields":{"BID":101.43}})");
+    update.trade = false;
+    update.conflated = true;
+    update.stands_for = 5;
+    update.first_publish_time_ns = 1'000'000'000;
+    update.publish_time_ns = 1'250'000'000;
+    out.clear();
+    json.append_update(out, update, {22});
+    CHECK(
+        payload(out) ==
+        R"({"ID":17,"Type":"Update","SeqNumber":43,"Conflated":true,"ConflationInfo":{"Count":5,"Time":250},"Fields":{"BID":101.43}})");
+}
+
+TEST_CASE("the Source directory lists each service's info and state") {
+    wire::Directory directory;
+    auto* up = directory.add_services();
+    up->set_service_id(65537);
+    up->set_name("MDCAST");
+    up->set_state(wire::SERVICE_UP);
+    up->set_item_count(3);
+    auto* down = directory.add_services();
+    down->set_service_id(65538);
+    down->set_name("IDN");
+    down->set_state(wire::SERVICE_DOWN);
+    down->set_mode(wire::SERVICE_INTERACTIVE);
+    const std::string text = payload(mdcast::server::JsonEncoder::source_refresh(5, directory));
+    CHECK(text.find(R"({"ID":5,"Type":"Refresh","Domain":"Source",)") == 0);
+    CHECK(
+        text.find(
+            R"({"Action":"Add","Key":65537,"FilterList":{"Entries":[{"ID":1,"Action":"Set","Elements":{"Name":"MDCAST",)") !=
+        std::string::npos);
+    CHECK(
+        text.find(
+            R"("Mode":"broadcast","ItemCount":3}},{"ID":2,"Action":"Set","Elements":{"ServiceState":1,"AcceptingRequests":1}})") !=
+        std::string::npos);
+    CHECK(
+        text.find(
+            R"("Mode":"interactive","ItemCount":0}},{"ID":2,"Action":"Set","Elements":{"ServiceState":0,"AcceptingRequests":0}})") !=
+        std::string::npos);
 }
 
 TEST_CASE("statuses carry the key and the LSEG state names") {

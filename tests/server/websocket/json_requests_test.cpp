@@ -66,6 +66,26 @@ TEST_CASE("a View names fields by name or by field id") {
               .error == JsonError::kBadRequest);
 }
 
+TEST_CASE("a Qos of TimeConflated asks for conflation; a batch is marked") {
+    const auto one = [](const char* text) { return parse_json_requests(text, JsonLimits{})[0]; };
+    const auto conflated = one(
+        R"({"ID":2,"Key":{"Name":["A","B"]},"Qos":{"Timeliness":"Realtime","Rate":"TimeConflated","RateInfo":250}})");
+    CHECK(conflated.error == JsonError::kNone);
+    CHECK(conflated.request.conflate_ms == 250);
+    CHECK(conflated.request.batch);
+    const auto every = one(R"({"ID":2,"Key":{"Name":"A"},"Qos":{"Rate":"TickByTick"}})");
+    CHECK(every.request.conflate_ms == 0);
+    CHECK_FALSE(every.request.batch);
+    CHECK(one(R"({"ID":2,"Key":{"Name":"A"},"Qos":{"Rate":"TimeConflated"}})").error_text ==
+          "Qos.RateInfo (ms) must be 1 to 60000 with Rate TimeConflated");
+    CHECK(one(R"({"ID":2,"Key":{"Name":"A"},"Qos":{"Rate":"TimeConflated","RateInfo":60001}})")
+              .error == JsonError::kBadRequest);
+    CHECK(one(R"({"ID":2,"Key":{"Name":"A"},"Qos":{"Rate":"JitConflated"}})").error_text ==
+          "Qos.Rate 'JitConflated' is not offered (TickByTick, TimeConflated)");
+    CHECK(one(R"({"ID":2,"Key":{"Name":"A"},"Qos":{"Timeliness":"Delayed"}})").error ==
+          JsonError::kBadRequest);
+}
+
 TEST_CASE("refusals say why") {
     const auto one = [](const char* text) {
         return parse_json_requests(text, JsonLimits{4, 2, 2})[0];
@@ -74,7 +94,8 @@ TEST_CASE("refusals say why") {
     CHECK(one(R"({"ID":"x","Key":{}})").error_text == "ID is not an integer");
     CHECK(one(R"({"ID":1,"Key":{"Name":"A"}})").request.service.empty());  // the default
     CHECK(one(R"({"ID":1,"Key":{"Service":"S"}})").error_text == "Key.Name missing");
-    CHECK(one(R"({"ID":1,"Domain":"Source","Key":{}})").error == JsonError::kUnknownType);
+    CHECK(one(R"({"ID":1,"Domain":"Source","Key":{}})").request.type == JsonRequest::Type::kSource);
+    CHECK(one(R"({"ID":1,"Domain":"Dictionary","Key":{}})").error == JsonError::kUnknownType);
     CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":"A"},"Streaming":1})").error ==
           JsonError::kBadRequest);
     CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":["A","B","C"]}})").error ==

@@ -334,6 +334,16 @@ TEST_CASE("breaches close with their reason and WebSocket code", "[ws_session]")
         CHECK(w.counters.too_large == 1);
         CHECK(close_code(w.frames(client).back()) == 1009);
     }
+    SECTION("kicked: the login stream's Closed status says why, then 1001") {
+        ClientSession& client = w.logged_in();
+        client.connection().close(CloseReason::kKicked, "closed by an operator");
+        const auto frames = w.frames(client);
+        REQUIRE(frames.size() == 2);
+        CHECK(frames[0].payload.find(R"({"ID":1,"Type":"Status","Domain":"Login")") == 0);
+        CHECK(frames[0].payload.find(R"("Stream":"Closed")") != std::string::npos);
+        CHECK(frames[0].payload.find("kicked: closed by an operator") != std::string::npos);
+        CHECK(close_code(frames[1]) == 1001);
+    }
     SECTION("the login closed: peer_closed, 1000") {
         ClientSession& client = w.logged_in();
         w.send_text(client, R"({"Type":"Close","Domain":"Login"})");

@@ -1,20 +1,20 @@
-#include "distributor/idle_spinner.h"
+#include "common/net/spin_poll.h"
 
 #include "common/clock.h"
 
-namespace mdcast::distributor {
+namespace mdcast {
 
-IdleSpinner::IdleSpinner(EventLoop& loop, std::chrono::microseconds spin)
+SpinPoll::SpinPoll(EventLoop& loop, std::chrono::microseconds spin)
     : timer_(loop, [this] { on_pass(); }), spin_ns_(static_cast<int64_t>(spin.count()) * 1000) {}
 
-void IdleSpinner::arm() {
+void SpinPoll::arm() {
     spinning_ = true;
     timer_.start_once(std::chrono::microseconds(0));
 }
 
 // One loop pass went by without sleeping: spin on while work came within
 // spin_ns_, else let the loop sleep until the next message wakes it.
-void IdleSpinner::on_pass() {
+void SpinPoll::on_pass() {
     ++passes_;
     const int64_t now = monotonic_ns();
     if (work_seen_) {
@@ -25,4 +25,4 @@ void IdleSpinner::on_pass() {
     spinning_ = false;
 }
 
-}  // namespace mdcast::distributor
+}  // namespace mdcast
