@@ -27,6 +27,12 @@ InterestTracker::Settings interest_settings(const DistributorConfig& config) {
     return settings;
 }
 
+// The preflight reported what cannot be resolved before the daemon got here.
+TradeFields trade_fields(const DistributorConfig& config) {
+    config::Problems ignored;
+    return resolve_trade_fields(config, ignored);
+}
+
 ListenerSettings listener_settings(const DistributorConfig& config) {
     return {"publishers",
             config.publishers_address,
@@ -50,7 +56,7 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
                            ? ""
                            : load_takeover_secret(config.publishers_takeover_secret_file)),
       publisher_flusher_(loop, std::chrono::microseconds(0)),
-      registry_(config.distributor_id, config.max_services, config.max_items),
+      registry_(config.distributor_id, config.max_services, config.max_items, trade_fields(config)),
       backbone_(make_backbone_out(loop, config, new_epoch(config.distributor_id), *this)),
       leases_(interest_settings(config), registry_, *backbone_, *this),
       images_(registry_, *backbone_, *this),

@@ -48,6 +48,9 @@ void Distributor::register_metrics() {
     m.counter("publisher_takeovers_refused_total",
               "Claims on a service another connection owns, refused for want of proof",
               [&p] { return p.takeovers_refused; });
+    m.counter("trades_marked_total",
+              "Updates marked trades by their service's trades.fields (the publisher had not)",
+              [&p] { return p.trades_marked; });
     m.counter("invalid_content_total",
               "Publisher messages refused alone for invalid content (not UTF-8); connection kept",
               [&p] { return p.invalid_content; });

@@ -1,11 +1,14 @@
 #include "distributor/distributor_config.h"
 
+#include <optional>
+
 #include "common/auth/auth_keys.h"
 #include "common/daemon/config_checks.h"
 #include "common/daemon/daemon_keys.h"
 #include "common/daemon/shared_keys.h"
 #include "common/logging.h"
 #include "distributor/takeover_rule.h"
+#include "proto/field_dictionary.h"
 #include "proto/limits.h"
 
 namespace mdcast::distributor {
@@ -204,6 +207,14 @@ config::Schema<DistributorConfig> build_schema() {
                         100000000,
                         "Names awaiting their source's answer over every interactive service "
                         "together: a flood of names never fills registry.max_items.");
+    s.string_list_map(
+        "trades.fields", &C::trade_fields,
+        "Per service (its name, or \"*\" for every service without an entry), the fields whose "
+        "presence makes an update a trade when its publisher did not mark it (Update.trade): "
+        "the distributor marks it, and conflation never merges a trade away. Field names from "
+        "trades.dictionary_file, or ids.");
+    s.string("trades.dictionary_file", &C::trade_dictionary_file, "/etc/mdcast/fields.dict",
+             "Field dictionary naming the fields of trades.fields (read only when it names one).");
     s.real("testing.loss.send_rate", &C::loss_send_rate, 0, 0, 1,
            "TESTING ONLY: drop this fraction of data packets on send.");
     s.integer<uint64_t>("testing.loss.send_burst_every", &C::loss_send_burst_every, 0, 0,
@@ -234,6 +245,24 @@ static void check_takeover_secret(const std::string& path, config::Problems& pro
     }
 }
 
+TradeFields resolve_trade_fields(const DistributorConfig& c, config::Problems& problems) {
+    std::optional<proto::FieldDictionary> dictionary;
+    if (TradeFields::names_fields(c.trade_fields)) {
+        try {
+            dictionary = proto::FieldDictionary::load_file(c.trade_dictionary_file);
+        } catch (const std::exception& error) {
+            problems.push_back({"trades.dictionary_file", error.what()});
+            return {};
+        }
+    }
+    try {
+        return TradeFields(c.trade_fields, dictionary ? &*dictionary : nullptr);
+    } catch (const std::invalid_argument& error) {
+        problems.push_back({"trades.fields", error.what()});
+        return {};
+    }
+}
+
 config::Problems distributor_preflight(const DistributorConfig& c) {
     config::Problems problems;
     config::require_distinct_ports(
@@ -252,6 +281,7 @@ config::Problems distributor_preflight(const DistributorConfig& c) {
     config::check_key_files("backbone", c.backbone_key_file, c.backbone_previous_key_file,
                             problems);
     check_takeover_secret(c.publishers_takeover_secret_file, problems);
+    resolve_trade_fields(c, problems);
     return problems;
 }
 

@@ -9,6 +9,7 @@
 #include "common/config/config_schema.h"
 #include "common/daemon/daemon_keys.h"
 #include "common/net/udp_socket.h"
+#include "distributor/trade_fields.h"
 
 namespace mdcast::distributor {
 
@@ -81,6 +82,10 @@ struct DistributorConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     uint32_t backbone_repair_horizon_ms = 0;
     uint64_t max_awaiting_items = 0;
 
+    // Updates counted as trades by their fields (trade_fields.h).
+    config::detail::StringListMap trade_fields;  // service (or "*") -> field names or ids
+    std::string trade_dictionary_file;
+
     // Loss injection, for tests only.
     double loss_send_rate = 0;
     uint64_t loss_send_burst_every = 0;
@@ -94,6 +99,11 @@ struct DistributorConfig : AuthConfig, TlsKeys, AdminLimitKeys {
 };
 
 const config::Schema<DistributorConfig>& distributor_schema();
+
+// trades.fields resolved to field ids, reading trades.dictionary_file when a
+// field is named. What cannot be resolved goes to `problems` (part of the
+// preflight), and no service marks trades then.
+TradeFields resolve_trade_fields(const DistributorConfig& config, config::Problems& problems);
 
 // The start-up checks beyond the schema's rules: ports differ, and the TLS, users and
 // backbone key files load.

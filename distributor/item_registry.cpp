@@ -8,10 +8,12 @@
 
 namespace mdcast::distributor {
 
-ItemRegistry::ItemRegistry(uint16_t source, uint32_t max_services, uint64_t max_items)
+ItemRegistry::ItemRegistry(uint16_t source, uint32_t max_services, uint64_t max_items,
+                           TradeFields trade_fields)
     : source_(source),
       max_services_(std::min<uint32_t>(max_services, 65535)),
-      max_items_(max_items) {}
+      max_items_(max_items),
+      trade_fields_(std::move(trade_fields)) {}
 
 std::string ItemRegistry::name_key(uint32_t service_id, const std::string& name) {
     return std::to_string(service_id) + '\0' + name;
@@ -29,6 +31,7 @@ ItemRegistry::AnnounceResult ItemRegistry::announce(const std::string& name, wir
         auto created = std::make_unique<ServiceEntry>();
         created->id = proto::make_service_id(source_, static_cast<uint32_t>(services_.size() + 1));
         created->name = name;
+        created->trade_fields = trade_fields_.for_service(name);
         service_ids_[name] = created->id;
         entry = created.get();
         services_.push_back(std::move(created));

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "distributor/trade_fields.h"
 #include "proto/field_image.h"
 #include "wire/common.pb.h"
 
@@ -34,6 +35,7 @@ struct ServiceEntry {
     uint64_t owner_session = 0;  // 0: no publisher owns it now
     std::string takeover_token;  // given to the owner; proves a reconnect (takeover_rule.h)
     uint64_t item_count = 0;
+    std::vector<uint32_t> trade_fields;  // sorted ids making an update a trade (trades.fields)
 };
 
 // What a subscriber is told of an item whose service's source went away.
@@ -71,7 +73,8 @@ struct SourceAsk {
 class ItemRegistry {
   public:
     // Ids carry `source` (the distributor id) in their top bits: proto/source_ids.h.
-    ItemRegistry(uint16_t source, uint32_t max_services, uint64_t max_items);
+    ItemRegistry(uint16_t source, uint32_t max_services, uint64_t max_items,
+                 TradeFields trade_fields = {});
 
     enum class AnnounceResult { kAccepted, kOwnedByAnother, kLimitReached };
     // Creates the service, or takes over one no publisher owns. Sets it up.
@@ -115,6 +118,7 @@ class ItemRegistry {
     uint16_t source_;
     uint32_t max_services_;
     uint64_t max_items_;
+    TradeFields trade_fields_;
     std::vector<std::unique_ptr<ServiceEntry>> services_;  // index = service number - 1
     std::unordered_map<std::string, uint32_t> service_ids_;
     // An item number is generation << kSlotBits | slot (1-based): the lookup

@@ -329,7 +329,8 @@ void PublisherSession::refuse_image(ItemEntry& item, const wire::Refresh& refres
 }
 
 // The hot path: decoded without allocation, merged into the image cache, and
-// forwarded as the publisher's own bytes.
+// forwarded as the publisher's own bytes; an update carrying one of its
+// service's trades.fields is marked a trade first (two bytes more).
 void PublisherSession::on_update(const proto::Frame& frame) {
     if (!proto::decode_update(frame.body, update_)) return refuse_content(frame);
     ItemEntry* item = owned_item(update_.item_id, "update");
@@ -337,7 +338,15 @@ void PublisherSession::on_update(const proto::Frame& frame) {
     if (!item->has_image) {
         return reject(item->id, wire::STATUS_INVALID_REQUEST, "update before the item's refresh");
     }
-    if (!backbone_.send_frame(frame.whole)) {
+    std::span<const uint8_t> out = frame.whole;
+    if (!update_.trade &&
+        TradeFields::carries_any(registry_.service(item->service_id)->trade_fields, update_)) {
+        marked_.clear();
+        proto::append_trade_marked_frame(marked_, frame.whole);
+        out = {reinterpret_cast<const uint8_t*>(marked_.data()), marked_.size()};
+        ++counters_.trades_marked;
+    }
+    if (!backbone_.send_frame(out)) {
         return reject(item->id, wire::STATUS_LIMIT_REACHED,
                       "update larger than backbone.max_message_bytes");
     }

@@ -42,6 +42,7 @@ struct PublisherCounters {
     uint64_t invalid_content = 0;    // of which: well-formed but invalid (not UTF-8)
     uint64_t takeovers = 0;          // services taken over by a proven reconnect
     uint64_t takeovers_refused = 0;  // claims on an owned service without proof
+    uint64_t trades_marked = 0;      // updates marked trades by their service's trades.fields
 };
 
 class PublisherSession final : public TcpConnection::Handler {
@@ -143,6 +144,7 @@ class PublisherSession final : public TcpConnection::Handler {
     log::RateLimiter reject_log_limit_;
     // Reused on the hot path to avoid allocation per message.
     proto::UpdateView update_;
+    std::string marked_;  // an update marked a trade (trades.fields)
 };
 
 }  // namespace mdcast::distributor

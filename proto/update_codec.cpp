@@ -765,4 +765,12 @@ void append_update_frame(std::string& out, uint64_t item_id, uint64_t item_seq,
     if (!rest.empty()) std::memcpy(p, rest.data(), rest.size());
 }
 
+void append_trade_marked_frame(std::string& out, std::span<const uint8_t> frame) {
+    const std::span<const uint8_t> body = frame.subspan(kFrameHeaderBytes);
+    uint8_t* p = put_frame_header(grow(out, kFrameHeaderBytes + body.size() + 2), body.size() + 2);
+    std::memcpy(p, body.data(), body.size());
+    p[body.size()] = 0x30;  // Update.trade, field 6, varint
+    p[body.size() + 1] = 0x01;
+}
+
 }  // namespace mdcast::proto

@@ -92,5 +92,9 @@ void append_update_rest(std::string& out, uint64_t publish_time_ns,
 // order): for an update encoded before its item had an id.
 void append_update_frame(std::string& out, uint64_t item_id, uint64_t item_seq,
                          std::span<const uint8_t> rest);
+// Appends `frame`, a complete Update frame, marked a trade: its body with
+// `trade = true` added at the end (protobuf keeps the last value of a field),
+// the rest of its bytes as they were.
+void append_trade_marked_frame(std::string& out, std::span<const uint8_t> frame);
 
 }  // namespace mdcast::proto

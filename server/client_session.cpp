@@ -51,22 +51,43 @@ void ClientSession::deliver(FrameType type, const google::protobuf::MessageLite&
     ++messages_out_;
 }
 
-void ClientSession::owe(uint64_t item_id, Owed kind) {
-    auto [it, inserted] = owed_.emplace(item_id, kind);
-    if (!inserted && kind > it->second) it->second = kind;
+// What the backlog is told of a frame not queued: a trade is held as it is, a
+// quote merged, anything else owed by its kind (sent from the cache).
+void ClientSession::owe(uint64_t item_id, Owed kind, const proto::UpdateView* update,
+                        std::span<const uint8_t> frame) {
+    if (!update) return backlog_.owe(item_id, kind);
+    if (update->trade) return hold_trade(item_id, frame);
+    backlog_.owe_update(item_id, *update);
 }
 
-// Both kinds of item frame: queued unless the client conflates; a full queue
+// Bounded: past output.max_held_trades the client is a slow consumer after
+// all (closed, counted and told, like one the disconnect policy closes).
+void ClientSession::hold_trade(uint64_t item_id, std::span<const uint8_t> frame) {
+    if (backlog_.held_trades() >= limits_.max_held_trades) {
+        held_trade_limit_reached_ = true;
+        connection_->close(CloseReason::kSlowConsumer,
+                           "conflating and holding " + std::to_string(backlog_.held_trades()) +
+                               " trades not yet sent: output.max_held_trades reached");
+        return;
+    }
+    backlog_.hold_trade(item_id, frame);
+    ++trades_held_;
+}
+
+// Every kind of item frame: queued unless the client conflates; a full queue
 // applies the slow-consumer policy.
 template <class Frame>
-void ClientSession::queue_item(uint64_t item_id, Owed kind, const Frame& frame) {
+void ClientSession::queue_item(uint64_t item_id, Owed kind, const proto::UpdateView* update,
+                               const Frame& frame) {
     if (!connection_->accepts_output()) return;
-    if (conflating_) return owe(item_id, kind);
+    std::span<const uint8_t> bytes;
     if constexpr (std::is_same_v<Frame, SharedFrame>) {
-        if (ws_) return queue_json_item(item_id, kind, frame.bytes);
+        bytes = frame.bytes;
     } else {
-        if (ws_) return queue_json_item(item_id, kind, frame);
+        bytes = frame;
     }
+    if (conflating_) return owe(item_id, kind, update, bytes);
+    if (ws_) return queue_json_item(item_id, kind, update, bytes);
     bool queued;
     if constexpr (std::is_same_v<Frame, SharedFrame>) {
         queued = connection_->send_shared(frame);
@@ -77,18 +98,19 @@ void ClientSession::queue_item(uint64_t item_id, Owed kind, const Frame& frame) 
         ++messages_out_;
         return;
     }
-    on_item_refused(item_id, kind);
+    on_item_refused(item_id, kind, update, bytes);
 }
 
 // Each of the client's streams of the item gets its own copy, restamped with
-// the stream's id.
-void ClientSession::queue_json_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame) {
+// the stream's id. What conflation holds is the frame before restamping.
+void ClientSession::queue_json_item(uint64_t item_id, Owed kind, const proto::UpdateView* update,
+                                    std::span<const uint8_t> frame) {
     ws_->send_item(item_id, frame, false, [&](std::span<const uint8_t> stamped) {
         if (connection_->send_frame(stamped)) {
             ++messages_out_;
             return true;
         }
-        on_item_refused(item_id, kind);
+        on_item_refused(item_id, kind, update, frame);
         return false;
     });
 }
@@ -102,11 +124,21 @@ void ClientSession::deliver_snapshot(uint64_t item_id, std::span<const uint8_t> 
 }
 
 void ClientSession::deliver_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame) {
-    queue_item(item_id, kind, frame);
+    queue_item(item_id, kind, nullptr, frame);
 }
 
 void ClientSession::deliver_item(uint64_t item_id, Owed kind, const SharedFrame& frame) {
-    queue_item(item_id, kind, frame);
+    queue_item(item_id, kind, nullptr, frame);
+}
+
+void ClientSession::deliver_update(uint64_t item_id, const proto::UpdateView& update,
+                                   std::span<const uint8_t> frame) {
+    queue_item(item_id, Owed::kUpdate, &update, frame);
+}
+
+void ClientSession::deliver_update(uint64_t item_id, const proto::UpdateView& update,
+                                   const SharedFrame& frame) {
+    queue_item(item_id, Owed::kUpdate, &update, frame);
 }
 
 void ClientSession::deliver_group(std::span<const uint8_t> frame,
@@ -120,14 +152,15 @@ void ClientSession::deliver_group(std::span<const uint8_t> frame,
         if (!limits_.conflate) return refuse_slow();
         start_conflating();
     }
-    for (uint64_t item_id : item_ids) owe(item_id, Owed::kStatus);
+    for (uint64_t item_id : item_ids) backlog_.owe(item_id, Owed::kStatus);
 }
 
 // The queue is full: the slow-consumer policy.
-void ClientSession::on_item_refused(uint64_t item_id, Owed kind) {
+void ClientSession::on_item_refused(uint64_t item_id, Owed kind, const proto::UpdateView* update,
+                                    std::span<const uint8_t> frame) {
     if (!limits_.conflate) return refuse_slow();
     start_conflating();
-    owe(item_id, kind);
+    owe(item_id, kind, update, frame);
 }
 
 // Conflate: from now on only remember what is owed; the queue is sent as is.
@@ -153,30 +186,29 @@ void ClientSession::sample_rates(int64_t now_ns) {
 
 size_t ClientSession::drain_owed(const OwedFrame& frame_for) {
     size_t sent = 0;
-    for (auto it = owed_.begin(); it != owed_.end();) {
-        const std::optional<std::string> frame = frame_for(it->first, it->second);
-        if (frame) {
-            if (!connection_->can_queue(frame->size())) return sent;  // more at the next drain
-            const std::span<const uint8_t> bytes{reinterpret_cast<const uint8_t*>(frame->data()),
-                                                 frame->size()};
-            if (ws_) {
-                ws_->send_item(it->first, bytes, false, [&](std::span<const uint8_t> stamped) {
-                    return connection_->send_frame(stamped);
-                });
-            } else {
-                connection_->send_frame(bytes);
-            }
-            ++sent;
+    const bool done = backlog_.drain([&](uint64_t item_id, const ConflationBacklog::Piece& piece) {
+        const std::optional<std::string> frame = frame_for(item_id, piece);
+        if (!frame) return true;
+        if (!connection_->can_queue(frame->size())) return false;  // more at the next drain
+        const std::span<const uint8_t> bytes{reinterpret_cast<const uint8_t*>(frame->data()),
+                                             frame->size()};
+        if (ws_) {
+            ws_->send_item(item_id, bytes, false, [&](std::span<const uint8_t> stamped) {
+                return connection_->send_frame(stamped);
+            });
+        } else {
+            connection_->send_frame(bytes);
         }
-        it = owed_.erase(it);
-    }
-    end_conflation();
+        ++sent;
+        return true;
+    });
+    if (done) end_conflation();
     return sent;
 }
 
 void ClientSession::end_conflation() {
     conflating_ = false;
-    owed_.clear();
+    backlog_.clear();
     log_->info("{} caught up: conflation ended", describe());
 }
 

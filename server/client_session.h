@@ -11,7 +11,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +20,8 @@
 #include "common/auth/login_gate.h"
 #include "common/logging.h"
 #include "common/net/tcp_connection.h"
+#include "proto/update_codec.h"
+#include "server/conflation_backlog.h"
 #include "server/websocket/ws_session.h"
 #include "wire/client.pb.h"
 #include "wire/post.pb.h"
@@ -34,6 +35,8 @@ struct ClientLimits {
     uint32_t max_subscriptions = 0;
     uint32_t heartbeat_interval_ms = 0;
     uint32_t max_frame_bytes = 0;
+    uint32_t max_held_trades =
+        10000;  // trades a conflating client may hold (output.max_held_trades)
 };
 
 class ClientSession final : public TcpConnection::Handler {
@@ -117,16 +120,23 @@ class ClientSession final : public TcpConnection::Handler {
     std::string describe() const;
 
     // What a conflating client still has to be sent for an item, by weight.
-    enum class Owed : uint8_t { kUpdate, kStatus, kImage };
+    using Owed = ConflationBacklog::Owed;
 
-    // Hot path: queue an item's frame (update, status, image). When the queue is
-    // full the slow-consumer policy applies: disconnect closes the client;
-    // conflate stops queueing and records what is owed per item instead, until
-    // the queue drains (bounded: one entry per subscribed item).
+    // Hot path: queue an item's frame (status, image). When the queue is full
+    // the slow-consumer policy applies: disconnect closes the client; conflate
+    // stops queueing and records what is owed per item instead, until the
+    // queue drains (conflation_backlog.h: one entry per subscribed item).
     void deliver_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame);
     // The same frame stored once for many subscribers (Fanout): queued by
     // reference, charged and limited as a copy would be.
     void deliver_item(uint64_t item_id, Owed kind, const SharedFrame& frame);
+    // An update's frame, and the update it encodes: while conflating a quote is
+    // merged and a trade held (never merged away). A client holding more than
+    // limits().max_held_trades trades is closed slow_consumer, saying so.
+    void deliver_update(uint64_t item_id, const proto::UpdateView& update,
+                        std::span<const uint8_t> frame);
+    void deliver_update(uint64_t item_id, const proto::UpdateView& update,
+                        const SharedFrame& frame);
     // A GroupStatus standing for these items' statuses: queued like an item
     // frame; when it cannot be (conflating, or the queue is full under the
     // conflate policy) each item is owed its status instead, so the drain
@@ -152,13 +162,21 @@ class ClientSession final : public TcpConnection::Handler {
     const Rates& rates() const { return rates_; }
 
     bool conflating() const { return conflating_; }
-    // The conflation backlog after the queue drained: for each item owed, in item
-    // order, `frame_for` builds the frame to send (nullopt: nothing is owed any
-    // more). Stops, keeping the rest, when the queue is full again; ends
-    // conflation once everything owed is sent. Returns the frames sent.
-    using OwedFrame = std::function<std::optional<std::string>(uint64_t item_id, Owed kind)>;
+    // The conflation backlog after the queue drained: for each piece owed (item
+    // by item in item order, each item's in order: conflation_backlog.h)
+    // `frame_for` builds the frame to send (nullopt: nothing is owed any more).
+    // Stops, keeping the rest, when the queue is full again; ends conflation
+    // once everything owed is sent. Returns the frames sent.
+    using OwedFrame = std::function<std::optional<std::string>(
+        uint64_t item_id, const ConflationBacklog::Piece& piece)>;
     size_t drain_owed(const OwedFrame& frame_for);
     uint64_t conflation_episodes() const { return conflation_episodes_; }
+    // Trades held while conflating (each sent later, in order), since connecting.
+    uint64_t trades_held() const { return trades_held_; }
+    // Trades held now, waiting for the drain.
+    size_t trades_waiting() const { return backlog_.held_trades(); }
+    // Closed because it held more than max_held_trades.
+    bool held_trade_limit_reached() const { return held_trade_limit_reached_; }
 
     const ClientLimits& limits() const { return limits_; }
 
@@ -173,11 +191,16 @@ class ClientSession final : public TcpConnection::Handler {
     void on_ping(const proto::Frame& frame);
     void refuse_slow();
     template <class Frame>
-    void queue_item(uint64_t item_id, Owed kind, const Frame& frame);
-    void queue_json_item(uint64_t item_id, Owed kind, std::span<const uint8_t> frame);
-    void on_item_refused(uint64_t item_id, Owed kind);
+    void queue_item(uint64_t item_id, Owed kind, const proto::UpdateView* update,
+                    const Frame& frame);
+    void queue_json_item(uint64_t item_id, Owed kind, const proto::UpdateView* update,
+                         std::span<const uint8_t> frame);
+    void on_item_refused(uint64_t item_id, Owed kind, const proto::UpdateView* update,
+                         std::span<const uint8_t> frame);
     void start_conflating();
-    void owe(uint64_t item_id, Owed kind);
+    void owe(uint64_t item_id, Owed kind, const proto::UpdateView* update,
+             std::span<const uint8_t> frame);
+    void hold_trade(uint64_t item_id, std::span<const uint8_t> frame);
     void end_conflation();
     template <class Message>
     bool parse(const proto::Frame& frame, Message& message);
@@ -191,8 +214,10 @@ class ClientSession final : public TcpConnection::Handler {
     std::shared_ptr<const auth::UserEntry> account_;
     bool group_status_ = false;
     bool conflating_ = false;
-    std::map<uint64_t, Owed> owed_;
+    ConflationBacklog backlog_;
     uint64_t conflation_episodes_ = 0;
+    uint64_t trades_held_ = 0;
+    bool held_trade_limit_reached_ = false;
     uint64_t messages_out_ = 0;
     Rates rates_;
     std::shared_ptr<spdlog::logger> log_;

@@ -116,12 +116,6 @@ proto::UpdateView Fanout::conflated_update(const CachedItem& item) {
     return update;
 }
 
-std::string Fanout::conflated_frame(const CachedItem& item, const std::vector<uint32_t>& view) {
-    std::string frame;
-    proto::append_update_frame(frame, conflated_update(item), view.empty() ? nullptr : &view);
-    return frame;
-}
-
 // ---- sending -------------------------------------------------------------------------------
 
 std::string Fanout::image_frame_for(const ClientSession& client, const CachedItem& item,
@@ -165,20 +159,21 @@ void Fanout::fan_out_update(const CachedItem& item, const proto::UpdateView& upd
             proto::append_update_frame(view_frame_, update, &group.view);
             bytes = bytes_of(view_frame_);
         }
-        deliver_update(item.id, group, bytes);
+        deliver_update(item.id, group, update, bytes);
     }
 }
 
 // One copy for a group of several subscribers, which each queue it by
 // reference; a lone subscriber's connection copies it, as before.
-void Fanout::deliver_update(uint64_t item_id, Group& group, std::span<const uint8_t> frame) {
+void Fanout::deliver_update(uint64_t item_id, Group& group, const proto::UpdateView& update,
+                            std::span<const uint8_t> frame) {
     const SharedFrame shared = group.clients.size() > 1 ? shared_.store(frame) : SharedFrame{};
     if (shared) ++counters_.shared_updates;
     for (ClientSession* client : group.clients) {
         if (shared) {
-            client->deliver_item(item_id, ClientSession::Owed::kUpdate, shared);
+            client->deliver_update(item_id, update, shared);
         } else {
-            client->deliver_item(item_id, ClientSession::Owed::kUpdate, frame);
+            client->deliver_update(item_id, update, frame);
         }
     }
     counters_.updates_out += group.clients.size();
@@ -209,10 +204,17 @@ bool Fanout::hold_for_interval(uint64_t item_id, Group& group, const proto::Upda
 }
 
 void Fanout::send_paced_update(uint64_t item_id, Group& group, int64_t now_ns) {
+    if (!group.pace.owed) return;
+    const proto::UpdateView update = group.pace.owed_update(item_id);
     view_frame_.clear();
     ClientSession* client = group.clients.front();
-    if (!group.pace.take(view_frame_, item_id, group.view, now_ns, client->json())) return;
-    client->deliver_item(item_id, ClientSession::Owed::kUpdate, bytes_of(view_frame_));
+    if (const JsonEncoder* json = client->json()) {
+        json->append_update(view_frame_, update, group.view);
+    } else {
+        proto::append_update_frame(view_frame_, update, group.view.empty() ? nullptr : &group.view);
+    }
+    client->deliver_update(item_id, update, bytes_of(view_frame_));
+    group.pace.sent(now_ns);
     ++counters_.paced_out;
     ++counters_.updates_out;
 }
@@ -330,13 +332,28 @@ void Fanout::send_status(ClientSession& client, const std::string& service, cons
 void Fanout::drain(ClientSession& client) {
     const Views* views = subscriptions_of(client);
     counters_.conflated_out += client.drain_owed(
-        [&](uint64_t item_id, ClientSession::Owed owed) -> std::optional<std::string> {
+        [&](uint64_t item_id, const ConflationBacklog::Piece& piece) -> std::optional<std::string> {
             const CachedItem* item = cache_.find(item_id);
             if (!item || !views || !views->contains(item_id)) {
                 return std::nullopt;  // unsubscribed or gone meanwhile
             }
-            return owed_frame(client, *item, owed, views->at(item_id));
+            return owed_frame(client, *item, piece, views->at(item_id));
         });
+}
+
+// A piece of the backlog: a held trade as it was, the quotes merged before it
+// as one conflated update, or the item's current state.
+std::string Fanout::owed_frame(const ClientSession& client, const CachedItem& item,
+                               const ConflationBacklog::Piece& piece,
+                               const std::vector<uint32_t>& view) {
+    using Kind = ConflationBacklog::Piece::Kind;
+    if (piece.kind == Kind::kTrade) {
+        ++counters_.conflated_trades;
+        return std::string(piece.trade_frame);
+    }
+    if (piece.kind == Kind::kQuotes)
+        return update_frame_for(client, piece.quotes->to_update(item.id), view);
+    return state_frame(client, item, piece.state, *piece.quotes, view);
 }
 
 // What a conflating client is sent for one item it is owed, so that it ends level
@@ -344,8 +361,9 @@ void Fanout::drain(ClientSession& client) {
 // loss is being repaired) gets those values with the status naming why, since a
 // status alone would leave it behind the cache and no image may follow for long;
 // an item holding none, or closed, gets its status.
-std::string Fanout::owed_frame(const ClientSession& client, const CachedItem& item,
-                               ClientSession::Owed owed, const std::vector<uint32_t>& view) {
+std::string Fanout::state_frame(const ClientSession& client, const CachedItem& item,
+                                ClientSession::Owed owed, const MergedUpdate& quotes,
+                                const std::vector<uint32_t>& view) {
     const bool closed = item.status.stream_state() == wire::STREAM_CLOSED;
     if (closed || (!item.has_image && item.image.empty())) return status_frame_for(client, item);
     if (!item.has_image || item.status.data_state() != wire::DATA_OK) {
@@ -354,12 +372,22 @@ std::string Fanout::owed_frame(const ClientSession& client, const CachedItem& it
     }
     if (owed != ClientSession::Owed::kUpdate)
         return image_frame_for(client, item, &item.image, view, false, false);
+    proto::UpdateView update = conflated_update(item);
+    update.stands_for = quotes.stands_for;
+    update.first_publish_time_ns = quotes.first_publish_time_ns;
+    update.publish_time_ns = quotes.publish_time_ns;
+    return update_frame_for(client, update, view);
+}
+
+std::string Fanout::update_frame_for(const ClientSession& client, const proto::UpdateView& update,
+                                     const std::vector<uint32_t>& view) {
+    std::string frame;
     if (const JsonEncoder* json = client.json()) {
-        std::string frame;
-        json->append_update(frame, conflated_update(item), view);
-        return frame;
+        json->append_update(frame, update, view);
+    } else {
+        proto::append_update_frame(frame, update, view.empty() ? nullptr : &view);
     }
-    return conflated_frame(item, view);
+    return frame;
 }
 
 std::vector<uint64_t> Fanout::subscriber_ids(uint64_t item_id) const {

@@ -42,7 +42,8 @@ struct FanoutCounters {
     uint64_t statuses_out = 0;
     uint64_t conflated_out = 0;             // frames sent from a conflation backlog
     uint64_t conflated_suspect_images = 0;  // drains that gave a suspect item its image
-    uint64_t json_update_encodings = 0;     // updates encoded to JSON: once per view, not client
+    uint64_t conflated_trades = 0;       // trades held for a conflating client, sent by its drain
+    uint64_t json_update_encodings = 0;  // updates encoded to JSON: once per view, not client
     uint64_t paced_held = 0;      // updates merged for a conflate_ms subscription, not sent then
     uint64_t paced_out = 0;       // conflated updates sent when an interval ended
     uint64_t paced_trades = 0;    // trades that sent what was owed early, then themselves
@@ -127,7 +128,6 @@ class Fanout {
                                    const std::vector<uint32_t>& view, bool solicited,
                                    bool snapshot);
     static std::string status_frame(const CachedItem& item);
-    static std::string conflated_frame(const CachedItem& item, const std::vector<uint32_t>& view);
     // The item's current values as one update marked conflated.
     static proto::UpdateView conflated_update(const CachedItem& item);
     // The same, in the client's encoding (binary or JSON).
@@ -150,9 +150,17 @@ class Fanout {
     bool hold_for_interval(uint64_t item_id, Group& group, const proto::UpdateView& update,
                            int64_t& now_ns);
     std::string owed_frame(const ClientSession& client, const CachedItem& item,
-                           ClientSession::Owed owed, const std::vector<uint32_t>& view);
+                           const ConflationBacklog::Piece& piece,
+                           const std::vector<uint32_t>& view);
+    std::string state_frame(const ClientSession& client, const CachedItem& item,
+                            ClientSession::Owed owed, const MergedUpdate& quotes,
+                            const std::vector<uint32_t>& view);
+    static std::string update_frame_for(const ClientSession& client,
+                                        const proto::UpdateView& update,
+                                        const std::vector<uint32_t>& view);
     void send_paced_update(uint64_t item_id, Group& group, int64_t now_ns);
-    void deliver_update(uint64_t item_id, Group& group, std::span<const uint8_t> frame);
+    void deliver_update(uint64_t item_id, Group& group, const proto::UpdateView& update,
+                        std::span<const uint8_t> frame);
     void arm_paced_timer();
 
     const ItemCache& cache_;

@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "proto/field_image.h"
 #include "proto/update_codec.h"
+#include "server/merged_update.h"
 
 namespace mdcast::server {
 
@@ -42,11 +42,7 @@ struct PacedSlot {
     uint32_t interval_ms = 0;
     int64_t quiet_from_ns = 0;  // the next update at or after this goes out at once
     bool owed = false;
-    uint64_t item_seq = 0;               // of the last update merged
-    uint64_t publish_time_ns = 0;        // its stamp
-    uint64_t first_publish_time_ns = 0;  // the stamp of the first update merged
-    uint32_t stands_for = 0;             // updates merged into what is owed
-    proto::FieldImage fields;            // the fields owed, latest values
+    MergedUpdate merged;  // what is owed
 
     // The update came at `now_ns`. kHeld: the caller queues the slot when
     // `owed` just became true. A trade is never kHeld.
@@ -56,6 +52,11 @@ struct PacedSlot {
     // restarted at `now_ns`. Nothing when nothing is owed; false then.
     bool take(std::string& out, uint64_t item_id, const std::vector<uint32_t>& view, int64_t now_ns,
               const JsonEncoder* json = nullptr);
+    // The same in two steps, for a caller that needs the update itself: what
+    // is owed (valid until the slot changes), then sent() once it went out,
+    // which restarts the interval at `now_ns`.
+    proto::UpdateView owed_update(uint64_t item_id) const { return merged.to_update(item_id); }
+    void sent(int64_t now_ns);
     // An image went out: it carries everything owed.
     void on_image();
 

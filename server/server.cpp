@@ -130,10 +130,12 @@ void Server::on_accept(int fd, std::string peer, bool tls, bool websocket) {
     limits.send_buffer_bytes = static_cast<int>(config_.output_tcp_send_buffer_bytes);
     limits.raw_input = websocket;  // wslay frames the input (WsSession)
     if (tls) limits.tls = websocket ? ws_listeners_->tls_limits() : listeners_.tls_limits();
-    const ClientLimits client_limits{
-        config_.output_slow_consumer_policy == "conflate", config_.clients_max_items_per_request,
-        config_.clients_max_subscriptions, config_.clients_heartbeat_interval_ms,
-        config_.clients_max_frame_bytes};
+    const ClientLimits client_limits{config_.output_slow_consumer_policy == "conflate",
+                                     config_.clients_max_items_per_request,
+                                     config_.clients_max_subscriptions,
+                                     config_.clients_heartbeat_interval_ms,
+                                     config_.clients_max_frame_bytes,
+                                     config_.output_max_held_trades};
     auto client = std::make_unique<ClientSession>(*this, client_limits, server_id_);
     auto connection = std::make_unique<TcpConnection>(loop_, flusher_, fd, id, peer,
                                                       proto::kClientToServerTypes, limits, *client);
@@ -159,6 +161,8 @@ void Server::on_client_closed(ClientSession& client, CloseReason reason, const s
     counters_.closed_writes += client.connection().writes();
     counters_.conflation_episodes += client.conflation_episodes();
     posts_.forget_client(c.id());
+    counters_.trades_held += client.trades_held();
+    if (client.held_trade_limit_reached()) ++counters_.held_trade_limit;
     clients_.on_closed(client, reason);  // destroyed after the callbacks, never inside a fan-out
 }
 

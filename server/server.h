@@ -57,6 +57,8 @@ struct ServerCounters {
     uint64_t item_gaps = 0;
     uint64_t slow_consumers = 0;       // disconnected by the policy
     uint64_t conflation_episodes = 0;  // clients that started conflating
+    uint64_t trades_held = 0;          // by clients since closed, while conflating
+    uint64_t held_trade_limit = 0;     // clients closed past output.max_held_trades
     uint64_t cache_full = 0;
     uint64_t not_entitled = 0;                // item requests refused: not entitled
     uint64_t entitlement_revocations = 0;     // subscriptions closed by a reload

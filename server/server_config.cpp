@@ -159,7 +159,14 @@ void add_output_keys(config::Schema<ServerConfig>& s) {
              {"disconnect", "conflate"},
              "disconnect: tell the client and close it. conflate: stop queueing its updates and, "
              "once its queue drains, send one conflated update per changed item (current values "
-             "from the cache, marked conflated); needs cache.enable_cache.");
+             "from the cache, marked conflated, counting the updates it stands for); trades are "
+             "never merged: each is held and sent in order, after the quotes before it. Needs "
+             "cache.enable_cache.");
+    s.integer<uint32_t>("output.max_held_trades", &C::output_max_held_trades, 10000, 1, 10000000,
+                        "Trades one conflating client may hold (slow_consumer_policy conflate) "
+                        "until its queue drains; one more closes it as a slow consumer, telling "
+                        "it why (counted in held_trade_limit_total). Applies to new connections.")
+        .reloads();
     s.boolean("output.tcp_nodelay", &C::output_tcp_nodelay, true,
               "TCP_NODELAY on client sockets (the seed's tcpNoDelay).");
     s.integer<uint32_t>("output.tcp_send_buffer_bytes", &C::output_tcp_send_buffer_bytes, 0, 0,

@@ -139,6 +139,18 @@ void Server::register_metrics() {
     });
     m.counter("conflated_out_total", "Messages sent from conflation backlogs",
               [&f] { return f.conflated_out; });
+    m.counter("conflation_trades_held_total",
+              "Trades held for conflating clients, never merged (each sent in order once the "
+              "client's queue drains)",
+              [&c, clients] {
+                  return static_cast<double>(c.trades_held) +
+                         clients([](ClientSession& s) { return s.trades_held(); });
+              });
+    m.gauge("conflation_trades_waiting", "Trades held by conflating clients now",
+            [clients] { return clients([](ClientSession& s) { return s.trades_waiting(); }); });
+    m.counter("held_trade_limit_total",
+              "Conflating clients closed slow_consumer holding output.max_held_trades trades",
+              [&c] { return c.held_trade_limit; });
     m.counter("conflated_suspect_images_total",
               "Conflation drains that sent a suspect item its image (values and status), not a "
               "status alone",

@@ -257,6 +257,17 @@ class Schema {
                    });
     }
 
+    // A mapping of names to string lists (`IDN: [TRDPRC_1, TRDVOL_1]`), empty by default:
+    // for settings keyed by a name only the site knows, such as a service.
+    Schema& string_list_map(std::string key, detail::StringListMap T::*member, std::string doc) {
+        return add({std::move(key), "mapping of string lists", "{}", "", std::move(doc)}, member,
+                   detail::StringListMap{},
+                   [member](const YAML::Node& node, T& target, ValueError& error) {
+                       return detail::convert_string_list_map(node, detail::field(target, member),
+                                                              error);
+                   });
+    }
+
     // A default-constructed T with every declared default applied.
     T defaults() const {
         T result{};

@@ -170,6 +170,34 @@ bool convert_string_list(const YAML::Node& node, std::vector<std::string>& out, 
     return true;
 }
 
+bool convert_string_list_map(const YAML::Node& node, StringListMap& out, ValueError& error) {
+    if (!node.IsMap()) {
+        error.message = "expected a mapping of names to lists of strings, got " + node_kind(node);
+        return false;
+    }
+    StringListMap values;
+    for (const auto& pair : node) {
+        if (!pair.first.IsScalar()) {
+            error.message = "a name must be a string, got " + node_kind(pair.first);
+            error.mark = pair.first.Mark();
+            return false;
+        }
+        const std::string name = pair.first.Scalar();
+        if (values.contains(name)) {
+            error.message = name + " is listed twice";
+            error.mark = pair.first.Mark();
+            return false;
+        }
+        if (!convert_string_list(pair.second, values[name], error)) {
+            error.message = name + ": " + error.message;
+            if (error.mark.is_null()) error.mark = pair.second.Mark();
+            return false;
+        }
+    }
+    out = std::move(values);
+    return true;
+}
+
 std::string real_text(double value) {
     std::ostringstream text;
     text.imbue(std::locale::classic());
@@ -215,6 +243,20 @@ std::string value_json(const std::vector<std::string>& values) {
     std::string out = "[";
     for (const auto& value : values) out += (out.size() > 1 ? "," : "") + json_string(value);
     return out + "]";
+}
+
+std::string value_text(const StringListMap& values) {
+    std::string text;
+    for (const auto& [name, list] : values)
+        text += (text.empty() ? "" : ", ") + name + ": " + value_text(list);
+    return "{" + text + "}";
+}
+
+std::string value_json(const StringListMap& values) {
+    std::string out = "{";
+    for (const auto& [name, list] : values)
+        out += (out.size() > 1 ? "," : "") + json_string(name) + ":" + value_json(list);
+    return out + "}";
 }
 
 }  // namespace mdcast::config::detail

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -43,6 +44,9 @@ bool convert_address(const YAML::Node& node, std::string& out, ValueError& error
 bool convert_choice(const YAML::Node& node, const std::vector<std::string>& allowed,
                     std::string& out, ValueError& error);
 bool convert_string_list(const YAML::Node& node, std::vector<std::string>& out, ValueError& error);
+// A mapping of names to lists of strings (`IDN: [TRDPRC_1, TRDVOL_1]`).
+using StringListMap = std::map<std::string, std::vector<std::string>>;
+bool convert_string_list_map(const YAML::Node& node, StringListMap& out, ValueError& error);
 
 // Rendering of defaults and constraints for describe().
 std::string real_text(double value);
@@ -87,6 +91,7 @@ inline std::string value_text(const std::string& value) {
 inline std::string value_text(const std::vector<std::string>& values) {
     return "[" + list_text(values) + "]";
 }
+std::string value_text(const StringListMap& values);
 template <class M>
 requires std::is_integral_v<M> std::string value_text(M value) {
     return std::to_string(value);
@@ -102,6 +107,7 @@ inline std::string value_json(const std::string& value) {
     return json_string(value);
 }
 std::string value_json(const std::vector<std::string>& values);
+std::string value_json(const StringListMap& values);
 template <class M>
 requires std::is_integral_v<M> std::string value_json(M value) {
     return std::to_string(value);

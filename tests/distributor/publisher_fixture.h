@@ -34,11 +34,12 @@ struct PublisherFrame {
 
 class PublisherFixture : public PublisherSession::Owner, public NoServersAsk {
   public:
-    PublisherFixture()
+    // `trade_fields`: the services' trades.fields.
+    explicit PublisherFixture(TradeFields trade_fields = {})
         : config_(loopback_config("239.255.77.21")),
           tap_(config_),
           flusher_(loop_, std::chrono::microseconds(0)),
-          registry_(1, 10, 100),
+          registry_(1, 10, 100, std::move(trade_fields)),
           backbone_(loop_, config_, 7, *this) {}
     ~PublisherFixture() override {
         sessions_.clear();

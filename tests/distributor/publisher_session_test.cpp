@@ -15,6 +15,7 @@
 using namespace mdcast;
 using mdcast::distributor::kTakeoverTokenBytes;
 using mdcast::distributor::PublisherSession;
+using mdcast::distributor::TradeFields;
 using mdcast::distributor::testing::PublisherFixture;
 using mdcast::distributor::testing::PublisherFrame;
 namespace wire_v1 = mdcast::wire::v1;
@@ -411,4 +412,37 @@ TEST_CASE("a publisher that says it takes posts is sent them; its answers reach 
     REQUIRE(f.post_acks.size() == 1);
     CHECK(f.post_acks[0].text() == "no");
     CHECK(session.connection().is_open());
+}
+
+TEST_CASE("an update carrying a field of its service's trades.fields goes out marked a trade",
+          "[publisher_session]") {
+    PublisherFixture f(TradeFields({{"SVC", {"6"}}}, nullptr));  // TRDPRC_1, by id
+    PublisherSession& session = f.logged_in();
+    const uint64_t item = register_item(f, session, announce(f, session, "SVC"), "IBM.N");
+    f.send(session, FrameType::kRefresh, refresh_of(item, 100));
+    f.backbone_messages();
+
+    f.send(session, FrameType::kUpdate, update_of(item, 2, 101));  // a quote: field 22 only
+    wire_v1::Update trade = update_of(item, 3, 102);
+    auto* price = trade.mutable_fields()->add_fields();
+    price->set_id(6);
+    price->set_int_value(10250);
+    f.send(session, FrameType::kUpdate, trade);
+    wire_v1::Update marked = trade;  // marked by its publisher already: forwarded as it is
+    marked.set_item_seq(4);
+    marked.set_trade(true);
+    const std::string marked_bytes = proto::encode_frame_string(FrameType::kUpdate, marked);
+    f.send_bytes(session, marked_bytes);
+
+    const auto carried = f.backbone_messages();
+    REQUIRE(carried.size() == 3);
+    wire_v1::Update got[3];
+    for (size_t i = 0; i < 3; ++i) REQUIRE(got[i].ParseFromString(carried[i].body));
+    CHECK_FALSE(got[0].trade());
+    CHECK(got[1].trade());
+    CHECK(got[1].item_seq() == 3);
+    CHECK(got[1].fields().SerializeAsString() == trade.fields().SerializeAsString());
+    CHECK(carried[2].whole == marked_bytes);
+    CHECK(f.counters().trades_marked == 1);
+    CHECK(f.registry().item(item)->item_seq == 4);
 }

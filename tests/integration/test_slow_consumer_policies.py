@@ -11,7 +11,7 @@ import time
 
 from harness import SUBSCRIBE, Stack, check, frame, login_frame, run, wait_for_log
 from streams import sent_updates
-from wire import CLOSE, ITEM_STATUS, REFRESH, UPDATE, fields, first, split_frames
+from wire import CLOSE, ITEM_STATUS, REFRESH, UPDATE, fields, first, read_until_quiet
 
 ITEMS = 50
 DATA_SUSPECT, SOURCE_DOWN = 2, 3
@@ -31,26 +31,6 @@ def slow_subscriber(stack):
     slow.connect(("127.0.0.1", stack.client_ports[1]))
     slow.sendall(login_frame() + subscribe_all())
     return slow
-
-
-def read_until_quiet(sock, quiet_s, limit_s, ready=lambda: True):
-    """Everything the server sends until it has been quiet for `quiet_s` once `ready()`."""
-    data, deadline, quiet_since = bytearray(), time.monotonic() + limit_s, None
-    sock.settimeout(0.2)
-    while time.monotonic() < deadline:
-        try:
-            chunk = sock.recv(1 << 20)
-        except socket.timeout:
-            if ready():
-                quiet_since = quiet_since or time.monotonic()
-                if time.monotonic() - quiet_since > quiet_s:
-                    break
-            continue
-        if not chunk:
-            break
-        quiet_since = None
-        data += chunk
-    return split_frames(bytes(data))[0]
 
 
 def test_conflate_policy_catches_a_slow_client_up():

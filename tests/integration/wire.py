@@ -1,6 +1,8 @@
 """Just enough of the protobuf wire format to read mdcast frames in tests
 (field numbers from proto/wire/common.proto), without generated code."""
+import socket
 import struct
+import time
 
 from harness import split_frames  # noqa: F401 - tests read frames through this module
 
@@ -44,3 +46,27 @@ def fields(body):
 
 def first(f, number, default=0):
     return f.get(number, [default])[0]
+
+
+def read_until_quiet(sock, quiet_s, limit_s, ready=lambda: True, slow_while=lambda: False):
+    """Every frame the server sends until it has been quiet for `quiet_s` once `ready()`,
+    as (type, body). While `slow_while()` it reads like a slow client: 4 KiB every 20 ms."""
+    data, deadline, quiet_since = bytearray(), time.monotonic() + limit_s, None
+    sock.settimeout(0.2)
+    while time.monotonic() < deadline:
+        slow = slow_while()
+        try:
+            chunk = sock.recv(4096 if slow else 1 << 20)
+        except socket.timeout:
+            if not slow and ready():
+                quiet_since = quiet_since or time.monotonic()
+                if time.monotonic() - quiet_since > quiet_s:
+                    break
+            continue
+        if not chunk:
+            break
+        quiet_since = None
+        data += chunk
+        if slow:
+            time.sleep(0.02)
+    return split_frames(bytes(data))[0]

@@ -127,6 +127,27 @@ TEST_CASE("trade, stands_for and the first stamp are protobuf's, both ways", "[u
     CHECK(r.item_id == original.item_id());
 }
 
+TEST_CASE("a frame marked a trade is the same update with trade set", "[update_codec]") {
+    const wire::Update original = sample_update();
+    std::string frame;
+    UpdateView u;
+    REQUIRE(decode_update(as_bytes(original.SerializeAsString()), u));
+    append_update_frame(frame, u);
+    std::string marked = "kept";  // appended to
+    append_trade_marked_frame(marked, as_bytes(frame));
+    REQUIRE(marked.substr(0, 4) == "kept");
+    marked.erase(0, 4);
+    const auto header = decode_frame_header(reinterpret_cast<const uint8_t*>(marked.data()));
+    CHECK(header.type == static_cast<uint16_t>(FrameType::kUpdate));
+    REQUIRE(header.body_bytes == marked.size() - kFrameHeaderBytes);
+    wire::Update parsed;
+    REQUIRE(parsed.ParseFromString(marked.substr(kFrameHeaderBytes)));
+    CHECK(parsed.trade());
+    wire::Update expected = original;
+    expected.set_trade(true);
+    CHECK(parsed.SerializeAsString() == expected.SerializeAsString());
+}
+
 TEST_CASE("an update encoded without its ids, then framed with them, is protobuf's encoding",
           "[update_codec]") {
     const wire::Update original = sample_update();  // every field kind

@@ -14,6 +14,7 @@
 
 using namespace mdcast;
 using server::ClientSession;
+using server::ConflationBacklog;
 using server::testing::ClientFixture;
 namespace wire_v1 = mdcast::wire::v1;
 
@@ -200,10 +201,11 @@ TEST_CASE("a conflating client records what is owed and is sent it once drained"
     CHECK(client.conflation_episodes() == 1);
     f.received(client);  // the queue drains
     std::vector<std::pair<uint64_t, ClientSession::Owed>> asked;
-    const size_t sent = client.drain_owed([&](uint64_t item_id, ClientSession::Owed kind) {
-        asked.emplace_back(item_id, kind);
-        return std::optional<std::string>(std::string(frame.begin(), frame.end()));
-    });
+    const size_t sent =
+        client.drain_owed([&](uint64_t item_id, const ConflationBacklog::Piece& piece) {
+            asked.emplace_back(item_id, piece.state);
+            return std::optional<std::string>(std::string(frame.begin(), frame.end()));
+        });
     // One entry per item, the heaviest kind owed, in item order.
     CHECK(asked == std::vector<std::pair<uint64_t, ClientSession::Owed>>{
                        {1, ClientSession::Owed::kUpdate}, {2, ClientSession::Owed::kStatus}});

@@ -1,7 +1,10 @@
 // Tests for server/fanout.h with trades on a conflate_ms subscription: a trade
 // is never merged: the quotes owed go out first, then the trade with its own
 // fields and sequence; a plain subscriber gets everything; what is owed after
-// the trade goes out once when its interval ends.
+// the trade goes out once when its interval ends. The same for a slow consumer
+// conflating (output.slow_consumer_policy: conflate), whose trades held are
+// bounded by output.max_held_trades.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -111,4 +114,94 @@ TEST_CASE("a trade sends the quotes owed first, then itself, never merged",
     REQUIRE(got.size() == 1);
     CHECK(decoded(got[0]).item_seq == 7);
     CHECK(decoded(got[0]).stands_for == 1);
+}
+
+// The slow-consumer policy conflate: a client whose queue is full holds its
+// trades and merges its quotes; once the queue drains it gets every trade, in
+// order, each after the quotes before it, and the counts add up.
+TEST_CASE("a conflating client gets every trade held, in order, after the quotes before it",
+          "[fanout][conflation]") {
+    ClientFixture clients;
+    TradedItem source;
+    Fanout fanout(source.cache, clients.loop());
+    clients.on_drained = [&](ClientSession& c) { fanout.drain(c); };
+    ClientSession& slow = clients.connect(true, 400);
+    CHECK(fanout.subscribe(slow, 1, {}));
+
+    uint64_t seq = 2;
+    std::vector<uint64_t> trades;
+    while (!slow.conflating()) {  // quotes fill the queue
+        REQUIRE(seq < 100);
+        source.publish(fanout, seq++, false);
+    }
+    // Conflating: quote, quote, trade, trade, quote, trade, quote, quote.
+    for (const bool trade : {false, false, true, true, false, true, false, false}) {
+        if (trade) trades.push_back(seq);
+        source.publish(fanout, seq++, trade);
+    }
+    const uint64_t published = seq - 2;
+    CHECK(slow.trades_waiting() == 3);
+    CHECK(slow.trades_held() == 3);
+
+    std::vector<proto::UpdateView> got;
+    std::vector<std::string> bodies;  // the decoded views point into these
+    for (int round = 0; round < 20 && slow.conflating(); ++round) {
+        for (auto& frame : clients.received(slow)) bodies.push_back(std::move(frame.body));
+    }
+    for (auto& frame : clients.received(slow)) bodies.push_back(std::move(frame.body));
+    REQUIRE_FALSE(slow.conflating());
+    for (const auto& body : bodies) {
+        proto::UpdateView view;
+        REQUIRE(proto::decode_update({reinterpret_cast<const uint8_t*>(body.data()), body.size()},
+                                     view));
+        got.push_back(view);
+    }
+
+    uint64_t counted = 0;
+    uint64_t last_seq = 0;
+    std::vector<uint64_t> trades_got;
+    for (const auto& update : got) {
+        CHECK(update.item_seq > last_seq);  // in order: nothing older after something newer
+        last_seq = update.item_seq;
+        counted += update.conflated ? update.stands_for : 1;
+        if (update.conflated) CHECK(update.first_publish_time_ns <= update.publish_time_ns);
+        if (!update.trade) continue;
+        CHECK_FALSE(update.conflated);
+        REQUIRE(update.fields.size() == 1);
+        CHECK(update.fields[0].id == 6);
+        CHECK(update.fields[0].integer == static_cast<int64_t>(update.item_seq));  // its own value
+        trades_got.push_back(update.item_seq);
+    }
+    CHECK(trades_got == trades);
+    CHECK(counted == published);
+    CHECK(last_seq == seq - 1);
+    CHECK(fanout.counters().conflated_trades == 3);
+    // The quotes before the first trade held: one conflated update, their latest value.
+    const auto before = std::find_if(got.begin(), got.end(), [&](const proto::UpdateView& u) {
+        return u.item_seq == trades[0] - 1;
+    });
+    REQUIRE(before != got.end());
+    CHECK(before->conflated);
+    CHECK(before->stands_for >= 2);
+    REQUIRE(before->fields.size() == 1);  // its merged quotes only, not the cache's later values
+    CHECK(before->fields[0].integer == static_cast<int64_t>(trades[0] - 1));
+    CHECK(clients.closes.empty());
+}
+
+TEST_CASE("a conflating client holding too many trades is closed slow_consumer",
+          "[fanout][conflation]") {
+    ClientFixture clients;
+    TradedItem source;
+    Fanout fanout(source.cache, clients.loop());
+    clients.max_held_trades = 3;
+    ClientSession& slow = clients.connect(true, 400);
+    CHECK(fanout.subscribe(slow, 1, {}));
+    uint64_t seq = 2;
+    while (!slow.conflating()) source.publish(fanout, seq++, false);
+    for (int i = 0; i < 3; ++i) source.publish(fanout, seq++, true);
+    CHECK(slow.is_open());
+    source.publish(fanout, seq++, true);  // the fourth
+    CHECK_FALSE(slow.is_open());
+    CHECK(slow.held_trade_limit_reached());
+    CHECK(clients.closes == std::vector<mdcast::CloseReason>{mdcast::CloseReason::kSlowConsumer});
 }

@@ -60,7 +60,10 @@ class Event:
     publish_time_ns: int  # the publisher's CLOCK_REALTIME stamp; 0 when not stamped
     receive_time_ns: int  # when the SDK read the message
     snapshot: bool  # a refresh answering snapshot(): nothing follows
-    conflated: bool
+    conflated: bool  # several updates merged by the server (conflate_ms or a slow consumer)
+    trade: bool  # the publisher marked it a trade: never merged by conflation
+    stands_for: int  # conflated: the published updates it merges (0: not counted)
+    first_publish_time_ns: int  # conflated: the first one's stamp (the span ends at publish_time_ns)
     stream_state: str  # 'open' or 'closed'
     data_state: str  # 'ok' or 'suspect'
     status_code: StatusCode
@@ -169,7 +172,7 @@ class PublisherCore:
     def refresh(self, item: int, fields: Dict[FieldKey, Any], stream: str = "open",
                 data: str = "ok", code: StatusCode = StatusCode.NONE, text: str = "") -> bool: ...
     def update(self, item: int, fields: Dict[FieldKey, Any],
-               publish_time_ns: Optional[int] = None) -> bool: ...
+               publish_time_ns: Optional[int] = None, trade: bool = False) -> bool: ...
     def status(self, item: int, stream: str = "open", data: str = "ok",
                code: StatusCode = StatusCode.NONE, text: str = "") -> bool: ...
     def flush(self, timeout: float) -> bool: ...

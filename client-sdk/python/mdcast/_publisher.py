@@ -134,6 +134,11 @@ class Publisher:
         0 sends no stamp. Dropped (and counted) before the item's first refresh."""
         return self._core.update(item, dict(fields), publish_time_ns)
 
+    def trade(self, item: int, fields: Fields, publish_time_ns: Optional[int] = None) -> bool:
+        """An update marked a trade (as update() otherwise): conflation never merges
+        it with others, so every subscriber gets it on its own, in order."""
+        return self._core.update(item, dict(fields), publish_time_ns, True)
+
     def status(self, item: int, *, stream: str = "open", data: str = "suspect",
                code: _mdcast.StatusCode = _mdcast.StatusCode.NONE, text: str = "") -> bool:
         """A closed stream ends the item; a suspect one says its data may be stale."""

@@ -13,6 +13,9 @@ void EventBatch::append(const Event& event) {
     r.type = event.type();
     r.snapshot = event.snapshot();
     r.conflated = event.conflated();
+    r.trade = event.trade();
+    r.stands_for = event.stands_for();
+    r.first_publish_time_ns = event.first_publish_time_ns();
     r.stream = event.state().stream;
     r.data = event.state().data;
     r.code = event.state().code;

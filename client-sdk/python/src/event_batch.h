@@ -43,6 +43,9 @@ struct EventRecord {
     EventType type = EventType::kStatus;
     bool snapshot = false;
     bool conflated = false;
+    bool trade = false;
+    uint32_t stands_for = 0;
+    uint64_t first_publish_time_ns = 0;
     StreamState stream = StreamState::kOpen;
     DataState data = DataState::kOk;
     StatusCode code = StatusCode::kNone;

@@ -105,6 +105,10 @@ void bind_event(py::module_& m) {
                                [](const EventRef& e) { return e.r().receive_time_ns; })
         .def_property_readonly("snapshot", [](const EventRef& e) { return e.r().snapshot; })
         .def_property_readonly("conflated", [](const EventRef& e) { return e.r().conflated; })
+        .def_property_readonly("trade", [](const EventRef& e) { return e.r().trade; })
+        .def_property_readonly("stands_for", [](const EventRef& e) { return e.r().stands_for; })
+        .def_property_readonly("first_publish_time_ns",
+                               [](const EventRef& e) { return e.r().first_publish_time_ns; })
         .def_property_readonly("stream_state",
                                [](const EventRef& e) { return stream_name(e.r().stream); })
         .def_property_readonly("data_state",

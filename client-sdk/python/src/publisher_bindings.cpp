@@ -75,11 +75,13 @@ void bind_publisher(py::module_& m) {
             py::arg("code") = StatusCode::kNone, py::arg("text") = "")
         .def(
             "update",
-            [](P& p, uint64_t item, const py::dict& fields,
-               std::optional<uint64_t> publish_time_ns) {
-                return p.update(item, fields, publish_time_ns.value_or(Publisher::kStampNow));
+            [](P& p, uint64_t item, const py::dict& fields, std::optional<uint64_t> publish_time_ns,
+               bool trade) {
+                return p.update(item, fields, publish_time_ns.value_or(Publisher::kStampNow),
+                                trade);
             },
-            py::arg("item"), py::arg("fields"), py::arg("publish_time_ns") = py::none())
+            py::arg("item"), py::arg("fields"), py::arg("publish_time_ns") = py::none(),
+            py::arg("trade") = false)
         .def(
             "status",
             [](P& p, uint64_t item, const std::string& stream, const std::string& data,

@@ -56,10 +56,12 @@ bool PublisherBridge::refresh(uint64_t item, const py::dict& fields, const ItemS
     return taken;
 }
 
-bool PublisherBridge::update(uint64_t item, const py::dict& fields, uint64_t publish_time_ns) {
+bool PublisherBridge::update(uint64_t item, const py::dict& fields, uint64_t publish_time_ns,
+                             bool trade) {
     fields_.clear();
     fill_field_list(fields_, *dictionary_, fields);
-    const bool taken = publisher_->update(PublishedItem{item}, fields_, publish_time_ns);
+    const bool taken = trade ? publisher_->trade(PublishedItem{item}, fields_, publish_time_ns)
+                             : publisher_->update(PublishedItem{item}, fields_, publish_time_ns);
     if (taken) updates_.fetch_add(1, std::memory_order_relaxed);
     return taken;
 }

@@ -36,7 +36,9 @@ class PublisherBridge final : public PublisherHandler {
     void add_service(const std::string& name, bool interactive);
     uint64_t add_item(const std::string& service, const std::string& item);
     bool refresh(uint64_t item, const py::dict& fields, const ItemState& state);
-    bool update(uint64_t item, const py::dict& fields, uint64_t publish_time_ns);
+    // `trade`: marked a trade (Publisher::trade), never merged by conflation.
+    bool update(uint64_t item, const py::dict& fields, uint64_t publish_time_ns,
+                bool trade = false);
     bool status(uint64_t item, const ItemState& state);
     // Waits (GIL released by the caller) until the I/O thread has handled
     // every refresh, update and status accepted so far, for at most `timeout`.

@@ -506,3 +506,49 @@ TEST_CASE("a bad value does not hide the rules' problems with the other keys", "
     CHECK(errors[1].key == "name");
     CHECK_THROWS_AS(schema.load_string("listen:\n  port: lots\n", "x.yaml"), ConfigErrors);
 }
+
+namespace {
+
+struct MapConfig {
+    mdcast::config::detail::StringListMap trade_fields;
+};
+
+Schema<MapConfig> map_schema() {
+    Schema<MapConfig> schema("mdcast-test");
+    schema.string_list_map("trades.fields", &MapConfig::trade_fields, "Per service.");
+    return schema;
+}
+
+}  // namespace
+
+TEST_CASE("a mapping of string lists is read by name, rendered and checked", "[config]") {
+    const auto schema = map_schema();
+    CHECK(schema.defaults().trade_fields.empty());
+    const MapConfig loaded = schema.load_string(
+        "trades:\n  fields:\n    IDN: [TRDPRC_1, TRDVOL_1]\n    \"*\": [\"6\"]\n", "t.yaml");
+    CHECK(loaded.trade_fields ==
+          mdcast::config::detail::StringListMap{{"*", {"6"}}, {"IDN", {"TRDPRC_1", "TRDVOL_1"}}});
+    const auto changes = schema.changes(schema.defaults(), loaded);
+    REQUIRE(changes.size() == 1);
+    CHECK(changes[0].before == "{}");
+    CHECK(changes[0].after == "{*: [6], IDN: [TRDPRC_1, TRDVOL_1]}");
+    CHECK(schema.json_values(loaded)[0].second == R"({"*":["6"],"IDN":["TRDPRC_1","TRDVOL_1"]})");
+    CHECK(schema.describe().find("mapping of string lists") != std::string::npos);
+
+    const auto error_of = [&schema](const std::string& text) {
+        try {
+            schema.load_string(text, "t.yaml");
+        } catch (const ConfigErrors& e) {
+            REQUIRE(e.errors().size() == 1);
+            return e.errors()[0].to_string();
+        }
+        FAIL("accepted: " << text);
+        return std::string();
+    };
+    CHECK_THAT(error_of("trades:\n  fields: [A]\n"),
+               Catch::Contains("expected a mapping of names to lists of strings"));
+    CHECK_THAT(error_of("trades:\n  fields:\n    IDN: TRDPRC_1\n"),
+               Catch::Contains("t.yaml:3:10: key 'trades.fields': IDN: expected a list"));
+    CHECK_THAT(error_of("trades:\n  fields:\n    IDN: [A]\n    IDN: [B]\n"),
+               Catch::Contains("IDN is listed twice"));
+}
