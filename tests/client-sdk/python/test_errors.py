@@ -91,7 +91,7 @@ def test_a_batch_larger_than_the_frame_limit_is_split_and_a_huge_name_refused(st
         unknown = [f"NOSUCH{i:05d}" for i in range(10_000)]
         consumer.subscribe_batch("MDCAST", unknown)
         closed, updates = set(), 0
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # unanswered names are re-asked with backoff under load
         while len(closed) < len(unknown) and time.monotonic() < deadline:
             for event in consumer.read(0.2):
                 if event.kind == "status" and event.stream_state == "closed":
