@@ -100,6 +100,7 @@ def test_post_without_entitlement_or_publisher_is_refused_with_the_reason(stack)
     with source.pub, consumer(server, "trader") as trader, consumer(server, "viewer") as viewer:
         gone.start()
         wait_for_service(trader, "GONE")
+        wait_for_service(trader, SERVICE)  # a post to a service the directory lacks is NOT_FOUND
         no_rule = viewer.post_to(SERVICE, "VOD.L", {"BID": 101.0}).result(10)
         assert no_rule.code == mdcast.StatusCode.NOT_ENTITLED and "viewer" in no_rule.text
         other_item = trader.post_to(SERVICE, "OTHER", {"BID": 101.0}).result(10)
