@@ -202,16 +202,13 @@ void Server::log_counters(spdlog::level::level_enum level) {
     if (log_->should_log(level)) log_->log(level, "{}", metrics_.log_line());
 }
 
-// Healthy while serving and at least one distributor is heard.
+// Healthy while serving and the upstream (distributors, or a parent) is heard.
 std::pair<bool, std::string> Server::health() const {
     if (clients_.shutting_down()) return {false, "shutting down"};
     if (drain_.active) return {false, "draining: clients are moving to other instances"};
-    const auto sources = upstream_->sources();
-    if (sources.empty()) return {false, "no distributor heard on the backbone yet"};
-    for (uint16_t source : sources) {
-        if (!upstream_->silent(source)) return {true, "ok"};
-    }
-    return {false, "every distributor is silent"};
+    std::string problem = upstream_->unhealthy_reason();
+    if (problem.empty()) return {true, "ok"};
+    return {false, std::move(problem)};
 }
 
 std::string Server::stats_json() const {

@@ -78,6 +78,17 @@ class Upstream {
     // interactive service is, whatever its service's mode.
     virtual bool interest_based() const { return false; }
 
+    // Why the server cannot serve current data now, for /healthz; empty when it
+    // can. The default speaks of distributors heard on a backbone.
+    virtual std::string unhealthy_reason() const {
+        const auto heard = sources();
+        if (heard.empty()) return "no distributor heard on the backbone yet";
+        for (uint16_t source : heard) {
+            if (!silent(source)) return {};
+        }
+        return "every distributor is silent";
+    }
+
     // Declares the upstream's counters, gauges and histograms in the server's
     // registry (read by /metrics and the counters log line).
     virtual void register_metrics(MetricsRegistry& metrics) const = 0;

@@ -113,6 +113,8 @@ void TcpUpstream::on_link_down(sdk::LinkDown cause, const std::string& text) {
         parent_.clear();
         for (uint64_t id : subscriptions_.known_ids()) tell(id, wire::STATUS_SOURCE_DOWN, why);
     }
+    link_problem_ = fmt::format("no link to a parent server: {} {} ({})", attempted,
+                                sdk::link_down_name(cause), text);
     reconnect_timer_.start_once(std::chrono::milliseconds(delay_ms));
 }
 
@@ -237,6 +239,14 @@ bool TcpUpstream::ready(uint16_t source) const {
 
 bool TcpUpstream::silent(uint16_t) const {
     return parent_.empty();
+}
+
+std::string TcpUpstream::unhealthy_reason() const {
+    if (parent_.empty()) {
+        return link_problem_.empty() ? "no link to a parent server yet" : link_problem_;
+    }
+    if (sources_.empty()) return "parent " + parent_ + " has listed no distributor yet";
+    return {};
 }
 
 bool TcpUpstream::query_directory(uint16_t source) {

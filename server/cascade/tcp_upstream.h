@@ -85,6 +85,8 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     bool send_post(uint16_t source, ::mdcast::wire::v1::Post& post) override;
     void register_metrics(MetricsRegistry& metrics) const override;
     bool interest_based() const override { return true; }
+    // Speaks of the link to the parent, not of distributors on a backbone.
+    std::string unhealthy_reason() const override;
 
     const TcpUpstreamCounters& counters() const { return counters_; }
     // The parent now logged in to ("" while down).
@@ -125,7 +127,8 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     std::map<std::string, std::vector<std::string>> pending_subscribes_;
     proto::UpdateView update_;  // reused: only the item id is read
     size_t next_parent_ = 0;
-    std::string parent_;  // "" while down
+    std::string parent_;        // "" while down
+    std::string link_problem_;  // why the last link went down or was not made
     ::mdcast::wire::v1::Directory directory_;
     std::set<uint16_t> sources_;
     std::map<uint16_t, uint64_t> generations_;  // of each source's ids, as seen here

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 BIN = {
@@ -251,6 +252,16 @@ def admin_port(process):
     """The admin HTTP port the process logged (admin.port 0 picks a free one)."""
     wait_for_log(process, "admin http on")
     return int(re.search(r"admin http on [\d.]+:(\d+)", process.log_text()).group(1))
+
+
+def http_get(port, path, method="GET"):
+    """(status, body) of one request to a daemon's admin endpoint; HTTP errors are answers too."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
 
 
 def metric(port, name):

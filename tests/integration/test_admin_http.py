@@ -8,22 +8,11 @@ import json
 import re
 import socket
 import time
-import urllib.error
-import urllib.request
 
 import wire
-from harness import Stack, admin_port, check, frame, login_frame, run, split_frames, wait_for_log
+from harness import Stack, admin_port, check, http_get as get, frame, login_frame, run, split_frames, wait_for_log
 
 DIRECTORY, DIRECTORY_REQUEST = 23, 30
-
-
-def get(port, path, method="GET"):
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=5) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
 
 
 def test_metrics_health_and_stats():

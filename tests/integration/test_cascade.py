@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 
-from harness import (BIN, Stack, admin_port, check, free_port, metric, run, single_user_file, wait_for_log,
+from harness import (BIN, Stack, admin_port, check, free_port, http_get, metric, run, single_user_file, wait_for_log,
                      wait_for_port, wait_until)
 from test_tls import Pki, tls_server
 from streams import by_item, check_full_stream, expected_fields, messages, sent_updates, wait_for_update
@@ -264,14 +264,22 @@ def test_frozen_parent_is_declared_dead_then_recovers():
         name = "ITEM000003"
         client = stack.client(2, "--items", name, "--duration", "16")
         wait_for_update(client, name)
+        edge_admin = admin_port(edge_server)
+        code, body = http_get(edge_admin, "/healthz")
+        check(code == 200 and body.strip() == "ok", f"edge healthz: {code} {body}")
         hub.popen.send_signal(signal.SIGSTOP)  # the link stays open but nothing comes
         try:
             # Declared within the heartbeat bound (3 s here), with a generous margin.
             wait_until(lambda: any(m["type"] == "status" and m["data"] == "suspect"
                                    for m in by_item(messages(client)).get(name, [])),
                        20, "suspect status while the parent is frozen")
+            # /healthz speaks of the link, not of distributors the edge never hears.
+            code, body = http_get(edge_admin, "/healthz")
+            check(code == 503 and "no link to a parent server" in body and
+                  f"127.0.0.1:{stack.client_ports[1]}" in body, f"edge healthz while frozen: {code} {body}")
         finally:
             hub.popen.send_signal(signal.SIGCONT)
+        wait_until(lambda: http_get(edge_admin, "/healthz")[0] == 200, 20, "edge healthy again")
         check(client.wait(30) == 0, "client exit code")
         check_suspect_then_fresh_image(client, name, "link to parent")
         source.stop()
