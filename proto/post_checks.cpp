@@ -1,5 +1,7 @@
 #include "proto/post_checks.h"
 
+#include <algorithm>
+
 #include "proto/limits.h"
 
 namespace mdcast::proto {
@@ -43,6 +45,15 @@ PostCheck check_post(const ::mdcast::wire::v1::Post& post) {
     ack.set_code(code);
     ack.set_text(std::string(cut_utf8(text, kMaxPostAckTextBytes)));
     return ack;
+}
+
+std::string posting_user(std::string_view login, std::string_view relayed) {
+    const bool printable = std::all_of(relayed.begin(), relayed.end(), [](char c) {
+        return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
+    });
+    if (relayed.empty() || relayed.size() > kMaxUserNameBytes || !printable)
+        return std::string(login);
+    return std::string(login) + "/" + std::string(relayed);
 }
 
 }  // namespace mdcast::proto

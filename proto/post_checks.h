@@ -33,4 +33,12 @@ PostCheck check_post(const ::mdcast::wire::v1::Post& post);
                                           ::mdcast::wire::v1::StatusCode code,
                                           std::string_view text);
 
+// The user a publisher is shown for a post: the login that sent it, and when
+// that login relays for others (an edge server, server/cascade/) the user it
+// says it relays for, as "login/relayed" ("edge1/alice"). The login part is
+// always the authenticated one, so a client can add to its name but never
+// pass for another user; a relayed part that is too long or has control
+// characters is dropped.
+std::string posting_user(std::string_view login, std::string_view relayed);
+
 }  // namespace mdcast::proto

@@ -29,7 +29,7 @@ void Server::post_from_session(ClientSession& client, const wire::Post& post) {
     if (auto refused = posts_.admit(client.connection().id(), post.post_id(), now))
         return client.deliver(proto::FrameType::kPostAck, *refused);
     wire::Post forwarded = post;
-    forwarded.set_user(client.user());
+    forwarded.set_user(proto::posting_user(client.user(), post.user()));
     forwarded.clear_server_id();  // the upstream stamps this server's own
     const uint16_t source = post.item_id() != 0 ? proto::item_source(post.item_id())
                                                 : *recovery_.service_source(post.service_name());

@@ -110,8 +110,14 @@ void TcpUpstream::on_link_down(sdk::LinkDown cause, const std::string& text) {
                                 std::string(sdk::link_down_name(cause)) + ": " + text +
                                 "); reconnecting";
         log_->warn("{}: {} item(s) suspect", why, subscriptions_.known_ids().size());
+        auto unanswered = posts_.link_lost("link to parent " + parent_ +
+                                           " lost before the post was answered: it may or may "
+                                           "not have reached the publisher");
         parent_.clear();
         for (uint64_t id : subscriptions_.known_ids()) tell(id, wire::STATUS_SOURCE_DOWN, why);
+        counters_.posts_refused += unanswered.size();
+        for (auto& answer : unanswered) refused_posts_.push_back(std::move(answer));
+        if (!unanswered.empty()) post_answers_.fire();
     }
     link_problem_ = fmt::format("no link to a parent server: {} {} ({})", attempted,
                                 sdk::link_down_name(cause), text);
@@ -129,6 +135,8 @@ void TcpUpstream::on_link_frame(const proto::Frame& frame) {
             return on_item_status(frame);
         case FrameType::kDirectory:
             return on_directory(frame);
+        case FrameType::kPostAck:
+            return on_post_ack(frame);
         default:
             return;  // GroupStatus is not asked for (LoginRequest.group_status false)
     }
@@ -282,16 +290,37 @@ bool TcpUpstream::send_interest(uint16_t, wire::Interest& interest) {
     return true;
 }
 
-// Posts would need the parent to route them on to the source's publisher and
-// its answer back by post id: not built yet, so each is refused in so many words
-// (bounded: the server's posts.max_outstanding per client).
+// The post goes to the parent on the link, under the post id the server's
+// PostRouter gave it; the user it was posted by rides along, and the parent
+// shows the publisher "<this edge's login>/<that user>" (proto::posting_user).
 bool TcpUpstream::send_post(uint16_t source, wire::Post& post) {
-    ++counters_.posts_refused;
-    refused_posts_.emplace_back(
-        source, proto::make_post_ack(post.post_id(), false, wire::STATUS_INVALID_REQUEST,
-                                     "posts are not supported over a cascade yet"));
-    post_answers_.fire();
+    if (!posts_.start(post.post_id(), source)) {
+        refuse_post(source, post.post_id(), wire::STATUS_LIMIT_REACHED,
+                    "too many posts await an answer from parent " + parent_);
+    } else if (!link_.send(FrameType::kPost, post)) {
+        posts_.forget(post.post_id());
+        refuse_post(source, post.post_id(), wire::STATUS_SOURCE_DOWN,
+                    "the link to parent " + parent_ + " could not take the post");
+    } else {
+        ++counters_.posts_forwarded;
+    }
     return true;
+}
+
+void TcpUpstream::on_post_ack(const proto::Frame& frame) {
+    wire::PostAck ack;
+    if (!parse(frame, ack)) return link_.abort("malformed PostAck");
+    auto answer = posts_.answer(ack);
+    if (!answer) return;  // a post refused here when the link was lost
+    ++counters_.posts_answered;
+    handler_.on_source_post_ack(answer->first, answer->second);
+}
+
+void TcpUpstream::refuse_post(uint16_t source, uint64_t post_id, wire::StatusCode code,
+                              const std::string& text) {
+    ++counters_.posts_refused;
+    refused_posts_.emplace_back(source, proto::make_post_ack(post_id, false, code, text));
+    post_answers_.fire();
 }
 
 void TcpUpstream::answer_refused_posts() {
@@ -362,7 +391,12 @@ void TcpUpstream::register_metrics(MetricsRegistry& m) const {
               [&c] { return static_cast<double>(c.unsubscribed); });
     m.counter("upstream_frames_in_total", "Frames read from a parent",
               [&c] { return static_cast<double>(c.frames_in); });
-    m.counter("upstream_posts_refused_total", "Posts refused: not routed over a cascade yet",
+    m.counter("upstream_posts_forwarded_total", "Posts sent to the parent",
+              [&c] { return static_cast<double>(c.posts_forwarded); });
+    m.counter("upstream_posts_answered_total", "The parent's answers to posts, accepted or not",
+              [&c] { return static_cast<double>(c.posts_answered); });
+    m.counter("upstream_posts_refused_total",
+              "Posts refused by the edge: too many in flight, or the link lost before the answer",
               [&c] { return static_cast<double>(c.posts_refused); });
 }
 

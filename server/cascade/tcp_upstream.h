@@ -39,6 +39,7 @@
 #include "common/net/flush_scheduler.h"
 #include "common/net/host_port.h"
 #include "proto/update_codec.h"
+#include "server/cascade/parent_posts.h"
 #include "server/cascade/parent_subscriptions.h"
 #include "server/upstream.h"
 #include "wire/common.pb.h"
@@ -65,7 +66,9 @@ struct TcpUpstreamCounters {
     uint64_t subscribes = 0;    // Subscribe messages sent to a parent
     uint64_t unsubscribed = 0;  // items released at a parent
     uint64_t frames_in = 0;
-    uint64_t posts_refused = 0;  // posts answered "not supported over a cascade yet"
+    uint64_t posts_forwarded = 0;  // posts sent to a parent
+    uint64_t posts_answered = 0;   // the parent's answers, accepted or not
+    uint64_t posts_refused = 0;    // refused here: too many in flight, the link lost first
 };
 
 class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
@@ -80,8 +83,9 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     bool request_image(uint16_t source, const ::mdcast::wire::v1::ImageRequest& request) override;
     bool query_directory(uint16_t source) override;
     bool send_interest(uint16_t source, ::mdcast::wire::v1::Interest& interest) override;
-    // Not routed over a cascade yet: answered refused (at the end of the loop
-    // iteration, never from inside the call).
+    // Sent to the parent as this edge's post (the parent checks the edge's post
+    // rules, routes it and answers by post id). Refusals made here are answered
+    // at the end of the loop iteration, never from inside the call.
     bool send_post(uint16_t source, ::mdcast::wire::v1::Post& post) override;
     void register_metrics(MetricsRegistry& metrics) const override;
     bool interest_based() const override { return true; }
@@ -109,6 +113,9 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     void flush_subscribes();
     void subscribe(const std::string& service, const std::vector<std::string>& names);
     void release(const std::vector<uint64_t>& item_ids);
+    void on_post_ack(const proto::Frame& frame);
+    void refuse_post(uint16_t source, uint64_t post_id, ::mdcast::wire::v1::StatusCode code,
+                     const std::string& text);
     void answer_refused_posts();
     // Hands the server a status of our own for an item (its id's source).
     void tell(uint64_t item_id, ::mdcast::wire::v1::StatusCode code, const std::string& text);
@@ -133,6 +140,7 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     std::set<uint16_t> sources_;
     std::map<uint16_t, uint64_t> generations_;  // of each source's ids, as seen here
     ParentSubscriptions subscriptions_;
+    ParentPosts posts_;
     TcpUpstreamCounters counters_;
 };
 

@@ -45,6 +45,11 @@ mdcast_sdk_integration_test(integration_posting integration/test_posting.py 240)
 set_property(TEST integration_posting APPEND PROPERTY ENVIRONMENT
              "MDCAST_BENCH_PUBLISHER=$<TARGET_FILE:mdcast-bench-publisher>"
              "MDCAST_BENCH_POSTER=$<TARGET_FILE:mdcast-bench-poster>")
+# The cascade's posts go through an edge to the bench publisher (test_posting's helpers).
+mdcast_sdk_integration_test(integration_cascade integration/test_cascade.py 420)
+set_property(TEST integration_cascade APPEND PROPERTY ENVIRONMENT
+             "MDCAST_BENCH_PUBLISHER=$<TARGET_FILE:mdcast-bench-publisher>"
+             "MDCAST_BENCH_POSTER=$<TARGET_FILE:mdcast-bench-poster>")
 mdcast_sdk_integration_test(integration_conflation integration/test_conflation.py 120)
 mdcast_sdk_integration_test(integration_trade_conflation integration/test_trade_conflation.py 120)
 mdcast_sdk_integration_test(integration_group_status integration/test_group_status.py 240)

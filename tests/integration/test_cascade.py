@@ -9,9 +9,11 @@ Never an update shown as current between the suspect status and the image."""
 import os
 import signal
 import sys
+from decimal import Decimal
 
 from harness import (BIN, Stack, admin_port, check, free_port, http_get, metric, run, single_user_file, wait_for_log,
                      wait_for_port, wait_until)
+import test_posting as posting
 from test_tls import Pki, tls_server
 from streams import by_item, check_full_stream, expected_fields, messages, sent_updates, wait_for_update
 
@@ -285,6 +287,45 @@ def test_frozen_parent_is_declared_dead_then_recovers():
         source.stop()
 
 
+def test_posts_reach_the_publisher_through_the_edge():
+    """A client of the edge posts: the edge sends it to the hub as its own post, the hub
+    routes it to the publisher, the answer comes back by post id. The publisher is told
+    who posted as "<edge's login>/<client's login>"; a link lost before the answer refuses
+    the posts in flight at once, saying so."""
+    with Stack("cascade-posts") as stack:
+        stack.distributor()
+        hub = stack.server(1)
+        edge_server = edge(stack, 2, [1], extra="posts:\n  timeout_ms: 30000\n")
+        posting.publisher(stack, "CPP", "--accept-posts")
+        posting.publisher(stack, "REJ", "--reject-posts", "not from {user}")
+        watcher = stack.client(2, "--service", "CPP", "--items", "ITEM000001", "--duration", "60", name="watcher")
+        wait_for_update(watcher, "ITEM000001")
+        on_stream = posting.post(stack, "CPP", "ITEM000001", "--on-stream", "--count", "3", name="on-stream",
+                                 server=2)
+        check(on_stream["accepted"] == 3 and on_stream["rejected"] == 0, f"on-stream via the edge: {on_stream}")
+        off_stream = posting.post_once_listed(stack, "CPP", "ITEM000002", "--count", "2", name="off-stream",
+                                              server=2)
+        check(off_stream["accepted"] == 2, f"off-stream via the edge: {off_stream}")
+        # The posted BID (10000 + n) * 10^-2 reaches the edge's watcher as an update.
+        wait_until(lambda: any(m["type"] == "update" and m["fields"].get("BID") in (Decimal("100.01"), Decimal("100.02"))
+                               for m in by_item(messages(watcher)).get("ITEM000001", [])),
+                   20, "the posted values as updates at the edge")
+        rejected = posting.post_once_listed(stack, "REJ", "ITEM000000", "--user", "trader", name="rejected",
+                                            server=2)
+        check(rejected["texts"] == ["not from edge2/trader"], f"the publisher's view of the poster: {rejected}")
+        edge_admin = admin_port(edge_server)
+        check(metric(edge_admin, "mdcast_server_upstream_posts_answered_total") == 6, "edge posts answered")
+
+        hub.popen.send_signal(signal.SIGSTOP)  # the post goes out, no answer comes, the link dies
+        try:
+            lost = posting.post(stack, "CPP", "ITEM000001", "--on-stream", name="in-flight", server=2)
+        finally:
+            hub.popen.send_signal(signal.SIGCONT)
+        check(lost["codes"] == {"SOURCE_DOWN": 1} and "lost before the post was answered" in lost["texts"][0],
+              f"a post in flight on a lost link: {lost}")
+        check(metric(edge_admin, "mdcast_server_upstream_posts_refused_total") == 1, "edge posts refused")
+
+
 def measure_hops():
     """Median and p99 latency of one feed as seen on the hub, edge1 and edge2."""
     with Stack("cascade-measure") as stack:
@@ -308,6 +349,7 @@ elif __name__ == "__main__":
          test_only_what_edge_clients_want_is_subscribed_at_the_parent,
          test_parent_killed_fails_over_to_the_second_parent,
          test_frozen_parent_is_declared_dead_then_recovers,
+         test_posts_reach_the_publisher_through_the_edge,
          test_link_over_tls_checks_the_parent_certificate,
          test_parent_auth_and_entitlements_bound_the_edge,
          test_distributor_restart_at_the_hub_reaches_the_edge_clients])

@@ -39,19 +39,19 @@ def wait_listed(stack, service, timeout=20):
     raise AssertionError(f"{service} not served within {timeout} s")
 
 
-def post(stack, service, item, *args, name="poster"):
-    """Runs mdcast-bench-poster to the end; returns its JSON summary."""
-    p = stack.start(name, [POSTER, "--server", f"127.0.0.1:{stack.client_ports[1]}", "--service", service,
+def post(stack, service, item, *args, name="poster", server=1):
+    """Runs mdcast-bench-poster (on server instance `server`) to the end; returns its JSON summary."""
+    p = stack.start(name, [POSTER, "--server", f"127.0.0.1:{stack.client_ports[server]}", "--service", service,
                            "--item", item, "--timeout", "20", *args], stdout=True)
     check(p.wait(60) == 0, f"{name} failed:\n{p.log_text()}")
     return p.json_lines()[-1]
 
 
-def post_once_listed(stack, service, item, *args, name="poster", timeout=20):
+def post_once_listed(stack, service, item, *args, name="poster", timeout=20, server=1):
     """post(), again while the server's directory does not list the service yet."""
     deadline = time.monotonic() + timeout
     while True:
-        result = post(stack, service, item, *args, name=name)
+        result = post(stack, service, item, *args, name=name, server=server)
         unlisted = result["codes"] == {"NOT_FOUND": 1} and "no such service" in result["texts"][0]
         if not unlisted or time.monotonic() > deadline:
             return result

@@ -144,3 +144,14 @@ TEST_CASE("post and post ack survive framing") {
     CHECK(mdcast::proto::frame_type_name(FrameType::kPost) == "Post");
     CHECK(mdcast::proto::frame_type_name(FrameType::kPostAck) == "PostAck");
 }
+
+TEST_CASE("posting user: the login, and after a slash whom a relaying login posts for") {
+    using mdcast::proto::posting_user;
+    CHECK(posting_user("alice", "") == "alice");
+    CHECK(posting_user("edge1", "alice") == "edge1/alice");
+    CHECK(posting_user("edge2", "edge1/alice") == "edge2/edge1/alice");
+    // The login part is never replaced; what cannot be shown is dropped.
+    CHECK(posting_user("mallory", "alice") == "mallory/alice");
+    CHECK(posting_user("edge1", std::string("ali\nce")) == "edge1");
+    CHECK(posting_user("edge1", std::string(mdcast::proto::kMaxUserNameBytes + 1, 'a')) == "edge1");
+}

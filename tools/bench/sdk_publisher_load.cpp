@@ -83,6 +83,12 @@ void add_value(FieldList& fields, const FieldValue& f) {
     }
 }
 
+// TEXT with its first "{user}" replaced by `user`.
+std::string with_user(std::string text, const std::string& user) {
+    if (const auto at = text.find("{user}"); at != std::string::npos) text.replace(at, 6, user);
+    return text;
+}
+
 // Logs what the distributor says; the load loop runs on the main thread.
 class Handler final : public PublisherHandler {
   public:
@@ -100,7 +106,7 @@ class Handler final : public PublisherHandler {
     // --accept-posts: accepted, and shown to every subscriber as an update of
     // the item (when it is one of ours); --reject-posts: rejected with its text.
     PostAnswer on_post(const PostRequest& request) override {
-        if (!reject_posts.empty()) return PostAnswer::reject(reject_posts);
+        if (!reject_posts.empty()) return PostAnswer::reject(with_user(reject_posts, request.user));
         if (!accept_posts) return PublisherHandler::on_post(request);
         if (request.item && publisher) {
             FieldList fields;
@@ -297,7 +303,8 @@ int main(int argc, char** argv) {
         .flag("accept-posts", &o.accept_posts,
               "Accept every post and publish its fields as an update of the item (default: "
               "reject posts, the SDK's default)")
-        .option("reject-posts", &o.reject_posts, "TEXT", "Reject every post with TEXT");
+        .option("reject-posts", &o.reject_posts, "TEXT",
+                "Reject every post with TEXT ({user} in it: who posted, as the publisher is told)");
     tools::add_sched_slice_option(command_line, o.sched_slice_us);
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != cli::CommandLine::Outcome::kRun) {
