@@ -16,6 +16,8 @@ Scenarios (see docs/benchmarks.md):
            the last item served by the hot standby, for 1,000 and 100,000 items.
   post     the post round trip (a Consumer's post to the SDK Publisher and its answer)
            against the update latency at 1K/s (--rates: another rate; --post-rate).
+  cascade  an edge server fed over TCP by the hub: the latency the hop adds, the updates/s
+           one link carries, the resync after an outage (--cascade-*; bench_cascade.py).
 
 Each point starts its own distributor, servers, source and clients from the built
 binaries on loopback with private ports and a random 239.255.x.y group, and stops them
@@ -31,6 +33,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_cascade  # noqa: E402
 import bench_cutover  # noqa: E402
 import bench_post  # noqa: E402
 import bench_report as report  # noqa: E402
@@ -50,7 +53,8 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog="mdcast-bench", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("scenario", choices=["latency", "fanout", "sizes", "quick", "all", "scale", "cutover", "post"])
+    parser.add_argument("scenario", choices=["latency", "fanout", "sizes", "quick", "all", "scale", "cutover", "post",
+                                             "cascade"])
     parser.add_argument("--build-dir", default=os.path.join(here, "../../build"),
                         help="where the binaries were built (default: the source tree's build/)")
     parser.add_argument("--source-dir", default=os.path.join(here, "../.."),
@@ -115,6 +119,7 @@ def parse_args(argv):
     bench_scale.add_arguments(parser)
     bench_cutover.add_arguments(parser)
     bench_post.add_arguments(parser)
+    bench_cascade.add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -535,6 +540,11 @@ def post_report(runner, args, command):
     return bench_post.write(result, runner.out, report_header(runner, args, command, "post"))
 
 
+def cascade_report(runner, args, command):
+    result = bench_cascade.run(runner, args)
+    return bench_cascade.write(result, runner.out, report_header(runner, args, command, "cascade"))
+
+
 def main(argv):
     args = parse_args(argv)
     check_clients(args)
@@ -550,6 +560,8 @@ def main(argv):
         return cutover_report(runner, args, command)
     if args.scenario == "post":
         return post_report(runner, args, command)
+    if args.scenario == "cascade":
+        return cascade_report(runner, args, command)
     try:
         for client in args.clients:
             runner.client = client
