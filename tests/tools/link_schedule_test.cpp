@@ -154,9 +154,11 @@ TEST_CASE("frames are validated by size: shorter than a header, or larger than t
     CHECK(s.offer(frame(1514), 0));
     CHECK_FALSE(s.offer(frame(1515), 0));
     s.reject_oversize(70000);
+    s.count_overrun(3);
+    CHECK(dropped(s, DropReason::kOverrun) == 3);
     CHECK(dropped(s, DropReason::kRunt) == 1);
     CHECK(dropped(s, DropReason::kOversize) == 2);
-    CHECK(s.counters().frames_in == 5);
+    CHECK(s.counters().frames_in == 8);
     CHECK(s.counters().bytes_in == 13 + 14 + 1514 + 1515 + 70000);
 }
 
@@ -167,5 +169,5 @@ TEST_CASE("the summary names every counter") {
     s.count_send_error();
     CHECK(s.counters().summary() ==
           "in=1 in_bytes=100 out=1 out_bytes=100 dropped: loss=0 queue_full=0 held_full=0 cut=0 "
-          "oversize=0 runt=0 send_error=1");
+          "oversize=0 runt=0 send_error=1 overrun=0");
 }

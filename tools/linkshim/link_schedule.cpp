@@ -34,6 +34,8 @@ const char* drop_reason_name(DropReason reason) {
             return "runt";
         case DropReason::kSendError:
             return "send_error";
+        case DropReason::kOverrun:
+            return "overrun";
     }
     return "?";
 }
@@ -79,6 +81,11 @@ void LinkSchedule::reject_oversize(size_t bytes) {
     ++counters_.frames_in;
     counters_.bytes_in += bytes;
     count_drop(DropReason::kOversize);
+}
+
+void LinkSchedule::count_overrun(uint64_t frames) {
+    counters_.frames_in += frames;
+    counters_.dropped[static_cast<size_t>(DropReason::kOverrun)] += frames;
 }
 
 // The checks in the order a real path applies them: the frame itself, the cable,

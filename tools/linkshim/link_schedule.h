@@ -22,8 +22,18 @@ struct LinkShape {
     size_t max_frame_bytes = 9216;  // larger frames are dropped as oversize
 };
 
-enum class DropReason { kLoss, kQueueFull, kHeldFull, kCut, kOversize, kRunt, kSendError };
-constexpr size_t kDropReasons = 7;
+// kOverrun: frames the kernel dropped before the shim read them (its socket buffer full).
+enum class DropReason {
+    kLoss,
+    kQueueFull,
+    kHeldFull,
+    kCut,
+    kOversize,
+    kRunt,
+    kSendError,
+    kOverrun
+};
+constexpr size_t kDropReasons = 8;
 const char* drop_reason_name(DropReason reason);
 
 // An Ethernet header: anything shorter is not a frame.
@@ -60,6 +70,8 @@ class LinkSchedule {
 
     // A frame the caller could not read whole: counted in and dropped as oversize.
     void reject_oversize(size_t bytes);
+    // Frames the kernel dropped before they were read: counted in and dropped as overrun.
+    void count_overrun(uint64_t frames);
 
     // What became of a frame the caller took: sent, or the send failed.
     void count_sent(size_t bytes) {

@@ -152,6 +152,7 @@ int run_shim(const ShimOptions& options) {
                      directions[0].name.c_str(), describe(options.a_to_b).c_str(),
                      directions[1].name.c_str(), describe(options.b_to_a).c_str());
         loop(directions, options.seconds, wait_mask);
+        for (auto& d : directions) d.schedule.count_overrun(d.from.take_kernel_drops());
         for (const auto& d : directions)
             std::fprintf(stderr, "mdcast-linkshim: %s: %s\n", d.name.c_str(),
                          d.schedule.counters().summary().c_str());

@@ -16,6 +16,8 @@ namespace mdcast::linkshim {
 
 namespace {
 
+constexpr int kSocketBufferBytes = 8 << 20;
+
 [[noreturn]] void fail(const std::string& interface, const char* call) {
     const std::string why = std::strerror(errno);
     throw std::runtime_error("interface " + interface + ": " + call + ": " + why);
@@ -36,6 +38,10 @@ PacketPort::PacketPort(const std::string& interface) : name_(interface), buffer_
         close(fd_);
         fail(interface, "bind");
     }
+    // Room for a burst while the shim is busy (FORCE: above rmem_max, which root may).
+    const int buffer_bytes = kSocketBufferBytes;
+    if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buffer_bytes, sizeof buffer_bytes) != 0)
+        setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof buffer_bytes);
     // A bridge forwards frames addressed to others: without promiscuous mode the
     // interface would filter them out before the socket sees them.
     packet_mreq membership{};
@@ -66,6 +72,13 @@ PacketPort::Read PacketPort::read(std::vector<uint8_t>& frame) {
         frame.assign(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(length));
         return static_cast<size_t>(n) > buffer_.size() ? Read::kTooLarge : Read::kFrame;
     }
+}
+
+uint64_t PacketPort::take_kernel_drops() {
+    tpacket_stats stats{};
+    socklen_t size = sizeof stats;
+    if (getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &stats, &size) != 0) return 0;
+    return stats.tp_drops;  // reading the statistics resets them
 }
 
 bool PacketPort::send(const std::vector<uint8_t>& frame) {

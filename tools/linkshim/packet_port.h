@@ -28,6 +28,9 @@ class PacketPort {
     // Sends a frame out of the interface; false (errno set) when the kernel refused it.
     bool send(const std::vector<uint8_t>& frame);
 
+    // Frames the kernel dropped on this socket since the last call (its buffer full).
+    uint64_t take_kernel_drops();
+
     int fd() const { return fd_; }
     const std::string& name() const { return name_; }
 
