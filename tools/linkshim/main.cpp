@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "common/config/command_line.h"
@@ -22,8 +23,10 @@ bool parse_pair(const std::string& name, const std::string& text, double low, do
         out[i] = std::strtod(parts[i].c_str(), &end);
         if (parts[i].empty() || *end != '\0' || !std::isfinite(out[i]) || out[i] < low ||
             out[i] > high) {
-            error = "--" + name + " must be X or X,Y (a->b,b->a) with X and Y in [" +
-                    std::to_string(low) + ", " + std::to_string(high) + "], got '" + text + "'";
+            std::ostringstream message;
+            message << "--" << name << " must be X or X,Y (a->b,b->a) with X and Y in [" << low
+                    << ", " << high << "], got '" << text << "'";
+            error = message.str();
             return false;
         }
     }
