@@ -1,5 +1,5 @@
 """mdcast-linkshim end to end (needs root; skipped otherwise): two namespaces joined through the
-shim (netns_link.py), UDP datagrams and TCP connections across it. Each shaping trips as asked
+shim (tools/linkshim/netns_link.py), UDP datagrams and TCP connections across it. Each shaping trips as asked
 and is counted: the delay holds a TCP handshake back by a round trip, the rate limit's queue
 tail-drops a burst, a frame over --max-frame-bytes is dropped as oversize, a cut drops
 everything until it is restored. Times are only checked from below (a loaded machine makes
@@ -10,8 +10,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tools/linkshim"))
+from netns_link import ShimmedLink  # noqa: E402
 from harness import check, run
-from netns_link import ShimmedLink
 
 SKIP = 77
 PORT = 15999

@@ -1,7 +1,7 @@
 """The cascade over a shaped link (docs/cascade.md, "Tested over a shaped link"; needs root,
 skipped otherwise). The hub (distributor, source, hub server) in one network namespace, edge1
 (parent: the hub, across mdcast-linkshim) and edge2 (parent: edge1) in another, the shim in a
-third (netns_link.py); a client on each server. The link cut: edge clients see suspect within
+third (tools/linkshim/netns_link.py); a client on each server. The link cut: edge clients see suspect within
 two heartbeat intervals and a fresh image when it returns, never an update between the two. At
 50 ms RTT: every value arrives in order, the edges' latency one delay above the hub's. With 1 %
 loss: every value arrives in order (TCP repairs it), no status but the source's own. Throttled
@@ -15,8 +15,9 @@ import sys
 import time
 from decimal import Decimal
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tools/linkshim"))
+from netns_link import ShimmedLink  # noqa: E402
 from harness import BIN, Stack, check, run, wait_for_log, wait_until
-from netns_link import ShimmedLink
 from streams import by_item, check_full_stream, expected_fields, final_seq, messages, sent_updates, wait_for_update
 
 SKIP = 77

@@ -7,6 +7,8 @@
 The hosts' veths compute their own checksums and segment TCP themselves (offloads
 off): the shim forwards frames as bytes, so a frame must be complete when it is read.
 The namespaces (and with them the veths) are removed even when the test fails.
+Used by the tests in network namespaces and by mdcast-bench cascade --cascade-shim-delay-ms;
+standard library only.
 """
 import os
 import random
@@ -14,11 +16,49 @@ import re
 import signal
 import subprocess
 import sys
-
-from harness import BIN, Process, wait_for_log
-from test_netns_backbone import sh
+import time
 
 LINKSHIM = os.environ.get("MDCAST_LINKSHIM", "mdcast-linkshim")
+
+
+def sh(*argv, check_rc=True):
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    if check_rc and done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: {done.stderr.strip()}")
+    return done.returncode == 0
+
+
+class ShimProcess:
+    """mdcast-linkshim run in the shim namespace, its stderr in a log file."""
+
+    def __init__(self, argv, log_path):
+        self.log_path = log_path
+        self.log = open(log_path, "wb")
+        self.popen = subprocess.Popen(argv, stdout=self.log, stderr=self.log)
+
+    def log_text(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def wait_for_log(self, text, timeout=10):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log_text():
+                return
+            if self.popen.poll() is not None:
+                break
+            time.sleep(0.02)
+        raise RuntimeError(f"mdcast-linkshim: '{text}' not logged:\n{self.log_text()}")
+
+    def stop(self):
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+        self.log.close()
 
 # Legacy ethtool ioctls (linux/ethtool.h): tx checksum, scatter-gather, TSO, GSO, GRO off.
 # Debian's ethtool is not installed everywhere; the ioctl needs nothing but Python.
@@ -39,8 +79,9 @@ for cmd in (0x17, 0x19, 0x1f, 0x24, 0x2c):
 class ShimmedLink:
     """The three namespaces; `hub` and `edge` are (namespace, address)."""
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, binary=LINKSHIM):
         self.workdir = workdir
+        self.binary = binary
         self.tag = f"mls{os.getpid() % 100000}"
         subnet = f"10.251.{random.randint(1, 250)}"
         self.hub = (f"{self.tag}hub", f"{subnet}.1")
@@ -82,14 +123,14 @@ class ShimmedLink:
         side first: a value "X,Y" is X from the hub to the edge and Y back."""
         self.stop_shim()
         log = os.path.join(self.workdir, f"linkshim{len(self.created)}.log")
-        self.shim = Process("linkshim", ["ip", "netns", "exec", self.shim_ns, LINKSHIM, "--a", self.tag + "sh",
-                                         "--b", self.tag + "se", "--seconds", str(seconds), *shape], log)
-        wait_for_log(self.shim, "bridging")
+        self.shim = ShimProcess(["ip", "netns", "exec", self.shim_ns, self.binary, "--a", self.tag + "sh",
+                                 "--b", self.tag + "se", "--seconds", str(seconds), *shape], log)
+        self.shim.wait_for_log("bridging")
         return self.shim
 
     def cut(self, on=True):
         self.shim.popen.send_signal(signal.SIGUSR1 if on else signal.SIGUSR2)
-        wait_for_log(self.shim, "link cut" if on else "link restored")
+        self.shim.wait_for_log("link cut" if on else "link restored")
 
     def stop_shim(self):
         """Stops the shim; returns its counters {direction: {name: value}} (hub->edge first)."""
