@@ -45,5 +45,25 @@ def test_cascade_reports_hop_link_and_resync():
     shutil.rmtree(out)  # kept when a check fails, for its logs
 
 
+def test_resync_across_the_shim():
+    """--cascade-shim-rtt-ms: the resync with hub and edge in namespaces across mdcast-linkshim
+    (root only: without it the bench refuses, and this test says it was not run)."""
+    if os.geteuid() != 0:
+        print("SKIP test_resync_across_the_shim: needs root (network namespaces)")
+        return
+    out = tempfile.mkdtemp(prefix="mdcast-bench-cascade-shim-")
+    r = subprocess.run([BENCH, "cascade", "--cascade-parts", "resync", "--cascade-shim-rtt-ms", "20",
+                        "--cascade-items", "300", "--cascade-outage-s", "4", "--out", out],
+                       capture_output=True, text=True, timeout=240)
+    check(r.returncode == 0, f"mdcast-bench cascade --cascade-shim-rtt-ms failed:\n{r.stdout}\n{r.stderr}")
+    folder = os.path.join(out, os.listdir(out)[0])
+    with open(os.path.join(folder, "cascade.json")) as f:
+        resync = json.load(f)["resync"]
+    check(resync["rtt_ms"] == 20 and resync["suspect_at_restore"] == 300,
+          f"the cut link left {resync['suspect_at_restore']} of 300 items suspect")
+    check(resync["resync_s"] is not None and 0 < resync["images"] <= 300, f"resync {resync}")
+    shutil.rmtree(out)
+
+
 if __name__ == "__main__":
-    run([test_cascade_reports_hop_link_and_resync])
+    run([test_cascade_reports_hop_link_and_resync, test_resync_across_the_shim])

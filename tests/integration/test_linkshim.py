@@ -12,7 +12,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tools/linkshim"))
 from netns_link import ShimmedLink  # noqa: E402
-from harness import check, run
+from harness import Process, check, run
 
 SKIP = 77
 PORT = 15999
@@ -86,7 +86,8 @@ class TemporaryLink:
 
     def __enter__(self):
         self.dir = tempfile.TemporaryDirectory(prefix="mdcast-linkshim-")
-        self.link = ShimmedLink(self.dir.name).__enter__()
+        self.link = ShimmedLink(lambda name, argv: Process(name, argv, os.path.join(self.dir.name, name + ".log")))
+        self.link.__enter__()
         return self.link
 
     def __exit__(self, *exc):

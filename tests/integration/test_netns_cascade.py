@@ -37,7 +37,7 @@ class CascadeOverLink:
 
     def __init__(self, name, shape, heartbeat_timeout_ms=TIMEOUT_MS, hub_extra=""):
         self.stack = Stack(name)
-        self.link = ShimmedLink(self.stack.dir)
+        self.link = ShimmedLink(self.stack.start)
         self.shape = shape
         self.timeout_ms = heartbeat_timeout_ms
         self.counters = None

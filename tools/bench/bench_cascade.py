@@ -19,6 +19,7 @@ import re
 import time
 
 import bench_breakdown
+import bench_cascade_shim
 from bench_stack import Stack, free_port, merge_config, wait_for_port
 from cut_proxy import CutProxy
 from scale_probe import admin_port, metric
@@ -36,6 +37,9 @@ def add_arguments(parser):
                        help="cascade: updates/s of the resync's source (round robin over the items: "
                             "rate x outage of them change during the outage)")
     group.add_argument("--cascade-parts", default="hop,link,resync", help="cascade: which measurements")
+    group.add_argument("--cascade-shim-rtt-ms", type=float, default=0,
+                       help="cascade: run the resync across mdcast-linkshim with this round trip, hub and "
+                            "edge in network namespaces (root only; 0: loopback)")
 
 
 def start_edge(stack, parent_port, log_dir, name="edge", **overrides):
@@ -193,7 +197,8 @@ def resync(runner, args):
 def run(runner, args):
     parts = args.cascade_parts.split(",")
     result = {}
-    for name, measure in (("hop", hop), ("link", link), ("resync", resync)):
+    resync_part = bench_cascade_shim.resync if args.cascade_shim_rtt_ms else resync
+    for name, measure in (("hop", hop), ("link", link), ("resync", resync_part)):
         if name in parts:
             print(f"cascade {name}:", flush=True)
             result[name] = measure(runner, args)
@@ -223,10 +228,11 @@ def write(result, out_dir, header):
     if "resync" in result:
         r = result["resync"]
         took = "never (60 s bound)" if r["resync_s"] is None else f"{r['resync_s']:.3f} s"
-        lines += ["## Resync after an outage", "", f"{r['items']:,} items held at the edge, {r['rate']:,} updates/s "
+        where = f"across mdcast-linkshim with a {r['rtt_ms']:g} ms round trip" if r.get("rtt_ms") else "on loopback"
+        lines += ["## Resync after an outage", "", f"{r['items']:,} items held at the edge ({where}), {r['rate']:,} updates/s "
                   f"round robin, the link cut for {r['outage_s']:g} s (about {r['changed']:,} items changed; "
                   f"{r['suspect_at_restore']:.0f} suspect at the restore): every item current {took} after the "
-                  f"restore (target: 2 s + 1 RTT); the hub sent {r['images']:.0f} images, "
+                  f"restore (target: 2 s + 1 RTT = {2 + r.get('rtt_ms', 0) / 1000:g} s); the hub sent {r['images']:.0f} images, "
                   f"{r['images_per_changed']:.2f} per changed item (target: at most one per changed item, none for "
                   "the others).", ""]
     lines += ["## Commands", "", "```sh"] + [c for part in ("hop", "resync") if part in result

@@ -133,7 +133,8 @@ def binaries(build_dir):
              "poster": os.path.join(build_dir, "tools/mdcast-bench-poster"),
              "ws-client": os.path.join(build_dir, "tools/mdcast-bench-ws-consumer"),
              "replay": os.path.join(build_dir, "tools/mdcast-replay"),
-             "wakeup-probe": os.path.join(build_dir, "tools/mdcast-wakeup-probe")}
+             "wakeup-probe": os.path.join(build_dir, "tools/mdcast-wakeup-probe"),
+             "linkshim": os.path.join(build_dir, "tools/mdcast-linkshim")}
     missing = [p for p in found.values() if not os.access(p, os.X_OK)]
     if missing:
         sys.exit(f"mdcast-bench: not built: {', '.join(missing)} (run deploy/setup.sh build)")

@@ -28,37 +28,16 @@ def sh(*argv, check_rc=True):
     return done.returncode == 0
 
 
-class ShimProcess:
-    """mdcast-linkshim run in the shim namespace, its stderr in a log file."""
+def wait_for_log(process, text, timeout=10):
+    """Until `text` is in the process's log (its log_text()); raises if it exits first."""
+    deadline = time.monotonic() + timeout
+    while text not in process.log_text():
+        if process.popen.poll() is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    if text not in process.log_text():
+        raise RuntimeError(f"'{text}' not logged:\n{process.log_text()[-3000:]}")
 
-    def __init__(self, argv, log_path):
-        self.log_path = log_path
-        self.log = open(log_path, "wb")
-        self.popen = subprocess.Popen(argv, stdout=self.log, stderr=self.log)
-
-    def log_text(self):
-        with open(self.log_path, "rb") as f:
-            return f.read().decode(errors="replace")
-
-    def wait_for_log(self, text, timeout=10):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if text in self.log_text():
-                return
-            if self.popen.poll() is not None:
-                break
-            time.sleep(0.02)
-        raise RuntimeError(f"mdcast-linkshim: '{text}' not logged:\n{self.log_text()}")
-
-    def stop(self):
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGTERM)
-            try:
-                self.popen.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait()
-        self.log.close()
 
 # Legacy ethtool ioctls (linux/ethtool.h): tx checksum, scatter-gather, TSO, GSO, GRO off.
 # Debian's ethtool is not installed everywhere; the ioctl needs nothing but Python.
@@ -77,10 +56,12 @@ for cmd in (0x17, 0x19, 0x1f, 0x24, 0x2c):
 
 
 class ShimmedLink:
-    """The three namespaces; `hub` and `edge` are (namespace, address)."""
+    """The three namespaces; `hub` and `edge` are (namespace, address). `start(name, argv)`
+    starts a process whose stderr goes to a log: it returns an object with popen, log_text()
+    and stop() (the test harness's and the bench's Stack.start both do)."""
 
-    def __init__(self, workdir, binary=LINKSHIM):
-        self.workdir = workdir
+    def __init__(self, start, binary=LINKSHIM):
+        self.start = start
         self.binary = binary
         self.tag = f"mls{os.getpid() % 100000}"
         subnet = f"10.251.{random.randint(1, 250)}"
@@ -89,6 +70,7 @@ class ShimmedLink:
         self.shim_ns = f"{self.tag}shim"
         self.created = []
         self.shim = None
+        self.shims = 0
 
     def __enter__(self):
         try:
@@ -122,15 +104,16 @@ class ShimmedLink:
         """Starts mdcast-linkshim between the two veths with `shape` (its options), hub
         side first: a value "X,Y" is X from the hub to the edge and Y back."""
         self.stop_shim()
-        log = os.path.join(self.workdir, f"linkshim{len(self.created)}.log")
-        self.shim = ShimProcess(["ip", "netns", "exec", self.shim_ns, self.binary, "--a", self.tag + "sh",
-                                 "--b", self.tag + "se", "--seconds", str(seconds), *shape], log)
-        self.shim.wait_for_log("bridging")
+        self.shims += 1
+        self.shim = self.start(f"linkshim{self.shims}", [
+            "ip", "netns", "exec", self.shim_ns, self.binary, "--a", self.tag + "sh", "--b", self.tag + "se",
+            "--seconds", str(seconds), *map(str, shape)])
+        wait_for_log(self.shim, "bridging")
         return self.shim
 
     def cut(self, on=True):
         self.shim.popen.send_signal(signal.SIGUSR1 if on else signal.SIGUSR2)
-        self.shim.wait_for_log("link cut" if on else "link restored")
+        wait_for_log(self.shim, "link cut" if on else "link restored")
 
     def stop_shim(self):
         """Stops the shim; returns its counters {direction: {name: value}} (hub->edge first)."""
