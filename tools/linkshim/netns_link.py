@@ -7,7 +7,7 @@
 The hosts' veths compute their own checksums and segment TCP themselves (offloads
 off): the shim forwards frames as bytes, so a frame must be complete when it is read.
 The namespaces (and with them the veths) are removed even when the test fails.
-Used by the tests in network namespaces and by mdcast-bench cascade --cascade-shim-delay-ms;
+Used by the tests in network namespaces and by mdcast-bench cascade --cascade-shim-rtt-ms;
 standard library only.
 """
 import os
