@@ -71,6 +71,8 @@ mdcast_unit_test(consumer_request_limits_test client-sdk/consumer_request_limits
 mdcast_unit_test(consumer_group_status_test client-sdk/consumer_group_status_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(consumer_close_reason_test client-sdk/consumer_close_reason_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(publisher_test client-sdk/publisher_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(publisher_backpressure_test client-sdk/publisher_backpressure_test.cpp
+                 mdcast_sdk_objects)
 # libmdcast.so needs neither yaml-cpp nor libsystemd (the SDK links only common/ root and net/).
 find_program(MDCAST_READELF readelf REQUIRED)
 add_test(NAME sdk_needed_libraries

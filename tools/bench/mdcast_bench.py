@@ -16,6 +16,8 @@ Scenarios (see docs/benchmarks.md):
            the last item served by the hot standby, for 1,000 and 100,000 items.
   post     the post round trip (a Consumer's post to the SDK Publisher and its answer)
            against the update latency at 1K/s (--rates: another rate; --post-rate).
+  publisher the most updates/s the SDK Publisher gets into a distributor: plain update()
+           calls, Publisher::Batch, plain calls written by the I/O thread only.
 
 Each point starts its own distributor, servers, source and clients from the built
 binaries on loopback with private ports and a random 239.255.x.y group, and stops them
@@ -33,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bench_cutover  # noqa: E402
 import bench_post  # noqa: E402
+import bench_publisher  # noqa: E402
 import bench_report as report  # noqa: E402
 import bench_scale  # noqa: E402
 import bench_ws_age  # noqa: E402
@@ -50,7 +53,8 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog="mdcast-bench", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("scenario", choices=["latency", "fanout", "sizes", "quick", "all", "scale", "cutover", "post"])
+    parser.add_argument("scenario", choices=["latency", "fanout", "sizes", "quick", "all", "scale", "cutover", "post",
+                                             "publisher"])
     parser.add_argument("--build-dir", default=os.path.join(here, "../../build"),
                         help="where the binaries were built (default: the source tree's build/)")
     parser.add_argument("--source-dir", default=os.path.join(here, "../.."),
@@ -79,6 +83,10 @@ def parse_args(argv):
     parser.add_argument("--source", choices=["sdk", "lean"], default="sdk",
                         help="sdk (default): mdcast-bench-publisher, the SDK Publisher; lean: "
                              "mdcast-source, which writes pre-encoded frames")
+    parser.add_argument("--plain-updates", action="store_true",
+                        help="--source sdk: each update a plain Publisher::update() call, without the "
+                             "Publisher::Batch per tick (mdcast-bench-publisher --unbatched): the natural "
+                             "batching of plain calls")
     parser.add_argument("--replay", metavar="FILE",
                         help="load from a capture (mdcast-capture) published by mdcast-replay instead of "
                              "generated updates: each point runs at the capture's rate times --replay-speed")
@@ -115,6 +123,7 @@ def parse_args(argv):
     bench_scale.add_arguments(parser)
     bench_cutover.add_arguments(parser)
     bench_post.add_arguments(parser)
+    bench_publisher.add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -159,6 +168,7 @@ class Runner:
         point.tls = self.args.tls
         point.client = self.client
         point.source = "interactive" if self.args.source_mode == "interactive" else self.args.source
+        point.plain_updates = self.args.plain_updates
         point.pin = self.args.pin
         point.realtime = self.args.realtime
         point.sdk_io_threads = self.args.sdk_io_threads
@@ -277,7 +287,8 @@ def source_text(args):
     if args.replay:
         return (f"replay (mdcast-replay: the capture {os.path.basename(args.replay)} at "
                 f"{args.replay_speed:g}x its recorded speed, through the libmdcast Publisher)")
-    return SOURCE_TEXT[source_kind(args)]
+    plain = args.plain_updates and source_kind(args) == "sdk"
+    return SOURCE_TEXT[source_kind(args)] + (", plain update() calls without a Batch per tick" if plain else "")
 
 
 def machine():
@@ -535,6 +546,11 @@ def post_report(runner, args, command):
     return bench_post.write(result, runner.out, report_header(runner, args, command, "post"))
 
 
+def publisher_report(runner, args, command):
+    result = bench_publisher.run(runner, args)
+    return bench_publisher.write(result, runner.out, report_header(runner, args, command, "publisher"))
+
+
 def main(argv):
     args = parse_args(argv)
     check_clients(args)
@@ -550,6 +566,8 @@ def main(argv):
         return cutover_report(runner, args, command)
     if args.scenario == "post":
         return post_report(runner, args, command)
+    if args.scenario == "publisher":
+        return publisher_report(runner, args, command)
     try:
         for client in args.clients:
             runner.client = client
