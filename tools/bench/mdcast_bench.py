@@ -6,7 +6,7 @@ Scenarios (see docs/benchmarks.md):
            1K..1M/s, latency and throughput profiles; stops at the first rate that loses
            data, falls behind or averages over 10 ms.
   fanout   seed Table 1 ("Producer 50/50"): 1,000 items, N connections all subscribed to
-           every item, 1 and 2 server instances, throughput profile; raises the inbound rate
+           every item, 1 and 2 server instances, throughput profile (--fanout-profile); raises the inbound rate
            until loss or growing lag.
   sizes    the LBM tables: 64..1024-byte updates at a few rates.
   quick    a 20-30 s subset of all three, for the README's main command.
@@ -65,6 +65,8 @@ def parse_args(argv):
     parser.add_argument("--rates", help="comma-separated updates/s, instead of the scenario's ladder")
     parser.add_argument("--profiles", default="latency,throughput", help="latency scenario profiles")
     parser.add_argument("--connections", type=int, default=50, help="fanout: client connections")
+    parser.add_argument("--fanout-profile", choices=["throughput", "latency"], default="throughput",
+                        help="fanout: the daemons' profile (default throughput, as the seed's Table 1)")
     parser.add_argument("--tls", action="store_true",
                         help="clients connect over TLS (a throw-away CA and server certificate per run)")
     parser.add_argument("--client-processes", type=int, default=2, help="fanout: mdcast-client processes")
@@ -212,7 +214,7 @@ class Runner:
         for servers in servers_list:
             print(f"fanout, {servers} server instance(s), {connections} connections:")
             for rate in rates:
-                p = self.run(Point("fanout", "throughput", rate, servers=servers, connections=connections,
+                p = self.run(Point("fanout", self.args.fanout_profile, rate, servers=servers, connections=connections,
                                    client_processes=processes, seconds=seconds, warmup_s=warmup,
                                    items=self.args.fanout_items))
                 if stop_rule and not p.result["passed"]:
@@ -404,7 +406,7 @@ def write_report(runner, args, command):
         lines.append("")
     if fan:
         lines += ["## Fanout (seed Table 1, \"Producer 50/50\")", "",
-                  f"{args.fanout_items:,} items, every connection subscribed to every item, throughput profile, "
+                  f"{args.fanout_items:,} items, every connection subscribed to every item, {args.fanout_profile} profile, "
                   "connections spread over the client processes and round-robin over the server instances. CPU % is of "
                   "one core over the steady window; machine CPU % is of all cores together, with the share "
                   "spent in softirq (loopback network processing no process's own time shows) in brackets.", ""]
