@@ -65,14 +65,14 @@ foreach(test integration_sdk_install integration_doc_snippets)
     set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "MDCAST_EXAMPLE_FLAGS=-fsanitize=thread")
   endif()
 endforeach()
+mdcast_unit_test(publisher_backpressure_test client-sdk/publisher_backpressure_test.cpp
+                 mdcast_sdk_objects)
 mdcast_unit_test(consumer_test client-sdk/consumer_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(consumer_request_limits_test client-sdk/consumer_request_limits_test.cpp
                  mdcast_sdk_objects)
 mdcast_unit_test(consumer_group_status_test client-sdk/consumer_group_status_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(consumer_close_reason_test client-sdk/consumer_close_reason_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(publisher_test client-sdk/publisher_test.cpp mdcast_sdk_objects)
-mdcast_unit_test(publisher_backpressure_test client-sdk/publisher_backpressure_test.cpp
-                 mdcast_sdk_objects)
 # libmdcast.so needs neither yaml-cpp nor libsystemd (the SDK links only common/ root and net/).
 find_program(MDCAST_READELF readelf REQUIRED)
 add_test(NAME sdk_needed_libraries
