@@ -143,8 +143,8 @@ TEST_CASE(
             std::this_thread::sleep_for(std::chrono::microseconds(200));
         }
     }
+    const auto stalled = publisher.stats();  // before the distributor reads again
     held_back = true;
-    const auto stalled = publisher.stats();
     CHECK(stalled.outbox_full > 0);
     CHECK(stalled.updates_sent < taken);  // the rest is held in the outbox and the queue
     // Then more, each retried until taken: the distributor reads again.
