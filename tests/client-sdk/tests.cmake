@@ -70,6 +70,8 @@ foreach(test integration_sdk_install integration_doc_snippets)
     set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "MDCAST_EXAMPLE_FLAGS=-fsanitize=thread")
   endif()
 endforeach()
+mdcast_unit_test(publisher_backpressure_test client-sdk/publisher_backpressure_test.cpp
+                 mdcast_sdk_objects)
 mdcast_unit_test(consumer_test client-sdk/consumer_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(consumer_request_limits_test client-sdk/consumer_request_limits_test.cpp
                  mdcast_sdk_objects)
