@@ -54,6 +54,10 @@ mdcast_sdk_integration_test(integration_group_status integration/test_group_stat
 mdcast_sdk_integration_test(integration_redundancy integration/test_redundancy.py 300)
 # One dual-homed SDK publisher feeding two distributors: one killed and restarted.
 mdcast_sdk_integration_test(integration_dual_home integration/test_dual_home.py 300)
+# The same with the active distributor's path cut in network namespaces (needs root; 77: skipped).
+mdcast_sdk_integration_test(integration_netns_dual_home integration/test_netns_dual_home.py 240)
+set_tests_properties(integration_netns_dual_home PROPERTIES SKIP_RETURN_CODE 77
+                     LABELS "integration;netns;sdk")
 mdcast_sdk_integration_test(integration_tls integration/test_tls.py 240)
 # Against the installed SDK: the installed examples built and run on a local
 # stack; every C++ block of README.md and docs/*.md built.

@@ -30,15 +30,15 @@ def start_distributor(stack, distributor_id, publisher_port, name):
     add_distributor(stack, name, distributor_id, stack.group, stack.backbone_port, publisher_port=publisher_port)
 
 
-def link_events(publisher, port, state=None):
-    """The publisher's connection events (of `state`) for the distributor on `port`."""
+def link_events(publisher, port, state=None, host="127.0.0.1"):
+    """The publisher's connection events (of `state`) for the distributor on `host`:`port`."""
     return [e for e in json_events(publisher) if e.get("event") == "connection" and
-            e["server"] == f"127.0.0.1:{port}" and state in (None, e["state"])]
+            e["server"] == f"{host}:{port}" and state in (None, e["state"])]
 
 
-def downs_since_up(publisher, port):
+def downs_since_up(publisher, port, host="127.0.0.1"):
     """The link's down events after its first up (before it, attempts failed)."""
-    states = [e["state"] for e in link_events(publisher, port)]
+    states = [e["state"] for e in link_events(publisher, port, host=host)]
     return states[states.index("up"):].count("down") if "up" in states else None
 
 
