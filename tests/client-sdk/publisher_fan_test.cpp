@@ -4,7 +4,7 @@
 // re-imaged when it connects again, and the other link goes on; a distributor
 // that takes nothing has its link dropped past max_output_bytes while the
 // other gets everything and the caller is never refused; interactive requests
-// per link; flush() waits for every link that is up.
+// per link; flush() waits for every link that is up; a shared IoContext.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <mutex>
@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "mdcast/io_context.h"
 #include "mdcast/publisher.h"
 #include "scripted_distributor.h"
 
@@ -283,6 +284,40 @@ TEST_CASE(
     CHECK(eventually([&] { return links.count("closed X") == 1; }));
     publisher.stop();
     CHECK(links.count("closed X") == 1);
+}
+
+TEST_CASE("a dual-homed publisher on a shared IoContext feeds both distributors and leaves it",
+          "[publisher]") {
+    ScriptedDistributor d1, d2;
+    Links links;
+    auto options = to_both(d1, d2);
+    auto io = std::make_shared<mdcast::IoContext>();
+    options.io_context = io;
+    mdcast::Publisher publisher(options, links);
+    publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
+    const auto item = publisher.add_item("SVC", "A");
+    CHECK(publisher.refresh(item, bid(10000)));
+    publisher.start();
+    std::vector<std::string> data1, data2;
+    auto serve = [&](ScriptedDistributor& d, uint32_t service_id, uint64_t item_id,
+                     std::vector<std::string>& data) {
+        d.accept_publisher("SVC", service_id, wire::SERVICE_BROADCAST);
+        d.register_one("A", item_id, 0);
+        for (int i = 0; i < 2; ++i) data.push_back(d.next_data());
+    };
+    Script first([&] { serve(d1, 5, 77, data1); });
+    Script second([&] { serve(d2, 6, 88, data2); });
+    REQUIRE(eventually([&] { return publisher.stats().refreshes_sent == 2; }));
+    CHECK(publisher.update(item, bid(10001)));
+    CHECK(first.join().empty());
+    CHECK(second.join().empty());
+    CHECK(data1 == std::vector<std::string>{"refresh 77 0 10000", "update 77 1 10001"});
+    CHECK(data2 == std::vector<std::string>{"refresh 88 0 10000", "update 88 1 10001"});
+    CHECK(io->publishers() == 1);
+    publisher.stop();
+    CHECK(io->publishers() == 0);
+    CHECK(links.of(d1.port(), "stopped").size() == 1);
+    CHECK(links.of(d2.port(), "stopped").size() == 1);
 }
 
 TEST_CASE("publish_to_all refuses a distributor listed twice", "[publisher]") {
