@@ -164,7 +164,8 @@ class Publisher:
     def flush(self, timeout: float = 2.0) -> bool:
         """Waits until the I/O thread has handed every refresh, update and status
         published so far to the connection (or held it while disconnected).
-        False when that did not happen within ``timeout`` s."""
+        With ``publish_to_all``: until every distributor whose link is up has
+        acknowledged them. False when that did not happen within ``timeout`` s."""
         return self._core.flush(timeout)
 
     def stats(self) -> dict:

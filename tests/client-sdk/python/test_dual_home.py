@@ -36,7 +36,7 @@ def test_publish_to_all_goes_on_through_the_other_distributor(stack):
                 assert pub.update(item, {"BIDSIZE": 1 + n})
             assert pub.flush(5)
             stats = pub.stats()
-            assert stats["refreshes_sent"] == 2 and stats["updates_sent"] == 10  # once per distributor
+            assert stats["refreshes_sent"] == 2 and stats["updates_sent"] == 10, (stats, events)  # once per distributor
             next(p for p in stack.processes if p.name == "dist1").popen.kill()  # kill -9
             deadline = time.monotonic() + 10
             while pub.links()[addresses[0]] == "up" and time.monotonic() < deadline:
