@@ -63,6 +63,7 @@ PublisherFan::PublisherFan(
         auto& one = link_options_.emplace_back(std::make_unique<PublisherOptions>(options));
         one->distributors = {options.distributors[link]};
         one->publish_to_all = false;
+        one->io_context.reset();  // the front end holds the context; a core never needs it
         auto& link_handler = handlers_.emplace_back(std::make_unique<LinkHandler>(*this, link));
         cores_.push_back(std::make_unique<PublisherCore>(
             loop, *one, *link_handler, counters, nullptr, handle_for,
