@@ -1,4 +1,7 @@
-"""100 % loss on the active path, in network namespaces (needs root; skipped otherwise).
+"""100 % loss on the active distributor's path, in network namespaces (needs root; skipped
+otherwise): its bridge port set down while it runs, the server moves every item to the standby
+(both fed by one dual-homed publisher) within the silence timeout, with no suspect status and
+no gap; restored, the items move back after the hold-down.
 
 Distributors 1 and 2 each in a namespace of their own, a server with its clients in
 another, and the feed handler (one dual-homed SDK Publisher, publish_to_all) in a

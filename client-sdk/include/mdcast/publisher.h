@@ -93,11 +93,14 @@
 //   came from; an interactive item is closed (on_item_closed) only when no
 //   distributor wants it any more, and a request from one distributor is
 //   answered by the application's refresh(), which the others that publish
-//   the item also send. No link ever holds back the others or the caller:
-//   each core keeps its own images (memory: the images once per
-//   distributor) and at most max_output_bytes not yet taken by its
-//   distributor; past that the link is dropped, logged as an error and
-//   counted (links_dropped), and it is re-imaged when it connects again.
+//   the item also send. The publisher goes at the pace of its fastest
+//   distributor: a slow or dead link never holds back the others or the
+//   caller (back-pressure, as BOUNDS says, only while every link that is up
+//   is over half of max_output_bytes). Each link keeps its own images
+//   (memory: the images once per distributor) and at most max_output_bytes
+//   not yet taken by its distributor; past that the link is dropped, logged
+//   as an error and counted (links_dropped), and it is re-imaged when it
+//   connects again.
 //   flush() is true once every link that is up has acknowledged (none up:
 //   it waits for one). Stats count over all links (updates_sent counts an
 //   update once per distributor). The I/O thread does every write
