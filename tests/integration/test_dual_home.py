@@ -5,7 +5,8 @@ both in the service's redundancy group with the same images and sequences. kill 
 of the active distributor: the server moves every item to distributor 2 with no
 suspect status and no gap while the publisher goes on there; the distributor
 restarted on its port: the publisher reconnects and re-images it, it is a standby
-again, and after the hold-down it is active again (it ranks first).
+again, and after the hold-down it is active again (it ranks first). The same with
+SIGSTOP and SIGCONT of the active distributor.
 
 Two well-behaved clients watch every item: mdcast-client (every field of every
 message checked against what the publisher publishes at its sequence) and the
@@ -101,5 +102,30 @@ def test_distributor_killed_and_back_with_one_dual_homed_publisher():
               f"publisher summary {summary}")
 
 
+def test_distributor_stopped_and_continued_with_one_dual_homed_publisher():
+    """SIGSTOP of the active distributor: the server switches on its silence, the publisher's
+    link to it times out while publishing goes on through distributor 2; SIGCONT: the link
+    logs in again (taking its service from the stale connection), re-images it, and the items
+    move back after the hold-down."""
+    with Stack("dualhome-stop") as stack:
+        pair = DualHomed(stack)
+        dist1 = pair.distributor(1)
+        dist1.popen.send_signal(signal.SIGSTOP)
+        try:
+            pair.wait_served_by(2)
+            wait_for_events(pair.publisher, lambda _: link_events(pair.publisher, pair.ports[1], "down"), 20,
+                            "the link to the stopped distributor 1 reported down")
+        finally:
+            dist1.popen.send_signal(signal.SIGCONT)
+        wait_for_events(pair.publisher, lambda _: len(link_events(pair.publisher, pair.ports[1], "up")) == 2, 20,
+                        "the publisher logged in to distributor 1 again")
+        pair.wait_served_by(1)
+        check(switch_lines(pair.server) == [("1", "2", "source_silent"), ("2", "1", "preferred")],
+              f"switches {switch_lines(pair.server)}")
+        check(downs_since_up(pair.publisher, pair.ports[2]) == 0, "the link to distributor 2 went down")
+        pair.finish(switches=2)
+
+
 if __name__ == "__main__":
-    run([test_distributor_killed_and_back_with_one_dual_homed_publisher])
+    run([test_distributor_killed_and_back_with_one_dual_homed_publisher,
+         test_distributor_stopped_and_continued_with_one_dual_homed_publisher])
