@@ -323,8 +323,10 @@ void WsSession::on_request(const JsonRequest& request) {
         directory_id_ = request.id;
         return client_.request_directory();
     }
+    if (request.type == Type::kDictionary) return on_dictionary_request(request);
     if (request.type == Type::kClose) {
         for (const int64_t id : request.close_ids) {
+            dictionary_streams_.erase(id);
             const auto closed = streams_.close(id);
             if (closed && closed->unsubscribe) client_.request_unsubscribe(closed->unsubscribe);
         }
@@ -371,6 +373,7 @@ void WsSession::on_item_request(const JsonRequest& request) {
 }
 
 bool WsSession::open_stream(int64_t stream, const JsonRequest& request, const std::string& name) {
+    dictionary_streams_.erase(stream);  // an item request takes the ID over
     const auto result = streams_.open(stream, request.service, name, request.streaming);
     if (result.unsubscribe) client_.request_unsubscribe(result.unsubscribe);
     if (result.opened != WsStreams::Opened::kLimitReached) return true;
