@@ -34,7 +34,8 @@ enum class DictionaryVerbosity : uint32_t { kInfo = 0, kMinimal = 3, kNormal = 7
 // The verbosity a Filter asks for: the largest one whose bits it holds (1 and 0: Info).
 DictionaryVerbosity dictionary_verbosity(uint32_t filter);
 
-// The largest JSON payload of one part (one WebSocket message) by default.
+// The largest JSON payload of one part (one WebSocket message) by default
+// (clients.ws_dictionary_part_bytes).
 inline constexpr size_t kDictionaryPartBytes = 16 * 1024;
 
 class JsonDictionary {

@@ -32,7 +32,8 @@ void Server::start_websocket() {
     json_ = std::make_unique<JsonEncoder>(
         proto::FieldDictionary::load_file(config_.clients_ws_dictionary_file));
     json_->set_publish_time(config_.clients_ws_publish_time);
-    json_dictionary_ = std::make_unique<JsonDictionary>(json_->dictionary());
+    json_dictionary_ = std::make_unique<JsonDictionary>(json_->dictionary(),
+                                                        config_.clients_ws_dictionary_part_bytes);
     ws_page_ = read_page(config_.clients_ws_web_dir);
     ws_settings_.max_message_bytes = config_.clients_ws_max_message_bytes;
     ws_settings_.max_login_message_bytes = config_.clients_max_login_frame_bytes;

@@ -241,12 +241,18 @@ def test_qos_time_conflated():
         check("JitConflated" in error["Text"], f"unoffered Qos: {error}")
 
 
-async def dictionary_refresh(ws, stream, timeout=10):
+async def dictionary_refresh(ws, stream, timeout=10, max_bytes=None):
     """The parts of the Dictionary Refresh on `stream`, up to the one that completes it (LSEG's
-    multi-part refresh: "Complete": false on all but the last); nothing else may come between."""
+    multi-part refresh: "Complete": false on all but the last); nothing else may come between.
+    Each message is at most `max_bytes` of JSON when that is given."""
     parts = []
     while True:
-        for message in await receive_array(ws, timeout):
+        text = await asyncio.wait_for(ws.recv(), timeout)
+        check(max_bytes is None or len(text.encode()) <= max_bytes,
+              f"a part of {len(text.encode())} bytes, over {max_bytes}")
+        messages = json.loads(text)
+        check(isinstance(messages, list) and len(messages) == 1, f"not an array of one: {text[:200]}")
+        for message in messages:
             check(message["ID"] == stream and message["Type"] == "Refresh"
                   and message["Domain"] == "Dictionary", f"not a part of {stream}'s refresh: {message}")
             parts.append(message)
@@ -277,14 +283,16 @@ def test_dictionary_domain():
     large dictionary, reassembled by Complete; a streaming request stays open until closed, a
     snapshot is NonStreaming; an unknown name is refused on its ID; each answer is encoded once."""
     with Stack("ws-lseg-dict") as stack:
-        # etc/fields.dict and 800 more fields: a dictionary too large for one message.
+        # etc/fields.dict and 800 more fields (about 170 KB of JSON): parts of at most
+        # clients.ws_dictionary_part_bytes.
         with open(os.path.join(ETC, "fields.dict")) as f:
             text = f.read()
         text += "".join(f"{fid} EXTRA_{fid} DECIMAL\n" for fid in range(40000, 40800))
         dictionary = stack.write("fields.dict", text)
         stack.distributor()
         port = free_port()
-        server = stack.server(1, extra_clients=f"  ws_port: {port}\n  ws_dictionary_file: {dictionary}\n")
+        server = stack.server(1, extra_clients=f"  ws_port: {port}\n  ws_dictionary_file: {dictionary}\n"
+                                               "  ws_dictionary_part_bytes: 8192\n")
         wait_for_port(port, server)
         admin = admin_port(server)
         want = read_dictionary(dictionary)
@@ -294,7 +302,7 @@ def test_dictionary_domain():
             await lseg_login(ws)
             await ws.send(json.dumps({"ID": 2, "Domain": "Dictionary",
                                       "Key": {"Name": "RWFFld", "Filter": 7, "Service": "MDCAST"}}))
-            fields = await dictionary_refresh(ws, 2)
+            fields = await dictionary_refresh(ws, 2, max_bytes=8192)
             await ws.send(json.dumps({"ID": 3, "Domain": "Dictionary", "Streaming": False,
                                       "Key": {"Name": "RWFEnum", "Filter": 7}}))
             enums = await dictionary_refresh(ws, 3)
