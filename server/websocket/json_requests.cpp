@@ -141,6 +141,14 @@ void read_item(const json& message, JsonRequest& r, const JsonLimits& limits) {
     read_streaming(message, r);
 }
 
+void read_filter(const json& key, JsonRequest& r) {
+    const json* filter = member(key, "Filter");
+    if (!filter) return;
+    if (!filter->is_number_unsigned() || filter->get<uint64_t>() > UINT32_MAX)
+        throw Refusal{JsonError::kBadRequest, "Key.Filter is not an unsigned integer"};
+    r.filter = filter->get<uint32_t>();
+}
+
 // LSEG's Dictionary request: Key.Name the dictionary (RWFFld, RWFEnum), Key.Filter its
 // verbosity; Key.Service, which LSEG's clients may send, is not needed (one dictionary).
 void read_dictionary(const json& message, JsonRequest& r) {
@@ -149,12 +157,18 @@ void read_dictionary(const json& message, JsonRequest& r) {
     (void)string_member(key, "Service", "Key.Service");
     r.names.push_back(string_member(key, "Name", "Key.Name"));
     if (r.names[0].empty()) throw Refusal{JsonError::kBadRequest, "Key.Name missing"};
-    if (const json* filter = member(key, "Filter")) {
-        if (!filter->is_number_unsigned() || filter->get<uint64_t>() > UINT32_MAX)
-            throw Refusal{JsonError::kBadRequest, "Key.Filter is not an unsigned integer"};
-        r.filter = filter->get<uint32_t>();
-    }
+    read_filter(key, r);
     read_streaming(message, r);
+}
+
+// The Source directory: every service the user may see; Key.Filter says which of their
+// filter entries (1 Info, 2 State) to send.
+void read_source(const json& message, JsonRequest& r) {
+    r.type = JsonRequest::Type::kSource;
+    const json* key = member(message, "Key");
+    if (!key) return;
+    if (!key->is_object()) throw Refusal{JsonError::kBadRequest, "Key is not an object"};
+    read_filter(*key, r);
 }
 
 JsonScalar scalar_of(const json& value, const std::string& field) {
@@ -265,8 +279,8 @@ JsonRequest read_message(const json& message, const JsonLimits& limits) {
         read_login(message, r);
     } else if (domain == "MarketPrice") {
         read_item(message, r, limits);
-    } else if (domain == "Source") {  // the directory: every service, whatever the Key asks
-        r.type = JsonRequest::Type::kSource;
+    } else if (domain == "Source") {
+        read_source(message, r);
     } else if (domain == "Dictionary") {
         read_dictionary(message, r);
     } else {

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,7 +48,9 @@ struct JsonRequest {
     std::vector<std::string> names;  // one, or a batch (kDictionary: the dictionary's name)
     bool batch = false;              // Key.Name was an array: the names open on ID+1, ID+2, ...
     bool streaming = true;           // false: a snapshot
-    uint32_t filter = 7;             // kDictionary: Key.Filter, the verbosity (LSEG's Normal)
+    // Key.Filter: kDictionary's verbosity (Normal when absent), kSource's filters (Info and
+    // State when absent).
+    std::optional<uint32_t> filter;
     uint32_t conflate_ms = 0;        // Qos Rate TimeConflated, RateInfo ms (0: every update)
     std::vector<std::string> view;   // field names; both empty: all fields
     std::vector<uint32_t> view_ids;  // and field ids (LSEG's View takes either)

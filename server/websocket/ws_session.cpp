@@ -321,6 +321,7 @@ void WsSession::on_request(const JsonRequest& request) {
     if (request.type == Type::kPost) return on_post(request);
     if (request.type == Type::kSource) {
         directory_id_ = request.id;
+        directory_filter_ = request.filter.value_or(kSourceInfo | kSourceState);
         return client_.request_directory();
     }
     if (request.type == Type::kDictionary) return on_dictionary_request(request);
@@ -512,8 +513,8 @@ void WsSession::translate(FrameType type, const google::protobuf::MessageLite& m
         case FrameType::kPostAck:
             return on_post_ack(static_cast<const wire::PostAck&>(message));
         case FrameType::kDirectory:
-            return send(JsonEncoder::source_refresh(directory_id_,
-                                                    static_cast<const wire::Directory&>(message)));
+            return send(JsonEncoder::source_refresh(
+                directory_id_, static_cast<const wire::Directory&>(message), directory_filter_));
         default:
             return;  // pong: the JSON protocol has its own
     }

@@ -136,7 +136,8 @@ class WsSession {
     bool too_large_ = false;
     uint16_t close_code_ = 0;  // set by fail(): the code of our close frame
     int64_t login_id_ = 1;
-    int64_t directory_id_ = 0;  // the Source request being answered
+    int64_t directory_id_ = 0;       // the Source request being answered
+    uint32_t directory_filter_ = 0;  // and its Key.Filter
     int64_t last_ping_ns_ = 0;
     WsStreams streams_;
     std::set<int64_t> dictionary_streams_;  // streaming Dictionary requests open, until Close

@@ -26,8 +26,8 @@ void WsSession::on_dictionary_request(const JsonRequest& request) {
                 stream, name, "LimitReached", "too many open streams (clients.max_subscriptions)"));
         dictionary_streams_.insert(stream);
     }
-    const auto& parts = settings_.dictionary->refresh(*kind, dictionary_verbosity(request.filter),
-                                                      request.streaming);
+    const auto& parts = settings_.dictionary->refresh(
+        *kind, dictionary_verbosity(request.filter.value_or(7)), request.streaming);
     for (const std::string& part : parts) {
         stamped_.clear();
         if (!restamp_stream_id({reinterpret_cast<const uint8_t*>(part.data()), part.size()}, stream,

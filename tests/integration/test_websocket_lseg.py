@@ -100,6 +100,12 @@ def test_framing_login_default_service_view_and_ping():
                 services[filters[1]["Name"]] = filters
             check(services["MDCAST"][2] == {"ServiceState": 1, "AcceptingRequests": 1}
                   and services["MDCAST"][1]["Capabilities"] == [6], f"MDCAST in the directory: {services}")
+            # Key.Filter picks the filter entries: 2, State alone (the Refresh's Key says so).
+            await ws.send(json.dumps({"ID": 6, "Domain": "Source", "Key": {"Filter": 2}}))
+            states = await next_of_type(ws, "Refresh")
+            check(states["ID"] == 6 and states["Key"] == {"Filter": 2}, f"directory by filter {states}")
+            check(all([f["ID"] for f in e["FilterList"]["Entries"]] == [2] for e in states["Map"]["Entries"]),
+                  f"filter 2 is State alone: {states['Map']}")
 
             # market_price_ping.py answers the server's Ping; a client's Ping is answered too.
             await ws.send(json.dumps({"Type": "Ping"}))

@@ -114,10 +114,10 @@ TEST_CASE("a Dictionary request: its name, Filter (Normal when absent) and Strea
     REQUIRE(fields.error == JsonError::kNone);
     CHECK(fields.request.type == JsonRequest::Type::kDictionary);
     CHECK((fields.request.id == 3 && fields.request.names.at(0) == "RWFFld"));
-    CHECK((fields.request.filter == 3 && fields.request.streaming));
+    CHECK((fields.request.filter.value_or(0) == 3 && fields.request.streaming));
     const auto enums =
         one(R"({"ID":4,"Domain":"Dictionary","Key":{"Name":"RWFEnum"},"Streaming":false})");
-    CHECK((enums.request.names.at(0) == "RWFEnum" && enums.request.filter == 7));
+    CHECK((enums.request.names.at(0) == "RWFEnum" && !enums.request.filter));
     CHECK_FALSE(enums.request.streaming);
 }
 
@@ -130,6 +130,10 @@ TEST_CASE("refusals say why") {
     CHECK(one(R"({"ID":1,"Key":{"Name":"A"}})").request.service.empty());  // the default
     CHECK(one(R"({"ID":1,"Key":{"Service":"S"}})").error_text == "Key.Name missing");
     CHECK(one(R"({"ID":1,"Domain":"Source","Key":{}})").request.type == JsonRequest::Type::kSource);
+    CHECK(one(R"({"ID":1,"Domain":"Source","Key":{"Filter":1}})").request.filter.value_or(0) == 1);
+    CHECK_FALSE(one(R"({"ID":1,"Domain":"Source"})").request.filter);
+    CHECK(one(R"({"ID":1,"Domain":"Source","Key":{"Filter":-1}})").error_text ==
+          "Key.Filter is not an unsigned integer");
     CHECK(one(R"({"ID":1,"Domain":"Dictionary","Key":{}})").error_text == "Key.Name missing");
     CHECK(
         one(R"({"ID":1,"Domain":"Dictionary","Key":{"Name":"RWFFld","Filter":"7"}})").error_text ==
