@@ -31,7 +31,13 @@ def add_arguments(parser):
 
 
 def updates_total(port):
-    found = metric(port, "mdcast_distributor_updates_total", None)
+    # The distributor answers /metrics on the loop the flood keeps busy: on a loaded
+    # machine an answer can take seconds, so ask patiently before giving up.
+    found = None
+    for _ in range(3):
+        found = metric(port, "mdcast_distributor_updates_total", None, timeout=15)
+        if found is not None:
+            break
     if found is None:
         raise RuntimeError("the distributor's /metrics does not answer with mdcast_distributor_updates_total")
     return found

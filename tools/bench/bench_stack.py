@@ -34,6 +34,12 @@ def free_port(kind=socket.SOCK_STREAM, consecutive=1):
             for p in range(base, base + consecutive):
                 h = socket.socket(socket.AF_INET, kind)
                 holders.append(h)
+                if kind == socket.SOCK_STREAM:
+                    # As the daemons' listeners do: a port whose only users are connections
+                    # in TIME_WAIT is free to them. Without it, the even ports next to
+                    # bind(0)'s odd ones (those connect() prefers) are all "taken" after a
+                    # burst of short connections, and 200 tries can fail.
+                    h.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 h.bind(("127.0.0.1", p))
             return base
         except OSError:
