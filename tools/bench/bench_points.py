@@ -104,6 +104,8 @@ def run_point(point, binaries, profiles_dir, out_dir):
 # --replay: the clients subscribe during the replay's start delay, which the warm-up covers;
 # the steady window ends half a second before the capture does.
 REPLAY_START_DELAY_S = 1.0
+# mdcast-bench-ws-consumer opens its connections one after the other before its warm-up starts.
+WS_SETUP_TIMEOUT_S = 120
 
 
 def start_source(point, stack):
@@ -114,8 +116,11 @@ def start_source(point, stack):
         source = stack.replay(r["file"], "--speed", r["speed"], "--images-first", "--start-delay",
                               REPLAY_START_DELAY_S, "--tick-us", max(point.tick_us, 1000))
         return source, ["--service", r["service"], "--item-prefix", r["prefix"]]
+    # The WebSocket clients' warm-up starts once their connections are open, which takes seconds
+    # with thousands of them: the source, stopped by PID after the clients anyway, outlasts that.
+    setup_s = WS_SETUP_TIMEOUT_S if point.client == "ws" else 0
     source_args = ["--items", point.items, "--rate", point.rate,
-                   "--duration", point.warmup_s + point.seconds + 3, "--update-bytes", point.update_bytes,
+                   "--duration", point.warmup_s + point.seconds + 3 + setup_s, "--update-bytes", point.update_bytes,
                    "--tick-us", point.tick_us, "--max-batch", max(10_000, point.rate * point.tick_us // 50_000)]
     if point.latency_rate:
         source_args += ["--latency-rate", point.latency_rate]
@@ -147,6 +152,9 @@ def _run(point, stack, log_dir):
                                      "--output", "none", "--duration", point.warmup_s + point.seconds,
                                      "--warmup", point.warmup_s, "--stats-interval", interval,
                                      "--csv", csv_path), n, csv_path))
+    if point.client == "ws":  # the window must be the clients' window, not their handshakes'
+        for client, _, _ in clients:
+            client.wait_for_log("connections open", WS_SETUP_TIMEOUT_S)
     time.sleep(point.warmup_s)
     everyone = stack.processes
     stages = _scrape_stages(stack)
