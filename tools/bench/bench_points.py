@@ -187,8 +187,8 @@ def _scrape_stages(stack):
             "server": [bench_breakdown.scrape(port) for port in ports["servers"]]}
 
 
-def _cpu_percent(process, window):
-    marks = process.cpu_marks
+def _cpu_percent(process, window, marks=None):
+    marks = process.cpu_marks if marks is None else marks
     if "start" in marks and "end" in marks and window > 0:
         return 100.0 * (marks["end"] - marks["start"]) / window
     return None
@@ -227,6 +227,10 @@ def _collect(point, stack, source, clients, window):
     r["images_per_s"] = min(s["images_per_s"] for s in summaries)
     server_cpu = sum(r["cpu_percent"].get(p.name) or 0 for p in stack.servers)
     r["server_cpu_percent"] = server_cpu
+    # Runnable but waiting for a CPU, % of the window: a server short of updates with CPU to
+    # spare is stalled; one that waited for a CPU was starved by the machine.
+    r["server_wait_percent"] = max((_cpu_percent(p, window, p.wait_marks) or 0 for p in stack.servers),
+                                   default=None)
     r["updates_per_server_cpu_s"] = r["outbound_per_s"] / (server_cpu / 100) if server_cpu > 0 else None
     r["cpu_us_per_update"] = cpu_per_update(r, stack)
     if point.ws_age():
