@@ -484,7 +484,9 @@ void PublisherCore::announce(const Service& service) {
                                                                 : wire::SERVICE_BROADCAST);
     announce.set_takeover_token(service.takeover_token.empty() ? options_.takeover_secret
                                                                : service.takeover_token);
-    announce.set_takes_posts(true);  // every post is answered (PublisherHandler::on_post)
+    announce.set_takes_posts(true);
+    announce.set_standby_rank(
+        options_.standby_rank);  // every post is answered (PublisherHandler::on_post)
     if (send(FrameType::kServiceAnnounce, announce)) ++answers_outstanding_;
 }
 

@@ -55,6 +55,8 @@ mdcast_sdk_integration_test(integration_trade_conflation integration/test_trade_
 mdcast_sdk_integration_test(integration_group_status integration/test_group_status.py 240)
 # Redundant sources: mdcast-client and an SDK consumer watch every item across switches.
 mdcast_sdk_integration_test(integration_redundancy integration/test_redundancy.py 300)
+# Standby publishers on one distributor: the same two clients across the switches.
+mdcast_sdk_integration_test(integration_standby_publisher integration/test_standby_publisher.py 240)
 mdcast_sdk_integration_test(integration_tls integration/test_tls.py 240)
 # Against the installed SDK: the installed examples built and run on a local
 # stack; every C++ block of README.md and docs/*.md built.

@@ -133,6 +133,7 @@ class PublisherOptions(_ConnectionOptions):
     distributors: List[str]
     max_queued_bytes: int
     takeover_secret: str
+    standby_rank: int
     def __init__(self) -> None: ...
 
 View = Optional[Sequence[FieldKey]]
