@@ -54,10 +54,14 @@ wire::ItemStatus missing_status(const ItemEntry& item, const ServiceEntry& servi
 
 }  // namespace
 
+// Two images of one item from two feed handlers usually list their fields in
+// the same order: compared pairwise, with a look-up only where the ids differ.
 bool same_values(const proto::FieldImage& a, const proto::FieldImage& b) {
     if (a.size() != b.size()) return false;
-    for (const auto& slot : a.slots()) {
-        const auto* other = b.find(slot.id);
+    const auto& theirs = b.slots();
+    for (size_t i = 0; i < theirs.size(); ++i) {
+        const auto& slot = a.slots()[i];
+        const auto* other = theirs[i].id == slot.id ? &theirs[i] : b.find(slot.id);
         if (!other || !same_slot(slot, *other)) return false;
     }
     return true;
