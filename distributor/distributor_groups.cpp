@@ -63,6 +63,8 @@ void Distributor::hand_place_to(PublisherSession& claimant, ServiceEntry& servic
 // `session` went: it leaves every group; where it was active, the best
 // standby takes over at once.
 void Distributor::leave_groups(uint64_t session, const std::string& why) {
+    // Shutting down closes every publisher: no switch to one closed next.
+    if (sessions_.shutting_down()) return groups_.clear();
     for (auto it = groups_.begin(); it != groups_.end();) {
         PublisherGroup& group = it->second;
         const GroupMember* member = group.member(session);
