@@ -5,7 +5,8 @@ takeover secret). The second is a hot standby: its images are kept at the
 distributor, its updates are not sent. kill -9 of the active one: every item
 continues on the backbone with the distributor's own sequence, carrying the
 standby's values (one refresh where they differ), no status, no gap, no repeat.
-The first one back: after the hold-down the items move back to it, once.
+The first one back: after the hold-down the items move back to it, once. The
+same holds for a server without a cache (the switch is the distributor's).
 
 Two well-behaved clients watch every item: mdcast-client (raw protocol: every
 update the next sequence, every message's fields those the source publishes at
@@ -34,13 +35,13 @@ class Group:
     """One distributor with sources of rank 1 and 2, one server, an mdcast-client
     and an SDK consumer on every item."""
 
-    def __init__(self, stack, standby_items=ITEMS):
+    def __init__(self, stack, standby_items=ITEMS, server_extra=""):
         self.stack = stack
         self.secret_file = stack.write("takeover.secret", SECRET + "\n")
         self.distributor = stack.distributor(
             extra_publishers=f"  takeover_secret_file: {self.secret_file}\n"
                              f"  standby_hold_down_ms: {HOLD_DOWN_MS}")
-        self.server = stack.server(1)
+        self.server = stack.server(1, extra=server_extra)
         self.sources = {}
         wait_for_log(self.start_source(1), "items registered")
         wait_for_log(self.start_source(2, items=standby_items), "items registered")
@@ -195,6 +196,19 @@ def test_items_the_standby_lacks_are_told_why():
         check(metric(port, "mdcast_distributor_standby_items_without_image_total") == 5, "items without image")
 
 
+def test_hot_without_the_server_cache():
+    """The switch is the distributor's: a server with cache.enable_cache false (which
+    switches between two distributors warm, with a suspect status and an image
+    request) forwards it as it is, so its clients too see no status and no gap."""
+    with Stack("standby-nocache") as stack:
+        group = Group(stack, server_extra="cache:\n  enable_cache: false\n")
+        group.sources[1].popen.kill()
+        group.wait_switches(1)
+        group.wait_updates(NAMES)
+        group.finish(switches=1)
+
+
 if __name__ == "__main__":
     run([test_active_publisher_killed_and_back,
-         test_items_the_standby_lacks_are_told_why])
+         test_items_the_standby_lacks_are_told_why,
+         test_hot_without_the_server_cache])
