@@ -30,6 +30,7 @@ class Point:
     #                        ws: WebSocket/JSON (mdcast-bench-ws-consumer)
     source: str = "sdk"    # sdk: the SDK Publisher (mdcast-bench-publisher); lean: mdcast-source;
     #                        interactive: mdcast-source --interactive (sink-driven)
+    plain_updates: bool = False  # sdk source: plain update() calls, no Batch per tick (--plain-updates)
     pin: bool = False      # daemons on the first core, client processes on the others
     realtime: bool = False  # SCHED_FIFO: daemons at 55, client processes at 49 (--realtime)
     sdk_io_threads: int = 1  # sdk client: IoContexts per process (0: a thread per Consumer)
@@ -119,6 +120,8 @@ def start_source(point, stack):
                    "--tick-us", point.tick_us, "--max-batch", max(10_000, point.rate * point.tick_us // 50_000)]
     if point.latency_rate:
         source_args += ["--latency-rate", point.latency_rate]
+    if point.plain_updates and point.source == "sdk":
+        source_args.append("--unbatched")
     return stack.source(*source_args), []
 
 

@@ -131,6 +131,7 @@ class ConsumerOptions(_ConnectionOptions):
 
 class PublisherOptions(_ConnectionOptions):
     distributors: List[str]
+    publish_to_all: bool
     max_queued_bytes: int
     takeover_secret: str
     standby_rank: int
