@@ -96,5 +96,11 @@ void append_update_frame(std::string& out, uint64_t item_id, uint64_t item_seq,
 // `trade = true` added at the end (protobuf keeps the last value of a field),
 // the rest of its bytes as they were.
 void append_trade_marked_frame(std::string& out, std::span<const uint8_t> frame);
+// Appends `frame`, a complete Update frame, with its item sequence replaced by
+// `item_seq` (a distributor's standby switch continues an item's sequence over
+// another publisher's). The usual shape (item id, then sequence, first) is
+// rewritten in place; any other gets `item_seq` added at the end (protobuf
+// keeps the last value of a field).
+void append_resequenced_frame(std::string& out, std::span<const uint8_t> frame, uint64_t item_seq);
 
 }  // namespace mdcast::proto

@@ -519,6 +519,7 @@ void PublisherCore::announce(const Service& service) {
     announce.set_takeover_token(service.takeover_token.empty() ? options_.takeover_secret
                                                                : service.takeover_token);
     announce.set_takes_posts(true);  // every post is answered (PublisherHandler::on_post)
+    announce.set_standby_rank(options_.standby_rank);
     if (send(FrameType::kServiceAnnounce, announce)) ++answers_outstanding_;
 }
 

@@ -146,6 +146,15 @@ struct PublisherOptions : ConnectionOptions {
     // over only with proof: after a reconnect the Publisher shows the token
     // the distributor gave it; before it has one, this secret.
     std::string takeover_secret;
+    // Standby publishers (docs/operations.md, "Redundancy"): 1 or more, and a
+    // broadcast service another connection publishes at the distributor is
+    // not refused: this publisher joins as a standby (the takeover secret or
+    // an authenticated login as the same user is the proof), its images kept
+    // hot there; it becomes active, lowest rank first, when the active one
+    // goes, or after the distributor's publishers.standby_hold_down_ms when
+    // it ranks better. on_service says "standby (rank N)". 0: none (today's
+    // single publisher, the most preferred).
+    uint32_t standby_rank = 0;
 
     // true (default): where a publish would wake the I/O thread (a lone
     // call, a Batch's end), the publishing thread writes the updates to the

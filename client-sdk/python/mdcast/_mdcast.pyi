@@ -134,6 +134,7 @@ class PublisherOptions(_ConnectionOptions):
     publish_to_all: bool
     max_queued_bytes: int
     takeover_secret: str
+    standby_rank: int
     def __init__(self) -> None: ...
 
 View = Optional[Sequence[FieldKey]]

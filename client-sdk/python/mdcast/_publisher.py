@@ -29,6 +29,9 @@ class Publisher:
     the SDK keeps each item's image and sequence and re-publishes after a
     reconnect. ``takeover_secret``: the distributor's publishers.takeover_secret_file
     secret, so a restarted or standby process takes its services over.
+    ``standby_rank`` (1 or more): join a service another publisher publishes at
+    the distributor as a standby of that rank (lower is preferred) instead of
+    being refused (docs/operations.md, "Redundancy"); 0: none.
 
     Callbacks run on the SDK's I/O thread, one at a time; an exception in one
     is reported (``on_error`` or the "mdcast" logger), never raised there:
@@ -53,7 +56,8 @@ class Publisher:
                  connect_timeout: float = 2.0, login_timeout: float = 3.0,
                  reconnect_delay_min: float = 0.1, reconnect_delay_max: float = 5.0,
                  dictionary: Any = None, max_queued_bytes: int = 64 << 20,
-                 takeover_secret: str = "", publish_to_all: bool = False, log_level: str = "warn",
+                 takeover_secret: str = "", publish_to_all: bool = False, standby_rank: int = 0,
+                 log_level: str = "warn",
                  on_connection: Optional[Callable[[str, str, str], Any]] = None,
                  on_service: Optional[Callable[[str, bool, str], Any]] = None,
                  on_item_request: Optional[Callable[[int, str, str], Any]] = None,
@@ -72,6 +76,7 @@ class Publisher:
         options.max_queued_bytes = max_queued_bytes
         options.takeover_secret = takeover_secret
         options.publish_to_all = publish_to_all
+        options.standby_rank = standby_rank
         self.dictionary = load_dictionary(dictionary)
         self._callbacks: Dict[str, Optional[Callable]] = {
             "connection": on_connection, "service": on_service, "item_request": on_item_request,
