@@ -23,6 +23,9 @@ void ResyncPacer::on_stall() {
 
 std::vector<ResyncPacer::Entry> ResyncPacer::take() {
     std::vector<Entry> out;
+    // Refilled once half of the window is answered: requests of many names
+    // each, not one request per answer.
+    if (outstanding_.size() > max_outstanding_ / 2) return out;
     const size_t room =
         max_outstanding_ > outstanding_.size() ? max_outstanding_ - outstanding_.size() : 0;
     const size_t count = std::min(room, queue_.size());

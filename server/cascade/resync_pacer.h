@@ -36,7 +36,8 @@ class ResyncPacer {
     void start(std::vector<Entry> entries);
     // The link is lost: nothing is waited for any more.
     void stop();
-    // The entries to ask now, as many as the window allows, in order.
+    // The entries to ask now, in order: none while more than half of the window
+    // is outstanding, else as many as fill it.
     std::vector<Entry> take();
     // A refresh or status for the name arrived. True when this resync had asked
     // for it and was waiting (the window then has room for one more).

@@ -387,21 +387,31 @@ void TcpUpstream::subscribe(const std::string& service, const std::vector<std::s
     send_subscribes(service, entries);
 }
 
-// One Subscribe per batch the parent takes (its LoginResponse.max_items_per_request);
-// the images held here ride along when there are any (Subscribe.known_seqs).
+// One Subscribe per batch the parent takes: at most its LoginResponse's
+// max_items_per_request names, and half its max_frame_bytes (a frame past it
+// closes the link frame_too_large). The images held here ride along when there
+// are any (Subscribe.known_seqs).
 void TcpUpstream::send_subscribes(const std::string& service,
                                   const std::vector<ResyncPacer::Entry>& entries) {
+    constexpr size_t kPerNameBytes = 24;  // tag, length, known id and sequence at most
     const size_t batch = std::max<size_t>(link_.max_items_per_request(), 1);
-    for (size_t first = 0; first < entries.size(); first += batch) {
+    const size_t max_bytes = std::max<size_t>(
+        link_.peer_max_frame_bytes() ? link_.peer_max_frame_bytes() / 2 : 32768, 1024);
+    for (size_t first = 0; first < entries.size();) {
         wire::Subscribe request;
         request.set_service_name(service);
-        const size_t last = std::min(entries.size(), first + batch);
+        size_t bytes = service.size();
         bool held = false;
-        for (size_t i = first; i < last; ++i) {
-            request.add_item_names(entries[i].name);
-            request.add_known_item_ids(entries[i].item_id);
-            request.add_known_seqs(entries[i].item_seq);
-            held = held || entries[i].item_id != 0;
+        for (; first < entries.size() && static_cast<size_t>(request.item_names_size()) < batch &&
+               (request.item_names_size() == 0 ||
+                bytes + entries[first].name.size() + kPerNameBytes <= max_bytes);
+             ++first) {
+            const auto& entry = entries[first];
+            request.add_item_names(entry.name);
+            request.add_known_item_ids(entry.item_id);
+            request.add_known_seqs(entry.item_seq);
+            bytes += entry.name.size() + kPerNameBytes;
+            held = held || entry.item_id != 0;
         }
         if (!held) {
             request.clear_known_item_ids();

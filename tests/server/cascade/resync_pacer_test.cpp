@@ -30,9 +30,12 @@ TEST_CASE("at most max_outstanding names are asked and not yet answered") {
     CHECK(pacer.outstanding() == 3);
     CHECK(pacer.waiting() == 2);
     CHECK(pacer.answered("MDCAST", "I1"));
+    CHECK(pacer.take().empty());  // refilled once half the window is answered
+    CHECK(pacer.answered("MDCAST", "I0"));
     const auto second = pacer.take();
-    REQUIRE(second.size() == 1);
+    REQUIRE(second.size() == 2);
     CHECK(second[0].name == "I3");
+    CHECK(second[1].name == "I4");
     CHECK(pacer.active());
 }
 
