@@ -4,11 +4,23 @@
 
 #include "common/logging.h"
 #include "proto/limits.h"
+#include "server/cascade/link_role.h"
 
 namespace mdcast::server {
 
 using proto::FrameType;
 namespace wire = mdcast::wire::v1;
+
+namespace {
+// Answers a conflating client may owe before it is a slow consumer after all:
+// a peer that keeps asking while it does not read.
+constexpr size_t kMaxHeldControl = 1024;
+
+// A later answer of these kinds replaces an earlier one not yet sent.
+bool replaces_earlier(FrameType type) {
+    return type == FrameType::kPong || type == FrameType::kDirectory;
+}
+}  // namespace
 
 ClientSession::ClientSession(Owner& owner, const ClientLimits& limits, std::string server_id)
     : owner_(owner), limits_(limits), server_id_(std::move(server_id)), log_(log::get("client")) {}
@@ -44,11 +56,46 @@ void ClientSession::deliver(std::span<const uint8_t> frame) {
     ++messages_out_;
 }
 
+// Under the conflate policy an answer that does not fit waits for the drain
+// (a pong too: the peer judges the link by the bytes it reads, and a full
+// queue is being read), rather than cutting a client that conflation keeps.
 void ClientSession::deliver(FrameType type, const google::protobuf::MessageLite& message) {
     if (!connection_->accepts_output()) return;
     if (ws_) return ws_->translate(type, message);  // it delivers the JSON
-    if (!connection_->send(type, message)) return refuse_slow();
-    ++messages_out_;
+    if (!conflating_ && connection_->send(type, message)) {
+        ++messages_out_;
+        return;
+    }
+    if (!limits_.conflate || !login_.logged_in()) return refuse_slow();
+    hold_control(type, proto::encode_frame_string(type, message));
+}
+
+void ClientSession::hold_control(FrameType type, std::string frame) {
+    if (!conflating_) start_conflating();
+    if (replaces_earlier(type)) {
+        for (auto& [held_type, held] : held_control_) {
+            if (held_type == type) return void(held = std::move(frame));
+        }
+    }
+    if (held_control_.size() >= kMaxHeldControl) {
+        return connection_->close(CloseReason::kSlowConsumer,
+                                  "conflating and owing " + std::to_string(held_control_.size()) +
+                                      " answers not yet sent");
+    }
+    held_control_.emplace_back(type, std::move(frame));
+}
+
+void ClientSession::send_held_control() {
+    size_t sent = 0;
+    for (; sent < held_control_.size(); ++sent) {
+        const std::string& frame = held_control_[sent].second;
+        if (!connection_->send_frame(
+                {reinterpret_cast<const uint8_t*>(frame.data()), frame.size()})) {
+            break;
+        }
+        ++messages_out_;
+    }
+    held_control_.erase(held_control_.begin(), held_control_.begin() + static_cast<long>(sent));
 }
 
 // What the backlog is told of a frame not queued: a trade is held as it is, a
@@ -87,6 +134,7 @@ void ClientSession::queue_item(uint64_t item_id, Owed kind, const proto::UpdateV
         bytes = frame;
     }
     if (conflating_) return owe(item_id, kind, update, bytes);
+    if (over_link_bound(bytes.size())) return on_item_refused(item_id, kind, update, bytes);
     if (ws_) return queue_json_item(item_id, kind, update, bytes);
     bool queued;
     if constexpr (std::is_same_v<Frame, SharedFrame>) {
@@ -155,6 +203,13 @@ void ClientSession::deliver_group(std::span<const uint8_t> frame,
     for (uint64_t item_id : item_ids) backlog_.owe(item_id, Owed::kStatus);
 }
 
+// A link's queue is bounded by time more than memory: what it holds is how
+// stale the edge is (its bytes over the link's bandwidth), so it has its own.
+bool ClientSession::over_link_bound(size_t bytes) const {
+    return is_link_ && limits_.link_max_bytes != 0 &&
+           connection_->queued_bytes() + bytes > limits_.link_max_bytes;
+}
+
 // The queue is full: the slow-consumer policy.
 void ClientSession::on_item_refused(uint64_t item_id, Owed kind, const proto::UpdateView* update,
                                     std::span<const uint8_t> frame) {
@@ -185,11 +240,15 @@ void ClientSession::sample_rates(int64_t now_ns) {
 }
 
 size_t ClientSession::drain_owed(const OwedFrame& frame_for) {
+    send_held_control();
+    if (!held_control_.empty()) return 0;  // the queue is full again
     size_t sent = 0;
     const bool done = backlog_.drain([&](uint64_t item_id, const ConflationBacklog::Piece& piece) {
         const std::optional<std::string> frame = frame_for(item_id, piece);
         if (!frame) return true;
-        if (!connection_->can_queue(frame->size())) return false;  // more at the next drain
+        if (!connection_->can_queue(frame->size()) || over_link_bound(frame->size())) {
+            return false;  // more at the next drain
+        }
         const std::span<const uint8_t> bytes{reinterpret_cast<const uint8_t*>(frame->data()),
                                              frame->size()};
         if (ws_) {
@@ -284,6 +343,11 @@ void ClientSession::accept_login(std::shared_ptr<const auth::UserEntry> account)
     login_.accepted();
     connection_->set_max_frame_body(limits_.max_frame_bytes);  // the small pre-login cap ends
     account_ = std::move(account);
+    if (is_cascade_link(login_.application_id())) {
+        is_link_ = true;
+        limits_.conflate = limits_.link_conflate;
+        limits_.max_held_trades = limits_.link_max_held_trades;
+    }
     wire::LoginResponse response;
     response.set_accepted(true);
     response.mutable_status()->set_stream_state(wire::STREAM_OPEN);
@@ -293,9 +357,12 @@ void ClientSession::accept_login(std::shared_ptr<const auth::UserEntry> account)
     response.set_max_frame_bytes(limits_.max_frame_bytes);
     response.set_max_items_per_request(limits_.max_items_per_request);
     deliver(FrameType::kLoginResponse, response);
-    log_->info("{} logged in: application={} position={}{}", describe(),
+    log_->info("{} logged in: application={} position={}{}{}", describe(),
                log::escaped(login_.application_id()), log::escaped(login_.position()),
-               account_ ? "" : " (authentication off)");
+               account_ ? "" : " (authentication off)",
+               is_link_ ? (limits_.conflate ? " (cascade link: conflated when slow)"
+                                            : " (cascade link: cut when slow)")
+                        : "");
 }
 
 void ClientSession::refuse_login(const auth::LoginVerdict& verdict) {

@@ -37,6 +37,10 @@ struct ClientLimits {
     uint32_t max_frame_bytes = 0;
     uint32_t max_held_trades =
         10000;  // trades a conflating client may hold (output.max_held_trades)
+    // For a cascade link (server/cascade/link_role.h), once logged in:
+    bool link_conflate = true;               // output.link_slow_consumer_policy
+    uint32_t link_max_held_trades = 100000;  // output.link_max_held_trades
+    uint64_t link_max_bytes = 0;  // output.link_max_bytes: queue bound of a link (0: max_bytes)
 };
 
 class ClientSession final : public TcpConnection::Handler {
@@ -179,6 +183,8 @@ class ClientSession final : public TcpConnection::Handler {
     bool held_trade_limit_reached() const { return held_trade_limit_reached_; }
 
     const ClientLimits& limits() const { return limits_; }
+    // Logged in as a cascade link (an edge server): the link limits apply.
+    bool is_link() const { return is_link_; }
 
     void on_frame(TcpConnection& connection, const proto::Frame& frame) override;
     void on_closed(TcpConnection& connection, CloseReason reason, const std::string& text) override;
@@ -197,11 +203,14 @@ class ClientSession final : public TcpConnection::Handler {
                          std::span<const uint8_t> frame);
     void on_item_refused(uint64_t item_id, Owed kind, const proto::UpdateView* update,
                          std::span<const uint8_t> frame);
+    bool over_link_bound(size_t bytes) const;
     void start_conflating();
     void owe(uint64_t item_id, Owed kind, const proto::UpdateView* update,
              std::span<const uint8_t> frame);
     void hold_trade(uint64_t item_id, std::span<const uint8_t> frame);
     void end_conflation();
+    void hold_control(proto::FrameType type, std::string frame);
+    void send_held_control();
     template <class Message>
     bool parse(const proto::Frame& frame, Message& message);
 
@@ -218,6 +227,10 @@ class ClientSession final : public TcpConnection::Handler {
     uint64_t conflation_episodes_ = 0;
     uint64_t trades_held_ = 0;
     bool held_trade_limit_reached_ = false;
+    bool is_link_ = false;
+    // Answers (pongs, directories, post acks) that did not fit while
+    // conflating, sent first when the queue drains; bounded (kMaxHeldControl).
+    std::vector<std::pair<proto::FrameType, std::string>> held_control_;
     uint64_t messages_out_ = 0;
     Rates rates_;
     std::shared_ptr<spdlog::logger> log_;

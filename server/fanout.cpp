@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/clock.h"
+#include "server/make_status.h"
 
 namespace mdcast::server {
 
@@ -329,6 +330,19 @@ void Fanout::send_image(ClientSession& client, const CachedItem& item,
         client.deliver_item(item.id, ClientSession::Owed::kImage, bytes_of(frame));
     }
     ++counters_.refreshes_out;
+}
+
+void Fanout::send_unchanged(ClientSession& client, const CachedItem& item) {
+    wire::ItemStatus message;
+    message.set_item_id(item.id);
+    message.set_service_id(item.service_id);
+    message.set_item_seq(item.item_seq);
+    *message.mutable_status() =
+        make_status(wire::STREAM_OPEN, wire::DATA_OK, wire::STATUS_UNCHANGED,
+                    "unchanged since sequence " + std::to_string(item.item_seq));
+    const std::string frame = proto::encode_frame_string(FrameType::kItemStatus, message);
+    client.deliver_item(item.id, ClientSession::Owed::kImage, bytes_of(frame));
+    ++counters_.unchanged_out;
 }
 
 void Fanout::send_status(ClientSession& client, const std::string& service, const std::string& name,

@@ -51,6 +51,7 @@ struct FanoutCounters {
     uint64_t shared_updates = 0;  // copied once into a shared block for a group
     uint64_t group_statuses_out = 0;  // GroupStatus frames: one per client per group event
     uint64_t group_status_items = 0;  // item statuses those frames stood for
+    uint64_t unchanged_out = 0;       // resync answers: the subscriber's image is current
 };
 
 class Fanout {
@@ -108,6 +109,11 @@ class Fanout {
     // the first image of a subscription.
     void send_image(ClientSession& client, const CachedItem& item, const proto::FieldImage* image,
                     const std::vector<uint32_t>& view, bool snapshot);
+    // The resync answer for a subscription whose subscriber holds the item's
+    // current image (Subscribe.known_seqs): an ItemStatus STATUS_UNCHANGED at
+    // the item's sequence, in place of the image. A conflating client is owed
+    // the image instead (its drain sends it).
+    void send_unchanged(ClientSession& client, const CachedItem& item);
     // A status for a request that is not (or no longer) an open item.
     void send_status(ClientSession& client, const std::string& service, const std::string& name,
                      uint64_t item_id, const wire::Status& status);

@@ -46,7 +46,9 @@ ItemCache::Outcome ItemCache::apply_update(const proto::UpdateView& update, Cach
     if (!item) return Outcome::kUnknownItem;
     if (!item->has_image) return Outcome::kNoImage;
     if (update.item_seq <= item->item_seq) return Outcome::kStale;
-    if (update.item_seq != item->item_seq + 1) {
+    // A conflated update (a parent conflating a cascade link) merges the ones
+    // it skips: every field they changed, at its latest value. Not a gap.
+    if (update.item_seq != item->item_seq + 1 && !update.conflated) {
         invalidate(*item, wire::STATUS_UNRECOVERABLE_LOSS,
                    "updates " + std::to_string(item->item_seq + 1) + ".." +
                        std::to_string(update.item_seq - 1) + " were lost");

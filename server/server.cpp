@@ -130,12 +130,16 @@ void Server::on_accept(int fd, std::string peer, bool tls, bool websocket) {
     limits.send_buffer_bytes = static_cast<int>(config_.output_tcp_send_buffer_bytes);
     limits.raw_input = websocket;  // wslay frames the input (WsSession)
     if (tls) limits.tls = websocket ? ws_listeners_->tls_limits() : listeners_.tls_limits();
-    const ClientLimits client_limits{config_.output_slow_consumer_policy == "conflate",
-                                     config_.clients_max_items_per_request,
-                                     config_.clients_max_subscriptions,
-                                     config_.clients_heartbeat_interval_ms,
-                                     config_.clients_max_frame_bytes,
-                                     config_.output_max_held_trades};
+    const ClientLimits client_limits{
+        config_.output_slow_consumer_policy == "conflate",
+        config_.clients_max_items_per_request,
+        config_.clients_max_subscriptions,
+        config_.clients_heartbeat_interval_ms,
+        config_.clients_max_frame_bytes,
+        config_.output_max_held_trades,
+        config_.output_link_slow_consumer_policy == "conflate" && config_.cache_enable_cache,
+        config_.output_link_max_held_trades,
+        config_.output_link_max_bytes};
     auto client = std::make_unique<ClientSession>(*this, client_limits, server_id_);
     auto connection = std::make_unique<TcpConnection>(loop_, flusher_, fd, id, peer,
                                                       proto::kClientToServerTypes, limits, *client);
@@ -163,6 +167,11 @@ void Server::on_client_closed(ClientSession& client, CloseReason reason, const s
     posts_.forget_client(c.id());
     counters_.trades_held += client.trades_held();
     if (client.held_trade_limit_reached()) ++counters_.held_trade_limit;
+    if (client.is_link() && reason == CloseReason::kSlowConsumer) {
+        ++counters_.links_cut_slow;
+        log_->error("cascade link {} (application {}) cut as a slow consumer: {}",
+                    client.describe(), client.application_id(), text);
+    }
     clients_.on_closed(client, reason);  // destroyed after the callbacks, never inside a fan-out
 }
 
@@ -184,15 +193,27 @@ void Server::on_subscribe(ClientSession& client, const wire::Subscribe& request)
     std::sort(view.begin(), view.end());
     view.erase(std::unique(view.begin(), view.end()), view.end());
     user_budget_ = {user_subscription_room(client), fanout_.subscription_count(client)};
-    for (const auto& name : request.item_names()) {
+    const int names = request.item_names_size();
+    const bool resync =
+        request.known_item_ids_size() == names && request.known_seqs_size() == names;
+    for (int i = 0; i < names; ++i) {
         if (!client.is_open()) return;
-        subscribe_one(client, service, name, request.conflate_ms(), request.snapshot(), view);
+        const HeldImage held =
+            resync ? HeldImage{request.known_item_ids(i), request.known_seqs(i)} : HeldImage{};
+        subscribe_one(client, service, request.item_names(i), request.conflate_ms(),
+                      request.snapshot(), view, held);
     }
+}
+
+bool Server::still_current(const CachedItem& item, HeldImage held) {
+    return held.item_id != 0 && held.item_id == item.id && held.item_seq == item.item_seq &&
+           item.status.stream_state() == wire::STREAM_OPEN &&
+           item.status.data_state() == wire::DATA_OK;
 }
 
 void Server::subscribe_one(ClientSession& client, const std::string& service,
                            const std::string& name, uint32_t conflate_ms, bool snapshot,
-                           const std::vector<uint32_t>& view) {
+                           const std::vector<uint32_t>& view, HeldImage held) {
     if (const auto refused = check_item_name(name)) {
         return fanout_.send_status(client, service, name.substr(0, proto::kMaxItemNameBytes), 0,
                                    *refused);
@@ -217,6 +238,7 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
         if (!snapshot && fanout_.subscribe(client, item->id, view, conflate_ms)) {
             hold_if_interactive(item->id);  // served here: upstream has not heard of it
         }
+        if (!snapshot && still_current(*item, held)) return fanout_.send_unchanged(client, *item);
         return fanout_.send_image(client, *item, &item->image, view, snapshot);
     }
     // Cache off: the item is live but its image is upstream.

@@ -59,6 +59,9 @@ struct ServerCounters {
     uint64_t conflation_episodes = 0;  // clients that started conflating
     uint64_t trades_held = 0;          // by clients since closed, while conflating
     uint64_t held_trade_limit = 0;     // clients closed past output.max_held_trades
+    uint64_t links_cut_slow = 0;       // cascade links closed slow_consumer (a hard bound)
+    uint64_t unchanged_in = 0;         // resync answers that made a held image current again
+    uint64_t unchanged_refused = 0;    // resync answers for an image not held here: re-imaged
     uint64_t cache_full = 0;
     uint64_t not_entitled = 0;                // item requests refused: not entitled
     uint64_t entitlement_revocations = 0;     // subscriptions closed by a reload
@@ -107,6 +110,7 @@ class Server final : public Upstream::Handler,
     void on_source_silent(uint16_t source, bool silent) override;
     void on_source_answer(uint16_t source, const proto::Frame& frame) override;
     void on_source_post_ack(uint16_t source, const wire::PostAck& ack) override;
+    std::optional<uint64_t> held_sequence(uint64_t item_id) const override;
 
     void on_login_request(ClientSession& client, const wire::LoginRequest& request) override;
     void on_subscribe(ClientSession& client, const wire::Subscribe& request) override;
@@ -163,14 +167,23 @@ class Server final : public Upstream::Handler,
     void report_interest(int64_t now);
 
     void on_accept(int fd, std::string peer, bool tls, bool websocket);
+    // The image a resyncing subscriber still holds (Subscribe.known_seqs; 0: none).
+    struct HeldImage {
+        uint64_t item_id = 0;
+        uint64_t item_seq = 0;
+    };
     void subscribe_one(ClientSession& client, const std::string& service, const std::string& name,
-                       uint32_t conflate_ms, bool snapshot, const std::vector<uint32_t>& view);
+                       uint32_t conflate_ms, bool snapshot, const std::vector<uint32_t>& view,
+                       HeldImage held);
+    // True when the item is current and still at the image `held` names.
+    static bool still_current(const CachedItem& item, HeldImage held);
 
     // The upstream's messages (server/server_upstream.cpp).
     bool foreign(uint16_t source, uint64_t item_id);
     void on_refresh(uint16_t source, const proto::Frame& frame);
     void on_update(uint16_t source, const proto::Frame& frame);
     void on_item_status(uint16_t source, const proto::Frame& frame);
+    bool confirm_unchanged(const wire::ItemStatus& status);
     void on_directory(uint16_t source, const proto::Frame& frame);
     void serve_waiting(const CachedItem& item, const proto::FieldImage* image);
     void fan_out_group(wire::GroupScope scope, uint32_t id, const std::string& service_name,

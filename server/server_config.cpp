@@ -173,6 +173,27 @@ void add_output_keys(config::Schema<ServerConfig>& s) {
                         "until its queue drains; one more closes it as a slow consumer, telling "
                         "it why (counted in held_trade_limit_total). Applies to new connections.")
         .reloads();
+    s.choice("output.link_slow_consumer_policy", &C::output_link_slow_consumer_policy, "conflate",
+             {"conflate", "disconnect"},
+             "The slow-consumer policy for cascade links: edge servers logged in here "
+             "(docs/cascade.md). conflate (the default, for WAN links): the link gets the latest "
+             "value of every item and every trade, and is cut only past "
+             "output.link_max_held_trades. Conflation needs cache.enable_cache: without the "
+             "cache a slow link is disconnected. Applies to new connections.")
+        .reloads();
+    s.integer<uint64_t>("output.link_max_bytes", &C::output_link_max_bytes, 1048576, 0,
+                        uint64_t{1} << 32,
+                        "Output queue of a cascade link, in bytes (0: output.max_bytes); past it "
+                        "the link policy applies. What the queue holds is how stale the edge "
+                        "is: this over the link's bandwidth (1 MiB: about 1 s at 8 Mbit/s). "
+                        "Applies to new connections.")
+        .reloads();
+    s.integer<uint32_t>("output.link_max_held_trades", &C::output_link_max_held_trades, 100000, 1,
+                        10000000,
+                        "Trades one conflating cascade link may hold until its queue drains; one "
+                        "more cuts it as a slow consumer, telling the edge why (counted in "
+                        "links_cut_slow_total). Applies to new connections.")
+        .reloads();
     s.boolean("output.tcp_nodelay", &C::output_tcp_nodelay, true,
               "TCP_NODELAY on client sockets (the seed's tcpNoDelay).");
     s.integer<uint32_t>("output.tcp_send_buffer_bytes", &C::output_tcp_send_buffer_bytes, 0, 0,

@@ -71,8 +71,11 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys, UpstreamKeys {
     uint64_t output_guaranteed_bytes = 0;
     uint64_t output_pool_bytes = 0;
     uint32_t output_expected_clients = 0;
-    std::string output_slow_consumer_policy;  // "disconnect" or "conflate"
-    uint32_t output_max_held_trades = 0;      // trades a conflating client may hold
+    std::string output_slow_consumer_policy;       // "disconnect" or "conflate"
+    uint32_t output_max_held_trades = 0;           // trades a conflating client may hold
+    std::string output_link_slow_consumer_policy;  // for cascade links: "conflate" or "disconnect"
+    uint32_t output_link_max_held_trades = 0;      // trades a conflating link may hold
+    uint64_t output_link_max_bytes = 0;            // output queue of a link (0: output.max_bytes)
     bool output_tcp_nodelay = true;
     uint32_t output_tcp_send_buffer_bytes = 0;
     bool output_timed_writes = false;

@@ -151,6 +151,23 @@ void Server::register_metrics() {
     m.counter("held_trade_limit_total",
               "Conflating clients closed slow_consumer holding output.max_held_trades trades",
               [&c] { return c.held_trade_limit; });
+    m.counter("resync_unchanged_out_total",
+              "Resync answers sent: the subscriber's image was current, no image sent "
+              "(Subscribe.known_seqs, an edge reconnecting)",
+              [&f] { return f.unchanged_out; });
+    m.counter("resync_unchanged_in_total",
+              "Resync answers from the upstream that made the image held here current again",
+              [&c] { return c.unchanged_in; });
+    m.counter("resync_unchanged_refused_total",
+              "Resync answers for an image this cache no longer held: a fresh image asked for",
+              [&c] { return c.unchanged_refused; });
+    m.counter("links_cut_slow_total",
+              "Cascade links (edge servers) cut as slow consumers: a hard bound reached "
+              "(output.link_max_held_trades, output.max_bytes with the disconnect policy)",
+              [&c] { return c.links_cut_slow; });
+    m.gauge("links_conflating", "Cascade links (edge servers) conflating now", [clients] {
+        return clients([](ClientSession& s) { return s.is_link() && s.conflating() ? 1 : 0; });
+    });
     m.counter("conflated_suspect_images_total",
               "Conflation drains that sent a suspect item its image (values and status), not a "
               "status alone",

@@ -121,6 +121,27 @@ void Server::serve_waiting(const CachedItem& item, const proto::FieldImage* imag
     release_if_unwatched(item.id);
 }
 
+std::optional<uint64_t> Server::held_sequence(uint64_t item_id) const {
+    const CachedItem* item = cache_.find(item_id);
+    if (!item || !item->has_image || !cache_.keeps_images()) return std::nullopt;
+    return item->item_seq;
+}
+
+// The upstream says the image held here is current (a resync's answer,
+// Subscribe.known_seqs). Believed only when this cache holds that very image;
+// otherwise a fresh one is asked for, and the item stays as it is meanwhile.
+bool Server::confirm_unchanged(const wire::ItemStatus& status) {
+    CachedItem* item = cache_.find(status.item_id());
+    if (!item) return false;
+    if (held_sequence(item->id) != status.item_seq()) {
+        ++counters_.unchanged_refused;
+        recovery_.request_image(*item);
+        return false;
+    }
+    ++counters_.unchanged_in;
+    return true;
+}
+
 void Server::on_item_status(uint16_t source, const proto::Frame& frame) {
     wire::ItemStatus status;
     if (!status.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
@@ -129,6 +150,7 @@ void Server::on_item_status(uint16_t source, const proto::Frame& frame) {
     }
     if (foreign(source, status.item_id())) return;
     ++counters_.statuses_in;
+    if (status.status().code() == wire::STATUS_UNCHANGED && !confirm_unchanged(status)) return;
     CachedItem* item = nullptr;
     if (status.item_id() != 0 &&
         cache_.apply_status(status, item) == ItemCache::Outcome::kApplied) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,11 @@ class Upstream {
         // server's post id.
         virtual void on_source_post_ack(uint16_t source,
                                         const ::mdcast::wire::v1::PostAck& ack) = 0;
+        // The sequence of the item's image held here, when that image is
+        // valid (nullopt: none): what a resync may ask the upstream to confirm.
+        virtual std::optional<uint64_t> held_sequence(uint64_t item_id) const {
+            return std::nullopt;
+        }
 
       protected:
         virtual ~Handler() = default;

@@ -275,8 +275,9 @@ void ServerLink::on_login_response(const proto::Frame& frame) {
                                 : std::min(ping_interval_ms_, response.heartbeat_interval_ms());
     }
     uint32_t tick_ms = ping_interval_ms_ > 0 ? ping_interval_ms_ : 1000;
+    // Fine enough that silence is declared within a tenth of the timeout of it.
     if (settings_.heartbeat_timeout_ms > 0)
-        tick_ms = std::min(tick_ms, settings_.heartbeat_timeout_ms / 4);
+        tick_ms = std::min(tick_ms, settings_.heartbeat_timeout_ms / 10);
     tick_timer_.start_periodic(std::chrono::milliseconds(std::max<uint32_t>(tick_ms, 5)));
     last_ping_ns_ = monotonic_ns();
     listener_.on_link_up(response);

@@ -46,6 +46,10 @@ std::string_view status_code_name(StatusCode code) {
             return "INVALID_REQUEST";
         case StatusCode::kRecovering:
             return "RECOVERING";
+        case StatusCode::kAuthFailed:
+            return "AUTH_FAILED";
+        case StatusCode::kUnchanged:
+            return "UNCHANGED";
         case StatusCode::kConnectionLost:
             return "CONNECTION_LOST";
         case StatusCode::kCancelled:

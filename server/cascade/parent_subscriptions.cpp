@@ -36,6 +36,11 @@ std::optional<ParentSubscriptions::Name> ParentSubscriptions::name_of(uint64_t i
     return name->second;
 }
 
+uint64_t ParentSubscriptions::id_of(const std::string& service, const std::string& item) const {
+    const auto id = ids_.find({service, item});
+    return id == ids_.end() ? 0 : id->second;
+}
+
 std::map<std::string, std::vector<std::string>> ParentSubscriptions::by_service() const {
     std::map<std::string, std::vector<std::string>> out;
     for (const auto& name : wanted_) out[name.first].push_back(name.second);

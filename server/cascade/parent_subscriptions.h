@@ -34,6 +34,8 @@ class ParentSubscriptions {
     void drop(const std::string& service, const std::string& item);
     // The name of a known id, wanted or not.
     std::optional<Name> name_of(uint64_t item_id) const;
+    // The id a name was last known by (0: none yet).
+    uint64_t id_of(const std::string& service, const std::string& item) const;
 
     bool wanted(const std::string& service, const std::string& item) const {
         return wanted_.contains({service, item});

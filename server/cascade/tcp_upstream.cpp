@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/clock.h"
 #include "proto/frame.h"
 #include "proto/post_checks.h"
 #include "proto/source_ids.h"
@@ -45,10 +46,11 @@ TcpUpstream::TcpUpstream(EventLoop& loop, TcpUpstreamSettings settings, Handler&
       flusher_(loop, std::chrono::microseconds(0)),
       link_(loop, flusher_, proto::kServerToClientTypes, *this, log_),
       reconnect_timer_(loop, [this] { connect_next(); }),
-      directory_timer_(
-          loop, [this] { link_.send(FrameType::kDirectoryRequest, wire::DirectoryRequest{}); }),
+      directory_timer_(loop, [this] { on_heartbeat_tick(); }),
       subscribe_flush_(loop, [this] { flush_subscribes(); }),
-      post_answers_(loop, [this] { answer_refused_posts(); }) {
+      post_answers_(loop, [this] { answer_refused_posts(); }),
+      resync_more_(loop, [this] { send_resync(); }),
+      resync_(settings_.resync_max_outstanding) {
     connect_next();
 }
 
@@ -89,12 +91,23 @@ void TcpUpstream::on_link_up(const wire::LoginResponse& response) {
                subscriptions_.size());
     link_.send(FrameType::kDirectoryRequest, wire::DirectoryRequest{});
     directory_timer_.start_periodic(std::chrono::milliseconds(settings_.heartbeat_interval_ms));
-    for (const auto& [service, names] : subscriptions_.by_service()) subscribe(service, names);
+    start_resync();
+}
+
+// Polls the directory; a resync that heard no answer for a whole interval
+// opens its window again rather than wait on a parent silent about some names.
+void TcpUpstream::on_heartbeat_tick() {
+    link_.send(FrameType::kDirectoryRequest, wire::DirectoryRequest{});
+    if (resync_.active() && !resync_.progressed()) {
+        resync_.on_stall();
+        send_resync();
+    }
 }
 
 void TcpUpstream::on_link_down(sdk::LinkDown cause, const std::string& text) {
     directory_timer_.stop();
     pending_subscribes_.clear();  // subscribed again from subscriptions_ on the next login
+    resync_.stop();
     const std::string attempted = link_.settings().server.to_string();
     // A refused login (wrong password, not allowed) will not pass sooner for asking
     // more often, and a parent rate-limits logins: ten times the delay.
@@ -159,6 +172,7 @@ void TcpUpstream::on_refresh(const proto::Frame& frame) {
         new_generation(source, refresh.item_name());
     }
     handler_.on_upstream_message(source, frame);
+    on_resync_answer(refresh.service_name(), refresh.item_name(), false);
 }
 
 // The parent names an item by another id than before: its distributor
@@ -190,6 +204,12 @@ void TcpUpstream::on_item_status(const proto::Frame& frame) {
                                 ? proto::item_source(status.item_id())
                                 : service_source(status.service_name()).value_or(0);
     handler_.on_upstream_message(source, frame);
+    const bool unchanged = status.status().code() == wire::STATUS_UNCHANGED;
+    if (status.item_id() == 0) {
+        on_resync_answer(status.service_name(), status.item_name(), unchanged);
+    } else if (const auto name = subscriptions_.name_of(status.item_id())) {
+        on_resync_answer(name->first, name->second, unchanged);
+    }
 }
 
 void TcpUpstream::on_directory(const proto::Frame& frame) {
@@ -360,17 +380,91 @@ void TcpUpstream::flush_subscribes() {
     }
 }
 
-// One Subscribe per batch the parent takes (its LoginResponse.max_items_per_request).
 void TcpUpstream::subscribe(const std::string& service, const std::vector<std::string>& names) {
+    std::vector<ResyncPacer::Entry> entries;
+    entries.reserve(names.size());
+    for (const auto& name : names) entries.push_back({service, name});
+    send_subscribes(service, entries);
+}
+
+// One Subscribe per batch the parent takes: at most its LoginResponse's
+// max_items_per_request names, and half its max_frame_bytes (a frame past it
+// closes the link frame_too_large). The images held here ride along when there
+// are any (Subscribe.known_seqs).
+void TcpUpstream::send_subscribes(const std::string& service,
+                                  const std::vector<ResyncPacer::Entry>& entries) {
+    constexpr size_t kPerNameBytes = 24;  // tag, length, known id and sequence at most
     const size_t batch = std::max<size_t>(link_.max_items_per_request(), 1);
-    for (size_t first = 0; first < names.size(); first += batch) {
+    const size_t max_bytes = std::max<size_t>(
+        link_.peer_max_frame_bytes() ? link_.peer_max_frame_bytes() / 2 : 32768, 1024);
+    for (size_t first = 0; first < entries.size();) {
         wire::Subscribe request;
         request.set_service_name(service);
-        const size_t last = std::min(names.size(), first + batch);
-        for (size_t i = first; i < last; ++i) request.add_item_names(names[i]);
+        size_t bytes = service.size();
+        bool held = false;
+        for (; first < entries.size() && static_cast<size_t>(request.item_names_size()) < batch &&
+               (request.item_names_size() == 0 ||
+                bytes + entries[first].name.size() + kPerNameBytes <= max_bytes);
+             ++first) {
+            const auto& entry = entries[first];
+            request.add_item_names(entry.name);
+            request.add_known_item_ids(entry.item_id);
+            request.add_known_seqs(entry.item_seq);
+            bytes += entry.name.size() + kPerNameBytes;
+            held = held || entry.item_id != 0;
+        }
+        if (!held) {
+            request.clear_known_item_ids();
+            request.clear_known_seqs();
+        }
         ++counters_.subscribes;
         link_.send(FrameType::kSubscribe, request);
     }
+}
+
+// ---- resync after a login ------------------------------------------------------------------
+
+void TcpUpstream::start_resync() {
+    std::vector<ResyncPacer::Entry> entries;
+    size_t held = 0;
+    for (const auto& [service, names] : subscriptions_.by_service()) {
+        for (const auto& name : names) {
+            ResyncPacer::Entry entry{service, name};
+            const uint64_t id = subscriptions_.id_of(service, name);
+            const auto seq = id == 0 ? std::nullopt : handler_.held_sequence(id);
+            if (seq) {
+                entry.item_id = id;
+                entry.item_seq = *seq;
+                ++held;
+            }
+            entries.push_back(std::move(entry));
+        }
+    }
+    if (entries.empty()) return;
+    log_->info("resync with parent {}: {} item(s) to ask again, {} with an image held here",
+               parent_, entries.size(), held);
+    resync_started_ns_ = monotonic_ns();
+    resync_base_ = counters_;
+    resync_.start(std::move(entries));
+    send_resync();
+}
+
+void TcpUpstream::send_resync() {
+    if (parent_.empty()) return;
+    std::map<std::string, std::vector<ResyncPacer::Entry>> by_service;
+    for (auto& entry : resync_.take()) by_service[entry.service].push_back(std::move(entry));
+    for (const auto& [service, entries] : by_service) send_subscribes(service, entries);
+}
+
+void TcpUpstream::on_resync_answer(const std::string& service, const std::string& name,
+                                   bool unchanged) {
+    if (!resync_.answered(service, name)) return;
+    ++(unchanged ? counters_.resync_unchanged : counters_.resync_images);
+    if (resync_.active()) return resync_more_.fire();
+    log_->info("resync with parent {} done in {} ms: {} image(s), {} unchanged", parent_,
+               (monotonic_ns() - resync_started_ns_) / 1'000'000,
+               counters_.resync_images - resync_base_.resync_images,
+               counters_.resync_unchanged - resync_base_.resync_unchanged);
 }
 
 void TcpUpstream::register_metrics(MetricsRegistry& m) const {
@@ -391,6 +485,15 @@ void TcpUpstream::register_metrics(MetricsRegistry& m) const {
               [&c] { return static_cast<double>(c.unsubscribed); });
     m.counter("upstream_frames_in_total", "Frames read from a parent",
               [&c] { return static_cast<double>(c.frames_in); });
+    m.counter("upstream_resync_images_total",
+              "Items asked again after a reconnect that came back as images (they changed)",
+              [&c] { return static_cast<double>(c.resync_images); });
+    m.counter("upstream_resync_unchanged_total",
+              "Items asked again after a reconnect that the parent said were unchanged (no image)",
+              [&c] { return static_cast<double>(c.resync_unchanged); });
+    m.gauge("upstream_resync_waiting",
+            "Items of the resync under way not yet answered (asked or waiting to be asked)",
+            [this] { return static_cast<double>(resync_.waiting() + resync_.outstanding()); });
     m.counter("upstream_posts_forwarded_total", "Posts sent to the parent",
               [&c] { return static_cast<double>(c.posts_forwarded); });
     m.counter("upstream_posts_answered_total", "The parent's answers to posts, accepted or not",

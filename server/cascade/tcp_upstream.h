@@ -18,8 +18,9 @@
 // heartbeat_timeout_ms while pings go out every heartbeat_interval_ms), not by
 // a pong queued behind data. A lost link makes every item held here suspect at
 // once (SOURCE_DOWN naming the parent), then the next parent of the list is
-// tried after reconnect_delay_ms; once logged in every name is subscribed
-// again and its fresh image makes it current.
+// tried after reconnect_delay_ms; once logged in every name is asked again,
+// paced (resync_pacer.h), with the sequence of the image held here: the parent
+// sends an image only for items that changed, "unchanged" for the others.
 //
 // The link is the SDK's own (client-sdk/src/server_link.h: non-blocking
 // connect, login, pings, the peer's Close) on the server's loop; the SDK's
@@ -41,6 +42,7 @@
 #include "proto/update_codec.h"
 #include "server/cascade/parent_posts.h"
 #include "server/cascade/parent_subscriptions.h"
+#include "server/cascade/resync_pacer.h"
 #include "server/upstream.h"
 #include "wire/common.pb.h"
 
@@ -52,8 +54,9 @@ struct TcpUpstreamSettings {
     std::string password;
     std::string application_id;
     uint32_t heartbeat_interval_ms = 1000;
-    uint32_t heartbeat_timeout_ms = 3000;
+    uint32_t heartbeat_timeout_ms = 2000;
     uint32_t reconnect_delay_ms = 500;
+    uint32_t resync_max_outstanding = 1000;  // names asked again and not yet answered
     uint32_t max_frame_bytes = 16u << 20;
     std::shared_ptr<const TlsContext> tls;  // null: plaintext
     std::string tls_server_name;            // empty: each parent's host
@@ -66,9 +69,11 @@ struct TcpUpstreamCounters {
     uint64_t subscribes = 0;    // Subscribe messages sent to a parent
     uint64_t unsubscribed = 0;  // items released at a parent
     uint64_t frames_in = 0;
-    uint64_t posts_forwarded = 0;  // posts sent to a parent
-    uint64_t posts_answered = 0;   // the parent's answers, accepted or not
-    uint64_t posts_refused = 0;    // refused here: too many in flight, the link lost first
+    uint64_t posts_forwarded = 0;   // posts sent to a parent
+    uint64_t posts_answered = 0;    // the parent's answers, accepted or not
+    uint64_t posts_refused = 0;     // refused here: too many in flight, the link lost first
+    uint64_t resync_images = 0;     // resync answers that were images (the item changed)
+    uint64_t resync_unchanged = 0;  // resync answers "unchanged": no image needed
 };
 
 class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
@@ -112,6 +117,14 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     void queue_subscribe(const std::string& service, const std::string& name);
     void flush_subscribes();
     void subscribe(const std::string& service, const std::vector<std::string>& names);
+    // Subscribe messages for `entries` of one service, batched as the parent takes them.
+    void send_subscribes(const std::string& service,
+                         const std::vector<ResyncPacer::Entry>& entries);
+    // After a login: every wanted name again, with the image held here.
+    void start_resync();
+    void send_resync();
+    void on_resync_answer(const std::string& service, const std::string& name, bool unchanged);
+    void on_heartbeat_tick();
     void release(const std::vector<uint64_t>& item_ids);
     void on_post_ack(const proto::Frame& frame);
     void refuse_post(uint16_t source, uint64_t post_id, ::mdcast::wire::v1::StatusCode code,
@@ -130,6 +143,10 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     Timer directory_timer_;  // the parent sends its directory only when asked
     Trigger subscribe_flush_;
     Trigger post_answers_;
+    Trigger resync_more_;
+    ResyncPacer resync_;
+    int64_t resync_started_ns_ = 0;
+    TcpUpstreamCounters resync_base_;  // counters when the resync started (for its log line)
     std::vector<std::pair<uint16_t, ::mdcast::wire::v1::PostAck>> refused_posts_;
     std::map<std::string, std::vector<std::string>> pending_subscribes_;
     proto::UpdateView update_;  // reused: only the item id is read

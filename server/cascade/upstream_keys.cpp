@@ -45,10 +45,17 @@ void add_upstream_keys(config::Schema<ServerConfig>& s) {
              "File whose first line is upstream.user's password at the parent (empty: none).");
     s.integer<uint32_t>("upstream.heartbeat_interval_ms", &C::upstream_heartbeat_interval_ms, 1000,
                         10, 60000, "Pings to the parent (and directory polls) at this interval.");
-    s.integer<uint32_t>("upstream.heartbeat_timeout_ms", &C::upstream_heartbeat_timeout_ms, 3000,
+    s.integer<uint32_t>("upstream.heartbeat_timeout_ms", &C::upstream_heartbeat_timeout_ms, 2000,
                         20, 600000,
                         "Nothing at all read from the parent for this long (data or pong): the "
-                        "link is dead, every item held goes suspect and the next parent is tried.");
+                        "link is dead, every item held goes suspect and the next parent is tried. "
+                        "Progress counts, not pongs: a link busy with data is never dead, however "
+                        "long its pongs wait behind the data. Default: two heartbeat intervals.");
+    s.integer<uint32_t>("upstream.resync_max_outstanding", &C::upstream_resync_max_outstanding,
+                        1000, 1, 1000000,
+                        "After a reconnect every item held is asked again with the sequence of "
+                        "the image held here (the parent sends images only for items that "
+                        "changed): at most this many asked and not yet answered at once.");
     s.integer<uint32_t>("upstream.reconnect_delay_ms", &C::upstream_reconnect_delay_ms, 500, 10,
                         60000, "Wait before trying the next parent after a link is lost or fails.");
     s.boolean("upstream.tls", &C::upstream_tls, false,

@@ -110,6 +110,8 @@ std::string_view code_name(wire::StatusCode code) {
             return "Recovering";
         case wire::STATUS_AUTH_FAILED:
             return "AuthFailed";
+        case wire::STATUS_UNCHANGED:
+            return "Unchanged";
         default:
             return "";
     }

@@ -52,6 +52,8 @@ mdcast_sdk_integration_test(integration_cascade integration/test_cascade.py 420)
 set_property(TEST integration_cascade APPEND PROPERTY ENVIRONMENT
              "MDCAST_BENCH_PUBLISHER=$<TARGET_FILE:mdcast-bench-publisher>"
              "MDCAST_BENCH_POSTER=$<TARGET_FILE:mdcast-bench-poster>")
+# Slow and lossy links: a throttling relay between edge and hub, outages, resync.
+mdcast_sdk_integration_test(integration_cascade_link integration/test_cascade_link.py 300)
 mdcast_sdk_integration_test(integration_conflation integration/test_conflation.py 120)
 mdcast_sdk_integration_test(integration_trade_conflation integration/test_trade_conflation.py 120)
 mdcast_sdk_integration_test(integration_group_status integration/test_group_status.py 240)

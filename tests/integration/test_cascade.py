@@ -210,9 +210,10 @@ def test_distributor_restart_at_the_hub_reaches_the_edge_clients():
 
 def check_suspect_then_fresh_image(client, name, text):
     """The item's stream: updates, a suspect status whose text contains `text`, then a
-    fresh image before any update; from then on (a loaded machine may cost another link)
-    no update between a suspect status and the next image, updates in sequence after
-    each image, every value as published."""
+    fresh image before any update (or, after a resync, an ok status UNCHANGED: the image
+    held is current); from then on (a loaded machine may cost another link) no update
+    between a suspect status and the next image, updates in sequence after each image,
+    every value as published."""
     got = by_item(messages(client))[name]
     suspect_at = next((i for i, m in enumerate(got) if m["type"] == "status"
                        and m["data"] == "suspect" and text in m.get("text", "")), None)
@@ -220,8 +221,11 @@ def check_suspect_then_fresh_image(client, name, text):
           f"{[(m['type'], m.get('code'), m.get('text')) for m in got if m['type'] != 'update']}")
     check(any(m["type"] == "update" for m in got[:suspect_at]), f"{name}: no update before the link went")
     seq, suspect, updates_after_image = None, True, 0
+    held = max((m["seq"] for m in got[:suspect_at] if m["type"] != "status"), default=None)
     for m in got[suspect_at + 1:]:
-        if m["type"] == "status":
+        if m["type"] == "status" and m["data"] == "ok" and m.get("code") == "UNCHANGED":
+            seq, suspect = seq if seq is not None else held, False  # the image held is current
+        elif m["type"] == "status":
             suspect = suspect or m["data"] == "suspect"
         elif m["type"] == "refresh":
             check(m["data"] == "ok", f"{name}: fresh image not ok: {m}")

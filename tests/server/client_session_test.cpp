@@ -4,6 +4,7 @@
 // slow-consumer policy (disconnect, or conflate what is owed until it drains).
 #include "server/client_session.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -210,6 +211,54 @@ TEST_CASE("a conflating client records what is owed and is sent it once drained"
     CHECK(asked == std::vector<std::pair<uint64_t, ClientSession::Owed>>{
                        {1, ClientSession::Owed::kUpdate}, {2, ClientSession::Owed::kStatus}});
     CHECK(sent == 2);
+    CHECK_FALSE(client.conflating());
+    CHECK(f.closes.empty());
+}
+
+TEST_CASE("a cascade link gets the link policy: conflated where a client would be cut",
+          "[client_session]") {
+    ClientFixture f;
+    ClientSession& client = f.connect(false, 4096);  // clients: disconnect
+    auto login = login_as("edge");
+    login.set_application_id("mdcast-server/2");  // how an edge logs in (link_role.h)
+    f.send_frame(client, proto::FrameType::kLoginRequest, login);
+    client.accept_login(nullptr);
+    f.received(client);
+    CHECK(client.is_link());
+    CHECK(client.limits().max_held_trades == server::ClientLimits{}.link_max_held_trades);
+    const auto frame = item_frame(1000);
+    for (int i = 0; i < 8; ++i) client.deliver_item(1, ClientSession::Owed::kUpdate, frame);
+    CHECK(client.is_open());
+    CHECK(client.conflating());
+    CHECK(f.closes.empty());
+}
+
+TEST_CASE("a conflating client's answers wait for the drain rather than cut it",
+          "[client_session]") {
+    ClientFixture f;
+    ClientSession& client = logged_in(f, true, 4096);
+    const auto frame = item_frame(1000);
+    for (int i = 0; i < 8; ++i) client.deliver_item(1, ClientSession::Owed::kUpdate, frame);
+    REQUIRE(client.conflating());
+    wire_v1::Ping ping;
+    for (uint64_t sent = 1; sent <= 3; ++sent) {  // only the latest pong is kept
+        ping.set_sent_time_ns(sent);
+        f.send_frame(client, proto::FrameType::kPing, ping);
+    }
+    CHECK(client.is_open());
+    f.received(client);  // the queue drains
+    client.drain_owed([&](uint64_t, const ConflationBacklog::Piece&) {
+        return std::optional<std::string>(std::string(frame.begin(), frame.end()));
+    });
+    const auto frames = f.received(client);
+    REQUIRE_FALSE(frames.empty());
+    REQUIRE(frames[0].type == proto::FrameType::kPong);
+    wire_v1::Pong pong;
+    REQUIRE(pong.ParseFromString(frames[0].body));
+    CHECK(pong.ping_sent_time_ns() == 3);
+    CHECK(std::count_if(frames.begin(), frames.end(), [](const auto& received) {
+              return received.type == proto::FrameType::kPong;
+          }) == 1);
     CHECK_FALSE(client.conflating());
     CHECK(f.closes.empty());
 }

@@ -234,6 +234,19 @@ TEST_CASE("an item sequence gap makes the item suspect without an image", "[item
     CHECK(cache.apply_update(make_update(7, 8), item) == Outcome::kApplied);
 }
 
+TEST_CASE("a conflated update may skip sequences: it merges the ones skipped", "[item_cache]") {
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    REQUIRE(cache.apply_refresh(make_refresh(7, 3), item) == Outcome::kApplied);
+    auto conflated = make_update(7, 9);
+    conflated.conflated = true;
+    CHECK(cache.apply_update(conflated, item) == Outcome::kApplied);
+    CHECK(item->has_image);
+    CHECK(item->item_seq == 9);
+    CHECK(cache.apply_update(make_update(7, 10), item) == Outcome::kApplied);
+    CHECK(cache.apply_update(make_update(7, 12), item) == Outcome::kItemGap);  // unmarked: a gap
+}
+
 TEST_CASE("an update for an item without an image is dropped", "[item_cache]") {
     ItemCache cache(64, 100);
     CachedItem* item = nullptr;

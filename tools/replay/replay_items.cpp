@@ -28,6 +28,7 @@ bool from_infrastructure(wire::v1::StatusCode code) {
         case wire::v1::STATUS_SOURCE_RESET:
         case wire::v1::STATUS_SERVER_SHUTDOWN:
         case wire::v1::STATUS_RECOVERING:
+        case wire::v1::STATUS_UNCHANGED:
         case wire::v1::STATUS_NOT_FOUND:
         case wire::v1::STATUS_LIMIT_REACHED:
             return true;

@@ -76,6 +76,7 @@ local status_codes = {
     [0] = "NONE", [1] = "NOT_FOUND", [2] = "NOT_ENTITLED", [3] = "SOURCE_DOWN",
     [4] = "UNRECOVERABLE_LOSS", [5] = "SOURCE_RESET", [6] = "SERVER_SHUTDOWN",
     [7] = "LIMIT_REACHED", [8] = "INVALID_REQUEST", [9] = "RECOVERING", [10] = "AUTH_FAILED",
+    [11] = "UNCHANGED",
 }
 local service_states = {[0] = "UNSPECIFIED", [1] = "UP", [2] = "DOWN"}
 local service_modes = {[0] = "UNSPECIFIED", [1] = "BROADCAST", [2] = "INTERACTIVE"}
@@ -149,7 +150,7 @@ S.Update = {[1] = def("item_id", "u64"), [2] = def("item_seq", "u64"),
             [7] = def("stands_for", "u32"), [8] = def("first_publish_time", "time")}
 S.ItemStatus = {[1] = def("item_id", "u64"), [2] = def("service_id", "u32"),
                 [3] = def("service_name", "string"), [4] = def("item_name", "string"),
-                [5] = {name = "status", msg = "Status"}}
+                [5] = {name = "status", msg = "Status"}, [6] = def("item_seq", "u64")}
 S.GroupStatus = {[1] = def("group_scope", "u32", {[1] = "SERVICE", [2] = "SOURCE"}),
                  [2] = def("group_id", "u32"), [3] = def("service_name", "string"),
                  [4] = {name = "status", msg = "Status"}, [5] = def("group_items", "u32")}
@@ -195,7 +196,8 @@ S.ItemRegistered = {[1] = def("service_id", "u32"), [2] = {name = "item", msg = 
 S.Flush = {[1] = def("token", "u64")}
 S.Subscribe = {[1] = def("request_id", "u32"), [2] = def("service_name", "string"),
                [3] = def("item_name", "string"), [4] = def("snapshot", "bool"),
-               [5] = def("view_field_id", "u32")}
+               [5] = def("view_field_id", "u32"), [6] = def("conflate_ms", "u32"),
+               [7] = def("known_item_id", "u64"), [8] = def("known_seq", "u64")}
 S.Unsubscribe = {[1] = def("item_id", "u64")}
 -- A contribution upstream: on-stream (item_id) or off-stream (service and item name).
 S.Post = {[1] = def("post_id", "u64"), [2] = def("item_id", "u64"),

@@ -48,6 +48,10 @@ enum class StatusCode : uint16_t {
     kLimitReached = 7,
     kInvalidRequest = 8,
     kRecovering = 9,
+    kAuthFailed = 10,
+    // The server's upstream confirmed, after an outage, that the image the
+    // server held is current: ok again without a new image.
+    kUnchanged = 11,
     // SDK: the connection to the server was lost; a fresh image follows from
     // the next server.
     kConnectionLost = 100,

@@ -51,6 +51,8 @@ void bind_status_code(py::module_& m) {
         .value("LIMIT_REACHED", StatusCode::kLimitReached)
         .value("INVALID_REQUEST", StatusCode::kInvalidRequest)
         .value("RECOVERING", StatusCode::kRecovering)
+        .value("AUTH_FAILED", StatusCode::kAuthFailed)
+        .value("UNCHANGED", StatusCode::kUnchanged)
         .value("CONNECTION_LOST", StatusCode::kConnectionLost)
         .value("CANCELLED", StatusCode::kCancelled);
 }
