@@ -122,7 +122,8 @@ class PublisherSession final : public TcpConnection::Handler {
     // The item if it exists and this publisher owns its service; else counts,
     // logs and returns nullptr.
     ItemEntry* owned_item(uint64_t item_id, const char* what);
-    void refuse_image(ItemEntry& item, const wire::Refresh& refresh);
+    void refuse_image(ItemEntry& item, const wire::Refresh& refresh, const std::string& text);
+    void book_full(ItemEntry& item, const std::string& why);
     static void remember_state(ItemEntry& item, const wire::Status& status);
     void reject(uint64_t item_id, wire::StatusCode code, const std::string& text);
     void protocol_error(const std::string& text);
