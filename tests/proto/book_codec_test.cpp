@@ -113,7 +113,7 @@ TEST_CASE("the parser refuses every malformed shape", "[book_codec]") {
     CHECK_FALSE(decodes(raw_map(key + "\x18\x04"), why));                  // action 4
     CHECK_FALSE(decodes(raw_map(key + add + add), why));                   // repeated member
     CHECK(why.find("repeated") != std::string::npos);
-    CHECK_FALSE(decodes(raw_map(key + add + "\x28\x01"), why));  // unknown member 5
+    CHECK_FALSE(decodes(raw_map(key + add + "\x28\x01"), why));            // unknown member 5
     CHECK_FALSE(decodes(raw_map(key + add + std::string(1, '\0')), why));  // tag 0 ends the entry
     CHECK_FALSE(decodes(raw_map(key + std::string("\x18\x03\x22\x02\x0A\x00", 6)),
                         why));  // delete with fields
