@@ -24,7 +24,7 @@ sanitize=0
 tsan=0
 [[ "${2:-}" == "--tsan" ]] && tsan=1
 # The tests that run threads (the SDK's I/O thread, dispatch queue and outbox).
-tsan_tests='sdk|consumer_test|publisher_test|event_queue|publisher_outbox'
+tsan_tests='sdk|consumer_test|publisher_test|publisher_fan|event_queue|publisher_outbox'
 fuzz_seconds=600
 [[ "$mode" == fuzz && -n "${2:-}" ]] && fuzz_seconds=$2
 

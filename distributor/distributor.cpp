@@ -119,6 +119,7 @@ void Distributor::on_publisher_closed(PublisherSession& session, CloseReason rea
         listeners_.log_handshake_failure(id, session.connection().peer(), reason, text);
     }
     posts_.publisher_gone(id);
+    leave_groups(id, std::string(close_reason_name(reason)) + ": " + text);
     const auto released = registry_.release(id);
     for (uint32_t service_id : released) {
         registry_.mark_service_items_suspect(service_id);
@@ -201,6 +202,7 @@ bool Distributor::unsubscribe_at_source(uint64_t session, const std::vector<uint
 void Distributor::on_housekeeping() {
     const int64_t now = monotonic_ns();
     leases_.tick(now);
+    check_preferred(now);
     posts_.expire(now);
     if (registry_.take_counts_changed()) on_directory_changed();  // item_count is right
     check_timeouts(now);
@@ -242,24 +244,33 @@ std::string_view Distributor::proof_name(std::string_view presented_token) const
     return auth_.enabled() ? "its login" : "its takeover token";
 }
 
-TakeoverVerdict Distributor::replace_earlier_connection(PublisherSession& claimant,
-                                                        const ServiceEntry& service,
-                                                        std::string_view presented_token) {
-    PublisherSession* owner = sessions_.find(service.owner_session);
+// `claimant`'s claim on `service` judged by `judge` against its owner (set
+// when there is one, open and logged in); a refusal is logged.
+TakeoverVerdict Distributor::judge_claim(PublisherSession& claimant, const ServiceEntry& service,
+                                         std::string_view presented_token, ClaimJudge judge,
+                                         PublisherSession*& owner) {
+    owner = sessions_.find(service.owner_session);
     if (!owner || owner == &claimant || !owner->logged_in()) {
         return TakeoverVerdict::kOtherPublisher;
     }
-    const auto verdict = judge_takeover({.owner = identity(*owner),
-                                         .claimant = identity(claimant),
-                                         .owner_token = service.takeover_token,
-                                         .presented_token = presented_token,
-                                         .authenticated = auth_.enabled(),
-                                         .shared_secret = takeover_secret_});
-    if (verdict != TakeoverVerdict::kAllowed) {
-        refuse_takeover(claimant, service, verdict);
-        return verdict;
-    }
+    const auto verdict = judge({.owner = identity(*owner),
+                                .claimant = identity(claimant),
+                                .owner_token = service.takeover_token,
+                                .presented_token = presented_token,
+                                .authenticated = auth_.enabled(),
+                                .shared_secret = takeover_secret_});
+    if (verdict != TakeoverVerdict::kAllowed) refuse_takeover(claimant, service, verdict);
+    return verdict;
+}
+
+TakeoverVerdict Distributor::replace_earlier_connection(PublisherSession& claimant,
+                                                        const ServiceEntry& service,
+                                                        std::string_view presented_token) {
+    PublisherSession* owner = nullptr;
+    const auto verdict = judge_claim(claimant, service, presented_token, judge_takeover, owner);
+    if (verdict != TakeoverVerdict::kAllowed) return verdict;
     ++publisher_counters_.takeovers;
+    hand_place_to(claimant, *registry_.service(service.id));
     log_->warn(
         "publisher connection {} ({}) replaces connection {} of the same publisher "
         "(user {}, application {}, position {}; proven by {}): the earlier one is closed",

@@ -10,7 +10,9 @@
 //  - metrics, /stats and the admin endpoint (distributor_admin.cpp).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +33,7 @@
 #include "distributor/interest_leases.h"
 #include "distributor/item_registry.h"
 #include "distributor/post_relay.h"
+#include "distributor/publisher_group.h"
 #include "distributor/publisher_session.h"
 
 namespace mdcast::distributor {
@@ -69,6 +72,9 @@ class Distributor final : public PublisherSession::Owner,
     TakeoverVerdict replace_earlier_connection(PublisherSession& claimant,
                                                const ServiceEntry& service,
                                                std::string_view presented_token) override;
+    TakeoverVerdict join_as_standby(PublisherSession& claimant, const ServiceEntry& service,
+                                    std::string_view presented_token) override;
+    GroupMember* standby_of(uint32_t service_id, uint64_t session) override;
     void on_publisher_input() override { spinner_.on_work(); }
     void on_post_ack(PublisherSession& session, const wire::PostAck& ack) override;
     void on_update_forwarded(uint64_t publish_time_ns) override {
@@ -105,11 +111,23 @@ class Distributor final : public PublisherSession::Owner,
     void on_accept(int fd, std::string peer, bool tls);
     void refuse_takeover(const PublisherSession& claimant, const ServiceEntry& service,
                          TakeoverVerdict verdict);
+    using ClaimJudge = TakeoverVerdict (*)(const TakeoverClaim&);
+    TakeoverVerdict judge_claim(PublisherSession& claimant, const ServiceEntry& service,
+                                std::string_view presented_token, ClaimJudge judge,
+                                PublisherSession*& owner);
     std::string_view proof_name(std::string_view presented_token) const;
     PublisherSession* open_session(uint64_t id);
     void check_timeouts(int64_t now);
     void on_housekeeping();
     void on_stopped(const std::string& why, size_t cut_off);
+    // ---- standby publishers (distributor_groups.cpp) ----
+    void hand_place_to(PublisherSession& claimant, ServiceEntry& service);
+    void leave_groups(uint64_t session, const std::string& why);
+    void check_preferred(int64_t now);
+    void switch_group(PublisherGroup& group, uint64_t to, GroupSwitchReason reason,
+                      const std::string& from_label, const std::string& why);
+    void register_group_metrics();
+    std::string groups_json() const;
     // distributor_admin.cpp: the distributor's own counters, /stats, /info, actions.
     void log_counters(spdlog::level::level_enum level);
     void register_metrics();
@@ -134,6 +152,11 @@ class Distributor final : public PublisherSession::Owner,
     SpinPoll spinner_;    // distributor.busy_poll_us
     HopProbe hop_probe_;  // stamp to receive and to send, for mdcast-bench
     PublisherCounters publisher_counters_;
+    std::map<uint32_t, PublisherGroup> groups_;  // by service id: services with standbys
+    std::array<uint64_t, 2> switch_totals_{};    // by GroupSwitchReason
+    uint64_t items_refreshed_ = 0;
+    uint64_t items_equal_ = 0;
+    uint64_t items_missing_ = 0;
     MetricsRegistry metrics_{"mdcast_distributor_"};
     std::unique_ptr<AdminHttp> admin_;
     int64_t started_ns_;

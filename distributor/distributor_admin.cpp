@@ -22,6 +22,7 @@ constexpr size_t kStatsItems = 1000;  // items listed in /stats
 void Distributor::register_metrics() {
     auto& m = metrics_;
     register_post_metrics();
+    register_group_metrics();
     const auto& p = publisher_counters_;
     m.gauge("publishers", "Publisher connections", [this] { return sessions_.size(); });
     m.gauge("services", "Services announced", [this] { return registry_.service_count(); });
@@ -121,10 +122,10 @@ AdminHttp::Handlers Distributor::admin_handlers() {
         const size_t publishers = sessions_.open_count();
         return fmt::format(
             "{{\"daemon\":\"mdcast-distributor\",\"distributor_id\":{},\"epoch\":\"{:016x}\",{},"
-            "\"publishers\":{},\"services\":{},\"items\":{},\"keys_waiting_for_restart\":{},"
-            "\"config\":{}}}",
+            "\"publishers\":{},\"services\":{},\"items\":{},\"standby_groups\":{},"
+            "\"keys_waiting_for_restart\":{},\"config\":{}}}",
             config_.distributor_id, backbone_->epoch(), process_info_json(), publishers,
-            registry_.service_count(), registry_.item_count(),
+            registry_.service_count(), registry_.item_count(), groups_json(),
             json_string_list(keys_waiting_for_restart()),
             config_json(distributor_schema().json_values(config_)));
     };

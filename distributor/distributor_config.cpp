@@ -113,6 +113,14 @@ config::Schema<DistributorConfig> build_schema() {
              "one presenting it takes over a service owned by another connection of the same "
              "user (a restarted or standby process, docs/hardening.md). Empty: only the owner's "
              "own reconnect (its takeover token) or, with auth, the same user's login may.");
+    s.integer<uint32_t>("publishers.standby_hold_down_ms", &C::publishers_standby_hold_down_ms,
+                        5000, 0, 3600000,
+                        "Standby publishers of one service (ServiceAnnounce.standby_rank): a "
+                        "better-ranked publisher that comes back becomes active again only once "
+                        "it has stayed connected this long (each reconnect starts the wait "
+                        "again, so a flapping publisher causes no switch storm). Failing over "
+                        "from a publisher that went never waits. Checked once a second.")
+        .reloads();
     add_tls_keys(s);
 
     add_backbone_group_keys(s);

@@ -46,6 +46,7 @@ struct DistributorConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     uint32_t publishers_max_login_frame_bytes = 0;
     uint32_t publishers_frame_timeout_ms = 0;
     std::string publishers_takeover_secret_file;  // empty: takeover by token or login only
+    uint32_t publishers_standby_hold_down_ms = 0;
 
     // Backbone (multicast out, control in).
     std::string backbone_group;

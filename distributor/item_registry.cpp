@@ -165,4 +165,11 @@ void ItemRegistry::for_each_item(const std::function<void(const ItemEntry&)>& vi
     }
 }
 
+void ItemRegistry::for_each_item_of(uint32_t service_id,
+                                    const std::function<void(ItemEntry&)>& visit) {
+    for (auto& item : items_) {
+        if (item && item->service_id == service_id) visit(*item);
+    }
+}
+
 }  // namespace mdcast::distributor

@@ -61,6 +61,12 @@ struct ItemEntry {
     // Interactive: nobody wants the item and its source was told to stop, so
     // the image is not current; the next request asks the source for a fresh one.
     bool unwanted = false;
+    // Standby publishers (publisher_group.h): the backbone's sequence is the
+    // active publisher's plus this (mod 2^64), so a switch carries the item's
+    // sequence on; 0 until one. `realign_seq`: the active publisher had no
+    // image of the item at the switch; its first refresh continues the sequence.
+    uint64_t seq_shift = 0;
+    bool realign_seq = false;
 };
 
 // What asking an interactive item's source came to (interest_leases.h).
@@ -85,6 +91,9 @@ class ItemRegistry {
     std::vector<uint32_t> release(uint64_t session);
 
     ServiceEntry* service(uint32_t id);
+    const ServiceEntry* service(uint32_t id) const {
+        return const_cast<ItemRegistry*>(this)->service(id);
+    }
     ServiceEntry* service(const std::string& name);
 
     // Existing or new item in an existing service; nullptr when max_items is
@@ -108,6 +117,8 @@ class ItemRegistry {
     // Every service and every item, each in id order, for /stats.
     void for_each_service(const std::function<void(const ServiceEntry&)>& visit) const;
     void for_each_item(const std::function<void(const ItemEntry&)>& visit) const;
+    // Every item of one service, to change (a standby switch).
+    void for_each_item_of(uint32_t service_id, const std::function<void(ItemEntry&)>& visit);
     size_t item_count() const { return live_items_; }
     uint64_t items_released() const { return items_released_; }
     size_t service_count() const { return services_.size(); }

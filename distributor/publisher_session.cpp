@@ -155,8 +155,19 @@ ItemRegistry::AnnounceResult PublisherSession::claim_service(const wire::Service
                                                                    : wire::SERVICE_BROADCAST;
     const auto result = registry_.announce(announce.name(), mode, connection_->id(), entry);
     if (result != ItemRegistry::AnnounceResult::kOwnedByAnother) return result;
-    const ServiceEntry* owned = registry_.service(announce.name());
+    ServiceEntry* owned = registry_.service(announce.name());
     if (!owned) return result;
+    // A ranked publisher without the owner's token is another process: a
+    // standby. With the token it is the owner's reconnect, as without a rank.
+    if (announce.standby_rank() > 0 &&
+        !same_secret(announce.takeover_token(), owned->takeover_token)) {
+        takeover = mode == wire::SERVICE_BROADCAST
+                       ? owner_.join_as_standby(*this, *owned, announce.takeover_token())
+                       : TakeoverVerdict::kNotBroadcast;
+        if (takeover == TakeoverVerdict::kAllowed) entry = owned;
+        return takeover == TakeoverVerdict::kAllowed ? ItemRegistry::AnnounceResult::kAccepted
+                                                     : result;
+    }
     takeover = owner_.replace_earlier_connection(*this, *owned, announce.takeover_token());
     if (takeover != TakeoverVerdict::kAllowed) return result;
     return registry_.announce(announce.name(), mode, connection_->id(), entry);
@@ -166,19 +177,24 @@ void PublisherSession::on_service_announce(const proto::Frame& frame) {
     wire::ServiceAnnounce announce;
     if (!parse(frame, announce)) return;
     takes_posts_ = takes_posts_ || announce.takes_posts();
+    standby_rank_ = announce.standby_rank();
     wire::ServiceAnnounceResponse response;
     response.set_name(announce.name());
     auto* status = response.mutable_status();
     ServiceEntry* entry = nullptr;
     auto takeover = TakeoverVerdict::kOtherPublisher;
     const auto result = claim_service(announce, entry, takeover);
+    const bool standby = entry && entry->owner_session != connection_->id();
     if (result == ItemRegistry::AnnounceResult::kAccepted) {
         response.set_service_id(entry->id);
-        response.set_takeover_token(entry->takeover_token);
+        // A standby has no token: it proves itself again as a standby.
+        if (!standby) response.set_takeover_token(entry->takeover_token);
         status->set_stream_state(wire::STREAM_OPEN);
         status->set_data_state(wire::DATA_OK);
-        log_->info("publisher {} (user {}) announced service {} as id {}", connection_->peer(),
-                   login_.user_or_dash(), log::escaped(entry->name), entry->id);
+        if (standby) status->set_text("standby (rank " + std::to_string(standby_rank_) + ")");
+        log_->info("publisher {} (user {}) announced service {} as id {}{}", connection_->peer(),
+                   login_.user_or_dash(), log::escaped(entry->name), entry->id,
+                   standby ? ", a standby" : "");
     } else {
         status->set_stream_state(wire::STREAM_CLOSED);
         status->set_data_state(wire::DATA_SUSPECT);
@@ -193,7 +209,7 @@ void PublisherSession::on_service_announce(const proto::Frame& frame) {
         }
     }
     connection_->send(FrameType::kServiceAnnounceResponse, response);
-    if (entry) {
+    if (entry && !standby) {
         owner_.on_directory_changed();
         owner_.on_service_announced(*this, *entry);
     }
@@ -219,8 +235,8 @@ void PublisherSession::on_item_register(const proto::Frame& frame) {
     if (!parse(frame, request)) return;
     wire::ItemRegistered response;
     response.set_service_id(request.service_id());
-    const ServiceEntry* service = registry_.service(request.service_id());
-    const bool owned = service && service->owner_session == connection_->id();
+    const bool owned = may_register(registry_.service(request.service_id()));
+    GroupMember* standby = owner_.standby_of(request.service_id(), connection_->id());
     uint64_t refused = 0;
     for (const auto& entry : request.items()) {
         auto* out = response.add_items();
@@ -230,6 +246,13 @@ void PublisherSession::on_item_register(const proto::Frame& frame) {
         if (item) {
             out->set_item_id(item->id);
             out->set_last_item_seq(item->item_seq);
+            if (standby) {
+                const auto own = standby->items.find(item->id);
+                if (own != standby->items.end()) out->set_last_item_seq(own->second.item_seq);
+            } else {  // the active publisher (re)starts the item's sequence where it is
+                item->seq_shift = 0;
+                item->realign_seq = false;
+            }
         } else {
             ++refused;
         }
@@ -246,10 +269,16 @@ void PublisherSession::on_item_register(const proto::Frame& frame) {
     connection_->send(FrameType::kItemRegistered, response);
 }
 
-ItemEntry* PublisherSession::owned_item(uint64_t item_id, const char* what) {
+ItemEntry* PublisherSession::target_item(uint64_t item_id, const char* what,
+                                         StandbyItem*& standby) {
     ItemEntry* item = registry_.item(item_id);
     const ServiceEntry* service = item ? registry_.service(item->service_id) : nullptr;
     if (service && service->owner_session == connection_->id()) return item;
+    if (GroupMember* member =
+            service ? owner_.standby_of(service->id, connection_->id()) : nullptr) {
+        standby = &member->items[item->id];
+        return item;
+    }
     reject(item_id, wire::STATUS_NOT_ENTITLED,
            std::string(what) + " for an item that is unknown or not owned by this publisher");
     return nullptr;
@@ -274,8 +303,15 @@ void PublisherSession::reject(uint64_t item_id, wire::StatusCode code, const std
 void PublisherSession::on_refresh(const proto::Frame& frame) {
     wire::Refresh refresh;
     if (!parse_item_message(frame, refresh)) return;
-    ItemEntry* item = owned_item(refresh.item_id(), "refresh");
+    StandbyItem* standby = nullptr;
+    ItemEntry* item = target_item(refresh.item_id(), "refresh", standby);
     if (!item) return;
+    if (standby) return keep_standby_refresh(*standby, refresh);
+    if (item->realign_seq) {  // the first image since a switch to this publisher
+        item->seq_shift = item->item_seq + 1 - refresh.item_seq();
+        item->realign_seq = false;
+    }
+    refresh.set_item_seq(backbone_seq(*item, refresh.item_seq()));
     const ServiceEntry* service = registry_.service(item->service_id);
     // Refreshes are re-encoded (not the hot path): names come from the registry,
     // so servers can trust them.
@@ -347,9 +383,11 @@ void PublisherSession::refuse_image(ItemEntry& item, const wire::Refresh& refres
 // service's trades.fields is marked a trade first (two bytes more).
 void PublisherSession::on_update(const proto::Frame& frame) {
     if (!proto::decode_update(frame.body, update_)) return refuse_content(frame);
-    ItemEntry* item = owned_item(update_.item_id, "update");
+    StandbyItem* standby = nullptr;
+    ItemEntry* item = target_item(update_.item_id, "update", standby);
     if (!item) return;
-    if (!item->has_image) {
+    if (standby) return keep_standby_update(*item, *standby);
+    if (!item->has_image || item->realign_seq) {
         return reject(item->id, wire::STATUS_INVALID_REQUEST, "update before the item's refresh");
     }
     std::string why;
@@ -357,12 +395,19 @@ void PublisherSession::on_update(const proto::Frame& frame) {
         return reject(item->id, wire::STATUS_INVALID_REQUEST, "update refused: " + why);
     }
     std::span<const uint8_t> out = frame.whole;
+    if (item->seq_shift != 0) {
+        resequenced_.clear();
+        proto::append_resequenced_frame(resequenced_, frame.whole,
+                                        backbone_seq(*item, update_.item_seq));
+        out = {reinterpret_cast<const uint8_t*>(resequenced_.data()), resequenced_.size()};
+        ++counters_.resequenced;
+    }
     // A book's actions are never merged by conflation: marked like a trade.
     if (!update_.trade &&
         (!update_.map_bytes.empty() ||
          TradeFields::carries_any(registry_.service(item->service_id)->trade_fields, update_))) {
         marked_.clear();
-        proto::append_trade_marked_frame(marked_, frame.whole);
+        proto::append_trade_marked_frame(marked_, out);
         out = {reinterpret_cast<const uint8_t*>(marked_.data()), marked_.size()};
         ++counters_.trades_marked;
     }
@@ -375,7 +420,7 @@ void PublisherSession::on_update(const proto::Frame& frame) {
         proto::BookOutcome::kFull) {
         book_full(*item, why);
     }
-    item->item_seq = update_.item_seq;
+    item->item_seq = backbone_seq(*item, update_.item_seq);
     ++counters_.updates;
 }
 
@@ -392,8 +437,18 @@ void PublisherSession::book_full(ItemEntry& item, const std::string& why) {
 void PublisherSession::on_item_status(const proto::Frame& frame) {
     wire::ItemStatus status;
     if (!parse_item_message(frame, status)) return;
-    ItemEntry* item = owned_item(status.item_id(), "status");
+    StandbyItem* standby = nullptr;
+    ItemEntry* item = target_item(status.item_id(), "status", standby);
     if (!item) return;
+    if (standby) {
+        ++counters_.standby_messages;
+        standby->data_state = status.status().data_state();
+        standby->status_code = status.status().code();
+        standby->status_text = status.status().text();
+        standby->closed = status.status().stream_state() == wire::STREAM_CLOSED;
+        if (standby->closed) standby->has_image = false;
+        return;
+    }
     const ServiceEntry* service = registry_.service(item->service_id);
     status.set_service_id(service->id);
     status.set_service_name(service->name);

@@ -24,6 +24,7 @@
 #include "common/net/tcp_connection.h"
 #include "distributor/backbone_out.h"
 #include "distributor/item_registry.h"
+#include "distributor/publisher_group.h"
 #include "distributor/takeover_rule.h"
 #include "proto/update_codec.h"
 #include "wire/backbone.pb.h"
@@ -43,6 +44,8 @@ struct PublisherCounters {
     uint64_t takeovers = 0;          // services taken over by a proven reconnect
     uint64_t takeovers_refused = 0;  // claims on an owned service without proof
     uint64_t trades_marked = 0;      // updates marked trades by their service's trades.fields
+    uint64_t standby_messages = 0;   // refreshes, updates, statuses of standbys (kept, not sent)
+    uint64_t resequenced = 0;        // updates renumbered after a standby switch
 };
 
 class PublisherSession final : public TcpConnection::Handler {
@@ -68,6 +71,17 @@ class PublisherSession final : public TcpConnection::Handler {
                                                            std::string_view presented_token) {
             return TakeoverVerdict::kOtherPublisher;
         }
+        // `claimant`, stating a standby rank, announces `service`, which another
+        // session owns: kAllowed when it joined the service's group as a standby
+        // (publisher_group.h, judge_standby). Also kAllowed when it already is one.
+        virtual TakeoverVerdict join_as_standby(PublisherSession& claimant,
+                                                const ServiceEntry& service,
+                                                std::string_view presented_token) {
+            return TakeoverVerdict::kOtherPublisher;
+        }
+        // This session's membership of the service's group while it is a
+        // standby there; nullptr otherwise (active, or not a member).
+        virtual GroupMember* standby_of(uint32_t service_id, uint64_t session) { return nullptr; }
         // The publisher's answer to a post sent with send_post().
         virtual void on_post_ack(PublisherSession& session, const wire::PostAck& ack) = 0;
         // A frame arrived (the idle strategy polls on while they do).
@@ -93,6 +107,10 @@ class PublisherSession final : public TcpConnection::Handler {
     const std::string& user() const { return login_.user(); }
     const std::string& application_id() const { return login_.application_id(); }
     const std::string& position() const { return login_.position(); }
+    // The standby rank of its last service announcement (0: none stated).
+    uint32_t standby_rank() const { return standby_rank_; }
+    // "connection N (user U, application A, position P)", for logs and /info.
+    std::string label() const;
     // Interactive services: asks the publisher to publish `item` (an
     // ImageRequest with the item id the distributor gave it).
     void request_item(const ServiceEntry& service, const ItemEntry& item);
@@ -119,9 +137,15 @@ class PublisherSession final : public TcpConnection::Handler {
     void on_item_status(const proto::Frame& frame);
     void on_ping(const proto::Frame& frame);
 
-    // The item if it exists and this publisher owns its service; else counts,
+    // The item if it exists and this publisher owns its service, or is a
+    // standby of it (then `standby` is its own view of the item); else counts,
     // logs and returns nullptr.
-    ItemEntry* owned_item(uint64_t item_id, const char* what);
+    ItemEntry* target_item(uint64_t item_id, const char* what, StandbyItem*& standby);
+    bool may_register(const ServiceEntry* service);
+    void keep_standby_refresh(StandbyItem& standby, const wire::Refresh& refresh);
+    void keep_standby_update(ItemEntry& item, StandbyItem& standby);
+    // The active publisher's sequence on the backbone (ItemEntry::seq_shift).
+    static uint64_t backbone_seq(ItemEntry& item, uint64_t publisher_seq);
     void refuse_image(ItemEntry& item, const wire::Refresh& refresh, const std::string& text);
     void book_full(ItemEntry& item, const std::string& why);
     static void remember_state(ItemEntry& item, const wire::Status& status);
@@ -141,11 +165,13 @@ class PublisherSession final : public TcpConnection::Handler {
     std::unique_ptr<TcpConnection> connection_;
     auth::LoginGate login_;
     bool takes_posts_ = false;
+    uint32_t standby_rank_ = 0;
     std::shared_ptr<spdlog::logger> log_;
     log::RateLimiter reject_log_limit_;
     // Reused on the hot path to avoid allocation per message.
     proto::UpdateView update_;
-    std::string marked_;  // an update marked a trade (trades.fields)
+    std::string marked_;       // an update marked a trade (trades.fields)
+    std::string resequenced_;  // an update renumbered (ItemEntry::seq_shift)
 };
 
 }  // namespace mdcast::distributor

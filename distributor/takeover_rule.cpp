@@ -24,6 +24,12 @@ TakeoverVerdict judge_takeover(const TakeoverClaim& claim) {
     return proven ? TakeoverVerdict::kAllowed : TakeoverVerdict::kNoProof;
 }
 
+TakeoverVerdict judge_standby(const TakeoverClaim& claim) {
+    if (claim.owner.user != claim.claimant.user) return TakeoverVerdict::kOtherPublisher;
+    const bool proven = holds_shared_secret(claim) || claim.authenticated;
+    return proven ? TakeoverVerdict::kAllowed : TakeoverVerdict::kNoProof;
+}
+
 std::string_view takeover_refusal_text(TakeoverVerdict verdict) {
     switch (verdict) {
         case TakeoverVerdict::kAllowed:
@@ -34,6 +40,8 @@ std::string_view takeover_refusal_text(TakeoverVerdict verdict) {
             return "service is owned by another connection; taking it over needs the owner's "
                    "takeover token, the operator's takeover secret or an authenticated login as "
                    "the same user";
+        case TakeoverVerdict::kNotBroadcast:
+            return "standby publishers are for broadcast services only";
     }
     return {};
 }

@@ -30,6 +30,7 @@ enum class TakeoverVerdict {
     kAllowed,
     kOtherPublisher,  // user, application or position differ
     kNoProof,         // the same names, but neither the token nor an authenticated login
+    kNotBroadcast,    // a standby of an interactive service
 };
 
 struct TakeoverClaim {
@@ -42,6 +43,10 @@ struct TakeoverClaim {
 };
 
 TakeoverVerdict judge_takeover(const TakeoverClaim& claim);
+// A standby of the owner's service (publisher_group.h): another process of
+// the same user, proven by the operator's shared secret or an authenticated
+// login (its application and position may differ; it takes nothing over now).
+TakeoverVerdict judge_standby(const TakeoverClaim& claim);
 
 // What a refused claimant is told.
 std::string_view takeover_refusal_text(TakeoverVerdict verdict);

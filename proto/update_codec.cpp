@@ -799,4 +799,25 @@ void append_trade_marked_frame(std::string& out, std::span<const uint8_t> frame)
     p[body.size() + 1] = 0x01;
 }
 
+void append_resequenced_frame(std::string& out, std::span<const uint8_t> frame, uint64_t item_seq) {
+    const std::span<const uint8_t> body = frame.subspan(kFrameHeaderBytes);
+    const uint16_t flags = decode_frame_header(frame.data()).flags;  // a book's map flag stays
+    const uint8_t* p = body.data();
+    const uint8_t* const end = p + body.size();
+    uint64_t item_id = 0;
+    uint64_t old_seq = 0;
+    if (p < end && *p++ == 0x08 && read_varint(p, end, end, item_id) && p < end && *p++ == 0x10 &&
+        read_varint(p, end, end, old_seq)) {
+        return append_update_frame(out, item_id, item_seq, {p, static_cast<size_t>(end - p)},
+                                   flags);
+    }
+    const size_t extra = 1 + varint_size(item_seq);
+    uint8_t* q = put_frame_header(grow(out, kFrameHeaderBytes + body.size() + extra),
+                                  body.size() + extra, flags);
+    std::memcpy(q, body.data(), body.size());
+    q += body.size();
+    *q++ = 0x10;  // Update.item_seq, field 2, varint
+    put_varint(q, item_seq);
+}
+
 }  // namespace mdcast::proto

@@ -102,5 +102,11 @@ void append_field_values(std::string& out, std::span<const FieldEntry> fields);
 // `trade = true` added at the end (protobuf keeps the last value of a field),
 // the rest of its bytes (and its frame flags) as they were.
 void append_trade_marked_frame(std::string& out, std::span<const uint8_t> frame);
+// Appends `frame`, a complete Update frame, with its item sequence replaced by
+// `item_seq` (a distributor's standby switch continues an item's sequence over
+// another publisher's). The usual shape (item id, then sequence, first) is
+// rewritten in place; any other gets `item_seq` added at the end (protobuf
+// keeps the last value of a field).
+void append_resequenced_frame(std::string& out, std::span<const uint8_t> frame, uint64_t item_seq);
 
 }  // namespace mdcast::proto

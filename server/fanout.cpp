@@ -168,19 +168,24 @@ void Fanout::fan_out_update(const CachedItem& item, const proto::UpdateView& upd
 }
 
 // One copy for a group of several subscribers, which each queue it by
-// reference; a lone subscriber's connection copies it, as before.
-void Fanout::deliver_update(uint64_t item_id, Group& group, const proto::UpdateView& update,
-                            std::span<const uint8_t> frame) {
+// reference; a lone subscriber's connection copies it, as before. Returns the
+// clients it went to: not those whose image already had it.
+size_t Fanout::deliver_update(uint64_t item_id, Group& group, const proto::UpdateView& update,
+                              std::span<const uint8_t> frame) {
     const SharedFrame shared = group.clients.size() > 1 ? shared_.store(frame) : SharedFrame{};
     if (shared) ++counters_.shared_updates;
+    size_t sent = 0;
     for (ClientSession* client : group.clients) {
+        if (!group.imaged.empty() && group.image_covers(client, update.item_seq)) continue;
         if (shared) {
             client->deliver_update(item_id, update, shared);
         } else {
             client->deliver_update(item_id, update, frame);
         }
+        ++sent;
     }
-    counters_.updates_out += group.clients.size();
+    counters_.updates_out += sent;
+    return sent;
 }
 
 // A conflated subscription's update within its interval: merged, and the
@@ -201,7 +206,7 @@ bool Fanout::hold_for_interval(uint64_t item_id, Group& group, const proto::Upda
     }
     ++counters_.paced_held;
     if (!was_owed) {
-        paced_.push(group.pace.quiet_from_ns, PacedKey{item_id, group.clients.front()});
+        paced_.push(group.pace.quiet_from_ns, PacedKey{item_id, group.serial});
         arm_paced_timer();
     }
     return true;
@@ -211,21 +216,28 @@ void Fanout::send_paced_update(uint64_t item_id, Group& group, int64_t now_ns) {
     if (!group.pace.owed) return;
     const proto::UpdateView update = group.pace.owed_update(item_id);
     view_frame_.clear();
-    ClientSession* client = group.clients.front();
-    if (const JsonEncoder* json = client->json()) {
+    if (const JsonEncoder* json = group.clients.front()->json()) {
         json->append_update(view_frame_, update, group.view);
+        ++counters_.json_update_encodings;
     } else {
         proto::append_update_frame(view_frame_, update, group.view.empty() ? nullptr : &group.view);
     }
-    client->deliver_update(item_id, update, bytes_of(view_frame_));
+    counters_.paced_out += deliver_update(item_id, group, update, bytes_of(view_frame_));
+    group.imaged.clear();
     group.pace.sent(now_ns);
-    ++counters_.paced_out;
-    ++counters_.updates_out;
+}
+
+// A member of a paced group was sent an image. Alone, the image replaces what
+// is owed; shared, the others are still owed it, and this member gets it only
+// if it is newer than the image (a sequence the image did not carry).
+void Fanout::on_image_to(Group& group, const ClientSession& client, const CachedItem& item) {
+    if (group.clients.size() == 1) return group.pace.on_image();
+    if (group.pace.owed) group.imaged.emplace_back(&client, item.item_seq);
 }
 
 void Fanout::send_paced(int64_t now_ns) {
     paced_.pop_due(now_ns, [&](const PacedKey& key) {
-        Group* group = by_item_.group_of(key.item_id, key.client);
+        Group* group = by_item_.group_by_serial(key.item_id, key.group_serial);
         // An entry left behind by a trade's early flush is not due yet: a later one is queued.
         if (group && group->paced() && group->pace.quiet_from_ns <= now_ns)
             send_paced_update(key.item_id, *group, now_ns);
@@ -247,6 +259,7 @@ void Fanout::fan_out_image(const CachedItem& item, const proto::FieldImage* imag
     if (!groups) return;
     for (auto& group : *groups) {
         group.pace.on_image();
+        group.imaged.clear();
         const std::string frame =
             image_frame_for(*group.clients.front(), item, image, group.view, false, false);
         for (ClientSession* client : group.clients) {
@@ -316,7 +329,7 @@ void Fanout::send_image(ClientSession& client, const CachedItem& item,
     if (snapshot) {
         client.deliver_snapshot(item.id, bytes_of(frame));  // not an open item: nothing to conflate
     } else {
-        if (Group* group = by_item_.group_of(item.id, &client)) group->pace.on_image();
+        if (Group* group = by_item_.group_of(item.id, &client)) on_image_to(*group, client, item);
         client.deliver_item(item.id, ClientSession::Owed::kImage, bytes_of(frame));
     }
     ++counters_.refreshes_out;

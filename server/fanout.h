@@ -145,7 +145,7 @@ class Fanout {
     void flush_paced(uint64_t item_id, Group& group, int64_t& now_ns);
     struct PacedKey {
         uint64_t item_id;
-        const ClientSession* client;  // compared, never followed: it may be gone
+        uint64_t group_serial;  // looked up again when due: the group may be gone
     };
     bool hold_for_interval(uint64_t item_id, Group& group, const proto::UpdateView& update,
                            int64_t& now_ns);
@@ -159,8 +159,9 @@ class Fanout {
                                         const proto::UpdateView& update,
                                         const std::vector<uint32_t>& view);
     void send_paced_update(uint64_t item_id, Group& group, int64_t now_ns);
-    void deliver_update(uint64_t item_id, Group& group, const proto::UpdateView& update,
-                        std::span<const uint8_t> frame);
+    size_t deliver_update(uint64_t item_id, Group& group, const proto::UpdateView& update,
+                          std::span<const uint8_t> frame);
+    void on_image_to(Group& group, const ClientSession& client, const CachedItem& item);
     void arm_paced_timer();
 
     const ItemCache& cache_;

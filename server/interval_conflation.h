@@ -2,8 +2,9 @@
 // at most one update per item every T ms, like ADS's conflation for desktop
 // grids that do not want thousands of updates a second.
 //
-// Each such subscription has its own PacedSlot (the SubscriptionTable gives it
-// a group of its own). An update that comes while the slot is quiet goes out
+// The subscriptions of an item asking the same interval (view, encoding)
+// share one PacedSlot (the SubscriptionTable groups them): merged once, sent
+// to all of them at once. An update that comes while the slot is quiet goes out
 // at once, as the backbone's bytes, and starts the interval; one that comes
 // within the interval is merged into the slot (a field's latest value wins)
 // and sent when the interval ends, as one update marked conflated that
@@ -17,7 +18,7 @@
 // first, so a subscriber can count what it was spared and over what time.
 //
 // PacedQueue orders the slots that owe something by when they are due: one
-// entry per owing slot, so it is bounded by the conflated subscriptions.
+// entry per owing slot, so it is bounded by the conflated groups.
 #pragma once
 
 #include <cstdint>

@@ -249,6 +249,7 @@ class Server final : public Upstream::Handler,
     DaemonListeners listeners_;
     // WebSocket/JSON clients (clients.ws_port): their own port, the same sessions.
     std::unique_ptr<JsonEncoder> json_;
+    std::unique_ptr<JsonDictionary> json_dictionary_;  // the Dictionary domain, from json_'s
     std::string ws_page_;
     WsCounters ws_counters_;
     WsSettings ws_settings_;

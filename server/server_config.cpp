@@ -36,6 +36,12 @@ void add_websocket_keys(config::Schema<ServerConfig>& s) {
     s.integer<uint32_t>("clients.ws_max_fragments", &C::clients_ws_max_fragments, 64, 1, 1 << 20,
                         "Frames one WebSocket message may be split into; more close the client "
                         "(a fragmented flood), counted in ws_fragment_floods_total.");
+    s.integer<uint32_t>("clients.ws_dictionary_part_bytes", &C::clients_ws_dictionary_part_bytes,
+                        16384, 1024, 16 << 20,
+                        "Largest JSON of one part of a Dictionary refresh (RWFFld): a larger "
+                        "dictionary goes in several messages, Complete false on all but the "
+                        "last, as LSEG splits it. Large enough for the whole dictionary: one "
+                        "message (lseg-data reads only a refresh's first part).");
     s.boolean("clients.ws_publish_time", &C::clients_ws_publish_time, false,
               "JSON Update and Refresh messages carry \"PublishTime\" (unix ns of the "
               "publisher's stamp), an mdcast extension LSEG clients ignore; for measuring the "

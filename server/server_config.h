@@ -58,6 +58,7 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys, UpstreamKeys {
     std::string clients_ws_default_service;  // empty: Key.Service required
     uint32_t clients_ws_max_message_bytes = 0;
     uint32_t clients_ws_max_fragments = 0;
+    uint32_t clients_ws_dictionary_part_bytes = 0;  // JSON per part of a Dictionary refresh
     bool clients_ws_publish_time = false;
 
     // Posts (clients' contributions upstream): bounds per client connection.

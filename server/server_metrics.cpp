@@ -160,7 +160,8 @@ void Server::register_metrics() {
               "status alone",
               [&f] { return f.conflated_suspect_images; });
     m.counter("paced_held_total",
-              "Updates merged for a subscription with conflate_ms instead of being sent then",
+              "Updates merged into a conflate_ms interval instead of being sent then (once per "
+              "interval, which an item's subscribers asking the same one share)",
               [&f] { return f.paced_held; });
     m.counter("paced_out_total", "Conflated updates sent when a conflate_ms interval ended",
               [&f] { return f.paced_out; });

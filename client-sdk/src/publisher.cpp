@@ -15,6 +15,7 @@
 #include "proto/limits.h"
 #include "proto/update_codec.h"
 #include "publisher_core.h"
+#include "publisher_fan.h"
 #include "sdk_log.h"
 #include "sdk_options.h"
 #include "shared_loop.h"
@@ -51,7 +52,8 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
         sdk::validate(options);
         log = sdk::logger("sdk.publisher", options.log_level);
         tls = sdk::tls_context(options);
-        caller_writes = options.write_from_caller && !tls && !thread.shared();
+        caller_writes =
+            options.write_from_caller && !tls && !thread.shared() && !options.publish_to_all;
     }
 
     PublishedItem handle_for(const std::string& service, const std::string& item, bool& created);
@@ -64,7 +66,8 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
     bool known(PublishedItem item) const {
         return item.id != 0 && item.id < next_handle.load(std::memory_order_acquire);
     }
-    std::unique_ptr<sdk::PublisherCore> make_core(EventLoop& loop, std::function<void()> stop_loop);
+    std::unique_ptr<sdk::PublisherWorker> make_core(EventLoop& loop,
+                                                    std::function<void()> stop_loop);
     void wake_io_thread(bool coalesce);
     bool write_from_caller(bool coalesce);
     void run_io_thread();
@@ -83,8 +86,8 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
     // publishing thread holding it may work on the core and its connection.
     bool caller_writes = false;
     std::recursive_mutex core_lock;
-    sdk::PublisherCore* core = nullptr;           // I/O thread; with caller_writes, under core_lock
-    std::unique_ptr<sdk::PublisherCore> running;  // shared loop: I/O thread only
+    sdk::PublisherWorker* core = nullptr;  // I/O thread; with caller_writes, under core_lock
+    std::unique_ptr<sdk::PublisherWorker> running;  // shared loop: I/O thread only
 
     // flush(): tokens handed out, and the highest the distributor acknowledged.
     std::atomic<uint64_t> flush_token{0};
@@ -182,22 +185,26 @@ bool Publisher::Impl::publish(sdk::OutboxRecord::Kind kind, PublishedItem item,
 }
 
 // `stop_loop` is called when the core has stopped (drained, or out of time).
-std::unique_ptr<sdk::PublisherCore> Publisher::Impl::make_core(EventLoop& loop,
-                                                               std::function<void()> stop_loop) {
-    return std::make_unique<sdk::PublisherCore>(
-        loop, options, handler, counters, outbox,
-        [this](const std::string& service, const std::string& item) {
-            bool created = false;
-            return handle_for(service, item, created);
-        },
-        std::move(stop_loop), tls,
-        [this](uint64_t token) {
-            {
-                std::lock_guard lock(flush_mutex);
-                flush_acked = std::max(flush_acked, token);
-            }
-            flush_acked_cv.notify_all();
-        });
+// publish_to_all: a fan of cores, one per distributor (publisher_fan.h).
+std::unique_ptr<sdk::PublisherWorker> Publisher::Impl::make_core(EventLoop& loop,
+                                                                 std::function<void()> stop_loop) {
+    auto handle = [this](const std::string& service, const std::string& item) {
+        bool created = false;
+        return handle_for(service, item, created);
+    };
+    auto flushed = [this](uint64_t token) {
+        {
+            std::lock_guard lock(flush_mutex);
+            flush_acked = std::max(flush_acked, token);
+        }
+        flush_acked_cv.notify_all();
+    };
+    if (options.publish_to_all) {
+        return std::make_unique<sdk::PublisherFan>(loop, options, handler, counters, outbox, handle,
+                                                   std::move(stop_loop), tls, flushed);
+    }
+    return std::make_unique<sdk::PublisherCore>(loop, options, handler, counters, &outbox, handle,
+                                                std::move(stop_loop), tls, flushed);
 }
 
 // Own thread: the loop lives as long as the core. With caller_writes every
@@ -205,7 +212,7 @@ std::unique_ptr<sdk::PublisherCore> Publisher::Impl::make_core(EventLoop& loop,
 void Publisher::Impl::run_io_thread() {
     EventLoop loop(EventLoop::Timers::kCoarse);  // its timers are all in ms
     if (caller_writes) loop.set_callback_lock(&core_lock);
-    std::unique_ptr<sdk::PublisherCore> io_core;
+    std::unique_ptr<sdk::PublisherWorker> io_core;
     {
         const std::lock_guard lock(core_lock);
         io_core = make_core(loop, [this] { thread.io().stop_loop(); });
@@ -375,6 +382,7 @@ PublisherStats Publisher::stats() const {
     s.caller_writes = get(c.caller_writes);
     s.posts_received = get(c.posts_received);
     s.posts_accepted = get(c.posts_accepted);
+    s.links_dropped = get(c.links_dropped);
     return s;
 }
 

@@ -44,7 +44,7 @@ const proto::FrameTypeSet kAccepted{FrameType::kLoginResponse,
 
 PublisherCore::PublisherCore(
     EventLoop& loop, const PublisherOptions& options, PublisherHandler& handler,
-    PublisherCounters& counters, PublisherOutbox& outbox,
+    PublisherCounters& counters, PublisherOutbox* outbox,
     std::function<PublishedItem(const std::string&, const std::string&)> handle_for,
     std::function<void()> stop_loop, std::shared_ptr<const TlsContext> tls,
     std::function<void(uint64_t)> flushed)
@@ -136,7 +136,7 @@ void PublisherCore::stop(uint32_t drain_ms) {
 // the deadline passes, then says goodbye.
 void PublisherCore::check_drained() {
     const bool pending =
-        next_ < batch_.records.size() || !outbox_.empty() || link_.queued_bytes() > 0;
+        next_ < batch_.records.size() || (outbox_ && !outbox_->empty()) || link_.queued_bytes() > 0;
     if (session_up_ && pending && monotonic_ns() < drain_deadline_ns_) {
         work();
         return drain_timer_.start_once(std::chrono::milliseconds(1));
@@ -180,7 +180,7 @@ bool PublisherCore::work_from_caller(bool coalesce) {
 bool PublisherCore::caller_round() {
     bool drained = false;  // a take() found nothing: the next push() wakes again
     for (int round = 0; round < kCallerRounds; ++round) {
-        outbox_.take(batch_);
+        outbox_->take(batch_);
         next_ = 0;
         drained = batch_.records.empty();
         if (drained || !apply_caller_updates()) break;
@@ -198,7 +198,7 @@ bool PublisherCore::apply_caller_updates() {
             return false;
         }
         ++next_;
-        apply(record);
+        apply(batch_, record);
     }
     return true;
 }
@@ -223,10 +223,12 @@ bool PublisherCore::write_caller_updates() {
 // Works through what the application published, in order. While the socket's
 // queue is over half of max_output_bytes it waits (millisecond steps) so TCP
 // back-pressure reaches the outbox and, once that is full, the application.
+// Fanned, there is no outbox to take: what a new session needs is sent.
 void PublisherCore::work() {
     for (;;) {
         if (next_ >= batch_.records.size()) {
-            outbox_.take(batch_);
+            if (fanned()) break;
+            outbox_->take(batch_);
             next_ = 0;
             if (batch_.records.empty()) break;
         }
@@ -241,15 +243,38 @@ void PublisherCore::work() {
                 return;
             }
             const OutboxRecord& record = batch_.records[next_++];
-            apply(record);
+            apply(batch_, record);
             if (record.kind != OutboxRecord::Kind::kUpdate) queued = link_.queued_bytes();
         }
-        for (auto& [name, service] : services_) {
-            if (!service->to_register.empty()) register_items(*service);
-        }
+        register_new_items();
         flush_updates();
     }
+    register_new_items();
     flush_updates();  // what the publishing thread framed and could not write
+}
+
+// Fanned: never waits for this distributor, so a slow or dead one holds back
+// neither the others nor the application. The link's queue is bounded by
+// max_output_bytes: past it the connection refuses the write and the link is
+// dropped (flush_updates), to be re-imaged on the next connection.
+void PublisherCore::apply_record(const OutboxBatch& batch, const OutboxRecord& record) {
+    apply(batch, record);
+    if (out_.size() > options_.max_output_bytes / 2) flush_updates();
+}
+
+void PublisherCore::end_batch() {
+    register_new_items();
+    flush_updates();
+}
+
+bool PublisherCore::congested() const {
+    return session_up_ && link_.queued_bytes() + out_.size() > options_.max_output_bytes / 2;
+}
+
+void PublisherCore::register_new_items() {
+    for (auto& [name, service] : services_) {
+        if (!service->to_register.empty()) register_items(*service);
+    }
 }
 
 // Every other message goes out after the updates framed before it.
@@ -269,19 +294,31 @@ void PublisherCore::flush_updates() {
     if (!sent) {
         // The distributor would see a gap: start again from the image.
         unflushed_updates_ = 0;
-        return link_.abort("output to the distributor passed max_output_bytes");
+        return drop_link();
     }
     counters_.updates_sent.fetch_add(unflushed_updates_, std::memory_order_relaxed);
     unflushed_updates_ = 0;
 }
 
-bool PublisherCore::apply(const OutboxRecord& r) {
+// Loudly: the distributor this link feeds misses updates until the next
+// connection re-publishes every image.
+void PublisherCore::drop_link() {
+    if (!link_.up()) return;
+    counters_.links_dropped.fetch_add(1, std::memory_order_relaxed);
+    log_->error(
+        "dropping the link to {}: {} bytes not yet taken passed max_output_bytes ({}); "
+        "its items are re-published from their images on the next connection",
+        failover_.peer().to_string(), link_.queued_bytes(), options_.max_output_bytes);
+    link_.abort("output to the distributor passed max_output_bytes");
+}
+
+bool PublisherCore::apply(const OutboxBatch& batch, const OutboxRecord& r) {
     using Kind = OutboxRecord::Kind;
     if (r.kind == Kind::kAnnounce) {
-        auto& service = services_[std::string(batch_.text1(r))];
+        auto& service = services_[std::string(batch.text1(r))];
         if (!service) {
             service = std::make_unique<Service>();
-            service->name = batch_.text1(r);
+            service->name = batch.text1(r);
             service->mode = r.mode;
             if (session_up_) announce(*service);
         }
@@ -292,10 +329,9 @@ bool PublisherCore::apply(const OutboxRecord& r) {
         return true;
     }
     if (r.kind == Kind::kAddItem) {
-        const auto service = services_.find(std::string(batch_.text1(r)));
+        const auto service = services_.find(std::string(batch.text1(r)));
         if (service == services_.end()) return false;
-        Item& item =
-            item_for(PublishedItem{r.item}, *service->second, std::string(batch_.text2(r)));
+        Item& item = item_for(PublishedItem{r.item}, *service->second, std::string(batch.text2(r)));
         if (item.service->mode == ServiceMode::kBroadcast && item.service->id != 0 &&
             item.item_id == 0) {
             item.service->to_register.push_back(&item);
@@ -307,14 +343,14 @@ bool PublisherCore::apply(const OutboxRecord& r) {
     Item& item = *found;
     switch (r.kind) {
         case Kind::kRefresh:
-            publish_refresh(item, batch_.fields_of(r), record_state(r), r.domain,
-                            r.book ? batch_.wire_of(r) : std::span<const uint8_t>{});
+            publish_refresh(item, batch.fields_of(r), record_state(batch, r), r.domain,
+                            r.book ? batch.wire_of(r) : std::span<const uint8_t>{});
             break;
         case Kind::kUpdate:
-            publish_update(item, batch_.fields_of(r), batch_.wire_of(r), r.book);
+            publish_update(item, batch.fields_of(r), batch.wire_of(r), r.book);
             break;
         case Kind::kStatus:
-            publish_status(item, record_state(r));
+            publish_status(item, record_state(batch, r));
             break;
         default:
             break;
@@ -322,8 +358,8 @@ bool PublisherCore::apply(const OutboxRecord& r) {
     return true;
 }
 
-ItemState PublisherCore::record_state(const OutboxRecord& r) const {
-    return ItemState{r.stream, r.data, r.code, std::string(batch_.text1(r))};
+ItemState PublisherCore::record_state(const OutboxBatch& batch, const OutboxRecord& r) {
+    return ItemState{r.stream, r.data, r.code, std::string(batch.text1(r))};
 }
 
 PublisherCore::Item& PublisherCore::item_for(PublishedItem handle, Service& service,
@@ -373,9 +409,7 @@ void PublisherCore::send_refresh(Item& item) {
     detail::to_wire_status(item.state, *refresh.mutable_status());
     item.image.to_field_list(*refresh.mutable_fields());
     proto::book_into_refresh(item.image, refresh);
-    if (!send(FrameType::kRefresh, refresh)) {
-        return link_.abort("output to the distributor passed max_output_bytes");
-    }
+    if (!send(FrameType::kRefresh, refresh)) return drop_link();
     counters_.refreshes_sent.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -512,6 +546,7 @@ void PublisherCore::announce(const Service& service) {
     announce.set_takeover_token(service.takeover_token.empty() ? options_.takeover_secret
                                                                : service.takeover_token);
     announce.set_takes_posts(true);  // every post is answered (PublisherHandler::on_post)
+    announce.set_standby_rank(options_.standby_rank);
     if (send(FrameType::kServiceAnnounce, announce)) ++answers_outstanding_;
 }
 

@@ -19,6 +19,7 @@
 #include "proto/field_image.h"
 #include "proto/update_codec.h"
 #include "publisher_outbox.h"
+#include "publisher_worker.h"
 #include "wire/backbone.pb.h"
 #include "wire/client.pb.h"
 #include "wire/publisher.pb.h"
@@ -38,24 +39,36 @@ struct PublisherCounters : LinkCounters {
     std::atomic<uint64_t> caller_writes{0};
     std::atomic<uint64_t> posts_received{0};
     std::atomic<uint64_t> posts_accepted{0};
+    std::atomic<uint64_t> links_dropped{0};
 };
 
-class PublisherCore final : public FailoverLink::Owner {
+class PublisherCore final : public PublisherWorker, public FailoverLink::Owner {
   public:
     // `handle_for` returns the handle of (service, item), creating it: the
     // front end owns handle numbering. `stop_loop` ends the I/O thread's loop.
+    // `outbox` null: one link of a PublisherFan, which takes the outbox and
+    // hands every record to each of its cores (apply_record); such a core
+    // never waits for its distributor: past max_output_bytes it drops the
+    // link, and the next connection starts again from the images.
     PublisherCore(EventLoop& loop, const PublisherOptions& options, PublisherHandler& handler,
-                  PublisherCounters& counters, PublisherOutbox& outbox,
+                  PublisherCounters& counters, PublisherOutbox* outbox,
                   std::function<PublishedItem(const std::string&, const std::string&)> handle_for,
                   std::function<void()> stop_loop, std::shared_ptr<const TlsContext> tls = nullptr,
                   std::function<void(uint64_t)> flushed = nullptr);
     ~PublisherCore();
 
-    void start();
-    // Sends what is queued (for at most `drain_ms`), then closes and stops the loop.
-    void stop(uint32_t drain_ms);
-    // The outbox has something: take it and work through it.
-    void on_wake();
+    void start() override;
+    void stop(uint32_t drain_ms) override;
+    void on_wake() override;
+    // A PublisherFan's records: each merged into the images and, when the
+    // link is up, framed for it; end_batch() registers new items and hands
+    // the framed updates to the connection.
+    void apply_record(const OutboxBatch& batch, const OutboxRecord& record);
+    void end_batch();
+    // Logged in, with over half of max_output_bytes not yet taken by the
+    // distributor (the fan waits while every link that is up is).
+    bool up() const { return session_up_; }
+    bool congested() const;
     // The publishing thread's turn instead of a wake-up (docs/sdk.md,
     // "Publisher threading"), holding the loop's callback lock: when the
     // session is up and nothing waits for the socket, the updates at the head
@@ -66,7 +79,7 @@ class PublisherCore final : public FailoverLink::Owner {
     // to flush), or a state this path leaves to it. With `coalesce` (a plain
     // update, not a batch's end) also false while updates come faster than
     // writes (CallerWriteGate): the I/O thread then batches them.
-    bool work_from_caller(bool coalesce);
+    bool work_from_caller(bool coalesce) override;
 
     void on_session_up(const wire::v1::LoginResponse& response) override;
     void on_session_frame(const proto::Frame& frame) override;
@@ -108,7 +121,9 @@ class PublisherCore final : public FailoverLink::Owner {
     bool caller_round();
     bool apply_caller_updates();
     bool write_caller_updates();
-    bool apply(const OutboxRecord& record);
+    bool apply(const OutboxBatch& batch, const OutboxRecord& record);
+    void register_new_items();
+    bool fanned() const { return outbox_ == nullptr; }
     void announce(const Service& service);
     void register_items(Service& service);
     void on_announce_response(const proto::Frame& frame);
@@ -127,10 +142,11 @@ class PublisherCore final : public FailoverLink::Owner {
     void fold_pending(Item& item);
     void send_update(const Item& item, std::span<const uint8_t> rest, bool book = false);
     void flush_updates();
+    void drop_link();
     template <class Message>
     bool send(proto::FrameType type, const Message& message);
     void handle_link_frame(const proto::Frame& frame);
-    ItemState record_state(const OutboxRecord& r) const;
+    static ItemState record_state(const OutboxBatch& batch, const OutboxRecord& r);
     void want_flush(uint64_t token);
     void send_flush_if_due();
     void on_flush_ack(const proto::Frame& frame);
@@ -149,7 +165,7 @@ class PublisherCore final : public FailoverLink::Owner {
     const PublisherOptions& options_;
     PublisherHandler& handler_;
     PublisherCounters& counters_;
-    PublisherOutbox& outbox_;
+    PublisherOutbox* outbox_;  // null: fanned (apply_record)
     std::function<PublishedItem(const std::string&, const std::string&)> handle_for_;
     std::function<void()> stop_loop_;
     std::shared_ptr<const TlsContext> tls_;  // null: plaintext

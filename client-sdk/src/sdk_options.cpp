@@ -62,6 +62,15 @@ void validate(const ConsumerOptions& o) {
 
 void validate(const PublisherOptions& o) {
     validate(o, o.distributors, "distributors");
+    if (o.publish_to_all) {
+        for (size_t i = 0; i < o.distributors.size(); ++i) {
+            for (size_t j = 0; j < i; ++j) {
+                if (o.distributors[i] == o.distributors[j])
+                    refuse("distributors",
+                           "publish_to_all lists " + o.distributors[i].to_string() + " twice");
+            }
+        }
+    }
     if (o.max_queued_bytes < 1024) refuse("max_queued_bytes", "must be >= 1024");
     if (o.max_output_bytes < 1024) refuse("max_output_bytes", "must be >= 1024");
 }

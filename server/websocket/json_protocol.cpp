@@ -316,34 +316,56 @@ std::string JsonEncoder::batch_status(int64_t id, size_t names) {
     return framed(out);
 }
 
-// Info (filter 1: name, MarketPrice capability, real-time tick-by-tick QoS, the mdcast
-// mode and item count) and State (filter 2) per service, keyed by service id. A snapshot:
-// the directory is not streamed (ask again for a fresh one).
-std::string JsonEncoder::source_refresh(int64_t id, const wire::Directory& directory) {
+namespace {
+
+// Filter 1 (Info): name, MarketPrice capability, real-time tick-by-tick QoS, the mdcast
+// mode and item count.
+void append_source_info(std::string& out, const wire::ServiceInfo& service) {
+    out += "{\"ID\":1,\"Action\":\"Set\",\"Elements\":{\"Name\":";
+    append_json_string(out, service.name());
+    out +=
+        ",\"Capabilities\":[6],\"QoS\":[{\"Timeliness\":\"Realtime\",\"Rate\":"
+        "\"TickByTick\"}],\"IsSource\":1,\"Vendor\":\"mdcast\",\"Mode\":\"";
+    out += service.mode() == wire::SERVICE_INTERACTIVE ? "interactive" : "broadcast";
+    out += "\",\"ItemCount\":";
+    append_int(out, static_cast<int64_t>(service.item_count()));
+    out += "}}";
+}
+
+// Filter 2 (State): up or down, and whether it takes requests.
+void append_source_state(std::string& out, const wire::ServiceInfo& service) {
+    const bool up = service.state() == wire::SERVICE_UP;
+    out += "{\"ID\":2,\"Action\":\"Set\",\"Elements\":{\"ServiceState\":";
+    out += up ? "1,\"AcceptingRequests\":1" : "0,\"AcceptingRequests\":0";
+    out += "}}";
+}
+
+}  // namespace
+
+// Each service keyed by service id, with the filter entries `filter` asks for among those
+// served (Info, State); Key.Filter says which. A snapshot: the directory is not streamed
+// (ask again for a fresh one).
+std::string JsonEncoder::source_refresh(int64_t id, const wire::Directory& directory,
+                                        uint32_t filter) {
+    filter &= kSourceInfo | kSourceState;
     std::string out = "{\"ID\":";
     append_int(out, id);
+    out += ",\"Type\":\"Refresh\",\"Domain\":\"Source\",\"Key\":{\"Filter\":";
+    append_int(out, filter);
     out +=
-        ",\"Type\":\"Refresh\",\"Domain\":\"Source\",\"Key\":{\"Filter\":3},"
-        "\"State\":{\"Stream\":\"NonStreaming\",\"Data\":\"Ok\",\"Text\":\"\"},"
+        "},\"State\":{\"Stream\":\"NonStreaming\",\"Data\":\"Ok\",\"Text\":\"\"},"
         "\"Map\":{\"KeyType\":\"UInt\",\"Entries\":[";
     bool first = true;
     for (const auto& service : directory.services()) {
         if (!first) out += ',';
         first = false;
-        const bool up = service.state() == wire::SERVICE_UP;
         out += "{\"Action\":\"Add\",\"Key\":";
         append_int(out, service.service_id());
-        out += ",\"FilterList\":{\"Entries\":[{\"ID\":1,\"Action\":\"Set\",\"Elements\":{\"Name\":";
-        append_json_string(out, service.name());
-        out +=
-            ",\"Capabilities\":[6],\"QoS\":[{\"Timeliness\":\"Realtime\",\"Rate\":"
-            "\"TickByTick\"}],\"IsSource\":1,\"Vendor\":\"mdcast\",\"Mode\":\"";
-        out += service.mode() == wire::SERVICE_INTERACTIVE ? "interactive" : "broadcast";
-        out += "\",\"ItemCount\":";
-        append_int(out, static_cast<int64_t>(service.item_count()));
-        out += "}},{\"ID\":2,\"Action\":\"Set\",\"Elements\":{\"ServiceState\":";
-        out += up ? "1,\"AcceptingRequests\":1" : "0,\"AcceptingRequests\":0";
-        out += "}}]}}";
+        out += ",\"FilterList\":{\"Entries\":[";
+        if (filter & kSourceInfo) append_source_info(out, service);
+        if (filter == (kSourceInfo | kSourceState)) out += ',';
+        if (filter & kSourceState) append_source_state(out, service);
+        out += "]}}";
     }
     out += "]}}";
     return framed(out);

@@ -25,6 +25,10 @@
 
 namespace mdcast::server {
 
+// The Source directory's filters (LSEG's Key.Filter bits) this server serves.
+inline constexpr uint32_t kSourceInfo = 0x1;
+inline constexpr uint32_t kSourceState = 0x2;
+
 class JsonEncoder {
   public:
     explicit JsonEncoder(proto::FieldDictionary dictionary);
@@ -50,8 +54,10 @@ class JsonEncoder {
     static std::string post_ack(int64_t stream, uint64_t ack_id, std::string_view nak_code,
                                 const std::string& text, const std::string* service,
                                 const std::string* name);
-    // The Source directory (LSEG's Map of services, each a FilterList of Info and State).
-    static std::string source_refresh(int64_t id, const wire::Directory& directory);
+    // The Source directory (LSEG's Map of services, each a FilterList of Info and State, as
+    // `filter` asks: kSourceInfo, kSourceState; its Key.Filter says which were sent).
+    static std::string source_refresh(int64_t id, const wire::Directory& directory,
+                                      uint32_t filter = kSourceInfo | kSourceState);
 
     static std::string login_refresh(int64_t id, const std::string& user,
                                      const wire::LoginResponse& response);

@@ -119,6 +119,14 @@ void read_qos(const json& qos, JsonRequest& r) {
     r.conflate_ms = info->get<uint32_t>();
 }
 
+void read_streaming(const json& message, JsonRequest& r) {
+    if (const json* streaming = member(message, "Streaming")) {
+        if (!streaming->is_boolean())
+            throw Refusal{JsonError::kBadRequest, "Streaming is not true or false"};
+        r.streaming = streaming->get<bool>();
+    }
+}
+
 void read_item(const json& message, JsonRequest& r, const JsonLimits& limits) {
     r.type = JsonRequest::Type::kItem;
     const json& key = key_of(message);
@@ -130,11 +138,37 @@ void read_item(const json& message, JsonRequest& r, const JsonLimits& limits) {
     if (r.names.empty()) throw Refusal{JsonError::kBadRequest, "Key.Name is empty"};
     if (const json* view = member(message, "View")) read_view(*view, r, limits);
     if (const json* qos = member(message, "Qos")) read_qos(*qos, r);
-    if (const json* streaming = member(message, "Streaming")) {
-        if (!streaming->is_boolean())
-            throw Refusal{JsonError::kBadRequest, "Streaming is not true or false"};
-        r.streaming = streaming->get<bool>();
-    }
+    read_streaming(message, r);
+}
+
+void read_filter(const json& key, JsonRequest& r) {
+    const json* filter = member(key, "Filter");
+    if (!filter) return;
+    if (!filter->is_number_unsigned() || filter->get<uint64_t>() > UINT32_MAX)
+        throw Refusal{JsonError::kBadRequest, "Key.Filter is not an unsigned integer"};
+    r.filter = filter->get<uint32_t>();
+}
+
+// LSEG's Dictionary request: Key.Name the dictionary (RWFFld, RWFEnum), Key.Filter its
+// verbosity; Key.Service, which LSEG's clients may send, is not needed (one dictionary).
+void read_dictionary(const json& message, JsonRequest& r) {
+    r.type = JsonRequest::Type::kDictionary;
+    const json& key = key_of(message);
+    (void)string_member(key, "Service", "Key.Service");
+    r.names.push_back(string_member(key, "Name", "Key.Name"));
+    if (r.names[0].empty()) throw Refusal{JsonError::kBadRequest, "Key.Name missing"};
+    read_filter(key, r);
+    read_streaming(message, r);
+}
+
+// The Source directory: every service the user may see; Key.Filter says which of their
+// filter entries (1 Info, 2 State) to send.
+void read_source(const json& message, JsonRequest& r) {
+    r.type = JsonRequest::Type::kSource;
+    const json* key = member(message, "Key");
+    if (!key) return;
+    if (!key->is_object()) throw Refusal{JsonError::kBadRequest, "Key is not an object"};
+    read_filter(*key, r);
 }
 
 JsonScalar scalar_of(const json& value, const std::string& field) {
@@ -245,11 +279,14 @@ JsonRequest read_message(const json& message, const JsonLimits& limits) {
         read_login(message, r);
     } else if (domain == "MarketPrice") {
         read_item(message, r, limits);
-    } else if (domain == "Source") {  // the directory: every service, whatever the Key asks
-        r.type = JsonRequest::Type::kSource;
+    } else if (domain == "Source") {
+        read_source(message, r);
+    } else if (domain == "Dictionary") {
+        read_dictionary(message, r);
     } else {
-        throw Refusal{JsonError::kUnknownType, "Domain '" + domain.substr(0, 32) +
-                                                   "' is not served (Login, MarketPrice, Source)"};
+        throw Refusal{JsonError::kUnknownType,
+                      "Domain '" + domain.substr(0, 32) +
+                          "' is not served (Login, MarketPrice, Source, Dictionary)"};
     }
     return r;
 }

@@ -1,6 +1,7 @@
 // Requests of the WebSocket/JSON protocol (docs/websocket.md), modelled on the
 // LSEG WebSocket API: Login, item requests (one name or a batch, a View,
-// Streaming false for a snapshot), Close, Ping and Pong.
+// Streaming false for a snapshot), the Source directory, Dictionary requests,
+// Post, Close, Ping and Pong.
 //
 // parse_json_requests() turns one text message into typed requests; it never
 // throws and bounds what it accepts (nesting depth, messages per array, names
@@ -9,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,16 +28,29 @@ struct JsonScalar {
 };
 
 struct JsonRequest {
-    enum class Type { kLogin, kItem, kSource, kPost, kClose, kCloseLogin, kPing, kPong };
+    enum class Type {
+        kLogin,
+        kItem,
+        kSource,
+        kDictionary,
+        kPost,
+        kClose,
+        kCloseLogin,
+        kPing,
+        kPong
+    };
     Type type = Type::kPing;
     int64_t id = 0;
     // kLogin
     std::string user, password, application_id, position;
     // kItem
     std::string service;             // empty: the session's default service
-    std::vector<std::string> names;  // one, or a batch
+    std::vector<std::string> names;  // one, or a batch (kDictionary: the dictionary's name)
     bool batch = false;              // Key.Name was an array: the names open on ID+1, ID+2, ...
     bool streaming = true;           // false: a snapshot
+    // Key.Filter: kDictionary's verbosity (Normal when absent), kSource's filters (Info and
+    // State when absent).
+    std::optional<uint32_t> filter;
     uint32_t conflate_ms = 0;        // Qos Rate TimeConflated, RateInfo ms (0: every update)
     std::vector<std::string> view;   // field names; both empty: all fields
     std::vector<uint32_t> view_ids;  // and field ids (LSEG's View takes either)

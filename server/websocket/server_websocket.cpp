@@ -32,6 +32,8 @@ void Server::start_websocket() {
     json_ = std::make_unique<JsonEncoder>(
         proto::FieldDictionary::load_file(config_.clients_ws_dictionary_file));
     json_->set_publish_time(config_.clients_ws_publish_time);
+    json_dictionary_ = std::make_unique<JsonDictionary>(json_->dictionary(),
+                                                        config_.clients_ws_dictionary_part_bytes);
     ws_page_ = read_page(config_.clients_ws_web_dir);
     ws_settings_.max_message_bytes = config_.clients_ws_max_message_bytes;
     ws_settings_.max_login_message_bytes = config_.clients_max_login_frame_bytes;
@@ -40,6 +42,7 @@ void Server::start_websocket() {
     ws_settings_.default_service = config_.clients_ws_default_service;
     ws_settings_.json.max_names = config_.clients_max_items_per_request;
     ws_settings_.encoder = json_.get();
+    ws_settings_.dictionary = json_dictionary_.get();
     ws_settings_.page = &ws_page_;
     ws_settings_.counters = &ws_counters_;
     const bool tls = config_.clients_ws_tls;
@@ -90,6 +93,14 @@ void Server::register_websocket_metrics() {
     }
     m.counter("ws_pings_sent_total", "Pings sent to silent WebSocket clients",
               [&w] { return w.pings_sent; });
+    m.counter("ws_dictionary_requests_total",
+              "Dictionary requests (RWFFld, RWFEnum) answered, refusals included",
+              [&w] { return w.dictionary_requests; });
+    const JsonDictionary& d = *json_dictionary_;
+    m.counter("ws_dictionary_encodings_total",
+              "Dictionary answers encoded to JSON (once per name, verbosity and streaming, "
+              "shared by every request)",
+              [&d] { return d.encodings(); });
     const FanoutCounters& f = fanout_.counters();
     m.counter("ws_update_encodings_total",
               "Updates encoded to JSON (once per item and view, shared by its WebSocket "

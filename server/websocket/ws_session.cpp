@@ -321,10 +321,13 @@ void WsSession::on_request(const JsonRequest& request) {
     if (request.type == Type::kPost) return on_post(request);
     if (request.type == Type::kSource) {
         directory_id_ = request.id;
+        directory_filter_ = request.filter.value_or(kSourceInfo | kSourceState);
         return client_.request_directory();
     }
+    if (request.type == Type::kDictionary) return on_dictionary_request(request);
     if (request.type == Type::kClose) {
         for (const int64_t id : request.close_ids) {
+            dictionary_streams_.erase(id);
             const auto closed = streams_.close(id);
             if (closed && closed->unsubscribe) client_.request_unsubscribe(closed->unsubscribe);
         }
@@ -371,6 +374,7 @@ void WsSession::on_item_request(const JsonRequest& request) {
 }
 
 bool WsSession::open_stream(int64_t stream, const JsonRequest& request, const std::string& name) {
+    dictionary_streams_.erase(stream);  // an item request takes the ID over
     const auto result = streams_.open(stream, request.service, name, request.streaming);
     if (result.unsubscribe) client_.request_unsubscribe(result.unsubscribe);
     if (result.opened != WsStreams::Opened::kLimitReached) return true;
@@ -509,8 +513,8 @@ void WsSession::translate(FrameType type, const google::protobuf::MessageLite& m
         case FrameType::kPostAck:
             return on_post_ack(static_cast<const wire::PostAck&>(message));
         case FrameType::kDirectory:
-            return send(JsonEncoder::source_refresh(directory_id_,
-                                                    static_cast<const wire::Directory&>(message)));
+            return send(JsonEncoder::source_refresh(
+                directory_id_, static_cast<const wire::Directory&>(message), directory_filter_));
         default:
             return;  // pong: the JSON protocol has its own
     }

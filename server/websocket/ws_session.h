@@ -26,6 +26,7 @@
 
 #include "common/net/close_reason.h"
 #include "proto/frame.h"
+#include "server/websocket/json_dictionary.h"
 #include "server/websocket/json_protocol.h"
 #include "server/websocket/json_requests.h"
 #include "server/websocket/ws_streams.h"
@@ -50,8 +51,9 @@ struct WsCounters {
     uint64_t protocol_errors = 0;  // framing errors found by wslay (bad opcode, masking, UTF-8)
     std::array<uint64_t, 5> json_errors{};  // by JsonError
     uint64_t pings_sent = 0;
-    uint64_t update_encodings = 0;  // JSON updates encoded (once per view, not per client)
-    uint64_t unrouted_frames = 0;   // item frames for no open stream (closed before named)
+    uint64_t update_encodings = 0;     // JSON updates encoded (once per view, not per client)
+    uint64_t unrouted_frames = 0;      // item frames for no open stream (closed before named)
+    uint64_t dictionary_requests = 0;  // Dictionary requests answered (refreshes or refusals)
 };
 
 struct WsSettings {
@@ -63,7 +65,8 @@ struct WsSettings {
     std::string default_service;
     JsonLimits json;
     const JsonEncoder* encoder = nullptr;
-    const std::string* page = nullptr;  // served at /; empty: 404
+    JsonDictionary* dictionary = nullptr;  // the Dictionary domain's answers, encoded once
+    const std::string* page = nullptr;     // served at /; empty: 404
     WsCounters* counters = nullptr;
 };
 
@@ -110,6 +113,7 @@ class WsSession {
     void on_item_request(const JsonRequest& request);
     bool open_stream(int64_t stream, const JsonRequest& request, const std::string& name);
     void on_item_status(const wire::ItemStatus& status);
+    void on_dictionary_request(const JsonRequest& request);  // ws_session_dictionary.cpp
     void unsubscribe_unrouted();
     void on_post(const JsonRequest& request);
     void on_post_ack(const wire::PostAck& ack);
@@ -132,10 +136,12 @@ class WsSession {
     bool too_large_ = false;
     uint16_t close_code_ = 0;  // set by fail(): the code of our close frame
     int64_t login_id_ = 1;
-    int64_t directory_id_ = 0;  // the Source request being answered
+    int64_t directory_id_ = 0;       // the Source request being answered
+    uint32_t directory_filter_ = 0;  // and its Key.Filter
     int64_t last_ping_ns_ = 0;
     WsStreams streams_;
-    std::string stamped_;  // scratch for restamped frames
+    std::set<int64_t> dictionary_streams_;  // streaming Dictionary requests open, until Close
+    std::string stamped_;                   // scratch for restamped frames
     // The request being passed to the server: a refusal of it as a whole (no
     // item named) is answered on each of its streams.
     const std::vector<std::pair<std::string, std::string>>* requesting_ = nullptr;

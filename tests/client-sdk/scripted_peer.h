@@ -69,6 +69,7 @@ class Peer {
     void drop() {
         if (fd_ >= 0) ::close(fd_);
         fd_ = -1;
+        buffer_.clear();  // the next connection starts afresh
     }
 
     // The next frame that is not a Ping (pings are answered).

@@ -6,11 +6,13 @@
 //   sdk-publisher-probe --distributors H:P[,H:P...] --service S --items A,B
 //       [--interactive] [--rate UPDATES_PER_S] [--duration SECONDS]
 //       [--updates-before-start N] [--flush-after N] [--flush-timeout-ms MS]
+//       [--publish-to-all]
 //
 // --updates-before-start publishes N updates of every item right after its
 // refresh, before start() (so before the distributor has registered it: the
 // ordering rule). --flush-after calls flush() once N updates have been
 // published in the run and prints {"event":"flushed","ok":...}.
+// --publish-to-all publishes to every distributor at once (dual-homed).
 //
 // Item i (its position in --items) starts with a refresh: DSPLY_NAME (3) =
 // its name, BID (22) = (10000 + 100 i) * 10^-2, ACVOL_1 (32) = 0. Its n-th
@@ -44,6 +46,7 @@ struct Args {
     std::string service = "SDK";
     std::vector<std::string> items;
     bool interactive = false;
+    bool publish_to_all = false;
     double rate = 100;
     double duration_s = 10;
     uint64_t updates_before_start = 0;
@@ -68,6 +71,8 @@ Args parse_args(int argc, char** argv) {
             a.items = split(value());
         else if (arg == "--interactive")
             a.interactive = true;
+        else if (arg == "--publish-to-all")
+            a.publish_to_all = true;
         else if (arg == "--rate")
             a.rate = std::stod(value());
         else if (arg == "--duration")
@@ -199,6 +204,7 @@ int main(int argc, char** argv) {
 
     mdcast::PublisherOptions options;
     options.distributors = mdcast::parse_server_list(args.distributors);
+    options.publish_to_all = args.publish_to_all;
     options.user = "sdk-publisher-probe";
     options.tls = args.tls;
     options.reconnect_delay_min_ms = 50;
@@ -247,7 +253,7 @@ int main(int argc, char** argv) {
         "{\"event\":\"summary\",\"refreshes_sent\":%llu,\"updates_sent\":%llu,"
         "\"statuses_sent\":%llu,\"updates_held\":%llu,\"item_requests\":%llu,"
         "\"item_closes\":%llu,\"rejections\":%llu,\"connections\":%llu,"
-        "\"connection_losses\":%llu,\"outbox_full\":%llu}\n",
+        "\"connection_losses\":%llu,\"outbox_full\":%llu,\"links_dropped\":%llu}\n",
         static_cast<unsigned long long>(s.refreshes_sent),
         static_cast<unsigned long long>(s.updates_sent),
         static_cast<unsigned long long>(s.statuses_sent),
@@ -257,6 +263,7 @@ int main(int argc, char** argv) {
         static_cast<unsigned long long>(s.rejections),
         static_cast<unsigned long long>(s.connections),
         static_cast<unsigned long long>(s.connection_losses),
-        static_cast<unsigned long long>(s.outbox_full));
+        static_cast<unsigned long long>(s.outbox_full),
+        static_cast<unsigned long long>(s.links_dropped));
     return 0;
 }

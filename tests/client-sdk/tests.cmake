@@ -25,13 +25,15 @@ mdcast_unit_test(event_queue_test client-sdk/event_queue_test.cpp mdcast_sdk_obj
 mdcast_unit_test(event_writer_test client-sdk/event_writer_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(publisher_outbox_test client-sdk/publisher_outbox_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(caller_write_gate_test client-sdk/caller_write_gate_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(publisher_link_set_test client-sdk/publisher_link_set_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(types_test client-sdk/types_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(field_list_test client-sdk/field_list_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(book_test client-sdk/book_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(sdk_log_test client-sdk/sdk_log_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(interest_tracker_test distributor/interest_tracker_test.cpp mdcast_distributor_core)
 foreach(test reconnect_policy_test item_sequencer_test item_id_index_test event_queue_test
-             event_writer_test publisher_outbox_test caller_write_gate_test sdk_log_test book_test)
+             event_writer_test publisher_outbox_test caller_write_gate_test sdk_log_test
+             publisher_link_set_test book_test)
   target_include_directories(${test} PRIVATE ${PROJECT_SOURCE_DIR}/client-sdk/src)
 endforeach()
 
@@ -61,6 +63,14 @@ mdcast_sdk_integration_test(integration_trade_conflation integration/test_trade_
 mdcast_sdk_integration_test(integration_group_status integration/test_group_status.py 240)
 # Redundant sources: mdcast-client and an SDK consumer watch every item across switches.
 mdcast_sdk_integration_test(integration_redundancy integration/test_redundancy.py 300)
+# Standby publishers on one distributor: the same two clients across the switches.
+mdcast_sdk_integration_test(integration_standby_publisher integration/test_standby_publisher.py 240)
+# One dual-homed SDK publisher feeding two distributors: one killed and restarted.
+mdcast_sdk_integration_test(integration_dual_home integration/test_dual_home.py 300)
+# The same with the active distributor's path cut in network namespaces (needs root; 77: skipped).
+mdcast_sdk_integration_test(integration_netns_dual_home integration/test_netns_dual_home.py 240)
+set_tests_properties(integration_netns_dual_home PROPERTIES SKIP_RETURN_CODE 77
+                     LABELS "integration;netns;sdk")
 mdcast_sdk_integration_test(integration_tls integration/test_tls.py 240)
 # Against the installed SDK: the installed examples built and run on a local
 # stack; every C++ block of README.md and docs/*.md built.
@@ -76,12 +86,15 @@ foreach(test integration_sdk_install integration_doc_snippets)
     set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "MDCAST_EXAMPLE_FLAGS=-fsanitize=thread")
   endif()
 endforeach()
+mdcast_unit_test(publisher_backpressure_test client-sdk/publisher_backpressure_test.cpp
+                 mdcast_sdk_objects)
 mdcast_unit_test(consumer_test client-sdk/consumer_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(consumer_request_limits_test client-sdk/consumer_request_limits_test.cpp
                  mdcast_sdk_objects)
 mdcast_unit_test(consumer_group_status_test client-sdk/consumer_group_status_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(consumer_close_reason_test client-sdk/consumer_close_reason_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(publisher_test client-sdk/publisher_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(publisher_fan_test client-sdk/publisher_fan_test.cpp mdcast_sdk_objects)
 # libmdcast.so needs neither yaml-cpp nor libsystemd (the SDK links only common/ root and net/).
 find_program(MDCAST_READELF readelf REQUIRED)
 add_test(NAME sdk_needed_libraries

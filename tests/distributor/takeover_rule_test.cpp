@@ -78,6 +78,27 @@ TEST_CASE("the operator's shared secret is proof for the same user from any host
     CHECK(judge_takeover(wrong) == TakeoverVerdict::kNoProof);
 }
 
+TEST_CASE("a standby is the same user, proven by the shared secret or a login", "[takeover]") {
+    const std::string secret = "a-shared-secret-of-the-operator";
+    auto standby = claim({"feed", "standby", "10.0.0.2/net"}, secret);
+    CHECK(judge_standby(standby) == TakeoverVerdict::kNoProof);  // no secret configured
+    standby.shared_secret = secret;
+    CHECK(judge_standby(standby) == TakeoverVerdict::kAllowed);
+    // The owner's own token is not a standby's proof: it is the owner's reconnect.
+    auto tokened = claim({"feed", "standby", "10.0.0.2/net"}, "");
+    tokened.presented_token = tokened.owner_token;
+    CHECK(judge_standby(tokened) == TakeoverVerdict::kNoProof);
+    CHECK(judge_standby(claim({"feed", "standby", "10.0.0.2/net"}, "", true)) ==
+          TakeoverVerdict::kAllowed);
+    auto stranger = standby;
+    stranger.claimant.user = "intruder";
+    CHECK(judge_standby(stranger) == TakeoverVerdict::kOtherPublisher);
+    CHECK(judge_standby(claim({"intruder", "256", "10.0.0.1/net"}, "", true)) ==
+          TakeoverVerdict::kOtherPublisher);
+    CHECK(takeover_refusal_text(TakeoverVerdict::kNotBroadcast).find("broadcast") !=
+          std::string_view::npos);
+}
+
 TEST_CASE("the shared secret is the first line of its file, long enough", "[takeover]") {
     const std::string path = "takeover_rule_test.secret";
     std::ofstream(path) << "0123456789abcdef-secret\r\nsecond line\n";

@@ -1,6 +1,7 @@
 """Run inside a throw-away venv holding LSEG's own `lseg-data` library (test_lseg_data.py):
 the library, unmodified, opens a deployed-platform session on an mdcast server's WebSocket
-port, streams prices and takes a snapshot. Prints one JSON line per finding; exits non-zero
+port, streams prices, takes a snapshot and loads the field dictionary (the Dictionary domain, as
+the library does before a validated contribution). Prints one JSON line per finding; exits non-zero
 with the reason when a step does not complete.
 
 usage: lseg_data_client.py HOST:PORT SERVICE ITEM [ITEM ...]"""
@@ -11,10 +12,18 @@ import time
 
 import lseg.data as ld
 from lseg.data.content import pricing
+from lseg.data.delivery._dictionary import Dictionary
 
 
 def say(**what):
     print(json.dumps(what, default=str), flush=True)
+
+
+def describe(field):
+    """What the library made of a field's definition (None: not defined)."""
+    if field is None:
+        return None
+    return {"fid": field.fid, "type": field.type.name, "rwf_type": field.rwf_type.name, "long_name": field.long_name}
 
 
 def main():
@@ -51,6 +60,12 @@ def main():
     frame = snapshot.get_snapshot()
     say(step="snapshot", values=frame.to_dict(orient="records"))
     snapshot.close()
+
+    # RWFFld then RWFEnum, each a non-streaming request at verbosity 7, parsed by the library.
+    dictionary = Dictionary(session=session)
+    dictionary.load()
+    say(step="dictionary", versions={getattr(k, "value", k): v for k, v in dictionary.versions.items()},
+        fields={name: describe(dictionary.get_field(name)) for name in ("BID", "BIDSIZE", "DSPLY_NAME")})
     session.close()
     say(step="closed")
     return 0

@@ -64,6 +64,29 @@ def test_lean_tools_pinned():
     shutil.rmtree(out)
 
 
+def test_fanout_with_the_latency_profile():
+    """--fanout-profile latency: the fanout point runs the latency profile's daemons (no timed
+    writes towards the clients) and says so in the report and fanout.csv."""
+    out = tempfile.mkdtemp(prefix="mdcast-bench-test-")
+    r = subprocess.run([BENCH, "fanout", "--fanout-profile", "latency", "--servers", "1", "--connections", "2",
+                        "--client-processes", "1", "--rates", "2000", "--seconds", "1", "--warmup", "0.5",
+                        "--client", "lean", "--source", "lean", "--out", out],
+                       capture_output=True, text=True, timeout=90)
+    check(r.returncode == 0, f"mdcast-bench failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    folder = os.path.dirname(glob.glob(os.path.join(out, "*", "report.md"))[0])
+    with open(os.path.join(folder, "report.md")) as f:
+        text = f.read()
+    check("every connection subscribed to every item, latency profile" in text, text[:3000])
+    with open(os.path.join(folder, "fanout.csv")) as f:
+        rows = list(csv.DictReader(f))
+    check(len(rows) == 1 and rows[0]["profile"] == "latency", f"fanout.csv: {rows}")
+    server_configs = glob.glob(os.path.join(folder, "logs", "*", "server.yaml"))
+    check(len(server_configs) == 1, f"server configs: {server_configs}")
+    with open(server_configs[0]) as f:
+        check("timed_writes: false" in f.read(), "the server did not get the latency profile")
+    shutil.rmtree(out)
+
+
 def test_quick_writes_a_complete_report():
     out = tempfile.mkdtemp(prefix="mdcast-bench-test-")
     r = subprocess.run([BENCH, "quick", "--out", out], capture_output=True, text=True, timeout=150)
@@ -135,4 +158,4 @@ def test_quick_writes_a_complete_report():
 
 
 if __name__ == "__main__":
-    run([test_lean_tools_pinned, test_quick_writes_a_complete_report])
+    run([test_lean_tools_pinned, test_fanout_with_the_latency_profile, test_quick_writes_a_complete_report])

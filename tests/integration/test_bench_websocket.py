@@ -95,6 +95,8 @@ def test_fanout_conflated_websocket_age():
     for column in ("ws_age_p50_us", "ws_age_p99_us", "ws_age_p99_9_us", "ws_age_max_us"):
         check(row[column] != "", f"{column} empty: {row}")
     check(float(row["ws_age_p50_us"]) <= float(row["ws_age_p99_us"]) <= float(row["ws_age_max_us"]), f"{row}")
+    # The server's run-queue wait, read from /proc: a share of the window, never negative.
+    check(row["ws_server_wait_percent"] != "" and 0 <= float(row["ws_server_wait_percent"]) <= 200, f"{row}")
     # Each conflated Update stands for at least one published update, and all of them together
     # for no more than the source published to every connection.
     conflated, stands_for = int(row["ws_conflated"]), int(row["ws_stands_for"])

@@ -1,8 +1,8 @@
 """LSEG's own Python library, `lseg-data`, unmodified, against mdcast: installed from PyPI into
 a throw-away venv (the wheels kept under the build directory, so a second run needs no
 network), it opens a deployed-platform session on the server's WebSocket port, streams prices
-for three items and takes a snapshot; the values it shows are checked against what the source
-published. Skipped, saying so, only when PyPI cannot be reached and no wheels are kept."""
+for three items, takes a snapshot and loads the field dictionary; the values it shows are
+checked against what the source published, the field definitions against etc/fields.dict. Skipped, saying so, only when PyPI cannot be reached and no wheels are kept."""
 import json
 import os
 import shutil
@@ -108,6 +108,15 @@ def test_lseg_data_streams_and_snapshots():
         check(all(count >= 3 for count in stream["updates"].values()), f"updates {stream['updates']}")
         check_values(found["stream_values"]["values"], "streaming prices")
         check_values(found["snapshot"]["values"], "snapshot")
+        fields = found["dictionary"]["fields"]
+        check(fields == {"BID": {"fid": 22, "type": "PRICE", "rwf_type": "RWF_REAL64", "long_name": "BID"},
+                         "BIDSIZE": {"fid": 30, "type": "INTEGER", "rwf_type": "RWF_INT64",
+                                     "long_name": "BIDSIZE"},
+                         "DSPLY_NAME": {"fid": 3, "type": "ALPHANUMERIC", "rwf_type": "RWF_UTF8_STRING",
+                                        "long_name": "DSPLY_NAME"}},
+              f"the library's field dictionary: {found['dictionary']}")
+        check(set(found["dictionary"]["versions"]) == {"RWFFld", "RWFEnum"},
+              f"dictionary versions {found['dictionary']['versions']}")
         check("closed" in found, "the session did not close")
     shutil.rmtree(work, ignore_errors=True)
     remove_passed_dirs()

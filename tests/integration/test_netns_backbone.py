@@ -78,9 +78,14 @@ def last(log, key):
     return int(values[-1])
 
 
-def main():
+def in_namespaces(test_name, hosts, test):
+    """Runs test(net, start, write, group) in a Network of `hosts` (skipped without
+    root): start(ns, name, argv, stdout=False) starts a process in namespace `ns`,
+    write(name, text) writes a file in the test's directory. Prints PASS or FAIL
+    (with every process's log); every process is stopped and every namespace
+    removed, also when the test fails. Returns the exit code."""
     if os.geteuid() != 0:
-        print("SKIP: the multi-host test needs root to create network namespaces")
+        print(f"SKIP {test_name}: needs root to create network namespaces")
         return SKIP
     workdir = tempfile.mkdtemp(prefix="mdcast-netns-")
     processes = []
@@ -98,64 +103,74 @@ def main():
             f.write(text)
         return path
 
-    with Network(["dist", "s1", "s2", "s3"]) as net:
+    with Network(hosts) as net:
         try:
-            lossy_port = net.bridge_port("s3")
-            netem = net.exec_in(net.bridge, "tc", "qdisc", "add", "dev", lossy_port, "root", "netem",
-                                "loss", "5%", "delay", "200us", "reorder", "25%", "50%", "duplicate", "5%",
-                                check_rc=False)
-            injected = "" if netem else (
-                "testing:\n  loss:\n    receive_rate: 0.05\n    receive_reorder_rate: 0.25\n"
-                "    receive_duplicate_rate: 0.05\n    seed: 11\n")
-            print("server 3 link: " + ("tc netem 5% loss, reordering, duplication" if netem else
-                  "tc netem is not available in this kernel: using mdcast's receive-side injection "
-                  "(5% loss, 25% reordering, 5% duplication) on server 3"), flush=True)
-
-            dist_ns, dist_addr = net.hosts["dist"]
-            dcfg = write("distributor.yaml", f"backbone:\n  group: {group}\n  interface: {dist_addr}\n  ttl: 1\n")
-            distributor = start(dist_ns, "distributor", [BIN["distributor"], "--config", dcfg])
-            wait_for_log(distributor, "publishers on")
-            servers = {}
-            for name in ("s1", "s2", "s3"):
-                ns, addr = net.hosts[name]
-                extra = injected if name == "s3" else ""
-                cfg = write(f"{name}.yaml", f"backbone:\n  group: {group}\n  interface: {addr}\n{extra}")
-                servers[name] = start(ns, name, [BIN["server"], "--config", cfg])
-                wait_for_log(servers[name], "clients on")
-            source = start(dist_ns, "source", [BIN["source"], "--items", str(ITEMS), "--rate", "2000",
-                                               "--duration", "4"])
-            wait_for_log(source, "items registered")
-            clients = {name: start(net.hosts[name][0], f"client-{name}",
-                                   [BIN["client"], "--server", "127.0.0.1:14002", "--items", ",".join(NAMES),
-                                    "--output", "json", "--duration", "6"], stdout=True)
-                       for name in servers}
-            check(source.wait(30) == 0, "source failed")
-            total = sent_updates(source)
-            for client in clients.values():
-                check(client.wait(30) == 0, f"{client.name} exit code")
-            for p in servers.values():
-                p.stop()
-            for name, client in clients.items():
-                check_full_stream(messages(client), NAMES, total, ITEMS, only_final_status=True)
-                summary = [m for m in messages(client) if m["type"] == "summary"][-1]
-                print(f"{name}: {summary['updates']} updates, latency p50 {summary['latency_us']['p50']} us, "
-                      f"p99 {summary['latency_us']['p99']} us")
-            logs = {name: p.log_text() for name, p in servers.items()}
-            check(last(logs["s3"], "repaired") > 0, "server 3 repaired nothing: was its link lossy?")
-            for name in ("s1", "s2", "s3"):
-                check(last(logs[name], "unrecoverable") == 0, f"{name}: unrecoverable loss")
-            for name in ("s1", "s2"):
-                check(last(logs[name], "naks") == 0, f"{name} (clean link) sent NAKs")
-            print("PASS test_netns_three_servers_one_lossy_link", flush=True)
+            test(net, start, write, group)
+            print(f"PASS {test_name}", flush=True)
             return 0
         except Exception as error:  # noqa: BLE001
-            print(f"FAIL test_netns_three_servers_one_lossy_link: {error}", flush=True)
+            print(f"FAIL {test_name}: {error}", flush=True)
             for p in processes:
                 sys.stderr.write(f"---- {p.name} ----\n{p.log_text()[-4000:]}\n")
+            sys.stderr.write(f"---- logs kept in {workdir}\n")
             return 1
         finally:
             for p in reversed(processes):
                 p.stop()
+
+
+def three_servers_one_lossy_link(net, start, write, group):
+    lossy_port = net.bridge_port("s3")
+    netem = net.exec_in(net.bridge, "tc", "qdisc", "add", "dev", lossy_port, "root", "netem",
+                        "loss", "5%", "delay", "200us", "reorder", "25%", "50%", "duplicate", "5%",
+                        check_rc=False)
+    injected = "" if netem else (
+        "testing:\n  loss:\n    receive_rate: 0.05\n    receive_reorder_rate: 0.25\n"
+        "    receive_duplicate_rate: 0.05\n    seed: 11\n")
+    print("server 3 link: " + ("tc netem 5% loss, reordering, duplication" if netem else
+          "tc netem is not available in this kernel: using mdcast's receive-side injection "
+          "(5% loss, 25% reordering, 5% duplication) on server 3"), flush=True)
+
+    dist_ns, dist_addr = net.hosts["dist"]
+    dcfg = write("distributor.yaml", f"backbone:\n  group: {group}\n  interface: {dist_addr}\n  ttl: 1\n")
+    distributor = start(dist_ns, "distributor", [BIN["distributor"], "--config", dcfg])
+    wait_for_log(distributor, "publishers on")
+    servers = {}
+    for name in ("s1", "s2", "s3"):
+        ns, addr = net.hosts[name]
+        extra = injected if name == "s3" else ""
+        cfg = write(f"{name}.yaml", f"backbone:\n  group: {group}\n  interface: {addr}\n{extra}")
+        servers[name] = start(ns, name, [BIN["server"], "--config", cfg])
+        wait_for_log(servers[name], "clients on")
+    source = start(dist_ns, "source", [BIN["source"], "--items", str(ITEMS), "--rate", "2000",
+                                       "--duration", "4"])
+    wait_for_log(source, "items registered")
+    clients = {name: start(net.hosts[name][0], f"client-{name}",
+                           [BIN["client"], "--server", "127.0.0.1:14002", "--items", ",".join(NAMES),
+                            "--output", "json", "--duration", "6"], stdout=True)
+               for name in servers}
+    check(source.wait(30) == 0, "source failed")
+    total = sent_updates(source)
+    for client in clients.values():
+        check(client.wait(30) == 0, f"{client.name} exit code")
+    for p in servers.values():
+        p.stop()
+    for name, client in clients.items():
+        check_full_stream(messages(client), NAMES, total, ITEMS, only_final_status=True)
+        summary = [m for m in messages(client) if m["type"] == "summary"][-1]
+        print(f"{name}: {summary['updates']} updates, latency p50 {summary['latency_us']['p50']} us, "
+              f"p99 {summary['latency_us']['p99']} us")
+    logs = {name: p.log_text() for name, p in servers.items()}
+    check(last(logs["s3"], "repaired") > 0, "server 3 repaired nothing: was its link lossy?")
+    for name in ("s1", "s2", "s3"):
+        check(last(logs[name], "unrecoverable") == 0, f"{name}: unrecoverable loss")
+    for name in ("s1", "s2"):
+        check(last(logs[name], "naks") == 0, f"{name} (clean link) sent NAKs")
+
+
+def main():
+    return in_namespaces("test_netns_three_servers_one_lossy_link", ["dist", "s1", "s2", "s3"],
+                         three_servers_one_lossy_link)
 
 
 if __name__ == "__main__":

@@ -98,10 +98,10 @@ def messages_so_far(client):
     return out
 
 
-def check_raw_stream(lines, switches, names=NAMES):
+def check_raw_stream(lines, switches, names=NAMES, expected=expected_fields):
     """Per item: no status at all, at most 1 + `switches` refreshes, each data ok
-    with the values the source publishes at its sequence, and after each refresh
-    every update the next sequence with the right values."""
+    with the values the source publishes at its sequence (`expected(index, seq)`),
+    and after each refresh every update the next sequence with the right values."""
     items = by_item(lines)
     for name in names:
         index = int(name[4:])
@@ -115,14 +115,14 @@ def check_raw_stream(lines, switches, names=NAMES):
         for m in got:
             if m["type"] == "refresh":
                 check(m["data"] == "ok" and m["stream"] == "open", f"{name}: refresh state {m}")
-                for key, value in expected_fields(index, m["seq"]).items():
+                for key, value in expected(index, m["seq"]).items():
                     check(m["fields"][key] == value, f"{name}: refresh {key}={m['fields'][key]} want {value}")
                 seq, item_id = m["seq"], m["id"]
                 continue
             check(m["id"] == item_id, f"{name}: update of item id {m['id']} after the refresh of {item_id}")
             check(m["seq"] == seq + 1, f"{name}: update seq {m['seq']} after {seq}")
             seq = m["seq"]
-            check(m["fields"] == expected_fields(index, seq), f"{name}: update {seq} fields {m['fields']}")
+            check(m["fields"] == expected(index, seq), f"{name}: update {seq} fields {m['fields']}")
     summary = [m for m in lines if m["type"] == "summary"][-1]
     check(summary["gaps"] == 0 and summary["duplicates"] == 0, f"summary {summary}")
 

@@ -18,8 +18,9 @@ def last(log, key):
     return int(values[-1])
 
 
-def add_distributor(stack, name, distributor_id, group, port, extra=""):
-    publisher_port = free_port()
+def add_distributor(stack, name, distributor_id, group, port, extra="", publisher_port=None):
+    """Starts a distributor; its publisher port (`publisher_port`, else a free one) is returned."""
+    publisher_port = publisher_port or free_port()
     cfg = stack.write(f"{name}.yaml", f"""
 distributor:
   id: {distributor_id}

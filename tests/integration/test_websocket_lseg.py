@@ -5,8 +5,9 @@ LSEG client relies on, black-box against the real server, distributor and
 source. The differences that remain are listed in docs/websocket.md."""
 import asyncio
 import json
+import os
 
-from harness import Stack, check, free_port, run, wait_for_log, wait_for_port
+from harness import ETC, Stack, admin_port, check, free_port, metric, run, wait_for_log, wait_for_port
 from ws_client import connect, ws_section
 
 
@@ -99,6 +100,12 @@ def test_framing_login_default_service_view_and_ping():
                 services[filters[1]["Name"]] = filters
             check(services["MDCAST"][2] == {"ServiceState": 1, "AcceptingRequests": 1}
                   and services["MDCAST"][1]["Capabilities"] == [6], f"MDCAST in the directory: {services}")
+            # Key.Filter picks the filter entries: 2, State alone (the Refresh's Key says so).
+            await ws.send(json.dumps({"ID": 6, "Domain": "Source", "Key": {"Filter": 2}}))
+            states = await next_of_type(ws, "Refresh")
+            check(states["ID"] == 6 and states["Key"] == {"Filter": 2}, f"directory by filter {states}")
+            check(all([f["ID"] for f in e["FilterList"]["Entries"]] == [2] for e in states["Map"]["Entries"]),
+                  f"filter 2 is State alone: {states['Map']}")
 
             # market_price_ping.py answers the server's Ping; a client's Ping is answered too.
             await ws.send(json.dumps({"Type": "Ping"}))
@@ -240,8 +247,125 @@ def test_qos_time_conflated():
         check("JitConflated" in error["Text"], f"unoffered Qos: {error}")
 
 
+async def dictionary_refresh(ws, stream, timeout=10, max_bytes=None):
+    """The parts of the Dictionary Refresh on `stream`, up to the one that completes it (LSEG's
+    multi-part refresh: "Complete": false on all but the last); nothing else may come between.
+    Each message is at most `max_bytes` of JSON when that is given."""
+    parts = []
+    while True:
+        text = await asyncio.wait_for(ws.recv(), timeout)
+        check(max_bytes is None or len(text.encode()) <= max_bytes,
+              f"a part of {len(text.encode())} bytes, over {max_bytes}")
+        messages = json.loads(text)
+        check(isinstance(messages, list) and len(messages) == 1, f"not an array of one: {text[:200]}")
+        for message in messages:
+            check(message["ID"] == stream and message["Type"] == "Refresh"
+                  and message["Domain"] == "Dictionary", f"not a part of {stream}'s refresh: {message}")
+            parts.append(message)
+            if message.get("Complete", True):
+                return parts
+
+
+def field_definitions(parts):
+    """The Elements of every field a RWFFld refresh defines, by NAME, in order."""
+    return {entry["Elements"]["NAME"]: entry["Elements"]
+            for part in parts for entry in part["Series"].get("Entries", [])}
+
+
+def read_dictionary(path):
+    """{name: (fid, type)} of an mdcast field dictionary file."""
+    fields = {}
+    with open(path) as f:
+        for line in f:
+            words = line.split("#")[0].split()
+            if words:
+                fields[words[1]] = (int(words[0]), words[2])
+    return fields
+
+
+def test_dictionary_domain():
+    """LSEG's Dictionary domain (RWFFld, RWFEnum by Key.Filter), from the API description: every
+    field of the server's dictionary with its FID and RWF type, split into parts as LSEG splits a
+    large dictionary, reassembled by Complete; a streaming request stays open until closed, a
+    snapshot is NonStreaming; an unknown name is refused on its ID; each answer is encoded once."""
+    with Stack("ws-lseg-dict") as stack:
+        # etc/fields.dict and 800 more fields (about 170 KB of JSON): parts of at most
+        # clients.ws_dictionary_part_bytes.
+        with open(os.path.join(ETC, "fields.dict")) as f:
+            text = f.read()
+        text += "".join(f"{fid} EXTRA_{fid} DECIMAL\n" for fid in range(40000, 40800))
+        dictionary = stack.write("fields.dict", text)
+        stack.distributor()
+        port = free_port()
+        server = stack.server(1, extra_clients=f"  ws_port: {port}\n  ws_dictionary_file: {dictionary}\n"
+                                               "  ws_dictionary_part_bytes: 8192\n")
+        wait_for_port(port, server)
+        admin = admin_port(server)
+        want = read_dictionary(dictionary)
+
+        async def scenario():
+            ws = await connect(port)
+            await lseg_login(ws)
+            await ws.send(json.dumps({"ID": 2, "Domain": "Dictionary",
+                                      "Key": {"Name": "RWFFld", "Filter": 7, "Service": "MDCAST"}}))
+            fields = await dictionary_refresh(ws, 2, max_bytes=8192)
+            await ws.send(json.dumps({"ID": 3, "Domain": "Dictionary", "Streaming": False,
+                                      "Key": {"Name": "RWFEnum", "Filter": 7}}))
+            enums = await dictionary_refresh(ws, 3)
+            await ws.send(json.dumps([{"ID": 4, "Domain": "Dictionary", "Streaming": False,
+                                       "Key": {"Name": "RWFFld", "Filter": 3}},
+                                      {"ID": 5, "Domain": "Dictionary", "Key": {"Name": "RDMFieldDictionary"}}]))
+            minimal = await dictionary_refresh(ws, 4)
+            refused = await next_of_type(ws, "Status")
+            await ws.send(json.dumps({"ID": 2, "Type": "Close"}))
+            after_close = await messages_until_pong(ws)
+            again = await connect(port)  # another client asks too: the same answer, not re-encoded
+            await lseg_login(again)
+            await again.send(json.dumps({"ID": 7, "Domain": "Dictionary", "Key": {"Name": "RWFFld"}}))
+            second = await dictionary_refresh(again, 7)
+            await again.close()
+            await ws.close()
+            return fields, enums, minimal, refused, after_close, second
+
+        fields, enums, minimal, refused, after_close, second = asyncio.run(scenario())
+        check(len(fields) > 1, f"{len(fields)} part(s): a dictionary of {len(want)} fields not split")
+        check(all(p["State"] == {"Stream": "Open", "Data": "Ok", "Text": ""} for p in fields),
+              f"streaming state {fields[0]['State']}")
+        check(all(p.get("Complete") is False for p in fields[:-1]) and "Complete" not in fields[-1],
+              "Complete false on all but the last part")
+        summary = fields[0]["Series"]["Summary"]["Elements"]
+        check(summary["Type"] == 1 and summary["DictionaryId"] == {"Type": "Int", "Data": 1}
+              and isinstance(summary["Version"], str), f"RWFFld summary {summary}")
+        defined = field_definitions(fields)
+        check({name: (d["FID"]["Data"], d["RWFTYPE"]) for name, d in defined.items()}
+              == {name: (fid, {"INT": 3, "DECIMAL": 8, "DOUBLE": 6, "STRING": 18, "TIME": 11}[kind])
+                  for name, (fid, kind) in want.items()}, "RWFFld: not every field with its FID and type")
+        check(defined["BID"]["FID"] == {"Type": "Int", "Data": 22} and defined["BID"]["LONGNAME"] == "BID"
+              and "ENUMLENGTH" in defined["BID"], f"BID {defined['BID']}")
+
+        check(len(enums) == 1 and enums[0]["State"]["Stream"] == "NonStreaming", f"RWFEnum {enums}")
+        enum_summary = enums[0]["Series"]["Summary"]["Elements"]
+        check(enum_summary["Type"] == 2 and enum_summary["DictionaryId"] == {"Type": "Int", "Data": 1},
+              f"RWFEnum summary {enum_summary}")
+        check("Entries" not in enums[0]["Series"], "mdcast has no enum tables")
+
+        check(minimal[-1]["Key"] == {"Name": "RWFFld", "Filter": 3}, f"minimal key {minimal[-1]['Key']}")
+        check(all("LONGNAME" not in d and "RWFLEN" in d for d in field_definitions(minimal).values()),
+              "Minimal verbosity carries no LONGNAME")
+        check(refused["ID"] == 5 and refused["Domain"] == "Dictionary"
+              and refused["State"]["Stream"] == "Closed" and refused["State"]["Code"] == "NotFound",
+              f"unknown dictionary {refused}")
+        check(not after_close, f"messages after the close: {after_close}")
+        check(field_definitions(second) == defined, "the second client's dictionary differs")
+        # RWFFld streaming Normal, RWFEnum snapshot, RWFFld snapshot Minimal: three encodings for
+        # five requests (the second client's was encoded already).
+        check(metric(admin, "mdcast_server_ws_dictionary_requests_total") == 5, "requests counted")
+        check(metric(admin, "mdcast_server_ws_dictionary_encodings_total") == 3, "encoded once each")
+
+
 if __name__ == "__main__":
     run([test_framing_login_default_service_view_and_ping,
          test_no_default_service_refuses_a_request_without_one,
          test_streams_are_the_clients_ids,
-         test_qos_time_conflated])
+         test_qos_time_conflated,
+         test_dictionary_domain])

@@ -195,6 +195,54 @@ TEST_CASE("append_update_rest matches protobuf when lengths need two or three by
     }
 }
 
+// The body of a complete frame, parsed by protobuf itself.
+static wire::Update parse_frame(const std::string& frame) {
+    const auto header = decode_frame_header(reinterpret_cast<const uint8_t*>(frame.data()));
+    REQUIRE(header.body_bytes == frame.size() - kFrameHeaderBytes);
+    wire::Update parsed;
+    REQUIRE(parsed.ParseFromString(frame.substr(kFrameHeaderBytes)));
+    return parsed;
+}
+
+TEST_CASE("a resequenced frame is the same update with the new sequence", "[update_codec]") {
+    wire::Update original = sample_update();
+    original.set_trade(true);
+    const uint64_t seq = GENERATE(uint64_t{1}, uint64_t{300}, uint64_t{1} << 40);
+    wire::Update expected = original;
+    expected.set_item_seq(seq);
+    SECTION("the usual shape: rewritten in place") {
+        const std::string frame = encode_frame_string(FrameType::kUpdate, original);
+        std::string out = "kept";
+        append_resequenced_frame(out, as_bytes(frame), seq);
+        REQUIRE(out.substr(0, 4) == "kept");
+        CHECK(parse_frame(out.substr(4)).SerializeAsString() == expected.SerializeAsString());
+        UpdateView view;
+        REQUIRE(decode_update(as_bytes(out.substr(4 + kFrameHeaderBytes)), view));
+        CHECK(view.item_seq == seq);
+        CHECK(view.trade);
+    }
+    SECTION("another order: the new sequence added at the end") {
+        wire::Update tail_first;
+        tail_first.set_trade(true);
+        std::string body = tail_first.SerializeAsString();
+        tail_first = original;
+        tail_first.clear_trade();
+        body += tail_first.SerializeAsString();
+        std::string frame(kFrameHeaderBytes, '\0');
+        encode_frame_header(
+            {static_cast<uint32_t>(body.size()), static_cast<uint16_t>(FrameType::kUpdate), 0},
+            reinterpret_cast<uint8_t*>(frame.data()));
+        frame += body;
+        std::string out;
+        append_resequenced_frame(out, as_bytes(frame), seq);
+        CHECK(parse_frame(out).item_seq() == seq);
+        UpdateView view;
+        REQUIRE(decode_update(as_bytes(out.substr(kFrameHeaderBytes)), view));
+        CHECK(view.item_seq == seq);
+        CHECK(view.fields.size() == 6);
+    }
+}
+
 TEST_CASE("append_update_frame with a view writes only the view's fields", "[update_codec]") {
     const std::string bytes = sample_update().SerializeAsString();
     UpdateView u;

@@ -466,7 +466,7 @@ TEST_CASE("a conflate_ms subscription gets one update per interval and statuses 
     CHECK(fanout.counters().paced_flushed == 1);
 }
 
-TEST_CASE("conflated subscriptions are their own groups and leave the book cleanly",
+TEST_CASE("conflated subscriptions share a group and leave the book cleanly",
           "[fanout][conflation]") {
     ClientFixture clients;
     Items items;

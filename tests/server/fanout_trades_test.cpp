@@ -12,6 +12,7 @@
 #include "client_fixture.h"
 #include "common/clock.h"
 #include "server/fanout.h"
+#include "traded_item.h"
 
 namespace {
 
@@ -21,51 +22,12 @@ using mdcast::server::ClientSession;
 using mdcast::server::Fanout;
 using mdcast::server::ItemCache;
 using mdcast::server::testing::ClientFixture;
+using mdcast::server::testing::decoded;
 using mdcast::server::testing::ReceivedFrame;
+using mdcast::server::testing::TradedItem;
 namespace wire = mdcast::wire::v1;
 
 constexpr int64_t kSecond = 1'000'000'000;
-
-// Item 1 with an image, and updates fanned out as they came from the backbone.
-struct TradedItem {
-    ItemCache cache{16, 100};
-    CachedItem* item = nullptr;
-    TradedItem() {
-        wire::Refresh r;
-        r.set_item_id(1);
-        r.set_item_seq(1);
-        r.set_service_id(1);
-        r.set_service_name("SVC");
-        r.set_item_name("A");
-        r.mutable_status()->set_stream_state(wire::STREAM_OPEN);
-        r.mutable_status()->set_data_state(wire::DATA_OK);
-        REQUIRE(cache.apply_refresh(r, item) == ItemCache::Outcome::kApplied);
-    }
-    // Quotes change field 22, trades field 6; the value is the sequence.
-    void publish(Fanout& fanout, uint64_t seq, bool trade) {
-        proto::UpdateView u;
-        u.item_id = 1;
-        u.item_seq = seq;
-        u.publish_time_ns = seq * 1000;
-        u.trade = trade;
-        u.fields.push_back(proto::FieldEntry{
-            trade ? 6u : 22u, proto::FieldKind::kInt, 0, static_cast<int64_t>(seq), 0, {}});
-        CachedItem* applied = nullptr;
-        REQUIRE(cache.apply_update(u, applied) == ItemCache::Outcome::kApplied);
-        std::string whole;
-        proto::append_update_frame(whole, u);
-        fanout.fan_out_update(*applied, u,
-                              {reinterpret_cast<const uint8_t*>(whole.data()), whole.size()});
-    }
-};
-
-proto::UpdateView decoded(const ReceivedFrame& frame) {
-    proto::UpdateView view;
-    REQUIRE(frame.type == proto::FrameType::kUpdate);
-    REQUIRE(proto::decode_update(
-        {reinterpret_cast<const uint8_t*>(frame.body.data()), frame.body.size()}, view));
-    return view;
-}
 
 }  // namespace
 

@@ -179,21 +179,27 @@ TEST_CASE("many clients on one item", "[subscription_table]") {
 TEST_CASE("each client's group is indexed: found, removed and taken back without a scan") {
     Table table;
     std::vector<FakeClient> clients(2000);
-    for (auto& client : clients) CHECK(table.add(7, &client, {}, true, 100));  // one group each
-    CHECK_FALSE(table.add(7, &clients[5], {}, true, 100));                     // already held
-    for (size_t i = 0; i < clients.size(); i += 2) CHECK(table.remove(7, &clients[i]));
+    // Conflated subscriptions share a group by interval (and view and encoding).
+    for (size_t i = 0; i < clients.size(); ++i)
+        CHECK(table.add(7, &clients[i], {}, true, i % 2 ? 200 : 100));
+    CHECK_FALSE(table.add(7, &clients[5], {}, true, 200));  // already held
+    REQUIRE(table.find(7)->size() == 2);
+    for (size_t i = 0; i < clients.size(); i += 4) CHECK(table.remove(7, &clients[i]));
     for (size_t i = 0; i < clients.size(); ++i) {
         auto* group = table.group_of(7, &clients[i]);
-        if (i % 2 == 0) {
+        if (i % 4 == 0) {
             CHECK(group == nullptr);
-        } else {
-            REQUIRE(group != nullptr);
-            CHECK(group->clients == std::vector<FakeClient*>{&clients[i]});
-            CHECK(group->pace.interval_ms == 100);
+            continue;
         }
+        REQUIRE(group != nullptr);
+        CHECK(group->pace.interval_ms == (i % 2 ? 200u : 100u));
+        CHECK(group->clients.size() == (i % 2 ? 1000u : 500u));
+        CHECK(table.group_by_serial(7, group->serial) == group);
     }
-    CHECK(table.find(7)->size() == 1000);
-    CHECK(table.take(7).size() == 1000);
+    const uint64_t serial = table.group_of(7, &clients[1])->serial;
+    CHECK(table.take(7).size() == 2);
     CHECK(table.group_of(7, &clients[1]) == nullptr);
-    CHECK(table.add(7, &clients[1], {}));  // free again once taken
+    CHECK(table.group_by_serial(7, serial) == nullptr);
+    CHECK(table.add(7, &clients[1], {}, true, 200));  // free again once taken, a new group
+    CHECK(table.group_of(7, &clients[1])->serial != serial);
 }

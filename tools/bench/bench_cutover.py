@@ -4,7 +4,10 @@ hot standby (docs/operations.md, "Redundancy").
 Two distributors (ids 1 and 2) on one backbone, each with its own mdcast-source publishing the
 same N items, one server (latency profile), one raw-protocol client subscribed to all N. Then one
 failure of the active side: its publisher killed (-9), the distributor killed (-9) or stopped
-(SIGSTOP). The cut-over is the time from just before the signal to the moment the client has read
+(SIGSTOP). `standby-publisher-kill` is the other design: one distributor with two sources of the
+service (ranks 1 and 2, the second a standby publisher there), and the rank 1 source killed (-9);
+the distributor moves the items, so the server and the client see only its refreshes (for items
+whose values differ) under the same item ids. The cut-over is the time from just before the signal to the moment the client has read
 the standby's refresh of the last item: each read from the socket is timestamped as it returns
 and the frames are parsed only after the window, so parsing never delays a timestamp. The
 standby's image requests (its /metrics) are read before and after: a hot switch asks none."""
@@ -22,7 +25,8 @@ from scale_probe import admin_port, metric
 FRAME = struct.Struct(">IHH")
 LOGIN_REQUEST, REFRESH, SUBSCRIBE = 1, 20, 31
 NAMES_PER_REQUEST = 4000  # a subscribe frame of 4,000 "ITEM000000" names fits 64 KiB
-FAILURES = ("publisher-kill", "distributor-kill", "distributor-stop")
+FAILURES = ("publisher-kill", "distributor-kill", "distributor-stop", "standby-publisher-kill")
+SECRET = "cutover-standby-secret-0123456789"
 
 
 def add_arguments(parser):
@@ -121,7 +125,9 @@ class PairStack:
         self.bin, self.profiles, self.log_dir, self.commands, self.processes = runner.bin, runner.profiles, log_dir, [], []
         os.makedirs(log_dir, exist_ok=True)
 
-    def start_all(self, items, silent_ms, rate):
+    def start_all(self, items, silent_ms, rate, standby_publisher=False):
+        if standby_publisher:
+            return self.start_one(items, rate)
         profile = os.path.join(self.profiles, "latency")
         group = f"239.255.{random.randint(1, 254)}.{random.randint(1, 254)}"
         backbone = free_port(socket.SOCK_DGRAM)
@@ -133,6 +139,40 @@ class PairStack:
                 "backbone.port": backbone, "backbone.interface": "127.0.0.1", "backbone.ttl": 0, "admin.port": 0})
             self.distributors[n] = self.start(f"distributor{n}", [self.bin["distributor"], "--config", cfg])
             wait_for_port(self.publisher_ports[n], self.distributors[n])
+        self.start_server(profile, group, backbone, silent_ms)
+        for n in (1, 2):  # 1 first: it is active from the start, 2 the standby
+            self.sources[n] = self.start(f"source{n}", [
+                self.bin["source"], "--distributor", f"127.0.0.1:{self.publisher_ports[n]}", "--items", str(items),
+                "--rate", str(rate), "--duration", "0"])
+            self.sources[n].wait_for_log("items registered", 120)
+            self.server.wait_for_log(f"({n << 16 | 1}) is up", 30)
+
+    def start_one(self, items, rate):
+        """One distributor, its sources of ranks 1 (active) and 2 (the standby publisher)."""
+        profile = os.path.join(self.profiles, "latency")
+        group = f"239.255.{random.randint(1, 254)}.{random.randint(1, 254)}"
+        backbone = free_port(socket.SOCK_DGRAM)
+        secret = os.path.join(self.log_dir, "takeover.secret")
+        with open(secret, "w") as f:
+            f.write(SECRET + "\n")
+        port = free_port()
+        self.publisher_ports, self.sources = {1: port, 2: port}, {}
+        cfg = self.config(profile, "distributor", "distributor1", {
+            "distributor.id": 1, "publishers.port": port, "backbone.group": group, "backbone.port": backbone,
+            "backbone.interface": "127.0.0.1", "backbone.ttl": 0, "admin.port": 0,
+            "publishers.takeover_secret_file": secret, "publishers.standby_hold_down_ms": 3_600_000})
+        self.distributors = {1: self.start("distributor1", [self.bin["distributor"], "--config", cfg])}
+        self.distributors[2] = self.distributors[1]  # the standby's images are kept there too
+        wait_for_port(port, self.distributors[1])
+        self.start_server(profile, group, backbone, 1000)
+        for n in (1, 2):
+            self.sources[n] = self.start(f"source{n}", [
+                self.bin["source"], "--distributor", f"127.0.0.1:{port}", "--items", str(items),
+                "--rate", str(rate), "--duration", "0", "--standby-rank", str(n), "--takeover-secret-file", secret])
+            self.sources[n].wait_for_log("items registered", 120)
+        self.server.wait_for_log(f"({1 << 16 | 1}) is up", 30)
+
+    def start_server(self, profile, group, backbone, silent_ms):
         self.client_port = free_port()
         cfg = self.config(profile, "server", "server", {
             "clients.port": self.client_port, "backbone.group": group, "backbone.port": backbone,
@@ -143,12 +183,6 @@ class PairStack:
             "clients.idle_timeout_ms": 0})  # the raw client sends no heartbeats
         self.server = self.start("server", [self.bin["server"], "--config", cfg])
         wait_for_port(self.client_port, self.server)
-        for n in (1, 2):  # 1 first: it is active from the start, 2 the standby
-            self.sources[n] = self.start(f"source{n}", [
-                self.bin["source"], "--distributor", f"127.0.0.1:{self.publisher_ports[n]}", "--items", str(items),
-                "--rate", str(rate), "--duration", "0"])
-            self.sources[n].wait_for_log("items registered", 120)
-            self.server.wait_for_log(f"({n << 16 | 1}) is up", 30)
 
     def config(self, profile, kind, name, overrides):
         with open(os.path.join(profile, kind + ".yaml")) as f:
@@ -171,7 +205,7 @@ class PairStack:
 
 
 def fail(stack, failure):
-    target = stack.sources[1] if failure == "publisher-kill" else stack.distributors[1]
+    target = stack.sources[1] if failure.endswith("publisher-kill") else stack.distributors[1]
     sig = signal.SIGSTOP if failure == "distributor-stop" else signal.SIGKILL
     start = time.monotonic()
     os.kill(target.pid, sig)
@@ -190,12 +224,13 @@ def first_images(reader, items, timeout=120):
     return len(seen) >= items
 
 
-def standby_current(port, items, timeout=60):
+def standby_current(port, items, members=2, timeout=60):
     """Until the server caches both members' items, none of them suspect (a burst of images at
     start-up may have cost backbone loss that is being repaired)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if metric(port, "mdcast_server_items") >= 2 * items and metric(port, "mdcast_server_items_suspect", 1) == 0:
+        if metric(port, "mdcast_server_items") >= members * items and \
+                metric(port, "mdcast_server_items_suspect", 1) == 0:
             return True
         time.sleep(0.2)
     return False
@@ -206,14 +241,17 @@ def measure(runner, items, failure, args):
     log_dir = os.path.join(runner.out, f"cutover-{items}-{failure}")
     stack = PairStack(runner, log_dir)
     try:
-        stack.start_all(items, args.cutover_silent_ms, args.cutover_rate)
-        if not standby_current(admin_port(stack.server), items):
+        one = failure == "standby-publisher-kill"
+        stack.start_all(items, args.cutover_silent_ms, args.cutover_rate, standby_publisher=one)
+        if not standby_current(admin_port(stack.server), items, 1 if one else 2):
             return {"items": items, "failure": failure, "error": "both members' images not all current within 60 s"}
         reader = Reader(stack.client_port, names)
         if not first_images(reader, items):
             return {"items": items, "failure": failure, "error": "not every first image within 120 s"}
         standby_port = admin_port(stack.distributors[2])
         requests_before = metric(standby_port, "mdcast_distributor_image_requests_total")
+        if one:
+            return measure_standby_publisher(stack, reader, items, failure, requests_before)
         start = fail(stack, failure)
         silence = args.cutover_silent_ms / 1000 if failure != "publisher-kill" else 0
         reader.read_for(1.0 + silence + items / 20_000)
@@ -232,6 +270,30 @@ def measure(runner, items, failure, args):
         return result
     finally:
         stack.stop()
+
+
+def measure_standby_publisher(stack, reader, items, failure, requests_before):
+    """The rank 1 source killed: every item the standby's values differ for gets one refresh (the
+    same item id); the others nothing. The last refresh read is the cut-over; the distributor's
+    log says how long the switch itself took there."""
+    port = admin_port(stack.distributors[1])
+    start = fail(stack, failure)
+    reader.read_for(1.0 + items / 20_000)
+    switched = {}
+    for stamp, item_id in reader.refreshes():
+        switched.setdefault(item_id, stamp)
+    took = re.findall(r"without an image there \(([\d.]+) ms\)", stack.distributors[1].log_text())
+    result = {"items": items, "failure": failure, "switched": len(switched),
+              "unchanged": int(metric(port, "mdcast_distributor_standby_items_unchanged_total")),
+              "image_requests": int(metric(port, "mdcast_distributor_image_requests_total") - requests_before),
+              "reason": "publisher_gone" if took else "none"}
+    if took:
+        result["distributor_ms"] = float(took[0])
+    if switched:
+        stamps = sorted(switched.values())
+        result["first_ms"] = (stamps[0] - start) * 1000
+        result["last_ms"] = (stamps[-1] - start) * 1000
+    return result
 
 
 def run(runner, args):
@@ -254,7 +316,9 @@ def row_text(r):
         return r["error"]
     if "last_ms" not in r:
         return f"no item switched ({r['reason']})"
-    return (f"{r['switched']:,}/{r['items']:,} switched ({r['reason']}), first {r['first_ms']:.1f} ms, "
+    unchanged = (f" + {r['unchanged']:,} unchanged, switched in {r['distributor_ms']:.1f} ms at the distributor"
+                 if "unchanged" in r else "")
+    return (f"{r['switched']:,}/{r['items']:,} switched{unchanged} ({r['reason']}), first {r['first_ms']:.1f} ms, "
             f"last {r['last_ms']:.1f} ms, {r['image_requests']} image requests")
 
 
@@ -264,7 +328,8 @@ def summary(results):
     for r in results:
         rows.setdefault((r["items"], r["failure"]), []).append(r)
     for (items, failure), runs in rows.items():
-        good = sorted((r for r in runs if r.get("switched") == items), key=lambda r: r["last_ms"])
+        good = sorted((r for r in runs if r.get("switched", 0) + r.get("unchanged", 0) == items and "last_ms" in r),
+                      key=lambda r: r["last_ms"])
         yield items, failure, runs, good
 
 

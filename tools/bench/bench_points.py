@@ -30,6 +30,7 @@ class Point:
     #                        ws: WebSocket/JSON (mdcast-bench-ws-consumer)
     source: str = "sdk"    # sdk: the SDK Publisher (mdcast-bench-publisher); lean: mdcast-source;
     #                        interactive: mdcast-source --interactive (sink-driven)
+    plain_updates: bool = False  # sdk source: plain update() calls, no Batch per tick (--plain-updates)
     pin: bool = False      # daemons on the first core, client processes on the others
     realtime: bool = False  # SCHED_FIFO: daemons at 55, client processes at 49 (--realtime)
     sdk_io_threads: int = 1  # sdk client: IoContexts per process (0: a thread per Consumer)
@@ -104,6 +105,8 @@ def run_point(point, binaries, profiles_dir, out_dir):
 # --replay: the clients subscribe during the replay's start delay, which the warm-up covers;
 # the steady window ends half a second before the capture does.
 REPLAY_START_DELAY_S = 1.0
+# mdcast-bench-ws-consumer opens its connections one after the other before its warm-up starts.
+WS_SETUP_TIMEOUT_S = 120
 
 
 def start_source(point, stack):
@@ -114,11 +117,16 @@ def start_source(point, stack):
         source = stack.replay(r["file"], "--speed", r["speed"], "--images-first", "--start-delay",
                               REPLAY_START_DELAY_S, "--tick-us", max(point.tick_us, 1000))
         return source, ["--service", r["service"], "--item-prefix", r["prefix"]]
+    # The WebSocket clients' warm-up starts once their connections are open, which takes seconds
+    # with thousands of them: the source, stopped by PID after the clients anyway, outlasts that.
+    setup_s = WS_SETUP_TIMEOUT_S if point.client == "ws" else 0
     source_args = ["--items", point.items, "--rate", point.rate,
-                   "--duration", point.warmup_s + point.seconds + 3, "--update-bytes", point.update_bytes,
+                   "--duration", point.warmup_s + point.seconds + 3 + setup_s, "--update-bytes", point.update_bytes,
                    "--tick-us", point.tick_us, "--max-batch", max(10_000, point.rate * point.tick_us // 50_000)]
     if point.latency_rate:
         source_args += ["--latency-rate", point.latency_rate]
+    if point.plain_updates and point.source == "sdk":
+        source_args.append("--unbatched")
     return stack.source(*source_args), []
 
 
@@ -147,6 +155,9 @@ def _run(point, stack, log_dir):
                                      "--output", "none", "--duration", point.warmup_s + point.seconds,
                                      "--warmup", point.warmup_s, "--stats-interval", interval,
                                      "--csv", csv_path), n, csv_path))
+    if point.client == "ws":  # the window must be the clients' window, not their handshakes'
+        for client, _, _ in clients:
+            client.wait_for_log("connections open", WS_SETUP_TIMEOUT_S)
     time.sleep(point.warmup_s)
     everyone = stack.processes
     stages = _scrape_stages(stack)
@@ -179,8 +190,8 @@ def _scrape_stages(stack):
             "server": [bench_breakdown.scrape(port) for port in ports["servers"]]}
 
 
-def _cpu_percent(process, window):
-    marks = process.cpu_marks
+def _cpu_percent(process, window, marks=None):
+    marks = process.cpu_marks if marks is None else marks
     if "start" in marks and "end" in marks and window > 0:
         return 100.0 * (marks["end"] - marks["start"]) / window
     return None
@@ -219,6 +230,10 @@ def _collect(point, stack, source, clients, window):
     r["images_per_s"] = min(s["images_per_s"] for s in summaries)
     server_cpu = sum(r["cpu_percent"].get(p.name) or 0 for p in stack.servers)
     r["server_cpu_percent"] = server_cpu
+    # Runnable but waiting for a CPU, % of the window: a server short of updates with CPU to
+    # spare is stalled; one that waited for a CPU was starved by the machine.
+    r["server_wait_percent"] = max((_cpu_percent(p, window, p.wait_marks) or 0 for p in stack.servers),
+                                   default=None)
     r["updates_per_server_cpu_s"] = r["outbound_per_s"] / (server_cpu / 100) if server_cpu > 0 else None
     r["cpu_us_per_update"] = cpu_per_update(r, stack)
     if point.ws_age():

@@ -34,6 +34,12 @@ def free_port(kind=socket.SOCK_STREAM, consecutive=1):
             for p in range(base, base + consecutive):
                 h = socket.socket(socket.AF_INET, kind)
                 holders.append(h)
+                if kind == socket.SOCK_STREAM:
+                    # As the daemons' listeners do: a port whose only users are connections
+                    # in TIME_WAIT is free to them. Without it, the even ports next to
+                    # bind(0)'s odd ones (those connect() prefers) are all "taken" after a
+                    # burst of short connections, and 200 tries can fail.
+                    h.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 h.bind(("127.0.0.1", p))
             return base
         except OSError:
@@ -102,6 +108,19 @@ def cpu_seconds(pid):
         return None
 
 
+def runnable_wait_seconds(pid):
+    """Seconds the process's threads spent runnable but waiting for a CPU (the run queue; the
+    second field of /proc/<pid>/task/<tid>/schedstat), or None when it is gone or not told."""
+    total = 0
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    return total / 1e9
+
+
 def machine_cpu_times():
     """(busy, softirq, total) jiffies of all CPUs from /proc/stat."""
     with open("/proc/stat") as f:
@@ -152,6 +171,7 @@ class Process:
         self.popen = subprocess.Popen(argv, stdout=self._out, stderr=self._log,
                                       preexec_fn=start_settings(cpus, priority))
         self.cpu_marks = {}
+        self.wait_marks = {}  # run-queue seconds: CPU a process wanted and did not get
 
     @property
     def pid(self):
@@ -161,6 +181,9 @@ class Process:
         value = cpu_seconds(self.pid)
         if value is not None:
             self.cpu_marks[label] = value
+        waited = runnable_wait_seconds(self.pid)
+        if waited is not None:
+            self.wait_marks[label] = waited
 
     def running(self):
         return self.popen.poll() is None

@@ -7,7 +7,7 @@ table and the console lines, apart from the scenarios themselves."""
 import sys
 
 COLUMNS = ["ws_conflate_ms", "ws_represented_per_s", "ws_conflated", "ws_stands_for", "ws_aged",
-           "ws_age_p50_us", "ws_age_p99_us", "ws_age_p99_9_us", "ws_age_max_us"]
+           "ws_age_p50_us", "ws_age_p99_us", "ws_age_p99_9_us", "ws_age_max_us", "ws_server_wait_percent"]
 
 
 def add_arguments(parser):
@@ -35,7 +35,8 @@ def row(p):
         return {c: None for c in COLUMNS}
     return {"ws_conflate_ms": p.ws_conflate_ms, "ws_represented_per_s": a["represented_per_s"],
             "ws_conflated": a["conflated"], "ws_stands_for": a["stands_for"], "ws_aged": a["aged"],
-            **{f"ws_age_{k}_us": a[f"age_{k}_us"] for k in ("p50", "p99", "p99_9", "max")}}
+            **{f"ws_age_{k}_us": a[f"age_{k}_us"] for k in ("p50", "p99", "p99_9", "max")},
+            "ws_server_wait_percent": p.result.get("server_wait_percent")}
 
 
 def markdown(points, num, ms, verdict):
@@ -50,15 +51,19 @@ def markdown(points, num, ms, verdict):
            "(clients.ws_publish_time), and the clients record now - PublishTime at receipt: how old the "
            "value a grid shows is when it arrives. Messages/s are the Updates delivered to all connections; "
            "updates/s are the published updates they stand for (a conflated Update's ConflationInfo.Count). "
-           "Age percentiles are the worst client process's (histograms are not merged across processes).", "",
+           "Age percentiles are the worst client process's (histograms are not merged across processes). "
+           "Server waiting % is the time a server was runnable but waiting for a CPU (its run-queue time "
+           "in /proc/<pid>/task/*/schedstat; the busiest instance), in % of the window: CPU % plus "
+           "waiting % near 100 means the machine, not the server, set the pace.", "",
            "| servers | connections | items | in/s | conflation ms | messages/s out | updates/s they stand for "
-           "| server CPU % | age p50 ms | age p99 ms | age p99.9 ms | age max ms | result |",
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+           "| server CPU % | server waiting % | age p50 ms | age p99 ms | age p99.9 ms | age max ms | result |",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for p in aged:
         r, c = p.result, row(p)
         out.append(f"| {p.servers} | {p.connections} | {p.items} | {num(r.get('inbound_per_s'))} | {p.ws_conflate_ms} "
                    f"| {num(r.get('outbound_per_s'))} | {num(c['ws_represented_per_s'])} "
-                   f"| {num(r.get('server_cpu_percent'))} | {ms(c['ws_age_p50_us'])} | {ms(c['ws_age_p99_us'])} "
+                   f"| {num(r.get('server_cpu_percent'))} | {num(r.get('server_wait_percent'))} "
+                   f"| {ms(c['ws_age_p50_us'])} | {ms(c['ws_age_p99_us'])} "
                    f"| {ms(c['ws_age_p99_9_us'])} | {ms(c['ws_age_max_us'])} | {verdict(p)} |")
     return out + [""]
 
@@ -68,9 +73,10 @@ def print_summary(points):
     if not aged:
         return
     print(f"\n{'conns':>5} {'items':>6} {'confl ms':>8} {'msgs/s out':>12} {'updates/s':>13} "
-          f"{'server CPU %':>12} {'age p99 ms':>10} {'age max ms':>10}")
+          f"{'server CPU %':>12} {'waiting %':>9} {'age p99 ms':>10} {'age max ms':>10}")
     for p in aged:
         r, c = p.result, row(p)
         print(f"{p.connections:>5} {p.items:>6} {p.ws_conflate_ms:>8} {r.get('outbound_per_s') or 0:>12,.0f} "
               f"{c['ws_represented_per_s'] or 0:>13,.0f} {r.get('server_cpu_percent') or 0:>12.0f} "
+              f"{r.get('server_wait_percent') or 0:>9.0f} "
               f"{(c['ws_age_p99_us'] or 0) / 1000:>10.1f} {(c['ws_age_max_us'] or 0) / 1000:>10.1f}")

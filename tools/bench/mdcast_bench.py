@@ -6,7 +6,7 @@ Scenarios (see docs/benchmarks.md):
            1K..1M/s, latency and throughput profiles; stops at the first rate that loses
            data, falls behind or averages over 10 ms.
   fanout   seed Table 1 ("Producer 50/50"): 1,000 items, N connections all subscribed to
-           every item, 1 and 2 server instances, throughput profile; raises the inbound rate
+           every item, 1 and 2 server instances, throughput profile (--fanout-profile); raises the inbound rate
            until loss or growing lag.
   sizes    the LBM tables: 64..1024-byte updates at a few rates.
   quick    a 20-30 s subset of all three, for the README's main command.
@@ -16,6 +16,10 @@ Scenarios (see docs/benchmarks.md):
            the last item served by the hot standby, for 1,000 and 100,000 items.
   post     the post round trip (a Consumer's post to the SDK Publisher and its answer)
            against the update latency at 1K/s (--rates: another rate; --post-rate).
+  publisher the most updates/s the SDK Publisher gets into a distributor: plain update()
+           calls, Publisher::Batch, plain calls written by the I/O thread only.
+  cascade  an edge server fed over TCP by the hub: the latency the hop adds, the updates/s
+           one link carries, the resync after an outage (--cascade-*; bench_cascade.py).
 
 Each point starts its own distributor, servers, source and clients from the built
 binaries on loopback with private ports and a random 239.255.x.y group, and stops them
@@ -31,8 +35,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_cascade  # noqa: E402
 import bench_cutover  # noqa: E402
 import bench_post  # noqa: E402
+import bench_publisher  # noqa: E402
 import bench_report as report  # noqa: E402
 import bench_scale  # noqa: E402
 import bench_ws_age  # noqa: E402
@@ -50,7 +56,8 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog="mdcast-bench", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("scenario", choices=["latency", "fanout", "sizes", "quick", "all", "scale", "cutover", "post"])
+    parser.add_argument("scenario", choices=["latency", "fanout", "sizes", "quick", "all", "scale", "cutover", "post",
+                                             "publisher", "cascade"])
     parser.add_argument("--build-dir", default=os.path.join(here, "../../build"),
                         help="where the binaries were built (default: the source tree's build/)")
     parser.add_argument("--source-dir", default=os.path.join(here, "../.."),
@@ -61,6 +68,8 @@ def parse_args(argv):
     parser.add_argument("--rates", help="comma-separated updates/s, instead of the scenario's ladder")
     parser.add_argument("--profiles", default="latency,throughput", help="latency scenario profiles")
     parser.add_argument("--connections", type=int, default=50, help="fanout: client connections")
+    parser.add_argument("--fanout-profile", choices=["throughput", "latency"], default="throughput",
+                        help="fanout: the daemons' profile (default throughput, as the seed's Table 1)")
     parser.add_argument("--tls", action="store_true",
                         help="clients connect over TLS (a throw-away CA and server certificate per run)")
     parser.add_argument("--client-processes", type=int, default=2, help="fanout: mdcast-client processes")
@@ -79,6 +88,10 @@ def parse_args(argv):
     parser.add_argument("--source", choices=["sdk", "lean"], default="sdk",
                         help="sdk (default): mdcast-bench-publisher, the SDK Publisher; lean: "
                              "mdcast-source, which writes pre-encoded frames")
+    parser.add_argument("--plain-updates", action="store_true",
+                        help="--source sdk: each update a plain Publisher::update() call, without the "
+                             "Publisher::Batch per tick (mdcast-bench-publisher --unbatched): the natural "
+                             "batching of plain calls")
     parser.add_argument("--replay", metavar="FILE",
                         help="load from a capture (mdcast-capture) published by mdcast-replay instead of "
                              "generated updates: each point runs at the capture's rate times --replay-speed")
@@ -115,6 +128,8 @@ def parse_args(argv):
     bench_scale.add_arguments(parser)
     bench_cutover.add_arguments(parser)
     bench_post.add_arguments(parser)
+    bench_publisher.add_arguments(parser)
+    bench_cascade.add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -128,7 +143,8 @@ def binaries(build_dir):
              "poster": os.path.join(build_dir, "tools/mdcast-bench-poster"),
              "ws-client": os.path.join(build_dir, "tools/mdcast-bench-ws-consumer"),
              "replay": os.path.join(build_dir, "tools/mdcast-replay"),
-             "wakeup-probe": os.path.join(build_dir, "tools/mdcast-wakeup-probe")}
+             "wakeup-probe": os.path.join(build_dir, "tools/mdcast-wakeup-probe"),
+             "linkshim": os.path.join(build_dir, "tools/mdcast-linkshim")}
     missing = [p for p in found.values() if not os.access(p, os.X_OK)]
     if missing:
         sys.exit(f"mdcast-bench: not built: {', '.join(missing)} (run deploy/setup.sh build)")
@@ -159,6 +175,7 @@ class Runner:
         point.tls = self.args.tls
         point.client = self.client
         point.source = "interactive" if self.args.source_mode == "interactive" else self.args.source
+        point.plain_updates = self.args.plain_updates
         point.pin = self.args.pin
         point.realtime = self.args.realtime
         point.sdk_io_threads = self.args.sdk_io_threads
@@ -202,7 +219,7 @@ class Runner:
         for servers in servers_list:
             print(f"fanout, {servers} server instance(s), {connections} connections:")
             for rate in rates:
-                p = self.run(Point("fanout", "throughput", rate, servers=servers, connections=connections,
+                p = self.run(Point("fanout", self.args.fanout_profile, rate, servers=servers, connections=connections,
                                    client_processes=processes, seconds=seconds, warmup_s=warmup,
                                    items=self.args.fanout_items))
                 if stop_rule and not p.result["passed"]:
@@ -277,7 +294,8 @@ def source_text(args):
     if args.replay:
         return (f"replay (mdcast-replay: the capture {os.path.basename(args.replay)} at "
                 f"{args.replay_speed:g}x its recorded speed, through the libmdcast Publisher)")
-    return SOURCE_TEXT[source_kind(args)]
+    plain = args.plain_updates and source_kind(args) == "sdk"
+    return SOURCE_TEXT[source_kind(args)] + (", plain update() calls without a Batch per tick" if plain else "")
 
 
 def machine():
@@ -393,7 +411,7 @@ def write_report(runner, args, command):
         lines.append("")
     if fan:
         lines += ["## Fanout (seed Table 1, \"Producer 50/50\")", "",
-                  f"{args.fanout_items:,} items, every connection subscribed to every item, throughput profile, "
+                  f"{args.fanout_items:,} items, every connection subscribed to every item, {args.fanout_profile} profile, "
                   "connections spread over the client processes and round-robin over the server instances. CPU % is of "
                   "one core over the steady window; machine CPU % is of all cores together, with the share "
                   "spent in softirq (loopback network processing no process's own time shows) in brackets.", ""]
@@ -535,6 +553,16 @@ def post_report(runner, args, command):
     return bench_post.write(result, runner.out, report_header(runner, args, command, "post"))
 
 
+def publisher_report(runner, args, command):
+    result = bench_publisher.run(runner, args)
+    return bench_publisher.write(result, runner.out, report_header(runner, args, command, "publisher"))
+
+
+def cascade_report(runner, args, command):
+    result = bench_cascade.run(runner, args)
+    return bench_cascade.write(result, runner.out, report_header(runner, args, command, "cascade"))
+
+
 def main(argv):
     args = parse_args(argv)
     check_clients(args)
@@ -550,6 +578,10 @@ def main(argv):
         return cutover_report(runner, args, command)
     if args.scenario == "post":
         return post_report(runner, args, command)
+    if args.scenario == "publisher":
+        return publisher_report(runner, args, command)
+    if args.scenario == "cascade":
+        return cascade_report(runner, args, command)
     try:
         for client in args.clients:
             runner.client = client

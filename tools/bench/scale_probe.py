@@ -28,10 +28,10 @@ def admin_port(process, timeout=10):
     return int(re.search(r"admin http on [\d.]+:(\d+)", process.log_text()).group(1))
 
 
-def metric(port, name, default=0.0):
+def metric(port, name, default=0.0, timeout=5):
     """One unlabelled sample of /metrics; `default` when the daemon does not answer."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=timeout) as response:
             text = response.read().decode()
     except OSError:
         return default

@@ -52,6 +52,7 @@ struct Options {
     double latency_rate = -1;
     std::string user = "mdcast-bench";
     bool unbatched = false;
+    bool publish_to_all = false;  // every distributor of --distributor at once (dual-homed)
     bool wait_when_full = false;
     bool io_thread_writes = false;
     int64_t sched_slice_us = 0;  // 0: the kernel's default
@@ -230,10 +231,11 @@ class Load {
     int64_t started_ns_ = 0;
 };
 
-// Every image has gone out once the distributor registered the items.
-bool wait_registered(const Publisher& publisher, const Handler& handler, uint64_t items) {
+// Every image has gone out once the distributor registered the items (with
+// --publish-to-all, `images` counts them once per distributor).
+bool wait_registered(const Publisher& publisher, const Handler& handler, uint64_t images) {
     const int64_t deadline = monotonic_ns() + 20'000'000'000;
-    while (publisher.stats().refreshes_sent < items) {
+    while (publisher.stats().refreshes_sent < images) {
         if (g_stop || handler.refused || monotonic_ns() > deadline) return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -243,6 +245,7 @@ bool wait_registered(const Publisher& publisher, const Handler& handler, uint64_
 int run(const Options& o) {
     PublisherOptions options;
     options.distributors = parse_server_list(o.distributor);
+    options.publish_to_all = o.publish_to_all;
     options.user = o.user;
     options.application_id = "mdcast-bench-publisher";
     options.write_from_caller = !o.io_thread_writes;
@@ -255,7 +258,8 @@ int run(const Options& o) {
     Load load(o, publisher);
     load.add_items();
     publisher.start();
-    if (!wait_registered(publisher, handler, static_cast<uint64_t>(o.items))) {
+    const uint64_t links = o.publish_to_all ? options.distributors.size() : 1;
+    if (!wait_registered(publisher, handler, static_cast<uint64_t>(o.items) * links)) {
         std::fprintf(stderr, "items not registered\n");
         publisher.stop();
         return 1;
@@ -278,7 +282,13 @@ int main(int argc, char** argv) {
         "Publishes N items to mdcast-distributor through the SDK's Publisher (libmdcast) at a "
         "paced rate, with mdcast-source's values, stamps and update sizes. Prints mdcast-source's "
         "JSON summary on stdout at the end. Used by mdcast-bench --source sdk.");
-    command_line.option("distributor", &o.distributor, "HOST:PORT", "Distributor publisher port")
+    command_line
+        .option("distributor", &o.distributor, "HOST:PORT[,HOST:PORT...]",
+                "Distributor publisher port (a failover list, or with --publish-to-all every one "
+                "at once)")
+        .flag("publish-to-all", &o.publish_to_all,
+              "Dual-homed: publish to every distributor of --distributor at once "
+              "(PublisherOptions::publish_to_all)")
         .option("service", &o.service, "NAME", "Service to announce")
         .option("item-prefix", &o.prefix, "TEXT", "Item names are PREFIX000000, ...")
         .option("items", &o.items, "N", "Number of items", 1, 10'000'000)

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
     std::string item_file, dictionary_path;
     int64_t seed = 1;
     std::string password_file, takeover_secret_file;
+    int64_t standby_rank = 0;
     cli::CommandLine command_line(
         "mdcast-source",
         "Publishes N items (or the items of a sample file) to mdcast-distributor at a paced "
@@ -88,6 +89,11 @@ int main(int argc, char** argv) {
         .option("takeover-secret-file", &takeover_secret_file, "FILE",
                 "The distributor's publishers.takeover_secret_file: with it this source takes "
                 "its service from an earlier connection of its user still registered there")
+        .option("standby-rank", &standby_rank, "N",
+                "Join the service as a standby of rank N (1 or more, lower preferred) when "
+                "another publisher of it is connected to the distributor (needs "
+                "--takeover-secret-file or an authenticated login as the same user); 0: none",
+                0, 1000000)
         .option("log-level", &log_level, "LEVEL", "trace, debug, info, warn, error")
         .counter('v', "verbose", &verbosity, "More logging");
     tools::ToolTlsOptions tls;
@@ -96,6 +102,7 @@ int main(int argc, char** argv) {
     if (outcome != cli::CommandLine::Outcome::kRun) {
         return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
     }
+    options.standby_rank = static_cast<uint32_t>(standby_rank);
     if (std::string error; !tools::load_password(password_file, options.session.password, error)) {
         std::cerr << "mdcast-source: error: " << error << "\n";
         return 2;

@@ -50,6 +50,7 @@ void SourceApp::on_logged_in(sdk::Session& session, const wire::LoginResponse&) 
     // takes the service from its predecessor's connection not yet timed out.
     announce.set_takeover_token(takeover_token_.empty() ? options_.takeover_secret
                                                         : takeover_token_);
+    announce.set_standby_rank(options_.standby_rank);
     session.send(FrameType::kServiceAnnounce, announce);
 }
 

@@ -30,6 +30,7 @@ struct SourceOptions {
     sdk::SessionOptions session;
     std::string service = "MDCAST";
     std::string takeover_secret;  // --takeover-secret-file's first line (docs/hardening.md)
+    uint32_t standby_rank = 0;    // --standby-rank (docs/operations.md, "Redundancy")
     std::string item_prefix = "ITEM";
     int64_t items = 100;
     double rate = 1000;      // updates per second over all items

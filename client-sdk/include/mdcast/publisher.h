@@ -80,6 +80,32 @@
 //   on_item_closed() says nobody wants it any more: updates for it are then
 //   only merged into its image, not sent, until it is requested again.
 //
+// DUAL-HOMED (publish_to_all)
+//   Every distributor in `distributors` gets every refresh, update and
+//   status, each over a link of its own with its own connection state and
+//   reconnect schedule; all links carry the same images and the same per-item
+//   sequence numbers, so servers that see the service from several
+//   distributors (a redundancy group, docs/operations.md) may switch between
+//   them without a gap. on_connection reports each link's events (the event
+//   names the distributor); a lost link is re-announced, re-registered and
+//   re-imaged on its own while the others go on. on_service, item requests,
+//   rejections and posts arrive per link and are answered on the link they
+//   came from; an interactive item is closed (on_item_closed) only when no
+//   distributor wants it any more, and a request from one distributor is
+//   answered by the application's refresh(), which the others that publish
+//   the item also send. The publisher goes at the pace of its fastest
+//   distributor: a slow or dead link never holds back the others or the
+//   caller (back-pressure, as BOUNDS says, only while every link that is up
+//   is over half of max_output_bytes). Each link keeps its own images
+//   (memory: the images once per distributor) and at most max_output_bytes
+//   not yet taken by its distributor; past that the link is dropped, logged
+//   as an error and counted (links_dropped), and it is re-imaged when it
+//   connects again.
+//   flush() is true once every link that is up has acknowledged (none up:
+//   it waits for one). Stats count over all links (updates_sent counts an
+//   update once per distributor). The I/O thread does every write
+//   (write_from_caller has no effect).
+//
 // BOUNDS
 //   The outbox holds at most max_queued_bytes of requests not yet sent;
 //   refresh(), update() and status() return false (taking nothing) when it is
@@ -106,8 +132,13 @@ namespace mdcast {
 struct PublisherOptions : ConnectionOptions {
     std::vector<ServerAddress> distributors;  // failover order; at least one
 
+    // false (default): `distributors` is a failover list, one connected at a
+    // time. true: dual-homed — every address in `distributors` is published
+    // to at once, each over a link of its own (see DUAL-HOMED).
+    bool publish_to_all = false;
+
     uint64_t max_queued_bytes = 64u << 20;  // outbox: published, not yet sent
-    uint64_t max_output_bytes = 64u << 20;  // written to the socket, not yet taken
+    uint64_t max_output_bytes = 64u << 20;  // written to the socket, not yet taken (per link)
 
     // The operator's takeover secret (the first line of the distributor's
     // publishers.takeover_secret_file), or empty. A service owned at the
@@ -116,6 +147,15 @@ struct PublisherOptions : ConnectionOptions {
     // over only with proof: after a reconnect the Publisher shows the token
     // the distributor gave it; before it has one, this secret.
     std::string takeover_secret;
+    // Standby publishers (docs/operations.md, "Redundancy"): 1 or more, and a
+    // broadcast service another connection publishes at the distributor is
+    // not refused: this publisher joins as a standby (the takeover secret or
+    // an authenticated login as the same user is the proof), its images kept
+    // hot there; it becomes active, lowest rank first, when the active one
+    // goes, or after the distributor's publishers.standby_hold_down_ms when
+    // it ranks better. on_service says "standby (rank N)". 0: none (today's
+    // single publisher, the most preferred).
+    uint32_t standby_rank = 0;
 
     // true (default): where a publish would wake the I/O thread (a lone
     // call, a Batch's end), the publishing thread writes the updates to the
@@ -201,6 +241,9 @@ struct PublisherStats {
     uint64_t caller_writes = 0;
     uint64_t posts_received = 0;  // on_post calls
     uint64_t posts_accepted = 0;  // of which accepted
+    // Links dropped because the distributor took too little: output past
+    // max_output_bytes (the link is re-imaged on its next connection).
+    uint64_t links_dropped = 0;
 };
 
 class MDCAST_API Publisher {

@@ -131,8 +131,10 @@ class ConsumerOptions(_ConnectionOptions):
 
 class PublisherOptions(_ConnectionOptions):
     distributors: List[str]
+    publish_to_all: bool
     max_queued_bytes: int
     takeover_secret: str
+    standby_rank: int
     def __init__(self) -> None: ...
 
 View = Optional[Sequence[FieldKey]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Tuple, Union
 
 from . import _lifecycle, _mdcast
 from ._errors import LoginRefused, NotConnected
@@ -16,7 +16,11 @@ Fields = Mapping[Union[str, int], Any]
 
 
 class Publisher:
-    """Feeds one or more services to a distributor (failover list).
+    """Feeds one or more services to a distributor (failover list), or with
+    ``publish_to_all=True`` to every distributor listed at once (dual-homed: each
+    gets every refresh, update and status over a link of its own, with the same
+    sequences; a link that is lost reconnects and is re-imaged on its own while the
+    others go on; ``links()`` says each one's state).
 
     Fields are dicts by dictionary name (or id): ``{"BID": 101.25, "BIDSIZE": 300}``.
     The dictionary's kind decides the encoding (DECIMAL from float uses its
@@ -25,6 +29,9 @@ class Publisher:
     the SDK keeps each item's image and sequence and re-publishes after a
     reconnect. ``takeover_secret``: the distributor's publishers.takeover_secret_file
     secret, so a restarted or standby process takes its services over.
+    ``standby_rank`` (1 or more): join a service another publisher publishes at
+    the distributor as a standby of that rank (lower is preferred) instead of
+    being refused (docs/operations.md, "Redundancy"); 0: none.
 
     Callbacks run on the SDK's I/O thread, one at a time; an exception in one
     is reported (``on_error`` or the "mdcast" logger), never raised there:
@@ -49,7 +56,8 @@ class Publisher:
                  connect_timeout: float = 2.0, login_timeout: float = 3.0,
                  reconnect_delay_min: float = 0.1, reconnect_delay_max: float = 5.0,
                  dictionary: Any = None, max_queued_bytes: int = 64 << 20,
-                 takeover_secret: str = "", log_level: str = "warn",
+                 takeover_secret: str = "", publish_to_all: bool = False, standby_rank: int = 0,
+                 log_level: str = "warn",
                  on_connection: Optional[Callable[[str, str, str], Any]] = None,
                  on_service: Optional[Callable[[str, bool, str], Any]] = None,
                  on_item_request: Optional[Callable[[int, str, str], Any]] = None,
@@ -67,6 +75,8 @@ class Publisher:
             reconnect_delay_max=reconnect_delay_max, log_level=log_level)
         options.max_queued_bytes = max_queued_bytes
         options.takeover_secret = takeover_secret
+        options.publish_to_all = publish_to_all
+        options.standby_rank = standby_rank
         self.dictionary = load_dictionary(dictionary)
         self._callbacks: Dict[str, Optional[Callable]] = {
             "connection": on_connection, "service": on_service, "item_request": on_item_request,
@@ -74,6 +84,7 @@ class Publisher:
             "post": on_post}
         self._on_error = on_error
         self._state = ("connecting", "", "")
+        self._links: Dict[str, Tuple[str, str]] = {}  # per distributor: (state, text)
         self._state_changed = threading.Condition()
         self.callback_errors = 0
         # The core holds its callback for as long as it lives, in C++ where the garbage
@@ -103,17 +114,28 @@ class Publisher:
         self.stop()
 
     def wait_connected(self, timeout: float = 5.0) -> str:
-        """Waits for a login to a distributor; returns its "host:port". Raises
-        LoginRefused or NotConnected with the last reason otherwise."""
+        """Waits for a login to a distributor (with publish_to_all: to any of them);
+        returns its "host:port". Raises LoginRefused or NotConnected with the last
+        reason otherwise."""
         with self._state_changed:
-            self._state_changed.wait_for(lambda: self._state[0] == "up", timeout)
+            self._state_changed.wait_for(lambda: self._up() is not None, timeout)
+            up = self._up()
             state, server, text = self._state
-        if state == "up":
-            return server
+        if up is not None:
+            return up
         if "login_refused" in text:
             raise LoginRefused(f"login to {server} refused: {text}", text)
         raise NotConnected(f"not connected within {timeout} s (last: {server}: "
                            f"{text or 'no answer yet'})", text)
+
+    def links(self) -> Dict[str, str]:
+        """Each distributor's last connection state ("connecting", "up", "down",
+        "stopped") by "host:port": with publish_to_all, one entry per link."""
+        with self._state_changed:
+            return {server: state for server, (state, _) in self._links.items()}
+
+    def _up(self) -> Optional[str]:
+        return next((server for server, (state, _) in self._links.items() if state == "up"), None)
 
     def add_service(self, name: str, interactive: bool = False) -> None:
         """Announced now and after every reconnect. Interactive services get
@@ -147,7 +169,8 @@ class Publisher:
     def flush(self, timeout: float = 2.0) -> bool:
         """Waits until the I/O thread has handed every refresh, update and status
         published so far to the connection (or held it while disconnected).
-        False when that did not happen within ``timeout`` s."""
+        With ``publish_to_all``: until every distributor whose link is up has
+        acknowledged them. False when that did not happen within ``timeout`` s."""
         return self._core.flush(timeout)
 
     def stats(self) -> dict:
@@ -164,6 +187,7 @@ class Publisher:
             with self._state_changed:
                 state, server, text = args
                 self._state = (state, server, text or self._state[2])
+                self._links[server] = (state, text)
                 self._state_changed.notify_all()
         handler = self._callbacks.get(name)
         if handler is None:

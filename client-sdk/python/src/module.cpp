@@ -149,6 +149,8 @@ void bind_options(py::module_& m) {
     bind_connection_options(publisher);
     publisher.def_readwrite("max_queued_bytes", &PublisherOptions::max_queued_bytes)
         .def_readwrite("takeover_secret", &PublisherOptions::takeover_secret)
+        .def_readwrite("standby_rank", &PublisherOptions::standby_rank)
+        .def_readwrite("publish_to_all", &PublisherOptions::publish_to_all)
         .def_property(
             "distributors", [](const PublisherOptions& o) { return addresses(o.distributors); },
             [](PublisherOptions& o, const std::vector<std::string>& s) {

@@ -46,6 +46,7 @@ py::dict stats_dict(const PublisherBridge& p) {
     d["caller_writes"] = s.caller_writes;
     d["posts_received"] = s.posts_received;
     d["posts_accepted"] = s.posts_accepted;
+    d["links_dropped"] = s.links_dropped;
     return d;
 }
 

@@ -11,7 +11,9 @@ namespace mdcast::python {
 
 PublisherBridge::PublisherBridge(PublisherOptions options,
                                  std::shared_ptr<const Dictionary> dictionary, py::object callback)
-    : dictionary_(std::move(dictionary)), callback_(std::move(callback)) {
+    : dictionary_(std::move(dictionary)),
+      callback_(std::move(callback)),
+      publish_to_all_(options.publish_to_all) {
     if (!dictionary_) throw std::invalid_argument("a publisher needs a field dictionary");
     publisher_ = std::make_unique<Publisher>(std::move(options), *this);
 }
@@ -81,6 +83,7 @@ bool PublisherBridge::handled_all() const {
 }
 
 bool PublisherBridge::flush(std::chrono::milliseconds timeout) {
+    if (publish_to_all_) return publisher_->flush(timeout);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (!handled_all()) {
         if (std::chrono::steady_clock::now() >= deadline) return false;

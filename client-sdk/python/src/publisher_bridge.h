@@ -42,6 +42,8 @@ class PublisherBridge final : public PublisherHandler {
     bool status(uint64_t item, const ItemState& state);
     // Waits (GIL released by the caller) until the I/O thread has handled
     // every refresh, update and status accepted so far, for at most `timeout`.
+    // With publish_to_all: until every link that is up has acknowledged them
+    // (Publisher::flush), as the stats count once per distributor.
     bool flush(std::chrono::milliseconds timeout);
     PublisherStats stats() const { return publisher_->stats(); }
     // The publisher's I/O thread (where its callbacks run) is the current one.
@@ -65,6 +67,7 @@ class PublisherBridge final : public PublisherHandler {
     std::shared_ptr<const Dictionary> dictionary_;
     py::object callback_;
     std::unique_ptr<Publisher> publisher_;
+    bool publish_to_all_ = false;
     FieldList fields_;  // reused; only touched with the GIL held
     std::atomic<uint64_t> refreshes_{0}, updates_{0}, statuses_{0};
     std::atomic<std::thread::id> io_thread_{};  // learnt from the first callback

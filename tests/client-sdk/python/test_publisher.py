@@ -95,3 +95,49 @@ def test_interactive_service_answers_requests(stack):
     assert status.status_text == "no such item"
     assert sorted(requests) == ["ALPHA", "NOPE"]
     assert pub.stats()["callback_errors"] >= 1, "the raising on_connection was not reported"
+
+
+def test_standby_rank_takes_over_with_the_sequence_carried_on(stack):
+    """Two Publishers of one service on one distributor, ranks 1 and 2 with the
+    operator's takeover secret: the second is a standby; when the first stops, the
+    consumer gets one refresh with the standby's values at the next sequence, no
+    status, then the standby's updates in sequence."""
+    secret = stack.write("takeover.secret", "python-standby-secret-0123\n")
+    stack.distributor(extra_publishers=f"  takeover_secret_file: {secret}")
+    stack.server(1)
+    distributor, server = f"127.0.0.1:{stack.publisher_port}", f"127.0.0.1:{stack.client_ports[1]}"
+    answers = []
+    primary = mdcast.Publisher(distributor, standby_rank=1, takeover_secret="python-standby-secret-0123")
+    standby = mdcast.Publisher(distributor, standby_rank=2, takeover_secret="python-standby-secret-0123",
+                               on_service=lambda *a: answers.append(a))
+    handles = {}
+    with primary, standby:
+        for pub, bid in ((primary, 100), (standby, 200)):
+            pub.wait_connected(5)
+            pub.add_service("PYSVC")
+            handles[pub] = pub.add_item("PYSVC", "VOD.L")
+            assert pub.refresh(handles[pub], {"BID": bid, "BIDSIZE": 1})
+            assert pub.flush(5)
+        with mdcast.Consumer(server) as consumer:
+            consumer.subscribe("PYSVC", "VOD.L")
+            first = collect(consumer, lambda ev: any(e.kind == "refresh" for e in ev))
+            for n in range(1, 4):
+                assert primary.update(handles[primary], {"BIDSIZE": 1 + n})
+                assert standby.update(handles[standby], {"BIDSIZE": 10 + n})
+            assert primary.flush(5) and standby.flush(5)
+            before = collect(consumer, lambda ev: sum(e.kind == "update" for e in ev) >= 3)
+            primary.stop()
+            after = collect(consumer, lambda ev: any(e.kind == "refresh" for e in ev))
+            for n in range(4, 6):
+                assert standby.update(handles[standby], {"BIDSIZE": 10 + n})
+            assert standby.flush(5)
+            after += collect(consumer, lambda ev: sum(e.kind == "update" for e in ev) >= 2)
+    assert answers and answers[0][:3] == ("PYSVC", True, "standby (rank 2)")
+    events = first + before + after
+    assert not [e for e in events if e.kind == "status"]
+    refreshes = [e for e in events if e.kind == "refresh"]
+    assert len(refreshes) == 2 and refreshes[0]["BID"] == 100 and refreshes[1]["BID"] == 200
+    assert refreshes[1]["BIDSIZE"] == 13  # the standby's image, kept current at the distributor
+    sequences = [e.sequence for e in events if e.kind in ("refresh", "update")]
+    assert sequences == list(range(sequences[0], sequences[0] + len(sequences)))
+    assert [e["BIDSIZE"] for e in events if e.kind == "update"][-2:] == [14, 15]

@@ -158,6 +158,34 @@ TEST_CASE("the Source directory lists each service's info and state") {
         std::string::npos);
 }
 
+TEST_CASE("the Source directory sends the filters Key.Filter asks for, and says which") {
+    wire::Directory directory;
+    auto* up = directory.add_services();
+    up->set_service_id(65537);
+    up->set_name("MDCAST");
+    up->set_state(wire::SERVICE_UP);
+    const auto entries = [&](uint32_t filter) {
+        return payload(JsonEncoder::source_refresh(5, directory, filter));
+    };
+    const std::string info = entries(mdcast::server::kSourceInfo);
+    CHECK(info.find(R"("Key":{"Filter":1})") != std::string::npos);
+    CHECK(info.find(
+              R"("FilterList":{"Entries":[{"ID":1,"Action":"Set","Elements":{"Name":"MDCAST",)") !=
+          std::string::npos);
+    CHECK(info.find("ServiceState") == std::string::npos);
+    const std::string state = entries(mdcast::server::kSourceState);
+    CHECK(state.find(R"("Key":{"Filter":2})") != std::string::npos);
+    CHECK(
+        state.find(
+            R"("FilterList":{"Entries":[{"ID":2,"Action":"Set","Elements":{"ServiceState":1,"AcceptingRequests":1}}]})") !=
+        std::string::npos);
+    CHECK(state.find("Capabilities") == std::string::npos);
+    // Filters this server does not serve (Group 4, Load 8, ... as EMA's 63 asks) are left out.
+    CHECK(entries(63) == entries(3));
+    CHECK(entries(63).find(R"("Key":{"Filter":3})") != std::string::npos);
+    CHECK(entries(4).find(R"("FilterList":{"Entries":[]})") != std::string::npos);
+}
+
 TEST_CASE("statuses carry the key and the LSEG state names") {
     const JsonEncoder json = encoder();
     const auto status = mdcast::server::make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT,

@@ -107,6 +107,20 @@ TEST_CASE("a Post carries its stream or Key, its PostID and the fields as JSON g
           JsonError::kBadRequest);
 }
 
+TEST_CASE("a Dictionary request: its name, Filter (Normal when absent) and Streaming") {
+    const auto one = [](const char* text) { return parse_json_requests(text, JsonLimits{})[0]; };
+    const auto fields =
+        one(R"({"ID":3,"Domain":"Dictionary","Key":{"Name":"RWFFld","Filter":3,"Service":"S"}})");
+    REQUIRE(fields.error == JsonError::kNone);
+    CHECK(fields.request.type == JsonRequest::Type::kDictionary);
+    CHECK((fields.request.id == 3 && fields.request.names.at(0) == "RWFFld"));
+    CHECK((fields.request.filter.value_or(0) == 3 && fields.request.streaming));
+    const auto enums =
+        one(R"({"ID":4,"Domain":"Dictionary","Key":{"Name":"RWFEnum"},"Streaming":false})");
+    CHECK((enums.request.names.at(0) == "RWFEnum" && !enums.request.filter));
+    CHECK_FALSE(enums.request.streaming);
+}
+
 TEST_CASE("refusals say why") {
     const auto one = [](const char* text) {
         return parse_json_requests(text, JsonLimits{4, 2, 2})[0];
@@ -116,7 +130,16 @@ TEST_CASE("refusals say why") {
     CHECK(one(R"({"ID":1,"Key":{"Name":"A"}})").request.service.empty());  // the default
     CHECK(one(R"({"ID":1,"Key":{"Service":"S"}})").error_text == "Key.Name missing");
     CHECK(one(R"({"ID":1,"Domain":"Source","Key":{}})").request.type == JsonRequest::Type::kSource);
-    CHECK(one(R"({"ID":1,"Domain":"Dictionary","Key":{}})").error == JsonError::kUnknownType);
+    CHECK(one(R"({"ID":1,"Domain":"Source","Key":{"Filter":1}})").request.filter.value_or(0) == 1);
+    CHECK_FALSE(one(R"({"ID":1,"Domain":"Source"})").request.filter);
+    CHECK(one(R"({"ID":1,"Domain":"Source","Key":{"Filter":-1}})").error_text ==
+          "Key.Filter is not an unsigned integer");
+    CHECK(one(R"({"ID":1,"Domain":"Dictionary","Key":{}})").error_text == "Key.Name missing");
+    CHECK(
+        one(R"({"ID":1,"Domain":"Dictionary","Key":{"Name":"RWFFld","Filter":"7"}})").error_text ==
+        "Key.Filter is not an unsigned integer");
+    CHECK(one(R"({"ID":1,"Domain":"MarketByOrder","Key":{"Name":"A"}})").error ==
+          JsonError::kUnknownType);
     CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":"A"},"Streaming":1})").error ==
           JsonError::kBadRequest);
     CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":["A","B","C"]}})").error ==

@@ -81,6 +81,7 @@ struct WsFixture {
     ClientFixture f;
     server::JsonEncoder encoder{
         proto::FieldDictionary::parse("22 BID DECIMAL\n25 ASK DECIMAL\n", "test")};
+    server::JsonDictionary dictionary{encoder.dictionary()};
     std::string page = "<html>watchlist</html>";
     server::WsCounters counters;
     server::WsSettings settings;
@@ -89,6 +90,7 @@ struct WsFixture {
         settings.max_message_bytes = 1024;
         settings.max_fragments = 4;
         settings.encoder = &encoder;
+        settings.dictionary = &dictionary;
         settings.page = &page;
         settings.counters = &counters;
     }
@@ -264,6 +266,54 @@ TEST_CASE("a session opens no more streams than its subscription limit", "[ws_se
     REQUIRE(frames.size() == 2);  // the batch's status, and the refusal of the 101st name
     CHECK(frames[1].payload.find(R"({"ID":1101,"Type":"Status")") == 0);
     CHECK(frames[1].payload.find("LimitReached") != std::string::npos);
+}
+
+TEST_CASE("a Dictionary request is answered on its ID from answers encoded once", "[ws_session]") {
+    WsFixture w;
+    ClientSession& client = w.logged_in();
+    w.send_text(client, R"({"ID":3,"Domain":"Dictionary","Key":{"Name":"RWFFld","Filter":7}})");
+    w.send_text(client,
+                R"([{"ID":4,"Domain":"Dictionary","Key":{"Name":"RWFFld"}},)"
+                R"({"ID":5,"Domain":"Dictionary","Key":{"Name":"RWFFld"},"Streaming":false},)"
+                R"({"ID":6,"Domain":"Dictionary","Key":{"Name":"RDMFieldDictionary"}}])");
+    const auto frames = w.frames(client);
+    REQUIRE(frames.size() == 4);
+    CHECK(frames[0].payload.find(R"({"ID":3,"Type":"Refresh","Domain":"Dictionary")") == 0);
+    CHECK(frames[0].payload.find(R"("NAME":"BID")") != std::string::npos);
+    CHECK(frames[0].payload.find(R"("Stream":"Open")") != std::string::npos);
+    CHECK(frames[1].payload.substr(frames[1].payload.find(',')) ==
+          frames[0].payload.substr(frames[0].payload.find(',')));  // the same bytes but the ID
+    CHECK(frames[2].payload.find(R"("Stream":"NonStreaming")") != std::string::npos);
+    CHECK(frames[3].payload.find(R"({"ID":6,"Type":"Status","Domain":"Dictionary")") == 0);
+    CHECK(frames[3].payload.find(R"("Code":"NotFound")") != std::string::npos);
+    CHECK(w.dictionary.encodings() == 2);  // streaming Normal once, non-streaming once
+    CHECK(w.counters.dictionary_requests == 4);
+    CHECK(w.f.subscribes.empty());
+    w.send_text(client, R"({"ID":[3,4],"Type":"Close"})");  // closed: nothing to answer
+    CHECK(w.frames(client).empty());
+    CHECK(client.is_open());
+}
+
+TEST_CASE("a Dictionary request takes its ID over and counts against the stream limit",
+          "[ws_session]") {
+    WsFixture w;
+    w.settings.max_message_bytes = 16384;  // room for 100 requests in one message
+    ClientSession& client = w.logged_in();
+    w.send_text(client, R"({"ID":2,"Key":{"Service":"FEED","Name":"VOD.L"}})");
+    client.bind_json_stream("FEED", "VOD.L", 1001);
+    w.send_text(client, R"({"ID":2,"Domain":"Dictionary","Key":{"Name":"RWFEnum"}})");
+    CHECK(w.f.unsubscribes == std::vector<uint64_t>{1001});  // the item on ID 2 is closed
+    w.frames(client);
+    std::string requests;
+    for (int id = 10; id < 110; ++id)
+        requests += (id > 10 ? "," : "[") + std::string(R"({"ID":)") + std::to_string(id) +
+                    R"(,"Domain":"Dictionary","Key":{"Name":"RWFEnum","Filter":0}})";
+    w.send_text(client, requests + "]");
+    const auto frames = w.frames(client);
+    REQUIRE(frames.size() == 100);  // ID 2 and 10..108 open: 100 streams, the limit
+    CHECK(frames[98].payload.find(R"("Type":"Refresh")") != std::string::npos);
+    CHECK(frames[99].payload.find(R"({"ID":109,"Type":"Status")") == 0);
+    CHECK(frames[99].payload.find("LimitReached") != std::string::npos);
 }
 
 TEST_CASE("a request without Key.Service takes the default service, or is refused",

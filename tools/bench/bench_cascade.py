@@ -1,0 +1,246 @@
+"""mdcast-bench cascade: what an edge server fed over TCP by a parent (docs/cascade.md) costs and
+carries, on loopback. A hub (distributor and server, the profile's) and an edge (upstream.kind
+tcp, parent: the hub), three measurements, each on its own stack:
+
+  hop       the same updates (1,000 items at --rates' first rate, default 10,000/s) to a client
+            of the hub and a client of the edge: the latency the cascade hop adds at the median
+            and p99, against one loopback TCP hop (mdcast-wakeup-probe --kind tcp).
+  link      --cascade-rates (default 100K, 200K, 500K, 1M updates/s over 1,000 items, throughput
+            profile) through one link to a client of the edge, until the edge falls short of
+            the source, loses the link or lags.
+  resync    --cascade-items (default 10,000) held at the edge, the link cut for
+            --cascade-outage-s (default 30) by a relay between edge and hub (cut_proxy.py),
+            then restored, while --cascade-resync-rate updates/s change some of them: the time
+            from the restore to every item current at the edge (its items_suspect gauge back
+            to 0) and the images the hub sent per changed item."""
+import json
+import os
+import re
+import time
+
+import bench_breakdown
+import bench_cascade_shim
+from bench_stack import Stack, free_port, merge_config, wait_for_port
+from cut_proxy import CutProxy
+from scale_probe import admin_port, metric
+
+LINK_RATES = [100_000, 200_000, 500_000, 1_000_000]
+
+
+def add_arguments(parser):
+    group = parser.add_argument_group("cascade scenario")
+    group.add_argument("--cascade-rates", default=",".join(map(str, LINK_RATES)),
+                       help="cascade: the link's rate ladder, updates/s")
+    group.add_argument("--cascade-items", type=int, default=10_000, help="cascade: items held during the outage")
+    group.add_argument("--cascade-outage-s", type=float, default=30, help="cascade: seconds the link is cut")
+    group.add_argument("--cascade-resync-rate", type=int, default=100,
+                       help="cascade: updates/s of the resync's source (round robin over the items: "
+                            "rate x outage of them change during the outage)")
+    group.add_argument("--cascade-parts", default="hop,link,resync", help="cascade: which measurements")
+    group.add_argument("--cascade-shim-rtt-ms", type=float, default=0,
+                       help="cascade: run the resync across mdcast-linkshim with this round trip, hub and "
+                            "edge in network namespaces (root only; 0: loopback)")
+
+
+def start_edge(stack, parent_port, log_dir, name="edge", **overrides):
+    """An mdcast-server of the stack's profile fed over TCP by the server on `parent_port`."""
+    port = free_port()
+    with open(os.path.join(stack.profile_dir, "server.yaml")) as f:
+        text = merge_config(f.read(), {
+            "clients.port": port, "admin.enabled": True, "admin.port": 0, "admin.address": "127.0.0.1",
+            "upstream.kind": "tcp", "upstream.parents": f'["127.0.0.1:{parent_port}"]', "upstream.user": name,
+            "upstream.heartbeat_interval_ms": 1000, "upstream.heartbeat_timeout_ms": 3000,
+            "upstream.reconnect_delay_ms": 100, **overrides})
+    path = os.path.join(log_dir, name + ".yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    edge = stack.start(name, [stack.bin["server"], "--config", path], "daemon")
+    wait_for_port(port, edge)
+    edge.port = port
+    return edge
+
+
+def client_of(stack, port, name, *args):
+    """The stack's kind of client on one server (stack.client() goes to the hub)."""
+    binary = stack.bin["sdk-client" if stack.client_kind == "sdk" else "client"]
+    return stack.start(name, [binary, "--server", f"127.0.0.1:{port}", *map(str, args)])
+
+
+def source_rate(source):
+    summary = source.json_line("source_summary")
+    return summary["updates_per_s"] if summary else 0.0
+
+
+def make_stack(runner, args, profile, log_dir):
+    return Stack(runner.bin, os.path.join(runner.profiles, profile), log_dir, client=runner.client,
+                 source=args.source)
+
+
+def feed(stack, edge, items, rate, seconds):
+    """The source, once the edge lists its service."""
+    source = stack.source("--items", items, "--rate", rate, "--duration", seconds)
+    source.wait_for_log("items registered", 120)
+    edge.wait_for_log("service MDCAST (", 30)
+    return source
+
+
+def hop(runner, args):
+    rate = int(float(args.rates.split(",")[0])) if args.rates else 10_000
+    seconds = args.seconds if args.seconds is not None else 10
+    warmup = args.warmup if args.warmup is not None else 1
+    log_dir = os.path.join(runner.out, "logs", "cascade-hop")
+    with make_stack(runner, args, "latency", log_dir) as stack:
+        stack.start_core(1)
+        edge = start_edge(stack, stack.client_base_port, log_dir)
+        source = feed(stack, edge, 1000, rate, warmup + seconds + 10)
+        clients = {where: client_of(stack, port, f"client-{where}", "--connections", 1, "--item-count", 1000,
+                                    "--output", "none", "--duration", warmup + seconds, "--warmup", warmup)
+                   for where, port in (("hub", stack.client_base_port), ("edge", edge.port))}
+        for client in clients.values():
+            client.wait(timeout=seconds + 120)
+        source.terminate()
+        summaries = {where: c.json_line("summary") for where, c in clients.items()}
+        commands = list(stack.commands)
+    if not all(summaries.values()):
+        raise RuntimeError(f"cascade hop: a client printed no summary (logs in {log_dir})")
+    tcp_mean, tcp_p50 = bench_breakdown._probe_us(runner.bin["wakeup-probe"], "tcp", None, None)
+    lat = {where: s["latency_us"] for where, s in summaries.items()}
+    return {"rate": rate, "seconds": seconds, "tcp_hop_p50_us": tcp_p50, "tcp_hop_mean_us": tcp_mean,
+            "latency_us": {w: {k: l[k] for k in ("count", "p50", "p90", "p99")} for w, l in lat.items()},
+            "hop_p50_us": lat["edge"]["p50"] - lat["hub"]["p50"], "hop_p99_us": lat["edge"]["p99"] - lat["hub"]["p99"],
+            "commands": commands}
+
+
+def link_point(runner, args, rate, seconds, warmup):
+    log_dir = os.path.join(runner.out, "logs", f"cascade-link-{rate}")
+    with make_stack(runner, args, "throughput", log_dir) as stack:
+        stack.start_core(1)
+        edge = start_edge(stack, stack.client_base_port, log_dir)
+        source = feed(stack, edge, 1000, rate, warmup + seconds + 2)
+        client = client_of(stack, edge.port, "client-edge", "--connections", 1, "--item-count", 1000,
+                           "--output", "none", "--duration", warmup + seconds, "--warmup", warmup)
+        client.wait(timeout=seconds + 120)
+        source.wait(timeout=60)
+        summary, sent = client.json_line("summary"), source_rate(source)
+        lost_links = len(re.findall(r"link to parent .* lost", edge.log_text()))
+    if not summary:
+        raise RuntimeError(f"cascade link {rate}/s: the client printed no summary (logs in {log_dir})")
+    got = summary["steady_updates_per_s"]
+    point = {"rate": rate, "source_per_s": sent, "edge_per_s": got, "gaps": summary["gaps"],
+             "links_lost": lost_links, "p50_us": summary["latency_us"]["p50"], "p99_us": summary["latency_us"]["p99"]}
+    point["held"] = (got >= 0.98 * sent and summary["gaps"] == 0 and lost_links == 0
+                     and summary["latency_us"]["p99"] < 1_000_000)
+    return point
+
+
+def link(runner, args):
+    seconds = args.seconds if args.seconds is not None else 5
+    warmup = args.warmup if args.warmup is not None else 1
+    points = []
+    for rate in [int(float(r)) for r in args.cascade_rates.split(",") if r]:
+        points.append(link_point(runner, args, rate, seconds, warmup))
+        print(f"  link {rate:>9,}/s: source {points[-1]['source_per_s']:,.0f}/s, edge {points[-1]['edge_per_s']:,.0f}/s"
+              f", p99 {points[-1]['p99_us'] / 1000:.1f} ms{'' if points[-1]['held'] else '  (not held)'}", flush=True)
+        if not points[-1]["held"]:
+            break
+    return points
+
+
+def wait_current(edge_admin, items, timeout_s):
+    """Seconds until the edge caches `items` items, none suspect, its link up; or None."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        if metric(edge_admin, "mdcast_server_items_suspect", -1) == 0 and \
+                metric(edge_admin, "mdcast_server_items") >= items and \
+                metric(edge_admin, "mdcast_server_upstream_link_up") == 1:
+            return time.monotonic() - start
+        time.sleep(0.005)
+    return None
+
+
+def resync(runner, args):
+    items, outage = args.cascade_items, args.cascade_outage_s
+    log_dir = os.path.join(runner.out, "logs", "cascade-resync")
+    with make_stack(runner, args, "latency", log_dir) as stack:
+        # clients.max_frame_bytes: the edge subscribes everything again in batches of the hub's
+        # max_items_per_request (10,000 names, about 120 KB), above the default 64 KiB frame
+        # limit: the hub would close the link (frame_too_large) at every attempt.
+        stack.start_core(1, server_overrides={"output.max_bytes": 64 << 20, "output.expected_clients": 2,
+                                              "clients.max_frame_bytes": 1 << 20})
+        proxy = CutProxy(stack.client_base_port)
+        edge = start_edge(stack, proxy.port, log_dir, **{"output.max_bytes": 64 << 20, "output.expected_clients": 2})
+        rate = args.cascade_resync_rate
+        source = feed(stack, edge, items, rate, outage + 120)
+        client = client_of(stack, edge.port, "client-edge", "--connections", 1, "--item-count", items,
+                           "--output", "none", "--duration", outage + 90)
+        hub_admin, edge_admin = stack.admin_ports()["servers"][0], admin_port(edge)
+        if wait_current(edge_admin, items, 60) is None:
+            raise RuntimeError(f"cascade resync: the edge never had its {items} items current (logs in {log_dir})")
+        proxy.cut()
+        time.sleep(outage)
+        images_before = metric(hub_admin, "mdcast_server_refreshes_out_total")
+        suspect = metric(edge_admin, "mdcast_server_items_suspect")
+        proxy.restore()
+        took = wait_current(edge_admin, items, 60)
+        time.sleep(0.5)  # images still in flight are counted too
+        images = metric(hub_admin, "mdcast_server_refreshes_out_total") - images_before
+        client.terminate()
+        source.terminate()
+        proxy.close()
+        commands = list(stack.commands)
+    changed = min(items, int(rate * outage))  # the source goes round the items in turn
+    return {"items": items, "outage_s": outage, "rate": rate, "changed": changed, "suspect_at_restore": suspect,
+            "resync_s": took, "images": images, "images_per_item": images / items,
+            "images_per_changed": images / max(changed, 1), "commands": commands}
+
+
+def run(runner, args):
+    parts = args.cascade_parts.split(",")
+    result = {}
+    resync_part = bench_cascade_shim.resync if args.cascade_shim_rtt_ms else resync
+    for name, measure in (("hop", hop), ("link", link), ("resync", resync_part)):
+        if name in parts:
+            print(f"cascade {name}:", flush=True)
+            result[name] = measure(runner, args)
+    return result
+
+
+def write(result, out_dir, header):
+    lines = list(header)
+    if "hop" in result:
+        h, lat = result["hop"], result["hop"]["latency_us"]
+        lines += ["## The hop", "", f"{h['rate']:,} updates/s over 1,000 items for {h['seconds']:g} s (latency "
+                  "profile), a client on the hub and one on the edge; one loopback TCP hop "
+                  f"(mdcast-wakeup-probe --kind tcp): p50 {h['tcp_hop_p50_us']:.1f} µs, mean {h['tcp_hop_mean_us']:.1f} µs.",
+                  "", "| client | updates | p50 µs | p90 µs | p99 µs |", "|---|---|---|---|---|"]
+        lines += [f"| {w} | {lat[w]['count']} | {lat[w]['p50']:.0f} | {lat[w]['p90']:.0f} | {lat[w]['p99']:.0f} |"
+                  for w in ("hub", "edge")]
+        lines += ["", f"The hop adds {h['hop_p50_us']:.0f} µs at the median (target: one TCP hop + 10 µs = "
+                  f"{h['tcp_hop_p50_us'] + 10:.0f} µs) and {h['hop_p99_us']:.0f} µs at p99.", ""]
+    if "link" in result:
+        lines += ["## One link", "", "| target/s | source/s | edge client/s | gaps | links lost | p50 µs | p99 µs | held |",
+                  "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {p['rate']:,} | {p['source_per_s']:,.0f} | {p['edge_per_s']:,.0f} | {p['gaps']} | "
+                  f"{p['links_lost']} | {p['p50_us']:.0f} | {p['p99_us']:.0f} | {'yes' if p['held'] else 'no'} |"
+                  for p in result["link"]]
+        held = [p["edge_per_s"] for p in result["link"] if p["held"]]
+        lines += ["", f"One link carried {max(held) if held else 0:,.0f} updates/s (target: 1,000,000).", ""]
+    if "resync" in result:
+        r = result["resync"]
+        took = "never (60 s bound)" if r["resync_s"] is None else f"{r['resync_s']:.3f} s"
+        where = f"across mdcast-linkshim with a {r['rtt_ms']:g} ms round trip" if r.get("rtt_ms") else "on loopback"
+        lines += ["## Resync after an outage", "", f"{r['items']:,} items held at the edge ({where}), {r['rate']:,} updates/s "
+                  f"round robin, the link cut for {r['outage_s']:g} s (about {r['changed']:,} items changed; "
+                  f"{r['suspect_at_restore']:.0f} suspect at the restore): every item current {took} after the "
+                  f"restore (target: 2 s + 1 RTT = {2 + r.get('rtt_ms', 0) / 1000:g} s); the hub sent {r['images']:.0f} images, "
+                  f"{r['images_per_changed']:.2f} per changed item (target: at most one per changed item, none for "
+                  "the others).", ""]
+    lines += ["## Commands", "", "```sh"] + [c for part in ("hop", "resync") if part in result
+                                             for c in result[part]["commands"]] + ["```", ""]
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "report.md"), "w") as f:
+        f.write("\n".join(lines))
+    with open(os.path.join(out_dir, "cascade.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    print("\n".join(lines[len(header):]))
+    return 0
