@@ -56,7 +56,8 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
                            ? ""
                            : load_takeover_secret(config.publishers_takeover_secret_file)),
       publisher_flusher_(loop, std::chrono::microseconds(0)),
-      registry_(config.distributor_id, config.max_services, config.max_items, trade_fields(config)),
+      registry_(config.distributor_id, config.max_services, config.max_items, trade_fields(config),
+                config.max_book_entries),
       backbone_(make_backbone_out(loop, config, new_epoch(config.distributor_id), *this)),
       leases_(interest_settings(config), registry_, *backbone_, *this),
       images_(registry_, *backbone_, *this),

@@ -196,6 +196,11 @@ config::Schema<DistributorConfig> build_schema() {
                         "Services that may be announced.");
     s.integer<uint64_t>("registry.max_items", &C::max_items, 1000000, 1, 100000000,
                         "Items that may be registered (each holds its cached image).");
+    s.integer<uint64_t>("registry.max_book_entries", &C::max_book_entries, 10000, 1,
+                        proto::kMaxMapEntries,
+                        "Entries one book item (docs/books.md) may hold in the image cache; an add "
+                        "beyond it is dropped and the item turns suspect (LIMIT_REACHED) until a "
+                        "refresh that fits.");
     s.integer<uint32_t>(
         "interactive.interest_lease_ms", &C::interest_lease_ms, 10000, proto::kMinInterestLeaseMs,
         3600000,

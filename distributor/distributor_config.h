@@ -77,6 +77,7 @@ struct DistributorConfig : AuthConfig, TlsKeys, AdminLimitKeys {
     // Item registry and image cache.
     uint32_t max_services = 0;
     uint64_t max_items = 0;
+    uint64_t max_book_entries = 0;
     uint32_t interest_lease_ms = 0;
     uint32_t release_hold_ms = 0;
     uint32_t max_awaiting_per_service = 0;

@@ -1,5 +1,6 @@
 #include "distributor/image_service.h"
 
+#include "proto/book_image.h"
 #include "proto/limits.h"
 
 namespace mdcast::distributor {
@@ -112,6 +113,7 @@ bool ImageService::send_image(const ItemEntry& item, const ServiceEntry& service
     refresh.set_item_name(item.name);
     set_image_status(*refresh.mutable_status(), item, service);
     item.image.to_field_list(*refresh.mutable_fields());
+    proto::book_into_refresh(item.image, refresh);
     return backbone_.send(proto::FrameType::kRefresh, refresh);
 }
 

@@ -9,11 +9,12 @@
 namespace mdcast::distributor {
 
 ItemRegistry::ItemRegistry(uint16_t source, uint32_t max_services, uint64_t max_items,
-                           TradeFields trade_fields)
+                           TradeFields trade_fields, uint64_t max_book_entries)
     : source_(source),
       max_services_(std::min<uint32_t>(max_services, 65535)),
       max_items_(max_items),
-      trade_fields_(std::move(trade_fields)) {}
+      trade_fields_(std::move(trade_fields)),
+      max_book_entries_(max_book_entries) {}
 
 std::string ItemRegistry::name_key(uint32_t service_id, const std::string& name) {
     return std::to_string(service_id) + '\0' + name;

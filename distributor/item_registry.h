@@ -80,7 +80,7 @@ class ItemRegistry {
   public:
     // Ids carry `source` (the distributor id) in their top bits: proto/source_ids.h.
     ItemRegistry(uint16_t source, uint32_t max_services, uint64_t max_items,
-                 TradeFields trade_fields = {});
+                 TradeFields trade_fields = {}, uint64_t max_book_entries = 10000);
 
     enum class AnnounceResult { kAccepted, kOwnedByAnother, kLimitReached };
     // Creates the service, or takes over one no publisher owns. Sets it up.
@@ -122,6 +122,8 @@ class ItemRegistry {
     size_t item_count() const { return live_items_; }
     uint64_t items_released() const { return items_released_; }
     size_t service_count() const { return services_.size(); }
+    // Entries a book item's image may hold (registry.max_book_entries).
+    uint64_t max_book_entries() const { return max_book_entries_; }
 
   private:
     static std::string name_key(uint32_t service_id, const std::string& name);
@@ -130,6 +132,7 @@ class ItemRegistry {
     uint32_t max_services_;
     uint64_t max_items_;
     TradeFields trade_fields_;
+    uint64_t max_book_entries_;
     std::vector<std::unique_ptr<ServiceEntry>> services_;  // index = service number - 1
     std::unordered_map<std::string, uint32_t> service_ids_;
     // An item number is generation << kSlotBits | slot (1-based): the lookup

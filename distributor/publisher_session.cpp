@@ -1,6 +1,7 @@
 #include "distributor/publisher_session.h"
 
 #include "common/logging.h"
+#include "proto/book_image.h"
 #include "proto/limits.h"
 
 namespace mdcast::distributor {
@@ -321,8 +322,22 @@ void PublisherSession::on_refresh(const proto::Frame& frame) {
         refresh.mutable_status()->set_stream_state(wire::STREAM_OPEN);
         refresh.mutable_status()->set_data_state(wire::DATA_OK);
     }
-    if (!backbone_.send(FrameType::kRefresh, refresh)) return refuse_image(*item, refresh);
-    item->image.assign(refresh.fields());
+    // A book is checked whole before anything is forwarded (docs/books.md).
+    std::string why;
+    proto::FieldImage image;
+    const auto book = proto::assign_refresh(image, refresh, registry_.max_book_entries(), why);
+    if (book == proto::BookOutcome::kMalformed) {
+        return reject(item->id, wire::STATUS_INVALID_REQUEST, "refresh refused: " + why);
+    }
+    if (book == proto::BookOutcome::kFull)
+        return refuse_image(*item, refresh, why + " (registry.max_book_entries)");
+    if (!backbone_.send(FrameType::kRefresh, refresh)) {
+        return refuse_image(*item, refresh,
+                            "image of " + std::to_string(proto::frame_bytes(refresh)) +
+                                " bytes is over backbone.max_message_bytes (" +
+                                std::to_string(backbone_.max_frame_bytes()) + ")");
+    }
+    item->image = std::move(image);
     item->closed_text.clear();
     item->item_seq = refresh.item_seq();
     item->has_image = true;
@@ -340,13 +355,12 @@ void PublisherSession::remember_state(ItemEntry& item, const wire::Status& statu
     item.closed = status.stream_state() == wire::STREAM_CLOSED;
 }
 
-// An image over backbone.max_message_bytes: the publisher and every server are
-// told, naming the limit, and the item's stream is closed, so its subscribers
-// hold a final status rather than a stale image or a request that never ends.
-void PublisherSession::refuse_image(ItemEntry& item, const wire::Refresh& refresh) {
-    const std::string text = "image of " + std::to_string(proto::frame_bytes(refresh)) +
-                             " bytes is over backbone.max_message_bytes (" +
-                             std::to_string(backbone_.max_frame_bytes()) + ")";
+// An image over backbone.max_message_bytes (or a book over
+// registry.max_book_entries): the publisher and every server are told, naming
+// the limit, and the item's stream is closed, so its subscribers hold a final
+// status rather than a stale image or a request that never ends.
+void PublisherSession::refuse_image(ItemEntry& item, const wire::Refresh& refresh,
+                                    const std::string& text) {
     reject(item.id, wire::STATUS_LIMIT_REACHED, text);
     wire::ItemStatus status;
     status.set_item_id(item.id);
@@ -376,6 +390,10 @@ void PublisherSession::on_update(const proto::Frame& frame) {
     if (!item->has_image || item->realign_seq) {
         return reject(item->id, wire::STATUS_INVALID_REQUEST, "update before the item's refresh");
     }
+    std::string why;
+    if (!proto::book_update_valid(item->image, update_, why)) {
+        return reject(item->id, wire::STATUS_INVALID_REQUEST, "update refused: " + why);
+    }
     std::span<const uint8_t> out = frame.whole;
     if (item->seq_shift != 0) {
         resequenced_.clear();
@@ -384,8 +402,10 @@ void PublisherSession::on_update(const proto::Frame& frame) {
         out = {reinterpret_cast<const uint8_t*>(resequenced_.data()), resequenced_.size()};
         ++counters_.resequenced;
     }
+    // A book's actions are never merged by conflation: marked like a trade.
     if (!update_.trade &&
-        TradeFields::carries_any(registry_.service(item->service_id)->trade_fields, update_)) {
+        (!update_.map_bytes.empty() ||
+         TradeFields::carries_any(registry_.service(item->service_id)->trade_fields, update_))) {
         marked_.clear();
         proto::append_trade_marked_frame(marked_, out);
         out = {reinterpret_cast<const uint8_t*>(marked_.data()), marked_.size()};
@@ -396,9 +416,22 @@ void PublisherSession::on_update(const proto::Frame& frame) {
                       "update larger than backbone.max_message_bytes");
     }
     owner_.on_update_forwarded(update_.publish_time_ns);
-    item->image.apply(update_.fields);
+    if (proto::apply_update(item->image, update_, registry_.max_book_entries(), why) ==
+        proto::BookOutcome::kFull) {
+        book_full(*item, why);
+    }
     item->item_seq = backbone_seq(*item, update_.item_seq);
     ++counters_.updates;
+}
+
+// The image cache's book went over registry.max_book_entries: images served from
+// it say so (suspect, LIMIT_REACHED) until the next refresh; the publisher is told once.
+void PublisherSession::book_full(ItemEntry& item, const std::string& why) {
+    if (item.status_code == wire::STATUS_LIMIT_REACHED) return;
+    item.data_state = wire::DATA_SUSPECT;
+    item.status_code = wire::STATUS_LIMIT_REACHED;
+    item.status_text = why + " (registry.max_book_entries)";
+    reject(item.id, wire::STATUS_LIMIT_REACHED, item.status_text);
 }
 
 void PublisherSession::on_item_status(const proto::Frame& frame) {

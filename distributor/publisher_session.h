@@ -146,7 +146,8 @@ class PublisherSession final : public TcpConnection::Handler {
     void keep_standby_update(ItemEntry& item, StandbyItem& standby);
     // The active publisher's sequence on the backbone (ItemEntry::seq_shift).
     static uint64_t backbone_seq(ItemEntry& item, uint64_t publisher_seq);
-    void refuse_image(ItemEntry& item, const wire::Refresh& refresh);
+    void refuse_image(ItemEntry& item, const wire::Refresh& refresh, const std::string& text);
+    void book_full(ItemEntry& item, const std::string& why);
     static void remember_state(ItemEntry& item, const wire::Status& status);
     void reject(uint64_t item_id, wire::StatusCode code, const std::string& text);
     void protocol_error(const std::string& text);

@@ -2,6 +2,7 @@
 // standby's messages only keep its own images current, and the active one's
 // sequences are renumbered after a switch (ItemEntry::seq_shift).
 #include "distributor/publisher_session.h"
+#include "proto/book_image.h"
 
 namespace mdcast::distributor {
 
@@ -23,9 +24,10 @@ uint64_t PublisherSession::backbone_seq(ItemEntry& item, uint64_t publisher_seq)
 
 void PublisherSession::keep_standby_refresh(StandbyItem& standby, const wire::Refresh& refresh) {
     ++counters_.standby_messages;
-    standby.image.assign(refresh.fields());
+    std::string why;  // a book is kept whole, as the active publisher's is (docs/books.md)
+    standby.has_image = proto::assign_refresh(standby.image, refresh, registry_.max_book_entries(),
+                                              why) != proto::BookOutcome::kMalformed;
     standby.item_seq = refresh.item_seq();
-    standby.has_image = true;
     const wire::Status& status = refresh.status();
     standby.data_state = refresh.has_status() ? status.data_state() : wire::DATA_OK;
     standby.status_code = status.code();
@@ -37,8 +39,12 @@ void PublisherSession::keep_standby_update(ItemEntry& item, StandbyItem& standby
     if (!standby.has_image) {
         return reject(item.id, wire::STATUS_INVALID_REQUEST, "update before the item's refresh");
     }
+    std::string why;
+    if (proto::apply_update(standby.image, update_, registry_.max_book_entries(), why) ==
+        proto::BookOutcome::kMalformed) {
+        return reject(item.id, wire::STATUS_INVALID_REQUEST, "update refused: " + why);
+    }
     ++counters_.standby_messages;
-    standby.image.apply(update_.fields);
     standby.item_seq = update_.item_seq;
 }
 

@@ -129,7 +129,8 @@ PacketMessageIterator::Result PacketMessageIterator::next(Frame& out) {
     if (left < kFrameHeaderBytes) return Result::kError;
     const uint8_t* head = payload_.data() + offset_;
     const FrameHeader header = decode_frame_header(head);
-    if (header.flags != 0 || !accepted_.contains(header.type)) return Result::kError;
+    if (!frame_flags_allowed(header.type, header.flags) || !accepted_.contains(header.type))
+        return Result::kError;
     if (header.body_bytes > left - kFrameHeaderBytes) return Result::kError;
     const size_t total = kFrameHeaderBytes + header.body_bytes;
     out.type = static_cast<FrameType>(header.type);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "proto/book_image.h"
+
 namespace mdcast::proto {
 
 namespace wire = mdcast::wire::v1;
@@ -100,6 +102,29 @@ FieldEntry FieldImage::Slot::entry() const {
     }
     if (kind == FieldKind::kString) out.text = text;
     return out;
+}
+
+FieldImage::FieldImage() = default;
+FieldImage::~FieldImage() = default;
+FieldImage::FieldImage(FieldImage&& other) noexcept = default;
+FieldImage& FieldImage::operator=(FieldImage&& other) noexcept = default;
+
+FieldImage::FieldImage(const FieldImage& other) : slots_(other.slots_) {
+    if (other.book_) book_ = std::make_unique<BookImage>(*other.book_);
+}
+
+FieldImage& FieldImage::operator=(const FieldImage& other) {
+    if (this != &other) *this = FieldImage(other);
+    return *this;
+}
+
+void FieldImage::clear() {
+    slots_.clear();
+    book_.reset();
+}
+
+void FieldImage::set_book(std::unique_ptr<BookImage> book) {
+    book_ = std::move(book);
 }
 
 void FieldImage::assign(const wire::FieldList& fields) {

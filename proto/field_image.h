@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,8 +15,17 @@
 
 namespace mdcast::proto {
 
+class BookImage;
+
 class FieldImage {
   public:
+    FieldImage();
+    ~FieldImage();
+    FieldImage(const FieldImage& other);
+    FieldImage& operator=(const FieldImage& other);
+    FieldImage(FieldImage&& other) noexcept;
+    FieldImage& operator=(FieldImage&& other) noexcept;
+
     // 56 bytes a field: a cache holds millions of them.
     struct Slot {
         uint32_t id = 0;
@@ -44,11 +54,18 @@ class FieldImage {
     const Slot* find(uint32_t id) const;
     size_t size() const { return slots_.size(); }
     bool empty() const { return slots_.empty(); }
-    void clear() { slots_.clear(); }
+    void clear();
+
+    // A book's entries (proto/book_image.h, docs/books.md); null for a
+    // field-list item. The fields above are then the book's summary.
+    const BookImage* book() const { return book_.get(); }
+    BookImage* book() { return book_.get(); }
+    void set_book(std::unique_ptr<BookImage> book);
 
   private:
     Slot& slot_for(uint32_t id);
     std::vector<Slot> slots_;
+    std::unique_ptr<BookImage> book_;
 };
 
 }  // namespace mdcast::proto

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "wire/common.pb.h"
+
 namespace mdcast::proto {
 
 using enum FrameType;
@@ -120,9 +122,21 @@ size_t frame_bytes(const google::protobuf::MessageLite& message) {
     return kFrameHeaderBytes + message.ByteSizeLong();
 }
 
+namespace {
+
+// A Refresh carrying a book's map is flagged (kFrameFlagMap); nothing else is.
+uint16_t flags_for(FrameType type, const google::protobuf::MessageLite& message) {
+    if (type != FrameType::kRefresh) return 0;
+    const auto* refresh = dynamic_cast<const wire::v1::Refresh*>(&message);
+    return refresh && !refresh->map().empty() ? kFrameFlagMap : 0;
+}
+
+}  // namespace
+
 size_t encode_frame(FrameType type, const google::protobuf::MessageLite& message, uint8_t* out) {
     const auto body = static_cast<uint32_t>(message.ByteSizeLong());
-    encode_frame_header(FrameHeader{body, static_cast<uint16_t>(type), 0}, out);
+    encode_frame_header(FrameHeader{body, static_cast<uint16_t>(type), flags_for(type, message)},
+                        out);
     message.SerializeWithCachedSizesToArray(out + kFrameHeaderBytes);
     return kFrameHeaderBytes + body;
 }

@@ -6,7 +6,8 @@
 //
 //   offset 0  u32  body length (network byte order)
 //   offset 4  u16  frame type  (FrameType, network byte order)
-//   offset 6  u16  flags       (must be 0 in protocol version 1)
+//   offset 6  u16  flags       (0, or kFrameFlagMap on a Refresh or Update
+//                               carrying a book's map: docs/books.md)
 #pragma once
 
 #include <google/protobuf/message_lite.h>
@@ -21,6 +22,10 @@ namespace mdcast::proto {
 
 constexpr size_t kFrameHeaderBytes = 8;
 constexpr uint32_t kProtocolVersion = 1;
+// Set on a Refresh or Update whose body carries a book's `map`: a peer from
+// before books refuses the frame (non-zero flags) rather than take a book for
+// an empty field list. The only flag defined.
+constexpr uint16_t kFrameFlagMap = 1;
 
 enum class FrameType : uint16_t {
     kLoginRequest = 1,
@@ -90,6 +95,13 @@ struct Frame {
     std::span<const uint8_t> body;   // protobuf bytes
     std::span<const uint8_t> whole;  // header + body, for forwarding unchanged
 };
+
+// The flags a frame of this type may carry.
+constexpr bool frame_flags_allowed(uint16_t type, uint16_t flags) {
+    const bool data = type == static_cast<uint16_t>(FrameType::kRefresh) ||
+                      type == static_cast<uint16_t>(FrameType::kUpdate);
+    return flags == 0 || (data && flags == kFrameFlagMap);
+}
 
 void encode_frame_header(const FrameHeader& header, uint8_t* out);
 FrameHeader decode_frame_header(const uint8_t* in);

@@ -68,9 +68,9 @@ FrameReader::Result FrameReader::next(Frame& out) {
         return fail(FrameError::kUnknownType,
                     "frame type " + std::to_string(header.type) + " is not accepted here");
     }
-    if (header.flags != 0) {
+    if (!frame_flags_allowed(header.type, header.flags)) {
         return fail(FrameError::kBadFlags, "frame flags " + std::to_string(header.flags) +
-                                               " are not defined in protocol version 1");
+                                               " are not defined for this frame type");
     }
     const size_t total = kFrameHeaderBytes + header.body_bytes;
     if (available < total) return Result::kNeedMore;

@@ -27,6 +27,15 @@ inline constexpr uint32_t kMaxConflateMs = 60'000;
 inline constexpr size_t kMaxPostFields = 1024;
 inline constexpr size_t kMaxPostAckTextBytes = 512;
 
+// Books (docs/books.md): a name key's bytes, the fields of one entry, the
+// decimal exponent of a price key (|exponent|), and the entries one Map may
+// carry (a refresh carries every entry of the book, so a book's configured
+// max_book_entries is at most this).
+inline constexpr size_t kMaxBookKeyBytes = 256;
+inline constexpr size_t kMaxBookEntryFields = 256;
+inline constexpr int32_t kMaxPriceExponent = 18;
+inline constexpr size_t kMaxMapEntries = 100'000;
+
 // Frame bodies: the range the daemons' *.max_frame_bytes keys accept, and what
 // a peer accepts when nothing is configured (the SDK, TcpConnection's default).
 inline constexpr size_t kMinFrameBodyBytes = 256;

@@ -390,6 +390,7 @@ bool decode_top(std::span<const uint8_t> body, UpdateView& out, bool lazy) {
         out.stands_for = 0;
         out.first_publish_time_ns = 0;
         out.field_bytes = {};
+        out.map_bytes = {};
     };
     clear_header();
     if (usual_top(body, out)) {
@@ -425,6 +426,8 @@ bool decode_top(std::span<const uint8_t> body, UpdateView& out, bool lazy) {
             out.stands_for = static_cast<uint32_t>(v);
         } else if (field == 8 && type == kFixed64) {
             ok = r.fixed64(out.first_publish_time_ns);
+        } else if (field == 9 && type == kLengthDelimited) {
+            ok = r.bytes(out.map_bytes);  // bytes: the last one counts, as in protobuf
         } else {
             ok = r.skip(field, type);
         }
@@ -652,9 +655,10 @@ uint8_t* grow(std::string& out, size_t bytes) {
     return reinterpret_cast<uint8_t*>(out.data() + start);
 }
 
-uint8_t* put_frame_header(uint8_t* p, size_t body) {
+uint8_t* put_frame_header(uint8_t* p, size_t body, uint16_t flags = 0) {
     encode_frame_header(
-        FrameHeader{static_cast<uint32_t>(body), static_cast<uint16_t>(FrameType::kUpdate), 0}, p);
+        FrameHeader{static_cast<uint32_t>(body), static_cast<uint16_t>(FrameType::kUpdate), flags},
+        p);
     return p + kFrameHeaderBytes;
 }
 
@@ -701,8 +705,11 @@ void append_update_frame(std::string& out, const UpdateView& update,
     body += 1 + varint_size(list_size) + list_size;
     if (update.conflated) body += 2;
     body += trade_tail_size(update);
+    const size_t map_size = update.map_bytes.size();
+    if (map_size != 0) body += 1 + varint_size(map_size) + map_size;
 
-    uint8_t* p = put_frame_header(grow(out, kFrameHeaderBytes + body), body);
+    uint8_t* p = put_frame_header(grow(out, kFrameHeaderBytes + body), body,
+                                  map_size != 0 ? kFrameFlagMap : 0);
     if (update.item_id != 0) {
         *p++ = 0x08;
         p = put_varint(p, update.item_id);
@@ -727,7 +734,12 @@ void append_update_frame(std::string& out, const UpdateView& update,
         *p++ = 0x28;
         *p++ = 0x01;
     }
-    put_trade_tail(p, update);
+    p = put_trade_tail(p, update);
+    if (map_size != 0) {  // a book's actions go whole: a view selects summary fields only
+        *p++ = 0x4A;
+        p = put_varint(p, map_size);
+        std::memcpy(p, update.map_bytes.data(), map_size);
+    }
 }
 
 void append_update_rest(std::string& out, uint64_t publish_time_ns,
@@ -754,10 +766,22 @@ void append_update_rest(std::string& out, uint64_t publish_time_ns,
     out.resize(static_cast<size_t>(p - reinterpret_cast<const uint8_t*>(out.data())));
 }
 
+void append_field_values(std::string& out, std::span<const FieldEntry> fields) {
+    size_t bound = 0;
+    for (const FieldEntry& f : fields) bound += kMaxEntryBytes + f.text.size();
+    uint8_t* p = grow(out, bound);
+    for (const FieldEntry& f : fields) {
+        *p++ = 0x0A;
+        uint8_t* const length = p++;
+        p = close_length(length, put_value(p, f));
+    }
+    out.resize(static_cast<size_t>(p - reinterpret_cast<const uint8_t*>(out.data())));
+}
+
 void append_update_frame(std::string& out, uint64_t item_id, uint64_t item_seq,
-                         std::span<const uint8_t> rest) {
+                         std::span<const uint8_t> rest, uint16_t frame_flags) {
     const size_t body = 2 + varint_size(item_id) + varint_size(item_seq) + rest.size();
-    uint8_t* p = put_frame_header(grow(out, kFrameHeaderBytes + body), body);
+    uint8_t* p = put_frame_header(grow(out, kFrameHeaderBytes + body), body, frame_flags);
     *p++ = 0x08;
     p = put_varint(p, item_id);
     *p++ = 0x10;
@@ -767,7 +791,9 @@ void append_update_frame(std::string& out, uint64_t item_id, uint64_t item_seq,
 
 void append_trade_marked_frame(std::string& out, std::span<const uint8_t> frame) {
     const std::span<const uint8_t> body = frame.subspan(kFrameHeaderBytes);
-    uint8_t* p = put_frame_header(grow(out, kFrameHeaderBytes + body.size() + 2), body.size() + 2);
+    const uint16_t flags = decode_frame_header(frame.data()).flags;
+    uint8_t* p =
+        put_frame_header(grow(out, kFrameHeaderBytes + body.size() + 2), body.size() + 2, flags);
     std::memcpy(p, body.data(), body.size());
     p[body.size()] = 0x30;  // Update.trade, field 6, varint
     p[body.size() + 1] = 0x01;
@@ -775,17 +801,19 @@ void append_trade_marked_frame(std::string& out, std::span<const uint8_t> frame)
 
 void append_resequenced_frame(std::string& out, std::span<const uint8_t> frame, uint64_t item_seq) {
     const std::span<const uint8_t> body = frame.subspan(kFrameHeaderBytes);
+    const uint16_t flags = decode_frame_header(frame.data()).flags;  // a book's map flag stays
     const uint8_t* p = body.data();
     const uint8_t* const end = p + body.size();
     uint64_t item_id = 0;
     uint64_t old_seq = 0;
     if (p < end && *p++ == 0x08 && read_varint(p, end, end, item_id) && p < end && *p++ == 0x10 &&
         read_varint(p, end, end, old_seq)) {
-        return append_update_frame(out, item_id, item_seq, {p, static_cast<size_t>(end - p)});
+        return append_update_frame(out, item_id, item_seq, {p, static_cast<size_t>(end - p)},
+                                   flags);
     }
     const size_t extra = 1 + varint_size(item_seq);
-    uint8_t* q =
-        put_frame_header(grow(out, kFrameHeaderBytes + body.size() + extra), body.size() + extra);
+    uint8_t* q = put_frame_header(grow(out, kFrameHeaderBytes + body.size() + extra),
+                                  body.size() + extra, flags);
     std::memcpy(q, body.data(), body.size());
     q += body.size();
     *q++ = 0x10;  // Update.item_seq, field 2, varint

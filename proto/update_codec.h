@@ -38,7 +38,10 @@ struct UpdateView {
     uint32_t stands_for = 0;               // conflated: updates merged into it (0 = not counted)
     uint64_t first_publish_time_ns = 0;    // conflated: the first merged update's stamp
     std::span<const uint8_t> field_bytes;  // the encoded FieldList, inside the decoded body
-    std::vector<FieldEntry> fields;        // reused between decodes: no allocation once warm
+    // A book's entry actions: an encoded Map, inside the decoded body (empty: a
+    // field-list update). Not parsed here: proto/book_codec.h does, where applied.
+    std::span<const uint8_t> map_bytes;
+    std::vector<FieldEntry> fields;  // reused between decodes: no allocation once warm
 };
 
 // Well-formed UTF-8 as protobuf requires of `string` fields (no overlong
@@ -91,10 +94,13 @@ void append_update_rest(std::string& out, uint64_t publish_time_ns,
 // `rest`, an encoded Update body without them (protobuf reads fields in any
 // order): for an update encoded before its item had an id.
 void append_update_frame(std::string& out, uint64_t item_id, uint64_t item_seq,
-                         std::span<const uint8_t> rest);
+                         std::span<const uint8_t> rest, uint16_t frame_flags = 0);
+// Appends the entries of a FieldList (each FieldValue with its tag), without
+// the list's own tag and length: for encoders of other messages (book entries).
+void append_field_values(std::string& out, std::span<const FieldEntry> fields);
 // Appends `frame`, a complete Update frame, marked a trade: its body with
 // `trade = true` added at the end (protobuf keeps the last value of a field),
-// the rest of its bytes as they were.
+// the rest of its bytes (and its frame flags) as they were.
 void append_trade_marked_frame(std::string& out, std::span<const uint8_t> frame);
 // Appends `frame`, a complete Update frame, with its item sequence replaced by
 // `item_seq` (a distributor's standby switch continues an item's sequence over

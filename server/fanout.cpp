@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/clock.h"
+#include "proto/book_image.h"
 #include "server/make_status.h"
 
 namespace mdcast::server {
@@ -92,7 +93,10 @@ std::string Fanout::image_frame(const CachedItem& item, const proto::FieldImage*
     *refresh.mutable_status() = item.status;
     // A snapshot is one image and then the stream is finished.
     if (snapshot) refresh.mutable_status()->set_stream_state(wire::STREAM_CLOSED);
-    if (image) image->to_field_list(*refresh.mutable_fields(), view.empty() ? nullptr : &view);
+    if (image) {
+        image->to_field_list(*refresh.mutable_fields(), view.empty() ? nullptr : &view);
+        proto::book_into_refresh(*image, refresh);  // a view selects summary fields only
+    }
     return proto::encode_frame_string(FrameType::kRefresh, refresh);
 }
 
@@ -141,12 +145,12 @@ void Fanout::fan_out_update(const CachedItem& item, const proto::UpdateView& upd
     int64_t now_ns = 0;  // read once, and only for conflated subscriptions
     for (auto& group : *groups) {
         std::span<const uint8_t> bytes = whole;
-        // Updates touching none of a view's fields are skipped.
-        if (!group.view.empty() && std::none_of(update.fields.begin(), update.fields.end(),
-                                                [&](const proto::FieldEntry& f) {
-                                                    return std::binary_search(
-                                                        group.view.begin(), group.view.end(), f.id);
-                                                })) {
+        // Updates touching none of a view's fields are skipped (a book's actions never are).
+        if (!group.view.empty() && update.map_bytes.empty() &&
+            std::none_of(update.fields.begin(), update.fields.end(),
+                         [&](const proto::FieldEntry& f) {
+                             return std::binary_search(group.view.begin(), group.view.end(), f.id);
+                         })) {
             continue;
         }
         if (group.paced() && hold_for_interval(item.id, group, update, now_ns)) continue;

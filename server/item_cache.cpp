@@ -2,12 +2,14 @@
 
 #include <utility>
 
+#include "proto/book_image.h"
 #include "proto/source_ids.h"
 
 namespace mdcast::server {
 
-ItemCache::ItemCache(size_t hash_table_size, size_t max_items, bool keep_images)
-    : max_items_(max_items), keep_images_(keep_images) {
+ItemCache::ItemCache(size_t hash_table_size, size_t max_items, bool keep_images,
+                     size_t max_book_entries)
+    : max_items_(max_items), keep_images_(keep_images), max_book_entries_(max_book_entries) {
     by_id_.reserve(hash_table_size);
     by_name_.reserve(hash_table_size);
 }
@@ -33,12 +35,27 @@ ItemCache::Outcome ItemCache::apply_refresh(const wire::Refresh& refresh, Cached
     } else if (item->has_image && refresh.item_seq() < item->item_seq && !refresh.clear_cache()) {
         return Outcome::kStale;
     }
-    if (keep_images_) item->image.assign(refresh.fields());
+    auto book = proto::BookOutcome::kNone;
+    if (keep_images_)
+        book = proto::assign_refresh(item->image, refresh, max_book_entries_, book_why_);
     item->item_seq = refresh.item_seq();
     item->publish_time_ns = 0;  // a refresh carries no stamp
     item->status = refresh.status();
-    item->has_image = true;
-    return Outcome::kApplied;
+    item->has_image = book != proto::BookOutcome::kMalformed;
+    if (book == proto::BookOutcome::kMalformed) {
+        invalidate(*item, wire::STATUS_INVALID_REQUEST, "book refused: " + book_why_);
+        return Outcome::kBookRefused;
+    }
+    return book == proto::BookOutcome::kFull ? book_full(*item) : Outcome::kApplied;
+}
+
+ItemCache::Outcome ItemCache::book_full(CachedItem& item) {
+    if (item.status.code() == wire::STATUS_LIMIT_REACHED) return Outcome::kApplied;
+    item.status.set_data_state(wire::DATA_SUSPECT);
+    item.status.set_code(wire::STATUS_LIMIT_REACHED);
+    item.status.set_text("cache.max_book_entries (" + std::to_string(max_book_entries_) +
+                         ") reached: entries dropped from this book");
+    return Outcome::kBookFull;
 }
 
 ItemCache::Outcome ItemCache::apply_update(const proto::UpdateView& update, CachedItem*& item) {
@@ -54,10 +71,15 @@ ItemCache::Outcome ItemCache::apply_update(const proto::UpdateView& update, Cach
                        std::to_string(update.item_seq - 1) + " were lost");
         return Outcome::kItemGap;
     }
-    if (keep_images_) item->image.apply(update.fields);
+    auto book = proto::BookOutcome::kNone;
+    if (keep_images_) book = proto::apply_update(item->image, update, max_book_entries_, book_why_);
+    if (book == proto::BookOutcome::kMalformed) {  // nothing applied: the item missed an update
+        invalidate(*item, wire::STATUS_UNRECOVERABLE_LOSS, "book update refused: " + book_why_);
+        return Outcome::kItemGap;
+    }
     item->item_seq = update.item_seq;
     item->publish_time_ns = update.publish_time_ns;
-    return Outcome::kApplied;
+    return book == proto::BookOutcome::kFull ? book_full(*item) : Outcome::kApplied;
 }
 
 ItemCache::Outcome ItemCache::apply_status(const wire::ItemStatus& status, CachedItem*& item) {

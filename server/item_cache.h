@@ -41,7 +41,9 @@ class ItemCache {
   public:
     // With keep_images false (cache.enable_cache: false) only an item's state
     // (names, sequence, status) is kept; images are fetched upstream when needed.
-    ItemCache(size_t hash_table_size, size_t max_items, bool keep_images = true);
+    // A book item (docs/books.md) holds at most `max_book_entries` entries.
+    ItemCache(size_t hash_table_size, size_t max_items, bool keep_images = true,
+              size_t max_book_entries = 10000);
     bool keeps_images() const { return keep_images_; }
 
     enum class Outcome {
@@ -52,6 +54,9 @@ class ItemCache {
         kNoImage,       // update for an item without a valid image: dropped
         kUnknownItem,   // update or status for an item not in the cache: ignored
         kLimitReached,  // a new item beyond cache.max_items: refused
+        kBookFull,      // applied, but a book went over cache.max_book_entries: entries were
+                        // dropped and the item is now suspect (LIMIT_REACHED); tell subscribers
+        kBookRefused,   // a refresh's map refused (book_why()): the item has no image
     };
 
     // Creates or replaces the item's image. `item` is set unless kLimitReached.
@@ -77,6 +82,9 @@ class ItemCache {
     void clear();
     size_t size() const { return by_id_.size(); }
     size_t max_items() const { return max_items_; }
+    size_t max_book_entries() const { return max_book_entries_; }
+    // Why the last kBookFull, kBookRefused or book kItemGap happened.
+    const std::string& book_why() const { return book_why_; }
 
   private:
     void index_name(CachedItem& item);
@@ -93,8 +101,13 @@ class ItemCache {
         }
     };
 
+    // kBookFull once, when the book first goes over: the status says it until a refresh.
+    Outcome book_full(CachedItem& item);
+
     size_t max_items_;
     bool keep_images_;
+    size_t max_book_entries_;
+    std::string book_why_;
     std::unordered_map<uint64_t, std::unique_ptr<CachedItem>> by_id_;
     std::unordered_map<NameKey, CachedItem*, NameKeyHash> by_name_;
 };

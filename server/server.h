@@ -63,7 +63,8 @@ struct ServerCounters {
     uint64_t unchanged_in = 0;         // resync answers that made a held image current again
     uint64_t unchanged_refused = 0;    // resync answers for an image not held here: re-imaged
     uint64_t cache_full = 0;
-    uint64_t not_entitled = 0;                // item requests refused: not entitled
+    uint64_t book_limited = 0;  // books over cache.max_book_entries, book refreshes refused
+    uint64_t not_entitled = 0;  // item requests refused: not entitled
     uint64_t entitlement_revocations = 0;     // subscriptions closed by a reload
     uint64_t users_removed = 0;               // clients closed: user gone from the users file
     uint64_t user_connections_refused = 0;    // logins over clients.max_connections_per_user
@@ -186,6 +187,7 @@ class Server final : public Upstream::Handler,
     bool confirm_unchanged(const wire::ItemStatus& status);
     void on_directory(uint16_t source, const proto::Frame& frame);
     void serve_waiting(const CachedItem& item, const proto::FieldImage* image);
+    void book_trouble(const CachedItem& item, bool tell_subscribers = true);
     void fan_out_group(wire::GroupScope scope, uint32_t id, const std::string& service_name,
                        const std::vector<CachedItem*>& items);
     std::vector<CachedItem*> items_of_source(uint16_t source);

@@ -330,6 +330,11 @@ config::Schema<ServerConfig> build_schema() {
               "upstream (less memory, an extra round trip per subscribe).");
     s.integer<uint64_t>("cache.max_items", &C::cache_max_items, 1000000, 1, 100000000,
                         "Items held in the cache; beyond it new items are refused.");
+    s.integer<uint64_t>(
+        "cache.max_book_entries", &C::cache_max_book_entries, 10000, 1, proto::kMaxMapEntries,
+        "Entries one book item (docs/books.md) may hold in the cache; an add beyond "
+        "it is dropped and the item turns suspect (LIMIT_REACHED) until a refresh "
+        "that fits.");
     s.integer<uint64_t>("cache.hash_table_size", &C::cache_hash_table_size, 100003, 1, 100000000,
                         "Initial buckets of the item table (the seed's hashTableSize).");
     s.integer<uint32_t>("cache.max_pending_requests", &C::cache_max_pending_requests, 100000, 1,

@@ -107,6 +107,7 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys, UpstreamKeys {
     // Item cache.
     bool cache_enable_cache = true;
     uint64_t cache_max_items = 0;
+    uint64_t cache_max_book_entries = 0;
     uint64_t cache_hash_table_size = 0;
     uint32_t cache_max_pending_requests = 0;
     uint32_t cache_max_pending_requests_per_client = 0;

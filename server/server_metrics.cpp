@@ -53,6 +53,10 @@ void Server::register_metrics() {
     m.counter("statuses_in_total", "Item statuses received", [&c] { return c.statuses_in; });
     m.counter("cache_full_total", "Refreshes of new items refused: cache.max_items reached",
               [&c] { return c.cache_full; });
+    m.counter("book_limited_total",
+              "Book items that went over cache.max_book_entries (entries dropped, item suspect) "
+              "or whose refresh's map was refused",
+              [&c] { return c.book_limited; });
     m.counter("waiting_for_source_total",
               "Item requests answered open/suspect: no source for their service yet",
               [this] { return recovery_.counters().waiting_for_source; });

@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "common/clock.h"
+#include "proto/book_image.h"
+#include "proto/limits.h"
 #include "proto/source_ids.h"
 #include "server/make_status.h"
 #include "server/server.h"
@@ -51,6 +53,10 @@ void Server::on_update(uint16_t source, const proto::Frame& frame) {
         case ItemCache::Outcome::kApplied:
             fanout_.fan_out_update(*item, update_, frame.whole);
             break;
+        case ItemCache::Outcome::kBookFull:  // subscribers get the update, then the suspect status
+            fanout_.fan_out_update(*item, update_, frame.whole);
+            book_trouble(*item);
+            break;
         case ItemCache::Outcome::kItemGap:
             ++counters_.item_gaps;
             fanout_.fan_out_status(*item);
@@ -90,16 +96,31 @@ void Server::on_refresh(uint16_t source, const proto::Frame& frame) {
                         "cache.max_items reached on this server");
         return recovery_.status_arrived(refused);
     }
+    if (outcome == ItemCache::Outcome::kBookRefused) return book_trouble(*item);
     // With the cache off, the image sent on is the one just received.
     proto::FieldImage upstream;
     const proto::FieldImage* image = &item->image;
     if (!cache_.keeps_images()) {
-        upstream.assign(refresh.fields());
+        std::string why;
+        proto::assign_refresh(upstream, refresh, proto::kMaxMapEntries, why);
         image = &upstream;
     }
-    if (outcome == ItemCache::Outcome::kApplied) fanout_.fan_out_image(*item, image);
+    if (outcome == ItemCache::Outcome::kApplied || outcome == ItemCache::Outcome::kBookFull)
+        fanout_.fan_out_image(*item, image);
+    if (outcome == ItemCache::Outcome::kBookFull) book_trouble(*item, false);
     serve_waiting(*item, image);
     adopt_subscribers(*item, image);
+}
+
+// A book over cache.max_book_entries, or a refresh whose map was refused: counted,
+// logged (at the 1st, 2nd, 4th ... time) and told to the item's subscribers.
+void Server::book_trouble(const CachedItem& item, bool tell_subscribers) {
+    const uint64_t n = ++counters_.book_limited;
+    if ((n & (n - 1)) == 0) {
+        log_->warn("book {} {}: {} ({} so far)", item.service_name, item.name, cache_.book_why(),
+                   n);
+    }
+    if (tell_subscribers) fanout_.fan_out_status(item);
 }
 
 // Subscribers that waited by name for the item's image get it now.

@@ -7,6 +7,8 @@
 #include <random>
 
 #include "common/clock.h"
+#include "proto/book_image.h"
+#include "proto/limits.h"
 #include "proto/source_ids.h"
 #include "proto/subscribe_split.h"
 #include "sdk_options.h"
@@ -327,10 +329,10 @@ void ConsumerCore::on_update(const proto::Frame& frame) {
             return;
         case ItemSequencer::Verdict::kHold:
             if (!decode_held_fields()) return;
-            return item.held.apply(update_.fields);
+            return hold_update(item);
         case ItemSequencer::Verdict::kRelease:
             if (!decode_held_fields()) return;
-            item.held.apply(update_.fields);
+            hold_update(item);
             holding_.erase(&item);
             counters_.catch_ups.fetch_add(1, std::memory_order_relaxed);
             return emit(item.handle, [&](Event& event) {
@@ -347,6 +349,26 @@ bool ConsumerCore::decode_held_fields() {
     return false;
 }
 
+// An update merged into a held image, a book's actions too (proto/book_image.h).
+void ConsumerCore::hold_update(Item& item) {
+    std::string why;
+    if (proto::apply_update(item.held, update_, proto::kMaxMapEntries, why) ==
+        proto::BookOutcome::kMalformed) {
+        link_.abort("malformed book in an Update: " + why);
+    }
+}
+
+// `image` replaced by the refresh's (false: a malformed book, link aborted).
+bool ConsumerCore::take_image(proto::FieldImage& image) {
+    std::string why;
+    if (proto::assign_refresh(image, refresh_, proto::kMaxMapEntries, why) !=
+        proto::BookOutcome::kMalformed) {
+        return true;
+    }
+    link_.abort("malformed book in a Refresh: " + why);
+    return false;
+}
+
 void ConsumerCore::on_refresh(const proto::Frame& frame) {
     refresh_.Clear();
     if (!refresh_.ParseFromArray(frame.body.data(), static_cast<int>(frame.body.size()))) {
@@ -360,7 +382,7 @@ void ConsumerCore::on_refresh(const proto::Frame& frame) {
     const ItemState state = detail::to_item_state(refresh_.status());
     if (closed && !names->second.snapshots.empty()) {
         Item& item = *names->second.snapshots.front();
-        image_.assign(refresh_.fields());
+        if (!take_image(image_)) return;
         emit(item.handle, [&](Event& event) {
             EventWriter::refresh(event, ref(item), image_, refresh_.item_seq(), state, true, now);
         });
@@ -371,13 +393,13 @@ void ConsumerCore::on_refresh(const proto::Frame& frame) {
     bind(*item, refresh_.item_id(), refresh_.service_id());
     if (item->sequencer.on_refresh(refresh_.item_seq(), monotonic_ns()) ==
         ItemSequencer::Verdict::kHold) {
-        item->held.assign(refresh_.fields());
+        if (!take_image(item->held)) return;
         item->held_state = state;
         holding_.insert(item);
         return;
     }
     holding_.erase(item);
-    image_.assign(refresh_.fields());
+    if (!take_image(image_)) return;
     emit(item->handle, [&](Event& event) {
         EventWriter::refresh(event, ref(*item), image_, refresh_.item_seq(), state, false, now);
     });

@@ -123,6 +123,8 @@ class ConsumerCore final : public FailoverLink::Owner {
     void refuse_unsendable(Item& item, size_t max_body_bytes);
     void on_update(const proto::Frame& frame);
     bool decode_held_fields();
+    void hold_update(Item& item);
+    bool take_image(proto::FieldImage& image);
     void on_refresh(const proto::Frame& frame);
     void on_item_status(const proto::Frame& frame);
     void on_group_status(const proto::Frame& frame);

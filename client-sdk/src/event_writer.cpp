@@ -1,5 +1,7 @@
 #include "event_writer.h"
 
+#include "proto/book_image.h"
+
 namespace mdcast::detail {
 
 namespace wire = mdcast::wire::v1;
@@ -125,6 +127,20 @@ void EventWriter::clear_fields(Event& event) {
     event.all_decoded_ = true;
     event.field_bytes_ = {};
     event.text_.clear();
+    event.domain_ = Domain::kMarketPrice;
+    event.map_bytes_ = {};
+}
+
+// A book's entries: the image's written out as a Map (a refresh), or the
+// update's own bytes, pointed at (`borrow`) or copied.
+void EventWriter::set_map(Event& event, std::span<const uint8_t> bytes, bool borrow) {
+    if (borrow) {
+        event.map_bytes_ = bytes;
+        return;
+    }
+    event.map_copy_.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    event.map_bytes_ =
+        std::span(reinterpret_cast<const uint8_t*>(event.map_copy_.data()), event.map_copy_.size());
 }
 
 void EventWriter::refresh(Event& event, const ItemRef& ref, const proto::FieldImage& image,
@@ -141,6 +157,14 @@ void EventWriter::refresh(Event& event, const ItemRef& ref, const proto::FieldIm
     for (size_t i = 0; i < image.size(); ++i) {
         event.fields_[i] = FieldValue{};
         from_entry(image.slots()[i], event.fields_[i], event.text_);
+    }
+    if (const proto::BookImage* book = image.book()) {
+        event.domain_ = static_cast<Domain>(book->domain());
+        event.map_copy_.clear();
+        book->to_map(event.map_copy_);
+        set_map(event,
+                {reinterpret_cast<const uint8_t*>(event.map_copy_.data()), event.map_copy_.size()},
+                true);
     }
 }
 
@@ -167,6 +191,7 @@ void EventWriter::update(Event& event, const ItemRef& ref, const proto::UpdateVi
     event.trade_ = update.trade;
     event.stands_for_ = update.stands_for;
     event.first_publish_time_ns_ = update.first_publish_time_ns;
+    if (!update.map_bytes.empty()) set_map(event, update.map_bytes, ref.borrow);
     if (update.fields.empty()) {
         if (ref.borrow) {
             event.field_bytes_ = update.field_bytes;

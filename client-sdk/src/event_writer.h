@@ -56,6 +56,7 @@ class EventWriter {
     static void begin(Event& event, EventType type, const ItemRef* ref, uint64_t receive_ns);
     // Empties what an event's fields (decoded, found, their bytes and texts) hold.
     static void clear_fields(Event& event);
+    static void set_map(Event& event, std::span<const uint8_t> bytes, bool borrow);
 };
 
 // Wire <-> public conversions, also used by the publisher.

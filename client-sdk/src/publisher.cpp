@@ -58,9 +58,11 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
 
     PublishedItem handle_for(const std::string& service, const std::string& item, bool& created);
     bool push(const sdk::OutboxRecord& record, std::span<const FieldValue> fields,
-              std::string_view text1, std::string_view text2, bool bounded, bool may_defer = true);
+              std::string_view text1, std::string_view text2, bool bounded, bool may_defer = true,
+              std::span<const uint8_t> map = {});
     bool publish(sdk::OutboxRecord::Kind kind, PublishedItem item, const ItemState& state,
-                 std::span<const FieldValue> fields, uint64_t stamp, bool trade = false);
+                 std::span<const FieldValue> fields, uint64_t stamp, bool trade = false,
+                 const BookChanges* book = nullptr, Domain domain = Domain::kMarketPrice);
     bool known(PublishedItem item) const {
         return item.id != 0 && item.id < next_handle.load(std::memory_order_acquire);
     }
@@ -150,11 +152,11 @@ bool Publisher::Impl::write_from_caller(bool coalesce) {
 
 bool Publisher::Impl::push(const sdk::OutboxRecord& record, std::span<const FieldValue> fields,
                            std::string_view text1, std::string_view text2, bool bounded,
-                           bool may_defer) {
+                           bool may_defer, std::span<const uint8_t> map) {
     using Wake = sdk::PublisherOutbox::Wake;
     const Wake when = may_defer && in_batch(this) ? Wake::kDeferred : Wake::kNow;
     bool wake = false;
-    if (!outbox.push(record, fields, text1, text2, bounded, when, wake)) {
+    if (!outbox.push(record, fields, text1, text2, bounded, when, wake, map)) {
         counters.outbox_full.fetch_add(1, std::memory_order_relaxed);
         return false;
     }
@@ -165,7 +167,7 @@ bool Publisher::Impl::push(const sdk::OutboxRecord& record, std::span<const Fiel
 // refresh(), update() and status(): one bounded record in the outbox.
 bool Publisher::Impl::publish(sdk::OutboxRecord::Kind kind, PublishedItem item,
                               const ItemState& state, std::span<const FieldValue> fields,
-                              uint64_t stamp, bool trade) {
+                              uint64_t stamp, bool trade, const BookChanges* book, Domain domain) {
     if (!known(item)) return false;
     require_utf8(fields, state);
     sdk::OutboxRecord record;
@@ -173,10 +175,13 @@ bool Publisher::Impl::publish(sdk::OutboxRecord::Kind kind, PublishedItem item,
     record.item = item.id;
     record.stamp = stamp;
     record.trade = trade;
+    record.book = book != nullptr;
+    record.domain = static_cast<uint8_t>(domain);
     record.stream = state.stream;
     record.data = state.data;
     record.code = state.code;
-    return push(record, fields, state.text, {}, true);
+    return push(record, fields, state.text, {}, true, true,
+                book ? book->bytes() : std::span<const uint8_t>{});
 }
 
 // `stop_loop` is called when the core has stopped (drained, or out of time).
@@ -319,6 +324,26 @@ bool Publisher::update(PublishedItem item, const FieldList& fields, uint64_t pub
 bool Publisher::trade(PublishedItem item, const FieldList& fields, uint64_t publish_time_ns) {
     const uint64_t stamp = publish_time_ns == kStampNow ? realtime_now_ns() : publish_time_ns;
     return impl_->publish(sdk::OutboxRecord::Kind::kUpdate, item, {}, fields.values(), stamp, true);
+}
+
+bool Publisher::refresh_book(PublishedItem item, Domain domain, const FieldList& summary,
+                             const BookChanges& entries, const ItemState& state) {
+    const bool by_price = domain == Domain::kMarketByPrice;
+    if (domain == Domain::kMarketPrice ||
+        (by_price ? !entries.keys_by_price() : !entries.keys_by_name())) {
+        throw std::invalid_argument("refresh_book: " + std::string(domain_name(domain)) +
+                                    " takes " + (by_price ? "price" : "name") +
+                                    " keys; nothing was published");
+    }
+    return impl_->publish(sdk::OutboxRecord::Kind::kRefresh, item, state, summary.values(), 0,
+                          false, &entries, domain);
+}
+
+bool Publisher::update_book(PublishedItem item, const FieldList& summary,
+                            const BookChanges& changes, uint64_t publish_time_ns) {
+    const uint64_t stamp = publish_time_ns == kStampNow ? realtime_now_ns() : publish_time_ns;
+    return impl_->publish(sdk::OutboxRecord::Kind::kUpdate, item, {}, summary.values(), stamp, true,
+                          changes.empty() ? nullptr : &changes);
 }
 
 bool Publisher::status(PublishedItem item, const ItemState& state) {

@@ -6,6 +6,7 @@
 #include "common/clock.h"
 #include "event_writer.h"
 #include "guarded_call.h"
+#include "proto/book_image.h"
 #include "proto/limits.h"
 #include "sdk_options.h"
 
@@ -342,10 +343,11 @@ bool PublisherCore::apply(const OutboxBatch& batch, const OutboxRecord& r) {
     Item& item = *found;
     switch (r.kind) {
         case Kind::kRefresh:
-            publish_refresh(item, batch.fields_of(r), record_state(batch, r));
+            publish_refresh(item, batch.fields_of(r), record_state(batch, r), r.domain,
+                            r.book ? batch.wire_of(r) : std::span<const uint8_t>{});
             break;
         case Kind::kUpdate:
-            publish_update(item, batch.fields_of(r), batch.wire_of(r));
+            publish_update(item, batch.fields_of(r), batch.wire_of(r), r.book);
             break;
         case Kind::kStatus:
             publish_status(item, record_state(batch, r));
@@ -382,9 +384,17 @@ bool PublisherCore::sendable(const Item& item) const {
 }
 
 void PublisherCore::publish_refresh(Item& item, std::span<const proto::FieldEntry> fields,
-                                    const ItemState& state) {
+                                    const ItemState& state, uint8_t domain,
+                                    std::span<const uint8_t> map) {
     item.image.clear();
     item.image.apply(fields);
+    if (domain != 0) {  // a book: its entries kept as they will be sent again after a reconnect
+        auto book = std::make_unique<proto::BookImage>(static_cast<wire::Domain>(domain));
+        std::string why;
+        if (book->apply(map, proto::kMaxMapEntries, why) == proto::BookImage::Result::kMalformed)
+            log_->warn("book refresh of {}: {}", item.name, why);
+        item.image.set_book(std::move(book));
+    }
     item.state = state;
     item.has_refresh = state.stream == StreamState::kOpen;
     if (sendable(item)) send_refresh(item);
@@ -398,6 +408,7 @@ void PublisherCore::send_refresh(Item& item) {
     refresh.set_solicited(item.service->mode == ServiceMode::kInteractive);
     detail::to_wire_status(item.state, *refresh.mutable_status());
     item.image.to_field_list(*refresh.mutable_fields());
+    proto::book_into_refresh(item.image, refresh);
     if (!send(FrameType::kRefresh, refresh)) return drop_link();
     counters_.refreshes_sent.fetch_add(1, std::memory_order_relaxed);
 }
@@ -406,8 +417,8 @@ void PublisherCore::send_refresh(Item& item) {
 // merged into the image and framed with the item's id and sequence into the
 // batch that flush_updates() writes.
 void PublisherCore::publish_update(Item& item, std::span<const proto::FieldEntry> fields,
-                                   std::span<const uint8_t> rest) {
-    if (!item.has_refresh) {
+                                   std::span<const uint8_t> rest, bool book) {
+    if (!item.has_refresh || (book && !item.image.book())) {
         counters_.updates_dropped.fetch_add(1, std::memory_order_relaxed);
         return;
     }
@@ -415,17 +426,34 @@ void PublisherCore::publish_update(Item& item, std::span<const proto::FieldEntry
                                   item.service->mode == ServiceMode::kBroadcast)) {
         return hold_until_registered(item, rest);
     }
-    item.image.apply(fields);
+    if (!book) {
+        item.image.apply(fields);
+    } else if (!proto::decode_update(rest, update_) || !apply_to_image(item, update_)) {
+        return;
+    }
     ++item.seq;
     if (!sendable(item)) {
         counters_.updates_held.fetch_add(1, std::memory_order_relaxed);
         return;
     }
-    send_update(item, rest);
+    send_update(item, rest, book);
 }
 
-void PublisherCore::send_update(const Item& item, std::span<const uint8_t> rest) {
-    proto::append_update_frame(out_, item.item_id, item.seq, rest);
+// An update (a book's actions too) merged into the item's image; false, counted
+// dropped, when its map does not fit the item (keys of the wrong kind).
+bool PublisherCore::apply_to_image(Item& item, const proto::UpdateView& update) {
+    std::string why;
+    if (proto::apply_update(item.image, update, proto::kMaxMapEntries, why) !=
+        proto::BookOutcome::kMalformed) {
+        return true;
+    }
+    counters_.updates_dropped.fetch_add(1, std::memory_order_relaxed);
+    log_->warn("book update of {} dropped: {}", item.name, why);
+    return false;
+}
+
+void PublisherCore::send_update(const Item& item, std::span<const uint8_t> rest, bool book) {
+    proto::append_update_frame(out_, item.item_id, item.seq, rest, book ? proto::kFrameFlagMap : 0);
     ++unflushed_updates_;
 }
 
@@ -448,7 +476,7 @@ void PublisherCore::fold_pending(Item& item) {
                 std::span(reinterpret_cast<const uint8_t*>(body.data()), body.size()), update_)) {
             continue;
         }
-        item.image.apply(update_.fields);
+        if (!apply_to_image(item, update_)) continue;
         ++item.seq;
         counters_.updates_held.fetch_add(1, std::memory_order_relaxed);
     }
@@ -463,10 +491,9 @@ void PublisherCore::send_pending(Item& item) {
     for (const std::string& body : pending) {
         pending_bytes_ -= body.size();
         const auto bytes = std::span(reinterpret_cast<const uint8_t*>(body.data()), body.size());
-        if (!proto::decode_update(bytes, update_)) continue;
-        item.image.apply(update_.fields);
+        if (!proto::decode_update(bytes, update_) || !apply_to_image(item, update_)) continue;
         ++item.seq;
-        send_update(item, bytes);
+        send_update(item, bytes, !update_.map_bytes.empty());
     }
 }
 

@@ -133,13 +133,14 @@ class PublisherCore final : public PublisherWorker, public FailoverLink::Owner {
     void on_rejection(const proto::Frame& frame);
     void on_post(const proto::Frame& frame);  // publisher_posts.cpp
     void publish_refresh(Item& item, std::span<const proto::FieldEntry> fields,
-                         const ItemState& state);
+                         const ItemState& state, uint8_t domain, std::span<const uint8_t> map);
     void publish_update(Item& item, std::span<const proto::FieldEntry> fields,
-                        std::span<const uint8_t> rest);
+                        std::span<const uint8_t> rest, bool book);
+    bool apply_to_image(Item& item, const proto::UpdateView& update);
     void hold_until_registered(Item& item, std::span<const uint8_t> rest);
     void send_pending(Item& item);
     void fold_pending(Item& item);
-    void send_update(const Item& item, std::span<const uint8_t> rest);
+    void send_update(const Item& item, std::span<const uint8_t> rest, bool book = false);
     void flush_updates();
     void drop_link();
     template <class Message>

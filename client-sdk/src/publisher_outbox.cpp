@@ -38,10 +38,10 @@ uint32_t PublisherOutbox::keep(std::string_view text) {
 
 bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fields,
                            std::string_view text1, std::string_view text2, bool bounded, Wake when,
-                           bool& wake) {
+                           bool& wake, std::span<const uint8_t> map) {
     // An estimate of the wire bytes (the exact size is known only once encoded).
     size_t adding = sizeof(OutboxRecord) + fields.size() * 2 * sizeof(proto::FieldEntry) +
-                    text1.size() + text2.size();
+                    text1.size() + text2.size() + map.size();
     for (const FieldValue& f : fields) adding += 2 * f.text.size();
     std::lock_guard lock(mutex_);
     if (bounded && pending_.bytes() + adding > max_bytes_) return false;
@@ -52,7 +52,13 @@ bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fiel
     record.text2_offset = keep(text2);
     record.text2_size = static_cast<uint32_t>(text2.size());
     add_fields(record, fields);
-    if (record.kind == OutboxRecord::Kind::kUpdate) encode_update(record);
+    if (record.kind == OutboxRecord::Kind::kUpdate) {
+        encode_update(record, map);
+    } else if (record.book) {  // a book's refresh: its Map, as the I/O thread applies it
+        record.wire_offset = static_cast<uint32_t>(pending_.wire.size());
+        record.wire_size = static_cast<uint32_t>(map.size());
+        pending_.wire.append(reinterpret_cast<const char*>(map.data()), map.size());
+    }
     pending_.records.push_back(record);
     return true;
 }
@@ -93,10 +99,18 @@ void PublisherOutbox::add_fields(OutboxRecord& record, std::span<const FieldValu
 }
 
 // The update's body without item id and sequence, encoded once, here.
-void PublisherOutbox::encode_update(OutboxRecord& record) {
+void PublisherOutbox::encode_update(OutboxRecord& record, std::span<const uint8_t> map) {
     const size_t offset = pending_.wire.size();
     proto::append_update_rest(pending_.wire, record.stamp, pending_.fields_of(record));
     if (record.trade) pending_.wire.append("\x30\x01", 2);  // Update.trade = true (field 6)
+    if (record.book) {                                      // Update.map (field 9, bytes)
+        pending_.wire.push_back(0x4A);
+        for (uint64_t n = map.size();; n >>= 7) {
+            pending_.wire.push_back(static_cast<char>(n < 0x80 ? n : (n & 0x7F) | 0x80));
+            if (n < 0x80) break;
+        }
+        pending_.wire.append(reinterpret_cast<const char*>(map.data()), map.size());
+    }
     record.wire_offset = static_cast<uint32_t>(offset);
     record.wire_size = static_cast<uint32_t>(pending_.wire.size() - offset);
 }

@@ -45,6 +45,10 @@ struct OutboxRecord {
     uint64_t item = 0;   // handle (kAddItem, kRefresh, kUpdate, kStatus); kFlush: its token
     uint64_t stamp = 0;  // kUpdate: publish time, 0 = none
     bool trade = false;  // kUpdate: marked a trade (Update.trade), never conflated away
+    // kRefresh, kUpdate of a book (docs/books.md): the encoded Map is in the
+    // batch's wire bytes (a refresh's alone; an update's as its field 9).
+    bool book = false;
+    uint8_t domain = 0;  // kRefresh: wire.v1.Domain
     uint32_t first_field = 0;
     uint32_t field_count = 0;
     // Offsets into the batch text: service name (kAnnounce, kAddItem), item
@@ -52,7 +56,7 @@ struct OutboxRecord {
     uint32_t text1_offset = 0, text1_size = 0;
     uint32_t text2_offset = 0, text2_size = 0;
     // kUpdate: the encoded Update body without item id and sequence
-    // (proto::write_update_rest), in the batch's wire bytes.
+    // (proto::write_update_rest), in the batch's wire bytes; a book's kRefresh: its Map.
     uint32_t wire_offset = 0, wire_size = 0;
 };
 
@@ -90,8 +94,10 @@ class PublisherOutbox {
     // False (nothing taken) when `bounded` and it would pass max_bytes.
     // `wake` is set when the caller must wake the I/O thread: with Wake::kNow,
     // when no wake-up is on its way for what is queued; never with kDeferred.
+    // `map`: a book's encoded Map (record.book set).
     bool push(OutboxRecord record, std::span<const FieldValue> fields, std::string_view text1,
-              std::string_view text2, bool bounded, Wake when, bool& wake);
+              std::string_view text2, bool bounded, Wake when, bool& wake,
+              std::span<const uint8_t> map = {});
     // True (and from then on a wake-up counts as sent) when something is
     // queued that no wake-up is on its way for: the end of a deferring batch.
     bool wake_owed();
@@ -105,7 +111,7 @@ class PublisherOutbox {
     uint32_t keep(std::string_view text);
     std::string_view keep_value(std::string_view value);
     void add_fields(OutboxRecord& record, std::span<const FieldValue> fields);
-    void encode_update(OutboxRecord& record);
+    void encode_update(OutboxRecord& record, std::span<const uint8_t> map);
 
     uint64_t max_bytes_;
     mutable std::mutex mutex_;

@@ -111,6 +111,7 @@ void BackboneSource::take_part(const proto::Frame& part) {
     const bool valid = whole.size() >= proto::kFrameHeaderBytes &&
                        header.body_bytes == whole.size() - proto::kFrameHeaderBytes &&
                        header.type != static_cast<uint16_t>(proto::FrameType::kMessagePart) &&
+                       proto::frame_flags_allowed(header.type, header.flags) &&
                        proto::kBackboneDataTypes.contains(header.type);
     if (!valid) return refuse_parts("the message put together is not a backbone data frame");
     ++context_.counters.messages_reassembled;

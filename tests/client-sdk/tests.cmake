@@ -7,10 +7,14 @@ mdcast_strict(sdk-consumer-probe)
 add_executable(sdk-publisher-probe client-sdk/sdk_publisher_probe.cpp)
 target_link_libraries(sdk-publisher-probe PRIVATE mdcast)
 mdcast_strict(sdk-publisher-probe)
+add_executable(sdk-book-probe client-sdk/sdk_book_probe.cpp)
+target_link_libraries(sdk-book-probe PRIVATE mdcast)
+mdcast_strict(sdk-book-probe)
 
 set(MDCAST_SDK_ENV
   "MDCAST_SDK_CONSUMER=$<TARGET_FILE:sdk-consumer-probe>"
   "MDCAST_SDK_PUBLISHER=$<TARGET_FILE:sdk-publisher-probe>"
+  "MDCAST_SDK_BOOK=$<TARGET_FILE:sdk-book-probe>"
   "MDCAST_DICTIONARY=${PROJECT_SOURCE_DIR}/etc/fields.dict")
 
 mdcast_unit_test(reconnect_policy_test client-sdk/reconnect_policy_test.cpp mdcast_sdk_objects)
@@ -24,11 +28,12 @@ mdcast_unit_test(caller_write_gate_test client-sdk/caller_write_gate_test.cpp md
 mdcast_unit_test(publisher_link_set_test client-sdk/publisher_link_set_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(types_test client-sdk/types_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(field_list_test client-sdk/field_list_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(book_test client-sdk/book_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(sdk_log_test client-sdk/sdk_log_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(interest_tracker_test distributor/interest_tracker_test.cpp mdcast_distributor_core)
 foreach(test reconnect_policy_test item_sequencer_test item_id_index_test event_queue_test
              event_writer_test publisher_outbox_test caller_write_gate_test sdk_log_test
-             publisher_link_set_test)
+             publisher_link_set_test book_test)
   target_include_directories(${test} PRIVATE ${PROJECT_SOURCE_DIR}/client-sdk/src)
 endforeach()
 
@@ -39,6 +44,7 @@ function(mdcast_sdk_integration_test name script timeout)
   set_property(TEST ${name} APPEND PROPERTY LABELS sdk)
 endfunction()
 mdcast_sdk_integration_test(integration_sdk_failover integration/test_sdk_failover.py 180)
+mdcast_sdk_integration_test(integration_books integration/test_books.py 240)
 # mdcastctl's drain moves SDK consumers (test_mdcastctl.py uses the failover checks).
 mdcast_sdk_integration_test(integration_mdcastctl integration/test_mdcastctl.py 180)
 mdcast_sdk_integration_test(integration_sdk_consumer integration/test_sdk_consumer.py 120)

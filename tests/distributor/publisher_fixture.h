@@ -34,12 +34,12 @@ struct PublisherFrame {
 
 class PublisherFixture : public PublisherSession::Owner, public NoServersAsk {
   public:
-    // `trade_fields`: the services' trades.fields.
-    explicit PublisherFixture(TradeFields trade_fields = {})
+    // `trade_fields`: the services' trades.fields; `max_book_entries`: registry.max_book_entries.
+    explicit PublisherFixture(TradeFields trade_fields = {}, uint64_t max_book_entries = 10000)
         : config_(loopback_config("239.255.77.21")),
           tap_(config_),
           flusher_(loop_, std::chrono::microseconds(0)),
-          registry_(1, 10, 100, std::move(trade_fields)),
+          registry_(1, 10, 100, std::move(trade_fields), max_book_entries),
           backbone_(loop_, config_, 7, *this) {}
     ~PublisherFixture() override {
         sessions_.clear();

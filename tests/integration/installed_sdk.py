@@ -9,7 +9,7 @@ import subprocess
 from harness import check
 
 BUILD = os.environ.get("MDCAST_BUILD_DIR", "build")
-HEADERS = ["consumer.h", "dictionary.h", "event.h", "export.h", "field_list.h", "io_context.h",
+HEADERS = ["book.h", "consumer.h", "dictionary.h", "event.h", "export.h", "field_list.h", "io_context.h",
            "log.h", "publisher.h", "scheduling.h", "types.h"]
 # Set for sanitizer builds: programs must be built with the library's sanitizer.
 EXTRA_FLAGS = os.environ.get("MDCAST_EXAMPLE_FLAGS", "").split()

@@ -464,10 +464,17 @@ TEST_CASE("iterator refuses a message type not accepted here", "[backbone_packet
         const auto datagram = datagram_with(raw_frame_header(0, 63, 0), 1);
         CHECK(walk(datagram, kBackboneDataTypes).last == IterResult::kError);
     }
-    SECTION("non-zero frame flags") {
-        const auto datagram =
-            datagram_with(raw_frame_header(0, static_cast<uint16_t>(FrameType::kUpdate), 1), 1);
-        CHECK(walk(datagram, kBackboneDataTypes).last == IterResult::kError);
+    SECTION("frame flags other than a book's map flag on a Refresh or Update") {
+        const auto update = static_cast<uint16_t>(FrameType::kUpdate);
+        CHECK(walk(datagram_with(raw_frame_header(0, update, 2), 1), kBackboneDataTypes).last ==
+              IterResult::kError);
+        const auto directory = static_cast<uint16_t>(FrameType::kDirectory);
+        CHECK(walk(datagram_with(raw_frame_header(0, directory, mdcast::proto::kFrameFlagMap), 1),
+                   kBackboneDataTypes)
+                  .last == IterResult::kError);
+        CHECK(walk(datagram_with(raw_frame_header(0, update, mdcast::proto::kFrameFlagMap), 1),
+                   kBackboneDataTypes)
+                  .last == IterResult::kEnd);
     }
 }
 

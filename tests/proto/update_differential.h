@@ -10,6 +10,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include "proto/frame.h"
 #include "proto/update_codec.h"
@@ -74,6 +75,9 @@ inline std::string update_disagreement(std::span<const uint8_t> body, UpdateView
     if (ours.item_seq != theirs.item_seq()) why << "item_seq; ";
     if (ours.publish_time_ns != theirs.publish_time_ns()) why << "publish_time_ns; ";
     if (ours.conflated != theirs.conflated()) why << "conflated; ";
+    if (std::string_view(reinterpret_cast<const char*>(ours.map_bytes.data()),
+                         ours.map_bytes.size()) != theirs.map())
+        why << "map; ";
     if (ours.fields.size() != static_cast<size_t>(theirs.fields().fields_size())) {
         why << ours.fields.size() << " fields vs " << theirs.fields().fields_size();
         return why.str();

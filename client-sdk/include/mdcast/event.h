@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mdcast/book.h"
 #include "mdcast/export.h"
 #include "mdcast/types.h"
 
@@ -104,6 +105,16 @@ class MDCAST_API Event {
     // "101.25"); nullopt when field(name) is nullptr.
     std::optional<std::string> text(std::string_view name) const;
 
+    // ---- books (mdcast/book.h, docs/books.md) ----
+    // kRefresh: the item's domain (kMarketPrice: a field list; fields() are
+    // then the image, for a book its summary).
+    Domain domain() const { return domain_; }
+    // A book's refresh: every entry (kAdd), in key order; a book's update: its
+    // actions in the order they apply; empty otherwise. Decoded at each call;
+    // string values view the received bytes, valid for the handler call.
+    std::vector<BookEntry> book_entries() const;
+    bool has_book_entries() const { return !map_bytes_.empty(); }
+
     // ---- kConnection ----
     const ConnectionEvent& connection() const { return connection_; }
 
@@ -138,6 +149,10 @@ class MDCAST_API Event {
     mutable std::vector<FieldValue> fields_;  // kRefresh always, kUpdate once fields() ran
     mutable std::vector<FieldValue> found_;   // kUpdate: fields decoded by field(id)
     std::string text_;  // kRefresh: backing store of the fields' string values
+    // A book's encoded Map: the received bytes (kUpdate on the I/O thread) or map_copy_.
+    Domain domain_ = Domain::kMarketPrice;
+    std::span<const uint8_t> map_bytes_;
+    std::string map_copy_;
     ConnectionEvent connection_;
     std::vector<ServiceInfo> services_;
     const Dictionary* dictionary_ = nullptr;

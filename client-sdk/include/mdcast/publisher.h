@@ -119,6 +119,7 @@
 #include <string>
 #include <vector>
 
+#include "mdcast/book.h"
 #include "mdcast/dictionary.h"
 #include "mdcast/export.h"
 #include "mdcast/field_list.h"
@@ -280,6 +281,19 @@ class MDCAST_API Publisher {
     // An update marked a trade (Update.trade): conflation never merges it with
     // others, every conflating subscriber gets it on its own, in order.
     bool trade(PublishedItem item, const FieldList& fields, uint64_t publish_time_ns = kStampNow);
+    // A book's whole image (docs/books.md): its domain (not kMarketPrice), its
+    // summary fields and every entry (add them; keys of the domain's kind:
+    // prices for kMarketByPrice, names otherwise). After a reconnect the
+    // publisher sends the book as it stands, like any image. Throws
+    // std::invalid_argument (nothing taken) for kMarketPrice or keys of the
+    // wrong kind.
+    bool refresh_book(PublishedItem item, Domain domain, const FieldList& summary,
+                      const BookChanges& entries, const ItemState& state = {});
+    // A book's changes: summary fields (may be empty) and entry actions, applied
+    // in order. Sent marked a trade: conflation never merges a book's actions.
+    // An item whose last refresh was not a book's drops it (updates_dropped).
+    bool update_book(PublishedItem item, const FieldList& summary, const BookChanges& changes,
+                     uint64_t publish_time_ns = kStampNow);
     // A closed stream ends the item; a suspect one tells subscribers its data
     // may be stale until the next refresh.
     bool status(PublishedItem item, const ItemState& state);
