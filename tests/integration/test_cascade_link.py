@@ -58,9 +58,12 @@ class Relay:
             except OSError:
                 return
             upstream = socket.create_connection(("127.0.0.1", self.target))
-            for s in (client, upstream):  # small buffers: the relay holds little of the backlog
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8192)
+            if self.rate:  # small buffers: a throttling relay holds little of the backlog
+                for s in (client, upstream):
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8192)
+            # Otherwise the kernel's: 8 KiB buffers on a relay meant to be transparent held
+            # a resync's 1.5 MB to a window per delayed ACK (7 s instead of 0.9 s for 10,000 items).
             with self.lock:
                 self.sockets += [client, upstream]
             threading.Thread(target=self._pump, args=(client, upstream, None), daemon=True).start()
