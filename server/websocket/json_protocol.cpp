@@ -117,6 +117,19 @@ std::string_view code_name(wire::StatusCode code) {
     }
 }
 
+// A book (docs/books.md) has no LSEG Map encoding here yet: its summary fields
+// go out, and the state says at once that the entries do not, so a grid never
+// shows a book's summary as if it were the whole item.
+wire::Status book_not_carried(const wire::Status& status) {
+    wire::Status said = status;
+    said.set_data_state(wire::DATA_SUSPECT);
+    said.set_code(wire::STATUS_INVALID_REQUEST);
+    said.set_text(
+        "a book item: its entries are not carried over WebSocket yet, only its summary "
+        "fields (docs/websocket.md)");
+    return said;
+}
+
 // "State":{"Stream":..,"Data":..,"Code":..,"Text":..}
 void append_state(std::string& out, const wire::Status& status, bool snapshot) {
     out += "\"State\":{\"Stream\":\"";
@@ -257,7 +270,11 @@ std::string JsonEncoder::refresh(const CachedItem& item, const proto::FieldImage
     out += ",\"Type\":\"Refresh\",";
     append_key(out, item.service_name, item.name);
     out += ',';
-    append_state(out, item.status, snapshot);
+    if (image && image->book()) {
+        append_state(out, book_not_carried(item.status), snapshot);
+    } else {
+        append_state(out, item.status, snapshot);
+    }
     out += ",\"SeqNumber\":";
     append_int(out, static_cast<int64_t>(item.item_seq));
     append_publish_time(out, item.publish_time_ns);

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "proto/book_image.h"
 #include "server/make_status.h"
 #include "server/websocket/json_post.h"
 
@@ -128,6 +129,29 @@ TEST_CASE("clients.ws_publish_time: updates and refreshes carry the publisher's 
     item.publish_time_ns = 0;
     CHECK(payload(json.refresh(item, nullptr, {}, true, false)).find("PublishTime") ==
           std::string::npos);
+}
+
+TEST_CASE("a book's refresh says its entries are not carried: summary fields, Data Suspect") {
+    const JsonEncoder json = encoder();
+    mdcast::server::CachedItem item;
+    item.id = 9;
+    item.service_name = "S";
+    item.name = "BOOK";
+    item.status =
+        mdcast::server::make_status(wire::STREAM_OPEN, wire::DATA_OK, wire::STATUS_NONE, "");
+    proto::FieldImage image;
+    const proto::FieldEntry bid = decimal(22, 10143, -2);
+    image.apply({&bid, 1});
+    const std::string plain = payload(json.refresh(item, &image, {}, true, false));
+    CHECK(plain.find(R"("Data":"Ok")") != std::string::npos);
+
+    image.set_book(std::make_unique<proto::BookImage>(wire::DOMAIN_MARKET_BY_PRICE));
+    const std::string book = payload(json.refresh(item, &image, {}, true, false));
+    CHECK(book.find(R"("State":{"Stream":"Open","Data":"Suspect","Code":"InvalidRequest",)") !=
+          std::string::npos);
+    CHECK(book.find("entries are not carried over WebSocket") != std::string::npos);
+    CHECK(book.find(R"("Fields":{"BID":101.43})") != std::string::npos);
+    CHECK(item.status.data_state() == wire::DATA_OK);  // the cache's own state is untouched
 }
 
 TEST_CASE("the Source directory lists each service's info and state") {
