@@ -53,9 +53,12 @@ bool fits(const FieldImage& entry, std::span<const FieldEntry> fields) {
 
 }  // namespace
 
+// Trailing zeros move into the exponent, but never past kMaxPriceExponent: the
+// key must encode back into a Map the strict parser accepts (a book's refresh).
+// Equal prices still meet in one form, and price_less is exact either way.
 void normalize_price(int64_t& mantissa, int32_t& exponent) {
     if (mantissa == 0) exponent = 0;
-    while (mantissa != 0 && mantissa % 10 == 0) {
+    while (mantissa != 0 && mantissa % 10 == 0 && exponent < kMaxPriceExponent) {
         mantissa /= 10;
         ++exponent;
     }

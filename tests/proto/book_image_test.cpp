@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "proto/limits.h"
+
 using namespace mdcast::proto;
 namespace wire = mdcast::wire::v1;
 
@@ -86,6 +88,24 @@ TEST_CASE("price keys order by value; one value is one key", "[book_image]") {
         INFO(ma << "e" << ea << " vs " << mb << "e" << eb);
         CHECK((price(ma, ea) < price(mb, eb)) == (a < b));
     }
+}
+
+TEST_CASE("a price with trailing zeros at the exponent limit stays a key the parser accepts",
+          "[book_image]") {
+    // 1000 x 10^17 would normalise to 1 x 10^20, past kMaxPriceExponent: found by
+    // fuzz_book_map (a book's own refresh payload was refused).
+    CHECK(price(1000, 17).exponent == kMaxPriceExponent);
+    CHECK(price(1000, 17) == price(100, 18));
+    CHECK(price(100, 18) < price(1001, 17));
+    BookImage book(wire::DOMAIN_MARKET_BY_PRICE);
+    std::string why;
+    REQUIRE(book.apply(bytes_of(map_of({{1000, 17, MapAction::kAdd, 5}})), 10, why) ==
+            BookImage::Result::kApplied);
+    std::string refresh;
+    book.to_map(refresh);
+    BookImage rebuilt(wire::DOMAIN_MARKET_BY_PRICE);
+    CHECK(rebuilt.apply(bytes_of(refresh), 10, why) == BookImage::Result::kApplied);
+    CHECK(size_at(rebuilt, 1000, 17) == 5);
 }
 
 TEST_CASE("add, update and delete apply in order", "[book_image]") {
