@@ -38,6 +38,13 @@ Event* EventQueue::acquire(ItemHandle handle) {
 void EventQueue::commit(bool wake_dispatcher) {
     {
         std::lock_guard lock(mutex_);
+        // A cancel() between acquire() and here did not see this slot (it was
+        // not yet in [head_, tail_)): it is skipped now, or its event would
+        // reach the handler after cancel() returned.
+        Slot& s = slot(tail_);
+        const ItemHandle handle = s.event.handle();
+        if (handle && !cancelled_.empty() && cancelled_.count(handle.id))
+            s.skip.store(true, std::memory_order_release);
         ++tail_;
     }
     if (wake_dispatcher) wake();
