@@ -48,8 +48,7 @@ void check_same(const BookImage& image, const SampleBook& book) {
 
 }  // namespace
 
-TEST_CASE("a book's refresh: its levels nearest the mid, bids below, asks above",
-          "[sample_book]") {
+TEST_CASE("a book's refresh: its levels nearest the mid, bids below, asks above", "[sample_book]") {
     const SampleBook book(7, 2, 5);
     CHECK(book.mid_ticks() == 10200);  // 102.00 for book 2
     std::set<int64_t> prices;

@@ -87,7 +87,9 @@ void SampleBook::draw_action(std::string& out) {
     if (choice < 4 && count < depth_) {
         // A free slot among the 2 * depth around the mid: the drawn one or the next free after it.
         int64_t slot = static_cast<int64_t>(next_random() % static_cast<uint64_t>(2 * depth_));
-        auto price_of = [&](int64_t s) { return s < depth_ ? mid_ - 1 - s : mid_ + 1 + s - depth_; };
+        auto price_of = [&](int64_t s) {
+            return s < depth_ ? mid_ - 1 - s : mid_ + 1 + s - depth_;
+        };
         while (levels_.count(price_of(slot)) != 0) slot = (slot + 1) % (2 * depth_);
         return add_level(price_of(slot), out);
     }

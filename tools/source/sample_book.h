@@ -19,7 +19,7 @@
 
 namespace mdcast::tools {
 
-constexpr uint32_t kDisplayNameField = 3;    // DSPLY_NAME: the book's summary
+constexpr uint32_t kDisplayNameField = 3;   // DSPLY_NAME: the book's summary
 constexpr uint32_t kOrderSideField = 3428;  // RDM ORDER_SIDE: 1 bid, 2 ask
 constexpr uint32_t kOrderSizeField = 3429;  // RDM ORDER_SIZE
 constexpr uint32_t kNumOrdersField = 3430;  // RDM NO_ORD
