@@ -78,6 +78,9 @@ local status_codes = {
     [7] = "LIMIT_REACHED", [8] = "INVALID_REQUEST", [9] = "RECOVERING", [10] = "AUTH_FAILED",
     [11] = "UNCHANGED",
 }
+local domains = {[0] = "MarketPrice", [1] = "MarketByPrice", [2] = "MarketByOrder",
+                 [3] = "SymbolList"}
+local map_actions = {[1] = "ADD", [2] = "UPDATE", [3] = "DELETE"}
 local service_states = {[0] = "UNSPECIFIED", [1] = "UP", [2] = "DOWN"}
 local service_modes = {[0] = "UNSPECIFIED", [1] = "BROADCAST", [2] = "INTERACTIVE"}
 local close_reasons = {
@@ -113,6 +116,10 @@ local f = {
     field_name = ProtoField.string("mdcast.field.name", "Field name"),
     field_value = ProtoField.string("mdcast.field.value", "Field value"),
     unknown = ProtoField.bytes("mdcast.unknown", "Unknown protobuf field"),
+    map = ProtoField.none("mdcast.map", "Map (book entries)"),
+    entry = ProtoField.none("mdcast.entry", "Map entry"),
+    entry_key = ProtoField.string("mdcast.entry.key", "Key"),
+    entry_action = ProtoField.uint32("mdcast.entry.action", "Action", base.DEC, map_actions),
 }
 
 -- Message fields (one ProtoField per name and kind, shared by the messages).
@@ -143,11 +150,13 @@ S.Refresh = {[1] = def("item_id", "u64"), [2] = def("item_seq", "u64"),
              [3] = def("clear_cache", "bool"), [4] = def("solicited", "bool"),
              [5] = def("service_id", "u32"), [6] = def("service_name", "string"),
              [7] = def("item_name", "string"), [8] = {name = "status", msg = "Status"},
-             [9] = {name = "fields", msg = "FieldList"}}
+             [9] = {name = "fields", msg = "FieldList"},
+             [10] = def("domain", "u32", domains), [11] = {name = "map", msg = "Map"}}
 S.Update = {[1] = def("item_id", "u64"), [2] = def("item_seq", "u64"),
             [3] = def("publish_time", "time"), [4] = {name = "fields", msg = "FieldList"},
             [5] = def("conflated", "bool"), [6] = def("trade", "bool"),
-            [7] = def("stands_for", "u32"), [8] = def("first_publish_time", "time")}
+            [7] = def("stands_for", "u32"), [8] = def("first_publish_time", "time"),
+            [9] = {name = "map", msg = "Map"}}
 S.ItemStatus = {[1] = def("item_id", "u64"), [2] = def("service_id", "u32"),
                 [3] = def("service_name", "string"), [4] = def("item_name", "string"),
                 [5] = {name = "status", msg = "Status"}, [6] = def("item_seq", "u64")}
@@ -322,6 +331,16 @@ local function each_field(tvb, offset, limit, visit)
     return true
 end
 
+-- A Decimal message (zigzag mantissa 1, zigzag exponent 2) as exact text.
+local function decimal_at(tvb, offset, length)
+    local mantissa, exponent = Int64(0), 0
+    each_field(tvb, offset, offset + length, function(number, wire, _, _, v)
+        if wire == 0 and number == 1 then mantissa = zigzag(v) end
+        if wire == 0 and number == 2 then exponent = zigzag(v):tonumber() end
+    end)
+    return decimal_text(mantissa, exponent)
+end
+
 -- A FieldValue: the value by the dictionary name of its id.
 local function dissect_field_value(tvb, offset, length, tree)
     local id, value_text = nil, ""
@@ -331,12 +350,7 @@ local function dissect_field_value(tvb, offset, length, tree)
         elseif number == 2 and wire == 0 then
             value_text = tostring(zigzag(v))
         elseif number == 3 and wire == 2 then
-            local mantissa, exponent = Int64(0), 0
-            each_field(tvb, pos, pos + size, function(n2, w2, _, _, v2)
-                if w2 == 0 and n2 == 1 then mantissa = zigzag(v2) end
-                if w2 == 0 and n2 == 2 then exponent = zigzag(v2):tonumber() end
-            end)
-            value_text = decimal_text(mantissa, exponent)
+            value_text = decimal_at(tvb, pos, size)
         elseif number == 4 and wire == 1 then
             value_text = tostring(tvb(pos, 8):le_float())
         elseif number == 5 and wire == 2 then
@@ -371,6 +385,43 @@ local function dissect_field_list(tvb, offset, length, tree)
     end)
     subtree:append_text(" (" .. #shown .. "): " .. table.concat(shown, " "))
     return ok
+end
+
+-- One MapEntry (docs/books.md): its key (a price or a name), action and fields.
+local function dissect_map_entry(tvb, offset, length, tree)
+    local item = tree:add(f.entry, tvb(offset, length))
+    local key, action = "?", "?"
+    local ok = each_field(tvb, offset, offset + length, function(number, wire, pos, size, v)
+        if (number == 1 or number == 2) and wire == 2 then
+            key = number == 1 and decimal_at(tvb, pos, size) or tvb(pos, size):string()
+            item:add(f.entry_key, tvb(pos, size), key)
+        elseif number == 3 and wire == 0 then
+            action = map_actions[v:tonumber()] or tostring(v)
+            item:add(f.entry_action, tvb(pos, size), v:tonumber())
+        elseif number == 4 and wire == 2 then
+            dissect_field_list(tvb, pos, size, item)
+        else
+            item:add(f.unknown, tvb(pos, size))
+        end
+    end)
+    item:set_text("Entry " .. action .. " " .. key)
+    if not ok then item:add_proto_expert_info(e_malformed) end
+end
+
+-- A book's Map (Refresh.map, Update.map: bytes holding a wire.v1.Map).
+local function dissect_map(tvb, offset, length, tree)
+    local subtree = tree:add(f.map, tvb(offset, length))
+    local entries = 0
+    local ok = each_field(tvb, offset, offset + length, function(number, wire, pos, size)
+        if number == 1 and wire == 2 then
+            entries = entries + 1
+            dissect_map_entry(tvb, pos, size, subtree)
+        else
+            subtree:add(f.unknown, tvb(pos, size))
+        end
+    end)
+    subtree:set_text("Map (" .. entries .. " entries)")
+    if not ok then subtree:add_proto_expert_info(e_malformed) end
 end
 
 -- Adds one scalar field of `spec` to the tree; returns its text.
@@ -416,6 +467,8 @@ dissect_message = function(tvb, offset, length, name, tree)
             tree:add(f.unknown, tvb(pos, size))
         elseif spec.msg == "FieldList" and wire == 2 then
             dissect_field_list(tvb, pos, size, tree)
+        elseif spec.msg == "Map" and wire == 2 then
+            dissect_map(tvb, pos, size, tree)
         elseif spec.msg and wire == 2 then
             local subtree = tree:add(bb, tvb(pos, size), spec.name)
             local inner = dissect_message(tvb, pos, size, spec.msg, subtree)
