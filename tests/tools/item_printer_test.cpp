@@ -38,7 +38,12 @@ std::string printed(OutputFormat format, Print print) {
 }
 
 proto::FieldEntry int_field(uint32_t id, int64_t value) {
-    return {.id = id, .kind = proto::FieldKind::kInt, .exponent = 0, .integer = value, .real = 0, .text = {}};
+    return {.id = id,
+            .kind = proto::FieldKind::kInt,
+            .exponent = 0,
+            .integer = value,
+            .real = 0,
+            .text = {}};
 }
 
 void append_price(std::string& map, int64_t mantissa, proto::MapAction action,
