@@ -7,7 +7,8 @@
 --   mdcast     backbone datagrams (UDP, found by their 'MDCB' magic on any
 --              port): the 32-byte packet header (proto/backbone_packet.h), the
 --              packed messages — data, heartbeats, NAKs, RTT probes, image
---              requests — repairs (the retransmit flag), the HMAC trailer and
+--              requests, books (domain and map entries) — messages in parts put
+--              back together, repairs (the retransmit flag), the HMAC trailer and
 --              the zero padding of segmentation offload runs (the padded flag).
 --   mdcast.tcp the TCP framing (proto/frame.h) of publisher and client
 --              connections, on the ports set in the preferences (default 14001
@@ -180,7 +181,7 @@ S.Interest = {[1] = def("epoch_id", "u64"), [2] = def("held_item_id", "u64"),
               [3] = def("released_item_id", "u64"), [4] = def("asking_server_id", "u64")}
 S.Empty = {}
 -- One part of a message larger than a datagram: where its bytes go in the whole
--- (put together by the receiver, not here).
+-- (put together below, "Messages in parts").
 S.MessagePart = {[1] = def("part_total_bytes", "u32"), [2] = def("part_offset", "u32"),
                  [3] = def("part_data", "hidden")}
 S.LoginRequest = {[1] = def("user", "string"), [2] = def("application_id", "string"),
@@ -513,6 +514,78 @@ local function dissect_frame(tvb, offset, tree)
 end
 
 ---------------------------------------------------------------------------
+-- Messages in parts (MessagePart, docs/backbone.md): put back together per
+-- source epoch, on the first pass in capture order, from parts that follow one
+-- another (a part out of place, any other message between two parts or a size
+-- past MAX_ASSEMBLED_BYTES abandons the message, as the receiver does). The
+-- whole message is kept for the packet that completed it, shown there as
+-- "Reassembled" and decoded like any message.
+
+local MAX_ASSEMBLED_BYTES = 16 * 1024 * 1024
+local assembling = {}  -- epoch (text) -> {total, have, data (ByteArray)}
+local assembled = {}   -- packet number -> list of whole messages (ByteArray)
+
+function bb.init()
+    assembling, assembled = {}, {}
+end
+
+-- A MessagePart frame's body at [offset, offset + length) of source `epoch`;
+-- returns the whole message when this part completes it.
+local function add_part(tvb, offset, length, epoch)
+    local total, at, data_pos, data_size
+    local ok = each_field(tvb, offset, offset + length, function(number, wire, pos, size, v)
+        if number == 1 and wire == 0 then total = v:tonumber() end
+        if number == 2 and wire == 0 then at = v:tonumber() end
+        if number == 3 and wire == 2 then data_pos, data_size = pos, size end
+    end)
+    local state = assembling[epoch]
+    at = at or 0
+    if not ok or not total or not data_pos or total > MAX_ASSEMBLED_BYTES or
+            (at ~= 0 and (not state or state.have ~= at or state.total ~= total)) then
+        assembling[epoch] = nil
+        return nil
+    end
+    if at == 0 then
+        state = {total = total, have = 0, data = ByteArray.new()}
+        assembling[epoch] = state
+    end
+    if data_size > 0 then state.data:append(tvb(data_pos, data_size):bytes()) end
+    state.have = state.have + data_size
+    if state.have > total then
+        assembling[epoch] = nil
+    elseif state.have == total then
+        assembling[epoch] = nil
+        return state.data
+    end
+    return nil
+end
+
+-- Message `index` of a data packet at `offset`: a part goes to its message, any
+-- other message abandons the one in progress.
+local function collect_part(tvb, offset, epoch, pinfo, index)
+    local key = tostring(epoch)
+    if tvb(offset + 4, 2):uint() ~= 47 then
+        assembling[key] = nil
+        return
+    end
+    local whole = add_part(tvb, offset + 8, tvb(offset, 4):uint(), key)
+    if whole then
+        assembled[pinfo.number] = assembled[pinfo.number] or {}
+        table.insert(assembled[pinfo.number], {index = index, data = whole})
+    end
+end
+
+local function show_assembled(data, root, names)
+    local message = data:tvb("Reassembled mdcast message")
+    if message:len() >= 8 and message(0, 4):uint() + 8 == message:len() then
+        local _, name = dissect_frame(message, 0, root)
+        names["reassembled " .. name] = (names["reassembled " .. name] or 0) + 1
+    else
+        root:add_proto_expert_info(e_malformed, "parts do not make one message")
+    end
+end
+
+---------------------------------------------------------------------------
 -- Backbone datagrams
 
 local function dissect_backbone(tvb, pinfo, tree)
@@ -556,6 +629,7 @@ local function dissect_backbone(tvb, pinfo, tree)
     end
     local offset = 32
     local names = {}
+    local index = 0
     for _ = 1, count do
         if offset + 8 > 32 + payload then
             root:add_proto_expert_info(e_malformed, "message count beyond the payload")
@@ -568,6 +642,12 @@ local function dissect_backbone(tvb, pinfo, tree)
         end
         local used, name = dissect_frame(tvb, offset, root)
         names[name] = (names[name] or 0) + 1
+        index = index + 1
+        if not pinfo.visited and ptype == 1 then collect_part(tvb, offset, epoch, pinfo, index) end
+        -- A message this part completed, in its place: what comes after it came later.
+        for _, done in ipairs(assembled[pinfo.number] or {}) do
+            if done.index == index then show_assembled(done.data, root, names) end
+        end
         offset = offset + used
     end
     if signed and ends >= 32 + trailer then root:add(f.signature, tvb(ends - 16, 16)) end
