@@ -86,6 +86,17 @@ def item_events(process):
     return [e for e in harness.json_events(process) if e["event"] in ("refresh", "status")]
 
 
+def check_new_book_first_shown_ok(process, levels):
+    """After the source went away, the first image shown ok is the new source's whole book
+    (before its first update); images before it (the old book) were all suspect."""
+    seen = item_events(process)
+    down = next(i for i, e in enumerate(seen) if e["event"] == "status")
+    fresh = [e for e in seen[down:] if e["event"] == "refresh" and e["ok"]]
+    check(fresh and fresh[0]["entries"] == levels and fresh[0]["n"] == 0,
+          f"{process.name}: the first image shown ok after the restart is not the new book: "
+          f"{fresh[:1]}")
+
+
 def test_a_restarted_source_replaces_the_book_with_no_stale_entry():
     with harness.Stack("book-restart") as stack:
         stack.distributor()
@@ -107,22 +118,25 @@ def test_a_restarted_source_replaces_the_book_with_no_stale_entry():
             harness.wait_for_events(process, lambda ev: any(
                 e["event"] == "status" and e["data"] == "suspect" for e in ev), 20,
                 "suspect status after the source was killed")
+        # A subscriber joining while the source is away is never shown the old book as ok.
+        away = book_stack.consumer(stack, [1], "away", 2500)
+        harness.wait_for_events(away, lambda ev: any(e["event"] in ("refresh", "status") for e in ev),
+                                20, "an image or status for the late joiner")
         time.sleep(0.5)  # the book stays suspect while the source is away
-        for process in consumers:
-            last = item_events(process)[-1]
-            check(last["event"] == "status" and last["data"] == "suspect",
-                  f"{process.name}: {last} while the source is away")
+        for process in [*consumers, away]:
+            check(not any(e["event"] == "refresh" and e["ok"] for e in item_events(process)[-1:]),
+                  f"{process.name}: shown ok while the source is away: {item_events(process)[-3:]}")
+        check(not any(e["event"] == "refresh" and e["ok"] for e in item_events(away)),
+              f"away: the old book shown ok: {item_events(away)}")
         second = book_stack.publisher(stack, "second", LEVELS // 2, 2500, 52, 1500)
         published = wait_for(second, "book", timeout=90)
         check(wait_for(second, "done")["flushed"], "the second run's updates were not flushed")
-        for process in consumers:
+        after = book_stack.consumer(stack, [2], "after", 2500)  # its image: the server's cache
+        for process in [*consumers, away, after]:
             check_consumer_ends_exact(process, published, 2500)
-            seen = item_events(process)
-            away = next(i for i, e in enumerate(seen) if e["event"] == "status")
-            fresh = [e for e in seen[away:] if e["event"] == "refresh"]
-            check(fresh and fresh[0]["entries"] == LEVELS // 2 and fresh[0]["n"] == 0,
-                  f"{process.name}: the image after the restart is not the new book: {fresh[:1]}")
-        for process in [*consumers, second]:
+        for process in [*consumers, away]:
+            check_new_book_first_shown_ok(process, LEVELS // 2)
+        for process in [*consumers, away, after, second]:
             stop(process)
 
 
@@ -140,7 +154,7 @@ def test_a_restarted_distributor_reimages_the_book():
         time.sleep(1.0)  # mid-stream
         distributor.popen.kill()
         distributor.popen.wait()
-        stack.processes.remove(distributor)
+        os.rename(distributor.log_path, distributor.log_path + ".killed")  # kept for a failure
         stack.distributor()  # a new epoch: the publisher sends its book again
         published = wait_for(publisher, "book", timeout=90)
         check(wait_for(publisher, "done")["flushed"], "the publisher's updates were not flushed")
