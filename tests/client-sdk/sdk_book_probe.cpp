@@ -4,7 +4,7 @@
 //   sdk-book-probe publish --distributors H:P --service S --item I --levels N
 //       --updates N [--seed N] [--rate N] [--go-file F] [--half-go-file F]
 //   sdk-book-probe consume --servers H:P --service S --item I --expect N
-//       [--conflate-ms N] [--duration S]
+//       [--conflate-ms N] [--duration S] [--stall-at N --stall-ms M]
 //
 // publish: refreshes a book of --levels price levels, waits for --go-file,
 // then publishes --updates book updates (1 to 4 random adds, size updates and
@@ -14,7 +14,8 @@
 // mdcast::Book and prints it once summary field 32 reaches --expect while the
 // item is ok (and at the end), with the order checks of BookPrinter. A book
 // line lists every entry as [price, size, orders] in price order: both sides
-// print it alike.
+// print it alike. --stall-at makes it a slow reader: its handler sleeps
+// --stall-ms once at update N (on the SDK's I/O thread, which stops reading).
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -40,6 +41,7 @@ struct Args {
     uint64_t levels = 1000, updates = 4000, seed = 1, expect = 0;
     double rate = 2000, duration_s = 60;
     uint32_t conflate_ms = 0;
+    uint64_t stall_at = 0, stall_ms = 0;
     std::string go_file, half_go_file;
 };
 
@@ -73,6 +75,10 @@ Args parse_args(int argc, char** argv) {
             a.duration_s = std::stod(value());
         else if (arg == "--conflate-ms")
             a.conflate_ms = static_cast<uint32_t>(std::stoul(value()));
+        else if (arg == "--stall-at")
+            a.stall_at = std::stoull(value());
+        else if (arg == "--stall-ms")
+            a.stall_ms = std::stoull(value());
         else if (arg == "--go-file")
             a.go_file = value();
         else if (arg == "--half-go-file")
@@ -211,7 +217,7 @@ int publish(const Args& args) {
 // the count; a suspect status suspends the check until the next refresh.
 class BookPrinter final : public mdcast::ConsumerHandler {
   public:
-    explicit BookPrinter(uint64_t expect) : expect_(expect) {}
+    explicit BookPrinter(const Args& args) : args_(args) {}
     void on_refresh(const mdcast::Event& e) override {
         book_.apply(e);
         ok_ = e.state().data == mdcast::DataState::kOk;
@@ -224,6 +230,11 @@ class BookPrinter final : public mdcast::ConsumerHandler {
     void on_update(const mdcast::Event& e) override {
         const uint64_t before = number();
         book_.apply(e);
+        if (number() == args_.stall_at && !stalled_) {
+            stalled_ = true;
+            line("{\"event\":\"stall\",\"n\":" + std::to_string(number()) + "}");
+            std::this_thread::sleep_for(std::chrono::milliseconds(args_.stall_ms));
+        }
         if (ok_ && number() != before + 1) {
             ++jumps_;
             line("{\"event\":\"jump\",\"from\":" + std::to_string(before) +
@@ -259,13 +270,13 @@ class BookPrinter final : public mdcast::ConsumerHandler {
         return 0;
     }
     void print_if_done() {
-        if (!printed_ && ok_ && number() == expect_) {
+        if (!printed_ && ok_ && number() == args_.expect) {
             printed_ = true;
             print_book();
         }
     }
-    uint64_t expect_;
-    bool printed_ = false;
+    const Args& args_;
+    bool printed_ = false, stalled_ = false;
     bool ok_ = false;
     uint64_t jumps_ = 0, refreshes_ = 0;
     mdcast::Book book_;
@@ -276,7 +287,7 @@ int consume(const Args& args) {
     options.servers = mdcast::parse_server_list(args.endpoints);
     options.application_id = "sdk-book-probe";
     options.log_level = "info";
-    BookPrinter printer(args.expect);
+    BookPrinter printer(args);
     mdcast::Consumer consumer(options, printer);
     consumer.subscribe_batch(args.service, {args.item}, mdcast::View{}, args.conflate_ms);
     consumer.start();

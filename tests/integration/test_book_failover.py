@@ -6,7 +6,9 @@ server 2 from the start; one SDK consumer whose failover list is both servers,
 on server 1 until it is killed -9 mid-stream (it goes suspect, moves to server
 2 and is re-imaged there); one joining server 2 late, half way; one raw client
 on server 2 (output.slow_consumer_policy: conflate, small buffers) that stalls
-until the server conflates it and then reads slowly. Each ends with exactly the
+until the server conflates it and then reads slowly; and an SDK consumer on
+server 2 whose handler stalls for 5 s (the SDK stops reading, the server
+conflates it: a book's actions are held and sent in order). Each ends with exactly the
 publisher's book, entry by entry, and no SDK consumer ever applied an update out
 of order while its book was shown ok (the probe counts such "jumps").
 """
@@ -82,6 +84,9 @@ def test_failover_late_join_and_slow_reader_end_with_the_book():
         for process in (early, moving):
             check(wait_for(process, "refresh")["entries"] == LEVELS, f"{process.name}: image")
         slow = SlowReader(stack.client_ports[2], survivor, publisher)
+        stalled = book_stack.consumer(stack, [2], "stalled", UPDATES, "--stall-at", "200",
+                                      "--stall-ms", "5000")
+        check(wait_for(stalled, "refresh")["entries"] == LEVELS, "stalled: image")
         open(go, "w").close()
 
         time.sleep(1.0)  # mid-stream: about a quarter of the updates published
@@ -95,15 +100,17 @@ def test_failover_late_join_and_slow_reader_end_with_the_book():
 
         published = wait_for(publisher, "book", timeout=120)
         check(wait_for(publisher, "done")["flushed"], "the publisher's updates were not flushed")
-        for process in (early, moving, late):
+        for process in (early, moving, late, stalled):
             check_consumer_ends_exact(process, published, UPDATES)
+        check(events_of(stalled, "stall"), "the stalled consumer never stalled")
+        wait_for_log(survivor, "user=mdcast is a slow consumer: conflating", 10)
         check_failed_over(moving, stack.client_ports[1], stack.client_ports[2])
         want = {Decimal(p): {3427: size, 3430: orders} for p, size, orders in published["entries"]}
         got = slow.book()
         check(sorted(got) == sorted(want), f"slow reader: {len(got)} entries, publisher {len(want)}")
         for key in want:
             check(got[key] == want[key], f"slow reader at {key}: {got[key]}, publisher {want[key]}")
-        for process in (early, moving, late, publisher):
+        for process in (early, moving, late, stalled, publisher):
             stop(process)
 
 
