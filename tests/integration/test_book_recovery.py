@@ -6,9 +6,12 @@ size updates and deletes, followed by SDK consumers keeping an mdcast::Book.
 - Loss that cannot be repaired (a retransmit window far too small): the consumer
   is told (suspect UNRECOVERABLE_LOSS), re-imaged, and ends with exactly the
   publisher's book.
-- The publisher killed -9 mid-stream: the consumers get a suspect status and no
-  image while it is away; it restarts with a new, smaller book, and they end with
-  exactly that book: no entry of the old one left.
+- The publisher killed -9 mid-stream: the consumers (and one joining meanwhile) get
+  a suspect status and no image shown ok while it is away; it restarts with a new,
+  smaller book, and they end with exactly that book: no entry of the old one left
+  (nor in the server's cache: a subscriber joining afterwards gets the same).
+- The distributor killed -9: a suspect status once the backbone is silent, nothing
+  shown ok while it is down; restarted, the publisher's book re-images the consumer.
 Throughout, no consumer applies an update out of order while it shows the book ok
 (the probe counts such "jumps").
 """
@@ -140,10 +143,10 @@ def test_a_restarted_source_replaces_the_book_with_no_stale_entry():
             stop(process)
 
 
-def test_a_restarted_distributor_reimages_the_book():
+def test_a_distributor_down_is_told_and_its_restart_reimages_the_book():
     with harness.Stack("book-distributor") as stack:
         distributor = stack.distributor()
-        stack.server(1)
+        stack.server(1, extra="  source_silent_ms: 1000\n")
         go = os.path.join(stack.dir, "go")
         publisher = book_stack.publisher(stack, "publisher", LEVELS, UPDATES, 61, 1000,
                                          "--go-file", go)
@@ -155,6 +158,14 @@ def test_a_restarted_distributor_reimages_the_book():
         distributor.popen.kill()
         distributor.popen.wait()
         os.rename(distributor.log_path, distributor.log_path + ".killed")  # kept for a failure
+        # While it is down the book cannot be recovered: the consumer is told, and stays told.
+        harness.wait_for_events(consumer, lambda ev: any(
+            e["event"] == "status" and e["data"] == "suspect" for e in ev), 20,
+            "a suspect status while the distributor is down")
+        time.sleep(0.5)
+        last = item_events(consumer)[-1]
+        check(last["event"] == "status" and last["data"] == "suspect",
+              f"shown {last} while the distributor is down")
         stack.distributor()  # a new epoch: the publisher sends its book again
         published = wait_for(publisher, "book", timeout=90)
         check(wait_for(publisher, "done")["flushed"], "the publisher's updates were not flushed")
@@ -168,4 +179,4 @@ if __name__ == "__main__":
     harness.run([test_repaired_backbone_loss_leaves_the_book_exact,
                  test_unrecoverable_loss_is_told_and_the_book_reimaged,
                  test_a_restarted_source_replaces_the_book_with_no_stale_entry,
-                 test_a_restarted_distributor_reimages_the_book])
+                 test_a_distributor_down_is_told_and_its_restart_reimages_the_book])
