@@ -42,7 +42,8 @@ class SlowReader:
 
     def read(self):
         try:
-            wait_for_log(self.server, "conflating", 30)
+            # Its own conflation (login_frame's user), not the stalled SDK consumer's.
+            wait_for_log(self.server, "user=tester is a slow consumer: conflating", 30)
             publishing = lambda: not book_stack.first_event(  # noqa: E731
                 harness.json_events(self.publisher), "done")
             self.frames = read_until_quiet(self.socket, 2.0, 90, slow_while=publishing)
