@@ -189,7 +189,7 @@ TEST_CASE("a book image behind after a failover is brought level with the new se
     t.consumer.stop();
 }
 
-TEST_CASE("a book image ahead after a failover replaces the book; repeats are not applied",
+TEST_CASE("a book image ahead after a failover replaces the book, and repeats are not applied",
           "[consumer][book]") {
     TwoBookServers t;
     auto &a = t.a, &b = t.b;
