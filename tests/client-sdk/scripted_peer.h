@@ -117,7 +117,10 @@ class Peer {
         return message;
     }
     void send(FrameType type, const google::protobuf::MessageLite& message) {
-        const std::string bytes = mdcast::proto::encode_frame_string(type, message);
+        send_raw(mdcast::proto::encode_frame_string(type, message));
+    }
+    // Bytes as they are: a frame a test has altered (its flags, say).
+    void send_raw(const std::string& bytes) {
         if (::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) !=
             static_cast<ssize_t>(bytes.size())) {
             fail("send failed");

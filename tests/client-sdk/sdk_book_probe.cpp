@@ -4,15 +4,18 @@
 //   sdk-book-probe publish --distributors H:P --service S --item I --levels N
 //       --updates N [--seed N] [--rate N] [--go-file F] [--half-go-file F]
 //   sdk-book-probe consume --servers H:P --service S --item I --expect N
-//       [--conflate-ms N] [--duration S]
+//       [--conflate-ms N] [--duration S] [--stall-at N --stall-ms M]
 //
 // publish: refreshes a book of --levels price levels, waits for --go-file,
 // then publishes --updates book updates (1 to 4 random adds, size updates and
 // deletes each; summary field 32 = the update's number), pausing at half way
 // for --half-go-file; then prints the book it published and stays until SIGTERM.
-// consume: subscribes, keeps an mdcast::Book and prints it once summary field
-// 32 reaches --expect (and at the end). A book line lists every entry as
-// [price, size, orders] in price order: both sides print it alike.
+// consume: subscribes (--servers may be a failover list), keeps an
+// mdcast::Book and prints it once summary field 32 reaches --expect while the
+// item is ok (and at the end), with the order checks of BookPrinter. A book
+// line lists every entry as [price, size, orders] in price order: both sides
+// print it alike. --stall-at makes it a slow reader: its handler sleeps
+// --stall-ms once at update N (on the SDK's I/O thread, which stops reading).
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -38,6 +41,7 @@ struct Args {
     uint64_t levels = 1000, updates = 4000, seed = 1, expect = 0;
     double rate = 2000, duration_s = 60;
     uint32_t conflate_ms = 0;
+    uint64_t stall_at = 0, stall_ms = 0;
     std::string go_file, half_go_file;
 };
 
@@ -71,6 +75,10 @@ Args parse_args(int argc, char** argv) {
             a.duration_s = std::stod(value());
         else if (arg == "--conflate-ms")
             a.conflate_ms = static_cast<uint32_t>(std::stoul(value()));
+        else if (arg == "--stall-at")
+            a.stall_at = std::stoull(value());
+        else if (arg == "--stall-ms")
+            a.stall_ms = std::stoull(value());
         else if (arg == "--go-file")
             a.go_file = value();
         else if (arg == "--half-go-file")
@@ -203,25 +211,57 @@ int publish(const Args& args) {
     return 0;
 }
 
+// Keeps the book and checks its order: while the item is ok, every update is
+// the one after the last (summary field 32 counts them), or it is a "jump"
+// (an action lost, repeated or out of order, shown as current). A refresh sets
+// the count; a suspect status suspends the check until the next refresh.
 class BookPrinter final : public mdcast::ConsumerHandler {
   public:
-    explicit BookPrinter(uint64_t expect) : expect_(expect) {}
+    explicit BookPrinter(const Args& args) : args_(args) {}
     void on_refresh(const mdcast::Event& e) override {
         book_.apply(e);
+        ok_ = e.state().data == mdcast::DataState::kOk;
+        ++refreshes_;
         line("{\"event\":\"refresh\",\"entries\":" + std::to_string(book_.size()) +
-             ",\"n\":" + std::to_string(number()) +
+             ",\"n\":" + std::to_string(number()) + ",\"ok\":" + (ok_ ? "true" : "false") +
              ",\"domain\":" + json_string(mdcast::domain_name(book_.domain())) + "}");
         print_if_done();
     }
     void on_update(const mdcast::Event& e) override {
+        const uint64_t before = number();
         book_.apply(e);
+        if (number() == args_.stall_at && !stalled_) {
+            stalled_ = true;
+            line("{\"event\":\"stall\",\"n\":" + std::to_string(number()) + "}");
+            std::this_thread::sleep_for(std::chrono::milliseconds(args_.stall_ms));
+        }
+        if (ok_ && number() != before + 1) {
+            ++jumps_;
+            line("{\"event\":\"jump\",\"from\":" + std::to_string(before) +
+                 ",\"to\":" + std::to_string(number()) + "}");
+        }
         print_if_done();
     }
     void on_status(const mdcast::Event& e) override {
+        if (e.state().data != mdcast::DataState::kOk) ok_ = false;
         line("{\"event\":\"status\",\"code\":" + json_string(mdcast::to_string(e.state().code)) +
-             ",\"text\":" + json_string(e.state().text) + "}");
+             ",\"data\":" + json_string(ok_ ? "ok" : "suspect") + ",\"n\":" +
+             std::to_string(number()) + ",\"text\":" + json_string(e.state().text) + "}");
     }
-    void print_book() { line(book_line(book_.entries(), number())); }
+    void on_connection(const mdcast::Event& e) override {
+        const auto& c = e.connection();
+        line("{\"event\":\"connection\",\"state\":" +
+             json_string(mdcast::connection_state_name(c.state)) +
+             ",\"server\":" + json_string(c.server.to_string()) + "}");
+    }
+    // The book with what the checks saw: "ok" the item's state, "jumps" the
+    // updates out of order while ok, "refreshes" the images taken.
+    void print_book() {
+        std::string text = book_line(book_.entries(), number());
+        text.pop_back();
+        line(text + ",\"ok\":" + (ok_ ? "true" : "false") + ",\"jumps\":" + std::to_string(jumps_) +
+             ",\"refreshes\":" + std::to_string(refreshes_) + "}");
+    }
 
   private:
     uint64_t number() const {
@@ -230,13 +270,15 @@ class BookPrinter final : public mdcast::ConsumerHandler {
         return 0;
     }
     void print_if_done() {
-        if (!printed_ && number() == expect_) {
+        if (!printed_ && ok_ && number() == args_.expect) {
             printed_ = true;
             print_book();
         }
     }
-    uint64_t expect_;
-    bool printed_ = false;
+    const Args& args_;
+    bool printed_ = false, stalled_ = false;
+    bool ok_ = false;
+    uint64_t jumps_ = 0, refreshes_ = 0;
     mdcast::Book book_;
 };
 
@@ -245,7 +287,7 @@ int consume(const Args& args) {
     options.servers = mdcast::parse_server_list(args.endpoints);
     options.application_id = "sdk-book-probe";
     options.log_level = "info";
-    BookPrinter printer(args.expect);
+    BookPrinter printer(args);
     mdcast::Consumer consumer(options, printer);
     consumer.subscribe_batch(args.service, {args.item}, mdcast::View{}, args.conflate_ms);
     consumer.start();

@@ -45,6 +45,9 @@ function(mdcast_sdk_integration_test name script timeout)
 endfunction()
 mdcast_sdk_integration_test(integration_sdk_failover integration/test_sdk_failover.py 180)
 mdcast_sdk_integration_test(integration_books integration/test_books.py 240)
+# Book recovery (docs/books.md, "Recovery"): failover, late join, a slow reader; loss, source restart.
+mdcast_sdk_integration_test(integration_book_failover integration/test_book_failover.py 180)
+mdcast_sdk_integration_test(integration_book_recovery integration/test_book_recovery.py 240)
 # mdcastctl's drain moves SDK consumers (test_mdcastctl.py uses the failover checks).
 mdcast_sdk_integration_test(integration_mdcastctl integration/test_mdcastctl.py 180)
 mdcast_sdk_integration_test(integration_sdk_consumer integration/test_sdk_consumer.py 120)
@@ -91,6 +94,7 @@ endforeach()
 mdcast_unit_test(publisher_backpressure_test client-sdk/publisher_backpressure_test.cpp
                  mdcast_sdk_objects)
 mdcast_unit_test(consumer_test client-sdk/consumer_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(consumer_books_test client-sdk/consumer_books_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(consumer_request_limits_test client-sdk/consumer_request_limits_test.cpp
                  mdcast_sdk_objects)
 mdcast_unit_test(consumer_group_status_test client-sdk/consumer_group_status_test.cpp mdcast_sdk_objects)

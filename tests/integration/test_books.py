@@ -128,6 +128,22 @@ def apply_map(book, encoded):
             book.setdefault(key, {}).update(values)
 
 
+def book_of_frames(frames):
+    """The book a raw subscriber's frames build ({price: {field id: value}}) and the number
+    of book updates among them; a book update conflated fails the test."""
+    book, actions = {}, 0
+    for kind, body in frames:
+        f = fields(body)
+        if kind == REFRESH:
+            book = {}
+            apply_map(book, first(f, 11, b""))
+        elif kind == UPDATE and 9 in f:
+            check(first(f, 5) == 0, f"book update {first(f, 2)} conflated")
+            apply_map(book, first(f, 9))
+            actions += 1
+    return book, actions
+
+
 def stuck_book_subscriber(port):
     """Logs in and subscribes to the book, reading nothing for now (a small receive buffer)."""
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -154,16 +170,7 @@ def test_a_slow_consumer_under_conflation_loses_no_action():
         publishing = lambda: first_event(harness.json_events(publisher), "done") is None  # noqa: E731
         frames = read_until_quiet(slow, 2.0, 90, slow_while=publishing)
         check(all(kind != CLOSE for kind, _ in frames), "the slow client was disconnected")
-        book, actions = {}, 0
-        for kind, body in frames:
-            f = fields(body)
-            if kind == REFRESH:
-                book = {}
-                apply_map(book, first(f, 11, b""))
-            elif kind == UPDATE and 9 in f:
-                check(first(f, 5) == 0, f"book update {first(f, 2)} conflated")
-                apply_map(book, first(f, 9))
-                actions += 1
+        book, actions = book_of_frames(frames)
         published = wait_for(publisher, "book")
         want = {Decimal(price): {3427: size, 3430: orders}
                 for price, size, orders in published["entries"]}
