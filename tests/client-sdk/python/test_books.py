@@ -55,7 +55,12 @@ class BookModel:
         self.entries = {Decimal(10000 + i) / 100: self.level() for i in range(LEVELS)}
 
     def level(self):
-        return {"ORDER_SIZE": self.random.randint(1, 1000), "NO_ORD": self.random.randint(1, 20)}
+        """A level; one in four without NO_ORD, so an add that merged instead of replacing
+        an entry would show."""
+        level = {"ORDER_SIZE": self.random.randint(1, 1000), "NO_ORD": self.random.randint(1, 20)}
+        if self.random.randint(0, 3) == 0:
+            del level["NO_ORD"]
+        return level
 
     def changes(self):
         out = []
@@ -110,7 +115,8 @@ def test_every_python_subscriber_ends_with_the_publishers_book(stack):
                 assert pub.flush(30)
                 late.subscribe("PYBOOKS", "VOD.MBP")
                 follow(late, late_book, lambda b, e: e.kind == "refresh")
-                assert late_book.domain == "MarketByPrice"
+                # the second server's cached book, part way through the stream
+                assert late_book.domain == "MarketByPrice" and late_book.summary[COUNTER] < n
             publish_update(pub, item, {COUNTER: n}, model.changes())
         assert pub.flush(30)
         for name, consumer, book in [("early", early, early_book), ("late", late, late_book)]:
@@ -154,7 +160,7 @@ def test_keys_actions_and_domains_as_python_values(stack):
         assert book.summary == {COUNTER: 1}
 
 
-def test_prices_as_decimal_int_float_and_the_dataframe(stack):
+def test_prices_as_decimal_int_float_and_the_dataframe(stack, monkeypatch):
     stack.server(1)
     stack.distributor()
     with publisher(stack, "MBP") as (pub, item), \
@@ -172,11 +178,13 @@ def test_prices_as_decimal_int_float_and_the_dataframe(stack):
         assert [key for key, _ in reversed(book)][0] == Decimal("101.25")  # the best bid first
         assert book.find(101.25) == {"ORDER_SIZE": 5} and book.find(100) == {"ORDER_SIZE": 7}
         assert book.find(Decimal("99.50")) == {"NO_ORD": 2}
+        with monkeypatch.context() as without_pandas:
+            without_pandas.setitem(sys.modules, "pandas", None)  # import pandas fails
+            with pytest.raises(ImportError, match="to_dataframe needs pandas"):
+                book.to_dataframe()
         try:
             import pandas  # noqa: F401
         except ImportError:
-            with pytest.raises(ImportError, match="pandas"):
-                book.to_dataframe()
             pytest.skip("pandas is not installed (python3-pandas): the DataFrame is not checked")
         frame = book.to_dataframe()
         assert list(frame.index) == book.keys() and list(frame.columns) == ["NO_ORD", "ORDER_SIZE"]
