@@ -48,8 +48,13 @@ const char* action_name(MapAction action) {
 
 py::object book_key_to_python(const EventBatch& batch, const StoredEntry& entry) {
     if (entry.is_price) {
-        const std::string text =
-            std::to_string(entry.mantissa) + "E" + std::to_string(entry.exponent);
+        // Whole prices written out (Decimal('100'), not the normalized key's '1E+2').
+        std::string text = std::to_string(entry.mantissa);
+        if (entry.mantissa == 0 || entry.exponent >= 0) {
+            text.append(entry.mantissa == 0 ? 0 : static_cast<size_t>(entry.exponent), '0');
+        } else {
+            text += "E" + std::to_string(entry.exponent);
+        }
         return py::module_::import("decimal").attr("Decimal")(text);
     }
     const std::string_view name = batch.text(entry.name);

@@ -175,6 +175,7 @@ def test_prices_as_decimal_int_float_and_the_dataframe(stack, monkeypatch):
         follow(consumer, book, lambda b, e: e.kind == "refresh", timeout=10)
         assert [key for key, _ in book] == [Decimal("99.5"), Decimal(100), Decimal("101.25")]
         assert all(isinstance(key, Decimal) for key in book.keys())
+        assert [str(key) for key in book.keys()] == ["99.5", "100", "101.25"]  # as written
         assert [key for key, _ in reversed(book)][0] == Decimal("101.25")  # the best bid first
         assert book.find(101.25) == {"ORDER_SIZE": 5} and book.find(100) == {"ORDER_SIZE": 7}
         assert book.find(Decimal("99.50")) == {"NO_ORD": 2}
