@@ -18,11 +18,13 @@ Writes report.md (books beside field lists, every point) and books.json."""
 import json
 import os
 
+from bench_breakdown import HOP_TITLES, HOPS
 from bench_points import Point
 
-FANOUT_RATES = [5_000, 10_000, 20_000, 30_000, 50_000, 70_000, 100_000, 150_000, 200_000]
+FANOUT_RATES = [5_000, 10_000, 20_000, 30_000, 50_000, 70_000, 100_000, 150_000, 200_000, 300_000, 500_000]
 KINDS = ("field lists", "books")
 LATENCY_STATS = ("mean", "p50", "p99", "p99_9")
+CPU_KINDS = ("source", "distributor", "server", "client")  # per update in (source, distributor) or out
 
 
 def add_arguments(parser):
@@ -51,7 +53,7 @@ def _levels(args, kind):
 def run(runner, args):
     """Every point, field lists then books at each step: {"fanout": {N: {kind: [points]}},
     "latency": {rate: {kind: point}}}."""
-    seconds, warmup = runner.timing(3, 1)
+    seconds, warmup = runner.timing(3, 3)
     rates = _ints(args.rates) if args.rates else FANOUT_RATES
     result = {"fanout": {}, "latency": {}}
     for connections in _ints(args.book_connections):
@@ -84,10 +86,12 @@ def _best(ladder):
 def _point_row(kind, p):
     r = p.result
     lat = r.get("latency") or {}
-    cpu = (r.get("cpu_us_per_update") or {}).get("server")
+    cpu = r.get("cpu_us_per_update") or {}
     return {"kind": kind, "part": p.scenario, "profile": p.profile, "connections": p.connections,
             "rate": p.rate, "inbound_per_s": r.get("inbound_per_s"), "outbound_per_s": r.get("outbound_per_s"),
-            **{f"{k}_us": lat.get(k) for k in LATENCY_STATS}, "server_cpu_us_per_update": cpu,
+            **{f"{k}_us": lat.get(k) for k in LATENCY_STATS},
+            **{f"{k}_cpu_us_per_update": cpu.get(k) for k in CPU_KINDS},
+            "hops_us": {h: (r.get("breakdown") or {}).get(h) for h in HOPS},
             "passed": bool(r.get("passed")), "failures": r.get("failures", [])}
 
 
@@ -135,14 +139,20 @@ def markdown(summary, points, args):
               "loss, a closed connection, a source behind its rate, under 97 % delivered, or a growing lag).",
               "", "## Every point", "",
               "| kind | part | profile | connections | rate in/s | out/s | mean µs | p50 µs | p99 µs | p99.9 µs "
-              "| server CPU µs per update out | result |",
-              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+              "| CPU µs per update: source | distributor | server | client | result |",
+              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in points:
         lines.append(f"| {r['kind']} | {r['part']} | {r['profile']} | {r['connections']} | {r['rate']:,} "
                      f"| {_cell(r['outbound_per_s'])} | "
                      + " | ".join(_cell(r[f'{k}_us']) for k in LATENCY_STATS)
-                     + f" | {_cpu(r['server_cpu_us_per_update'])} "
-                     f"| {'ok' if r['passed'] else 'STOP: ' + '; '.join(r['failures'])} |")
+                     + " | " + " | ".join(_cpu(r[f"{k}_cpu_us_per_update"]) for k in CPU_KINDS)
+                     + f" | {'ok' if r['passed'] else 'STOP: ' + '; '.join(r['failures'])} |")
+    lines += ["", "Where the latency points' mean goes (µs; the daemons' hop histograms, "
+              "docs/benchmarks.md, \"Where the latency goes\"): " + ", ".join(HOP_TITLES) + ".", "",
+              "| kind | rate in/s | " + " | ".join(HOPS) + " |", "|---|---:|" + "---:|" * len(HOPS)]
+    for r in points:
+        if r["part"] == "latency":
+            lines.append(f"| {r['kind']} | {r['rate']:,} | " + " | ".join(_cell(r["hops_us"][h]) for h in HOPS) + " |")
     return lines + [""]
 
 

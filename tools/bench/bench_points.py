@@ -47,10 +47,10 @@ class Point:
     result: dict = field(default_factory=dict)
 
     def label(self):
-        return (f"{self.scenario}-{self.profile}-{self.rate}ups-{self.update_bytes}B-"
+        size = f"books{self.book_levels.replace(':', '-')}" if self.book_levels else f"{self.update_bytes}B"
+        return (f"{self.scenario}-{self.profile}-{self.rate}ups-{size}-"
                 f"{self.servers}srv-{self.connections}conn" + ("-tls" if self.tls else "") + f"-{self.client}"
-                + (f"-conflate{self.ws_conflate_ms}ms" if self.ws_age() else "")
-                + (f"-books{self.book_levels.replace(':', '-')}" if self.book_levels else ""))
+                + (f"-conflate{self.ws_conflate_ms}ms" if self.ws_age() else ""))
 
     def ws_age(self):
         """True when WebSocket clients measure the age of what they show (--ws-conflate-ms)."""
