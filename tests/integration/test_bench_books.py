@@ -1,7 +1,8 @@
 """mdcast-bench books end to end, at a tiny size: field lists and MarketByPrice books through
 the same harness in one run, a fanout point and a latency point of each. The report holds a
-summary row per measure with a figure for both kinds, books.json the same, every book point's
-clients read book actions (the server forwarded maps, not empty updates) and lost nothing.
+summary row per measure (latency figures for both kinds), a row per point with its rate out,
+books.json the same; every book point's clients read book actions (the server forwarded maps,
+not empty updates) and lost nothing.
 Rates and latencies are measured, never judged: a loaded machine makes them what it makes them."""
 import glob
 import json
@@ -29,8 +30,13 @@ def test_books_beside_field_lists():
     rows = {row[0]: row for row in table_rows(text, "## Books beside field lists")[1:]}
     expected = ["updates/s out of one server"] + [f"latency {s} µs at 1,000/s" for s in ("mean", "p50", "p99", "p99_9")]
     check(sorted(rows) == sorted(expected), f"summary rows {sorted(rows)}:\n{text[:4000]}")
+    # The fanout figure is the best *passing* point's: a point a loaded machine fails (a source tick
+    # missed) leaves '–' there, so only the latency rows must always carry numbers.
     for measure, row in rows.items():
-        check(numeric(row[2]) and numeric(row[3]), f"{measure}: a kind without a figure: {row}\n{text[:4000]}")
+        if measure.startswith("latency"):
+            check(numeric(row[2]) and numeric(row[3]), f"{measure}: a kind without a figure: {row}\n{text[:4000]}")
+    every = [row for row in table_rows(text, "## Every point") if len(row) > 6 and row[1] in ("fanout", "latency")]
+    check(len(every) == 4 and all(numeric(row[5]) for row in every), f"points: {every}")
     with open(os.path.join(folder, "books.json")) as f:
         points = json.load(f)["points"]
     check(sorted((p["kind"], p["part"]) for p in points)
