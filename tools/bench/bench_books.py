@@ -3,7 +3,7 @@
 mdcast-bench-publisher (the SDK Publisher) publishes --fanout-items items (default 1,000) either
 as field lists (74-byte updates, as the other scenarios) or, with --book-levels MIN:MAX (default
 10:50), as MarketByPrice books of MIN..MAX levels whose updates each change 1-3 levels (an
-update, a delete and an add, in turn: tools/bench/sample_book.h); the SDK clients
+update, a delete and an add, in turn: tools/bench/bench_book.h); the SDK clients
 (mdcast-bench-consumer --books) read every action's key and fields (Event::book_entries()).
 Two parts, each point a fresh stack, field lists then books at every step:
 

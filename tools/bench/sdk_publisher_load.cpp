@@ -11,7 +11,7 @@
 // With --accept-posts it accepts every post and publishes the posted fields as
 // an update of the item (the post round trip of `mdcast-bench --scenario post`
 // and the posting integration tests); --reject-posts TEXT rejects each with TEXT.
-// With --book-levels MIN:MAX every item is a MarketByPrice book (SampleBook):
+// With --book-levels MIN:MAX every item is a MarketByPrice book (BenchBook):
 // images through refresh_book, updates of 1-3 level actions through
 // update_book (`mdcast-bench books`).
 #include <atomic>
@@ -28,7 +28,7 @@
 #include "common/clock.h"
 #include "common/config/command_line.h"
 #include "mdcast/publisher.h"
-#include "sample_book.h"
+#include "bench_book.h"
 #include "sample_field_list.h"
 #include "sched_slice_option.h"
 #include "tools/sample_items.h"
@@ -274,7 +274,7 @@ class Load {
     std::vector<Item> items_;
     size_t next_ = 0;
     FieldList fields_;
-    tools::SampleBook books_;
+    tools::BenchBook books_;
     BookChanges changes_;
     FieldList summary_;  // a book update's summary: none
     int64_t started_ns_ = 0;

@@ -1,7 +1,7 @@
-// Tests for tools/bench/sample_book.h: depths spread over MIN..MAX, every
+// Tests for tools/bench/bench_book.h: depths spread over MIN..MAX, every
 // update 1-3 actions of every kind, and a book that keeps its depth and stays
 // the window image() describes, however many updates it takes.
-#include "tools/bench/sample_book.h"
+#include "tools/bench/bench_book.h"
 
 #include <catch2/catch.hpp>
 #include <set>
@@ -12,7 +12,7 @@
 #include "proto/limits.h"
 
 using mdcast::BookChanges;
-using mdcast::tools::SampleBook;
+using mdcast::tools::BenchBook;
 namespace proto = mdcast::proto;
 
 namespace {
@@ -33,8 +33,8 @@ std::vector<proto::BookKey> keys(const proto::BookImage& book) {
 
 }  // namespace
 
-TEST_CASE("sample book depths are spread over MIN..MAX by item", "[sample_book]") {
-    const SampleBook books(100, 10, 50);
+TEST_CASE("bench book depths are spread over MIN..MAX by item", "[bench_book]") {
+    const BenchBook books(100, 10, 50);
     CHECK(books.levels(0) == 10);
     CHECK(books.levels(40) == 50);
     CHECK(books.levels(41) == 10);
@@ -44,8 +44,8 @@ TEST_CASE("sample book depths are spread over MIN..MAX by item", "[sample_book]"
     }
 }
 
-TEST_CASE("a sample book's image holds its depth in price levels", "[sample_book]") {
-    SampleBook books(3, 2, 4);
+TEST_CASE("a bench book's image holds its depth in price levels", "[bench_book]") {
+    BenchBook books(3, 2, 4);
     BookChanges image;
     for (uint64_t i = 0; i < 3; ++i) {
         books.image(i, image);
@@ -54,8 +54,8 @@ TEST_CASE("a sample book's image holds its depth in price levels", "[sample_book
     }
 }
 
-TEST_CASE("sample book updates keep the depth and follow the window", "[sample_book]") {
-    SampleBook books(2, 5, 6);
+TEST_CASE("bench book updates keep the depth and follow the window", "[bench_book]") {
+    BenchBook books(2, 5, 6);
     BookChanges changes;
     books.image(1, changes);
     proto::BookImage book = applied(changes);
@@ -73,8 +73,8 @@ TEST_CASE("sample book updates keep the depth and follow the window", "[sample_b
     CHECK(keys(book) == keys(applied(changes)));
 }
 
-TEST_CASE("sample books of different items never share a price", "[sample_book]") {
-    SampleBook books(2, 50, 50);
+TEST_CASE("bench books of different items never share a price", "[bench_book]") {
+    BenchBook books(2, 50, 50);
     BookChanges changes;
     for (uint64_t seq = 1; seq <= 200; ++seq) books.update(0, seq, changes);
     books.image(0, changes);

@@ -14,10 +14,10 @@
 
 namespace mdcast::tools {
 
-class SampleBook {
+class BenchBook {
   public:
     // One book per item index 0..items-1; 1 <= min_levels <= max_levels.
-    SampleBook(uint64_t items, uint32_t min_levels, uint32_t max_levels);
+    BenchBook(uint64_t items, uint32_t min_levels, uint32_t max_levels);
 
     uint32_t levels(uint64_t index) const;
     // Every level of the item's book as it stands (its image).
