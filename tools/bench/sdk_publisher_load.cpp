@@ -25,10 +25,10 @@
 #include <thread>
 #include <vector>
 
+#include "bench_book.h"
 #include "common/clock.h"
 #include "common/config/command_line.h"
 #include "mdcast/publisher.h"
-#include "bench_book.h"
 #include "sample_field_list.h"
 #include "sched_slice_option.h"
 #include "tools/sample_items.h"
