@@ -274,6 +274,51 @@ def test_outage_resyncs_images_only_for_changed_items():
               "hub's unchanged answers")
 
 
+def test_link_lost_during_first_images_recovers_every_item():
+    """The link is lost while the edge still waits for most of its first images (a slow
+    path: they take seconds, so the server's image retries, every second, come due).
+    Every item becomes current after the reconnect; the edge asks each name at most once
+    per link (a request on a live link is answered or the link is lost: the retries are
+    held, not sent) and the hub sends at most one image per item per link."""
+    items = 4000
+    with Stack("cascade-first-images") as stack:
+        stack.distributor()
+        hub = stack.server(1)
+        # About 100 bytes per image: 4,000 images take about 4 s through the relay.
+        relay = Relay(stack.client_ports[1], rate=100_000)
+        edge_server = edge_via(stack, 2, relay)
+        still = stack.source("--items", str(items), "--rate", "0", "--duration", "0")
+        wait_for_log(still, "items registered")
+        wait_for_log(edge_server, "service MDCAST (", timeout=15)
+        client = stack.client(2, "--items", ",".join(f"ITEM{i:06d}" for i in range(items)),
+                              "--duration", "60")
+        edge_admin, hub_admin = admin_port(edge_server), admin_port(hub)
+        wait_until(lambda: metric(edge_admin, "mdcast_server_upstream_items_wanted") == items, 30,
+                   "all items wanted")
+        time.sleep(1.5)  # the first image retries come due
+        check(metric(edge_admin, "mdcast_server_items") < items / 2, "the images came too fast to cut")
+        relay.stop()
+        wait_until(lambda: "item(s) suspect" in edge_server.log_text(), 20, "the lost link declared")
+        time.sleep(1)
+        relay.start()
+        back = time.monotonic()
+        wait_until(lambda: metric(edge_admin, "mdcast_server_items") == items and
+                   metric(edge_admin, "mdcast_server_items_suspect") == 0, 30, "every item current")
+        took = time.monotonic() - back
+        images = metric(hub_admin, "mdcast_server_refreshes_out_total")
+        links = metric(edge_admin, "mdcast_server_upstream_links_up_total")
+        asked = metric(edge_admin, "mdcast_server_upstream_names_asked_total")
+        held = metric(edge_admin, "mdcast_server_upstream_requests_held_total")
+        print(f"link lost during the first images of {items} items: all current {took:.1f} s after "
+              f"it returned; {asked:.0f} names asked and {held:.0f} retries held over {links:.0f} "
+              f"links; the hub sent {images:.0f} images")
+        check(held > 0, "no image retry came due: the test did not test them")
+        check(asked <= items * links, f"{asked:.0f} names asked for {items} items over {links:.0f} links")
+        check(images <= items * links, f"{images:.0f} images for {items} items over {links:.0f} links")
+        for process in (client, still):
+            process.stop()
+
+
 def measure_resync():
     """The resync after a 30 s outage for 10,000 items, 100 of them changed."""
     with Stack("cascade-resync-measure") as stack:
@@ -289,4 +334,5 @@ if __name__ == "__main__" and "--measure" in sys.argv:
 elif __name__ == "__main__":
     run([test_throttled_link_is_conflated_not_cut,
          test_busy_link_lives_dead_link_is_declared_within_two_heartbeats,
-         test_outage_resyncs_images_only_for_changed_items])
+         test_outage_resyncs_images_only_for_changed_items,
+         test_link_lost_during_first_images_recovers_every_item])
