@@ -2,11 +2,12 @@
 // parent can bound the link's output queue by time, not memory: what the queue
 // holds over the rate is how stale the edge is (output.link_max_delay_ms).
 //
-// Sampled on the server's housekeeping tick, after the loop's writes. A window
-// in which the queue never emptied was limited by the link: its rate is the
-// link's, and replaces the estimate. A window with an empty queue in it says
-// only that the link carries at least that much (the feed was slower): the
-// estimate keeps the larger of the two. Pure: the caller passes the clock.
+// Sampled on the server's housekeeping tick (every 100 ms), after the loop's
+// writes: a window runs from one sample to the next. One whose samples all
+// found bytes queued (the kernel took no more) was limited by the link: its
+// rate is the link's, and moves the estimate halfway to it. One with an empty
+// queue says only that the link carries at least that much (the feed was
+// slower): the estimate keeps the larger. Pure: the caller passes the clock.
 #pragma once
 
 #include <cstddef>
@@ -25,7 +26,7 @@ class LinkDrainMeter {
     // least `floor_bytes`); `fallback_bytes` until a rate is known.
     uint64_t bound_bytes(uint32_t delay_ms, uint64_t floor_bytes, uint64_t fallback_bytes) const;
 
-    static constexpr int64_t kWindowNs = 300'000'000;
+    static constexpr int64_t kWindowNs = 100'000'000;  // one housekeeping tick
 
   private:
     int64_t window_start_ns_ = 0;
