@@ -140,7 +140,9 @@ void Server::on_accept(int fd, std::string peer, bool tls, bool websocket) {
         config_.output_max_held_trades,
         config_.output_link_slow_consumer_policy == "conflate" && config_.cache_enable_cache,
         config_.output_link_max_held_trades,
-        config_.output_link_max_bytes};
+        config_.output_link_max_bytes,
+        config_.output_link_max_delay_ms,
+        config_.output_link_unsent_bytes};
     auto client = std::make_unique<ClientSession>(*this, client_limits, server_id_);
     auto connection = std::make_unique<TcpConnection>(loop_, flusher_, fd, id, peer,
                                                       proto::kClientToServerTypes, limits, *client);
@@ -270,6 +272,9 @@ void Server::on_housekeeping() {
         if (upstream_->ready(source) && !recovery_.has_directory(source)) {
             upstream_->query_directory(source);
         }
+    }
+    for (auto& [id, client] : clients_) {
+        if (client->is_link()) client->sample_link(now);
     }
     if (now - last_rate_sample_ns_ >= 1'000'000'000) {
         last_rate_sample_ns_ = now;
