@@ -199,6 +199,7 @@ class Server final : public Upstream::Handler,
     bool switching(uint64_t item_id) const;
     void run_switch_slice(std::unordered_set<uint64_t>* told);
     void finish_switches();
+    void note_switch_done(const SwitchQueue::Job& job);
     SwitchQueue::Outcome switch_item(const GroupSwitch& change, uint64_t id,
                                      std::unordered_set<uint64_t>* told);
     void move_subscribers(CachedItem& from, CachedItem& to, const proto::FieldImage* image);

@@ -54,7 +54,16 @@ std::unordered_set<uint64_t> Server::apply_group_switches() {
     std::unordered_set<uint64_t> told;
     if (changes.empty()) return told;
     const std::vector<uint64_t> subscribed = fanout_.subscribed_items();
-    for (const auto& change : changes) switches_.add(change, subscribed, monotonic_ns());
+    for (const auto& change : changes) {
+        std::vector<uint64_t> items;  // the old member's, of this service only
+        for (uint64_t id : subscribed) {
+            const CachedItem* item = cache_.find(id);
+            if (item && proto::item_source(id) == change.from &&
+                item->service_name == change.service)
+                items.push_back(id);
+        }
+        switches_.add(change, items, monotonic_ns());
+    }
     run_switch_slice(&told);
     return told;
 }
@@ -70,13 +79,19 @@ void Server::run_switch_slice(std::unordered_set<uint64_t>* told) {
         return switch_item(change, id, told);
     };
     for (const auto& job : switches_.run(config_.redundancy_switch_slice_items, step)) {
-        switch_counters_.items_switched += job.moved;
-        switch_counters_.items_without_image += job.waiting;
-        log_->warn("{}: {} subscribed items switched, {} without a current image there ({:.1f} ms)",
-                   switch_text(job.change), job.moved, job.waiting,
-                   (monotonic_ns() - job.start_ns) / 1e6);
+        note_switch_done(job);
     }
     if (!switches_.empty()) switch_timer_.start_once(std::chrono::microseconds(0));
+}
+
+void Server::note_switch_done(const SwitchQueue::Job& job) {
+    switch_counters_.items_switched += job.moved;
+    switch_counters_.items_without_image += job.waiting;
+    log_->warn(
+        "{}: {} subscribed items switched, {} without a current image there ({:.1f} ms, "
+        "{} slices)",
+        switch_text(job.change), job.moved, job.waiting, (monotonic_ns() - job.start_ns) / 1e6,
+        job.slices);
 }
 
 // Every queued item moved now, in one pass: the source's item ids are about
@@ -85,10 +100,7 @@ void Server::finish_switches() {
     const auto step = [&](const GroupSwitch& change, uint64_t id) {
         return switch_item(change, id, nullptr);
     };
-    for (const auto& job : switches_.run(0, step)) {
-        switch_counters_.items_switched += job.moved;
-        switch_counters_.items_without_image += job.waiting;
-    }
+    for (const auto& job : switches_.run(0, step)) note_switch_done(job);
     switch_timer_.stop();
 }
 

@@ -9,7 +9,7 @@ void SwitchQueue::add(const GroupSwitch& change, const std::vector<uint64_t>& it
     auto job = std::find_if(jobs_.begin(), jobs_.end(),
                             [&](const Job& j) { return j.change.service == change.service; });
     if (job == jobs_.end()) {
-        job = jobs_.insert(jobs_.end(), Job{change, {}, now_ns, 0, 0});
+        job = jobs_.insert(jobs_.end(), Job{change, {}, now_ns, 0, 0, 0});
     } else {
         job->change = change;  // the items waiting go to the newest target
     }
@@ -24,6 +24,7 @@ std::vector<SwitchQueue::Job> SwitchQueue::run(size_t limit, const Step& step) {
     size_t done = 0;
     while (!jobs_.empty() && (limit == 0 || done < limit)) {
         Job& job = jobs_.front();
+        ++job.slices;
         while (!job.items.empty() && (limit == 0 || done < limit)) {
             const uint64_t id = job.items.front();
             job.items.pop_front();

@@ -37,6 +37,7 @@ class SwitchQueue {
         int64_t start_ns = 0;        // when the first switch of this job came
         size_t moved = 0;            // moved with a refresh
         size_t waiting = 0;          // the new member had no current image: told why
+        size_t slices = 0;           // loop passes it took
     };
     // Moves one item for `change`; says what became of it.
     using Step = std::function<Outcome(const GroupSwitch& change, uint64_t item_id)>;

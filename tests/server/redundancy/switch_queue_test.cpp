@@ -51,6 +51,7 @@ TEST_CASE("a switch in slices moves every item once, in order, a slice at a time
     REQUIRE(finished.size() == 1);
     CHECK(finished[0].moved == 2500);
     CHECK(finished[0].waiting == 0);
+    CHECK(finished[0].slices == 3);
     CHECK_FALSE(queue.waiting(100));
 }
 
