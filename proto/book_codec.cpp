@@ -148,6 +148,21 @@ bool domain_keys_by_price(wire::Domain domain) {
     return domain == wire::DOMAIN_MARKET_BY_PRICE;
 }
 
+std::string_view domain_name(wire::Domain domain) {
+    switch (domain) {
+        case wire::DOMAIN_MARKET_PRICE:
+            return "MarketPrice";
+        case wire::DOMAIN_MARKET_BY_PRICE:
+            return "MarketByPrice";
+        case wire::DOMAIN_MARKET_BY_ORDER:
+            return "MarketByOrder";
+        case wire::DOMAIN_SYMBOL_LIST:
+            return "SymbolList";
+        default:
+            return "unknown";
+    }
+}
+
 bool decode_map_for(wire::Domain domain, std::span<const uint8_t> bytes, size_t max_entries,
                     std::vector<MapEntryView>& out, std::string& why) {
     if (!is_book_domain(domain)) {

@@ -44,6 +44,9 @@ bool decode_map_for(::mdcast::wire::v1::Domain domain, std::span<const uint8_t> 
 // The key kind a book domain takes; false for DOMAIN_MARKET_PRICE (no map).
 bool is_book_domain(::mdcast::wire::v1::Domain domain);
 bool domain_keys_by_price(::mdcast::wire::v1::Domain domain);
+// The names of docs/books.md (LSEG's): "MarketPrice", "MarketByPrice",
+// "MarketByOrder", "SymbolList"; "unknown" for any other value.
+std::string_view domain_name(::mdcast::wire::v1::Domain domain);
 
 // Appends one MapEntry (tag included) to `out`, an encoded Map being built.
 // `fields` is written for add and update, never for delete.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "proto/book_image.h"
 #include "proto/websocket/ws_frames.h"
 
 namespace mdcast::server {
@@ -22,8 +23,9 @@ void append_int(std::string& out, int64_t value) {
     out.append(digits, end);
 }
 
-// mantissa x 10^exponent, exactly (no binary rounding).
-void append_decimal(std::string& out, int64_t mantissa, int32_t exponent) {
+}  // namespace
+
+void append_json_decimal(std::string& out, int64_t mantissa, int32_t exponent) {
     const bool negative = mantissa < 0;
     const uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(mantissa) : mantissa;
     char digits[24];
@@ -48,6 +50,8 @@ void append_decimal(std::string& out, int64_t mantissa, int32_t exponent) {
     out += text.substr(text.size() - scale);
 }
 
+namespace {
+
 void append_time(std::string& out, int64_t ns) {
     const time_t seconds = static_cast<time_t>(ns / 1'000'000'000);
     const long nanos = static_cast<long>(ns % 1'000'000'000);
@@ -64,7 +68,7 @@ void append_value(std::string& out, const proto::FieldEntry& field) {
         case proto::FieldKind::kInt:
             return append_int(out, field.integer);
         case proto::FieldKind::kDecimal:
-            return append_decimal(out, field.integer, field.exponent);
+            return append_json_decimal(out, field.integer, field.exponent);
         case proto::FieldKind::kDouble: {
             if (!std::isfinite(field.real)) break;
             char text[32];
@@ -115,19 +119,6 @@ std::string_view code_name(wire::StatusCode code) {
         default:
             return "";
     }
-}
-
-// A book (docs/books.md) has no LSEG Map encoding here yet: its summary fields
-// go out, and the state says at once that the entries do not, so a grid never
-// shows a book's summary as if it were the whole item.
-wire::Status book_not_carried(const wire::Status& status) {
-    wire::Status said = status;
-    said.set_data_state(wire::DATA_SUSPECT);
-    said.set_code(wire::STATUS_INVALID_REQUEST);
-    said.set_text(
-        "a book item: its entries are not carried over WebSocket yet, only its summary "
-        "fields (docs/websocket.md)");
-    return said;
 }
 
 // "State":{"Stream":..,"Data":..,"Code":..,"Text":..}
@@ -257,7 +248,8 @@ void JsonEncoder::append_update(std::string& out, const proto::UpdateView& updat
         out += '}';
     }
     out += ',';
-    append_fields(out, update.fields, view);
+    if (update.map_bytes.empty() || !append_update_map(out, update, view))
+        append_fields(out, update.fields, view);
     out += "}]";
     frame_ws_text(out, start);
 }
@@ -268,19 +260,23 @@ std::string JsonEncoder::refresh(const CachedItem& item, const proto::FieldImage
     std::string out = "{\"ID\":";
     append_int(out, static_cast<int64_t>(item.id));
     out += ",\"Type\":\"Refresh\",";
+    const proto::BookImage* book = image ? image->book() : nullptr;
+    if (book) {
+        out += "\"Domain\":\"";
+        out += proto::domain_name(book->domain());
+        out += "\",";
+    }
     append_key(out, item.service_name, item.name);
     out += ',';
-    if (image && image->book()) {
-        append_state(out, book_not_carried(item.status), snapshot);
-    } else {
-        append_state(out, item.status, snapshot);
-    }
+    append_state(out, item.status, snapshot);
     out += ",\"SeqNumber\":";
     append_int(out, static_cast<int64_t>(item.item_seq));
     append_publish_time(out, item.publish_time_ns);
     if (!solicited) out += ",\"Solicited\":false";
     out += ',';
-    if (image) {
+    if (book) {
+        append_book_map(out, *image, view);
+    } else if (image) {
         append_image_fields(out, *image, view);
     } else {
         out += "\"Fields\":{}";

@@ -75,6 +75,14 @@ class JsonEncoder {
                              const std::vector<uint32_t>& view) const;
 
     void append_publish_time(std::string& out, uint64_t publish_time_ns) const;
+    // A book's refresh payload: "Map" with the summary (`view` applied) and every
+    // entry as an Add, in key order (json_book.cpp).
+    void append_book_map(std::string& out, const proto::FieldImage& image,
+                         const std::vector<uint32_t>& view) const;
+    // An update's "Map" (its entry actions, its fields as the Summary); false,
+    // nothing written, when it carries no map.
+    bool append_update_map(std::string& out, const proto::UpdateView& update,
+                           const std::vector<uint32_t>& view) const;
 
     proto::FieldDictionary dictionary_;
     bool publish_time_ = false;
@@ -83,5 +91,7 @@ class JsonEncoder {
 
 // Appends `text` as a JSON string literal (quotes included).
 void append_json_string(std::string& out, std::string_view text);
+// Appends mantissa x 10^exponent as a JSON number, exactly (no binary rounding).
+void append_json_decimal(std::string& out, int64_t mantissa, int32_t exponent);
 
 }  // namespace mdcast::server

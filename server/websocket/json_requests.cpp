@@ -277,7 +277,10 @@ JsonRequest read_message(const json& message, const JsonLimits& limits) {
                                    : std::string("MarketPrice");
     if (domain == "Login") {
         read_login(message, r);
-    } else if (domain == "MarketPrice") {
+    } else if (domain == "MarketPrice" || domain == "MarketByPrice" || domain == "MarketByOrder" ||
+               domain == "SymbolList") {
+        // A book's domain names the same item request: the refresh says the
+        // item's own Domain (docs/websocket.md, "Books").
         read_item(message, r, limits);
     } else if (domain == "Source") {
         read_source(message, r);
@@ -286,7 +289,8 @@ JsonRequest read_message(const json& message, const JsonLimits& limits) {
     } else {
         throw Refusal{JsonError::kUnknownType,
                       "Domain '" + domain.substr(0, 32) +
-                          "' is not served (Login, MarketPrice, Source, Dictionary)"};
+                          "' is not served (Login, MarketPrice, MarketByPrice, MarketByOrder, "
+                          "SymbolList, Source, Dictionary)"};
     }
     return r;
 }

@@ -48,6 +48,8 @@ mdcast_sdk_integration_test(integration_books integration/test_books.py 240)
 # Book recovery (docs/books.md, "Recovery"): failover, late join, a slow reader; loss, source restart.
 mdcast_sdk_integration_test(integration_book_failover integration/test_book_failover.py 180)
 mdcast_sdk_integration_test(integration_book_recovery integration/test_book_recovery.py 240)
+# Books on the WebSocket/JSON port (docs/websocket.md, "Books"): early and late subscribers.
+mdcast_sdk_integration_test(integration_ws_books integration/test_ws_books.py 240)
 # mdcastctl's drain moves SDK consumers (test_mdcastctl.py uses the failover checks).
 mdcast_sdk_integration_test(integration_mdcastctl integration/test_mdcastctl.py 180)
 mdcast_sdk_integration_test(integration_sdk_consumer integration/test_sdk_consumer.py 120)

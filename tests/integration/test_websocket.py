@@ -257,7 +257,7 @@ def test_bad_input_is_answered_or_closed_with_a_reason():
             ws = await open_logged_in(port)
             for text, kind in (("{not json", "not JSON"), ('{"Type":"Refresh","ID":3}', "unknown message Type"),
                                ('{"ID":"x","Key":{}}', "ID is not an integer"),
-                               ('{"ID":4,"Domain":"MarketByOrder","Key":{"Name":"x"}}', "is not served"),
+                               ('{"ID":4,"Domain":"MarketMaker","Key":{"Name":"x"}}', "is not served"),
                                ("[" * 40 + "]" * 40, "nested deeper")):
                 await ws.send(text)
                 error = (await receive(ws))[0]

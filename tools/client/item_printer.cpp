@@ -37,16 +37,7 @@ std::string key_text(const proto::MapEntryView& entry) {
 
 // The names of docs/books.md, as the SDK's domain_name() gives them.
 std::string domain_text(wire::Domain domain) {
-    switch (domain) {
-        case wire::DOMAIN_MARKET_BY_PRICE:
-            return "MarketByPrice";
-        case wire::DOMAIN_MARKET_BY_ORDER:
-            return "MarketByOrder";
-        case wire::DOMAIN_SYMBOL_LIST:
-            return "SymbolList";
-        default:
-            return domain == wire::DOMAIN_MARKET_PRICE ? "MarketPrice" : "unknown";
-    }
+    return std::string(proto::domain_name(domain));
 }
 
 std::string code_name(wire::StatusCode code) {

@@ -131,27 +131,103 @@ TEST_CASE("clients.ws_publish_time: updates and refreshes carry the publisher's 
           std::string::npos);
 }
 
-TEST_CASE("a book's refresh says its entries are not carried: summary fields, Data Suspect") {
+namespace {
+
+// One entry of an encoded Map: a price key (or `name`), an action, a BIDSIZE (< 0: none).
+void add_entry(std::string& map, int64_t mantissa, int32_t exponent, proto::MapAction action,
+               int64_t size, std::string_view name = {}) {
+    proto::MapEntryView e;
+    e.is_price = name.empty();
+    e.mantissa = mantissa;
+    e.exponent = exponent;
+    e.name = name;
+    e.action = action;
+    proto::FieldEntry field;
+    field.id = 30;
+    field.kind = proto::FieldKind::kInt;
+    field.integer = size;
+    proto::append_map_entry(map, e,
+                            size < 0 ? std::span<const proto::FieldEntry>{} : std::span(&field, 1));
+}
+
+std::span<const uint8_t> bytes_of(const std::string& s) {
+    return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+// The shape of the LSEG WebSocket API's MarketByPrice refresh: Domain, then a
+// Map with KeyType, Summary and Entries, each an Add with a Key and Fields.
+TEST_CASE("a book's refresh: Domain, Map with KeyType Real, Summary and every entry in order") {
     const JsonEncoder json = encoder();
     mdcast::server::CachedItem item;
     item.id = 9;
     item.service_name = "S";
     item.name = "BOOK";
+    item.item_seq = 4;
     item.status =
         mdcast::server::make_status(wire::STREAM_OPEN, wire::DATA_OK, wire::STATUS_NONE, "");
     proto::FieldImage image;
-    const proto::FieldEntry bid = decimal(22, 10143, -2);
-    image.apply({&bid, 1});
-    const std::string plain = payload(json.refresh(item, &image, {}, true, false));
-    CHECK(plain.find(R"("Data":"Ok")") != std::string::npos);
-
+    const proto::FieldEntry name = [] {
+        proto::FieldEntry f;
+        f.id = 3;
+        f.kind = proto::FieldKind::kString;
+        f.text = "ACME";
+        return f;
+    }();
+    image.apply({&name, 1});
     image.set_book(std::make_unique<proto::BookImage>(wire::DOMAIN_MARKET_BY_PRICE));
-    const std::string book = payload(json.refresh(item, &image, {}, true, false));
-    CHECK(book.find(R"("State":{"Stream":"Open","Data":"Suspect","Code":"InvalidRequest",)") !=
+    std::string map;
+    add_entry(map, 10150, -2, proto::MapAction::kAdd, 300);
+    add_entry(map, 1014, -1, proto::MapAction::kAdd, 200);
+    std::string why;
+    REQUIRE(image.book()->apply(bytes_of(map), 100, why) == proto::BookImage::Result::kApplied);
+
+    const std::string text = payload(json.refresh(item, &image, {}, true, false));
+    CHECK(
+        text ==
+        R"({"ID":9,"Type":"Refresh","Domain":"MarketByPrice","Key":{"Service":"S","Name":"BOOK"},)"
+        R"("State":{"Stream":"Open","Data":"Ok","Text":""},"SeqNumber":4,)"
+        R"("Map":{"KeyType":"Real","Summary":{"Fields":{"DSPLY_NAME":"ACME"}},"Entries":[)"
+        R"({"Action":"Add","Key":101.4,"Fields":{"BIDSIZE":200}},)"
+        R"({"Action":"Add","Key":101.5,"Fields":{"BIDSIZE":300}}]}})");
+    // A view narrows the summary only (views inside entries: docs/websocket.md).
+    const std::string viewed = payload(json.refresh(item, &image, {22}, true, false));
+    CHECK(viewed.find(R"("Summary":{"Fields":{}})") != std::string::npos);
+    CHECK(viewed.find(R"({"Action":"Add","Key":101.4,"Fields":{"BIDSIZE":200}})") !=
           std::string::npos);
-    CHECK(book.find("entries are not carried over WebSocket") != std::string::npos);
-    CHECK(book.find(R"("Fields":{"BID":101.43})") != std::string::npos);
-    CHECK(item.status.data_state() == wire::DATA_OK);  // the cache's own state is untouched
+}
+
+TEST_CASE("a book's update: each action with its key, no Fields on a Delete, names as text") {
+    const JsonEncoder json = encoder();
+    std::string map;
+    add_entry(map, 10150, -2, proto::MapAction::kUpdate, 250);
+    add_entry(map, 1014, -1, proto::MapAction::kDelete, -1);
+    add_entry(map, 1016, -1, proto::MapAction::kAdd, 5);
+    proto::UpdateView update;
+    update.item_id = 9;
+    update.item_seq = 5;
+    update.trade = true;
+    update.map_bytes = bytes_of(map);
+    std::string frame;
+    json.append_update(frame, update, {});
+    CHECK(payload(frame) == R"({"ID":9,"Type":"Update","SeqNumber":5,"UpdateType":"Trade",)"
+                            R"("Map":{"KeyType":"Real","Entries":[)"
+                            R"({"Action":"Update","Key":101.5,"Fields":{"BIDSIZE":250}},)"
+                            R"({"Action":"Delete","Key":101.4},)"
+                            R"({"Action":"Add","Key":101.6,"Fields":{"BIDSIZE":5}}]}})");
+
+    std::string orders;
+    add_entry(orders, 0, 0, proto::MapAction::kAdd, 7, "order \"1\"");
+    update.map_bytes = bytes_of(orders);
+    const proto::FieldEntry bid = decimal(22, 10143, -2);
+    update.fields.push_back(bid);
+    std::string named;
+    json.append_update(named, update, {});
+    CHECK(payload(named).find(
+              R"("Map":{"KeyType":"AsciiString","Summary":{"Fields":{"BID":101.43}},"Entries":[)"
+              R"({"Action":"Add","Key":"order \"1\"","Fields":{"BIDSIZE":7}}]})") !=
+          std::string::npos);
 }
 
 TEST_CASE("the Source directory lists each service's info and state") {

@@ -138,8 +138,16 @@ TEST_CASE("refusals say why") {
     CHECK(
         one(R"({"ID":1,"Domain":"Dictionary","Key":{"Name":"RWFFld","Filter":"7"}})").error_text ==
         "Key.Filter is not an unsigned integer");
-    CHECK(one(R"({"ID":1,"Domain":"MarketByOrder","Key":{"Name":"A"}})").error ==
+    CHECK(one(R"({"ID":1,"Domain":"MarketMaker","Key":{"Name":"A"}})").error ==
           JsonError::kUnknownType);
+    // A book's domains are item requests (the refresh names the item's own Domain).
+    for (const char* domain : {"MarketByPrice", "MarketByOrder", "SymbolList"}) {
+        const auto book = one(
+            (std::string(R"({"ID":1,"Domain":")") + domain + R"(","Key":{"Name":"A"}})").c_str());
+        CHECK(book.error == JsonError::kNone);
+        CHECK(book.request.type == JsonRequest::Type::kItem);
+        CHECK(book.request.names == std::vector<std::string>{"A"});
+    }
     CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":"A"},"Streaming":1})").error ==
           JsonError::kBadRequest);
     CHECK(one(R"({"ID":1,"Key":{"Service":"S","Name":["A","B","C"]}})").error ==
