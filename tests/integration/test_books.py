@@ -48,19 +48,26 @@ def stop(process):
     check(process.wait(20) == 0, f"{process.name} did not exit cleanly")
 
 
+def start_publisher(stack, seed):
+    """A distributor, two servers and the book's publisher, refreshed; it publishes its
+    updates once `go` exists, pausing half way until `half_go` does."""
+    stack.distributor()
+    stack.server(1)
+    stack.server(2)
+    go, half_go = stack.write("go", ""), os.path.join(stack.dir, "half-go")
+    os.remove(go)
+    publisher = book_probe(stack, "publisher", "publish", "--distributors",
+                           f"127.0.0.1:{stack.publisher_port}", "--service", "BOOKS",
+                           "--item", "VOD.MBP", "--levels", str(LEVELS), "--updates",
+                           str(UPDATES), "--seed", str(seed), "--rate", "1500", "--go-file", go,
+                           "--half-go-file", half_go)
+    check(wait_for(publisher, "refreshed")["flushed"], "the book refresh was not flushed")
+    return publisher, go, half_go
+
+
 def test_every_subscriber_ends_with_the_publishers_book():
     with harness.Stack("books") as stack:
-        stack.distributor()
-        stack.server(1)
-        stack.server(2)
-        go, half_go = stack.write("go", ""), os.path.join(stack.dir, "half-go")
-        os.remove(go)
-        publisher = book_probe(stack, "publisher", "publish", "--distributors",
-                               f"127.0.0.1:{stack.publisher_port}", "--service", "BOOKS",
-                               "--item", "VOD.MBP", "--levels", str(LEVELS), "--updates",
-                               str(UPDATES), "--seed", "7", "--rate", "1500", "--go-file", go,
-                               "--half-go-file", half_go)
-        check(wait_for(publisher, "refreshed")["flushed"], "the book refresh was not flushed")
+        publisher, go, half_go = start_publisher(stack, 7)
 
         early = consumer(stack, 1, "early")
         image = wait_for(early, "refresh")
