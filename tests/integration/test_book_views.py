@@ -17,8 +17,8 @@ from decimal import Decimal
 sys.path.insert(0, os.path.dirname(__file__))
 import harness  # noqa: E402
 from harness import SUBSCRIBE, check, frame, login_frame  # noqa: E402
-from test_books import (LEVELS, UPDATES, book_of_frames, consumer, entry_of,  # noqa: E402
-                        start_publisher, stop, wait_for)
+from test_books import (LEVELS, UPDATES, book_of_frames, check_ends_with, consumer,  # noqa: E402
+                        entry_of, start_publisher, stop, wait_for)
 from wire import REFRESH, UPDATE, fields, first, read_until_quiet  # noqa: E402
 
 ORDERS, NUMBER = 3430, 32  # the view: the number of orders and the update number
@@ -82,12 +82,7 @@ def test_viewed_subscribers_end_with_the_book_in_their_view():
         want = [[price, -1, orders] for price, _size, orders in published["entries"]]
         check(want, "the publisher's book is empty")
         for process in [early, *late]:
-            book = wait_for(process, "book", timeout=120)
-            check(book["n"] == UPDATES and book["jumps"] == 0, f"{process.name}: {book}")
-            got = book["entries"]
-            for mine, theirs in zip(got, want):
-                check(mine == theirs, f"{process.name}: entry {mine}, in view {theirs}")
-            check(len(got) == len(want), f"{process.name}: {len(got)} entries, publisher {len(want)}")
+            check_ends_with(process, want)
 
         reader.join(200)
         check(not reader.is_alive(), "the raw client's reader did not finish")
