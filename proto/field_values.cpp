@@ -9,22 +9,6 @@ namespace mdcast::proto {
 
 namespace {
 
-std::string format_decimal(const wire::Decimal& d) {
-    const bool negative = d.mantissa() < 0;
-    // Magnitude as unsigned so INT64_MIN does not overflow.
-    uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(d.mantissa()) : d.mantissa();
-    std::string digits = std::to_string(magnitude);
-    const int exponent = std::clamp(d.exponent(), -30, 30);  // hostile input stays printable
-    if (exponent >= 0) {
-        if (magnitude != 0) digits.append(static_cast<size_t>(exponent), '0');
-    } else {
-        const auto scale = static_cast<size_t>(-exponent);
-        if (digits.size() <= scale) digits.insert(0, scale - digits.size() + 1, '0');
-        digits.insert(digits.size() - scale, 1, '.');
-    }
-    return negative ? "-" + digits : digits;
-}
-
 std::string format_time(int64_t ns) {
     const time_t seconds = static_cast<time_t>(ns / 1'000'000'000);
     const long nanos = static_cast<long>(ns % 1'000'000'000);
@@ -38,12 +22,29 @@ std::string format_time(int64_t ns) {
 
 }  // namespace
 
+std::string format_decimal(int64_t mantissa, int32_t exponent) {
+    const bool negative = mantissa < 0;
+    // Magnitude as unsigned so INT64_MIN does not overflow.
+    uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(mantissa) : mantissa;
+    std::string digits = std::to_string(magnitude);
+    const int shown = std::clamp(exponent, -30, 30);  // hostile input stays printable
+    if (shown >= 0) {
+        if (magnitude != 0) digits.append(static_cast<size_t>(shown), '0');
+    } else {
+        const auto scale = static_cast<size_t>(-shown);
+        if (digits.size() <= scale) digits.insert(0, scale - digits.size() + 1, '0');
+        digits.insert(digits.size() - scale, 1, '.');
+    }
+    return negative ? "-" + digits : digits;
+}
+
 std::string format_value(const wire::FieldValue& value) {
     switch (value.value_case()) {
         case wire::FieldValue::kIntValue:
             return std::to_string(value.int_value());
         case wire::FieldValue::kDecimalValue:
-            return format_decimal(value.decimal_value());
+            return format_decimal(value.decimal_value().mantissa(),
+                                  value.decimal_value().exponent());
         case wire::FieldValue::kDoubleValue: {
             char text[32];
             std::snprintf(text, sizeof text, "%.17g", value.double_value());

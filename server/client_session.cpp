@@ -1,5 +1,6 @@
 #include "server/client_session.h"
 
+#include <algorithm>
 #include <type_traits>
 
 #include "common/logging.h"
@@ -15,6 +16,10 @@ namespace {
 // Answers a conflating client may owe before it is a slow consumer after all:
 // a peer that keeps asking while it does not read.
 constexpr size_t kMaxHeldControl = 1024;
+
+// A link's time bound never shrinks its queue below this: a few frames, so a
+// link measured while nearly idle is not conflated by the next small burst.
+constexpr uint64_t kMinLinkBoundBytes = 4096;
 
 // A later answer of these kinds replaces an earlier one not yet sent.
 bool replaces_earlier(FrameType type) {
@@ -205,9 +210,22 @@ void ClientSession::deliver_group(std::span<const uint8_t> frame,
 
 // A link's queue is bounded by time more than memory: what it holds is how
 // stale the edge is (its bytes over the link's bandwidth), so it has its own.
+// An empty queue takes any frame: one larger than the bound must still pass.
 bool ClientSession::over_link_bound(size_t bytes) const {
-    return is_link_ && limits_.link_max_bytes != 0 &&
-           connection_->queued_bytes() + bytes > limits_.link_max_bytes;
+    if (!is_link_ || link_bound_ == 0) return false;
+    const size_t queued = connection_->queued_bytes();
+    return queued > 0 && queued + bytes > link_bound_;
+}
+
+// The bound is what the link drains in output.link_max_delay_ms, never above
+// output.link_max_bytes (the memory it may take), and that until a rate is known.
+void ClientSession::sample_link(int64_t now_ns) {
+    if (!is_link_ || limits_.link_max_delay_ms == 0 || !connection_->is_open()) return;
+    link_meter_.sample(now_ns, connection_->bytes_out(), connection_->queued_bytes());
+    const uint64_t cap = limits_.link_max_bytes;
+    const uint64_t bound =
+        link_meter_.bound_bytes(limits_.link_max_delay_ms, kMinLinkBoundBytes, cap);
+    link_bound_ = cap == 0 ? bound : std::min(bound, cap);
 }
 
 // The queue is full: the slow-consumer policy.
@@ -261,7 +279,13 @@ size_t ClientSession::drain_owed(const OwedFrame& frame_for) {
         ++sent;
         return true;
     });
-    if (done) end_conflation();
+    // The next drain once half of what is queued now went out: the mark set
+    // when conflation started may lie above a link's bound, which moves.
+    if (done) {
+        end_conflation();
+    } else {
+        connection_->set_low_watermark(connection_->queued_bytes() / 2);
+    }
     return sent;
 }
 
@@ -347,6 +371,10 @@ void ClientSession::accept_login(std::shared_ptr<const auth::UserEntry> account)
         is_link_ = true;
         limits_.conflate = limits_.link_conflate;
         limits_.max_held_trades = limits_.link_max_held_trades;
+        link_bound_ = limits_.link_max_bytes;
+        // The kernel's unsent bytes are staleness too: kept small on links only
+        // (bytes in flight are not limited, so a long fat link keeps its speed).
+        if (limits_.link_unsent_bytes != 0) connection_->limit_unsent(limits_.link_unsent_bytes);
     }
     wire::LoginResponse response;
     response.set_accepted(true);

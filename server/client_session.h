@@ -21,6 +21,7 @@
 #include "common/logging.h"
 #include "common/net/tcp_connection.h"
 #include "proto/update_codec.h"
+#include "server/cascade/link_drain_meter.h"
 #include "server/conflation_backlog.h"
 #include "server/websocket/ws_session.h"
 #include "wire/client.pb.h"
@@ -40,7 +41,9 @@ struct ClientLimits {
     // For a cascade link (server/cascade/link_role.h), once logged in:
     bool link_conflate = true;               // output.link_slow_consumer_policy
     uint32_t link_max_held_trades = 100000;  // output.link_max_held_trades
-    uint64_t link_max_bytes = 0;  // output.link_max_bytes: queue bound of a link (0: max_bytes)
+    uint64_t link_max_bytes = 0;     // output.link_max_bytes: queue bound of a link (0: max_bytes)
+    uint32_t link_max_delay_ms = 0;  // output.link_max_delay_ms: the queue's bound in time (0: off)
+    uint32_t link_unsent_bytes = 0;  // output.link_unsent_bytes: TCP_NOTSENT_LOWAT (0: kernel's)
 };
 
 class ClientSession final : public TcpConnection::Handler {
@@ -185,6 +188,11 @@ class ClientSession final : public TcpConnection::Handler {
     const ClientLimits& limits() const { return limits_; }
     // Logged in as a cascade link (an edge server): the link limits apply.
     bool is_link() const { return is_link_; }
+    // A link's queue bound follows its drain rate (output.link_max_delay_ms):
+    // the owner samples it periodically, after the loop's writes.
+    void sample_link(int64_t now_ns);
+    // What a link's queue may hold before it conflates (0: no bound of its own).
+    uint64_t link_bound_bytes() const { return link_bound_; }
 
     void on_frame(TcpConnection& connection, const proto::Frame& frame) override;
     void on_closed(TcpConnection& connection, CloseReason reason, const std::string& text) override;
@@ -228,6 +236,8 @@ class ClientSession final : public TcpConnection::Handler {
     uint64_t trades_held_ = 0;
     bool held_trade_limit_reached_ = false;
     bool is_link_ = false;
+    LinkDrainMeter link_meter_;
+    uint64_t link_bound_ = 0;
     // Answers (pongs, directories, post acks) that did not fit while
     // conflating, sent first when the queue drains; bounded (kMaxHeldControl).
     std::vector<std::pair<proto::FrameType, std::string>> held_control_;

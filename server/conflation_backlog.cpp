@@ -27,11 +27,20 @@ void ConflationBacklog::hold_trade(uint64_t item_id, std::span<const uint8_t> fr
     held_trade_bytes_ += held.frame.size();
 }
 
+// Resumes at the item where the last drain stopped, wrapping round: when the
+// queue takes a few items per drain (a slow link's small bound), the first
+// items, owed again by the next drain, must not starve the others.
 bool ConflationBacklog::drain(const Send& send) {
-    for (auto it = items_.begin(); it != items_.end();) {
-        if (!drain_item(it->first, it->second, send)) return false;
+    auto it = items_.lower_bound(resume_at_);
+    while (!items_.empty()) {
+        if (it == items_.end()) it = items_.begin();
+        if (!drain_item(it->first, it->second, send)) {
+            resume_at_ = it->first;
+            return false;
+        }
         it = items_.erase(it);
     }
+    resume_at_ = 0;
     return true;
 }
 
@@ -62,6 +71,7 @@ void ConflationBacklog::drop_trade(ItemOwed& owed) {
 
 void ConflationBacklog::clear() {
     items_.clear();
+    resume_at_ = 0;
     held_trades_ = 0;
     held_trade_bytes_ = 0;
 }

@@ -54,9 +54,10 @@ class ConflationBacklog {
     // A trade for the item: held with the quotes merged before it.
     void hold_trade(uint64_t item_id, std::span<const uint8_t> frame);
 
-    // Hands the pieces to `send`, item by item in item order, each item's in
-    // order; `send` returns false to stop there (that piece and the rest stay
-    // for the next drain). True once everything was sent (the backlog is empty).
+    // Hands the pieces to `send`, item by item in item order from where the
+    // last drain stopped (round robin), each item's in order; `send` returns
+    // false to stop there (that piece and the rest stay for the next drain).
+    // True once everything was sent (the backlog is empty).
     using Send = std::function<bool(uint64_t item_id, const Piece& piece)>;
     bool drain(const Send& send);
     void clear();
@@ -76,6 +77,7 @@ class ConflationBacklog {
         MergedUpdate quotes;        // since the last trade
     };
     bool drain_item(uint64_t item_id, ItemOwed& owed, const Send& send);
+    uint64_t resume_at_ = 0;  // the item the last drain stopped at
     void drop_trade(ItemOwed& owed);
 
     std::map<uint64_t, ItemOwed> items_;

@@ -88,7 +88,8 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
                 },
                 [this](const std::string& why, size_t cut) { on_stopped(why, cut); }}),
       housekeeping_(loop, [this] { on_housekeeping(); }),
-      drain_timer_(loop, [this] { on_drain_tick(); }) {
+      drain_timer_(loop, [this] { on_drain_tick(); }),
+      switch_timer_(loop, [this] { run_switch_slice(nullptr); }) {
     config::raise_descriptor_limit(config.clients_max_connections);
     start_websocket();
     housekeeping_.start_periodic(std::chrono::milliseconds(100));
@@ -140,7 +141,9 @@ void Server::on_accept(int fd, std::string peer, bool tls, bool websocket) {
         config_.output_max_held_trades,
         config_.output_link_slow_consumer_policy == "conflate" && config_.cache_enable_cache,
         config_.output_link_max_held_trades,
-        config_.output_link_max_bytes};
+        config_.output_link_max_bytes,
+        config_.output_link_max_delay_ms,
+        config_.output_link_unsent_bytes};
     auto client = std::make_unique<ClientSession>(*this, client_limits, server_id_);
     auto connection = std::make_unique<TcpConnection>(loop_, flusher_, fd, id, peer,
                                                       proto::kClientToServerTypes, limits, *client);
@@ -270,6 +273,9 @@ void Server::on_housekeeping() {
         if (upstream_->ready(source) && !recovery_.has_directory(source)) {
             upstream_->query_directory(source);
         }
+    }
+    for (auto& [id, client] : clients_) {
+        if (client->is_link()) client->sample_link(now);
     }
     if (now - last_rate_sample_ns_ >= 1'000'000'000) {
         last_rate_sample_ns_ = now;

@@ -37,6 +37,7 @@
 #include "server/item_cache.h"
 #include "server/post_router.h"
 #include "server/redundancy/service_groups.h"
+#include "server/redundancy/switch_queue.h"
 #include "server/server_config.h"
 #include "server/upstream.h"
 #include "server/websocket/json_protocol.h"
@@ -195,7 +196,12 @@ class Server final : public Upstream::Handler,
     // Redundant sources (server/redundancy/source_switch.cpp).
     void note_directory(uint16_t source, const wire::Directory& directory);
     std::unordered_set<uint64_t> apply_group_switches();
-    void switch_service(const GroupSwitch& change, std::unordered_set<uint64_t>& told);
+    bool switching(uint64_t item_id) const;
+    void run_switch_slice(std::unordered_set<uint64_t>* told);
+    void finish_switches();
+    void note_switch_done(const SwitchQueue::Job& job);
+    SwitchQueue::Outcome switch_item(const GroupSwitch& change, uint64_t id,
+                                     std::unordered_set<uint64_t>* told);
     void move_subscribers(CachedItem& from, CachedItem& to, const proto::FieldImage* image);
     void adopt_subscribers(CachedItem& item, const proto::FieldImage* image);
     CachedItem* serving_item(const std::string& service, const std::string& name);
@@ -289,6 +295,8 @@ class Server final : public Upstream::Handler,
         uint64_t items_switched = 0;       // subscribed items moved to another member's item
         uint64_t items_without_image = 0;  // subscribed items the new member had no image of
     } switch_counters_;
+    SwitchQueue switches_;  // subscribed items not yet moved by a switch, in slices
+    Timer switch_timer_;    // the next slice, after the clients' I/O
     // During one subscribe request: the user's room and the client's count at its start.
     struct UserBudget {
         size_t room = SIZE_MAX;

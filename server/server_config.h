@@ -76,6 +76,8 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys, UpstreamKeys {
     std::string output_link_slow_consumer_policy;  // for cascade links: "conflate" or "disconnect"
     uint32_t output_link_max_held_trades = 0;      // trades a conflating link may hold
     uint64_t output_link_max_bytes = 0;            // output queue of a link (0: output.max_bytes)
+    uint32_t output_link_max_delay_ms = 0;         // a link's queue bound in time (0: bytes only)
+    uint32_t output_link_unsent_bytes = 0;         // TCP_NOTSENT_LOWAT of links (0: kernel's)
     bool output_tcp_nodelay = true;
     uint32_t output_tcp_send_buffer_bytes = 0;
     bool output_timed_writes = false;
@@ -116,6 +118,7 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys, UpstreamKeys {
     // Redundant sources (server/redundancy/).
     std::vector<std::string> redundancy_source_rank;
     uint32_t redundancy_hold_down_ms = 0;
+    uint32_t redundancy_switch_slice_items = 0;
 
     // Loss injection, for tests only.
     double loss_receive_rate = 0;

@@ -211,7 +211,8 @@ void Server::on_directory(uint16_t source, const proto::Frame& frame) {
     const auto change = recovery_.on_directory(source, directory);
     counters_.foreign_messages += change.foreign;
     note_directory(source, directory);
-    // Subscribers move to a standby first; those it could not take were told why.
+    // Subscribers move to a standby first; those it could not take were told
+    // why, and those still queued for the move are told nothing.
     const auto told = apply_group_switches();
     for (const auto& info : change.went_down) {
         const std::string text = "service " + info.name() + " is down: its source went away";
@@ -219,7 +220,7 @@ void Server::on_directory(uint16_t source, const proto::Frame& frame) {
         cache_.for_each([&](CachedItem& item) {
             if (item.service_id != info.service_id() || told.contains(item.id)) return;
             ItemCache::invalidate(item, wire::STATUS_SOURCE_DOWN, text);
-            items.push_back(&item);
+            if (!switching(item.id)) items.push_back(&item);
         });
         fan_out_group(wire::GROUP_SERVICE, info.service_id(), info.name(), items);
     }
@@ -274,8 +275,10 @@ void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t 
     recovery_.forget_source(source);
     groups_.on_source_reset(source);
     if (previous_epoch == 0) return;  // first heard
-    // Subscribers move to a standby first; the rest wait for the restarted source.
+    // Subscribers move to a standby first, all of them now (the old item ids
+    // are void below); the rest wait for the restarted source.
     apply_group_switches();
+    finish_switches();
     // Item ids of the old epoch are void: tell subscribers, then wait for the
     // new source's images by name.
     const wire::Status reset =
@@ -303,7 +306,8 @@ void Server::on_source_silent(uint16_t source, bool silent) {
         recovery_.on_source_heard_again(source, fanout_.subscribed_items());
         return rewarm_standby(source);
     }
-    // Subscribers move to a standby first; those it could not take were told why.
+    // Subscribers move to a standby first; those it could not take were told
+    // why, and those still queued for the move are told nothing.
     const auto told = apply_group_switches();
     std::vector<CachedItem*> items = items_of_source(source);
     std::erase_if(items, [&](const CachedItem* item) { return told.contains(item->id); });
@@ -311,6 +315,7 @@ void Server::on_source_silent(uint16_t source, bool silent) {
         ItemCache::invalidate(*item, wire::STATUS_SOURCE_DOWN,
                               "no packets from the distributor for backbone.source_silent_ms");
     }
+    std::erase_if(items, [&](const CachedItem* item) { return switching(item->id); });
     fan_out_group(wire::GROUP_SOURCE, source, "", items);
 }
 

@@ -4,9 +4,11 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -95,6 +97,27 @@ bool TcpConnection::enqueue_allowed(size_t bytes) const {
 bool TcpConnection::admits(size_t queued, size_t bytes) const {
     if (limits_.pool) return limits_.pool->admit(queued, bytes);
     return queued + bytes <= limits_.max_output_bytes;
+}
+
+void TcpConnection::set_low_watermark(size_t bytes) {
+    low_watermark_ = bytes;
+    above_watermark_ = queued_bytes() > bytes;
+}
+
+bool TcpConnection::limit_unsent(uint32_t bytes) {
+    const int value = static_cast<int>(bytes);
+    if (fd_ < 0 || setsockopt(fd_, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &value, sizeof value) != 0) {
+        return false;
+    }
+    unsent_limit_ = bytes;
+    return true;
+}
+
+long TcpConnection::unsent_room() const {
+    int unsent = 0;
+    if (unsent_limit_ == 0 || ioctl(fd_, SIOCOUTQNSD, &unsent) != 0) return -1;
+    return unsent >= static_cast<int>(unsent_limit_) ? 0
+                                                     : static_cast<long>(unsent_limit_) - unsent;
 }
 
 bool TcpConnection::can_queue(size_t bytes) const {
@@ -202,7 +225,10 @@ void TcpConnection::write_some() {
     commit_run();
     while (evbuffer_get_length(output_) > 0) {
         const size_t before = queued_bytes();
-        const int written = evbuffer_write(output_, fd_);
+        const long room = unsent_room();
+        if (room == 0) return wait_writable();  // woken below half of the limit
+        const int written =
+            room < 0 ? evbuffer_write(output_, fd_) : evbuffer_write_atmost(output_, fd_, room);
         if (written > 0) {
             bytes_out_ += static_cast<uint64_t>(written);
             ++writes_;
@@ -212,11 +238,7 @@ void TcpConnection::write_some() {
             continue;
         }
         if (written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-            if (!write_waiting_) {
-                write_waiting_ = true;
-                event_add(write_event_, nullptr);
-            }
-            return;
+            return wait_writable();
         }
         close(CloseReason::kWriteError, written < 0 ? std::strerror(errno) : "write returned 0");
         return;
@@ -228,8 +250,14 @@ void TcpConnection::write_some() {
     if (closing_) close(closing_reason_, closing_text_);  // everything, Close included, is out
 }
 
+void TcpConnection::wait_writable() {
+    if (write_waiting_) return;
+    write_waiting_ = true;
+    event_add(write_event_, nullptr);
+}
+
 TcpConnection::DirectWrite TcpConnection::write_now(std::span<const uint8_t> bytes) {
-    if (!accepts_output() || tls_ || write_waiting_ || queued_bytes() > 0 ||
+    if (!accepts_output() || tls_ || write_waiting_ || unsent_limit_ != 0 || queued_bytes() > 0 ||
         !admits(0, bytes.size())) {
         return DirectWrite::kRefused;
     }

@@ -147,8 +147,14 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     // the caller must hold what keeps the loop's thread out of this connection
     // (EventLoop::set_callback_lock) or be that thread.
     DirectWrite write_now(std::span<const uint8_t> bytes);
-    // on_output_drained fires when the queue falls to `bytes` after passing it.
-    void set_low_watermark(size_t bytes) { low_watermark_ = bytes; }
+    // on_output_drained fires when the queue falls to `bytes` after passing it
+    // (a queue above `bytes` now has passed it).
+    void set_low_watermark(size_t bytes);
+    // The kernel is given no more than `bytes` not yet sent (bytes in flight
+    // do not count): TCP_NOTSENT_LOWAT, and each write sized to the room left,
+    // since the kernel fills a segment it has begun past that mark (a whole
+    // 64 KiB one on loopback). Plaintext only; false when the socket refused it.
+    bool limit_unsent(uint32_t bytes);
     // Room left before send() refuses (pool and max taken into account).
     bool can_queue(size_t bytes) const;
 
@@ -191,6 +197,9 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
   private:
     static void on_readable(int, short, void* self);
     static void on_writable(int, short, void* self);
+    // Bytes the next write may hand the kernel (limit_unsent), -1: any.
+    long unsent_room() const;
+    void wait_writable();
     void read_some();
     bool deliver_frames();
     void note_partial_frame(bool frame_completed);
@@ -241,6 +250,7 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     CloseReason closing_reason_ = CloseReason::kShutdown;
     std::string closing_text_;
     size_t low_watermark_ = 0;
+    uint32_t unsent_limit_ = 0;  // limit_unsent (0: the kernel's send buffer)
     bool above_watermark_ = false;
     uint64_t bytes_in_ = 0;
     uint64_t bytes_out_ = 0;

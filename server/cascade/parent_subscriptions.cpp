@@ -23,11 +23,28 @@ uint64_t ParentSubscriptions::learn(uint64_t item_id, const std::string& service
 std::optional<ParentSubscriptions::Name> ParentSubscriptions::drop(uint64_t item_id) {
     const auto name = names_.find(item_id);
     if (name == names_.end() || wanted_.erase(name->second) == 0) return std::nullopt;
+    asked_.erase(name->second);  // wanted again later: asked again
     return name->second;
 }
 
 void ParentSubscriptions::drop(const std::string& service, const std::string& item) {
     wanted_.erase({service, item});
+    asked_.erase({service, item});
+}
+
+void ParentSubscriptions::asked(const std::string& service, const std::string& item,
+                                int64_t now_ns) {
+    asked_.try_emplace({service, item}, now_ns);  // the first ask is the one answered
+}
+
+bool ParentSubscriptions::awaiting(const std::string& service, const std::string& item,
+                                   int64_t now_ns, int64_t reask_after_ns) const {
+    const auto asked = asked_.find({service, item});
+    return asked != asked_.end() && now_ns - asked->second < reask_after_ns;
+}
+
+void ParentSubscriptions::answered(const std::string& service, const std::string& item) {
+    asked_.erase({service, item});
 }
 
 std::optional<ParentSubscriptions::Name> ParentSubscriptions::name_of(uint64_t item_id) const {

@@ -37,6 +37,20 @@ class ParentSubscriptions {
     // The id a name was last known by (0: none yet).
     uint64_t id_of(const std::string& service, const std::string& item) const;
 
+    // The name is asked on the link now up (a Subscribe sent or about to be).
+    void asked(const std::string& service, const std::string& item, int64_t now_ns);
+    // Asked on this link less than `reask_after_ns` ago and not yet answered:
+    // TCP delivered the request, so asking again would only make the parent
+    // send another image (a slow parent, asked every image retry, falls ever
+    // further behind). The bound is a safety net for a parent that lost one.
+    bool awaiting(const std::string& service, const std::string& item, int64_t now_ns,
+                  int64_t reask_after_ns) const;
+    // A refresh or status for the name arrived.
+    void answered(const std::string& service, const std::string& item);
+    // The link is lost: nothing asked on it will be answered.
+    void link_lost() { asked_.clear(); }
+    size_t awaited() const { return asked_.size(); }
+
     bool wanted(const std::string& service, const std::string& item) const {
         return wanted_.contains({service, item});
     }
@@ -48,7 +62,8 @@ class ParentSubscriptions {
 
   private:
     std::set<Name> wanted_;
-    std::map<Name, uint64_t> ids_;  // every name whose id is known, wanted or not
+    std::map<Name, int64_t> asked_;  // asked on this link, not yet answered: when
+    std::map<Name, uint64_t> ids_;   // every name whose id is known, wanted or not
     std::unordered_map<uint64_t, Name> names_;
 };
 

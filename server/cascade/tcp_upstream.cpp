@@ -17,6 +17,9 @@ using proto::FrameType;
 namespace {
 
 constexpr uint32_t kLoginRefusedBackoff = 10;  // x upstream.reconnect_delay_ms
+// A name asked on a live link is not asked again before this long without an
+// answer (ParentSubscriptions::awaiting): a safety net, not a retry timer.
+constexpr int64_t kReaskAfterNs = 30'000'000'000;
 
 // A frame encoded here (a directory cut per source, a status of our own),
 // handed to the server as if it had come from the parent.
@@ -107,6 +110,7 @@ void TcpUpstream::on_heartbeat_tick() {
 void TcpUpstream::on_link_down(sdk::LinkDown cause, const std::string& text) {
     directory_timer_.stop();
     pending_subscribes_.clear();  // subscribed again from subscriptions_ on the next login
+    subscriptions_.link_lost();
     resync_.stop();
     const std::string attempted = link_.settings().server.to_string();
     // A refused login (wrong password, not allowed) will not pass sooner for asking
@@ -285,14 +289,22 @@ bool TcpUpstream::query_directory(uint16_t source) {
 
 // By name, or by the id of an item already held (a fresh image after an item
 // gap): either way a Subscribe, which the parent answers with a fresh image.
+// A name asked on this link and not yet answered is not asked again: the
+// server's image retries (backbone.image_request_timeout_ms) are for a lossy
+// backbone, and on a slow parent they would only multiply its images.
 bool TcpUpstream::request_image(uint16_t, const wire::ImageRequest& request) {
     if (parent_.empty()) return false;
+    std::optional<ParentSubscriptions::Name> name;
     if (!request.item_name().empty()) {
-        queue_subscribe(request.service_name(), request.item_name());
+        name.emplace(request.service_name(), request.item_name());
+    } else {
+        name = subscriptions_.name_of(request.item_id());
+        if (!name) return false;
+    }
+    if (subscriptions_.awaiting(name->first, name->second, monotonic_ns(), kReaskAfterNs)) {
+        ++counters_.requests_held;
         return true;
     }
-    const auto name = subscriptions_.name_of(request.item_id());
-    if (!name) return false;
     queue_subscribe(name->first, name->second);
     return true;
 }
@@ -365,6 +377,7 @@ void TcpUpstream::release(const std::vector<uint64_t>& item_ids) {
 
 void TcpUpstream::queue_subscribe(const std::string& service, const std::string& name) {
     subscriptions_.want(service, name);
+    subscriptions_.asked(service, name, monotonic_ns());
     pending_subscribes_[service].push_back(name);
     subscribe_flush_.fire();
 }
@@ -413,6 +426,7 @@ void TcpUpstream::send_subscribes(const std::string& service,
             bytes += entry.name.size() + kPerNameBytes;
             held = held || entry.item_id != 0;
         }
+        counters_.names_asked += static_cast<uint64_t>(request.item_names_size());
         if (!held) {
             request.clear_known_item_ids();
             request.clear_known_seqs();
@@ -427,8 +441,10 @@ void TcpUpstream::send_subscribes(const std::string& service,
 void TcpUpstream::start_resync() {
     std::vector<ResyncPacer::Entry> entries;
     size_t held = 0;
+    const int64_t now = monotonic_ns();
     for (const auto& [service, names] : subscriptions_.by_service()) {
         for (const auto& name : names) {
+            subscriptions_.asked(service, name, now);  // by the pacer, in turn
             ResyncPacer::Entry entry{service, name};
             const uint64_t id = subscriptions_.id_of(service, name);
             const auto seq = id == 0 ? std::nullopt : handler_.held_sequence(id);
@@ -458,6 +474,7 @@ void TcpUpstream::send_resync() {
 
 void TcpUpstream::on_resync_answer(const std::string& service, const std::string& name,
                                    bool unchanged) {
+    subscriptions_.answered(service, name);
     if (!resync_.answered(service, name)) return;
     ++(unchanged ? counters_.resync_unchanged : counters_.resync_images);
     if (resync_.active()) return resync_more_.fire();
@@ -491,6 +508,11 @@ void TcpUpstream::register_metrics(MetricsRegistry& m) const {
     m.counter("upstream_resync_unchanged_total",
               "Items asked again after a reconnect that the parent said were unchanged (no image)",
               [&c] { return static_cast<double>(c.resync_unchanged); });
+    m.counter("upstream_names_asked_total", "Item names in the Subscribe messages sent to a parent",
+              [&c] { return static_cast<double>(c.names_asked); });
+    m.counter("upstream_requests_held_total",
+              "Image requests not sent again: the name was asked on this link and not yet answered",
+              [&c] { return static_cast<double>(c.requests_held); });
     m.gauge("upstream_resync_waiting",
             "Items of the resync under way not yet answered (asked or waiting to be asked)",
             [this] { return static_cast<double>(resync_.waiting() + resync_.outstanding()); });

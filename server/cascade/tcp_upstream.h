@@ -74,6 +74,8 @@ struct TcpUpstreamCounters {
     uint64_t posts_refused = 0;     // refused here: too many in flight, the link lost first
     uint64_t resync_images = 0;     // resync answers that were images (the item changed)
     uint64_t resync_unchanged = 0;  // resync answers "unchanged": no image needed
+    uint64_t names_asked = 0;       // names in the Subscribe messages sent
+    uint64_t requests_held = 0;     // image requests not sent: asked on this link, unanswered
 };
 
 class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
@@ -123,6 +125,7 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     // After a login: every wanted name again, with the image held here.
     void start_resync();
     void send_resync();
+    // A refresh or status for the name: answered on this link, and for the resync.
     void on_resync_answer(const std::string& service, const std::string& name, bool unchanged);
     void on_heartbeat_tick();
     void release(const std::vector<uint64_t>& item_ids);

@@ -47,6 +47,13 @@ void add_redundancy_keys(config::Schema<ServerConfig>& s) {
                         "wait again, so a flapping source causes no switch storm. Failing over "
                         "away from a source that went never waits.")
         .reloads();
+    s.integer<uint32_t>("redundancy.switch_slice_items", &C::redundancy_switch_slice_items, 1000, 1,
+                        10000000,
+                        "At a switch, subscribed items moved to the new member per loop "
+                        "iteration (each a refresh to its subscribers); the others wait their "
+                        "turn, untouched, while the server serves its clients in between. "
+                        "Bounds how long a switch of many items blocks the server.")
+        .reloads();
     s.rule(check_source_rank);
 }
 

@@ -60,6 +60,10 @@ void Server::register_redundancy_metrics() {
               "Subscribed items the newly active distributor had no current image of at a "
               "switch (told why, or left on the old one when switching back)",
               [this] { return switch_counters_.items_without_image; });
+    m.gauge("redundancy_switch_queued_items",
+            "Subscribed items a switch has still to move (moved in slices of "
+            "redundancy.switch_slice_items per loop iteration)",
+            [this] { return static_cast<double>(switches_.size()); });
 }
 
 // /info's "redundancy": every group with its members, active one and last switch.

@@ -42,44 +42,91 @@ void Server::note_directory(uint16_t source, const wire::Directory& directory) {
     }
 }
 
-// The switches due now, applied; returns the items whose subscribers were told
-// a status here (the new member has no current image of them), which the
-// caller's own statuses skip.
+// The switches due now: their subscribed items queued, and the first slice of
+// them moved at once (all of them when they fit: a small switch completes
+// here). Returns the items whose subscribers were told a status here (the new
+// member has no current image of them), which the caller's own statuses skip,
+// as they skip the items still queued (switching(), told nothing until moved).
 std::unordered_set<uint64_t> Server::apply_group_switches() {
     groups_.configure(source_rank(config_.redundancy_source_rank),
                       int64_t{config_.redundancy_hold_down_ms} * 1'000'000);
+    const auto changes = groups_.evaluate(monotonic_ns());
     std::unordered_set<uint64_t> told;
-    for (const auto& change : groups_.evaluate(monotonic_ns())) switch_service(change, told);
+    if (changes.empty()) return told;
+    const std::vector<uint64_t> subscribed = fanout_.subscribed_items();
+    for (const auto& change : changes) {
+        std::vector<uint64_t> items;  // the old member's, of this service only
+        for (uint64_t id : subscribed) {
+            const CachedItem* item = cache_.find(id);
+            if (item && proto::item_source(id) == change.from &&
+                item->service_name == change.service)
+                items.push_back(id);
+        }
+        switches_.add(change, items, monotonic_ns());
+    }
+    run_switch_slice(&told);
     return told;
 }
 
-void Server::switch_service(const GroupSwitch& change, std::unordered_set<uint64_t>& told) {
-    const int64_t start = monotonic_ns();
-    size_t moved = 0, waiting = 0;
-    for (uint64_t id : fanout_.subscribed_items()) {
-        CachedItem* from = cache_.find(id);
-        if (!from || proto::item_source(id) != change.from || from->service_name != change.service)
-            continue;
-        CachedItem* to = cache_.find(from->service_name, from->name, change.to);
-        if (to && current(*to) && cache_.keeps_images()) {
-            move_subscribers(*from, *to, &to->image);
-            ++moved;
-            continue;
-        }
-        ++waiting;
-        if (to) recovery_.request_image(*to);  // its subscribers move when the image comes
-        if (change.reason == SwitchReason::kPreferred) continue;  // the old member still serves it
-        ItemCache::invalidate(
-            *from, wire::STATUS_SOURCE_DOWN,
-            switch_text(change) + (to ? ", which has no current image of this item yet"
-                                      : ", which does not publish this item"));
-        fanout_.fan_out_status(*from);
-        told.insert(id);
+bool Server::switching(uint64_t item_id) const {
+    return switches_.waiting(item_id);
+}
+
+// One bounded slice of the queued switches (redundancy.switch_slice_items);
+// the rest wait for the next loop iteration, after the clients' I/O.
+void Server::run_switch_slice(std::unordered_set<uint64_t>* told) {
+    const auto step = [&](const GroupSwitch& change, uint64_t id) {
+        return switch_item(change, id, told);
+    };
+    for (const auto& job : switches_.run(config_.redundancy_switch_slice_items, step)) {
+        note_switch_done(job);
     }
-    switch_counters_.items_switched += moved;
-    switch_counters_.items_without_image += waiting;
-    log_->warn("{}: {} subscribed items switched, {} without a current image there ({:.1f} ms)",
-               switch_text(change), moved, waiting, (monotonic_ns() - start) / 1e6);
+    if (!switches_.empty()) switch_timer_.start_once(std::chrono::microseconds(0));
+}
+
+void Server::note_switch_done(const SwitchQueue::Job& job) {
+    switch_counters_.items_switched += job.moved;
+    switch_counters_.items_without_image += job.waiting;
+    log_->warn(
+        "{}: {} subscribed items switched, {} without a current image there ({:.1f} ms, "
+        "{} slices)",
+        switch_text(job.change), job.moved, job.waiting, (monotonic_ns() - job.start_ns) / 1e6,
+        job.slices);
+}
+
+// Every queued item moved now, in one pass: the source's item ids are about
+// to be void (it restarted).
+void Server::finish_switches() {
+    const auto step = [&](const GroupSwitch& change, uint64_t id) {
+        return switch_item(change, id, nullptr);
+    };
+    for (const auto& job : switches_.run(0, step)) note_switch_done(job);
+    switch_timer_.stop();
+}
+
+// One subscribed item of the service moves to the new member's item of that
+// name, or its subscribers are told why it cannot (yet).
+SwitchQueue::Outcome Server::switch_item(const GroupSwitch& change, uint64_t id,
+                                         std::unordered_set<uint64_t>* told) {
+    using Outcome = SwitchQueue::Outcome;
+    CachedItem* from = cache_.find(id);
+    if (!from || proto::item_source(id) == change.to || from->service_name != change.service ||
+        !fanout_.has_subscribers(id))
+        return Outcome::kSkipped;  // another member's, moved already, or unsubscribed
+    CachedItem* to = cache_.find(from->service_name, from->name, change.to);
+    if (to && current(*to) && cache_.keeps_images()) {
+        move_subscribers(*from, *to, &to->image);
+        return Outcome::kMoved;
+    }
+    if (to) recovery_.request_image(*to);  // its subscribers move when the image comes
+    if (change.reason == SwitchReason::kPreferred) return Outcome::kWaiting;  // still served
+    ItemCache::invalidate(
+        *from, wire::STATUS_SOURCE_DOWN,
+        switch_text(change) + (to ? ", which has no current image of this item yet"
+                                  : ", which does not publish this item"));
+    fanout_.fan_out_status(*from);
+    if (told) told->insert(id);
+    return Outcome::kWaiting;
 }
 
 // Every subscriber of `from` now holds `to` instead, and has its image.

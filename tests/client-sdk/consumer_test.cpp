@@ -177,7 +177,7 @@ TEST_CASE("an image that is behind after a failover is brought level before it i
     consumer.stop();
 }
 
-TEST_CASE("an image ahead after a failover is delivered at once; repeats are dropped",
+TEST_CASE("an image ahead after a failover is delivered at once, repeats are dropped",
           "[consumer]") {
     TwoServers t;
     // References, not a structured binding: clang 14 cannot capture bindings in lambdas.
@@ -499,7 +499,7 @@ TEST_CASE("consumers on one IoContext each get their own images and updates",
     CHECK(io->consumers() == 0);
 }
 
-TEST_CASE("handlers of consumers on one IoContext run on its thread; one stops, the other runs on",
+TEST_CASE("handlers of consumers on one IoContext run on its thread, one stops, the other runs on",
           "[consumer][io_context]") {
     auto io = std::make_shared<mdcast::IoContext>();
     ScriptedServer a, b;
@@ -647,7 +647,7 @@ TEST_CASE("a consumer destroyed inside a handler on its IoContext aborts with a 
 }
 
 TEST_CASE(
-    "a post goes on-stream with the item's id, its answer fulfils the future; a lost "
+    "a post goes on-stream with the item's id, its answer fulfils the future, a lost "
     "connection refuses what waits",
     "[consumer][posts]") {
     TwoServers t;

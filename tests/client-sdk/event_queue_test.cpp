@@ -127,7 +127,7 @@ TEST_CASE("cancelling from inside the handler stops the rest of the batch", "[ev
     CHECK(seen == std::vector<uint64_t>{1, 2, 3, 5});  // handle 1 had 2, 4, 6
 }
 
-TEST_CASE("a handler that throws consumes its event; the exception reaches dispatch's caller",
+TEST_CASE("a handler that throws consumes its event, the exception reaches dispatch's caller",
           "[event_queue]") {
     EventQueue queue(4);
     produce(queue, 1, 1);

@@ -106,7 +106,7 @@ bool eventually(Predicate done) {
 }  // namespace
 
 TEST_CASE(
-    "a dual-homed publisher sends the same sequences to both; a lost link is re-imaged "
+    "a dual-homed publisher sends the same sequences to both, a lost link is re-imaged "
     "while the other goes on",
     "[publisher]") {
     ScriptedDistributor d1, d2;
@@ -166,7 +166,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a distributor that takes nothing loses its link past max_output_bytes; the other "
+    "a distributor that takes nothing loses its link past max_output_bytes, the other "
     "gets everything and the caller is never refused",
     "[publisher]") {
     ScriptedDistributor stuck, fine;

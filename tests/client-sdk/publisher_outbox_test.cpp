@@ -128,7 +128,7 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("a deferring batch wakes the I/O thread once, at its end; others still wake it",
+TEST_CASE("a deferring batch wakes the I/O thread once, at its end, others still wake it",
           "[publisher_outbox]") {
     PublisherOutbox outbox(1 << 20);
     bool wake = true;
@@ -159,7 +159,7 @@ TEST_CASE("a deferring batch wakes the I/O thread once, at its end; others still
     CHECK_FALSE(outbox.wake_owed());  // empty
 }
 
-TEST_CASE("no wake-up while the I/O thread is draining; one once it found the outbox empty",
+TEST_CASE("no wake-up while the I/O thread is draining, one once it found the outbox empty",
           "[publisher_outbox]") {
     PublisherOutbox outbox(1 << 20);
     OutboxBatch batch;

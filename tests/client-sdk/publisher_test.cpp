@@ -261,7 +261,7 @@ TEST_CASE("interactive items are published while requested", "[publisher]") {
 
 TEST_CASE_METHOD(
     OneItem,
-    "updates before the first registration follow the refresh in order; flush waits for "
+    "updates before the first registration follow the refresh in order, flush waits for "
     "the distributor's acknowledgement",
     "[publisher]") {
     CHECK(publisher.update(item, bid(101)));  // not registered yet: kept, in order
@@ -294,7 +294,7 @@ TEST_CASE_METHOD(
 
 TEST_CASE_METHOD(
     OneItem,
-    "a batch is corked until its outermost end; another thread's update is not held back by it",
+    "a batch is corked until its outermost end, another thread's update is not held back by it",
     "[publisher]") {
     publisher.start();
     std::vector<std::string> data;
@@ -339,7 +339,7 @@ TEST_CASE_METHOD(
     publisher.stop();
 }
 
-TEST_CASE("a full outbox refuses what does not fit; misuse is refused", "[publisher]") {
+TEST_CASE("a full outbox refuses what does not fit, misuse is refused", "[publisher]") {
     ScriptedDistributor d;  // never answers: nothing drains before start()
     Recorder recorder;
     auto options = options_for({&d});
@@ -414,7 +414,7 @@ mdcast::PublishedItem image_a(mdcast::Publisher& publisher, int64_t image) {
 
 TEST_CASE(
     "publishers on one IoContext: each reaches its distributor, one stops and drains, "
-    "the other publishes on; stop() from a callback there is refused",
+    "the other publishes on, stop() from a callback there is refused",
     "[publisher][io_context]") {
     auto io = std::make_shared<mdcast::IoContext>();
     ScriptedDistributor d1, d2;
@@ -779,7 +779,7 @@ std::string next_answer(ScriptedDistributor& d) {
 
 }  // namespace
 
-TEST_CASE("a post gets the handler's verdict at once; the accepted change is published",
+TEST_CASE("a post gets the handler's verdict at once, the accepted change is published",
           "[publisher][posts]") {
     ScriptedDistributor d;
     PostTaker taker;

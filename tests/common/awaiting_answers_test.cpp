@@ -7,7 +7,7 @@
 
 using mdcast::AwaitingAnswers;
 
-TEST_CASE("an entry is found and taken once by its id; ids are never reused",
+TEST_CASE("an entry is found and taken once by its id, ids are never reused",
           "[awaiting_answers]") {
     AwaitingAnswers<std::string> waiting;
     const uint64_t a = waiting.add("a", 100);

@@ -30,7 +30,7 @@ TEST_CASE("metric names are refused unless lower-case words", "[metrics]") {
     CHECK_THROWS_AS(metrics.gauge("", "", [] { return 0.0; }), std::invalid_argument);
 }
 
-TEST_CASE("labelled series share one HELP and TYPE; histograms are cumulative", "[metrics]") {
+TEST_CASE("labelled series share one HELP and TYPE, histograms are cumulative", "[metrics]") {
     MetricsRegistry metrics("mdcast_test_");
     metrics.counter("closes_total", "Closes", {{"reason", "slow_consumer"}}, [] { return 3.0; });
     metrics.counter("closes_total", "Closes", {{"reason", "a\"b"}}, [] { return 1.0; });

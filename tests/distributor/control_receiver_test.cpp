@@ -103,7 +103,7 @@ TEST_CASE("every control message reaches its handler in order, with the sender's
     CHECK(c.malformed == 0);
 }
 
-TEST_CASE("a post reaches the handler with its sender; its answer goes back to that socket",
+TEST_CASE("a post reaches the handler with its sender, its answer goes back to that socket",
           "[control_receiver][posts]") {
     Fixture f;
     wire_v1::Post post;
@@ -129,7 +129,7 @@ TEST_CASE("a post reaches the handler with its sender; its answer goes back to t
     CHECK(f.receiver.counters().post_answers == 1);
 }
 
-TEST_CASE("a malformed datagram is dropped and counted; the next one is handled",
+TEST_CASE("a malformed datagram is dropped and counted, the next one is handled",
           "[control_receiver]") {
     Fixture f;
     const uint64_t& malformed = f.receiver.counters().malformed;

@@ -115,7 +115,7 @@ TEST_CASE("an unknown name is answered to the asker alone, never on the backbone
     CHECK(f.registry().item_count() == 0);
 }
 
-TEST_CASE("an interactive item without an image is asked of its source; servers hear it recovers",
+TEST_CASE("an interactive item without an image is asked of its source, servers hear it recovers",
           "[image_service]") {
     RoomsFixture f;
     f.service("ASK", wire_v1::SERVICE_INTERACTIVE);

@@ -288,7 +288,7 @@ TEST_CASE("new items make the directory due again, once per burst", "[item_regis
     CHECK(registry.directory().services(0).item_count() == 2);
 }
 
-TEST_CASE("a released item's name, id and slot go; the slot comes back under a new id",
+TEST_CASE("a released item's name, id and slot go, the slot comes back under a new id",
           "[item_registry]") {
     ItemRegistry registry(3, 4, 2);
     ServiceEntry* service = nullptr;

@@ -68,7 +68,7 @@ wire_v1::ImageRequest request_for(const std::string& name, uint64_t server_id) {
 
 }  // namespace
 
-TEST_CASE("a server is its server_id; one that sends none is its control address",
+TEST_CASE("a server is its server_id, one that sends none is its control address",
           "[multicast_backbone]") {
     Fixture f;
     wire_v1::Interest interest;
@@ -119,7 +119,7 @@ TEST_CASE("an answer the distributor returns reaches the asking server alone",
     CHECK(f.tap.messages().empty());  // nothing on the multicast group
 }
 
-TEST_CASE("a post's answer goes to the server that posted alone; an unknown server's is dropped",
+TEST_CASE("a post's answer goes to the server that posted alone, an unknown server's is dropped",
           "[multicast_backbone][posts]") {
     Fixture f;
     ControlPeer other(f.backbone.control_port());

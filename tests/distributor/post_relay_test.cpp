@@ -94,7 +94,7 @@ TEST_CASE("past publishers.max_outstanding_posts a post is refused without reach
     CHECK(link.to_servers[0].second.code() == wire::STATUS_LIMIT_REACHED);
 }
 
-TEST_CASE("an unanswered post times out; a publisher gone refuses what it held", "[post_relay]") {
+TEST_CASE("an unanswered post times out, a publisher gone refuses what it held", "[post_relay]") {
     Recorder link;
     const PostRelay::Settings settings{1000, 256};
     PostRelay relay(link, settings);

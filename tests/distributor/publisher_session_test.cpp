@@ -155,7 +155,7 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("a service belongs to one connection; the same names alone never take it over",
+TEST_CASE("a service belongs to one connection, the same names alone never take it over",
           "[publisher_session][takeover]") {
     PublisherFixture f;
     PublisherSession& first = f.logged_in();
@@ -330,7 +330,7 @@ TEST_CASE("a message for an item not owned, or an update before the refresh, is 
     CHECK(owner.connection().is_open());
 }
 
-TEST_CASE("invalid content is refused alone; a malformed body closes the publisher",
+TEST_CASE("invalid content is refused alone, a malformed body closes the publisher",
           "[publisher_session]") {
     PublisherFixture f;
     PublisherSession& session = f.logged_in();
@@ -355,7 +355,7 @@ TEST_CASE("invalid content is refused alone; a malformed body closes the publish
     CHECK(f.closes == std::vector<CloseReason>{CloseReason::kProtocolError});
 }
 
-TEST_CASE("flush and ping are answered; interactive requests reach the publisher",
+TEST_CASE("flush and ping are answered, interactive requests reach the publisher",
           "[publisher_session]") {
     PublisherFixture f;
     PublisherSession& session = f.logged_in();
@@ -382,7 +382,7 @@ TEST_CASE("flush and ping are answered; interactive requests reach the publisher
           std::vector<uint64_t>{item});
 }
 
-TEST_CASE("a publisher that says it takes posts is sent them; its answers reach the owner",
+TEST_CASE("a publisher that says it takes posts is sent them, its answers reach the owner",
           "[publisher_session][posts]") {
     PublisherFixture f;
     PublisherSession& old_sdk = f.logged_in("old");

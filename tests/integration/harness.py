@@ -144,8 +144,9 @@ backbone:
         self.client_ports[instance] = port
         return p
 
-    def source(self, *args, name="source"):
-        return self.start(name, [BIN["source"], "--distributor", f"127.0.0.1:{self.publisher_port}", *args])
+    def source(self, *args, name="source", stdout=False):
+        return self.start(name, [BIN["source"], "--distributor", f"127.0.0.1:{self.publisher_port}", *args],
+                          stdout=stdout)
 
     def client(self, instance, *args, name="client"):
         return self.start(name, [BIN["client"], "--server", f"127.0.0.1:{self.client_ports[instance]}",

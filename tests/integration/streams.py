@@ -87,3 +87,51 @@ def check_full_stream(lines, names, total, item_count, view=None, only_final_sta
             check(len(statuses) == 1, f"{name}: loss reached the client as status: {statuses[:-1]}")
     summary = [m for m in lines if m["type"] == "summary"][-1]
     check(summary["gaps"] == 0 and summary["duplicates"] == 0, f"summary {summary}")
+
+
+def books_of(lines):
+    """Per item: the book a client's refreshes and updates build (JSON lines of
+    mdcast-client: `entries` with key, action and fields), as {Decimal price: fields}
+    for MarketByPrice, {name: fields} otherwise; also the last sequence applied."""
+    books, seqs = {}, {}
+    for m in lines:
+        if m["type"] == "refresh" and "entries" in m:
+            books[m["item"]] = {}
+        elif m["type"] != "update" or "entries" not in m:
+            continue
+        book = books.setdefault(m["item"], {})
+        seqs[m["item"]] = m["seq"]
+        for entry in m["entries"]:
+            apply_entry(book, entry)
+    return books, seqs
+
+
+def apply_entry(book, entry):
+    """One action of docs/books.md: add replaces, update merges (adds when absent),
+    delete removes (nothing when absent)."""
+    key = book_key(entry["key"])
+    if entry["action"] == "add":
+        book[key] = dict(entry["fields"])
+    elif entry["action"] == "update":
+        book.setdefault(key, {}).update(entry["fields"])
+    elif entry["action"] == "delete":
+        check(not entry["fields"], f"a delete with fields: {entry}")
+        book.pop(key, None)
+    else:
+        raise AssertionError(f"unknown action {entry}")
+
+
+def book_key(text):
+    try:
+        return Decimal(text)
+    except ArithmeticError:
+        return text
+
+
+def printed_books(source):
+    """mdcast-source --print-books: item -> (book as books_of builds it, last seq)."""
+    out = {}
+    for m in source.json_lines():
+        if m.get("type") == "book":
+            out[m["item"]] = ({book_key(e["key"]): e["fields"] for e in m["entries"]}, m["seq"])
+    return out

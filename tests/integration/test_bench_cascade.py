@@ -1,6 +1,7 @@
 """mdcast-bench cascade end to end, short: the hub and edge stacks started and stopped by the
 bench itself; the report has the hop's two clients with the same updates, a row per link
-rate, and the resync of every item after a cut, at most one image per item. Times are measured,
+rate, the resync of every item after a cut, at most one image per item, and a throttled link
+that conflates and is neither cut nor lost. Times are measured,
 never asserted: a loaded machine makes them what it makes them."""
 import json
 import os
@@ -15,7 +16,7 @@ from test_bench import table_rows
 BENCH = os.environ.get("MDCAST_BENCH", "mdcast-bench")
 
 
-def test_cascade_reports_hop_link_and_resync():
+def test_cascade_reports_hop_link_resync_and_throttled():
     out = tempfile.mkdtemp(prefix="mdcast-bench-cascade-")
     r = subprocess.run([BENCH, "cascade", "--rates", "2000", "--cascade-rates", "5000,10000", "--cascade-items", "500",
                         "--cascade-outage-s", "2", "--cascade-resync-rate", "100", "--seconds", "2", "--warmup", "0.5", "--out", out],
@@ -39,6 +40,10 @@ def test_cascade_reports_hop_link_and_resync():
     check(resync["resync_s"] is not None, "the edge's items never all current again after the restore")
     # Some items changed during the cut (100/s for 2 s): at least those get an image, none twice.
     check(0 < resync["images"] <= 500, f"the hub sent {resync['images']} images for 500 items held")
+    throttled = result["throttled"]
+    check(throttled["updates"] > 0 and throttled["gaps"] == 0, f"throttled link: {throttled}")
+    check(throttled["links_cut"] == 0 and throttled["links_lost"] == 0, f"the throttled link was cut: {throttled}")
+    check("## A throttled link" in text, "the throttled link is not in the report")
     check(re.search(r"^mdcast-bench .*cascade", text, re.M), "the command is not in the report")
     leftover = subprocess.run(["pgrep", "-f", folder], capture_output=True, text=True).stdout.split()
     check(not leftover, f"processes left running: {leftover}")
@@ -66,4 +71,4 @@ def test_resync_across_the_shim():
 
 
 if __name__ == "__main__":
-    run([test_cascade_reports_hop_link_and_resync, test_resync_across_the_shim])
+    run([test_cascade_reports_hop_link_resync_and_throttled, test_resync_across_the_shim])

@@ -57,7 +57,13 @@ class Relay:
                 client, _ = listener.accept()
             except OSError:
                 return
-            upstream = socket.create_connection(("127.0.0.1", self.target))
+            upstream = socket.socket()
+            if self.rate:
+                # An Ethernet path's segments, not loopback's 64 KiB ones: the hub's kernel then
+                # holds what output.link_unsent_bytes says, as on a real link, not a whole
+                # loopback segment (32 KiB, nearly a second at this rate) beyond it.
+                upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 1448)
+            upstream.connect(("127.0.0.1", self.target))
             if self.rate:  # small buffers: a throttling relay holds little of the backlog
                 for s in (client, upstream):
                     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
@@ -143,9 +149,12 @@ def test_throttled_link_is_conflated_not_cut():
     items, rate, trade_every = 20, 4000, 25
     with Stack("cascade-throttled") as stack:
         stack.distributor()
-        hub = stack.server(1, extra="output:\n  tcp_send_buffer_bytes: 4096\n"
-                                    "  link_max_bytes: 16384\n")
-        # About 90 bytes per update: 4,000/s is ~360 KB/s; the link carries a tenth.
+        # The link's defaults bound the hub's share of the staleness: its queue to what
+        # the link drains in output.link_max_delay_ms, the kernel's unsent bytes to
+        # output.link_unsent_bytes. The relay's 8 KiB buffers are the path's share.
+        hub = stack.server(1)
+        # About 90 bytes per update: 4,000/s is ~360 KB/s; the link carries a tenth (a path of
+        # Ethernet segments: the relay's TCP_MAXSEG).
         relay = Relay(stack.client_ports[1], rate=36_000)
         edge_server = edge_via(stack, 2, relay)
         source = stack.source("--items", str(items), "--rate", str(rate), "--duration", "8",
@@ -180,7 +189,9 @@ def test_throttled_link_is_conflated_not_cut():
             stale.append(final["latency_ns"] / 1e9)
         print(f"throttled link: latest values {max(stale):.2f} s old at most when they arrived "
               f"(after the feed ended, the client ran {time.monotonic() - finished:.1f} s more)")
-        check(max(stale) < 5, f"latest values reached the edge {max(stale):.2f} s late")
+        # 0.8 to 1.0 s seen at load 9 (the hub's share about 0.5 s, the relay's buffers the rest);
+        # the margin is for a loaded machine.
+        check(max(stale) < 2, f"latest values reached the edge {max(stale):.2f} s late")
 
 
 def test_busy_link_lives_dead_link_is_declared_within_two_heartbeats():
@@ -263,6 +274,51 @@ def test_outage_resyncs_images_only_for_changed_items():
               "hub's unchanged answers")
 
 
+def test_link_lost_during_first_images_recovers_every_item():
+    """The link is lost while the edge still waits for most of its first images (a slow
+    path: they take seconds, so the server's image retries, every second, come due).
+    Every item becomes current after the reconnect; the edge asks each name at most once
+    per link (a request on a live link is answered or the link is lost: the retries are
+    held, not sent) and the hub sends at most one image per item per link."""
+    items = 4000
+    with Stack("cascade-first-images") as stack:
+        stack.distributor()
+        hub = stack.server(1)
+        # About 100 bytes per image: 4,000 images take about 4 s through the relay.
+        relay = Relay(stack.client_ports[1], rate=100_000)
+        edge_server = edge_via(stack, 2, relay)
+        still = stack.source("--items", str(items), "--rate", "0", "--duration", "0")
+        wait_for_log(still, "items registered")
+        wait_for_log(edge_server, "service MDCAST (", timeout=15)
+        client = stack.client(2, "--items", ",".join(f"ITEM{i:06d}" for i in range(items)),
+                              "--duration", "60")
+        edge_admin, hub_admin = admin_port(edge_server), admin_port(hub)
+        wait_until(lambda: metric(edge_admin, "mdcast_server_upstream_items_wanted") == items, 30,
+                   "all items wanted")
+        time.sleep(1.5)  # the first image retries come due
+        check(metric(edge_admin, "mdcast_server_items") < items / 2, "the images came too fast to cut")
+        relay.stop()
+        wait_until(lambda: "item(s) suspect" in edge_server.log_text(), 20, "the lost link declared")
+        time.sleep(1)
+        relay.start()
+        back = time.monotonic()
+        wait_until(lambda: metric(edge_admin, "mdcast_server_items") == items and
+                   metric(edge_admin, "mdcast_server_items_suspect") == 0, 30, "every item current")
+        took = time.monotonic() - back
+        images = metric(hub_admin, "mdcast_server_refreshes_out_total")
+        links = metric(edge_admin, "mdcast_server_upstream_links_up_total")
+        asked = metric(edge_admin, "mdcast_server_upstream_names_asked_total")
+        held = metric(edge_admin, "mdcast_server_upstream_requests_held_total")
+        print(f"link lost during the first images of {items} items: all current {took:.1f} s after "
+              f"it returned; {asked:.0f} names asked and {held:.0f} retries held over {links:.0f} "
+              f"links; the hub sent {images:.0f} images")
+        check(held > 0, "no image retry came due: the test did not test them")
+        check(asked <= items * links, f"{asked:.0f} names asked for {items} items over {links:.0f} links")
+        check(images <= items * links, f"{images:.0f} images for {items} items over {links:.0f} links")
+        for process in (client, still):
+            process.stop()
+
+
 def measure_resync():
     """The resync after a 30 s outage for 10,000 items, 100 of them changed."""
     with Stack("cascade-resync-measure") as stack:
@@ -278,4 +334,5 @@ if __name__ == "__main__" and "--measure" in sys.argv:
 elif __name__ == "__main__":
     run([test_throttled_link_is_conflated_not_cut,
          test_busy_link_lives_dead_link_is_declared_within_two_heartbeats,
-         test_outage_resyncs_images_only_for_changed_items])
+         test_outage_resyncs_images_only_for_changed_items,
+         test_link_lost_during_first_images_recovers_every_item])

@@ -4,7 +4,9 @@ capture's own summary counted it (headers, heartbeats, repairs, signatures,
 updates, item names, fields by dictionary name); a NAK (with its server id) and a TCP session split
 across segments and a padded signed data packet, written here byte by byte,
 decode to their fields; hostile values (a decimal exponent of 2^40, a time
-before 1970) decode bounded, as the C++ side prints them. Skipped
+before 1970) decode bounded, as the C++ side prints them; a captured book's entries (key,
+action, fields by name; its image put back together from its parts) rebuild the book
+mdcast-source ended with. Skipped
 (77) without tshark."""
 import os
 import shutil
@@ -13,9 +15,11 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from decimal import Decimal
 
 from harness import (BIN, LOGIN_REQUEST, SUBSCRIBE, Stack, check, frame, pb_string, run,
                      varint, wait_for_log)
+from streams import printed_books
 
 LUA = os.path.join(os.path.dirname(__file__), "../../tools/wireshark/mdcast.lua")
 ITEMS = 10
@@ -217,10 +221,64 @@ def test_hostile_values_decode_bounded():
               f"far-off times: {rows[2]}")
 
 
+def book_from_rows(rows):
+    """Rebuilds one book from tshark's rows, in packet order: a refresh clears it; each entry
+    (key, action) takes its fields in order (an add ORDER_SIDE, ORDER_SIZE and NO_ORD, an update
+    ORDER_SIZE and NO_ORD, a delete none)."""
+    book, actions = {}, set()
+    for row in rows:
+        kinds = [kind for kind in row["mdcast.frame.type"] if kind != "47"]  # less the parts
+        if "20" in kinds:
+            check(kinds[0] == "20", f"a refresh after updates in one packet: {row}")
+            book = {}
+        sides, sizes, orders = (iter(row[f"mdcast.field.{n}"]) for n in ("ORDER_SIDE", "ORDER_SIZE", "NO_ORD"))
+        check(len(row["mdcast.entry.key"]) == len(row["mdcast.entry.action"]), f"entries: {row}")
+        for key, action in zip(row["mdcast.entry.key"], row["mdcast.entry.action"]):
+            price = Decimal(key)
+            actions.add(action)
+            if action == "1":
+                book[price] = {"ORDER_SIDE": int(next(sides))}
+            if action in ("1", "2"):
+                book.setdefault(price, {}).update(ORDER_SIZE=int(next(sizes)), NO_ORD=int(next(orders)))
+            elif action == "3":
+                book.pop(price, None)
+        check(next(sides, None) is None and next(sizes, None) is None, f"fields beyond the entries: {row}")
+    return book, actions
+
+
+def test_a_captured_book_decodes_entry_by_entry():
+    """mdcast-source --books 1 captured (no server: the book's refresh, then its updates, each
+    sent once); tshark's entries (key, action, fields by name) rebuild the source's final book.
+    Its refresh of 150 levels (about 3 kB) is sent in parts: the dissector puts it back together."""
+    with Stack("wireshark-book") as stack:
+        stack.distributor()
+        path = os.path.join(stack.dir, "book.pcap")
+        capture = stack.start("capture", [BIN["capture"], "--groups", f"{stack.group}:{stack.backbone_port}",
+                                          "--write", path, "--duration", "60"], stdout=True)
+        wait_for_log(capture, "writing")
+        source = stack.source("--items", "0", "--books", "1", "--book-levels", "150", "--rate", "200",
+                              "--duration", "1.5", "--print-books", stdout=True)
+        check(source.wait(20) == 0, "source failed")
+        time.sleep(0.5)
+        capture.stop()
+        printed = printed_books(source)["BOOK000000"][0]
+        names = ["mdcast.frame.type", "mdcast.item_name", "mdcast.domain", "mdcast.entry.key",
+                 "mdcast.entry.action", "mdcast.field.ORDER_SIDE", "mdcast.field.ORDER_SIZE",
+                 "mdcast.field.NO_ORD"]
+        rows = tshark(path, names, "mdcast.entry")
+        check(rows and rows[0]["mdcast.item_name"] == ["BOOK000000"] and rows[0]["mdcast.domain"] == ["1"],
+              f"the first packet with entries is not the book's refresh: {rows[:1]}")
+        check(len(rows[0]["mdcast.entry.key"]) == 150 and "47" in rows[0]["mdcast.frame.type"],
+              f"the refresh is not put back together from its parts: {rows[0]}")
+        book, actions = book_from_rows(rows)
+        check(actions == {"1", "2", "3"}, f"actions decoded: {actions}")
+        check(book == printed, f"tshark's book {book} is not the source's {printed}")
+
+
 if __name__ == "__main__":
     if shutil.which("tshark") is None:
         print("SKIP: tshark is not installed (apt-get install tshark; deploy/setup.sh test packages)")
         sys.exit(77)
     run([test_a_captured_signed_backbone_decodes_as_the_capture_counted_it,
          test_a_nak_and_a_split_tcp_session_decode_to_their_fields,
-         test_hostile_values_decode_bounded])
+         test_hostile_values_decode_bounded, test_a_captured_book_decodes_entry_by_entry])

@@ -151,7 +151,7 @@ TEST_CASE("an entry of too many fields, a map of too many entries are refused", 
     CHECK(why.find("more than 3") != std::string::npos);
 }
 
-TEST_CASE("a book's frames carry the map flag; other frames may not", "[book_codec]") {
+TEST_CASE("a book's frames carry the map flag, other frames may not", "[book_codec]") {
     wire::Refresh refresh;
     refresh.set_item_id(1);
     CHECK(decode_frame_header(reinterpret_cast<const uint8_t*>(

@@ -62,7 +62,7 @@ int64_t size_at(const BookImage& book, int64_t mantissa, int32_t exponent) {
 
 }  // namespace
 
-TEST_CASE("price keys order by value; one value is one key", "[book_image]") {
+TEST_CASE("price keys order by value, one value is one key", "[book_image]") {
     CHECK(price(10100, -2) == price(101, 0));
     CHECK(price(0, 5) == price(0, -3));
     CHECK(price(10125, -2) < price(102, 0));
@@ -134,7 +134,7 @@ TEST_CASE("add, update and delete apply in order", "[book_image]") {
     CHECK(order == std::vector<int64_t>{102, 103, 104});
 }
 
-TEST_CASE("adds beyond the limit are dropped and reported; the rest still applies",
+TEST_CASE("adds beyond the limit are dropped and reported, the rest still applies",
           "[book_image]") {
     BookImage book(wire::DOMAIN_MARKET_BY_PRICE);
     std::string why;

@@ -23,7 +23,7 @@ std::vector<uint8_t> signed_heartbeat(const PacketSigner& signer) {
 }
 }  // namespace
 
-TEST_CASE("a signed packet verifies and decodes; any changed byte is refused", "[packet_signer]") {
+TEST_CASE("a signed packet verifies and decodes, any changed byte is refused", "[packet_signer]") {
     PacketSigner signer(kKey, "");
     auto datagram = signed_heartbeat(signer);
     proto::PacketHeader header;
@@ -38,7 +38,7 @@ TEST_CASE("a signed packet verifies and decodes; any changed byte is refused", "
     }
 }
 
-TEST_CASE("another key is refused; the previous key is accepted during a rollover",
+TEST_CASE("another key is refused, the previous key is accepted during a rollover",
           "[packet_signer]") {
     PacketSigner old_signer(kOldKey, "");
     const auto from_old = signed_heartbeat(old_signer);

@@ -128,7 +128,7 @@ TEST_CASE("requests reach the owner decoded", "[client_session]") {
     CHECK(f.closes.empty());
 }
 
-TEST_CASE("a post reaches the owner decoded; its answer goes back to the client",
+TEST_CASE("a post reaches the owner decoded, its answer goes back to the client",
           "[client_session][posts]") {
     ClientFixture f;
     ClientSession& client = logged_in(f);

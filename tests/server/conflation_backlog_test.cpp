@@ -1,7 +1,8 @@
 // Tests for server/conflation_backlog.h: a slow consumer's backlog merges
 // quotes but holds every trade as it was, each after the quotes merged before
 // it, then the item's current state; a drain stopped half-way resumes where it
-// stopped; an image or status owed goes after the trades.
+// stopped, and drains go round the items; an image or status owed goes after the
+// trades.
 #include "server/conflation_backlog.h"
 
 #include <catch2/catch.hpp>
@@ -130,6 +131,29 @@ TEST_CASE("a stopped drain resumes at the piece it stopped at", "[conflation]") 
     CHECK(seen[1].item_id == 9);
     CHECK(seen[1].kind == Kind::kState);
     CHECK(seen[1].state == Owed::kStatus);
+}
+
+TEST_CASE("drains that take a few items each go round every item, not the first ones again",
+          "[conflation]") {
+    ConflationBacklog backlog;
+    for (uint64_t id = 1; id <= 5; ++id) backlog.owe(id, Owed::kStatus);
+    auto seen = drain(backlog, 2);
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[1].item_id == 2);
+    // Items 1 and 2 owed again before the next drain: it starts at item 3.
+    backlog.owe(1, Owed::kStatus);
+    backlog.owe(2, Owed::kStatus);
+    seen = drain(backlog, 2);
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[0].item_id == 3);
+    CHECK(seen[1].item_id == 4);
+    bool done = false;
+    seen = drain(backlog, SIZE_MAX, &done);  // 5, then round to 1 and 2
+    CHECK(done);
+    REQUIRE(seen.size() == 3);
+    CHECK(seen[0].item_id == 5);
+    CHECK(seen[1].item_id == 1);
+    CHECK(seen[2].item_id == 2);
 }
 
 TEST_CASE("an image or status owed goes after the item's trades, the heaviest kind",

@@ -181,7 +181,7 @@ TEST_CASE("names beyond max_pending are refused limit reached", "[image_recovery
     CHECK(f.link.sent.size() == 2);
 }
 
-TEST_CASE("upstream's closed status ends the wait; an open one does not", "[image_recovery]") {
+TEST_CASE("upstream's closed status ends the wait, an open one does not", "[image_recovery]") {
     Fixture f;
     f.link.sources = {1};
     f.link.ready = {1};

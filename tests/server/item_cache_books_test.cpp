@@ -102,7 +102,7 @@ TEST_CASE("a book over cache.max_book_entries turns suspect once", "[item_cache]
     CHECK(item->status.code() == wire::STATUS_LIMIT_REACHED);
 }
 
-TEST_CASE("a refused book update is a gap; a refused book refresh leaves no image",
+TEST_CASE("a refused book update is a gap, a refused book refresh leaves no image",
           "[item_cache]") {
     ItemCache cache(64, 100, true, 10);
     CachedItem* item = nullptr;

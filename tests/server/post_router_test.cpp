@@ -136,7 +136,7 @@ TEST_CASE("a client with posts.max_outstanding unanswered is refused until one i
     CHECK(submit(router, 7, 4, kSecond));
 }
 
-TEST_CASE("no answer within posts.timeout_ms is a refusal \"timeout\"; a late answer is dropped",
+TEST_CASE("no answer within posts.timeout_ms is a refusal \"timeout\", a late answer is dropped",
           "[post_router]") {
     Recorder link;
     const ServerConfig config = limits(100, 64, 1000);

@@ -114,7 +114,7 @@ TEST_CASE("frames that are not whole UDP datagrams over IPv4 are refused", "[cap
     CHECK_FALSE(build_udp_frame(datagram, 1, frame));
 }
 
-TEST_CASE("a capture is read back with nanosecond times; rotation keeps the newest files",
+TEST_CASE("a capture is read back with nanosecond times, rotation keeps the newest files",
           "[capture]") {
     const std::string path = temp_path("rot.pcap");
     std::vector<std::string> files;

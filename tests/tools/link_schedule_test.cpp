@@ -119,7 +119,7 @@ TEST_CASE("random loss drops about the share asked, reproducibly for a seed") {
     CHECK(first.counters().dropped_total() == lost);
 }
 
-TEST_CASE("no loss asked, none happens; all of it asked, everything is lost") {
+TEST_CASE("no loss asked, none happens, all of it asked, everything is lost") {
     LinkShape none, all;
     all.loss_percent = 100;
     LinkSchedule keep(none, 3), lose(all, 3);

@@ -12,7 +12,11 @@ tcp, parent: the hub), three measurements, each on its own stack:
             --cascade-outage-s (default 30) by a relay between edge and hub (cut_proxy.py),
             then restored, while --cascade-resync-rate updates/s change some of them: the time
             from the restore to every item current at the edge (its items_suspect gauge back
-            to 0) and the images the hub sent per changed item."""
+            to 0) and the images the hub sent per changed item.
+  throttled 20 items at 4,000 updates/s (a trade every 25th) through a relay paced to
+            --cascade-throttle-bps (default 36,000 bytes/s, about a tenth of the feed) to a
+            client of the edge: how old the updates are when they reach it (the link
+            conflates: every item's latest value and every trade within 1 s is the target)."""
 import json
 import os
 import re
@@ -36,7 +40,9 @@ def add_arguments(parser):
     group.add_argument("--cascade-resync-rate", type=int, default=100,
                        help="cascade: updates/s of the resync's source (round robin over the items: "
                             "rate x outage of them change during the outage)")
-    group.add_argument("--cascade-parts", default="hop,link,resync", help="cascade: which measurements")
+    group.add_argument("--cascade-parts", default="hop,link,resync,throttled", help="cascade: which measurements")
+    group.add_argument("--cascade-throttle-bps", type=int, default=36_000,
+                       help="cascade: bytes/s the throttled link carries from hub to edge")
     group.add_argument("--cascade-shim-rtt-ms", type=float, default=0,
                        help="cascade: run the resync across mdcast-linkshim with this round trip, hub and "
                             "edge in network namespaces (root only; 0: loopback)")
@@ -194,11 +200,45 @@ def resync(runner, args):
             "images_per_changed": images / max(changed, 1), "commands": commands}
 
 
+def throttled(runner, args):
+    seconds = args.seconds if args.seconds is not None else 10
+    log_dir = os.path.join(runner.out, "logs", "cascade-throttled")
+    with make_stack(runner, args, "latency", log_dir) as stack:
+        stack.start_core(1)
+        proxy = CutProxy(stack.client_base_port, rate=args.cascade_throttle_bps)
+        edge = start_edge(stack, proxy.port, log_dir)
+        # mdcast-source whatever --source says: the SDK's publisher marks no trades.
+        source = stack.start("source", [stack.bin["source"], "--distributor", f"127.0.0.1:{stack.publisher_port}",
+                                        "--items", "20", "--rate", "4000", "--duration", str(seconds + 4),
+                                        "--trade-every", "25"])
+        source.wait_for_log("items registered", 120)
+        edge.wait_for_log("service MDCAST (", 30)
+        # The first seconds are the link's start (its drain rate not measured yet): the
+        # client's startup figures, apart from the steady ones.
+        client = client_of(stack, edge.port, "client-edge", "--connections", 1, "--item-count", 20,
+                           "--output", "none", "--duration", seconds + 3, "--warmup", 3)
+        client.wait(timeout=seconds + 120)
+        lost_links = len(re.findall(r"link to parent .* lost", edge.log_text()))
+        hub_admin = stack.admin_ports()["servers"][0]
+        episodes = metric(hub_admin, "mdcast_server_conflation_episodes_total")
+        cut = metric(hub_admin, "mdcast_server_links_cut_slow_total")
+        source.terminate()
+        proxy.close()
+        summary = client.json_line("summary")
+    if not summary:
+        raise RuntimeError(f"cascade throttled: the client printed no summary (logs in {log_dir})")
+    lat, start = summary["latency_us"], summary["startup_latency_us"]
+    return {"bytes_per_s": args.cascade_throttle_bps, "seconds": seconds, "updates": lat["count"],
+            "p50_us": lat["p50"], "p99_us": lat["p99"], "max_us": lat["max"], "startup_max_us": start["max"],
+            "gaps": summary["gaps"],
+            "links_lost": lost_links, "conflation_episodes": episodes, "links_cut": cut}
+
+
 def run(runner, args):
     parts = args.cascade_parts.split(",")
     result = {}
     resync_part = bench_cascade_shim.resync if args.cascade_shim_rtt_ms else resync
-    for name, measure in (("hop", hop), ("link", link), ("resync", resync_part)):
+    for name, measure in (("hop", hop), ("link", link), ("resync", resync_part), ("throttled", throttled)):
         if name in parts:
             print(f"cascade {name}:", flush=True)
             result[name] = measure(runner, args)
@@ -235,6 +275,15 @@ def write(result, out_dir, header):
                   f"restore (target: 2 s + 1 RTT = {2 + r.get('rtt_ms', 0) / 1000:g} s); the hub sent {r['images']:.0f} images, "
                   f"{r['images_per_changed']:.2f} per changed item (target: at most one per changed item, none for "
                   "the others).", ""]
+    if "throttled" in result:
+        t = result["throttled"]
+        lines += ["## A throttled link", "", f"20 items at 4,000 updates/s through a link of {t['bytes_per_s']:,} bytes/s "
+                  f"for {t['seconds']:g} s: {t['updates']:,} updates reached the edge's client, p50 "
+                  f"{t['p50_us'] / 1000:.0f} ms, p99 {t['p99_us'] / 1000:.0f} ms, **at most {t['max_us'] / 1e6:.2f} s** "
+                  f"after they were published (target: 1 s; in the first 3 s, while the link's drain rate was "
+                  f"not yet measured, at most {t['startup_max_us'] / 1e6:.2f} s); {t['conflation_episodes']:.0f} "
+                  "conflation episode(s) "
+                  f"at the hub, {t['links_cut']:.0f} link(s) cut, {t['links_lost']} lost, {t['gaps']} gap(s).", ""]
     lines += ["## Commands", "", "```sh"] + [c for part in ("hop", "resync") if part in result
                                              for c in result[part]["commands"]] + ["```", ""]
     os.makedirs(out_dir, exist_ok=True)

@@ -40,11 +40,15 @@ class Point:
     # (clients.ws_publish_time) and, N > 0, every request asks for TimeConflated at N ms.
     ws_conflate_ms: int = None
     replay: dict = None    # mdcast-bench --replay: the capture (mdcast_bench.replay_load)
+    # mdcast-bench books: "MIN:MAX" levels of MarketByPrice books the SDK source publishes and
+    # the SDK clients read (--book-levels, --books); empty: field lists.
+    book_levels: str = ""
     # Filled in by run_point:
     result: dict = field(default_factory=dict)
 
     def label(self):
-        return (f"{self.scenario}-{self.profile}-{self.rate}ups-{self.update_bytes}B-"
+        size = f"books{self.book_levels.replace(':', '-')}" if self.book_levels else f"{self.update_bytes}B"
+        return (f"{self.scenario}-{self.profile}-{self.rate}ups-{size}-"
                 f"{self.servers}srv-{self.connections}conn" + ("-tls" if self.tls else "") + f"-{self.client}"
                 + (f"-conflate{self.ws_conflate_ms}ms" if self.ws_age() else ""))
 
@@ -127,6 +131,8 @@ def start_source(point, stack):
         source_args += ["--latency-rate", point.latency_rate]
     if point.plain_updates and point.source == "sdk":
         source_args.append("--unbatched")
+    if point.book_levels:
+        source_args += ["--book-levels", point.book_levels]
     return stack.source(*source_args), []
 
 
@@ -148,6 +154,8 @@ def _run(point, stack, log_dir):
     # Interactive: nothing is registered before the clients ask; the images are part of the warm-up.
     source.wait_for_log("announced as interactive" if point.source == "interactive" else "items registered", 60)
     interval = max(0.25, min(1.0, point.seconds / 6))
+    if point.book_levels:
+        item_args = [*item_args, "--books"]
     clients = []
     for i, n in enumerate(split_connections(point.connections, point.client_processes)):
         csv_path = os.path.join(log_dir, f"client{i}.csv")

@@ -4,11 +4,15 @@ its parent to make an outage without network namespaces. cut() closes every rela
 restore(). Bytes are relayed unchanged, by one thread per direction."""
 import socket
 import threading
+import time
 
 
 class CutProxy:
-    def __init__(self, upstream_port):
+    def __init__(self, upstream_port, rate=None):
+        """`rate`: bytes/s the upstream's bytes are paced to (None: as they come), through
+        small buffers and Ethernet-sized segments, as a slow WAN path holds little."""
         self.upstream = ("127.0.0.1", upstream_port)
+        self.rate = rate
         self.listener = socket.socket()
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.listener.bind(("127.0.0.1", 0))
@@ -34,7 +38,7 @@ class CutProxy:
                     continue
                 self.accepted += 1
             try:
-                upstream = socket.create_connection(self.upstream, timeout=5)
+                upstream = self._connect()
             except OSError:
                 downstream.close()
                 continue
@@ -43,16 +47,30 @@ class CutProxy:
                 s.settimeout(None)
             with self.lock:
                 self.open += [downstream, upstream]
-            for source, sink in ((downstream, upstream), (upstream, downstream)):
-                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+            for source, sink, rate in ((downstream, upstream, None), (upstream, downstream, self.rate)):
+                threading.Thread(target=self._pump, args=(source, sink, rate), daemon=True).start()
 
-    def _pump(self, source, sink):
+    def _connect(self):
+        upstream = socket.socket()
+        if self.rate:
+            upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 1448)
+            upstream.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+        upstream.settimeout(5)
+        upstream.connect(self.upstream)
+        return upstream
+
+    def _pump(self, source, sink, rate):
+        started, sent = time.monotonic(), 0
         try:
             while True:
-                data = source.recv(1 << 20)
+                data = source.recv(1024 if rate else 1 << 20)
                 if not data:
                     break
                 sink.sendall(data)
+                sent += len(data)
+                ahead = sent / rate - (time.monotonic() - started) if rate else 0
+                if ahead > 0:
+                    time.sleep(ahead)
         except OSError:
             pass
         for s in (source, sink):

@@ -20,6 +20,9 @@ Scenarios (see docs/benchmarks.md):
            calls, Publisher::Batch, plain calls written by the I/O thread only.
   cascade  an edge server fed over TCP by the hub: the latency the hop adds, the updates/s
            one link carries, the resync after an outage (--cascade-*; bench_cascade.py).
+  books    MarketByPrice books beside field lists in the same run: updates/s out of one
+           server at 10 and 50 connections, latency at 1K and 100K/s (--book-*;
+           bench_books.py).
 
 Each point starts its own distributor, servers, source and clients from the built
 binaries on loopback with private ports and a random 239.255.x.y group, and stops them
@@ -35,6 +38,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_books  # noqa: E402
 import bench_cascade  # noqa: E402
 import bench_cutover  # noqa: E402
 import bench_post  # noqa: E402
@@ -57,7 +61,7 @@ def parse_args(argv):
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
     parser.add_argument("scenario", choices=["latency", "fanout", "sizes", "quick", "all", "scale", "cutover", "post",
-                                             "publisher", "cascade"])
+                                             "publisher", "cascade", "books"])
     parser.add_argument("--build-dir", default=os.path.join(here, "../../build"),
                         help="where the binaries were built (default: the source tree's build/)")
     parser.add_argument("--source-dir", default=os.path.join(here, "../.."),
@@ -130,6 +134,7 @@ def parse_args(argv):
     bench_post.add_arguments(parser)
     bench_publisher.add_arguments(parser)
     bench_cascade.add_arguments(parser)
+    bench_books.add_arguments(parser)
     return parser.parse_args(argv)
 
 
@@ -563,9 +568,15 @@ def cascade_report(runner, args, command):
     return bench_cascade.write(result, runner.out, report_header(runner, args, command, "cascade"))
 
 
+def books_report(runner, args, command):
+    result = bench_books.run(runner, args)
+    return bench_books.write(result, runner, args, report_header(runner, args, command, "books"))
+
+
 def main(argv):
     args = parse_args(argv)
     check_clients(args)
+    bench_books.check(args)
     bench_ws_age.check(args)
     check_realtime(args)
     check_sched_slice(args)
@@ -582,6 +593,8 @@ def main(argv):
         return publisher_report(runner, args, command)
     if args.scenario == "cascade":
         return cascade_report(runner, args, command)
+    if args.scenario == "books":
+        return books_report(runner, args, command)
     try:
         for client in args.clients:
             runner.client = client

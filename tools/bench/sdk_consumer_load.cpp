@@ -9,9 +9,11 @@
 // each its own thread (the SDK's default without a context). The handler reads
 // --read-fields fields of each update (BID and ASK by default, by id, as an
 // application would), checks per-item sequences and records the latency from
-// the publish stamp. It speaks mdcast-client's command-line subset that the
-// bench uses and prints the same JSON summary and CSV rows (ClientStats), so
-// the bench reads both alike.
+// the publish stamp; with --books (MarketByPrice books, `mdcast-bench books`)
+// it reads each update's book actions instead (Event::book_entries(): every
+// action's key and fields decoded, as an application applying them would). It speaks
+// mdcast-client's command-line subset that the bench uses and prints the same JSON summary and CSV
+// rows (ClientStats), so the bench reads both alike.
 //
 // The connections whose handlers run on one I/O thread share one ClientStats
 // behind one lock (SpinLock: an atomic exchange, not a call into the C
@@ -60,6 +62,7 @@ struct Options : tools::BenchClientOptions {
     int64_t io_threads = 1;      // IoContexts shared by the connections; 0: a thread per Consumer
     int64_t sched_slice_us = 0;  // 0: the kernel's default
     int64_t busy_poll_us = 0;    // ConsumerOptions::busy_poll_us
+    bool books = false;          // read book actions, not fields
     bool tls = false;
     std::string ca_file;
 };
@@ -87,6 +90,7 @@ class Connection final : public ConsumerHandler {
   public:
     Connection(const Options& options, ThreadStats& stats)
         : read_fields_(static_cast<size_t>(options.read_fields)),
+          books_(options.books),
           lock_(stats.lock_),
           stats_(stats.stats_) {}
 
@@ -103,9 +107,7 @@ class Connection final : public ConsumerHandler {
     // one clock reading per read), not at this call: no clock call per update
     // (mdcast-client reads the clock per update, as it handles it).
     void on_update(const Event& e) override {
-        for (size_t i = 0; i < read_fields_ && i < std::size(kSampleFields); ++i) {
-            if (const FieldValue* f = e.field(kSampleFields[i])) sink_ += f->integer;
-        }
+        read(e);
         std::lock_guard lock(lock_);
         tools::ClientTotals& totals = stats_.totals;
         ++totals.updates;
@@ -120,6 +122,10 @@ class Connection final : public ConsumerHandler {
         }
         tools::count_sequence(totals, items_[id].last_seq, e.sequence(), e.conflated());
     }
+
+    // Book actions read, once the Consumer has stopped (its handler's thread
+    // is the only writer).
+    uint64_t book_actions() const { return book_actions_; }
 
     void on_status(const Event&) override {
         std::lock_guard lock(lock_);
@@ -136,7 +142,21 @@ class Connection final : public ConsumerHandler {
     }
 
   private:
+    void read(const Event& e) {
+        if (books_) {
+            for (const BookEntry& entry : e.book_entries()) {
+                sink_ += entry.key.mantissa() + static_cast<int64_t>(entry.fields.size());
+                ++book_actions_;
+            }
+            return;
+        }
+        for (size_t i = 0; i < read_fields_ && i < std::size(kSampleFields); ++i) {
+            if (const FieldValue* f = e.field(kSampleFields[i])) sink_ += f->integer;
+        }
+    }
+
     size_t read_fields_;
+    bool books_;
     tools::SpinLock& lock_;
     tools::ClientStats& stats_;
     // An item's sequence check: its last sequence, known from its image on.
@@ -151,6 +171,7 @@ class Connection final : public ConsumerHandler {
     // update).
     std::vector<ItemSequence> items_;
     int64_t sink_ = 0;  // keeps the field reads from being optimised away
+    uint64_t book_actions_ = 0;
 };
 
 // One stats interval over every connection: one CSV row.
@@ -263,6 +284,11 @@ int run(const Options& o) {
     std::fprintf(stderr, "%s\n", text.c_str());
     std::fflush(stderr);
     for (auto& c : consumers) c->stop();
+    if (o.books) {
+        uint64_t actions = 0;
+        for (const auto& h : handlers) actions += h->book_actions();
+        std::fprintf(stderr, "book actions read: %llu\n", static_cast<unsigned long long>(actions));
+    }
     if (csv) std::fclose(csv);
     return 0;
 }
@@ -288,6 +314,8 @@ int main(int argc, char** argv) {
                 "ConsumerOptions::busy_poll_us: after each frame the I/O thread polls this long "
                 "without sleeping (0: off)",
                 0, 1'000'000)
+        .flag("books", &o.books,
+              "Read each update's book actions (Event::book_entries()) instead of fields")
         .flag("tls", &o.tls, "Connect over TLS")
         .option("ca-file", &o.ca_file, "FILE", "PEM CA the server certificate must chain to");
     tools::add_sched_slice_option(command_line, o.sched_slice_us);

@@ -11,6 +11,9 @@
 // With --accept-posts it accepts every post and publishes the posted fields as
 // an update of the item (the post round trip of `mdcast-bench --scenario post`
 // and the posting integration tests); --reject-posts TEXT rejects each with TEXT.
+// With --book-levels MIN:MAX every item is a MarketByPrice book (BenchBook):
+// images through refresh_book, updates of 1-3 level actions through
+// update_book (`mdcast-bench books`).
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -22,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_book.h"
 #include "common/clock.h"
 #include "common/config/command_line.h"
 #include "mdcast/publisher.h"
@@ -58,7 +62,27 @@ struct Options {
     int64_t sched_slice_us = 0;  // 0: the kernel's default
     bool accept_posts = false;
     std::string reject_posts;  // not empty: every post rejected with this text
+    std::string book_levels;   // "MIN:MAX": MarketByPrice books; empty: field lists
+    uint32_t min_levels = 0;   // from book_levels; 0: field lists
+    uint32_t max_levels = 0;
 };
+
+// --book-levels MIN:MAX into o.min_levels/max_levels; false when malformed.
+bool parse_book_levels(Options& o) {
+    if (o.book_levels.empty()) return true;
+    unsigned min = 0;
+    unsigned max = 0;
+    char end = 0;
+    if (std::sscanf(o.book_levels.c_str(), "%u:%u%c", &min, &max, &end) != 2 || min < 1 ||
+        max < min || max > 10000) {
+        std::cerr << "mdcast-bench-publisher: error: --book-levels is MIN:MAX, 1 <= MIN <= MAX "
+                     "<= 10000\n";
+        return false;
+    }
+    o.min_levels = min;
+    o.max_levels = max;
+    return true;
+}
 
 // A posted value, as the publisher publishes it again.
 void add_value(FieldList& fields, const FieldValue& f) {
@@ -140,7 +164,8 @@ class Load {
           publisher_(publisher),
           schedule_(o.rate, static_cast<uint64_t>(o.max_batch)),
           stamps_(o.latency_rate, 1),
-          updates_(static_cast<size_t>(o.update_bytes)) {}
+          updates_(static_cast<size_t>(o.update_bytes)),
+          books_(static_cast<uint64_t>(o.items), o.min_levels, o.max_levels) {}
 
     void add_items() {
         for (int64_t i = 0; i < o_.items; ++i) {
@@ -149,6 +174,12 @@ class Load {
             items_.push_back({publisher_.add_item(o_.service, name), 0});
             FieldList image;
             image.add_string(kDisplayName, name);
+            if (o_.min_levels > 0) {
+                books_.image(index, changes_);
+                publisher_.refresh_book(items_.back().handle, Domain::kMarketByPrice, image,
+                                        changes_);
+                continue;
+            }
             for (const auto& v : tools::update_values(index, 0)) tools::add_sample_value(image, v);
             publisher_.refresh(items_.back().handle, image);
         }
@@ -209,8 +240,8 @@ class Load {
         Item& item = items_[next_];
         const uint64_t seq = item.seq + 1;
         const uint64_t stamp = stamps_.next() ? realtime_now_ns() : 0;
-        updates_.build(fields_, next_ + 1, next_, seq, stamp);
-        while (!publisher_.update(item.handle, fields_, stamp)) {
+        build_update(seq, stamp);
+        while (!send_update(item.handle, stamp)) {
             if (!o_.wait_when_full || g_stop) return false;
             // Back-pressure: the rate measured is then what the distributor takes.
             std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -218,6 +249,21 @@ class Load {
         item.seq = seq;
         next_ = (next_ + 1) % items_.size();
         return true;
+    }
+
+    // Built once and sent until taken: a refused update (outbox full) is
+    // offered again as it was, and a book's window moves once per update.
+    void build_update(uint64_t seq, uint64_t stamp) {
+        if (o_.min_levels == 0) {
+            updates_.build(fields_, next_ + 1, next_, seq, stamp);
+        } else {
+            books_.update(next_, seq, changes_);
+        }
+    }
+
+    bool send_update(PublishedItem handle, uint64_t stamp) {
+        if (o_.min_levels == 0) return publisher_.update(handle, fields_, stamp);
+        return publisher_.update_book(handle, summary_, changes_, stamp);
     }
 
     const Options& o_;
@@ -228,6 +274,9 @@ class Load {
     std::vector<Item> items_;
     size_t next_ = 0;
     FieldList fields_;
+    tools::BenchBook books_;
+    BookChanges changes_;
+    FieldList summary_;  // a book update's summary: none
     int64_t started_ns_ = 0;
 };
 
@@ -314,12 +363,16 @@ int main(int argc, char** argv) {
               "Accept every post and publish its fields as an update of the item (default: "
               "reject posts, the SDK's default)")
         .option("reject-posts", &o.reject_posts, "TEXT",
-                "Reject every post with TEXT ({user} in it: who posted, as the publisher is told)");
+                "Reject every post with TEXT ({user} in it: who posted, as the publisher is told)")
+        .option("book-levels", &o.book_levels, "MIN:MAX",
+                "Publish MarketByPrice books of MIN..MAX levels (spread over the items), each "
+                "update changing 1-3 levels (default: field lists)");
     tools::add_sched_slice_option(command_line, o.sched_slice_us);
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != cli::CommandLine::Outcome::kRun) {
         return outcome == cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
     }
+    if (!parse_book_levels(o)) return 2;
     if (!tools::apply_sched_slice_option("mdcast-bench-publisher", o.sched_slice_us)) return 2;
     return tools::run_until_stopped("mdcast-bench-publisher", [&] { return run(o); });
 }

@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "proto/book_codec.h"
 #include "proto/field_dictionary.h"
 #include "wire/common.pb.h"
 
@@ -35,12 +38,20 @@ class ItemPrinter {
     std::string fields_json(const wire::v1::FieldList& fields) const;
     std::string fields_text(const wire::v1::FieldList& fields) const;
     std::string field_name(uint32_t id) const;
+    // A book's entries (an encoded Map): a JSON array of {key, action, fields}, or
+    // one text line per entry. A map that does not decode is shown as its error.
+    std::string entries_json(std::span<const uint8_t> map);
+    std::string entries_text(std::span<const uint8_t> map);
+    bool decode_entries(std::span<const uint8_t> map, std::string& why);
+    wire::v1::FieldList& entry_fields(const proto::MapEntryView& entry);
     static std::string status_text(const wire::v1::Status& status);
     static std::string status_json(const wire::v1::Status& status);
 
     OutputFormat format_;
     const proto::FieldDictionary& dictionary_;
     std::FILE* out_;
+    std::vector<proto::MapEntryView> entries_;  // reused between maps
+    wire::v1::FieldList entry_fields_;
 };
 
 }  // namespace mdcast::tools

@@ -140,14 +140,7 @@ class Replay {
     }
 
     bool publish_packet(const tools::TimelinePacket& packet) {
-        proto::PacketHeader header;
-        proto::decode_packet_header(packet.datagram, header);
-        proto::PacketMessageIterator messages(packet.datagram, header, proto::kBackboneDataTypes);
-        proto::Frame frame;
-        while (messages.next(frame) == proto::PacketMessageIterator::Result::kFrame) {
-            if (!items_.publish(packet.epoch, frame)) return false;
-        }
-        return true;
+        return items_.publish_datagram(packet.epoch, packet.datagram);
     }
 
     const Options& o_;
@@ -181,14 +174,17 @@ void report(const tools::CaptureTimeline& timeline, const tools::ReplayItems& it
     std::fprintf(
         stderr,
         "mdcast-replay: sent %llu updates in %.3f s (%.0f/s, target %.0f/s); %llu late; "
-        "%llu refreshes, %llu statuses, %zu items; skipped %llu updates without an "
+        "%llu refreshes, %llu statuses, %zu items (books: %llu refreshes, %llu updates); "
+        "skipped %llu updates without an "
         "image, %llu solicited refreshes, %llu infrastructure statuses; capture: %llu "
         "data packets, %llu duplicates, %llu missing, %llu gaps cut to --max-gap; %llu outbox "
-        "waits; %llu rejected\n",
+        "waits; %llu rejected; %llu malformed, %llu messages in parts refused\n",
         static_cast<unsigned long long>(s.sent), s.elapsed_s,
         s.elapsed_s > 0 ? static_cast<double>(s.sent) / s.elapsed_s : 0.0, s.target_per_s,
         static_cast<unsigned long long>(s.shortfall), static_cast<unsigned long long>(c.refreshes),
         static_cast<unsigned long long>(c.statuses), items.items(),
+        static_cast<unsigned long long>(c.book_refreshes),
+        static_cast<unsigned long long>(c.book_updates),
         static_cast<unsigned long long>(c.updates_without_image),
         static_cast<unsigned long long>(c.solicited_refreshes),
         static_cast<unsigned long long>(c.infrastructure_statuses),
@@ -196,7 +192,8 @@ void report(const tools::CaptureTimeline& timeline, const tools::ReplayItems& it
         static_cast<unsigned long long>(t.duplicates), static_cast<unsigned long long>(t.missing),
         static_cast<unsigned long long>(t.gaps_cut),
         static_cast<unsigned long long>(c.outbox_waits),
-        static_cast<unsigned long long>(s.rejected));
+        static_cast<unsigned long long>(s.rejected), static_cast<unsigned long long>(c.malformed),
+        static_cast<unsigned long long>(c.parts_refused));
 }
 
 // Every item's first image before any update, acknowledged by the distributor;

@@ -1,13 +1,19 @@
 #include "tools/replay/replay_items.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <thread>
 
 #include "proto/backbone_packet.h"
+#include "proto/frame.h"
 #include "wire/common.pb.h"
 
 namespace mdcast::tools {
 namespace {
+
+// The largest message put back together from parts: above any distributor's
+// backbone.max_message_bytes, and a bound on what a hostile capture costs.
+constexpr size_t kMaxAssembledBytes = 16 << 20;
 
 ItemState to_state(const wire::v1::Status& status) {
     ItemState state;
@@ -97,6 +103,44 @@ bool ReplayItems::until_taken(Call call) {
     return true;
 }
 
+template <class Call>
+bool ReplayItems::each_message(uint64_t epoch, std::span<const uint8_t> datagram,
+                               std::map<uint64_t, proto::MessageAssembler>& assemblers, Call call) {
+    proto::PacketHeader header;
+    if (proto::decode_packet_header(datagram, header) != proto::PacketError::kNone) return true;
+    proto::PacketMessageIterator messages(datagram, header, proto::kBackboneDataTypes);
+    proto::Frame frame;
+    auto& parts = assemblers.try_emplace(epoch, kMaxAssembledBytes).first->second;
+    while (messages.next(frame) == proto::PacketMessageIterator::Result::kFrame) {
+        if (frame.type != proto::FrameType::kMessagePart) {
+            if (parts.abandon()) ++counts_.parts_refused;
+            if (!call(frame)) return false;
+            continue;
+        }
+        std::string why;
+        const auto result = parts.add(frame.body, why);
+        if (result == proto::MessageAssembler::Result::kRefused) ++counts_.parts_refused;
+        if (result != proto::MessageAssembler::Result::kComplete) continue;
+        const auto whole = parts.whole();
+        if (whole.size() < proto::kFrameHeaderBytes) {
+            ++counts_.parts_refused;
+            continue;
+        }
+        const auto head = proto::decode_frame_header(whole.data());
+        const auto body = whole.subspan(proto::kFrameHeaderBytes);
+        const proto::Frame assembled{static_cast<proto::FrameType>(head.type),
+                                     body.first(std::min<size_t>(head.body_bytes, body.size())),
+                                     whole};
+        if (!call(assembled)) return false;
+    }
+    return true;
+}
+
+bool ReplayItems::publish_datagram(uint64_t epoch, std::span<const uint8_t> datagram) {
+    return each_message(epoch, datagram, assemblers_,
+                        [&](const proto::Frame& frame) { return publish(epoch, frame); });
+}
+
 bool ReplayItems::publish(uint64_t epoch, const proto::Frame& frame) {
     switch (frame.type) {
         case proto::FrameType::kRefresh:
@@ -136,8 +180,27 @@ bool ReplayItems::publish_refresh(uint64_t epoch, std::span<const uint8_t> body)
         return true;
     }
     const ItemState state = to_state(refresh.status());
+    if (proto::is_book_domain(refresh.domain())) return publish_book_refresh(key, refresh, state);
     ++counts_.refreshes;
     return until_taken([&] { return publisher_.refresh(found->second, fields_, state); });
+}
+
+bool ReplayItems::publish_book_refresh(std::pair<uint64_t, uint64_t> key,
+                                       const wire::v1::Refresh& refresh, const ItemState& state) {
+    std::string why;
+    const auto& map = refresh.map();
+    if (!book_replayer_.to_changes(refresh.domain(),
+                                   {reinterpret_cast<const uint8_t*>(map.data()), map.size()},
+                                   changes_, why)) {
+        ++counts_.malformed;
+        return true;
+    }
+    books_[key] = refresh.domain();
+    ++counts_.refreshes;
+    ++counts_.book_refreshes;
+    const auto domain = static_cast<Domain>(refresh.domain());
+    return until_taken(
+        [&] { return publisher_.refresh_book(items_.at(key), domain, fields_, changes_, state); });
 }
 
 bool ReplayItems::publish_update(uint64_t epoch, std::span<const uint8_t> body) {
@@ -157,9 +220,25 @@ bool ReplayItems::publish_update(uint64_t epoch, std::span<const uint8_t> body) 
         return true;
     }
     const uint64_t stamp = update_.publish_time_ns != 0 ? Publisher::kStampNow : 0;
+    if (!update_.map_bytes.empty()) return publish_book_update(found->first, found->second, stamp);
     if (stamp != 0) ++counts_.stamped;
     ++counts_.updates;
     return until_taken([&] { return publisher_.update(found->second, fields_, stamp); });
+}
+
+bool ReplayItems::publish_book_update(std::pair<uint64_t, uint64_t> key, PublishedItem item,
+                                      uint64_t stamp) {
+    const auto book = books_.find(key);
+    std::string why;
+    if (book == books_.end() ||
+        !book_replayer_.to_changes(book->second, update_.map_bytes, changes_, why)) {
+        ++counts_.malformed;  // a map on an item that is not a book, or one that does not decode
+        return true;
+    }
+    if (stamp != 0) ++counts_.stamped;
+    ++counts_.updates;
+    ++counts_.book_updates;
+    return until_taken([&] { return publisher_.update_book(item, fields_, changes_, stamp); });
 }
 
 bool ReplayItems::publish_status(uint64_t epoch, std::span<const uint8_t> body) {
@@ -179,19 +258,15 @@ bool ReplayItems::publish_status(uint64_t epoch, std::span<const uint8_t> body) 
 }
 
 bool ReplayItems::publish_images(uint64_t epoch, std::span<const uint8_t> datagram) {
-    proto::PacketHeader header;
-    if (proto::decode_packet_header(datagram, header) != proto::PacketError::kNone) return true;
-    proto::PacketMessageIterator messages(datagram, header, proto::kBackboneDataTypes);
-    proto::Frame frame;
     wire::v1::Refresh refresh;
-    while (messages.next(frame) == proto::PacketMessageIterator::Result::kFrame) {
-        if (frame.type != proto::FrameType::kRefresh || !parse(frame.body, refresh)) continue;
+    return each_message(epoch, datagram, image_assemblers_, [&](const proto::Frame& frame) {
+        if (frame.type != proto::FrameType::kRefresh || !parse(frame.body, refresh)) return true;
         const auto key = std::make_pair(epoch, refresh.item_id());
-        if (items_.count(key) > 0) continue;
+        if (items_.count(key) > 0) return true;
         if (!publish_refresh(epoch, frame.body)) return false;
         if (items_.count(key) > 0) published_early_.insert(key);
-    }
-    return true;
+        return true;
+    });
 }
 
 void ReplayItems::services_of(std::span<const uint8_t> datagram, std::set<std::string>& out) {

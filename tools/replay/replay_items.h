@@ -1,8 +1,10 @@
 // Turns the backbone messages of a capture back into Publisher calls: a
 // refresh becomes refresh() of (service, item) — the item's image — an update
 // becomes update() of the same item with the same fields, a publisher's
-// status becomes status(). Items are told apart by the capture's (epoch,
-// item id), so two distributors or two epochs never mix.
+// status becomes status(). A book's refresh and updates become refresh_book()
+// and update_book() with the same entries (replay_books.h); a message the
+// backbone carried in parts (MessagePart) is put back together first. Items are told apart by the
+// capture's (epoch, item id), so two distributors or two epochs never mix.
 //
 // Left out, and counted: updates of an item whose image the capture lacks
 // (the capture began after it; the SDK would drop them too), solicited
@@ -23,7 +25,10 @@
 #include "mdcast/field_list.h"
 #include "mdcast/publisher.h"
 #include "proto/frame.h"
+#include "proto/message_parts.h"
 #include "proto/update_codec.h"
+#include "tools/replay/replay_books.h"
+#include "wire/common.pb.h"
 
 namespace mdcast::tools {
 
@@ -35,8 +40,11 @@ struct ReplayCounts {
     uint64_t updates_without_image = 0;  // skipped
     uint64_t solicited_refreshes = 0;    // skipped
     uint64_t infrastructure_statuses = 0;
-    uint64_t other = 0;      // directories and anything else
-    uint64_t malformed = 0;  // messages that did not decode
+    uint64_t other = 0;           // directories and anything else
+    uint64_t malformed = 0;       // messages that did not decode
+    uint64_t book_refreshes = 0;  // of refreshes: a book's
+    uint64_t book_updates = 0;    // of updates: a book's
+    uint64_t parts_refused = 0;   // messages in parts that did not assemble
     uint64_t outbox_waits = 0;
 };
 
@@ -46,8 +54,11 @@ class ReplayItems {
     // ends a wait for room in the outbox.
     ReplayItems(Publisher& publisher, std::string service, const std::atomic<bool>& stop);
 
-    // Publishes one captured message of source `epoch`; waits while the
+    // Publishes the messages of one captured data datagram of source `epoch`
+    // (a datagram's parts of a larger message once it is whole); waits while the
     // publisher's outbox is full. False when told to stop while waiting.
+    bool publish_datagram(uint64_t epoch, std::span<const uint8_t> datagram);
+    // One captured message (not a part).
     bool publish(uint64_t epoch, const proto::Frame& frame);
 
     // --images-first: publishes the first refresh of every item in `datagram`
@@ -60,8 +71,16 @@ class ReplayItems {
     static void services_of(std::span<const uint8_t> datagram, std::set<std::string>& out);
 
   private:
+    // Each whole message of `datagram`: frames as they are, parts once
+    // assembled (per epoch, in `assemblers`). False when `call` is.
+    template <class Call>
+    bool each_message(uint64_t epoch, std::span<const uint8_t> datagram,
+                      std::map<uint64_t, proto::MessageAssembler>& assemblers, Call call);
     bool publish_refresh(uint64_t epoch, std::span<const uint8_t> body);
     bool publish_update(uint64_t epoch, std::span<const uint8_t> body);
+    bool publish_book_refresh(std::pair<uint64_t, uint64_t> key, const wire::v1::Refresh& refresh,
+                              const ItemState& state);
+    bool publish_book_update(std::pair<uint64_t, uint64_t> key, PublishedItem item, uint64_t stamp);
     bool publish_status(uint64_t epoch, std::span<const uint8_t> body);
     // Retries `call` while the outbox is full (false from the publisher).
     template <class Call>
@@ -71,8 +90,13 @@ class ReplayItems {
     std::string service_;
     const std::atomic<bool>& stop_;
     std::map<std::pair<uint64_t, uint64_t>, PublishedItem> items_;
-    std::set<std::pair<uint64_t, uint64_t>> published_early_;  // --images-first
+    std::set<std::pair<uint64_t, uint64_t>> published_early_;          // --images-first
+    std::map<std::pair<uint64_t, uint64_t>, wire::v1::Domain> books_;  // book items' domains
+    std::map<uint64_t, proto::MessageAssembler> assemblers_;  // per epoch, for publish_datagram
+    std::map<uint64_t, proto::MessageAssembler> image_assemblers_;  // for publish_images
     FieldList fields_;
+    BookReplayer book_replayer_;
+    BookChanges changes_;
     proto::UpdateView update_;
     ReplayCounts counts_;
 };

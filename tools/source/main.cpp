@@ -64,7 +64,15 @@ int main(int argc, char** argv) {
               "Sink-driven: announce the service as interactive, answer item requests with "
               "images and publish --rate over the requested items only")
         .option("item-prefix", &options.item_prefix, "TEXT", "Item names are PREFIX000000, ...")
-        .option("items", &options.items, "N", "Number of items", 1, 10'000'000)
+        .option("items", &options.items, "N", "Number of items (0: books only)", 0, 10'000'000)
+        .option("books", &options.books, "N",
+                "Also publish N MarketByPrice books, BOOK000000 ... (docs/books.md, \"Tools\")", 0,
+                100'000)
+        .option("book-prefix", &options.book_prefix, "TEXT", "Book names are PREFIX000000, ...")
+        .option("book-levels", &options.book_levels, "L",
+                "Price levels of each book: L in its refresh, between L/2 and L after", 1, 10'000)
+        .flag("print-books", &options.print_books,
+              "At the end print each book as it stands, a JSON line each, before the summary")
         .option("item-file", &item_file, "FILE",
                 "Items (and their image fields) from a sample file instead of --items")
         .option("dictionary", &dictionary_path, "FILE",
@@ -141,6 +149,14 @@ int main(int argc, char** argv) {
             return 2;
         }
         options.sample_file = item_file;
+    }
+    if (options.items == 0 && options.books == 0 && item_file.empty()) {
+        std::cerr << "mdcast-source: error: nothing to publish: --items 0 and no --books\n";
+        return 2;
+    }
+    if (interactive && options.books > 0) {
+        std::cerr << "mdcast-source: error: --books is not available with --interactive\n";
+        return 2;
     }
     options.session.application_id = "mdcast-source";
     if (interactive) return run_interactive(options, distributor, tls, log_level, verbosity);

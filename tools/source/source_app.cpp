@@ -1,6 +1,8 @@
 #include "source_app.h"
 
 #include "common/clock.h"
+#include "proto/field_values.h"
+#include "proto/update_codec.h"
 #include "tools/sample_items.h"
 #include "wire/publisher.pb.h"
 
@@ -35,6 +37,11 @@ SourceApp::SourceApp(EventLoop& loop, SourceOptions options)
         items_.resize(static_cast<size_t>(options_.items));
         for (size_t i = 0; i < items_.size(); ++i)
             items_[i].name = item_name(options_.item_prefix, i);
+    }
+    for (int64_t i = 0; i < options_.books; ++i) {
+        Item& item = items_.emplace_back();
+        item.name = item_name(options_.book_prefix, static_cast<uint64_t>(i));
+        item.book.emplace(options_.seed, static_cast<uint64_t>(i), options_.book_levels);
     }
 }
 
@@ -101,7 +108,11 @@ void SourceApp::on_items_registered(const proto::Frame& frame) {
         refresh.set_item_id(item.id);
         refresh.set_item_seq(item.seq);
         refresh.set_clear_cache(true);
-        fill_refresh_fields(*refresh.mutable_fields(), item.name, entry.ref(), item.seq);
+        if (item.book) {
+            fill_book_refresh(item, refresh);
+        } else {
+            fill_refresh_fields(*refresh.mutable_fields(), item.name, entry.ref(), item.seq);
+        }
         if (item.sample) {
             add_template_fields(*item.sample, options_.dictionary, options_.sample_file,
                                 *refresh.mutable_fields());
@@ -152,9 +163,14 @@ void SourceApp::publish_one() {
     Item& item = items_[next_item_];
     ++item.seq;
     const uint64_t stamp = stamps_.next() ? static_cast<uint64_t>(realtime_ns()) : 0;
-    auto frame = encoder_.encode(item.id, next_item_, item.seq, stamp);
-    if (options_.trade_every > 0 && item.seq % static_cast<uint64_t>(options_.trade_every) == 0)
-        frame = encoder_.mark_trade(frame);
+    std::span<const uint8_t> frame;
+    if (item.book) {
+        frame = encode_book_update(item, stamp);
+    } else {
+        frame = encoder_.encode(item.id, next_item_, item.seq, stamp);
+        if (options_.trade_every > 0 && item.seq % static_cast<uint64_t>(options_.trade_every) == 0)
+            frame = encoder_.mark_trade(frame);
+    }
     if (!session_.send_frame(frame)) {
         --item.seq;  // not sent: keep the item's sequence unbroken
         log_->error("output to the distributor is full; stopping");
@@ -162,6 +178,51 @@ void SourceApp::publish_one() {
         return stop("distributor not reading");
     }
     next_item_ = (next_item_ + 1) % items_.size();
+}
+
+// A book's update: its next level actions, always a trade (docs/books.md).
+std::span<const uint8_t> SourceApp::encode_book_update(Item& item, uint64_t stamp) {
+    book_map_.clear();
+    item.book->next_update(book_map_);
+    proto::UpdateView update;
+    update.item_id = item.id;
+    update.item_seq = item.seq;
+    update.publish_time_ns = stamp;
+    update.trade = true;
+    update.map_bytes = {reinterpret_cast<const uint8_t*>(book_map_.data()), book_map_.size()};
+    book_frame_.clear();
+    proto::append_update_frame(book_frame_, update);
+    return {reinterpret_cast<const uint8_t*>(book_frame_.data()), book_frame_.size()};
+}
+
+void SourceApp::fill_book_refresh(const Item& item, wire::Refresh& refresh) const {
+    refresh.set_domain(wire::DOMAIN_MARKET_BY_PRICE);
+    item.book->refresh_map(*refresh.mutable_map());
+    auto* name = refresh.mutable_fields()->add_fields();
+    name->set_id(kDisplayNameField);
+    name->set_string_value(item.name);
+}
+
+// --print-books: {"type":"book","item":...,"entries":[{"key":"99.99","fields":{...}}, ...]}
+// with prices ascending, the fields by name, as mdcast-client prints them.
+void SourceApp::print_books() const {
+    for (const Item& item : items_) {
+        if (!item.book) continue;
+        std::string line = "{\"type\":\"book\",\"service\":\"" +
+                           proto::json_escape(options_.service) + "\",\"item\":\"" +
+                           proto::json_escape(item.name) +
+                           "\",\"seq\":" + std::to_string(item.seq) + ",\"entries\":[";
+        bool first = true;
+        for (const auto& [price, level] : item.book->levels()) {
+            if (!first) line += ",";
+            first = false;
+            line += "{\"key\":\"" + proto::format_decimal(price, kBookPriceExponent) +
+                    "\",\"fields\":{\"ORDER_SIDE\":" + std::to_string(level.side) +
+                    ",\"ORDER_SIZE\":" + std::to_string(level.size) +
+                    ",\"NO_ORD\":" + std::to_string(level.orders) + "}}";
+        }
+        std::printf("%s]}\n", line.c_str());
+    }
 }
 
 void SourceApp::report(spdlog::level::level_enum level) {
@@ -189,6 +250,7 @@ void SourceApp::stop(const std::string& why) {
             "--update-bytes {}: {} updates were larger by nature, {} could not be padded exactly",
             options_.update_bytes, encoder_.undersized_target(), encoder_.inexact());
     }
+    if (options_.print_books) print_books();
     print_summary();
     log_->info("stopping: {}", why);
     drain_deadline_ns_ = monotonic_ns() + 5'000'000'000;

@@ -9,9 +9,15 @@
 // Updates are padded to --update-bytes (update_payload.h); --latency-rate
 // stamps only that many per second, at random positions (StampSelector). At the
 // end it prints a JSON summary line on stdout.
+//
+// --books N adds N MarketByPrice books (sample_book.h) to the round-robin: each
+// refresh carries the whole book, each update one or two level actions, a trade.
+// --print-books prints each book as it stands at the end, one JSON line each,
+// before the summary.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +25,7 @@
 #include "common/net/event_loop.h"
 #include "common/net/flush_scheduler.h"
 #include "mdcast/session.h"
+#include "sample_book.h"
 #include "tools/sample_file.h"
 #include "update_payload.h"
 #include "update_schedule.h"
@@ -33,8 +40,12 @@ struct SourceOptions {
     uint32_t standby_rank = 0;    // --standby-rank (docs/operations.md, "Redundancy")
     std::string item_prefix = "ITEM";
     int64_t items = 100;
-    double rate = 1000;      // updates per second over all items
-    double duration_s = 10;  // 0: until SIGINT/SIGTERM
+    int64_t books = 0;  // MarketByPrice books beside the items (sample_book.h)
+    std::string book_prefix = "BOOK";
+    int64_t book_levels = 10;
+    bool print_books = false;  // each book's final state on stdout
+    double rate = 1000;        // updates per second over all items
+    double duration_s = 10;    // 0: until SIGINT/SIGTERM
     int64_t tick_us = 1000;
     int64_t max_batch = 10000;             // per tick
     bool stamp = true;                     // embed the publish time
@@ -64,6 +75,7 @@ class SourceApp final : public sdk::Session::Listener {
     struct Item {
         std::string name;
         const SampleItem* sample = nullptr;  // template fields for the refresh
+        std::optional<SampleBook> book;      // a book item: its levels
         uint64_t id = 0;
         uint64_t seq = 0;
     };
@@ -74,6 +86,9 @@ class SourceApp final : public sdk::Session::Listener {
     void begin_publishing();
     void on_tick();
     void publish_one();
+    std::span<const uint8_t> encode_book_update(Item& item, uint64_t stamp);
+    void fill_book_refresh(const Item& item, wire::v1::Refresh& refresh) const;
+    void print_books() const;
     void report(spdlog::level::level_enum level);
     void print_summary();
     void drain();
@@ -89,6 +104,8 @@ class SourceApp final : public sdk::Session::Listener {
     UpdateSchedule schedule_;
     StampSelector stamps_;
     UpdateEncoder encoder_;
+    std::string book_map_;    // reused for each book update's Map
+    std::string book_frame_;  // and its frame
     std::vector<Item> items_;
     uint32_t service_id_ = 0;
     std::string takeover_token_;  // proof of ownership, sent again after a reconnect

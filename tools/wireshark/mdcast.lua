@@ -7,7 +7,8 @@
 --   mdcast     backbone datagrams (UDP, found by their 'MDCB' magic on any
 --              port): the 32-byte packet header (proto/backbone_packet.h), the
 --              packed messages — data, heartbeats, NAKs, RTT probes, image
---              requests — repairs (the retransmit flag), the HMAC trailer and
+--              requests, books (domain and map entries) — messages in parts put
+--              back together, repairs (the retransmit flag), the HMAC trailer and
 --              the zero padding of segmentation offload runs (the padded flag).
 --   mdcast.tcp the TCP framing (proto/frame.h) of publisher and client
 --              connections, on the ports set in the preferences (default 14001
@@ -78,6 +79,9 @@ local status_codes = {
     [7] = "LIMIT_REACHED", [8] = "INVALID_REQUEST", [9] = "RECOVERING", [10] = "AUTH_FAILED",
     [11] = "UNCHANGED",
 }
+local domains = {[0] = "MarketPrice", [1] = "MarketByPrice", [2] = "MarketByOrder",
+                 [3] = "SymbolList"}
+local map_actions = {[1] = "ADD", [2] = "UPDATE", [3] = "DELETE"}
 local service_states = {[0] = "UNSPECIFIED", [1] = "UP", [2] = "DOWN"}
 local service_modes = {[0] = "UNSPECIFIED", [1] = "BROADCAST", [2] = "INTERACTIVE"}
 local close_reasons = {
@@ -113,6 +117,10 @@ local f = {
     field_name = ProtoField.string("mdcast.field.name", "Field name"),
     field_value = ProtoField.string("mdcast.field.value", "Field value"),
     unknown = ProtoField.bytes("mdcast.unknown", "Unknown protobuf field"),
+    map = ProtoField.none("mdcast.map", "Map (book entries)"),
+    entry = ProtoField.none("mdcast.entry", "Map entry"),
+    entry_key = ProtoField.string("mdcast.entry.key", "Key"),
+    entry_action = ProtoField.uint32("mdcast.entry.action", "Action", base.DEC, map_actions),
 }
 
 -- Message fields (one ProtoField per name and kind, shared by the messages).
@@ -143,11 +151,13 @@ S.Refresh = {[1] = def("item_id", "u64"), [2] = def("item_seq", "u64"),
              [3] = def("clear_cache", "bool"), [4] = def("solicited", "bool"),
              [5] = def("service_id", "u32"), [6] = def("service_name", "string"),
              [7] = def("item_name", "string"), [8] = {name = "status", msg = "Status"},
-             [9] = {name = "fields", msg = "FieldList"}}
+             [9] = {name = "fields", msg = "FieldList"},
+             [10] = def("domain", "u32", domains), [11] = {name = "map", msg = "Map"}}
 S.Update = {[1] = def("item_id", "u64"), [2] = def("item_seq", "u64"),
             [3] = def("publish_time", "time"), [4] = {name = "fields", msg = "FieldList"},
             [5] = def("conflated", "bool"), [6] = def("trade", "bool"),
-            [7] = def("stands_for", "u32"), [8] = def("first_publish_time", "time")}
+            [7] = def("stands_for", "u32"), [8] = def("first_publish_time", "time"),
+            [9] = {name = "map", msg = "Map"}}
 S.ItemStatus = {[1] = def("item_id", "u64"), [2] = def("service_id", "u32"),
                 [3] = def("service_name", "string"), [4] = def("item_name", "string"),
                 [5] = {name = "status", msg = "Status"}, [6] = def("item_seq", "u64")}
@@ -171,7 +181,7 @@ S.Interest = {[1] = def("epoch_id", "u64"), [2] = def("held_item_id", "u64"),
               [3] = def("released_item_id", "u64"), [4] = def("asking_server_id", "u64")}
 S.Empty = {}
 -- One part of a message larger than a datagram: where its bytes go in the whole
--- (put together by the receiver, not here).
+-- (put together below, "Messages in parts").
 S.MessagePart = {[1] = def("part_total_bytes", "u32"), [2] = def("part_offset", "u32"),
                  [3] = def("part_data", "hidden")}
 S.LoginRequest = {[1] = def("user", "string"), [2] = def("application_id", "string"),
@@ -322,6 +332,16 @@ local function each_field(tvb, offset, limit, visit)
     return true
 end
 
+-- A Decimal message (zigzag mantissa 1, zigzag exponent 2) as exact text.
+local function decimal_at(tvb, offset, length)
+    local mantissa, exponent = Int64(0), 0
+    each_field(tvb, offset, offset + length, function(number, wire, _, _, v)
+        if wire == 0 and number == 1 then mantissa = zigzag(v) end
+        if wire == 0 and number == 2 then exponent = zigzag(v):tonumber() end
+    end)
+    return decimal_text(mantissa, exponent)
+end
+
 -- A FieldValue: the value by the dictionary name of its id.
 local function dissect_field_value(tvb, offset, length, tree)
     local id, value_text = nil, ""
@@ -331,12 +351,7 @@ local function dissect_field_value(tvb, offset, length, tree)
         elseif number == 2 and wire == 0 then
             value_text = tostring(zigzag(v))
         elseif number == 3 and wire == 2 then
-            local mantissa, exponent = Int64(0), 0
-            each_field(tvb, pos, pos + size, function(n2, w2, _, _, v2)
-                if w2 == 0 and n2 == 1 then mantissa = zigzag(v2) end
-                if w2 == 0 and n2 == 2 then exponent = zigzag(v2):tonumber() end
-            end)
-            value_text = decimal_text(mantissa, exponent)
+            value_text = decimal_at(tvb, pos, size)
         elseif number == 4 and wire == 1 then
             value_text = tostring(tvb(pos, 8):le_float())
         elseif number == 5 and wire == 2 then
@@ -371,6 +386,43 @@ local function dissect_field_list(tvb, offset, length, tree)
     end)
     subtree:append_text(" (" .. #shown .. "): " .. table.concat(shown, " "))
     return ok
+end
+
+-- One MapEntry (docs/books.md): its key (a price or a name), action and fields.
+local function dissect_map_entry(tvb, offset, length, tree)
+    local item = tree:add(f.entry, tvb(offset, length))
+    local key, action = "?", "?"
+    local ok = each_field(tvb, offset, offset + length, function(number, wire, pos, size, v)
+        if (number == 1 or number == 2) and wire == 2 then
+            key = number == 1 and decimal_at(tvb, pos, size) or tvb(pos, size):string()
+            item:add(f.entry_key, tvb(pos, size), key)
+        elseif number == 3 and wire == 0 then
+            action = map_actions[v:tonumber()] or tostring(v)
+            item:add(f.entry_action, tvb(pos, size), v:tonumber())
+        elseif number == 4 and wire == 2 then
+            dissect_field_list(tvb, pos, size, item)
+        else
+            item:add(f.unknown, tvb(pos, size))
+        end
+    end)
+    item:set_text("Entry " .. action .. " " .. key)
+    if not ok then item:add_proto_expert_info(e_malformed) end
+end
+
+-- A book's Map (Refresh.map, Update.map: bytes holding a wire.v1.Map).
+local function dissect_map(tvb, offset, length, tree)
+    local subtree = tree:add(f.map, tvb(offset, length))
+    local entries = 0
+    local ok = each_field(tvb, offset, offset + length, function(number, wire, pos, size)
+        if number == 1 and wire == 2 then
+            entries = entries + 1
+            dissect_map_entry(tvb, pos, size, subtree)
+        else
+            subtree:add(f.unknown, tvb(pos, size))
+        end
+    end)
+    subtree:set_text("Map (" .. entries .. " entries)")
+    if not ok then subtree:add_proto_expert_info(e_malformed) end
 end
 
 -- Adds one scalar field of `spec` to the tree; returns its text.
@@ -416,6 +468,8 @@ dissect_message = function(tvb, offset, length, name, tree)
             tree:add(f.unknown, tvb(pos, size))
         elseif spec.msg == "FieldList" and wire == 2 then
             dissect_field_list(tvb, pos, size, tree)
+        elseif spec.msg == "Map" and wire == 2 then
+            dissect_map(tvb, pos, size, tree)
         elseif spec.msg and wire == 2 then
             local subtree = tree:add(bb, tvb(pos, size), spec.name)
             local inner = dissect_message(tvb, pos, size, spec.msg, subtree)
@@ -457,6 +511,78 @@ local function dissect_frame(tvb, offset, tree)
         if text ~= "" then item:append_text(" " .. text) end
     end
     return 8 + length, type_name
+end
+
+---------------------------------------------------------------------------
+-- Messages in parts (MessagePart, docs/backbone.md): put back together per
+-- source epoch, on the first pass in capture order, from parts that follow one
+-- another (a part out of place, any other message between two parts or a size
+-- past MAX_ASSEMBLED_BYTES abandons the message, as the receiver does). The
+-- whole message is kept for the packet that completed it, shown there as
+-- "Reassembled" and decoded like any message.
+
+local MAX_ASSEMBLED_BYTES = 16 * 1024 * 1024
+local assembling = {}  -- epoch (text) -> {total, have, data (ByteArray)}
+local assembled = {}   -- packet number -> list of whole messages (ByteArray)
+
+function bb.init()
+    assembling, assembled = {}, {}
+end
+
+-- A MessagePart frame's body at [offset, offset + length) of source `epoch`;
+-- returns the whole message when this part completes it.
+local function add_part(tvb, offset, length, epoch)
+    local total, at, data_pos, data_size
+    local ok = each_field(tvb, offset, offset + length, function(number, wire, pos, size, v)
+        if number == 1 and wire == 0 then total = v:tonumber() end
+        if number == 2 and wire == 0 then at = v:tonumber() end
+        if number == 3 and wire == 2 then data_pos, data_size = pos, size end
+    end)
+    local state = assembling[epoch]
+    at = at or 0
+    if not ok or not total or not data_pos or total > MAX_ASSEMBLED_BYTES or
+            (at ~= 0 and (not state or state.have ~= at or state.total ~= total)) then
+        assembling[epoch] = nil
+        return nil
+    end
+    if at == 0 then
+        state = {total = total, have = 0, data = ByteArray.new()}
+        assembling[epoch] = state
+    end
+    if data_size > 0 then state.data:append(tvb(data_pos, data_size):bytes()) end
+    state.have = state.have + data_size
+    if state.have > total then
+        assembling[epoch] = nil
+    elseif state.have == total then
+        assembling[epoch] = nil
+        return state.data
+    end
+    return nil
+end
+
+-- Message `index` of a data packet at `offset`: a part goes to its message, any
+-- other message abandons the one in progress.
+local function collect_part(tvb, offset, epoch, pinfo, index)
+    local key = tostring(epoch)
+    if tvb(offset + 4, 2):uint() ~= 47 then
+        assembling[key] = nil
+        return
+    end
+    local whole = add_part(tvb, offset + 8, tvb(offset, 4):uint(), key)
+    if whole then
+        assembled[pinfo.number] = assembled[pinfo.number] or {}
+        table.insert(assembled[pinfo.number], {index = index, data = whole})
+    end
+end
+
+local function show_assembled(data, root, names)
+    local message = data:tvb("Reassembled mdcast message")
+    if message:len() >= 8 and message(0, 4):uint() + 8 == message:len() then
+        local _, name = dissect_frame(message, 0, root)
+        names["reassembled " .. name] = (names["reassembled " .. name] or 0) + 1
+    else
+        root:add_proto_expert_info(e_malformed, "parts do not make one message")
+    end
 end
 
 ---------------------------------------------------------------------------
@@ -503,6 +629,7 @@ local function dissect_backbone(tvb, pinfo, tree)
     end
     local offset = 32
     local names = {}
+    local index = 0
     for _ = 1, count do
         if offset + 8 > 32 + payload then
             root:add_proto_expert_info(e_malformed, "message count beyond the payload")
@@ -515,6 +642,12 @@ local function dissect_backbone(tvb, pinfo, tree)
         end
         local used, name = dissect_frame(tvb, offset, root)
         names[name] = (names[name] or 0) + 1
+        index = index + 1
+        if not pinfo.visited and ptype == 1 then collect_part(tvb, offset, epoch, pinfo, index) end
+        -- A message this part completed, in its place: what comes after it came later.
+        for _, done in ipairs(assembled[pinfo.number] or {}) do
+            if done.index == index then show_assembled(done.data, root, names) end
+        end
         offset = offset + used
     end
     if signed and ends >= 32 + trailer then root:add(f.signature, tvb(ends - 16, 16)) end

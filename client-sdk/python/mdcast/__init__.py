@@ -22,6 +22,7 @@ See docs/python.md for callbacks, asyncio, batches and the publisher.
 """
 from ._mdcast import Batch, Dictionary, Event, Service, StatusCode, realtime_now_ns
 from ._mdcast import _set_sched_slice
+from ._book import Book, BookEntry
 from ._consumer import Consumer
 from ._errors import ConsumerStopped, LoginRefused, MdcastError, NotConnected
 from ._options import Tls
@@ -31,7 +32,7 @@ from ._snapshot import snapshot_frame, snapshot_values
 from ._logging import route_to_logging as _route_to_logging
 
 __all__ = [
-    "Batch", "Consumer", "ConsumerStopped", "Dictionary", "Event", "LoginRefused",
+    "Batch", "Book", "BookEntry", "Consumer", "ConsumerStopped", "Dictionary", "Event", "LoginRefused",
     "MdcastError", "NotConnected", "PostFuture", "PostResult", "Publisher", "Service",
     "StatusCode", "Tls", "realtime_now_ns", "set_sched_slice", "snapshot_frame", "snapshot_values",
 ]

@@ -161,6 +161,26 @@ class Publisher:
         it with others, so every subscriber gets it on its own, in order."""
         return self._core.update(item, dict(fields), publish_time_ns, True)
 
+    def refresh_book(self, item: int, domain: str, summary: Fields, entries: Any, *,
+                     stream: str = "open", data: str = "ok",
+                     code: _mdcast.StatusCode = _mdcast.StatusCode.NONE, text: str = "") -> bool:
+        """A book's whole image (docs/books.md): ``domain`` 'MarketByPrice' (keys are
+        prices: decimal.Decimal, int or float), 'MarketByOrder' or 'SymbolList' (keys are
+        names: str or bytes); ``summary`` its field-list fields; ``entries`` every entry,
+        ``{key: fields}`` or an iterable of ``(key, fields)``. ValueError (nothing sent)
+        for another domain or a key of the wrong kind. False when the outbox is full."""
+        return self._core.refresh_book(item, domain, dict(summary), entries, stream, data,
+                                       code, text)
+
+    def update_book(self, item: int, summary: Fields, changes: Any,
+                    publish_time_ns: Optional[int] = None) -> bool:
+        """A book's changes, applied in order: ``summary`` fields (may be empty) and
+        ``changes``, an iterable of ``(key, action, fields)`` (:class:`BookEntry`;
+        action 'add', 'update' or 'delete') or ``(key, 'delete')``. Sent as a trade:
+        conflation never merges a book's actions. Dropped (and counted) unless the
+        item's last refresh was a book's."""
+        return self._core.update_book(item, dict(summary), changes, publish_time_ns)
+
     def status(self, item: int, *, stream: str = "open", data: str = "suspect",
                code: _mdcast.StatusCode = _mdcast.StatusCode.NONE, text: str = "") -> bool:
         """A closed stream ends the item; a suspect one says its data may be stale."""

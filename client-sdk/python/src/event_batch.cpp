@@ -28,10 +28,9 @@ void EventBatch::append(const Event& event) {
     r.text = keep(event.state().text);
     r.first_field = static_cast<uint32_t>(fields_.size());
     r.field_count = static_cast<uint32_t>(event.fields().size());
-    for (const FieldValue& value : event.fields()) {
-        fields_.push_back(StoredField{value.id, value.kind, value.exponent, value.integer,
-                                      value.real, keep(value.text)});
-    }
+    keep_fields(event.fields());
+    r.domain = event.domain();
+    if (event.has_book_entries()) keep_entries(r, event);
     if (r.type == EventType::kConnection) {
         r.first_extra = static_cast<uint32_t>(connections_.size());
         r.extra_count = 1;
@@ -44,6 +43,30 @@ void EventBatch::append(const Event& event) {
     }
 }
 
+void EventBatch::keep_fields(std::span<const FieldValue> values) {
+    for (const FieldValue& value : values) {
+        fields_.push_back(StoredField{value.id, value.kind, value.exponent, value.integer,
+                                      value.real, keep(value.text)});
+    }
+}
+
+void EventBatch::keep_entries(EventRecord& r, const Event& event) {
+    const std::vector<BookEntry> entries = event.book_entries();
+    r.first_entry = static_cast<uint32_t>(entries_.size());
+    r.entry_count = static_cast<uint32_t>(entries.size());
+    for (const BookEntry& entry : entries) {
+        StoredEntry& e = entries_.emplace_back();
+        e.is_price = entry.key.is_price();
+        e.action = entry.action;
+        e.exponent = entry.key.exponent();
+        e.mantissa = entry.key.mantissa();
+        e.name = keep(entry.key.name());
+        e.first_field = static_cast<uint32_t>(fields_.size());
+        e.field_count = static_cast<uint32_t>(entry.fields.size());
+        keep_fields(entry.fields);
+    }
+}
+
 size_t EventBatch::drop(uint64_t handle) {
     // Their fields and text stay behind unused until clear(): rare, and cheaper
     // than compacting.
@@ -53,6 +76,7 @@ size_t EventBatch::drop(uint64_t handle) {
 void EventBatch::clear() {
     records_.clear();
     fields_.clear();
+    entries_.clear();
     text_.clear();
     connections_.clear();
     services_.clear();

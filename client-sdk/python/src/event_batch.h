@@ -39,8 +39,20 @@ struct StoredField {
     TextRef text;
 };
 
+// One entry of a book refresh or one action of a book update (mdcast/book.h):
+// its key (a price, or a name in the batch's text), action and fields.
+struct StoredEntry {
+    bool is_price = false;
+    MapAction action = MapAction::kAdd;
+    int32_t exponent = 0;
+    int64_t mantissa = 0;
+    TextRef name;
+    uint32_t first_field = 0, field_count = 0;
+};
+
 struct EventRecord {
     EventType type = EventType::kStatus;
+    Domain domain = Domain::kMarketPrice;
     bool snapshot = false;
     bool conflated = false;
     bool trade = false;
@@ -57,6 +69,8 @@ struct EventRecord {
     uint32_t first_field = 0, field_count = 0;
     // kConnection: index into connections(); kDirectory: range of services().
     uint32_t first_extra = 0, extra_count = 0;
+    // A book's refresh or update: range of entries().
+    uint32_t first_entry = 0, entry_count = 0;
 };
 
 class EventBatch {
@@ -79,6 +93,12 @@ class EventBatch {
         return std::span(fields_).subspan(r.first_field, r.field_count);
     }
     const StoredField* field(const EventRecord& r, uint32_t id) const;
+    std::span<const StoredEntry> entries(const EventRecord& r) const {
+        return std::span(entries_).subspan(r.first_entry, r.entry_count);
+    }
+    std::span<const StoredField> fields(const StoredEntry& e) const {
+        return std::span(fields_).subspan(e.first_field, e.field_count);
+    }
     const ConnectionEvent& connection(const EventRecord& r) const {
         return connections_[r.first_extra];
     }
@@ -89,10 +109,13 @@ class EventBatch {
 
   private:
     TextRef keep(std::string_view text);
+    void keep_fields(std::span<const FieldValue> values);
+    void keep_entries(EventRecord& r, const Event& event);
 
     std::shared_ptr<const Dictionary> dictionary_;
     std::vector<EventRecord> records_;
     std::vector<StoredField> fields_;
+    std::vector<StoredEntry> entries_;
     std::string text_;
     std::vector<ConnectionEvent> connections_;
     std::vector<ServiceInfo> services_;

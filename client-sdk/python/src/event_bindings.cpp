@@ -5,9 +5,11 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "bindings.h"
+#include "book_values.h"
 #include "event_batch.h"
 #include "field_values.h"
 
@@ -65,10 +67,24 @@ struct EventRef {
         if (!f) throw py::key_error(py::repr(key).cast<std::string>());
         return field_to_python(*batch, *f);
     }
-    py::dict fields() const {
+    py::dict fields() const { return to_dict(batch->fields(r())); }
+    py::dict to_dict(std::span<const StoredField> fields) const {
         py::dict out;
-        for (const StoredField& f : batch->fields(r()))
+        for (const StoredField& f : fields)
             out[field_name(*batch, f.id)] = field_to_python(*batch, f);
+        return out;
+    }
+    // mdcast.BookEntry(key, action, fields) for each entry or action, in order.
+    py::list book_entries() const {
+        const auto entries = batch->entries(r());
+        py::list out(entries.size());
+        if (entries.empty()) return out;
+        const py::object make = py::module_::import("mdcast._book").attr("BookEntry");
+        for (size_t i = 0; i < entries.size(); ++i) {
+            const StoredEntry& e = entries[i];
+            out[i] = make(book_key_to_python(*batch, e), action_name(e.action),
+                          to_dict(batch->fields(e)));
+        }
         return out;
     }
     std::string repr() const;
@@ -121,6 +137,13 @@ void bind_event(py::module_& m) {
                                           e.r().data == DataState::kOk;
                                })
         .def_property_readonly("fields", &EventRef::fields)
+        .def_property_readonly(
+            "domain", [](const EventRef& e) { return domain_name(e.r().domain); },
+            "A refresh's domain: 'MarketPrice' (a field list) or a book's "
+            "('MarketByPrice', 'MarketByOrder', 'SymbolList').")
+        .def_property_readonly("book_entries", &EventRef::book_entries,
+                               "A book refresh's entries or a book update's actions, in order "
+                               "(mdcast.BookEntry); empty otherwise.")
         .def("__getitem__", &EventRef::getitem, py::arg("field"))
         .def("get", &EventRef::get, py::arg("field"), py::arg("default") = py::none())
         .def("__contains__",

@@ -63,20 +63,20 @@ int64_t datetime_to_ns(py::handle value) {
 }
 
 [[noreturn]] void wrong_type(std::string_view name, const char* kind, py::handle value) {
-    throw py::type_error("field " + std::string(name) + " is " + kind + ", not " +
+    throw py::type_error(std::string(name) + " is " + kind + ", not " +
                          std::string(py::str(py::type::handle_of(value).attr("__name__"))));
 }
 
-void add_decimal(FieldList& fields, uint32_t id, std::string_view name, py::handle value) {
-    if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
-        fields.add_decimal(id, value.cast<int64_t>(), 0);
-        return;
-    }
+}  // namespace
+
+std::pair<int64_t, int32_t> python_decimal(std::string_view name, py::handle value) {
+    if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value))
+        return {value.cast<int64_t>(), 0};
     std::string text;
     if (py::isinstance<py::float_>(value)) {
         const double d = value.cast<double>();
         if (!std::isfinite(d))
-            throw py::value_error("field " + std::string(name) + ": " + std::to_string(d) +
+            throw py::value_error(std::string(name) + ": " + std::to_string(d) +
                                   " is not a decimal");
         char buffer[64];
         auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, d);  // shortest form
@@ -91,13 +91,11 @@ void add_decimal(FieldList& fields, uint32_t id, std::string_view name, py::hand
     int64_t mantissa = 0;
     int32_t exponent = 0;
     if (!parse_decimal(text, mantissa, exponent)) {
-        throw py::value_error("field " + std::string(name) + ": '" + text +
+        throw py::value_error(std::string(name) + ": '" + text +
                               "' is not a decimal of at most 18 digits");
     }
-    fields.add_decimal(id, mantissa, exponent);
+    return {mantissa, exponent};
 }
-
-}  // namespace
 
 double decimal_to_double(int64_t mantissa, int32_t exponent) {
     // 10^k is exact in a double for k <= 22, so one division or product rounds once.
@@ -144,15 +142,18 @@ void add_python_field(FieldList& fields, uint32_t id, FieldKind kind, std::strin
     if (value.is_none()) {
         fields.add_blank(id);
     } else if (kind == FieldKind::kDecimal) {
-        add_decimal(fields, id, name, value);
+        const auto [mantissa, exponent] = python_decimal("field " + std::string(name), value);
+        fields.add_decimal(id, mantissa, exponent);
     } else if (kind == FieldKind::kInt) {
-        if (!is_int) wrong_type(name, "INT", value);
+        if (!is_int) wrong_type("field " + std::string(name), "INT", value);
         fields.add_int(id, value.cast<int64_t>());
     } else if (kind == FieldKind::kDouble) {
-        if (!is_int && !py::isinstance<py::float_>(value)) wrong_type(name, "DOUBLE", value);
+        if (!is_int && !py::isinstance<py::float_>(value))
+            wrong_type("field " + std::string(name), "DOUBLE", value);
         fields.add_double(id, value.cast<double>());
     } else if (kind == FieldKind::kString) {
-        if (!py::isinstance<py::str>(value)) wrong_type(name, "STRING", value);
+        if (!py::isinstance<py::str>(value))
+            wrong_type("field " + std::string(name), "STRING", value);
         fields.add_string(id, value.cast<std::string>());
     } else if (kind == FieldKind::kTime) {
         if (is_int) {
@@ -160,7 +161,7 @@ void add_python_field(FieldList& fields, uint32_t id, FieldKind kind, std::strin
         } else if (py::hasattr(value, "tzinfo") && py::hasattr(value, "hour")) {
             fields.add_time(id, datetime_to_ns(value));
         } else {
-            wrong_type(name, "TIME", value);
+            wrong_type("field " + std::string(name), "TIME", value);
         }
     } else {
         fields.add_blank(id);

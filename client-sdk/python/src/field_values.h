@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <utility>
 
 #include "event_batch.h"
 #include "mdcast/dictionary.h"
@@ -29,6 +30,10 @@ py::object value_to_python(FieldKind kind, int64_t integer, int32_t exponent, do
 py::object field_to_python(const EventBatch& batch, const StoredField& field);
 // The exact text of a value: decimals as written ("101.25"), times ISO-8601.
 std::string field_to_text(const EventBatch& batch, const StoredField& field);
+
+// An int, float (its shortest decimal form), decimal.Decimal or str as
+// (mantissa, exponent); `what` names the value in the error thrown otherwise.
+std::pair<int64_t, int32_t> python_decimal(std::string_view what, py::handle value);
 
 // Adds `value` as field `id` of dictionary kind `kind`: None is blank; INT
 // takes int; DECIMAL takes int, float (its shortest decimal form: 101.25 is

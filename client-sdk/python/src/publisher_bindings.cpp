@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "bindings.h"
+#include "book_values.h"
 #include "publisher_bridge.h"
 #include "without_gil.h"
 
@@ -83,6 +84,26 @@ void bind_publisher(py::module_& m) {
             },
             py::arg("item"), py::arg("fields"), py::arg("publish_time_ns") = py::none(),
             py::arg("trade") = false)
+        .def(
+            "refresh_book",
+            [](P& p, uint64_t item, const std::string& domain, const py::dict& summary,
+               py::object entries, const std::string& stream, const std::string& data,
+               StatusCode code, const std::string& text) {
+                return p.refresh_book(item, parse_domain(domain), summary, entries,
+                                      make_state(stream, data, code, text));
+            },
+            py::arg("item"), py::arg("domain"), py::arg("summary"), py::arg("entries"),
+            py::arg("stream") = "open", py::arg("data") = "ok", py::arg("code") = StatusCode::kNone,
+            py::arg("text") = "")
+        .def(
+            "update_book",
+            [](P& p, uint64_t item, const py::dict& summary, py::object changes,
+               std::optional<uint64_t> publish_time_ns) {
+                return p.update_book(item, summary, changes,
+                                     publish_time_ns.value_or(Publisher::kStampNow));
+            },
+            py::arg("item"), py::arg("summary"), py::arg("changes"),
+            py::arg("publish_time_ns") = py::none())
         .def(
             "status",
             [](P& p, uint64_t item, const std::string& stream, const std::string& data,

@@ -5,6 +5,7 @@
 #include <thread>
 #include <utility>
 
+#include "book_values.h"
 #include "field_values.h"
 
 namespace mdcast::python {
@@ -64,6 +65,29 @@ bool PublisherBridge::update(uint64_t item, const py::dict& fields, uint64_t pub
     fill_field_list(fields_, *dictionary_, fields);
     const bool taken = trade ? publisher_->trade(PublishedItem{item}, fields_, publish_time_ns)
                              : publisher_->update(PublishedItem{item}, fields_, publish_time_ns);
+    if (taken) updates_.fetch_add(1, std::memory_order_relaxed);
+    return taken;
+}
+
+bool PublisherBridge::refresh_book(uint64_t item, Domain domain, const py::dict& summary,
+                                   py::handle entries, const ItemState& state) {
+    fields_.clear();
+    fill_field_list(fields_, *dictionary_, summary);
+    book_.clear();
+    fill_book_entries(book_, entry_fields_, *dictionary_, entries);
+    const bool taken = publisher_->refresh_book(PublishedItem{item}, domain, fields_, book_, state);
+    if (taken) refreshes_.fetch_add(1, std::memory_order_relaxed);
+    return taken;
+}
+
+bool PublisherBridge::update_book(uint64_t item, const py::dict& summary, py::handle changes,
+                                  uint64_t publish_time_ns) {
+    fields_.clear();
+    fill_field_list(fields_, *dictionary_, summary);
+    book_.clear();
+    fill_book_changes(book_, entry_fields_, *dictionary_, changes);
+    const bool taken =
+        publisher_->update_book(PublishedItem{item}, fields_, book_, publish_time_ns);
     if (taken) updates_.fetch_add(1, std::memory_order_relaxed);
     return taken;
 }

@@ -40,6 +40,11 @@ class PublisherBridge final : public PublisherHandler {
     bool update(uint64_t item, const py::dict& fields, uint64_t publish_time_ns,
                 bool trade = false);
     bool status(uint64_t item, const ItemState& state);
+    // Books (book_values.h for the Python shapes of entries and changes).
+    bool refresh_book(uint64_t item, Domain domain, const py::dict& summary, py::handle entries,
+                      const ItemState& state);
+    bool update_book(uint64_t item, const py::dict& summary, py::handle changes,
+                     uint64_t publish_time_ns);
     // Waits (GIL released by the caller) until the I/O thread has handled
     // every refresh, update and status accepted so far, for at most `timeout`.
     // With publish_to_all: until every link that is up has acknowledged them
@@ -68,7 +73,9 @@ class PublisherBridge final : public PublisherHandler {
     py::object callback_;
     std::unique_ptr<Publisher> publisher_;
     bool publish_to_all_ = false;
-    FieldList fields_;  // reused; only touched with the GIL held
+    FieldList fields_;  // reused, as the two below; only touched with the GIL held
+    FieldList entry_fields_;
+    BookChanges book_;
     std::atomic<uint64_t> refreshes_{0}, updates_{0}, statuses_{0};
     std::atomic<std::thread::id> io_thread_{};  // learnt from the first callback
 };

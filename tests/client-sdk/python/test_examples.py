@@ -68,3 +68,18 @@ if __name__ == "__main__":
         measure(int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else "iterator")
     else:
         sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_book(stack):
+    """book.py publishes a book and follows it; docs/books.md shows it verbatim."""
+    stack.distributor()
+    stack.server(1)
+    out = output(run("book.py", "--distributors", f"127.0.0.1:{stack.publisher_port}",
+                     "--servers", f"127.0.0.1:{stack.client_ports[1]}"))
+    assert "refresh add    101.25 {'ORDER_SIZE': 500, 'NO_ORD': 3}" in out, out
+    assert "update  delete 101.5 {}" in out, out  # one key per price: 101.50 is 101.5
+    assert "MarketByPrice, 2 levels, best offer 101.25" in out, out
+    assert out.rstrip().endswith("{'ORDER_SIZE': 700, 'NO_ORD': 3} True"), out
+    docs = open(os.path.join(os.path.dirname(__file__), "../../../docs/books.md")).read()
+    example = open(os.path.join(EXAMPLES, "book.py")).read()
+    assert f"```python\n{example}```" in docs, "docs/books.md: the Python example is not book.py"

@@ -59,7 +59,7 @@ TEST_CASE("passwords are checked off the loop and answered on it", "[credential_
     CHECK(verifier.counters().hashes == 3);
 }
 
-TEST_CASE("identical logins share one check; distinct ones are bounded", "[credential_verifier]") {
+TEST_CASE("identical logins share one check, distinct ones are bounded", "[credential_verifier]") {
     EventLoop loop;
     CredentialVerifier verifier(loop, VerifierSettings{2, 0, 3600});
     int answers = 0, accepted = 0;

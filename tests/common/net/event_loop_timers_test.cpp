@@ -32,7 +32,7 @@ struct Guard {
 
 }  // namespace
 
-TEST_CASE("timers fire once, in deadline order; precise ones never early", "[event_loop]") {
+TEST_CASE("timers fire once, in deadline order, precise ones never early", "[event_loop]") {
     for (auto mode : {EventLoop::Timers::kPrecise, EventLoop::Timers::kCoarse}) {
         EventLoop loop(mode);
         Guard guard(loop);

@@ -115,7 +115,7 @@ TEST_CASE("an oversized frame closes the connection with its reason and tells th
           static_cast<uint16_t>(proto::FrameType::kClose));
 }
 
-TEST_CASE("a partly read frame is timed from its first byte; a new limit applies to the next",
+TEST_CASE("a partly read frame is timed from its first byte, a new limit applies to the next",
           "[tcp_connection]") {
     EventLoop loop;
     FlushScheduler flusher(loop, std::chrono::microseconds(0));

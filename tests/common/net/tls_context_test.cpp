@@ -77,7 +77,7 @@ bool connects(const TlsContext& server, const TlsContext& client,
 
 }  // namespace
 
-TEST_CASE("a matching certificate and key load; the description names the subject",
+TEST_CASE("a matching certificate and key load, the description names the subject",
           "[tls_context]") {
     TestCertificates certs;
     const auto context = TlsContext::server(server_settings(certs));

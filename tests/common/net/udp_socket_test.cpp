@@ -89,7 +89,7 @@ void send_one(const sockaddr_in& to, size_t bytes) {
 
 }  // namespace
 
-TEST_CASE("a coalescing socket takes a run as one message; the batch cuts it into its datagrams",
+TEST_CASE("a coalescing socket takes a run as one message, the batch cuts it into its datagrams",
           "[udp_socket]") {
     UdpSocket receiver = UdpSocket::unicast("127.0.0.1", 0, 1 << 20);
     const bool coalescing = GENERATE(true, false);

@@ -44,7 +44,7 @@ TEST_CASE("the page at /, 404 elsewhere, 400 for a bad upgrade, 405 for POST") {
     CHECK(answer_to("POST / HTTP/1.1\r\n\r\n").response.find("HTTP/1.1 405") == 0);
 }
 
-TEST_CASE("the head ends at the blank line; HTTP/1.0 and garbage are not requests") {
+TEST_CASE("the head ends at the blank line, HTTP/1.0 and garbage are not requests") {
     CHECK_FALSE(WsHandshake::head_length("GET / HTTP/1.1\r\nHost: h\r\n"));
     CHECK(WsHandshake::head_length("GET / HTTP/1.1\r\n\r\nrest") == 18u);
     CHECK_FALSE(WsHandshake::parse("GET / HTTP/1.0\r\n\r\n"));

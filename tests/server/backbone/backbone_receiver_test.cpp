@@ -177,7 +177,7 @@ TEST_CASE("malformed datagrams are counted and deliver nothing", "[backbone_rece
     CHECK(f.recorder.names() == std::vector<std::string>{"A"});
 }
 
-TEST_CASE("a restart's newer epoch resets the source; a replayed older one is refused",
+TEST_CASE("a restart's newer epoch resets the source, a replayed older one is refused",
           "[backbone_receiver]") {
     Fixture f;
     const uint64_t restarted = proto::make_epoch(1, 2'000'000);
@@ -215,7 +215,7 @@ TEST_CASE("with a key, unsigned and forged packets are dropped", "[backbone_rece
     CHECK(f.recorder.names() == std::vector<std::string>{"signed"});
 }
 
-TEST_CASE("a post goes to a ready distributor stamped with the server's id; its answer comes back",
+TEST_CASE("a post goes to a ready distributor stamped with the server's id, its answer comes back",
           "[backbone_receiver][posts]") {
     Fixture f;
     wire_v1::Post post;

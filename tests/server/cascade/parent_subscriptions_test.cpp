@@ -63,4 +63,30 @@ TEST_CASE("a new id for a known name voids the old one") {
     CHECK_FALSE(s.drop(7));
 }
 
+TEST_CASE("a name asked and not yet answered is awaited until answered, dropped or the link lost") {
+    constexpr int64_t kReask = 30'000;
+    ParentSubscriptions s;
+    s.want("MDCAST", "A");
+    CHECK_FALSE(s.awaiting("MDCAST", "A", 0, kReask));
+    s.asked("MDCAST", "A", 100);
+    s.asked("MDCAST", "A", 5000);  // asked again: the first ask is the one the parent answers
+    CHECK(s.awaiting("MDCAST", "A", 1000, kReask));
+    CHECK_FALSE(s.awaiting("MDCAST", "A", 100 + kReask, kReask));  // long unanswered: ask again
+    s.answered("MDCAST", "A");
+    CHECK_FALSE(s.awaiting("MDCAST", "A", 1000, kReask));
+
+    s.asked("MDCAST", "A", 100);
+    s.link_lost();
+    CHECK_FALSE(s.awaiting("MDCAST", "A", 1000, kReask));
+
+    s.asked("MDCAST", "A", 100);
+    s.learn(7, "MDCAST", "A");
+    s.drop(7);  // released: wanted again later, it is asked again
+    CHECK_FALSE(s.awaiting("MDCAST", "A", 1000, kReask));
+    s.want("MDCAST", "B");
+    s.asked("MDCAST", "B", 100);
+    s.drop("MDCAST", "B");
+    CHECK(s.awaited() == 0);
+}
+
 }  // namespace

@@ -53,7 +53,7 @@ TEST_CASE("only names this resync asked for count as answers, each once") {
     CHECK_FALSE(pacer.active());
 }
 
-TEST_CASE("a stall opens the window again; late answers still count") {
+TEST_CASE("a stall opens the window again, late answers still count") {
     ResyncPacer pacer(2);
     pacer.start(entries(4));
     pacer.take();

@@ -138,7 +138,7 @@ TEST_CASE("the upgrade is answered 101 with the accept key and the subprotocol",
     CHECK(client.json() == &w.encoder);
 }
 
-TEST_CASE("a plain GET is served the page; another path is refused", "[ws_session]") {
+TEST_CASE("a plain GET is served the page, another path is refused", "[ws_session]") {
     WsFixture w;
     ClientSession& reader = w.f.connect(false, 1 << 20, &w.settings);
     w.f.send_bytes(reader, "GET / HTTP/1.1\r\nHost: h\r\n\r\n");
@@ -169,7 +169,7 @@ TEST_CASE("a JSON login reaches the owner and is answered with a Refresh", "[ws_
     CHECK(w.counters.messages_in == 1);
 }
 
-TEST_CASE("item requests become subscriptions; closes become unsubscribes", "[ws_session]") {
+TEST_CASE("item requests become subscriptions, closes become unsubscribes", "[ws_session]") {
     WsFixture w;
     ClientSession& client = w.logged_in();
     w.send_text(client, R"({"ID":2,"Key":{"Service":"FEED","Name":["VOD.L","BARC.L"]},)"
@@ -348,7 +348,7 @@ TEST_CASE("a view naming an unknown field is refused by status, nothing subscrib
     CHECK(client.is_open());
 }
 
-TEST_CASE("a JSON ping is answered; JSON that is no request gets an Error", "[ws_session]") {
+TEST_CASE("a JSON ping is answered, JSON that is no request gets an Error", "[ws_session]") {
     WsFixture w;
     ClientSession& client = w.logged_in();
     w.send_text(client, R"({"Type":"Ping"})");

@@ -50,7 +50,7 @@ TEST_CASE("streams wait for the item's name, then follow its id", "[ws_streams]"
     CHECK(streams.size() == 0);
 }
 
-TEST_CASE("a reused id replaces its stream; the same request again is a reissue", "[ws_streams]") {
+TEST_CASE("a reused id replaces its stream, the same request again is a reissue", "[ws_streams]") {
     WsStreams streams(10);
     streams.open(5, "S", "A", true);
     streams.bind("S", "A", 11);
