@@ -1,5 +1,6 @@
 #include "proto/book_image.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "proto/limits.h"
@@ -126,7 +127,7 @@ BookImage::Result BookImage::apply(std::span<const uint8_t> map_bytes, size_t ma
     return result;
 }
 
-void BookImage::to_map(std::string& out) const {
+void BookImage::to_map(std::string& out, const std::vector<uint32_t>* view) const {
     std::vector<FieldEntry> fields;
     for (const auto& [key, image] : entries_) {
         MapEntryView entry;
@@ -136,8 +137,11 @@ void BookImage::to_map(std::string& out) const {
         entry.name = key.name;
         entry.action = MapAction::kAdd;
         fields.clear();
-        for (const auto& slot : image.slots()) fields.push_back(slot.entry());
-        append_map_entry(out, entry, fields);
+        for (const auto& slot : image.slots()) {
+            if (!view || std::binary_search(view->begin(), view->end(), slot.entry().id))
+                fields.push_back(slot.entry());
+        }
+        append_map_entry(out, entry, fields);  // an add even with no field in view
     }
 }
 
@@ -185,11 +189,12 @@ bool book_update_valid(const FieldImage& image, const UpdateView& update, std::s
     return decode_map_for(image.book()->domain(), update.map_bytes, kMaxMapEntries, entries, why);
 }
 
-void book_into_refresh(const FieldImage& image, wire::Refresh& refresh) {
+void book_into_refresh(const FieldImage& image, wire::Refresh& refresh,
+                       const std::vector<uint32_t>* view) {
     const BookImage* book = image.book();
     if (!book) return;
     refresh.set_domain(book->domain());
-    book->to_map(*refresh.mutable_map());
+    book->to_map(*refresh.mutable_map(), view);
 }
 
 }  // namespace mdcast::proto

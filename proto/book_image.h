@@ -49,8 +49,9 @@ class BookImage {
     };
     // Applies an encoded Map's actions in order.
     Result apply(std::span<const uint8_t> map_bytes, size_t max_entries, std::string& why);
-    // Every entry as a MAP_ADD, in key order: the book's refresh payload.
-    void to_map(std::string& out) const;
+    // Every entry as a MAP_ADD, in key order: the book's refresh payload. With
+    // `view` (sorted field ids) each entry carries only those fields.
+    void to_map(std::string& out, const std::vector<uint32_t>* view = nullptr) const;
 
     ::mdcast::wire::v1::Domain domain() const { return domain_; }
     const std::map<BookKey, FieldImage>& entries() const { return entries_; }
@@ -80,7 +81,9 @@ BookOutcome apply_update(FieldImage& image, const UpdateView& update, size_t max
 // Whether apply_update would take `update`'s map (if any): `image` is a book
 // and the map valid for its domain. For a hop that checks before forwarding.
 bool book_update_valid(const FieldImage& image, const UpdateView& update, std::string& why);
-// The image's book, if it is one, into a refresh (domain and map).
-void book_into_refresh(const FieldImage& image, ::mdcast::wire::v1::Refresh& refresh);
+// The image's book, if it is one, into a refresh (domain and map), each entry
+// with only `view`'s fields when set.
+void book_into_refresh(const FieldImage& image, ::mdcast::wire::v1::Refresh& refresh,
+                       const std::vector<uint32_t>* view = nullptr);
 
 }  // namespace mdcast::proto

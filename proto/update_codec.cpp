@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 
+#include "proto/book_view.h"
 #include "proto/frame.h"
 #include "proto/protobuf_reader.h"
 
@@ -692,11 +693,22 @@ uint8_t* put_trade_tail(uint8_t* p, const UpdateView& update) {
 
 }  // namespace
 
-void append_update_frame(std::string& out, const UpdateView& update,
+bool append_update_frame(std::string& out, const UpdateView& update,
                          const std::vector<uint32_t>* view) {
     size_t list_size = 0;
     for (const auto& f : update.fields) {
         if (in_view(f, view)) list_size += 1 + varint_size(value_size(f)) + value_size(f);
+    }
+    std::span<const uint8_t> map = update.map_bytes;
+    if (view != nullptr && !map.empty()) {
+        // A book's entries keep only the view's fields too. A Map that does not
+        // parse goes as it came: the subscriber refuses it as every other does.
+        thread_local std::string in_view_map;
+        in_view_map.clear();
+        if (append_map_in_view(in_view_map, map, *view)) {
+            map = {reinterpret_cast<const uint8_t*>(in_view_map.data()), in_view_map.size()};
+            if (map.empty() && list_size == 0) return false;  // nothing of it in view
+        }
     }
     size_t body = 0;
     if (update.item_id != 0) body += 1 + varint_size(update.item_id);
@@ -705,7 +717,7 @@ void append_update_frame(std::string& out, const UpdateView& update,
     body += 1 + varint_size(list_size) + list_size;
     if (update.conflated) body += 2;
     body += trade_tail_size(update);
-    const size_t map_size = update.map_bytes.size();
+    const size_t map_size = map.size();
     if (map_size != 0) body += 1 + varint_size(map_size) + map_size;
 
     uint8_t* p = put_frame_header(grow(out, kFrameHeaderBytes + body), body,
@@ -735,11 +747,12 @@ void append_update_frame(std::string& out, const UpdateView& update,
         *p++ = 0x01;
     }
     p = put_trade_tail(p, update);
-    if (map_size != 0) {  // a book's actions go whole: a view selects summary fields only
+    if (map_size != 0) {
         *p++ = 0x4A;
         p = put_varint(p, map_size);
-        std::memcpy(p, update.map_bytes.data(), map_size);
+        std::memcpy(p, map.data(), map_size);
     }
+    return true;
 }
 
 void append_update_rest(std::string& out, uint64_t publish_time_ns,

@@ -81,8 +81,10 @@ class FieldListCursor {
 };
 
 // Appends a complete Update frame (frame header + body) to `out`. With `view`
-// (sorted field ids) only those fields are written.
-void append_update_frame(std::string& out, const UpdateView& update,
+// (sorted field ids) only those fields are written, in the summary and in each
+// of a book's entries (proto/book_view.h); false, nothing appended, for a
+// book's update of which nothing is left in the view.
+bool append_update_frame(std::string& out, const UpdateView& update,
                          const std::vector<uint32_t>* view = nullptr);
 // An Update body without its item id and sequence: the publish time (0: left
 // out) and the field list. The SDK publisher encodes this on the application's

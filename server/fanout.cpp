@@ -93,9 +93,10 @@ std::string Fanout::image_frame(const CachedItem& item, const proto::FieldImage*
     *refresh.mutable_status() = item.status;
     // A snapshot is one image and then the stream is finished.
     if (snapshot) refresh.mutable_status()->set_stream_state(wire::STREAM_CLOSED);
-    if (image) {
-        image->to_field_list(*refresh.mutable_fields(), view.empty() ? nullptr : &view);
-        proto::book_into_refresh(*image, refresh);  // a view selects summary fields only
+    if (image) {  // a view selects the summary's fields and each entry's
+        const std::vector<uint32_t>* in_view = view.empty() ? nullptr : &view;
+        image->to_field_list(*refresh.mutable_fields(), in_view);
+        proto::book_into_refresh(*image, refresh, in_view);
     }
     return proto::encode_frame_string(FrameType::kRefresh, refresh);
 }
@@ -145,7 +146,8 @@ void Fanout::fan_out_update(const CachedItem& item, const proto::UpdateView& upd
     int64_t now_ns = 0;  // read once, and only for conflated subscriptions
     for (auto& group : *groups) {
         std::span<const uint8_t> bytes = whole;
-        // Updates touching none of a view's fields are skipped (a book's actions never are).
+        // Updates touching none of a view's fields are skipped (a book's, below, once
+        // filtered to the view).
         if (!group.view.empty() && update.map_bytes.empty() &&
             std::none_of(update.fields.begin(), update.fields.end(),
                          [&](const proto::FieldEntry& f) {
@@ -161,7 +163,7 @@ void Fanout::fan_out_update(const CachedItem& item, const proto::UpdateView& upd
             bytes = bytes_of(view_frame_);
         } else if (!group.view.empty()) {  // one encoding per distinct view
             view_frame_.clear();
-            proto::append_update_frame(view_frame_, update, &group.view);
+            if (!proto::append_update_frame(view_frame_, update, &group.view)) continue;
             bytes = bytes_of(view_frame_);
         }
         deliver_update(item.id, group, update, bytes);

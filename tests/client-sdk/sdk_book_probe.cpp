@@ -4,7 +4,7 @@
 //   sdk-book-probe publish --distributors H:P --service S --item I --levels N
 //       --updates N [--seed N] [--rate N] [--go-file F] [--half-go-file F]
 //   sdk-book-probe consume --servers H:P --service S --item I --expect N
-//       [--conflate-ms N] [--duration S] [--stall-at N --stall-ms M]
+//       [--conflate-ms N] [--duration S] [--stall-at N --stall-ms M] [--view ID,ID...]
 //
 // publish: refreshes a book of --levels price levels, waits for --go-file,
 // then publishes --updates book updates (1 to 4 random adds, size updates and
@@ -16,6 +16,9 @@
 // line lists every entry as [price, size, orders] in price order: both sides
 // print it alike. --stall-at makes it a slow reader: its handler sleeps
 // --stall-ms once at update N (on the SDK's I/O thread, which stops reading).
+// --view subscribes with a view of those field ids (a field out of it prints
+// as -1); it must hold 32 for the checks.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -23,6 +26,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "mdcast/book.h"
 #include "mdcast/consumer.h"
@@ -42,8 +46,20 @@ struct Args {
     double rate = 2000, duration_s = 60;
     uint32_t conflate_ms = 0;
     uint64_t stall_at = 0, stall_ms = 0;
+    std::vector<uint32_t> view;
     std::string go_file, half_go_file;
 };
+
+// "3430,32" as field ids.
+std::vector<uint32_t> field_ids(const std::string& list) {
+    std::vector<uint32_t> ids;
+    for (size_t at = 0; at < list.size();) {
+        const size_t comma = std::min(list.find(',', at), list.size());
+        ids.push_back(static_cast<uint32_t>(std::stoul(list.substr(at, comma - at))));
+        at = comma + 1;
+    }
+    return ids;
+}
 
 Args parse_args(int argc, char** argv) {
     Args a;
@@ -79,6 +95,8 @@ Args parse_args(int argc, char** argv) {
             a.stall_at = std::stoull(value());
         else if (arg == "--stall-ms")
             a.stall_ms = std::stoull(value());
+        else if (arg == "--view")
+            a.view = field_ids(value());
         else if (arg == "--go-file")
             a.go_file = value();
         else if (arg == "--half-go-file")
@@ -289,7 +307,9 @@ int consume(const Args& args) {
     options.log_level = "info";
     BookPrinter printer(args);
     mdcast::Consumer consumer(options, printer);
-    consumer.subscribe_batch(args.service, {args.item}, mdcast::View{}, args.conflate_ms);
+    mdcast::View view;
+    view.field_ids = args.view;
+    consumer.subscribe_batch(args.service, {args.item}, view, args.conflate_ms);
     consumer.start();
     const int64_t deadline = probe::monotonic_now() + static_cast<int64_t>(args.duration_s * 1e9);
     while (!probe::stop_requested() && probe::monotonic_now() < deadline)

@@ -45,6 +45,10 @@ function(mdcast_sdk_integration_test name script timeout)
 endfunction()
 mdcast_sdk_integration_test(integration_sdk_failover integration/test_sdk_failover.py 180)
 mdcast_sdk_integration_test(integration_books integration/test_books.py 240)
+# Views inside entries (docs/books.md, "Views").
+mdcast_sdk_integration_test(integration_book_views integration/test_book_views.py 240)
+# The largest book the defaults allow, whole through the backbone's parts.
+mdcast_sdk_integration_test(integration_book_large integration/test_book_large.py 240)
 # Book recovery (docs/books.md, "Recovery"): failover, late join, a slow reader; loss, source restart.
 mdcast_sdk_integration_test(integration_book_failover integration/test_book_failover.py 180)
 mdcast_sdk_integration_test(integration_book_recovery integration/test_book_recovery.py 240)

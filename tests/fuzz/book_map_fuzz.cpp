@@ -3,7 +3,9 @@
 // book's entry limit), a record of refresh bytes, then update records. What the
 // strict parser accepts protobuf must parse as a Map; a book built from them
 // stays within its limit; its refresh payload (to_map) parses and rebuilds the
-// same book, entry by entry.
+// same book, entry by entry. A Map the parser accepts, restricted to a view
+// (proto/book_view.h), parses again, with no more entries and no field out of
+// the view.
 #include <google/protobuf/stubs/common.h>
 
 #include <cstdio>
@@ -13,6 +15,7 @@
 
 #include "fuzz_input.h"
 #include "proto/book_image.h"
+#include "proto/book_view.h"
 #include "proto/limits.h"
 
 using namespace mdcast::proto;
@@ -33,6 +36,28 @@ void check_accepted_parses(std::span<const uint8_t> bytes, wire::Domain domain) 
     if (!map.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
         fail("accepted a Map protobuf refuses");
     if (static_cast<size_t>(map.entries_size()) != entries.size()) fail("entry counts differ");
+}
+
+// The map in a view of the selector's choice: what the server sends a viewed subscriber.
+void check_in_view(std::span<const uint8_t> bytes, uint8_t selector) {
+    const std::vector<uint32_t> view = {selector % 2 == 0 ? 3427u : 1u, 3430u};
+    std::vector<MapEntryView> entries, kept;
+    std::string why, filtered;
+    const bool valid = decode_map(bytes, kMaxMapEntries, entries, why);
+    if (append_map_in_view(filtered, bytes, view) != valid)
+        fail("the view disagrees with the parser");
+    if (!valid) return;
+    const std::span<const uint8_t> out{reinterpret_cast<const uint8_t*>(filtered.data()),
+                                       filtered.size()};
+    if (!decode_map(out, kMaxMapEntries, kept, why)) fail("a map in a view does not parse");
+    if (kept.size() > entries.size()) fail("a map in a view has more entries");
+    for (const MapEntryView& entry : kept) {
+        FieldListCursor cursor(entry.field_bytes);
+        FieldEntry field;
+        while (cursor.next(field) == FieldListCursor::Step::kField) {
+            if (field.id != view[0] && field.id != view[1]) fail("a field out of the view");
+        }
+    }
 }
 
 // The value a field carries for its kind (a blank's leftover members mean nothing).
@@ -77,6 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     while (!input.empty()) {
         const auto bytes = input.record();
         check_accepted_parses(bytes, domain);
+        check_in_view(bytes, selector);
         book.apply(bytes, max_entries, why);
         if (book.size() > max_entries) fail("book over its limit");
     }

@@ -27,10 +27,10 @@ def book_probe(stack, name, *args):
     return stack.start(name, [BOOK_BIN, *args], stdout=True)
 
 
-def consumer(stack, instance, name, *extra):
+def consumer(stack, instance, name, *extra, expect=UPDATES):
     return book_probe(stack, name, "consume", "--servers",
                       f"127.0.0.1:{stack.client_ports[instance]}", "--service", "BOOKS",
-                      "--item", "VOD.MBP", "--expect", str(UPDATES), "--duration", "200", *extra)
+                      "--item", "VOD.MBP", "--expect", str(expect), "--duration", "200", *extra)
 
 
 def first_event(events, kind):
@@ -48,19 +48,39 @@ def stop(process):
     check(process.wait(20) == 0, f"{process.name} did not exit cleanly")
 
 
+def start_publisher(stack, seed, levels=LEVELS, updates=UPDATES, distributor={}, server=""):
+    """A distributor, two servers (with those config lines) and the book's publisher,
+    refreshed; it publishes its updates once `go` exists, pausing half way until `half_go`
+    does."""
+    stack.distributor(**distributor)
+    stack.server(1, extra=server)
+    stack.server(2, extra=server)
+    go, half_go = stack.write("go", ""), os.path.join(stack.dir, "half-go")
+    os.remove(go)
+    publisher = book_probe(stack, "publisher", "publish", "--distributors",
+                           f"127.0.0.1:{stack.publisher_port}", "--service", "BOOKS",
+                           "--item", "VOD.MBP", "--levels", str(levels), "--updates",
+                           str(updates), "--seed", str(seed), "--rate", "1500", "--go-file", go,
+                           "--half-go-file", half_go)
+    check(wait_for(publisher, "refreshed")["flushed"], "the book refresh was not flushed")
+    return publisher, go, half_go
+
+
+def check_ends_with(process, want, updates=UPDATES):
+    """The consumer `process` printed its book at update `updates` and it is `want`, entry by
+    entry (as the publisher printed it)."""
+    book = wait_for(process, "book", timeout=120)
+    check(book["n"] == updates, f"{process.name} ended at update {book['n']}")
+    check(book.get("jumps", 0) == 0, f"{process.name} applied updates out of order: {book}")
+    got = book["entries"]
+    for mine, theirs in zip(got, want):
+        check(mine == theirs, f"{process.name}: entry {mine} where the publisher has {theirs}")
+    check(len(got) == len(want), f"{process.name}: {len(got)} entries, publisher {len(want)}")
+
+
 def test_every_subscriber_ends_with_the_publishers_book():
     with harness.Stack("books") as stack:
-        stack.distributor()
-        stack.server(1)
-        stack.server(2)
-        go, half_go = stack.write("go", ""), os.path.join(stack.dir, "half-go")
-        os.remove(go)
-        publisher = book_probe(stack, "publisher", "publish", "--distributors",
-                               f"127.0.0.1:{stack.publisher_port}", "--service", "BOOKS",
-                               "--item", "VOD.MBP", "--levels", str(LEVELS), "--updates",
-                               str(UPDATES), "--seed", "7", "--rate", "1500", "--go-file", go,
-                               "--half-go-file", half_go)
-        check(wait_for(publisher, "refreshed")["flushed"], "the book refresh was not flushed")
+        publisher, go, half_go = start_publisher(stack, 7)
 
         early = consumer(stack, 1, "early")
         image = wait_for(early, "refresh")
@@ -82,12 +102,7 @@ def test_every_subscriber_ends_with_the_publishers_book():
         check(wait_for(publisher, "done")["flushed"], "the publisher's updates were not flushed")
         check(published["entries"], "the publisher's book is empty")
         for process in [early, *late]:
-            book = wait_for(process, "book", timeout=120)
-            check(book["n"] == UPDATES, f"{process.name} ended at update {book['n']}")
-            got, want = book["entries"], published["entries"]
-            for mine, theirs in zip(got, want):
-                check(mine == theirs, f"{process.name}: entry {mine} where the publisher has {theirs}")
-            check(len(got) == len(want), f"{process.name}: {len(got)} entries, publisher {len(want)}")
+            check_ends_with(process, published["entries"])
         for process in [early, *late, publisher]:
             stop(process)
 
