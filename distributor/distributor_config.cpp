@@ -84,7 +84,7 @@ config::Schema<DistributorConfig> build_schema() {
     s.integer<uint32_t>("publishers.max_connections", &C::publishers_max_connections, 64, 1, 100000,
                         "Publisher connections accepted at once; more are refused.")
         .reloads();
-    s.integer<uint32_t>("publishers.max_frame_bytes", &C::publishers_max_frame_bytes, 65536,
+    s.integer<uint32_t>("publishers.max_frame_bytes", &C::publishers_max_frame_bytes, 1048576,
                         proto::kMinFrameBodyBytes, proto::kMaxFrameBodyBytes,
                         "Largest frame body a publisher may send.");
     s.integer<uint64_t>("publishers.max_output_bytes", &C::publishers_max_output_bytes, 4 << 20,

@@ -44,7 +44,7 @@ void add_backbone_group_keys(config::Schema<C>& s) {
 template <class C>
 void add_backbone_message_keys(config::Schema<C>& s) {
     s.template integer<uint32_t>(
-        "backbone.max_message_bytes", &C::backbone_max_message_bytes, 262144, 1024,
+        "backbone.max_message_bytes", &C::backbone_max_message_bytes, 524288, 1024,
         proto::kDefaultFrameBodyBytes,
         "Largest backbone message (a directory, an image), frame header included. One larger "
         "than a datagram travels in parts, one per datagram, and is put together again by the "

@@ -1,9 +1,8 @@
 """The largest book the caches take by default (docs/books.md, "Large refreshes"): a
 MarketByPrice book of 10,000 levels less a margin -- registry.max_book_entries and
 cache.max_book_entries are 10,000 -- whose refresh (about 290 KB) is one frame from the
-publisher (publishers.max_frame_bytes raised to 1 MiB: the default 64 KiB takes about 2,200
-levels), crosses the backbone in parts (MessagePart; backbone.max_message_bytes raised to
-512 KiB on both sides: the default 256 KiB takes about 8,800) and reaches SDK consumers as one
+publisher (within publishers.max_frame_bytes, 1 MiB by default), crosses the backbone in parts
+(MessagePart; within backbone.max_message_bytes, 512 KiB by default) and reaches SDK consumers as one
 Refresh frame (within the SDK's max_frame_bytes, 1 MiB). One consumer subscribed from the start and one
 joining late (its image is the server's cached book part way, on the other server) each end
 with exactly the publisher's book, entry by entry, after a stream of adds, size updates and
@@ -19,14 +18,11 @@ from test_books import check_ends_with, consumer, start_publisher, stop, wait_fo
 
 # 50 short of the limit: the stream adds levels as well as deleting them.
 LEVELS, UPDATES = 9950, 400
-MESSAGE = "  max_message_bytes: 524288"
-DISTRIBUTOR = {"extra": MESSAGE, "extra_publishers": "  max_frame_bytes: 1048576"}
 
 
 def test_the_largest_book_reaches_every_subscriber_whole():
     with harness.Stack("book-large") as stack:
-        publisher, go, half_go = start_publisher(stack, 3, levels=LEVELS, updates=UPDATES,
-                                                   distributor=DISTRIBUTOR, server=MESSAGE)
+        publisher, go, half_go = start_publisher(stack, 3, levels=LEVELS, updates=UPDATES)
         early = consumer(stack, 1, "early", expect=UPDATES)
         image = wait_for(early, "refresh")
         check(image["entries"] == LEVELS, f"early image: {image}")
