@@ -57,7 +57,7 @@ void JsonEncoder::append_book_map(std::string& out, const proto::FieldImage& ima
         out += "{\"Action\":\"Add\",";
         append_entry_key(out, key.is_price, key.mantissa, key.exponent, key.name);
         out += ',';
-        append_image_fields(out, entry, {});
+        append_image_fields(out, entry, view);
         out += '}';
     }
     out += "]}";
@@ -81,9 +81,20 @@ bool JsonEncoder::append_update_map(std::string& out, const proto::UpdateView& u
     }
     out += ",\"Entries\":[";
     std::vector<proto::FieldEntry> fields;
-    for (size_t i = 0; i < entries.size(); ++i) {
-        const proto::MapEntryView& entry = entries[i];
-        if (i > 0) out += ',';
+    bool first = true;
+    for (const proto::MapEntryView& entry : entries) {
+        // A view selects fields inside entries too, as on the native protocol
+        // (docs/books.md, "Views"): an Update left with none of them is left out.
+        fields.clear();
+        if (entry.action != proto::MapAction::kDelete) {
+            proto::FieldListCursor cursor(entry.field_bytes);
+            proto::FieldEntry field;
+            while (cursor.next(field) == proto::FieldListCursor::Step::kField)
+                if (in_view(view, field.id)) fields.push_back(field);
+            if (entry.action == proto::MapAction::kUpdate && fields.empty()) continue;
+        }
+        if (!first) out += ',';
+        first = false;
         out += "{\"Action\":\"";
         out += action_name(entry.action);
         out += "\",";
@@ -94,11 +105,6 @@ bool JsonEncoder::append_update_map(std::string& out, const proto::UpdateView& u
         if (entry.is_price) proto::normalize_price(mantissa, exponent);
         append_entry_key(out, entry.is_price, mantissa, exponent, entry.name);
         if (entry.action != proto::MapAction::kDelete) {
-            fields.clear();
-            proto::FieldListCursor cursor(entry.field_bytes);
-            proto::FieldEntry field;
-            while (cursor.next(field) == proto::FieldListCursor::Step::kField)
-                fields.push_back(field);
             out += ',';
             append_fields(out, fields, {});
         }

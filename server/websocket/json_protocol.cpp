@@ -159,11 +159,11 @@ std::string framed(std::string_view object) {
     return frame;
 }
 
+}  // namespace
+
 bool in_view(const std::vector<uint32_t>& view, uint32_t id) {
     return view.empty() || std::binary_search(view.begin(), view.end(), id);
 }
-
-}  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
     out += '"';

@@ -93,5 +93,7 @@ class JsonEncoder {
 void append_json_string(std::string& out, std::string_view text);
 // Appends mantissa x 10^exponent as a JSON number, exactly (no binary rounding).
 void append_json_decimal(std::string& out, int64_t mantissa, int32_t exponent);
+// A view (sorted field ids; empty: every field) keeps the field `id`.
+bool in_view(const std::vector<uint32_t>& view, uint32_t id);
 
 }  // namespace mdcast::server

@@ -3,7 +3,9 @@
 stream of adds, size updates and deletes through the real distributor and server.
 A WebSocket client subscribed (Domain MarketByPrice) from the start and one joining
 half way each rebuild the book from the LSEG-shaped Map of the Refresh and of every
-Update, and end with exactly the publisher's book, entry by entry."""
+Update, and end with exactly the publisher's book, entry by entry; a third, with a View
+of the number of orders (and the summary's update number), ends with that book restricted
+to the view: no size anywhere, every level there."""
 import asyncio
 import json
 import os
@@ -36,14 +38,16 @@ def apply_map(book, map_):
 class WsBook:
     """One WebSocket subscriber's book, rebuilt from its Refresh and Updates."""
 
-    def __init__(self, name):
-        self.name, self.book, self.number, self.seq = name, {}, None, None
+    def __init__(self, name, view=None):
+        self.name, self.book, self.number, self.seq, self.view = name, {}, None, None, view
 
     async def subscribe(self, port):
         self.ws = await connect(port)
         check((await login(self.ws))["State"]["Stream"] == "Open", f"{self.name}: login refused")
-        await self.ws.send(json.dumps({"ID": 2, "Domain": "MarketByPrice",
-                                       "Key": {"Service": "BOOKS", "Name": ITEM}}))
+        request = {"ID": 2, "Domain": "MarketByPrice", "Key": {"Service": "BOOKS", "Name": ITEM}}
+        if self.view:
+            request["View"] = self.view
+        await self.ws.send(json.dumps(request))
         refresh = (await receive(self.ws, 30))[0]
         check(refresh["Type"] == "Refresh" and refresh["Domain"] == "MarketByPrice",
               f"{self.name}: {str(refresh)[:300]}")
@@ -71,7 +75,8 @@ class WsBook:
         await self.ws.close()
 
     def check_same(self, published):
-        want = {Decimal(price): (size, orders) for price, size, orders in published}
+        sized = not self.view  # the view has no size: no entry may carry one
+        want = {Decimal(price): (size if sized else -1, orders) for price, size, orders in published}
         got = {key: (f.get(SIZE, -1), f.get(ORDERS, -1)) for key, f in self.book.items()}
         stale = sorted(set(got) - set(want))
         missing = sorted(set(want) - set(got))
@@ -82,10 +87,14 @@ class WsBook:
 
 
 async def run(stack, port, publisher, go, half_go):
-    early = WsBook("early")
+    early, viewed = WsBook("early"), WsBook("viewed", view=[ORDERS, NUMBER])
     image = await early.subscribe(port)
     check(len(image["Map"]["Entries"]) == LEVELS, f"early: {len(image['Map']['Entries'])} levels")
-    following = [asyncio.create_task(early.follow())]
+    viewed_image = await viewed.subscribe(port)
+    check(len(viewed_image["Map"]["Entries"]) == LEVELS and
+          all(set(e["Fields"]) <= {ORDERS} for e in viewed_image["Map"]["Entries"]),
+          f"viewed image: {str(viewed_image['Map']['Entries'][:3])}")
+    following = [asyncio.create_task(early.follow()), asyncio.create_task(viewed.follow())]
     open(go, "w").close()
     await asyncio.to_thread(wait_for, publisher, "half")
     late = WsBook("late")
@@ -96,7 +105,7 @@ async def run(stack, port, publisher, go, half_go):
     published = await asyncio.to_thread(wait_for, publisher, "book", 120)
     await asyncio.wait_for(asyncio.gather(*following), 180)
     check(published["entries"], "the publisher's book is empty")
-    for client in (early, late):
+    for client in (early, late, viewed):
         client.check_same(published["entries"])
 
 

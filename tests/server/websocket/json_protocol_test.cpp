@@ -191,11 +191,15 @@ TEST_CASE("a book's refresh: Domain, Map with KeyType Real, Summary and every en
         R"("Map":{"KeyType":"Real","Summary":{"Fields":{"DSPLY_NAME":"ACME"}},"Entries":[)"
         R"({"Action":"Add","Key":101.4,"Fields":{"BIDSIZE":200}},)"
         R"({"Action":"Add","Key":101.5,"Fields":{"BIDSIZE":300}}]}})");
-    // A view narrows the summary only (views inside entries: docs/websocket.md).
+    // A view narrows the summary and every entry's fields.
     const std::string viewed = payload(json.refresh(item, &image, {22}, true, false));
     CHECK(viewed.find(R"("Summary":{"Fields":{}})") != std::string::npos);
-    CHECK(viewed.find(R"({"Action":"Add","Key":101.4,"Fields":{"BIDSIZE":200}})") !=
-          std::string::npos);
+    CHECK(viewed.find(R"({"Action":"Add","Key":101.4,"Fields":{}})") != std::string::npos);
+    const std::string sizes = payload(json.refresh(item, &image, {30}, true, false));
+    CHECK(
+        sizes.find(
+            R"("Summary":{"Fields":{}},"Entries":[{"Action":"Add","Key":101.4,"Fields":{"BIDSIZE":200}})") !=
+        std::string::npos);
 }
 
 TEST_CASE("a book's update: each action with its key, no Fields on a Delete, names as text") {
@@ -216,6 +220,15 @@ TEST_CASE("a book's update: each action with its key, no Fields on a Delete, nam
                             R"({"Action":"Update","Key":101.5,"Fields":{"BIDSIZE":250}},)"
                             R"({"Action":"Delete","Key":101.4},)"
                             R"({"Action":"Add","Key":101.6,"Fields":{"BIDSIZE":5}}]}})");
+
+    // A view without BIDSIZE: the Update entry is left out, the Delete stays, the Add
+    // stays with no fields (as on the native protocol, docs/books.md "Views").
+    std::string viewed;
+    json.append_update(viewed, update, {22});
+    CHECK(payload(viewed) == R"({"ID":9,"Type":"Update","SeqNumber":5,"UpdateType":"Trade",)"
+                             R"("Map":{"KeyType":"Real","Entries":[)"
+                             R"({"Action":"Delete","Key":101.4},)"
+                             R"({"Action":"Add","Key":101.6,"Fields":{}}]}})");
 
     std::string orders;
     add_entry(orders, 0, 0, proto::MapAction::kAdd, 7, "order \"1\"");
