@@ -35,11 +35,6 @@ std::string key_text(const proto::MapEntryView& entry) {
                           : std::string(entry.name);
 }
 
-// The names of docs/books.md, as the SDK's domain_name() gives them.
-std::string domain_text(wire::Domain domain) {
-    return std::string(proto::domain_name(domain));
-}
-
 std::string code_name(wire::StatusCode code) {
     std::string name = wire::StatusCode_Name(code);
     return name.rfind("STATUS_", 0) == 0 ? name.substr(7) : name;
@@ -134,10 +129,11 @@ void ItemPrinter::refresh(int connection, const wire::Refresh& r) {
             connection, json_escape(r.service_name()).c_str(), json_escape(r.item_name()).c_str(),
             static_cast<unsigned long long>(r.item_id()),
             static_cast<unsigned long long>(r.item_seq()), r.clear_cache() ? "true" : "false",
-            status_json(r.status()).c_str(), domain_text(r.domain()).c_str(),
+            status_json(r.status()).c_str(), std::string(proto::domain_name(r.domain())).c_str(),
             fields_json(r.fields()).c_str(), entries.c_str());
     } else if (format_ == OutputFormat::kText) {
-        const std::string entries = book ? " " + domain_text(r.domain()) + entries_text(map) : "";
+        const std::string entries =
+            book ? " " + std::string(proto::domain_name(r.domain())) + entries_text(map) : "";
         std::fprintf(out_, "[%d] REFRESH %s/%s id=%llu seq=%llu %s%s%s\n", connection,
                      r.service_name().c_str(), r.item_name().c_str(),
                      static_cast<unsigned long long>(r.item_id()),
