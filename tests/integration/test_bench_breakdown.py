@@ -65,14 +65,18 @@ def test_breakdown_beside_the_floor():
         check("† The point did not keep up" in text, "a failed point's breakdown is not marked")
     check(abs(sum(hops) - mean) <= 0.01 * mean + 1, f"hops {hops} sum to {sum(hops)}, mean {mean}")
     cells = report_row(text)
-    # profile, rate, floor (parts), floor p50, mean, mean - floor, five hops, sum, sampled
-    check(len(cells) == 13, f"breakdown row: {cells}")
+    # profile, rate, floor (parts), floor p50, machine stalls, mean, mean - floor, five hops, sum, sampled
+    check(len(cells) == 14, f"breakdown row: {cells}")
     parts = [number(x) for x in cells[2].replace("(", "").replace(")", "").replace("+", " ").split()]
     check(abs(parts[0] - sum(parts[1:])) <= 0.2, f"floor is not the sum of its hops: {cells[2]}")
-    check(abs(number(cells[4]) - mean) <= 0.1 and abs(number(cells[11]) - mean) <= 0.01 * mean + 1,
+    # The machine's stalls: a count over 1 ms and the longest gap of 1 s spinning on every CPU.
+    stalls, longest = [number(x) for x in cells[4].split(";")]
+    check(stalls >= 0 and longest > 0 and longest == float(row["stall_longest_ms"]),
+          f"machine stalls cell {cells[4]} against {row['stall_longest_ms']}")
+    check(abs(number(cells[5]) - mean) <= 0.1 and abs(number(cells[12]) - mean) <= 0.01 * mean + 1,
           f"report row disagrees with latency.csv: {cells} against mean {mean}")
-    check(abs(number(cells[5]) - (mean - parts[0])) <= 0.2, f"mean − floor wrong: {cells}")
-    check("floor µs" in stdout and "publisher→distributor" in stdout, f"summary lacks the breakdown:\n{stdout}")
+    check(abs(number(cells[6]) - (mean - parts[0])) <= 0.2, f"mean − floor wrong: {cells}")
+    check("floor µs" in stdout and "stall ms" in stdout and "publisher→distributor" in stdout, f"summary lacks the breakdown:\n{stdout}")
     shutil.rmtree(out)  # kept when a check fails, for its logs
 
 

@@ -23,6 +23,7 @@ HOP_TITLES = ["publisher call → distributor receive", "distributor receive →
               "distributor send → server receive", "server receive → send", "server send → SDK delivery"]
 FLOOR_KINDS = [("tcp", "client", "daemon"), ("udp", "daemon", "daemon"), ("tcp", "daemon", "client")]
 FLOOR_MESSAGES = 200
+STALL_SECONDS = 1
 
 
 def _probe_us(binary, kind, writer_cpu, reader_cpu):
@@ -37,6 +38,21 @@ def _probe_us(binary, kind, writer_cpu, reader_cpu):
     return float(match.group(1)), float(match.group(2))
 
 
+def machine_stalls(binary):
+    """{"stalls_over_1ms", "stall_longest_ms", "stall_lost_pct"}: mdcast-wakeup-probe --kind stall,
+    a thread spinning on every CPU at once for STALL_SECONDS: the gaps where the machine did not
+    run it (a virtual CPU taken by its host, interrupts, other tasks) are a tail no stack on this
+    machine can get under."""
+    out = subprocess.run([binary, "--kind", "stall", "--seconds", str(STALL_SECONDS)],
+                         capture_output=True, text=True, timeout=60)
+    match = re.search(r"^stall all .*?(\d+) > 1 ms, ([\d.]+) % of the time lost, longest ([\d.]+) ms",
+                      out.stdout, re.M)
+    if out.returncode != 0 or not match:
+        raise RuntimeError(f"mdcast-wakeup-probe --kind stall: {out.stdout}{out.stderr}"[:300])
+    return {"stalls_over_1ms": int(match.group(1)), "stall_lost_pct": float(match.group(2)),
+            "stall_longest_ms": float(match.group(3))}
+
+
 def wakeup_floor(binary, cpus_of_role):
     """{"tcp_in_us", "udp_us", "tcp_out_us", "floor_us", "floor_p50_us"}: the mean of one
     sleeping-reader hop of each kind on the stack's path, their sum, and the sum of their
@@ -47,7 +63,8 @@ def wakeup_floor(binary, cpus_of_role):
         w, r = cpus_of_role(writer), cpus_of_role(reader)
         hops.append(_probe_us(binary, kind, min(w) if w else None, min(r) if r else None))
     return {"tcp_in_us": hops[0][0], "udp_us": hops[1][0], "tcp_out_us": hops[2][0],
-            "floor_us": sum(mean for mean, _ in hops), "floor_p50_us": sum(p50 for _, p50 in hops)}
+            "floor_us": sum(mean for mean, _ in hops), "floor_p50_us": sum(p50 for _, p50 in hops),
+            **machine_stalls(binary)}
 
 
 def scrape(port):

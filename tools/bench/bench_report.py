@@ -34,6 +34,7 @@ LATENCY_COLUMNS = ["profile", "rate", "update_bytes", "sent_per_s", "received_pe
                    "distributor_cpu_percent", "server_cpu_percent", "client_cpu_percent", "machine_cpu_percent",
                    "softirq_percent", "source_cpu_us_per_update", "distributor_cpu_us_per_update",
                    "server_cpu_us_per_update", "client_cpu_us_per_update", "floor_us", "floor_p50_us",
+                   "stalls_over_1ms", "stall_longest_ms",
                    *[f"{h}_us" for h in HOPS], "hops_sampled", "passed", "failures"]
 
 
@@ -63,7 +64,9 @@ def latency_row(p):
 def _breakdown_columns(p):
     floor = p.result.get("floor") or {}
     hops = p.result.get("breakdown") or {}
-    return {"floor_us": floor.get("floor_us"), "floor_p50_us": floor.get("floor_p50_us"), "hops_sampled": hops.get("sampled"),
+    return {"floor_us": floor.get("floor_us"), "floor_p50_us": floor.get("floor_p50_us"),
+            "stalls_over_1ms": floor.get("stalls_over_1ms"), "stall_longest_ms": floor.get("stall_longest_ms"),
+            "hops_sampled": hops.get("sampled"),
             **{f"{h}_us": hops.get(h) for h in HOPS}}
 
 
@@ -79,10 +82,13 @@ def breakdown_markdown(points):
            "mdcast-wakeup-probe just before the point, the mean of one sleeping-reader hop of each kind "
            "on the path (TCP in + UDP + TCP out), pinned as the stack is: what the kernel and waking "
            "three idle processes cost before any mdcast code runs; **floor p50**: the sum of their "
-           "medians (a loaded machine's tail moves the means most).", "",
-           "| profile | updates/s | floor µs (TCP + UDP + TCP) | floor p50 µs | mean µs | mean − floor | "
-           + " | ".join(HOP_TITLES) + " | sum of hops | sampled |",
-           "|---|---:|---|---:|---:|---:|" + "---:|" * len(HOP_TITLES) + "---:|---:|"]
+           "medians (a loaded machine's tail moves the means most); **machine stalls**: "
+           "`mdcast-wakeup-probe --kind stall` just before the point, a thread spinning on every CPU "
+           "at once for 1 s: the gaps over 1 ms where the machine ran none of it (its host, "
+           "interrupts, other tasks) and the longest, a tail under which no p99.9 can go.", "",
+           "| profile | updates/s | floor µs (TCP + UDP + TCP) | floor p50 µs | machine stalls > 1 ms; longest ms "
+           "| mean µs | mean − floor | " + " | ".join(HOP_TITLES) + " | sum of hops | sampled |",
+           "|---|---:|---|---:|---|---:|---:|" + "---:|" * len(HOP_TITLES) + "---:|---:|"]
     for p in points:
         floor = p.result.get("floor")
         lat = p.result.get("latency") or {}
@@ -93,8 +99,10 @@ def breakdown_markdown(points):
         above = num(mean - floor["floor_us"], 1) if floor and mean is not None else "–"
         cells = [num(hops.get(h), 1) for h in HOPS]
         floor_p50 = num(floor["floor_p50_us"], 1) if floor else "–"
+        stalls = (f"{floor['stalls_over_1ms']}; {floor['stall_longest_ms']:.2f}"
+                  if floor and floor.get("stall_longest_ms") is not None else "–")
         mark = "" if p.result.get("passed") else " †"
-        out.append(f"| {p.profile} | {rate_text(p.rate)}{mark} | {floor_text} | {floor_p50} | {num(mean, 1)} | {above} | "
+        out.append(f"| {p.profile} | {rate_text(p.rate)}{mark} | {floor_text} | {floor_p50} | {stalls} | {num(mean, 1)} | {above} | "
                    + " | ".join(cells) + f" | {num(hops.get('sum_us'), 1)} | {num(hops.get('sampled'))} |")
     if not all(p.result.get("passed") for p in points):
         out += ["", "† The point did not keep up (see its result above): with a lag that grows through the "

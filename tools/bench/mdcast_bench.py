@@ -480,15 +480,16 @@ def print_summary(runner, lat, fan, siz):
 
 def print_breakdown(points):
     """The floor and the hops of each latency point (report.md: "Where the time goes")."""
-    print(f"\n{'profile':<11} {'updates/s':>10} {'floor µs':>9} {'mean µs':>9}  hops µs: "
+    print(f"\n{'profile':<11} {'updates/s':>10} {'floor µs':>9} {'stall ms':>9} {'mean µs':>9}  hops µs: "
           "publisher→distributor, distributor in→out, distributor→server, server in→out, server→client")
     for p in points:
         floor = (p.result.get("floor") or {}).get("floor_us")
+        stall = (p.result.get("floor") or {}).get("stall_longest_ms")
         mean = (p.result.get("latency") or {}).get("mean")
         hops = p.result.get("breakdown") or {}
         cells = ", ".join(f"{hops[h]:.1f}" if hops.get(h) is not None else "–" for h in report.HOPS)
         print(f"{p.profile:<11} {p.rate:>10,} {floor if floor is not None else 0:>9.1f} "
-              f"{mean if mean is not None else 0:>9.1f}  {cells}")
+              f"{stall if stall is not None else 0:>9.2f} {mean if mean is not None else 0:>9.1f}  {cells}")
 
 
 def sdk_threads_text(args):

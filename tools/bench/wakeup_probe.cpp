@@ -3,6 +3,9 @@
 // UDP or TCP on loopback; a reader that sleeps in recv() between messages (as
 // every mdcast process does in epoll) records receipt - stamp. With --spin the
 // reader polls instead of sleeping, which leaves only the kernel's path.
+// --kind stall measures what no hop can beat: a thread spinning on each CPU at
+// once, reading the clock, counts the gaps where it did not run (the host took
+// the virtual CPU, an interrupt, another task): the machine's own latency tail.
 // Used in docs/benchmarks.md ("Where the latency goes").
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -106,27 +109,95 @@ void report(const std::string& kind, bool spin, std::vector<int64_t>& v) {
                 sum / static_cast<double>(v.size()) / 1e3, at(0.5), at(0.9), at(0.99), at(1.0));
 }
 
+// One spinner per CPU, all at once: each reports the gaps in its clock reads.
+struct Stalls {
+    int64_t over_100us = 0, over_1ms = 0, lost_ns = 0, longest_ns = 0;
+};
+
+Stalls spin_and_count(int64_t seconds) {
+    Stalls s;
+    const int64_t end = now_ns() + seconds * 1'000'000'000;
+    for (int64_t last = now_ns(), t = last; t < end; last = t) {
+        t = now_ns();
+        const int64_t gap = t - last;
+        if (gap <= 100'000) continue;
+        ++s.over_100us;
+        s.lost_ns += gap;
+        if (gap > 1'000'000) ++s.over_1ms;
+        s.longest_ns = std::max(s.longest_ns, gap);
+    }
+    return s;
+}
+
+int measure_stalls(int64_t seconds) {
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    std::vector<int> pipes;
+    std::vector<pid_t> children;
+    for (long cpu = 0; cpu < cpus; ++cpu) {
+        int fds[2];
+        if (pipe(fds) != 0) return 2;
+        const pid_t child = fork();
+        if (child == 0) {
+            pin(cpu);
+            const Stalls s = spin_and_count(seconds);
+            _exit(write(fds[1], &s, sizeof s) == sizeof s ? 0 : 1);
+        }
+        close(fds[1]);
+        pipes.push_back(fds[0]);
+        children.push_back(child);
+    }
+    Stalls all;
+    for (size_t cpu = 0; cpu < pipes.size(); ++cpu) {
+        Stalls s;
+        const bool got = read(pipes[cpu], &s, sizeof s) == sizeof s;
+        waitpid(children[cpu], nullptr, 0);
+        if (!got) return 1;
+        std::printf(
+            "stall cpu%zu: %lld stalls > 100 us (%.1f ms lost), %lld > 1 ms, longest %.2f ms\n",
+            cpu, static_cast<long long>(s.over_100us), static_cast<double>(s.lost_ns) / 1e6,
+            static_cast<long long>(s.over_1ms), static_cast<double>(s.longest_ns) / 1e6);
+        all.over_100us += s.over_100us;
+        all.over_1ms += s.over_1ms;
+        all.lost_ns += s.lost_ns;
+        all.longest_ns = std::max(all.longest_ns, s.longest_ns);
+    }
+    std::printf(
+        "stall all %zu cpus, %lld s: %lld stalls > 100 us, %lld > 1 ms, %.3f %% of the time lost, "
+        "longest %.2f ms\n",
+        pipes.size(), static_cast<long long>(seconds), static_cast<long long>(all.over_100us),
+        static_cast<long long>(all.over_1ms),
+        100.0 * static_cast<double>(all.lost_ns) /
+            (static_cast<double>(seconds) * 1e9 * static_cast<double>(pipes.size())),
+        static_cast<double>(all.longest_ns) / 1e6);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::string kind = "udp";
-    int64_t interval_us = 1000, count = 2000, reader_cpu = -1, writer_cpu = -1;
+    int64_t interval_us = 1000, count = 2000, reader_cpu = -1, writer_cpu = -1, seconds = 2;
     bool spin = false;
     mdcast::cli::CommandLine command_line(
         "mdcast-wakeup-probe",
         "Measures one loopback hop (pipe, UDP or TCP) from a writer's stamp to a reader that "
         "sleeps "
         "between messages, as mdcast's processes do: the floor under every hop of the stack.");
-    command_line.option("kind", &kind, "KIND", "pipe, udp or tcp")
+    command_line
+        .option("kind", &kind, "KIND",
+                "pipe, udp or tcp; stall: spin on every CPU at once and count the machine's own "
+                "stalls")
         .option("interval-us", &interval_us, "MICROS", "Time between messages", 1, 1'000'000)
         .option("count", &count, "N", "Messages", 10, 10'000'000)
         .option("reader-cpu", &reader_cpu, "CPU", "Pin the reader (-1: no)", -1, 1023)
         .option("writer-cpu", &writer_cpu, "CPU", "Pin the writer (-1: no)", -1, 1023)
-        .flag("spin", &spin, "The reader polls instead of sleeping");
+        .flag("spin", &spin, "The reader polls instead of sleeping")
+        .option("seconds", &seconds, "S", "--kind stall: how long to spin", 1, 600);
     const auto outcome = command_line.parse(argc, argv, std::cout, std::cerr);
     if (outcome != mdcast::cli::CommandLine::Outcome::kRun) {
         return outcome == mdcast::cli::CommandLine::Outcome::kExitSuccess ? 0 : 2;
     }
+    if (kind == "stall") return measure_stalls(seconds);
     int reader = -1, writer = -1;
     if (!make_channel(kind, reader, writer)) {
         std::fprintf(stderr, "mdcast-wakeup-probe: cannot set up '%s': %s\n", kind.c_str(),
