@@ -74,6 +74,8 @@ mdcast_sdk_integration_test(integration_trade_conflation integration/test_trade_
 mdcast_sdk_integration_test(integration_group_status integration/test_group_status.py 240)
 # Redundant sources: mdcast-client and an SDK consumer watch every item across switches.
 mdcast_sdk_integration_test(integration_redundancy integration/test_redundancy.py 300)
+# Two services, one of them grouped: a switch moves only its own service's items.
+mdcast_sdk_integration_test(integration_redundancy_services integration/test_redundancy_services.py 180)
 # Standby publishers on one distributor: the same two clients across the switches.
 mdcast_sdk_integration_test(integration_standby_publisher integration/test_standby_publisher.py 240)
 # One dual-homed SDK publisher feeding two distributors: one killed and restarted.

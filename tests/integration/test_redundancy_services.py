@@ -1,0 +1,94 @@
+"""Redundancy with more than one service (docs/operations.md, "Redundancy"): a group
+is per service, so a switch moves only that service's items.
+
+Distributor 1 carries two services, MDCAST (items ITEM*) and OTHR (items OTHR*, a
+service nobody else publishes); distributor 2 carries MDCAST only. The server thus
+has one redundancy group (MDCAST) and one lone service. A client on each service
+checks every value and sequence:
+
+1. MDCAST's publisher on distributor 1 is killed: MDCAST's items move to
+   distributor 2 (one refresh each, no status); OTHR's items see nothing at all,
+   their updates go on in sequence from distributor 1.
+2. Distributor 1 is killed: OTHR has no standby, so each of its items gets one
+   suspect status naming why and stays suspect (never shown ok again); MDCAST's
+   items, already on distributor 2, see nothing."""
+import json
+import signal
+
+from harness import BIN, Stack, admin_port, check, run, wait_for_log, wait_until
+from streams import by_item, messages
+from test_admin_http import get
+from test_redundancy import ITEMS, NAMES, Pair, check_raw_stream, messages_so_far, switch_lines
+
+OTHER = "OTHR"
+OTHER_NAMES = [f"{OTHER}{i:06d}" for i in range(ITEMS)]
+
+
+def start_other_source(pair):
+    source = pair.stack.start("source-other", [
+        BIN["source"], "--distributor", f"127.0.0.1:{pair.ports[1]}", "--service", OTHER,
+        "--item-prefix", OTHER, "--items", str(ITEMS), "--rate", "400", "--duration", "0"])
+    wait_for_log(source, "items registered")
+    return source
+
+
+def other_updates_after(client, count):
+    """Waits until every OTHR item has `count` more updates than now (its stream goes on)."""
+    def updates():
+        per = {}
+        for m in messages_so_far(client):
+            if m["type"] == "update":
+                per[m["item"]] = per.get(m["item"], 0) + 1
+        return per
+    start = updates()
+    wait_until(lambda: all(updates().get(n, 0) >= start.get(n, 0) + count for n in OTHER_NAMES), 20,
+               f"{count} more updates of every {OTHER} item")
+
+
+def test_a_switch_moves_only_its_service():
+    with Stack("redund-services") as stack:
+        pair = Pair(stack)
+        start_other_source(pair)
+        other = stack.client(1, "--service", OTHER, "--items", ",".join(OTHER_NAMES), "--duration", "600",
+                             name="client-other")
+        other_updates_after(other, 3)
+        port = admin_port(pair.server)
+        code, body = get(port, "/info")
+        groups = [g["service"] for g in json.loads(body)["redundancy"]["groups"]] if code == 200 else None
+        check(groups == ["MDCAST"], f"redundancy groups on /info: {groups} ({code})")
+
+        # 1. MDCAST's active publisher goes: only MDCAST moves.
+        pair.sources[1].popen.kill()
+        pair.wait_served_by(2)
+        check(switch_lines(pair.server) == [("1", "2", "service_down")], f"switches {switch_lines(pair.server)}")
+        other_updates_after(other, 3)
+        check(f"service {OTHER} moved" not in pair.server.log_text(), f"{OTHER} switched")
+
+        # 2. Distributor 1 goes: OTHR, with no standby, is told why; MDCAST is untouched.
+        before = len(messages_so_far(other))
+        pair.distributor(1).popen.kill()
+        wait_until(lambda: {m["item"] for m in messages_so_far(other)[before:] if m["type"] == "status"}
+                   == set(OTHER_NAMES), 20, f"a status for each of {OTHER}'s items after its only distributor went")
+        pair.wait_served_by(2)  # MDCAST's updates go on from distributor 2
+        other.popen.send_signal(signal.SIGINT)
+        other.wait(10)
+        pair.finish(switches=1)
+
+        lines = messages(other)
+        summary = [m for m in lines if m["type"] == "summary"]
+        check_raw_stream(lines[:before] + summary, switches=0, names=OTHER_NAMES)
+        items = by_item(lines)
+        for name in OTHER_NAMES:
+            got = items[name]
+            statuses = [m for m in got if m["type"] == "status"]
+            check(len(statuses) == 1, f"{name}: statuses {statuses}")
+            after = got[got.index(statuses[0]):]
+            check(statuses[0]["data"] == "suspect" and statuses[0]["text"], f"{name}: status {statuses[0]}")
+            check(all(m["type"] == "status" for m in after), f"{name}: shown again after the status: {after[:3]}")
+        check(all(m["id"] >> 40 == 1 for m in lines if m["type"] in ("refresh", "update")),
+              f"an {OTHER} item came from another distributor")
+        check(switch_lines(pair.server) == [("1", "2", "service_down")], f"switches {switch_lines(pair.server)}")
+
+
+if __name__ == "__main__":
+    run([test_a_switch_moves_only_its_service])
