@@ -15,7 +15,8 @@ constexpr double kWeight = 1.0 / 16;
 void MemberLag::note(uint32_t service_id, const std::string& service, uint64_t publish_time_ns,
                      int64_t realtime_now_ns, int64_t monotonic_now_ns) {
     Lag& lag = by_service_id_[service_id];
-    const double delay = static_cast<double>(realtime_now_ns - static_cast<int64_t>(publish_time_ns));
+    const double delay =
+        static_cast<double>(realtime_now_ns - static_cast<int64_t>(publish_time_ns));
     if (lag.samples++ == 0) {
         lag.service = service;
         lag.delay_ns = delay;

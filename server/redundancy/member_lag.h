@@ -20,9 +20,9 @@ namespace mdcast::server {
 class MemberLag {
   public:
     struct Lag {
-        std::string service;        // the service's name
-        double delay_ns = 0;        // smoothed publish stamp -> receipt
-        int64_t last_update_ns = 0; // monotonic time of the last sampled update
+        std::string service;         // the service's name
+        double delay_ns = 0;         // smoothed publish stamp -> receipt
+        int64_t last_update_ns = 0;  // monotonic time of the last sampled update
         uint64_t samples = 0;
     };
 

@@ -18,7 +18,8 @@ import signal
 import subprocess
 import time
 
-from harness import BIN, Stack, admin_port, check, metric, run, wait_for_log, wait_until
+from harness import (BIN, Stack, admin_port, check, json_events, metric, run, sdk_consumer, wait_for_log,
+                     wait_until)
 from streams import by_item, messages
 from test_admin_http import get
 from test_redundancy import ITEMS, NAMES, Pair, check_raw_stream, messages_so_far, switch_lines
@@ -75,6 +76,25 @@ def check_members_current(port, sources):
     check("ms on the active" in ctl.stdout and "last update" in ctl.stdout, f"mdcastctl status: {ctl.stdout}")
 
 
+def check_directory_shows_the_group(stack, active):
+    """An SDK consumer's directory: both MDCAST members with group_members 2, only `active`'s
+    marked active; OTHR, which one distributor carries, no group."""
+    probe = sdk_consumer(stack, [1], "--service", "MDCAST", "--items", NAMES[0], "--directory",
+                         "--duration", "600", name=f"directory-probe{active}")
+
+    def directory():
+        return next((e["services"] for e in json_events(probe) if e.get("event") == "directory"), None)
+    wait_until(directory, 15, "the SDK consumer's directory")
+    services = directory()
+    mdcast = sorted((s["id"] >> 16, s["group_members"], s["group_active"]) for s in services
+                    if s["name"] == "MDCAST")
+    check(mdcast == [(1, 2, active == 1), (2, 2, active == 2)], f"MDCAST in the directory: {services}")
+    other = [(s["group_members"], s["group_active"]) for s in services if s["name"] == OTHER]
+    check(other == [(0, False)], f"{OTHER} in the directory: {services}")
+    probe.popen.send_signal(signal.SIGINT)
+    probe.wait(10)
+
+
 def test_a_switch_moves_only_its_service():
     with Stack("redund-services") as stack:
         pair = Pair(stack)
@@ -88,6 +108,7 @@ def test_a_switch_moves_only_its_service():
         check(groups == ["MDCAST"], f"redundancy groups on /info: {groups} ({code})")
 
         check_members_current(port, [1, 2])
+        check_directory_shows_the_group(stack, active=1)
 
         # 1. MDCAST's active publisher goes: only MDCAST moves.
         pair.sources[1].popen.kill()
@@ -95,6 +116,7 @@ def test_a_switch_moves_only_its_service():
         check(switch_lines(pair.server) == [("1", "2", "service_down")], f"switches {switch_lines(pair.server)}")
         other_updates_after(other, 3)
         check(f"service {OTHER} moved" not in pair.server.log_text(), f"{OTHER} switched")
+        check_directory_shows_the_group(stack, active=2)
         # The member whose publisher went shows its last update growing old; the active one is current.
         time.sleep(1.5)
         members = mdcast_members(port)

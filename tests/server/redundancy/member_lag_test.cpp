@@ -6,8 +6,8 @@
 
 #include "proto/source_ids.h"
 
-using mdcast::server::MemberLag;
 using Catch::Matchers::WithinAbs;
+using mdcast::server::MemberLag;
 
 namespace {
 
