@@ -212,6 +212,8 @@ class ClientSession final : public TcpConnection::Handler {
     void on_item_refused(uint64_t item_id, Owed kind, const proto::UpdateView* update,
                          std::span<const uint8_t> frame);
     bool over_link_bound(size_t bytes) const;
+    // Writes the queue now; true when `bytes` then fit under the link's bound.
+    bool flush_to_fit(size_t bytes);
     void start_conflating();
     void owe(uint64_t item_id, Owed kind, const proto::UpdateView* update,
              std::span<const uint8_t> frame);

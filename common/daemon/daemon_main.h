@@ -14,6 +14,7 @@
 #include "common/daemon/config_checks.h"
 #include "common/daemon/reload_status.h"
 #include "common/daemon/systemd_notify.h"
+#include "common/heap_retention.h"
 #include "common/logging.h"
 #include "common/net/event_loop.h"
 #include "common/scheduling.h"
@@ -168,6 +169,10 @@ int run_daemon(int argc, char** argv, cli::CommandLine& command_line, DaemonOpti
         return 1;
     }
     std::signal(SIGPIPE, SIG_IGN);
+    // Output queues fill and empty every flush: their pages stay mapped (heap_retention.h).
+    if (!retain_freed_heap(kRetainedHeapBytes)) {
+        log::get("main")->warn("freed heap not retained: the allocator refused M_TRIM_THRESHOLD");
+    }
     if (config.process_sched_slice_us != 0) {  // before any thread starts: they inherit it
         std::string why;
         if (apply_sched_slice(config.process_sched_slice_us, why)) {

@@ -53,6 +53,7 @@ class ClientFixture : public ClientSession::Owner {
         limits.max_subscriptions = 100;
         limits.max_frame_bytes = 65536;
         limits.max_held_trades = max_held_trades;
+        limits.link_max_bytes = link_max_bytes;
         auto session = std::make_unique<ClientSession>(*this, limits, "test-server");
         TcpConnection::Limits connection_limits;
         connection_limits.max_output_bytes = max_output_bytes;
@@ -116,6 +117,8 @@ class ClientFixture : public ClientSession::Owner {
     EventLoop& loop() { return loop_; }
     // output.max_held_trades of the sessions connected from now on.
     uint32_t max_held_trades = 10000;
+    // output.link_max_bytes of the sessions connected from now on (0: none).
+    uint64_t link_max_bytes = 0;
 
     // What the owner is told.
     std::function<void(ClientSession&)> on_drained;

@@ -38,6 +38,18 @@ ClientSession& logged_in(ClientFixture& f, bool conflate = false, size_t max_out
     return client;
 }
 
+// A link logged in as an edge does (link_role.h), with what that sent already read.
+ClientSession& linked(ClientFixture& f, size_t max_output) {
+    ClientSession& client = f.connect(false, max_output);
+    auto login = login_as("edge");
+    login.set_application_id("mdcast-server/2");
+    f.send_frame(client, proto::FrameType::kLoginRequest, login);
+    client.accept_login(nullptr);
+    f.received(client);
+    REQUIRE(client.is_link());
+    return client;
+}
+
 std::vector<uint8_t> item_frame(size_t bytes) {
     wire_v1::ItemStatus status;
     status.set_item_name(std::string(bytes, 'x'));
@@ -218,18 +230,39 @@ TEST_CASE("a conflating client records what is owed and is sent it once drained"
 TEST_CASE("a cascade link gets the link policy: conflated where a client would be cut",
           "[client_session]") {
     ClientFixture f;
-    ClientSession& client = f.connect(false, 4096);  // clients: disconnect
-    auto login = login_as("edge");
-    login.set_application_id("mdcast-server/2");  // how an edge logs in (link_role.h)
-    f.send_frame(client, proto::FrameType::kLoginRequest, login);
-    client.accept_login(nullptr);
-    f.received(client);
-    CHECK(client.is_link());
+    ClientSession& client = linked(f, 4096);  // clients: disconnect
     CHECK(client.limits().max_held_trades == server::ClientLimits{}.link_max_held_trades);
     const auto frame = item_frame(1000);
     for (int i = 0; i < 8; ++i) client.deliver_item(1, ClientSession::Owed::kUpdate, frame);
     CHECK(client.is_open());
     CHECK(client.conflating());
+    CHECK(f.closes.empty());
+}
+
+TEST_CASE("a link at its queue bound writes what it holds rather than conflate",
+          "[client_session]") {
+    ClientFixture f;
+    f.link_max_bytes = 4096;  // four of the frames below; the timer has not fired
+    ClientSession& client = linked(f, 1 << 20);
+    const auto frame = item_frame(1000);
+    for (int i = 0; i < 8; ++i) client.deliver_item(1, ClientSession::Owed::kUpdate, frame);
+    CHECK_FALSE(client.conflating());
+    CHECK(client.conflation_episodes() == 0);
+    CHECK(f.received(client).size() == 8);  // every one, as queued
+}
+
+TEST_CASE("a link whose peer takes nothing more still conflates at its queue bound",
+          "[client_session]") {
+    ClientFixture f;
+    f.link_max_bytes = 64 << 10;
+    ClientSession& client = linked(f, 64 << 20);
+    const auto frame = item_frame(1000);
+    // Far more than the socket pair's buffers: the kernel refuses the rest.
+    for (int i = 0; i < 4000 && !client.conflating(); ++i) {
+        client.deliver_item(1, ClientSession::Owed::kUpdate, frame);
+    }
+    CHECK(client.conflating());
+    CHECK(client.is_open());
     CHECK(f.closes.empty());
 }
 

@@ -6,8 +6,9 @@ tcp, parent: the hub), three measurements, each on its own stack:
             of the hub and a client of the edge: the latency the cascade hop adds at the median
             and p99, against one loopback TCP hop (mdcast-wakeup-probe --kind tcp).
   link      --cascade-rates (default 100K, 200K, 500K, 1M updates/s over 1,000 items, throughput
-            profile) through one link to a client of the edge, until the edge falls short of
-            the source, loses the link or lags.
+            profile, the hub's link queue --cascade-link-max-bytes) through one link to a client
+            of the edge, until the edge falls short of the source, loses the link or lags; the
+            CPU each process spends per update.
   resync    --cascade-items (default 10,000) held at the edge, the link cut for
             --cascade-outage-s (default 30) by a relay between edge and hub (cut_proxy.py),
             then restored, while --cascade-resync-rate updates/s change some of them: the time
@@ -35,6 +36,10 @@ def add_arguments(parser):
     group = parser.add_argument_group("cascade scenario")
     group.add_argument("--cascade-rates", default=",".join(map(str, LINK_RATES)),
                        help="cascade: the link's rate ladder, updates/s")
+    group.add_argument("--cascade-link-max-bytes", type=int, default=16 << 20,
+                       help="cascade link: the hub's output.link_max_bytes, the link's queue (default 16 MiB, "
+                            "200 ms at a million updates/s; the server's default, 1 MiB, is 13 ms there and "
+                            "a hiccup of the edge longer than that makes the hub conflate the link)")
     group.add_argument("--cascade-items", type=int, default=10_000, help="cascade: items held during the outage")
     group.add_argument("--cascade-outage-s", type=float, default=30, help="cascade: seconds the link is cut")
     group.add_argument("--cascade-resync-rate", type=int, default=100,
@@ -120,11 +125,12 @@ def hop(runner, args):
 def link_point(runner, args, rate, seconds, warmup):
     log_dir = os.path.join(runner.out, "logs", f"cascade-link-{rate}")
     with make_stack(runner, args, "throughput", log_dir) as stack:
-        stack.start_core(1)
+        stack.start_core(1, server_overrides={"output.link_max_bytes": args.cascade_link_max_bytes})
         edge = start_edge(stack, stack.client_base_port, log_dir)
         source = feed(stack, edge, 1000, rate, warmup + seconds + 2)
         client = client_of(stack, edge.port, "client-edge", "--connections", 1, "--item-count", 1000,
                            "--output", "none", "--duration", warmup + seconds, "--warmup", warmup)
+        cpu_s = steady_cpu_seconds(stack, warmup, seconds)
         client.wait(timeout=seconds + 120)
         source.wait(timeout=60)
         summary, sent = client.json_line("summary"), source_rate(source)
@@ -134,9 +140,26 @@ def link_point(runner, args, rate, seconds, warmup):
     got = summary["steady_updates_per_s"]
     point = {"rate": rate, "source_per_s": sent, "edge_per_s": got, "gaps": summary["gaps"],
              "links_lost": lost_links, "p50_us": summary["latency_us"]["p50"], "p99_us": summary["latency_us"]["p99"]}
+    # What each process spends per update it handles: the source, distributor and hub every
+    # update sent, the edge and its client every update the client got. Their sum times the
+    # rate is the cores the stack needs (the kernel's loopback work in softirq comes on top).
+    point["cpu_us_per_update"] = {name: 1e6 * s / seconds / (got if name in ("edge", "client-edge") else sent)
+                                  for name, s in cpu_s.items() if s is not None and got and sent}
     point["held"] = (got >= 0.98 * sent and summary["gaps"] == 0 and lost_links == 0
                      and summary["latency_us"]["p99"] < 1_000_000)
     return point
+
+
+def steady_cpu_seconds(stack, warmup, seconds):
+    """CPU seconds (user + system) each process of the stack spent in the clients' steady window."""
+    time.sleep(warmup)
+    for p in stack.processes:
+        p.mark_cpu("start")
+    time.sleep(seconds)
+    for p in stack.processes:
+        p.mark_cpu("end")
+    return {p.name: p.cpu_marks["end"] - p.cpu_marks["start"] if len(p.cpu_marks) == 2 else None
+            for p in stack.processes}
 
 
 def link(runner, args):
@@ -146,10 +169,16 @@ def link(runner, args):
     for rate in [int(float(r)) for r in args.cascade_rates.split(",") if r]:
         points.append(link_point(runner, args, rate, seconds, warmup))
         print(f"  link {rate:>9,}/s: source {points[-1]['source_per_s']:,.0f}/s, edge {points[-1]['edge_per_s']:,.0f}/s"
-              f", p99 {points[-1]['p99_us'] / 1000:.1f} ms{'' if points[-1]['held'] else '  (not held)'}", flush=True)
+              f", p99 {points[-1]['p99_us'] / 1000:.1f} ms{'' if points[-1]['held'] else '  (not held)'}; "
+              f"CPU µs per update: {cpu_text(points[-1])}", flush=True)
         if not points[-1]["held"]:
             break
     return points
+
+
+def cpu_text(point):
+    cpu = point["cpu_us_per_update"]
+    return ", ".join(f"{name} {us:.2f}" for name, us in cpu.items()) + f", sum {sum(cpu.values()):.2f}"
 
 
 def wait_current(edge_admin, items, timeout_s):
@@ -264,7 +293,11 @@ def write(result, out_dir, header):
                   f"{p['links_lost']} | {p['p50_us']:.0f} | {p['p99_us']:.0f} | {'yes' if p['held'] else 'no'} |"
                   for p in result["link"]]
         held = [p["edge_per_s"] for p in result["link"] if p["held"]]
-        lines += ["", f"One link carried {max(held) if held else 0:,.0f} updates/s (target: 1,000,000).", ""]
+        lines += ["", f"One link carried {max(held) if held else 0:,.0f} updates/s (target: 1,000,000).", "",
+                  "CPU µs (user + system) per update each process handled, over the steady window (the sum "
+                  "times the rate is the cores the stack needs, loopback softirq aside):", ""]
+        lines += [f"- {p['rate']:,}/s: {cpu_text(p)}" for p in result["link"]]
+        lines += [""]
     if "resync" in result:
         r = result["resync"]
         took = "never (60 s bound)" if r["resync_s"] is None else f"{r['resync_s']:.3f} s"
