@@ -95,12 +95,18 @@ void PublisherCore::on_connection_event(const ConnectionEvent& event) {
 
 void PublisherCore::on_session_up(const wire::LoginResponse&) {
     session_up_ = true;
+    frame_limit_ = announced_frame_limit();
+    largest_sent_ = {};
+    if (!fanned()) outbox_->set_max_frame_bytes(frame_limit_);  // the fan sets the links' least
     for (auto& [name, service] : services_) announce(*service);
     work();
 }
 
 bool PublisherCore::on_session_down(bool, LinkDown) {
     session_up_ = false;
+    if (link_.peer_close().reason == close_reason_name(CloseReason::kFrameTooLarge)) {
+        drop_refused_frame();
+    }
     flush_owed_ = false;
     out_.clear();  // framed for the lost connection; the next one starts from the image
     unflushed_updates_ = 0;
@@ -397,6 +403,7 @@ void PublisherCore::publish_refresh(Item& item, std::span<const proto::FieldEntr
     }
     item.state = state;
     item.has_refresh = state.stream == StreamState::kOpen;
+    item.close_owed = false;
     if (sendable(item)) send_refresh(item);
 }
 
@@ -409,7 +416,13 @@ void PublisherCore::send_refresh(Item& item) {
     detail::to_wire_status(item.state, *refresh.mutable_status());
     item.image.to_field_list(*refresh.mutable_fields());
     proto::book_into_refresh(item.image, refresh);
+    const size_t bytes = refresh.ByteSizeLong();
+    if (bytes > frame_limit_) {
+        return drop_oversize(item, frame_over_limit(item.image.book() ? "book image" : "image",
+                                                    bytes, frame_limit_));
+    }
     if (!send(FrameType::kRefresh, refresh)) return drop_link();
+    note_sent(item, bytes);
     counters_.refreshes_sent.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -452,7 +465,13 @@ bool PublisherCore::apply_to_image(Item& item, const proto::UpdateView& update) 
     return false;
 }
 
-void PublisherCore::send_update(const Item& item, std::span<const uint8_t> rest, bool book) {
+void PublisherCore::send_update(Item& item, std::span<const uint8_t> rest, bool book) {
+    const size_t bytes = update_body_bound(rest.size());
+    if (bytes > frame_limit_) [[unlikely]] {
+        return drop_oversize(
+            item, frame_over_limit(book ? "book update" : "update", bytes, frame_limit_));
+    }
+    note_sent(item, bytes);
     proto::append_update_frame(out_, item.item_id, item.seq, rest, book ? proto::kFrameFlagMap : 0);
     ++unflushed_updates_;
 }
@@ -488,12 +507,13 @@ void PublisherCore::fold_pending(Item& item) {
 void PublisherCore::send_pending(Item& item) {
     std::vector<std::string> pending;
     pending.swap(item.pending);
+    for (const std::string& body : pending) pending_bytes_ -= body.size();
     for (const std::string& body : pending) {
-        pending_bytes_ -= body.size();
         const auto bytes = std::span(reinterpret_cast<const uint8_t*>(body.data()), body.size());
         if (!proto::decode_update(bytes, update_) || !apply_to_image(item, update_)) continue;
         ++item.seq;
         send_update(item, bytes, !update_.map_bytes.empty());
+        if (!item.has_refresh) return;  // dropped for its size (the rest with it)
     }
 }
 
@@ -639,6 +659,7 @@ void PublisherCore::on_items_registered(const proto::Frame& frame) {
             send_pending(item);
         } else {
             fold_pending(item);
+            if (item.close_owed) publish_status(item, item.state);
         }
     }
     send_flush_if_due();
