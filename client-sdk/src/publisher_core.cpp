@@ -18,6 +18,8 @@ namespace wire = mdcast::wire::v1;
 namespace {
 
 constexpr size_t kRegisterBatch = 1000;
+// An ItemRegister entry's bytes besides its name: tags, lengths, the ref.
+constexpr size_t kRegisterEntryBytes = 24;
 // How often work_from_caller() takes from the outbox before leaving the rest
 // (other threads' records) to the I/O thread.
 constexpr int kCallerRounds = 4;
@@ -570,18 +572,27 @@ void PublisherCore::announce(const Service& service) {
     if (send(FrameType::kServiceAnnounce, announce)) ++answers_outstanding_;
 }
 
+// In requests of at most kRegisterBatch names and half the distributor's
+// frame limit: 1,000 names of 100 bytes would pass a limit of 64 KiB, and the
+// connection would be closed for them after every reconnect.
 void PublisherCore::register_items(Service& service) {
-    for (size_t first = 0; first < service.to_register.size(); first += kRegisterBatch) {
-        wire::ItemRegister request;
-        request.set_service_id(service.id);
-        const size_t end = std::min(service.to_register.size(), first + kRegisterBatch);
-        for (size_t i = first; i < end; ++i) {
-            auto* entry = request.add_items();
-            entry->set_ref(service.to_register[i]->handle.id);
-            entry->set_name(service.to_register[i]->name);
+    wire::ItemRegister request;
+    request.set_service_id(service.id);
+    size_t bytes = 0;
+    for (const Item* item : service.to_register) {
+        const size_t entry_bytes = item->name.size() + kRegisterEntryBytes;
+        const auto names = static_cast<size_t>(request.items_size());
+        if (names == kRegisterBatch || (names > 0 && bytes + entry_bytes > frame_limit_ / 2)) {
+            if (send(FrameType::kItemRegister, request)) ++answers_outstanding_;
+            request.clear_items();
+            bytes = 0;
         }
-        if (send(FrameType::kItemRegister, request)) ++answers_outstanding_;
+        auto* entry = request.add_items();
+        entry->set_ref(item->handle.id);
+        entry->set_name(item->name);
+        bytes += entry_bytes;
     }
+    if (request.items_size() > 0 && send(FrameType::kItemRegister, request)) ++answers_outstanding_;
     service.to_register.clear();
 }
 

@@ -211,3 +211,79 @@ TEST_CASE("closed frame_too_large all the same: the largest frame's item is drop
                                            "refresh 77 0 100", "status 78 STATUS_LIMIT_REACHED"});
     check_dropped_alone(publisher, handler, b, "frame of ", "closed frame_too_large");
 }
+
+TEST_CASE("item registrations are split to fit the announced limit", "[publisher][frame_limit]") {
+    // 100 names of 60 bytes, about 8 KB: one request would pass a 4096-byte
+    // limit, and the distributor would close the connection after every login.
+    ScriptedDistributor d;
+    Rejections handler;
+    mdcast::Publisher publisher(options_for({&d}), handler);
+    publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
+    for (int i = 0; i < 100; ++i)
+        publisher.add_item("SVC", std::string(57, 'N') + std::to_string(100 + i));
+    publisher.start();
+    size_t registered = 0, requests = 0, largest = 0;
+    Script script([&] {
+        d.accept_publisher("SVC", 5, wire::SERVICE_BROADCAST, 4096);
+        while (registered < 100) {
+            const auto frame = d.read();
+            if (!frame || frame->first != FrameType::kItemRegister)
+                scripted::fail("no registration");
+            wire::ItemRegister request;
+            request.ParseFromString(frame->second);
+            registered += static_cast<size_t>(request.items_size());
+            largest = std::max(largest, frame->second.size());
+            ++requests;
+        }
+    });
+    CHECK(script.join().empty());
+    publisher.stop();
+    CHECK(registered == 100);
+    CHECK(requests >= 4);
+    CHECK(largest <= 2048);
+}
+
+TEST_CASE("dual-homed, calls meet the least limit of the distributors logged in",
+          "[publisher][frame_limit]") {
+    ScriptedDistributor small, large;
+    auto options = options_for({&small, &large});
+    options.publish_to_all = true;
+    Rejections handler;
+    mdcast::Publisher publisher(options, handler);
+    publisher.add_service("SVC", mdcast::ServiceMode::kBroadcast);
+    const auto a = publisher.add_item("SVC", "A");
+    CHECK(publisher.refresh(a, bid(100)));
+    publisher.start();
+    std::atomic<int> phase{0};
+    std::vector<std::string> data;
+    Script first([&] {
+        small.accept_publisher("SVC", 5, wire::SERVICE_BROADCAST, 4096);
+        small.register_one("A", 77, 0);
+        small.next_data();
+        phase = 1;
+        wait_for(phase, 2);
+        small.drop();  // gone: the larger limit is the least left
+    });
+    Script second([&] {
+        large.accept_publisher("SVC", 6, wire::SERVICE_BROADCAST, 8192);
+        large.register_one("A", 88, 0);
+        data.push_back(large.next_data());
+        data.push_back(large.next_data());
+    });
+    wait_for(phase, 1);
+    const auto both_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (publisher.stats().refreshes_sent < 2 && std::chrono::steady_clock::now() < both_up)
+        std::this_thread::sleep_for(milliseconds(1));
+    CHECK_THROWS_WITH(publisher.update(a, bid_and_text(101, 6000)),
+                      Catch::Contains("frame limit of 4096 bytes"));
+    phase = 2;
+    CHECK(first.join().empty());
+    const auto down = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (publisher.stats().connection_losses < 1 && std::chrono::steady_clock::now() < down)
+        std::this_thread::sleep_for(milliseconds(1));
+    CHECK(publisher.update(a, bid_and_text(102, 6000)));
+    CHECK(second.join().empty());
+    CHECK(data == std::vector<std::string>{"refresh 88 0 100", "update 88 1 102"});
+    publisher.stop();
+    CHECK(publisher.stats().frames_refused == 1);
+}
