@@ -186,8 +186,10 @@ void Publisher::Impl::refuse_oversize(const sdk::OutboxRecord& record, size_t by
         std::lock_guard lock(mutex);
         uint64_t suppressed = 0;
         if (refusal_warnings.allow(suppressed)) {
-            log->error("{} of item {} refused: {} ({} more refused since the last such line)", what,
-                       name_of(record.item), text, suppressed);
+            const std::string more =
+                suppressed ? " (" + std::to_string(suppressed) + " more since the last such line)"
+                           : "";
+            log->error("item {}: {}{}", name_of(record.item), text, more);
         }
     }
     throw std::invalid_argument(text);
