@@ -197,12 +197,16 @@ bool PublisherCore::caller_round() {
 }
 
 // The batch's updates, up to the first record that is not one (or until
-// out_ holds half of max_output_bytes). True when it applied them all.
+// out_ holds half of max_output_bytes). True when it applied them all. An
+// update over this connection's frame limit (taken under an earlier one) is
+// left to the I/O thread too: dropping its item sends a status and calls the
+// handler, both the loop's to do.
 bool PublisherCore::apply_caller_updates() {
     while (next_ < batch_.records.size()) {
         const OutboxRecord& record = batch_.records[next_];
         if (record.kind != OutboxRecord::Kind::kUpdate ||
-            out_.size() > options_.max_output_bytes / 2) {
+            out_.size() > options_.max_output_bytes / 2 ||
+            update_body_bound(record.wire_size) > frame_limit_) {
             return false;
         }
         ++next_;
