@@ -2,6 +2,7 @@
 
 #include "proto/limits.h"
 #include "proto/protobuf_reader.h"
+#include "proto/zigzag.h"
 
 namespace mdcast::proto {
 
@@ -12,13 +13,6 @@ namespace {
 using Reader = ProtobufReader;
 constexpr uint32_t kVarint = Reader::kVarint;
 constexpr uint32_t kLengthDelimited = Reader::kLengthDelimited;
-
-int64_t unzigzag(uint64_t v) {
-    return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));
-}
-uint64_t zigzag(int64_t v) {
-    return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
 
 void put_varint(std::string& out, uint64_t v) {
     while (v >= 0x80) {

@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/daemon/config_checks.h"
 #include "common/daemon/daemon_keys.h"
+#include "proto/source_ids.h"
 #include "server/backbone/backbone_upstream.h"
 #include "server/cascade/cascade_upstream.h"
 #include "server/make_status.h"
@@ -182,7 +183,13 @@ void Server::on_client_closed(ClientSession& client, CloseReason reason, const s
 void Server::on_directory_request(ClientSession& client) {
     wire::Directory directory;
     for (const auto& [id, info] : recovery_.directory()) {
-        if (client.sees_service(info.name())) *directory.add_services() = info;
+        if (!client.sees_service(info.name())) continue;
+        wire::ServiceInfo& out = *directory.add_services() = info;
+        const auto group = groups_.groups().find(info.name());
+        const bool grouped = group != groups_.groups().end() && group->second.members.size() >= 2;
+        out.set_group_members(grouped ? static_cast<uint32_t>(group->second.members.size()) : 0);
+        out.set_group_active(grouped &&
+                             group->second.active == proto::service_source(info.service_id()));
     }
     client.deliver(FrameType::kDirectory, directory);
 }

@@ -36,6 +36,7 @@
 #include "server/image_recovery.h"
 #include "server/item_cache.h"
 #include "server/post_router.h"
+#include "server/redundancy/member_lag.h"
 #include "server/redundancy/service_groups.h"
 #include "server/redundancy/switch_queue.h"
 #include "server/server_config.h"
@@ -291,6 +292,7 @@ class Server final : public Upstream::Handler,
     } drain_;
     ServerCounters counters_;
     ServiceGroups groups_;  // redundancy groups: the active distributor of each service
+    MemberLag member_lag_;  // how current each group member's updates are
     struct SwitchCounters {
         uint64_t items_switched = 0;       // subscribed items moved to another member's item
         uint64_t items_without_image = 0;  // subscribed items the new member had no image of

@@ -52,6 +52,10 @@ void Server::on_update(uint16_t source, const proto::Frame& frame) {
     switch (cache_.apply_update(update_, item)) {
         case ItemCache::Outcome::kApplied:
             fanout_.fan_out_update(*item, update_, frame.whole);
+            if (HopProbe::sampled(update_.publish_time_ns)) {
+                member_lag_.note(item->service_id, item->service_name, update_.publish_time_ns,
+                                 realtime_ns(), monotonic_ns());
+            }
             break;
         case ItemCache::Outcome::kBookFull:  // subscribers get the update, then the suspect status
             fanout_.fan_out_update(*item, update_, frame.whole);

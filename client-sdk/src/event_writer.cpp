@@ -269,6 +269,8 @@ void EventWriter::directory(Event& event, const wire::Directory& directory) {
         out.mode = info.mode() == wire::SERVICE_INTERACTIVE ? ServiceMode::kInteractive
                                                             : ServiceMode::kBroadcast;
         out.item_count = info.item_count();
+        out.group_members = info.group_members();
+        out.group_active = info.group_active();
     }
 }
 

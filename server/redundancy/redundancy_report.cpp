@@ -21,6 +21,19 @@ bool redundant(const ServiceGroups::Group& group) {
     return group.members.size() >= 2;
 }
 
+// A member's lag in /info: its smoothed update delay, how long ago its last
+// update came, and how far its delay is above the active member's (null where
+// there is nothing to tell yet).
+std::string lag_json(const MemberLag::Lag* lag, const MemberLag::Lag* active, int64_t now_ns) {
+    if (lag == nullptr) {
+        return "\"update_delay_ms\":null,\"last_update_ms_ago\":null,\"behind_active_ms\":null";
+    }
+    return fmt::format(
+        "\"update_delay_ms\":{:.3f},\"last_update_ms_ago\":{},\"behind_active_ms\":{}",
+        lag->delay_ns / 1e6, (now_ns - lag->last_update_ns) / 1'000'000,
+        active ? fmt::format("{:.3f}", (lag->delay_ns - active->delay_ns) / 1e6) : "null");
+}
+
 }  // namespace
 
 void Server::register_redundancy_metrics() {
@@ -52,6 +65,24 @@ void Server::register_redundancy_metrics() {
                   {{"reason", switch_reason_name(reason)}},
                   [this, reason] { return groups_.switches(reason); });
     }
+    m.gauge_family("redundancy_member_update_delay_seconds",
+                   "Per member of a redundancy group (service, distributor): the smoothed delay "
+                   "from the publisher's stamp to this server's receipt of its updates; a "
+                   "standby above the active member lags it",
+                   [this] {
+                       MetricsRegistry::Series series;
+                       for (const auto& [service, group] : groups_.groups()) {
+                           if (!redundant(group)) continue;
+                           for (const auto& [source, member] : group.members) {
+                               const MemberLag::Lag* lag = member_lag_.find(source, service);
+                               if (lag == nullptr) continue;
+                               series.push_back(
+                                   {{{"service", service}, {"distributor", std::to_string(source)}},
+                                    lag->delay_ns / 1e9});
+                           }
+                       }
+                       return series;
+                   });
     m.counter("redundancy_items_switched_total",
               "Subscribed items moved to another distributor's item of the same name (one "
               "refresh to each subscriber, from the cache)",
@@ -73,13 +104,16 @@ std::string Server::redundancy_json() const {
     for (const auto& [service, group] : groups_.groups()) {
         if (!redundant(group)) continue;
         std::string members;
+        const MemberLag::Lag* active_lag =
+            group.active ? member_lag_.find(*group.active, service) : nullptr;
         for (const auto& [source, member] : group.members) {
             members += fmt::format(
-                "{}{{\"distributor\":{},\"usable\":{},\"usable_for_ms\":{},\"down_reason\":{}}}",
+                "{}{{\"distributor\":{},\"usable\":{},\"usable_for_ms\":{},\"down_reason\":{},{}}}",
                 members.empty() ? "" : ",", source, groups_.usable(member),
                 groups_.usable(member) ? (now - member.usable_since_ns) / 1'000'000 : 0,
                 member.down_reason ? fmt::format("\"{}\"", switch_reason_name(*member.down_reason))
-                                   : "null");
+                                   : "null",
+                lag_json(member_lag_.find(source, service), active_lag, now));
         }
         std::string last = "null";
         if (group.last_switch) {

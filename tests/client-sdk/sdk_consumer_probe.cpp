@@ -131,7 +131,10 @@ class Printer final : public mdcast::ConsumerHandler {
             if (!services.empty()) services += ",";
             services += "{\"name\":" + json_string(s.name) +
                         ",\"up\":" + (s.up ? "true" : "false") + ",\"interactive\":" +
-                        (s.mode == mdcast::ServiceMode::kInteractive ? "true" : "false") + "}";
+                        (s.mode == mdcast::ServiceMode::kInteractive ? "true" : "false") +
+                        ",\"id\":" + std::to_string(s.id) +
+                        ",\"group_members\":" + std::to_string(s.group_members) +
+                        ",\"group_active\":" + (s.group_active ? "true" : "false") + "}";
         }
         line("{\"event\":\"directory\",\"services\":[" + services + "]}");
     }

@@ -13,9 +13,13 @@ checks every value and sequence:
    suspect status naming why and stays suspect (never shown ok again); MDCAST's
    items, already on distributor 2, see nothing."""
 import json
+import os
 import signal
+import subprocess
+import time
 
-from harness import BIN, Stack, admin_port, check, run, wait_for_log, wait_until
+from harness import (BIN, Stack, admin_port, check, json_events, metric, run, sdk_consumer, wait_for_log,
+                     wait_until)
 from streams import by_item, messages
 from test_admin_http import get
 from test_redundancy import ITEMS, NAMES, Pair, check_raw_stream, messages_so_far, switch_lines
@@ -45,6 +49,52 @@ def other_updates_after(client, count):
                f"{count} more updates of every {OTHER} item")
 
 
+def mdcast_members(port):
+    code, body = get(port, "/info")
+    check(code == 200, f"/info: {code}")
+    group = next(g for g in json.loads(body)["redundancy"]["groups"] if g["service"] == "MDCAST")
+    return {m["distributor"]: m for m in group["members"]}
+
+
+def check_members_current(port, sources):
+    """Each member's lag is told (/info, /metrics, mdcastctl): both publish, so each has a recent update
+    and a delay (publish stamp to this server, one host's clock) under a second."""
+    def told():
+        members = mdcast_members(port)
+        return all(members[s]["update_delay_ms"] is not None for s in sources) and members
+    wait_until(told, 10, "a lag for each member")
+    members = mdcast_members(port)
+    for s in sources:
+        m = members[s]
+        check(0 <= m["update_delay_ms"] < 1000 and m["last_update_ms_ago"] < 1000, f"member {s}: {m}")
+        gauge = metric(port, f'mdcast_server_redundancy_member_update_delay_seconds{{service="MDCAST",'
+                             f'distributor="{s}"}}')
+        check(0 <= gauge < 1, f"member {s} delay gauge {gauge}")
+    check(members[1]["behind_active_ms"] == 0, f"the active member is not behind itself: {members[1]}")
+    ctl = subprocess.run([os.environ.get("MDCAST_CTL", "mdcastctl"), "--admin", f"127.0.0.1:{port}", "status"],
+                         capture_output=True, text=True, timeout=30)
+    check("ms on the active" in ctl.stdout and "last update" in ctl.stdout, f"mdcastctl status: {ctl.stdout}")
+
+
+def check_directory_shows_the_group(stack, active):
+    """An SDK consumer's directory: both MDCAST members with group_members 2, only `active`'s
+    marked active; OTHR, which one distributor carries, no group."""
+    probe = sdk_consumer(stack, [1], "--service", "MDCAST", "--items", NAMES[0], "--directory",
+                         "--duration", "600", name=f"directory-probe{active}")
+
+    def directory():
+        return next((e["services"] for e in json_events(probe) if e.get("event") == "directory"), None)
+    wait_until(directory, 15, "the SDK consumer's directory")
+    services = directory()
+    mdcast = sorted((s["id"] >> 16, s["group_members"], s["group_active"]) for s in services
+                    if s["name"] == "MDCAST")
+    check(mdcast == [(1, 2, active == 1), (2, 2, active == 2)], f"MDCAST in the directory: {services}")
+    other = [(s["group_members"], s["group_active"]) for s in services if s["name"] == OTHER]
+    check(other == [(0, False)], f"{OTHER} in the directory: {services}")
+    probe.popen.send_signal(signal.SIGINT)
+    probe.wait(10)
+
+
 def test_a_switch_moves_only_its_service():
     with Stack("redund-services") as stack:
         pair = Pair(stack)
@@ -57,12 +107,21 @@ def test_a_switch_moves_only_its_service():
         groups = [g["service"] for g in json.loads(body)["redundancy"]["groups"]] if code == 200 else None
         check(groups == ["MDCAST"], f"redundancy groups on /info: {groups} ({code})")
 
+        check_members_current(port, [1, 2])
+        check_directory_shows_the_group(stack, active=1)
+
         # 1. MDCAST's active publisher goes: only MDCAST moves.
         pair.sources[1].popen.kill()
         pair.wait_served_by(2)
         check(switch_lines(pair.server) == [("1", "2", "service_down")], f"switches {switch_lines(pair.server)}")
         other_updates_after(other, 3)
         check(f"service {OTHER} moved" not in pair.server.log_text(), f"{OTHER} switched")
+        check_directory_shows_the_group(stack, active=2)
+        # The member whose publisher went shows its last update growing old; the active one is current.
+        time.sleep(1.5)
+        members = mdcast_members(port)
+        check(members[1]["last_update_ms_ago"] >= 1000 and members[2]["last_update_ms_ago"] < 1000,
+              f"members' last updates after the publisher of 1 went: {members}")
 
         # 2. Distributor 1 goes: OTHR, with no standby, is told why; MDCAST is untouched.
         before = len(messages_so_far(other))

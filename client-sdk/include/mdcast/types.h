@@ -113,6 +113,11 @@ struct ServiceInfo {
     bool up = false;
     ServiceMode mode = ServiceMode::kBroadcast;
     uint64_t item_count = 0;
+    // Redundancy: how many distributors' services of this name form the
+    // server's redundancy group (0: none), and whether this one is the member
+    // serving subscribers (docs/operations.md, "Redundancy").
+    uint32_t group_members = 0;
+    bool group_active = false;
 };
 
 // The state of a consumer's or publisher's connection.

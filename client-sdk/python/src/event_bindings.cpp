@@ -266,9 +266,16 @@ void bind_events(py::module_& m) {
                                                                               : "broadcast";
                                })
         .def_readonly("item_count", &ServiceInfo::item_count)
+        .def_readonly("group_members", &ServiceInfo::group_members)
+        .def_readonly("group_active", &ServiceInfo::group_active)
         .def("__repr__", [](const ServiceInfo& s) {
+            std::string group;
+            if (s.group_members > 0) {
+                group = " group=" + std::to_string(s.group_members) +
+                        (s.group_active ? " active" : " standby");
+            }
             return "<mdcast.Service " + s.name + (s.up ? " up" : " down") +
-                   " items=" + std::to_string(s.item_count) + ">";
+                   " items=" + std::to_string(s.item_count) + group + ">";
         });
     bind_event(m);
     bind_batch(m);

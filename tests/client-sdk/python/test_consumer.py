@@ -105,6 +105,9 @@ def test_unsubscribe_stops_the_item_directory_lists_the_service(stack):
     services = [s for e in later if e.kind == "directory" for s in e.services]
     mdcast_service = [s for s in services if s.name == "MDCAST"]
     assert mdcast_service and mdcast_service[0].up and mdcast_service[0].mode == "broadcast"
+    # One distributor carries it: no redundancy group (docs/operations.md, "Redundancy").
+    assert mdcast_service[0].group_members == 0 and not mdcast_service[0].group_active
+    assert "group=" not in repr(mdcast_service[0])
 
 
 def test_batch_api_hands_many_updates_per_call(stack):
