@@ -24,11 +24,13 @@ wire::ItemStatus no_image_status(const wire::ImageRequest& request, const Servic
     } else if (item->closed) {
         s->set_stream_state(wire::STREAM_CLOSED);
         s->set_data_state(wire::DATA_SUSPECT);
-        if (item->closed_text.empty()) {
-            s->set_text("the item's stream was closed by its source");
-        } else {
+        if (!item->closed_text.empty()) {
             s->set_code(wire::STATUS_LIMIT_REACHED);
             s->set_text(item->closed_text);
+        } else {  // as its source said it (an SDK publisher drops an item too large for it so)
+            s->set_code(item->status_code);
+            s->set_text(item->status_text.empty() ? "the item's stream was closed by its source"
+                                                  : item->status_text);
         }
     } else {
         s->set_stream_state(wire::STREAM_OPEN);

@@ -130,7 +130,11 @@ void PublisherSession::accept_login() {
     wire::LoginResponse response;
     response.set_accepted(true);
     response.set_server_id("mdcast-distributor");
-    response.set_max_frame_bytes(static_cast<uint32_t>(backbone_.max_frame_bytes()));
+    // The frame limit this connection now enforces (publishers.max_frame_bytes):
+    // the SDK refuses a larger refresh or update at the call instead of being
+    // closed frame_too_large and sending the same image again after every
+    // reconnect. (Before, this said backbone.max_message_bytes.)
+    response.set_max_frame_bytes(static_cast<uint32_t>(connection_->max_frame_body()));
     response.set_heartbeat_interval_ms(heartbeat_interval_ms_);
     connection_->send(FrameType::kLoginResponse, response);
     log_->info("publisher {} logged in: user={} application={} position={}", connection_->peer(),

@@ -100,6 +100,9 @@ void append_update_frame(std::string& out, uint64_t item_id, uint64_t item_seq,
 // Appends the entries of a FieldList (each FieldValue with its tag), without
 // the list's own tag and length: for encoders of other messages (book entries).
 void append_field_values(std::string& out, std::span<const FieldEntry> fields);
+// The bytes append_field_values writes for `fields` (sized, not written): the
+// SDK publisher bounds a refresh's frame with it before anything is framed.
+size_t field_values_bytes(std::span<const FieldEntry> fields);
 // Appends `frame`, a complete Update frame, marked a trade: its body with
 // `trade = true` added at the end (protobuf keeps the last value of a field),
 // the rest of its bytes (and its frame flags) as they were.

@@ -186,6 +186,15 @@ uint8_t* put_trade_tail(uint8_t* p, const UpdateView& update) {
 
 }  // namespace
 
+size_t field_values_bytes(std::span<const FieldEntry> fields) {
+    size_t bytes = 0;
+    for (const FieldEntry& f : fields) {
+        const size_t value = value_size(f);
+        bytes += 1 + varint_size(value) + value;
+    }
+    return bytes;
+}
+
 bool append_update_frame(std::string& out, const UpdateView& update,
                          const std::vector<uint32_t>* view) {
     size_t list_size = 0;

@@ -16,6 +16,7 @@
 #include "proto/update_codec.h"
 #include "publisher_core.h"
 #include "publisher_fan.h"
+#include "publisher_frame_limit.h"
 #include "sdk_log.h"
 #include "sdk_options.h"
 #include "shared_loop.h"
@@ -60,6 +61,8 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
     bool push(const sdk::OutboxRecord& record, std::span<const FieldValue> fields,
               std::string_view text1, std::string_view text2, bool bounded, bool may_defer = true,
               std::span<const uint8_t> map = {});
+    [[noreturn]] void refuse_oversize(const sdk::OutboxRecord& record, size_t bytes);
+    std::string name_of(uint64_t handle) const;
     bool publish(sdk::OutboxRecord::Kind kind, PublishedItem item, const ItemState& state,
                  std::span<const FieldValue> fields, uint64_t stamp, bool trade = false,
                  const BookChanges* book = nullptr, Domain domain = Domain::kMarketPrice);
@@ -99,6 +102,7 @@ struct __attribute__((visibility("hidden"))) Publisher::Impl {
     std::atomic<uint64_t> next_handle{1};
     std::unordered_map<std::string, uint64_t> handles;  // service '\0' item -> handle
     std::unordered_map<std::string, ServiceMode> services;
+    mdcast::log::RateLimiter refusal_warnings;  // refuse_oversize's log line
 };
 
 PublishedItem Publisher::Impl::handle_for(const std::string& service, const std::string& item,
@@ -156,12 +160,50 @@ bool Publisher::Impl::push(const sdk::OutboxRecord& record, std::span<const Fiel
     using Wake = sdk::PublisherOutbox::Wake;
     const Wake when = may_defer && in_batch(this) ? Wake::kDeferred : Wake::kNow;
     bool wake = false;
-    if (!outbox.push(record, fields, text1, text2, bounded, when, wake, map)) {
+    const auto pushed = outbox.push(record, fields, text1, text2, bounded, when, wake, map);
+    using Refusal = sdk::PublisherOutbox::Pushed::Refusal;
+    if (pushed.refusal == Refusal::kTooLarge) refuse_oversize(record, pushed.frame_bytes);
+    if (!pushed) {
         counters.outbox_full.fetch_add(1, std::memory_order_relaxed);
         return false;
     }
     if (wake) wake_io_thread(true);
     return true;
+}
+
+// A frame the distributor would close the connection for: refused at the call
+// (counted, logged at most once a second, thrown), never kept in the image.
+void Publisher::Impl::refuse_oversize(const sdk::OutboxRecord& record, size_t bytes) {
+    counters.frames_refused.fetch_add(1, std::memory_order_relaxed);
+    using Kind = sdk::OutboxRecord::Kind;
+    const char* what = record.kind == Kind::kStatus   ? "status"
+                       : record.kind == Kind::kUpdate ? (record.book ? "book update" : "update")
+                       : record.book                  ? "book refresh"
+                                                      : "refresh";
+    const std::string text =
+        sdk::frame_over_limit(what, bytes, outbox.max_frame_bytes()) + "; nothing was published";
+    {
+        std::lock_guard lock(mutex);
+        uint64_t suppressed = 0;
+        if (refusal_warnings.allow(suppressed)) {
+            const std::string more =
+                suppressed ? " (" + std::to_string(suppressed) + " more since the last such line)"
+                           : "";
+            log->error("item {}: {}{}", name_of(record.item), text, more);
+        }
+    }
+    throw std::invalid_argument(text);
+}
+
+// "service/item" of a handle, for a log line (guarded by `mutex`).
+std::string Publisher::Impl::name_of(uint64_t handle) const {
+    for (const auto& [key, id] : handles) {
+        if (id != handle) continue;
+        std::string name = key;
+        name[name.find('\0')] = '/';
+        return name;
+    }
+    return "#" + std::to_string(handle);
 }
 
 // refresh(), update() and status(): one bounded record in the outbox.
@@ -383,6 +425,8 @@ PublisherStats Publisher::stats() const {
     s.posts_received = get(c.posts_received);
     s.posts_accepted = get(c.posts_accepted);
     s.links_dropped = get(c.links_dropped);
+    s.frames_refused = get(c.frames_refused);
+    s.images_dropped = get(c.images_dropped);
     return s;
 }
 

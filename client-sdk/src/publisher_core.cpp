@@ -18,6 +18,8 @@ namespace wire = mdcast::wire::v1;
 namespace {
 
 constexpr size_t kRegisterBatch = 1000;
+// An ItemRegister entry's bytes besides its name: tags, lengths, the ref.
+constexpr size_t kRegisterEntryBytes = 24;
 // How often work_from_caller() takes from the outbox before leaving the rest
 // (other threads' records) to the I/O thread.
 constexpr int kCallerRounds = 4;
@@ -95,12 +97,18 @@ void PublisherCore::on_connection_event(const ConnectionEvent& event) {
 
 void PublisherCore::on_session_up(const wire::LoginResponse&) {
     session_up_ = true;
+    frame_limit_ = announced_frame_limit();
+    largest_sent_ = {};
+    if (!fanned()) outbox_->set_max_frame_bytes(frame_limit_);  // the fan sets the links' least
     for (auto& [name, service] : services_) announce(*service);
     work();
 }
 
 bool PublisherCore::on_session_down(bool, LinkDown) {
     session_up_ = false;
+    if (link_.peer_close().reason == close_reason_name(CloseReason::kFrameTooLarge)) {
+        drop_refused_frame();
+    }
     flush_owed_ = false;
     out_.clear();  // framed for the lost connection; the next one starts from the image
     unflushed_updates_ = 0;
@@ -189,12 +197,16 @@ bool PublisherCore::caller_round() {
 }
 
 // The batch's updates, up to the first record that is not one (or until
-// out_ holds half of max_output_bytes). True when it applied them all.
+// out_ holds half of max_output_bytes). True when it applied them all. An
+// update over this connection's frame limit (taken under an earlier one) is
+// left to the I/O thread too: dropping its item sends a status and calls the
+// handler, both the loop's to do.
 bool PublisherCore::apply_caller_updates() {
     while (next_ < batch_.records.size()) {
         const OutboxRecord& record = batch_.records[next_];
         if (record.kind != OutboxRecord::Kind::kUpdate ||
-            out_.size() > options_.max_output_bytes / 2) {
+            out_.size() > options_.max_output_bytes / 2 ||
+            update_body_bound(record.wire_size) > frame_limit_) {
             return false;
         }
         ++next_;
@@ -397,6 +409,7 @@ void PublisherCore::publish_refresh(Item& item, std::span<const proto::FieldEntr
     }
     item.state = state;
     item.has_refresh = state.stream == StreamState::kOpen;
+    item.close_owed = false;
     if (sendable(item)) send_refresh(item);
 }
 
@@ -409,7 +422,13 @@ void PublisherCore::send_refresh(Item& item) {
     detail::to_wire_status(item.state, *refresh.mutable_status());
     item.image.to_field_list(*refresh.mutable_fields());
     proto::book_into_refresh(item.image, refresh);
+    const size_t bytes = refresh.ByteSizeLong();
+    if (bytes > frame_limit_) {
+        return drop_oversize(item, frame_over_limit(item.image.book() ? "book image" : "image",
+                                                    bytes, frame_limit_));
+    }
     if (!send(FrameType::kRefresh, refresh)) return drop_link();
+    note_sent(item, bytes);
     counters_.refreshes_sent.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -452,7 +471,13 @@ bool PublisherCore::apply_to_image(Item& item, const proto::UpdateView& update) 
     return false;
 }
 
-void PublisherCore::send_update(const Item& item, std::span<const uint8_t> rest, bool book) {
+void PublisherCore::send_update(Item& item, std::span<const uint8_t> rest, bool book) {
+    const size_t bytes = update_body_bound(rest.size());
+    if (bytes > frame_limit_) [[unlikely]] {
+        return drop_oversize(
+            item, frame_over_limit(book ? "book update" : "update", bytes, frame_limit_));
+    }
+    note_sent(item, bytes);
     proto::append_update_frame(out_, item.item_id, item.seq, rest, book ? proto::kFrameFlagMap : 0);
     ++unflushed_updates_;
 }
@@ -488,12 +513,13 @@ void PublisherCore::fold_pending(Item& item) {
 void PublisherCore::send_pending(Item& item) {
     std::vector<std::string> pending;
     pending.swap(item.pending);
+    for (const std::string& body : pending) pending_bytes_ -= body.size();
     for (const std::string& body : pending) {
-        pending_bytes_ -= body.size();
         const auto bytes = std::span(reinterpret_cast<const uint8_t*>(body.data()), body.size());
         if (!proto::decode_update(bytes, update_) || !apply_to_image(item, update_)) continue;
         ++item.seq;
         send_update(item, bytes, !update_.map_bytes.empty());
+        if (!item.has_refresh) return;  // dropped for its size (the rest with it)
     }
 }
 
@@ -550,18 +576,27 @@ void PublisherCore::announce(const Service& service) {
     if (send(FrameType::kServiceAnnounce, announce)) ++answers_outstanding_;
 }
 
+// In requests of at most kRegisterBatch names and half the distributor's
+// frame limit: 1,000 names of 100 bytes would pass a limit of 64 KiB, and the
+// connection would be closed for them after every reconnect.
 void PublisherCore::register_items(Service& service) {
-    for (size_t first = 0; first < service.to_register.size(); first += kRegisterBatch) {
-        wire::ItemRegister request;
-        request.set_service_id(service.id);
-        const size_t end = std::min(service.to_register.size(), first + kRegisterBatch);
-        for (size_t i = first; i < end; ++i) {
-            auto* entry = request.add_items();
-            entry->set_ref(service.to_register[i]->handle.id);
-            entry->set_name(service.to_register[i]->name);
+    wire::ItemRegister request;
+    request.set_service_id(service.id);
+    size_t bytes = 0;
+    for (const Item* item : service.to_register) {
+        const size_t entry_bytes = item->name.size() + kRegisterEntryBytes;
+        const auto names = static_cast<size_t>(request.items_size());
+        if (names == kRegisterBatch || (names > 0 && bytes + entry_bytes > frame_limit_ / 2)) {
+            if (send(FrameType::kItemRegister, request)) ++answers_outstanding_;
+            request.clear_items();
+            bytes = 0;
         }
-        if (send(FrameType::kItemRegister, request)) ++answers_outstanding_;
+        auto* entry = request.add_items();
+        entry->set_ref(item->handle.id);
+        entry->set_name(item->name);
+        bytes += entry_bytes;
     }
+    if (request.items_size() > 0 && send(FrameType::kItemRegister, request)) ++answers_outstanding_;
     service.to_register.clear();
 }
 
@@ -639,6 +674,7 @@ void PublisherCore::on_items_registered(const proto::Frame& frame) {
             send_pending(item);
         } else {
             fold_pending(item);
+            if (item.close_owed) publish_status(item, item.state);
         }
     }
     send_flush_if_due();

@@ -18,6 +18,7 @@
 #include "mdcast/publisher.h"
 #include "proto/field_image.h"
 #include "proto/update_codec.h"
+#include "publisher_frame_limit.h"
 #include "publisher_outbox.h"
 #include "publisher_worker.h"
 #include "wire/backbone.pb.h"
@@ -40,6 +41,8 @@ struct PublisherCounters : LinkCounters {
     std::atomic<uint64_t> posts_received{0};
     std::atomic<uint64_t> posts_accepted{0};
     std::atomic<uint64_t> links_dropped{0};
+    std::atomic<uint64_t> frames_refused{0};
+    std::atomic<uint64_t> images_dropped{0};
 };
 
 class PublisherCore final : public PublisherWorker, public FailoverLink::Owner {
@@ -69,6 +72,11 @@ class PublisherCore final : public PublisherWorker, public FailoverLink::Owner {
     // distributor (the fan waits while every link that is up is).
     bool up() const { return session_up_; }
     bool congested() const;
+    // The frame limit the distributor announced at login (publisher_frame_limit.h);
+    // 0 while not logged in.
+    uint32_t announced_frame_limit() const {
+        return link_.up() ? sdk::announced_frame_limit(link_.peer_max_frame_bytes()) : 0;
+    }
     // The publishing thread's turn instead of a wake-up (docs/sdk.md,
     // "Publisher threading"), holding the loop's callback lock: when the
     // session is up and nothing waits for the socket, the updates at the head
@@ -99,6 +107,9 @@ class PublisherCore final : public PublisherWorker, public FailoverLink::Owner {
         bool has_refresh = false;
         bool requested = false;  // interactive: someone wants it now
         bool ever_registered = false;
+        // Dropped for its size (drop_oversize): its closed status goes to every
+        // distributor it is registered with until the next refresh.
+        bool close_owed = false;
         ItemState state;
         // Broadcast updates published before the item's first registration, in
         // order: Update bodies without item id and sequence, sent after the
@@ -140,7 +151,12 @@ class PublisherCore final : public PublisherWorker, public FailoverLink::Owner {
     void hold_until_registered(Item& item, std::span<const uint8_t> rest);
     void send_pending(Item& item);
     void fold_pending(Item& item);
-    void send_update(const Item& item, std::span<const uint8_t> rest, bool book = false);
+    void send_update(Item& item, std::span<const uint8_t> rest, bool book = false);
+    void drop_oversize(Item& item, const std::string& why);
+    void drop_refused_frame();
+    void note_sent(const Item& item, size_t bytes) {
+        if (bytes > largest_sent_.bytes) largest_sent_ = {bytes, item.handle.id};
+    }
     void flush_updates();
     void drop_link();
     template <class Message>
@@ -198,6 +214,13 @@ class PublisherCore final : public PublisherWorker, public FailoverLink::Owner {
     proto::UpdateView update_;  // reused: decoding a held update allocates nothing
     std::string out_;           // updates framed since the last flush_updates()
     uint64_t unflushed_updates_ = 0;
+    uint32_t frame_limit_ = kDefaultDistributorFrameBytes;  // this connection's distributor's
+    // The largest refresh or update frame body sent on this connection, and
+    // its item: the one to drop if the distributor closes it frame_too_large.
+    struct {
+        size_t bytes = 0;
+        uint64_t handle = 0;
+    } largest_sent_;
 };
 
 }  // namespace mdcast::sdk

@@ -18,6 +18,7 @@ class PublisherFan::LinkHandler final : public PublisherHandler {
         } else if (event.state != ConnectionState::kConnecting) {
             fan_.acknowledged(fan_.links_.on_link_down(link_));
         }
+        fan_.apply_frame_limit();
         fan_.handler_.on_connection(event);
     }
     void on_service(const std::string& service, bool accepted, const std::string& text) override {
@@ -73,6 +74,17 @@ PublisherFan::PublisherFan(
 }
 
 PublisherFan::~PublisherFan() = default;
+
+// Every call goes to every link: the calls are checked against the least
+// limit of the distributors logged in (with none, the last one applied).
+void PublisherFan::apply_frame_limit() {
+    uint32_t least = 0;
+    for (const auto& core : cores_) {
+        const uint32_t limit = core->announced_frame_limit();
+        if (limit != 0 && (least == 0 || limit < least)) least = limit;
+    }
+    if (least != 0) outbox_.set_max_frame_bytes(least);
+}
 
 void PublisherFan::start() {
     for (auto& core : cores_) core->start();

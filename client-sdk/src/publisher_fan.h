@@ -49,6 +49,7 @@ class PublisherFan final : public PublisherWorker {
     void drain();
     void acknowledged(uint64_t token);
     void core_stopped(size_t link);
+    void apply_frame_limit();
 
     PublisherHandler& handler_;
     PublisherOutbox& outbox_;

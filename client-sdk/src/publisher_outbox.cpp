@@ -36,17 +36,21 @@ uint32_t PublisherOutbox::keep(std::string_view text) {
     return offset;
 }
 
-bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fields,
-                           std::string_view text1, std::string_view text2, bool bounded, Wake when,
-                           bool& wake, std::span<const uint8_t> map) {
+PublisherOutbox::Pushed PublisherOutbox::push(OutboxRecord record,
+                                              std::span<const FieldValue> fields,
+                                              std::string_view text1, std::string_view text2,
+                                              bool bounded, Wake when, bool& wake,
+                                              std::span<const uint8_t> map) {
+    using Refusal = Pushed::Refusal;
     // An estimate of the wire bytes (the exact size is known only once encoded).
     size_t adding = sizeof(OutboxRecord) + fields.size() * 2 * sizeof(proto::FieldEntry) +
                     text1.size() + text2.size() + map.size();
     for (const FieldValue& f : fields) adding += 2 * f.text.size();
     std::lock_guard lock(mutex_);
-    if (bounded && pending_.bytes() + adding > max_bytes_) return false;
-    wake = when == Wake::kNow && !wake_sent_;
-    if (wake) wake_sent_ = true;
+    if (bounded && pending_.bytes() + adding > max_bytes_) return {Refusal::kFull, 0};
+    const size_t fields_before = pending_.fields.size();
+    const size_t text_before = pending_.text.size();
+    const size_t wire_before = pending_.wire.size();
     record.text1_offset = keep(text1);
     record.text1_size = static_cast<uint32_t>(text1.size());
     record.text2_offset = keep(text2);
@@ -59,8 +63,38 @@ bool PublisherOutbox::push(OutboxRecord record, std::span<const FieldValue> fiel
         record.wire_size = static_cast<uint32_t>(map.size());
         pending_.wire.append(reinterpret_cast<const char*>(map.data()), map.size());
     }
+    if (const size_t bound = frame_bound(record, text1, map); bound > max_frame_bytes()) {
+        truncate(fields_before, text_before, wire_before);
+        return {Refusal::kTooLarge, bound};
+    }
+    wake = when == Wake::kNow && !wake_sent_;
+    if (wake) wake_sent_ = true;
     pending_.records.push_back(record);
-    return true;
+    return {};
+}
+
+// The body of the frame `record` becomes (0: none of its own, an
+// announcement, a registration, a flush).
+size_t PublisherOutbox::frame_bound(const OutboxRecord& record, std::string_view text1,
+                                    std::span<const uint8_t> map) const {
+    switch (record.kind) {
+        case OutboxRecord::Kind::kRefresh:
+            return refresh_body_bound(pending_.fields_of(record), text1.size(), map.size());
+        case OutboxRecord::Kind::kUpdate:
+            return update_body_bound(record.wire_size);
+        case OutboxRecord::Kind::kStatus:
+            return status_body_bound(text1.size());
+        default:
+            return 0;
+    }
+}
+
+// A refused record's fields, text and wire bytes taken back (none moved:
+// shrinking keeps the buffers where they are).
+void PublisherOutbox::truncate(size_t fields, size_t text, size_t wire) {
+    pending_.fields.resize(fields);
+    pending_.text.resize(text);
+    pending_.wire.resize(wire);
 }
 
 namespace {

@@ -9,7 +9,9 @@
 // batch), so each side holds the lock only to append or to swap, and the
 // buffers keep their capacity: steady publishing allocates nothing. Bounded by
 // max_bytes (records, fields, text and wire bytes); push() refuses a bounded
-// record that does not fit.
+// record that does not fit, and a refresh, update or status whose frame would
+// pass the distributor's frame limit (publisher_frame_limit.h): the image it
+// would enter is sent again after every reconnect.
 //
 // Wake-ups (the adaptive write policy): the I/O thread is woken only when it
 // may be asleep: by the first push() after a take() that found nothing — at
@@ -22,6 +24,7 @@
 // thread, not deferring, still wakes the I/O thread for everything queued.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <span>
@@ -32,6 +35,7 @@
 
 #include "mdcast/types.h"
 #include "proto/update_codec.h"
+#include "publisher_frame_limit.h"
 
 namespace mdcast::sdk {
 
@@ -88,16 +92,31 @@ struct OutboxBatch {
 
 class PublisherOutbox {
   public:
-    explicit PublisherOutbox(uint64_t max_bytes) : max_bytes_(max_bytes) {}
+    explicit PublisherOutbox(uint64_t max_bytes)
+        : max_bytes_(max_bytes), max_frame_bytes_(kDefaultDistributorFrameBytes) {}
 
     enum class Wake : uint8_t { kNow, kDeferred };
-    // False (nothing taken) when `bounded` and it would pass max_bytes.
-    // `wake` is set when the caller must wake the I/O thread: with Wake::kNow,
-    // when no wake-up is on its way for what is queued; never with kDeferred.
-    // `map`: a book's encoded Map (record.book set).
-    bool push(OutboxRecord record, std::span<const FieldValue> fields, std::string_view text1,
-              std::string_view text2, bool bounded, Wake when, bool& wake,
-              std::span<const uint8_t> map = {});
+    // What push() did: true when it took the record.
+    struct Pushed {
+        enum class Refusal : uint8_t { kNone, kFull, kTooLarge };
+        Refusal refusal = Refusal::kNone;
+        size_t frame_bytes = 0;  // kTooLarge: the frame body's bound
+        explicit operator bool() const { return refusal == Refusal::kNone; }
+    };
+    // Refused (nothing taken) when `bounded` and it would pass max_bytes
+    // (kFull), or a refresh, update or status whose frame body could pass
+    // max_frame_bytes() (kTooLarge). `wake` is set when the caller must wake
+    // the I/O thread: with Wake::kNow, when no wake-up is on its way for what
+    // is queued; never with kDeferred. `map`: a book's encoded Map (record.book set).
+    Pushed push(OutboxRecord record, std::span<const FieldValue> fields, std::string_view text1,
+                std::string_view text2, bool bounded, Wake when, bool& wake,
+                std::span<const uint8_t> map = {});
+    // The distributor's frame limit that push() applies: the last one
+    // announced (the smallest of the links that are up, dual-homed).
+    void set_max_frame_bytes(uint32_t bytes) {
+        max_frame_bytes_.store(bytes, std::memory_order_relaxed);
+    }
+    uint32_t max_frame_bytes() const { return max_frame_bytes_.load(std::memory_order_relaxed); }
     // True (and from then on a wake-up counts as sent) when something is
     // queued that no wake-up is on its way for: the end of a deferring batch.
     bool wake_owed();
@@ -112,8 +131,12 @@ class PublisherOutbox {
     std::string_view keep_value(std::string_view value);
     void add_fields(OutboxRecord& record, std::span<const FieldValue> fields);
     void encode_update(OutboxRecord& record, std::span<const uint8_t> map);
+    size_t frame_bound(const OutboxRecord& record, std::string_view text1,
+                       std::span<const uint8_t> map) const;
+    void truncate(size_t fields, size_t text, size_t wire);
 
     uint64_t max_bytes_;
+    std::atomic<uint32_t> max_frame_bytes_;
     mutable std::mutex mutex_;
     OutboxBatch pending_;
     bool wake_sent_ = false;  // a wake-up is on its way for pending_

@@ -193,6 +193,7 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     }
     // The largest frame body accepted from now on (a small one before login).
     void set_max_frame_body(size_t bytes) { reader_.set_max_body_bytes(bytes); }
+    size_t max_frame_body() const { return reader_.max_body_bytes(); }
 
   private:
     static void on_readable(int, short, void* self);

@@ -7,6 +7,8 @@
 #include <thread>
 
 #include "mdcast/field_list.h"
+#include "proto/field_image.h"
+#include "wire/common.pb.h"
 
 namespace {
 
@@ -248,6 +250,86 @@ TEST_CASE("the byte bound refuses bounded records only", "[publisher_outbox]") {
     outbox.take(batch);
     CHECK(batch.records.size() == static_cast<size_t>(taken) + 1);
     CHECK(outbox.push(update_record(1), fields.values(), {}, {}, true, kNow, wake));  // room again
+}
+
+TEST_CASE("a frame that could pass the distributor's limit is refused, nothing kept",
+          "[publisher_outbox]") {
+    PublisherOutbox outbox(1 << 20);
+    CHECK(outbox.max_frame_bytes() == 1u << 20);  // before any distributor announced one
+    outbox.set_max_frame_bytes(4096);
+    bool wake = false;
+    FieldList small;
+    small.add_int(30, 1);
+    REQUIRE(outbox.push(update_record(1, 1), small.values(), {}, {}, true, kNow, wake));
+    FieldList big;
+    big.add_string(3, std::string(5000, 'x'));
+    OutboxRecord refresh;
+    refresh.kind = OutboxRecord::Kind::kRefresh;
+    OutboxRecord status;
+    status.kind = OutboxRecord::Kind::kStatus;
+    using Refusal = PublisherOutbox::Pushed::Refusal;
+    const auto update = outbox.push(update_record(1, 2), big.values(), {}, {}, true, kNow, wake);
+    CHECK(update.refusal == Refusal::kTooLarge);
+    CHECK(update.frame_bytes > 5000);
+    CHECK(outbox.push(refresh, big.values(), {}, {}, true, kNow, wake).refusal ==
+          Refusal::kTooLarge);
+    CHECK(outbox.push(status, {}, std::string(5000, 's'), {}, true, kNow, wake).refusal ==
+          Refusal::kTooLarge);
+    const std::vector<uint8_t> map(5000, 0);
+    OutboxRecord book = refresh;
+    book.book = true;
+    CHECK(outbox.push(book, small.values(), {}, {}, true, kNow, wake, map).refusal ==
+          Refusal::kTooLarge);
+    REQUIRE(outbox.push(update_record(1, 3), small.values(), {}, {}, true, kNow, wake));
+    // Only the two small updates are there, their bytes and fields whole.
+    OutboxBatch batch;
+    outbox.take(batch);
+    REQUIRE(batch.records.size() == 2);
+    CHECK(batch.fields.size() == 2);
+    CHECK(batch.text.empty());
+    mdcast::proto::UpdateView view;
+    REQUIRE(mdcast::proto::decode_update(batch.wire_of(batch.records[1]), view));
+    CHECK(view.publish_time_ns == 3);
+    CHECK(batch.wire.size() == batch.records[1].wire_offset + batch.records[1].wire_size);
+}
+
+TEST_CASE("a refresh's bound is at least its frame, and within a few bytes of it",
+          "[publisher_outbox]") {
+    // The I/O thread frames the refresh with the item's id and sequence, which
+    // the call does not know: the bound takes them at their widest.
+    FieldList fields;
+    fields.add_decimal(22, 10125, -2).add_string(3, std::string(300, 'n')).add_int(30, -7);
+    const std::string text = "closing time";
+    OutboxRecord refresh;
+    refresh.kind = OutboxRecord::Kind::kRefresh;
+    refresh.stream = mdcast::StreamState::kClosed;
+    PublisherOutbox outbox(1 << 20);
+    bool wake = false;
+    REQUIRE(outbox.push(refresh, fields.values(), text, {}, true, kNow, wake));
+    OutboxBatch batch;
+    outbox.take(batch);
+    mdcast::proto::FieldImage image;
+    image.apply(batch.fields_of(batch.records[0]));
+    mdcast::wire::v1::Refresh framed;
+    framed.set_item_id(~uint64_t{0});
+    framed.set_item_seq(~uint64_t{0});
+    framed.set_clear_cache(true);
+    framed.set_solicited(true);
+    framed.mutable_status()->set_stream_state(mdcast::wire::v1::STREAM_CLOSED);
+    framed.mutable_status()->set_data_state(mdcast::wire::v1::DATA_SUSPECT);
+    framed.mutable_status()->set_code(mdcast::wire::v1::STATUS_LIMIT_REACHED);
+    framed.mutable_status()->set_text(text);
+    image.to_field_list(*framed.mutable_fields());
+    const size_t exact = framed.ByteSizeLong();
+    const size_t bound =
+        mdcast::sdk::refresh_body_bound(batch.fields_of(batch.records[0]), text.size(), 0);
+    CHECK(bound >= exact);
+    CHECK(bound <= exact + 64);
+    // Exactly at the limit it is taken; a byte under, refused.
+    outbox.set_max_frame_bytes(static_cast<uint32_t>(bound));
+    CHECK(outbox.push(refresh, fields.values(), text, {}, true, kNow, wake));
+    outbox.set_max_frame_bytes(static_cast<uint32_t>(bound - 1));
+    CHECK_FALSE(outbox.push(refresh, fields.values(), text, {}, true, kNow, wake));
 }
 
 TEST_CASE("several publishing threads: each thread's records stay in its order",

@@ -31,10 +31,13 @@ namespace {
 
 namespace wire = mdcast::wire::v1;
 using mdcast::proto::FrameType;
+using scripted::bid;
 using scripted::fail;
 using scripted::kBid;
+using scripted::options_for;
 using scripted::Script;
 using scripted::ScriptedDistributor;
+using scripted::wait_for;
 using std::chrono::milliseconds;
 
 // Records the callbacks (I/O thread) for the test to read.
@@ -61,28 +64,6 @@ class Recorder : public mdcast::PublisherHandler {
     std::mutex mutex_;
     std::vector<std::string> seen_;
 };
-
-mdcast::PublisherOptions options_for(std::initializer_list<const scripted::Peer*> peers) {
-    mdcast::PublisherOptions options;
-    for (const auto* p : peers) options.distributors.push_back({"127.0.0.1", p->port()});
-    options.reconnect_delay_min_ms = 20;
-    options.reconnect_delay_max_ms = 100;
-    options.log_level = "off";
-    return options;
-}
-
-mdcast::FieldList bid(int64_t mantissa) {
-    mdcast::FieldList fields;
-    fields.add_decimal(kBid, mantissa, -2);
-    return fields;
-}
-
-void wait_for(const std::atomic<int>& phase, int value) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (phase.load() < value && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(milliseconds(1));
-    }
-}
 
 // One broadcast service SVC with one item A imaged at BID 100, not started.
 struct OneItem {

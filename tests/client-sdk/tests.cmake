@@ -109,6 +109,8 @@ mdcast_unit_test(consumer_group_status_test client-sdk/consumer_group_status_tes
 mdcast_unit_test(consumer_close_reason_test client-sdk/consumer_close_reason_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(publisher_test client-sdk/publisher_test.cpp mdcast_sdk_objects)
 mdcast_unit_test(publisher_fan_test client-sdk/publisher_fan_test.cpp mdcast_sdk_objects)
+mdcast_unit_test(publisher_frame_limit_test client-sdk/publisher_frame_limit_test.cpp
+                 mdcast_sdk_objects)
 # libmdcast.so needs neither yaml-cpp nor libsystemd (the SDK links only common/ root and net/).
 find_program(MDCAST_READELF readelf REQUIRED)
 add_test(NAME sdk_needed_libraries

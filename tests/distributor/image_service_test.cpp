@@ -91,6 +91,25 @@ TEST_CASE("a suspect image carries the code and text that made it suspect", "[im
     CHECK_FALSE(refresh.status().text().empty());
 }
 
+TEST_CASE("an item its source closed is answered closed with the source's code and text",
+          "[image_service]") {
+    // An SDK publisher closes an item it can no longer send (its image over
+    // publishers.max_frame_bytes): late subscribers learn why, not just "closed".
+    RoomsFixture f;
+    auto& service = f.service("SVC", wire_v1::SERVICE_BROADCAST);
+    auto& item = f.imaged_item(service, "BIG.BOOK");
+    item.closed = true;
+    item.has_image = false;
+    item.status_code = wire_v1::STATUS_LIMIT_REACHED;
+    item.status_text = "image of 70000 bytes is over the distributor's frame limit";
+    f.backbone_messages();
+    CHECK_FALSE(f.images().on_image_request(by_name("SVC", "BIG.BOOK"), kServer));
+    const auto status = carried<wire_v1::ItemStatus>(f, FrameType::kItemStatus);
+    CHECK(status.status().stream_state() == wire_v1::STREAM_CLOSED);
+    CHECK(status.status().code() == wire_v1::STATUS_LIMIT_REACHED);
+    CHECK(status.status().text() == item.status_text);
+}
+
 TEST_CASE("an unknown name is answered to the asker alone, never on the backbone",
           "[image_service]") {
     RoomsFixture f;

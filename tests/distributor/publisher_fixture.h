@@ -120,6 +120,7 @@ class PublisherFixture : public PublisherSession::Owner, public NoServersAsk {
     const PublisherCounters& counters() const { return counters_; }
 
     static constexpr uint32_t kHeartbeatIntervalMs = 5000;
+    static constexpr uint32_t kMaxFrameBytes = 2u << 20;  // publishers.max_frame_bytes
 
     // What the owner is told, and how it answers.
     bool accept_logins = true;
@@ -130,7 +131,10 @@ class PublisherFixture : public PublisherSession::Owner, public NoServersAsk {
 
     void on_login_request(PublisherSession& session, const wire::LoginRequest& request) override {
         events.push_back("login " + request.user());
-        if (accept_logins) return session.accept_login();
+        if (accept_logins) {  // as the distributor does: the login's limit ends
+            session.connection().set_max_frame_body(kMaxFrameBytes);
+            return session.accept_login();
+        }
         auth::LoginVerdict verdict;
         verdict.kind = auth::LoginVerdict::Kind::kBadCredentials;
         verdict.text = "no such user";

@@ -142,7 +142,7 @@ TEST_CASE(
     CHECK(response.accepted() == f.accept_logins);
     CHECK(session.logged_in() == f.accept_logins);
     if (f.accept_logins) {
-        CHECK(response.max_frame_bytes() == f.backbone().max_frame_bytes());
+        CHECK(response.max_frame_bytes() == PublisherFixture::kMaxFrameBytes);
         CHECK(response.heartbeat_interval_ms() == PublisherFixture::kHeartbeatIntervalMs);
         CHECK(session.user() == "feed");
         CHECK(session.application_id() == "256");

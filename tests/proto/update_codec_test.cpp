@@ -195,6 +195,23 @@ TEST_CASE("append_update_rest matches protobuf when lengths need two or three by
     }
 }
 
+TEST_CASE("field_values_bytes is the size protobuf gives the field list", "[update_codec]") {
+    // The SDK publisher bounds its frames with it (client-sdk/src/publisher_frame_limit.h).
+    for (const size_t text_bytes : {size_t{0}, size_t{127}, size_t{128}, size_t{20'000}}) {
+        wire::Update original = sample_update();
+        auto* text = original.mutable_fields()->add_fields();
+        text->set_id(70000);
+        text->set_string_value(std::string(text_bytes, 't'));
+        const std::string bytes = original.SerializeAsString();
+        UpdateView u;
+        REQUIRE(decode_update(as_bytes(bytes), u));
+        CHECK(field_values_bytes(u.fields) == original.fields().ByteSizeLong());
+        std::string written;
+        append_field_values(written, u.fields);
+        CHECK(field_values_bytes(u.fields) == written.size());
+    }
+}
+
 // The body of a complete frame, parsed by protobuf itself.
 static wire::Update parse_frame(const std::string& frame) {
     const auto header = decode_frame_header(reinterpret_cast<const uint8_t*>(frame.data()));

@@ -178,7 +178,8 @@ void report(const tools::CaptureTimeline& timeline, const tools::ReplayItems& it
         "skipped %llu updates without an "
         "image, %llu solicited refreshes, %llu infrastructure statuses; capture: %llu "
         "data packets, %llu duplicates, %llu missing, %llu gaps cut to --max-gap; %llu outbox "
-        "waits; %llu rejected; %llu malformed, %llu messages in parts refused\n",
+        "waits; %llu rejected; %llu refused by the SDK; %llu malformed, %llu messages in parts "
+        "refused\n",
         static_cast<unsigned long long>(s.sent), s.elapsed_s,
         s.elapsed_s > 0 ? static_cast<double>(s.sent) / s.elapsed_s : 0.0, s.target_per_s,
         static_cast<unsigned long long>(s.shortfall), static_cast<unsigned long long>(c.refreshes),
@@ -192,7 +193,8 @@ void report(const tools::CaptureTimeline& timeline, const tools::ReplayItems& it
         static_cast<unsigned long long>(t.duplicates), static_cast<unsigned long long>(t.missing),
         static_cast<unsigned long long>(t.gaps_cut),
         static_cast<unsigned long long>(c.outbox_waits),
-        static_cast<unsigned long long>(s.rejected), static_cast<unsigned long long>(c.malformed),
+        static_cast<unsigned long long>(s.rejected), static_cast<unsigned long long>(c.refused),
+        static_cast<unsigned long long>(c.malformed),
         static_cast<unsigned long long>(c.parts_refused));
 }
 

@@ -95,10 +95,16 @@ ReplayItems::ReplayItems(Publisher& publisher, std::string service, const std::a
 
 template <class Call>
 bool ReplayItems::until_taken(Call call) {
-    while (!call()) {
-        if (stop_) return false;
-        ++counts_.outbox_waits;
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    try {
+        while (!call()) {
+            if (stop_) return false;
+            ++counts_.outbox_waits;
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    } catch (const std::invalid_argument&) {
+        // The SDK refused the message itself (over the distributor's frame
+        // limit, text not UTF-8; it logged why): the replay goes on without it.
+        ++counts_.refused;
     }
     return true;
 }

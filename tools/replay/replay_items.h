@@ -46,6 +46,7 @@ struct ReplayCounts {
     uint64_t book_updates = 0;    // of updates: a book's
     uint64_t parts_refused = 0;   // messages in parts that did not assemble
     uint64_t outbox_waits = 0;
+    uint64_t refused = 0;  // refused by the SDK at the call (over the frame limit, not UTF-8)
 };
 
 class ReplayItems {

@@ -110,6 +110,20 @@
 //   The outbox holds at most max_queued_bytes of requests not yet sent;
 //   refresh(), update() and status() return false (taking nothing) when it is
 //   full, so a publisher faster than its distributor sees it at once.
+//   Frame limit: a distributor closes a connection that sends it a frame over
+//   its publishers.max_frame_bytes (frame_too_large), and announces that limit
+//   at login. A refresh, update, book or status whose frame could pass it (1
+//   MiB until a distributor announced one) is refused at the call:
+//   std::invalid_argument naming the size and the limit, nothing taken, the
+//   image unchanged, counted (frames_refused) and logged. Should what the
+//   I/O thread sends for an item pass the limit all the same (its image grown
+//   over it by updates, a distributor with a lower limit after a failover, or
+//   one that closed the connection frame_too_large after all), only that item
+//   is dropped: closed at the distributor where it can be told,
+//   on_item_rejected with StreamState::kClosed and StatusCode::kLimitReached,
+//   its image forgotten (it is not sent again after a reconnect; the next
+//   refresh() within the limit brings it back), counted (images_dropped) and
+//   logged. Every other item goes on. docs/sdk.md, "Frame limit".
 #pragma once
 
 #include <chrono>
@@ -244,6 +258,14 @@ struct PublisherStats {
     // Links dropped because the distributor took too little: output past
     // max_output_bytes (the link is re-imaged on its next connection).
     uint64_t links_dropped = 0;
+    // Calls refused because their frame would pass the distributor's frame
+    // limit (see BOUNDS): refresh(), update(), ... threw std::invalid_argument.
+    uint64_t frames_refused = 0;
+    // Items dropped on the I/O thread because what it would send for them
+    // passed the limit: an image grown over it by updates, a distributor
+    // announcing a lower limit, or one that closed the connection
+    // frame_too_large. Each item is closed (on_item_rejected, LIMIT_REACHED).
+    uint64_t images_dropped = 0;
 };
 
 class MDCAST_API Publisher {
@@ -274,7 +296,8 @@ class MDCAST_API Publisher {
     // false: the outbox is full (nothing taken) or the handle is unknown.
     // Throws std::invalid_argument (nothing taken, the image unchanged) when a
     // string value or the status text is not valid UTF-8: the distributor and
-    // every consumer would refuse it.
+    // every consumer would refuse it; and, for these and every call below, when
+    // its frame would pass the distributor's frame limit (see BOUNDS).
     bool refresh(PublishedItem item, const FieldList& fields, const ItemState& state = {});
     // publish_time_ns: kStampNow stamps CLOCK_REALTIME now; 0 sends no stamp.
     bool update(PublishedItem item, const FieldList& fields, uint64_t publish_time_ns = kStampNow);

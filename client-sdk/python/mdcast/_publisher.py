@@ -33,6 +33,15 @@ class Publisher:
     the distributor as a standby of that rank (lower is preferred) instead of
     being refused (docs/operations.md, "Redundancy"); 0: none.
 
+    Frame limit: a refresh, update, book or status whose frame could pass the
+    distributor's frame limit (its publishers.max_frame_bytes, announced at
+    login; 1 MiB before) raises ValueError naming the size and the limit;
+    nothing is taken and the item's image is unchanged (``stats()["frames_refused"]``).
+    An item whose kept image passes the limit later (grown by updates, a
+    distributor with a lower limit) is dropped alone and closed: ``on_item_rejected``
+    with code LIMIT_REACHED, ``stats()["images_dropped"]``; it is not sent again
+    until a refresh within the limit (docs/sdk.md, "Frame limit").
+
     Callbacks run on the SDK's I/O thread, one at a time; an exception in one
     is reported (``on_error`` or the "mdcast" logger), never raised there:
 
@@ -148,12 +157,16 @@ class Publisher:
 
     def refresh(self, item: int, fields: Fields, *, stream: str = "open", data: str = "ok",
                 code: _mdcast.StatusCode = _mdcast.StatusCode.NONE, text: str = "") -> bool:
-        """The item's full image. False when the outbox is full (nothing taken)."""
+        """The item's full image. False when the outbox is full (nothing taken).
+        ValueError (nothing taken) when its frame could pass the distributor's
+        frame limit, or a text is not valid UTF-8."""
         return self._core.refresh(item, dict(fields), stream, data, code, text)
 
     def update(self, item: int, fields: Fields, publish_time_ns: Optional[int] = None) -> bool:
         """Changed fields. ``publish_time_ns`` None stamps now (CLOCK_REALTIME),
-        0 sends no stamp. Dropped (and counted) before the item's first refresh."""
+        0 sends no stamp. Dropped (and counted) before the item's first refresh.
+        ValueError (nothing taken) when its frame could pass the distributor's
+        frame limit."""
         return self._core.update(item, dict(fields), publish_time_ns)
 
     def trade(self, item: int, fields: Fields, publish_time_ns: Optional[int] = None) -> bool:
@@ -168,7 +181,9 @@ class Publisher:
         prices: decimal.Decimal, int or float), 'MarketByOrder' or 'SymbolList' (keys are
         names: str or bytes); ``summary`` its field-list fields; ``entries`` every entry,
         ``{key: fields}`` or an iterable of ``(key, fields)``. ValueError (nothing sent)
-        for another domain or a key of the wrong kind. False when the outbox is full."""
+        for another domain, a key of the wrong kind, or a frame that could pass the
+        distributor's frame limit (a book too large to publish whole). False when the
+        outbox is full."""
         return self._core.refresh_book(item, domain, dict(summary), entries, stream, data,
                                        code, text)
 
@@ -178,7 +193,8 @@ class Publisher:
         ``changes``, an iterable of ``(key, action, fields)`` (:class:`BookEntry`;
         action 'add', 'update' or 'delete') or ``(key, 'delete')``. Sent as a trade:
         conflation never merges a book's actions. Dropped (and counted) unless the
-        item's last refresh was a book's."""
+        item's last refresh was a book's. ValueError (nothing taken) when its frame
+        could pass the distributor's frame limit."""
         return self._core.update_book(item, dict(summary), changes, publish_time_ns)
 
     def status(self, item: int, *, stream: str = "open", data: str = "suspect",

@@ -48,6 +48,8 @@ py::dict stats_dict(const PublisherBridge& p) {
     d["posts_received"] = s.posts_received;
     d["posts_accepted"] = s.posts_accepted;
     d["links_dropped"] = s.links_dropped;
+    d["frames_refused"] = s.frames_refused;
+    d["images_dropped"] = s.images_dropped;
     return d;
 }
 

@@ -13,7 +13,8 @@ set(MDCAST_PYTHON_ENV ${MDCAST_BIN_ENV} ${MDCAST_SDK_ENV}
     # test_pip_install.py: the wheel's CMake build, kept between runs (incremental)
     "MDCAST_PYTHON_BUILD_DIR=${PROJECT_BINARY_DIR}/python-wheel")
 foreach(name consumer failover errors receive_modes publisher examples exit large_messages
-             dropped sdk_log snapshot reasons pip_install posting trades dual_home books)
+             dropped sdk_log snapshot reasons pip_install posting trades dual_home books
+             frame_limit)
   add_test(NAME python_${name}
            COMMAND ${Python3_EXECUTABLE} -B -m pytest -q -p no:cacheprovider -rs
                    ${CMAKE_CURRENT_SOURCE_DIR}/client-sdk/python/test_${name}.py)
