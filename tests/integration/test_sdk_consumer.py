@@ -103,7 +103,10 @@ def test_unsubscribe_from_a_handler_stops_the_item():
         updates = [e for e in events if e["event"] == "update"]
         check(len(updates) == 40, f"{len(updates)} updates, expected 20 per item")
         directory = [e for e in events if e["event"] == "directory"]
-        check(directory and directory[0]["services"] == [{"name": "MDCAST", "up": True, "interactive": False}],
+        # One distributor's service: no redundancy group (group_members 0).
+        check(directory and directory[0]["services"] == [
+                  {"name": "MDCAST", "up": True, "interactive": False, "id": 1 << 16 | 1, "group_members": 0,
+                   "group_active": False}],
               f"directory: {directory}")
     with_stack("sdk-unsubscribe", run)
 
