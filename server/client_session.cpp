@@ -20,6 +20,7 @@ constexpr size_t kMaxHeldControl = 1024;
 // A link's time bound never shrinks its queue below this: a few frames, so a
 // link measured while nearly idle is not conflated by the next small burst.
 constexpr uint64_t kMinLinkBoundBytes = 4096;
+constexpr uint64_t kMinLinkUnsentBytes = 2048;  // at least a segment or so in the kernel
 
 // A later answer of these kinds replaces an earlier one not yet sent.
 bool replaces_earlier(FrameType type) {
@@ -234,11 +235,27 @@ bool ClientSession::flush_to_fit(size_t bytes) {
 // output.link_max_bytes (the memory it may take), and that until a rate is known.
 void ClientSession::sample_link(int64_t now_ns) {
     if (!is_link_ || limits_.link_max_delay_ms == 0 || !connection_->is_open()) return;
-    link_meter_.sample(now_ns, connection_->bytes_out(), connection_->queued_bytes());
+    link_meter_.sample(now_ns, connection_->bytes_out(), connection_->queued_bytes(),
+                       connection_->progress());
     const uint64_t cap = limits_.link_max_bytes;
     const uint64_t bound =
         link_meter_.bound_bytes(limits_.link_max_delay_ms, kMinLinkBoundBytes, cap);
     link_bound_ = cap == 0 ? bound : std::min(bound, cap);
+    fit_link_unsent();
+}
+
+// The kernel holds what the link drains in a fifth of output.link_max_delay_ms
+// unsent, between kMinLinkUnsentBytes and output.link_unsent_bytes: on a slow
+// link a fixed 8 KiB was a quarter of a second of staleness at 36 KB/s before
+// any of the queue's; a fast link keeps the configured figure.
+void ClientSession::fit_link_unsent() {
+    const double rate = link_meter_.bytes_per_second();
+    if (limits_.link_unsent_bytes == 0 || rate <= 0) return;
+    const auto share = static_cast<uint64_t>(rate * limits_.link_max_delay_ms / 5 / 1000);
+    const auto want = static_cast<uint32_t>(std::clamp<uint64_t>(
+        share, std::min<uint64_t>(kMinLinkUnsentBytes, limits_.link_unsent_bytes),
+        limits_.link_unsent_bytes));
+    if (want != link_unsent_ && connection_->limit_unsent(want)) link_unsent_ = want;
 }
 
 // The queue is full: the slow-consumer policy.
@@ -387,7 +404,8 @@ void ClientSession::accept_login(std::shared_ptr<const auth::UserEntry> account)
         link_bound_ = limits_.link_max_bytes;
         // The kernel's unsent bytes are staleness too: kept small on links only
         // (bytes in flight are not limited, so a long fat link keeps its speed).
-        if (limits_.link_unsent_bytes != 0) connection_->limit_unsent(limits_.link_unsent_bytes);
+        if (limits_.link_unsent_bytes != 0 && connection_->limit_unsent(limits_.link_unsent_bytes))
+            link_unsent_ = limits_.link_unsent_bytes;
     }
     wire::LoginResponse response;
     response.set_accepted(true);

@@ -201,6 +201,7 @@ class ClientSession final : public TcpConnection::Handler {
     bool close_frame(CloseReason reason, const std::string& text, std::string& frame) override;
 
   private:
+    void fit_link_unsent();
     void on_login(const proto::Frame& frame);
     void on_ping(const proto::Frame& frame);
     void refuse_slow();
@@ -240,6 +241,7 @@ class ClientSession final : public TcpConnection::Handler {
     bool is_link_ = false;
     LinkDrainMeter link_meter_;
     uint64_t link_bound_ = 0;
+    uint32_t link_unsent_ = 0;  // the kernel's unsent bound now (fit_link_unsent)
     // Answers (pongs, directories, post acks) that did not fit while
     // conflating, sent first when the queue drains; bounded (kMaxHeldControl).
     std::vector<std::pair<proto::FrameType, std::string>> held_control_;

@@ -188,7 +188,7 @@ void add_output_keys(config::Schema<ServerConfig>& s) {
                         "is: this over the link's bandwidth (1 MiB: about 1 s at 8 Mbit/s). "
                         "Applies to new connections.")
         .reloads();
-    s.integer<uint32_t>("output.link_max_delay_ms", &C::output_link_max_delay_ms, 250, 0, 60000,
+    s.integer<uint32_t>("output.link_max_delay_ms", &C::output_link_max_delay_ms, 100, 0, 60000,
                         "A cascade link's output queue bound in time: past what the link, at "
                         "its measured drain rate, sends in this many milliseconds the link "
                         "policy applies (never above output.link_max_bytes). It is the parent's "
@@ -196,10 +196,12 @@ void add_output_keys(config::Schema<ServerConfig>& s) {
                         "to new connections.")
         .reloads();
     s.integer<uint32_t>("output.link_unsent_bytes", &C::output_link_unsent_bytes, 8192, 0, 1 << 30,
-                        "TCP_NOTSENT_LOWAT of cascade links: bytes the kernel holds not yet sent "
-                        "(those in flight do not count, so a long fast link keeps its speed). "
-                        "Keeps the kernel's share of a slow link's staleness small. 0: the "
-                        "kernel's send buffer. Applies to new connections.")
+                        "TCP_NOTSENT_LOWAT of cascade links, at most: bytes the kernel holds not "
+                        "yet sent (those in flight do not count, so a long fast link keeps its "
+                        "speed). A link is held to what it drains in a fifth of "
+                        "output.link_max_delay_ms, at least 2 KiB, within this. Keeps the "
+                        "kernel's share of a slow link's staleness small. 0: the kernel's send "
+                        "buffer. Applies to new connections.")
         .reloads();
     s.integer<uint32_t>("output.link_max_held_trades", &C::output_link_max_held_trades, 100000, 1,
                         10000000,

@@ -33,6 +33,7 @@
 #include "common/net/flush_scheduler.h"
 #include "common/net/output_pool.h"
 #include "common/net/shared_block.h"
+#include "common/net/tcp_progress.h"
 #include "common/net/tls_context.h"
 #include "common/net/tls_stream.h"
 #include "proto/frame.h"
@@ -159,6 +160,8 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     bool can_queue(size_t bytes) const;
 
     bool is_open() const { return fd_ >= 0; }
+    // What the kernel says of the connection's progress (TCP_INFO).
+    std::optional<TcpProgress> progress() const { return tcp_progress(fd_); }
     // Open and not closing: send() would queue (limits permitting).
     bool accepts_output() const { return fd_ >= 0 && !closing_; }
     bool is_tls() const { return tls_ != nullptr; }

@@ -4,28 +4,30 @@
 
 namespace mdcast::server {
 
-void LinkDrainMeter::sample(int64_t now_ns, uint64_t bytes_out, size_t queued_bytes) {
-    const bool backlogged = queued_bytes > 0;
-    if (window_start_ns_ == 0 || bytes_out < window_start_bytes_) {
-        window_start_ns_ = now_ns;
-        window_start_bytes_ = bytes_out;
-        window_backlogged_ = backlogged;
-        return;
+void LinkDrainMeter::sample(int64_t now_ns, uint64_t bytes_out, size_t queued_bytes,
+                            std::optional<TcpProgress> kernel) {
+    const bool backlogged = queued_bytes > 0 || (kernel && kernel->unsent_bytes > 0);
+    const uint64_t bytes = kernel ? kernel->bytes_acked : bytes_out;
+    if (!samples_.empty() && bytes < samples_.back().bytes) samples_.clear();  // a new connection
+    samples_.push_back({now_ns, bytes, backlogged});
+    while (samples_.size() > 2 && now_ns - samples_[1].at_ns >= kSpanNs) samples_.pop_front();
+    const Sample& first = samples_.front();
+    if (now_ns - first.at_ns < kWindowNs) return;
+    // The run of backlogged samples that ends now: the link's own rate over it.
+    size_t run_start = samples_.size() - 1;
+    while (run_start > 0 && samples_[run_start - 1].backlogged && samples_[run_start].backlogged) {
+        --run_start;
     }
-    window_backlogged_ = window_backlogged_ && backlogged;
-    const int64_t elapsed_ns = now_ns - window_start_ns_;
-    if (elapsed_ns < kWindowNs) return;
-    const double rate = static_cast<double>(bytes_out - window_start_bytes_) * 1e9 /
-                        static_cast<double>(elapsed_ns);
-    // Limited by the link: its rate now (halfway from the last, against one odd window).
-    if (window_backlogged_) {
-        rate_ = rate_ == 0 ? rate : (rate_ + rate) / 2;
+    const auto rate_since = [&](const Sample& from) {
+        return static_cast<double>(bytes - from.bytes) * 1e9 /
+               static_cast<double>(now_ns - from.at_ns);
+    };
+    const Sample& run = samples_[run_start];
+    if (backlogged && now_ns - run.at_ns >= kLimitedNs) {
+        rate_ = rate_since(run);
     } else {
-        rate_ = std::max(rate_, rate);
+        rate_ = std::max(rate_, rate_since(first));
     }
-    window_start_ns_ = now_ns;
-    window_start_bytes_ = bytes_out;
-    window_backlogged_ = backlogged;
 }
 
 uint64_t LinkDrainMeter::bound_bytes(uint32_t delay_ms, uint64_t floor_bytes,

@@ -3,15 +3,24 @@
 // holds over the rate is how stale the edge is (output.link_max_delay_ms).
 //
 // Sampled on the server's housekeeping tick (every 100 ms), after the loop's
-// writes: a window runs from one sample to the next. One whose samples all
-// found bytes queued (the kernel took no more) was limited by the link: its
-// rate is the link's, and moves the estimate halfway to it. One with an empty
-// queue says only that the link carries at least that much (the feed was
-// slower): the estimate keeps the larger. Pure: the caller passes the clock.
+// writes. The rate is measured over the last second of samples, not one tick:
+// a slow path takes bytes in bursts (a small receive window opens, a few KB
+// go, then nothing for a few hundred milliseconds), and one tick's figure
+// swung between nothing and ten times the link's rate. Where the samples of
+// the last 300 ms or more all found bytes waiting (in the queue, or unsent in
+// the kernel), the link was the limit: the rate over that run is the link's.
+// Otherwise the feed was the limit, and the link carries at least the rate
+// seen: the estimate keeps the larger. Where the kernel tells the
+// connection's progress (TCP_INFO), bytes the peer acknowledged are counted
+// rather than bytes the socket took. Pure: the caller passes the clock.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <optional>
+
+#include "common/net/tcp_progress.h"
 
 namespace mdcast::server {
 
@@ -19,19 +28,26 @@ class LinkDrainMeter {
   public:
     // `now_ns`: a monotonic clock; `bytes_out`: written to the socket so far;
     // `queued_bytes`: waiting in the output queue now.
-    void sample(int64_t now_ns, uint64_t bytes_out, size_t queued_bytes);
+    // `kernel`: the socket's progress, when the kernel tells it.
+    void sample(int64_t now_ns, uint64_t bytes_out, size_t queued_bytes,
+                std::optional<TcpProgress> kernel = std::nullopt);
     // Bytes per second the link drains; 0 until a window was measured.
     double bytes_per_second() const { return rate_; }
     // What the queue may hold to be sent within `delay_ms` at that rate (at
     // least `floor_bytes`); `fallback_bytes` until a rate is known.
     uint64_t bound_bytes(uint32_t delay_ms, uint64_t floor_bytes, uint64_t fallback_bytes) const;
 
-    static constexpr int64_t kWindowNs = 100'000'000;  // one housekeeping tick
+    static constexpr int64_t kWindowNs = 100'000'000;   // one housekeeping tick
+    static constexpr int64_t kSpanNs = 1'000'000'000;   // the rate is measured over this
+    static constexpr int64_t kLimitedNs = 300'000'000;  // a backlog this long: the link's rate
 
   private:
-    int64_t window_start_ns_ = 0;
-    uint64_t window_start_bytes_ = 0;
-    bool window_backlogged_ = false;  // the queue held bytes at every sample of the window
+    struct Sample {
+        int64_t at_ns;
+        uint64_t bytes;
+        bool backlogged;
+    };
+    std::deque<Sample> samples_;  // the last kSpanNs, and one before
     double rate_ = 0;
 };
 

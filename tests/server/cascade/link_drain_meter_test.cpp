@@ -70,3 +70,38 @@ TEST_CASE("a quiet feed does not lower the rate measured") {
     }
     CHECK(meter.bytes_per_second() == measured);
 }
+
+TEST_CASE("a link that takes its bytes in bursts is measured at its mean rate") {
+    // A slow path with a small receive window: 12,600 bytes go every 350 ms (36 KB/s), nothing
+    // in between, the queue never empty. Per-tick figures swing between 0 and 126 KB/s; the
+    // rate over the backlogged run must not.
+    LinkDrainMeter meter;
+    int64_t now = 1;
+    uint64_t out = 0;
+    meter.sample(now, out, 20000);
+    for (int tick = 1; tick <= 40; ++tick) {
+        now += 100 * kMs;
+        if ((tick * 100) / 350 != ((tick - 1) * 100) / 350) out += 12600;
+        meter.sample(now, out, 20000);
+        if (tick >= 10) {
+            INFO("tick " << tick);
+            CHECK(meter.bytes_per_second() > 25000);
+            CHECK(meter.bytes_per_second() < 50000);
+        }
+    }
+}
+
+TEST_CASE("the kernel's progress: bytes acknowledged, and unsent bytes a backlog") {
+    LinkDrainMeter meter;
+    int64_t now = 1;
+    uint64_t acked = 0;
+    // The socket took 1 MB at once (its buffers), the peer acknowledges 36 KB/s; the output
+    // queue is empty but the kernel still holds bytes unsent: the link is the limit.
+    meter.sample(now, 1'000'000, 0, mdcast::TcpProgress{acked, 4096});
+    for (int tick = 1; tick <= 10; ++tick) {
+        now += 100 * kMs;
+        acked += 3600;
+        meter.sample(now, 1'000'000, 0, mdcast::TcpProgress{acked, 4096});
+    }
+    CHECK(meter.bytes_per_second() == Approx(36000).epsilon(0.01));
+}
