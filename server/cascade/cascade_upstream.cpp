@@ -24,6 +24,7 @@ std::unique_ptr<Upstream> make_tcp_upstream(EventLoop& loop, const ServerConfig&
     settings.heartbeat_interval_ms = config.upstream_heartbeat_interval_ms;
     settings.heartbeat_timeout_ms = config.upstream_heartbeat_timeout_ms;
     settings.reconnect_delay_ms = config.upstream_reconnect_delay_ms;
+    settings.standby_link = config.upstream_standby_link;
     settings.resync_max_outstanding = config.upstream_resync_max_outstanding;
     settings.tls = upstream_tls_context(config);
     settings.tls_server_name = config.upstream_tls_server_name;

@@ -47,18 +47,22 @@ TcpUpstream::TcpUpstream(EventLoop& loop, TcpUpstreamSettings settings, Handler&
       handler_(handler),
       log_(log::get("cascade")),
       flusher_(loop, std::chrono::microseconds(0)),
-      link_(loop, flusher_, proto::kServerToClientTypes, *this, log_),
+      slot_a_(loop, flusher_, *this, log_),
+      slot_b_(loop, flusher_, *this, log_),
       reconnect_timer_(loop, [this] { connect_next(); }),
+      standby_timer_(loop, [this] { connect_standby(); }),
       directory_timer_(loop, [this] { on_heartbeat_tick(); }),
       subscribe_flush_(loop, [this] { flush_subscribes(); }),
       post_answers_(loop, [this] { answer_refused_posts(); }),
       resync_more_(loop, [this] { send_resync(); }),
       resync_(settings_.resync_max_outstanding) {
     connect_next();
+    if (wants_standby()) connect_standby();
 }
 
 TcpUpstream::~TcpUpstream() {
-    link_.close(CloseReason::kShutdown, "server shutting down");
+    slot_a_.link().close(CloseReason::kShutdown, "server shutting down");
+    slot_b_.link().close(CloseReason::kShutdown, "server shutting down");
 }
 
 std::string TcpUpstream::parent() const {
@@ -68,10 +72,25 @@ std::string TcpUpstream::parent() const {
 // ---- the link ------------------------------------------------------------------------------
 
 void TcpUpstream::connect_next() {
-    const HostPort& parent = settings_.parents[next_parent_ % settings_.parents.size()];
-    ++next_parent_;
+    open(*active_, *standby_);
+}
+
+void TcpUpstream::connect_standby() {
+    open(*standby_, *active_);
+}
+
+// The next parent of the list, past the one `other` is logged in to.
+void TcpUpstream::open(LinkSlot& slot, const LinkSlot& other) {
+    const auto taken = [&other](const HostPort& p) {
+        const auto& server = other.link().settings().server;
+        return other.login() && server.host == p.host && server.port == p.port;
+    };
+    const HostPort* parent = &settings_.parents[next_parent_++ % settings_.parents.size()];
+    if (taken(*parent) && settings_.parents.size() > 1) {
+        parent = &settings_.parents[next_parent_++ % settings_.parents.size()];
+    }
     sdk::LinkSettings link;
-    link.server = {parent.host, parent.port};
+    link.server = {parent->host, parent->port};
     link.user = settings_.user;
     link.password = settings_.password;
     link.application_id = settings_.application_id;
@@ -80,19 +99,58 @@ void TcpUpstream::connect_next() {
     link.max_frame_bytes = settings_.max_frame_bytes;
     link.tls = settings_.tls;
     link.tls_server_name =
-        settings_.tls_server_name.empty() ? parent.host : settings_.tls_server_name;
+        settings_.tls_server_name.empty() ? parent->host : settings_.tls_server_name;
     link.group_status = false;  // an ItemStatus per item, each handed on as it came
-    log_->debug("connecting to parent {}{}", link.server.to_string(), link.tls ? " (TLS)" : "");
-    link_.open(link);
+    log_->debug("connecting to parent {}{}{}", link.server.to_string(), link.tls ? " (TLS)" : "",
+                &slot == standby_ ? " (standby link)" : "");
+    slot.link().open(link);
+}
+
+// ---- the warm standby ----------------------------------------------------------------------
+
+void TcpUpstream::on_slot_up(LinkSlot& slot) {
+    if (&slot == active_) return on_link_up(*slot.login());
+    log_->info("standby link to parent {} logged in ({}): taken at once if the link to {} is lost",
+               slot.parent(), slot.login()->server_id(), parent_.empty() ? "the parent" : parent_);
+}
+
+// The standby asked for nothing: whatever a parent sends on it is not used.
+void TcpUpstream::on_slot_frame(LinkSlot& slot, const proto::Frame& frame) {
+    if (&slot == active_) on_link_frame(frame);
+}
+
+void TcpUpstream::on_slot_down(LinkSlot& slot, sdk::LinkDown cause, const std::string& text) {
+    if (&slot == active_) return on_link_down(cause, text);
+    on_standby_down(cause, text);
+}
+
+void TcpUpstream::on_standby_down(sdk::LinkDown cause, const std::string& text) {
+    const uint32_t delay_ms = settings_.reconnect_delay_ms *
+                              (cause == sdk::LinkDown::kLoginRefused ? kLoginRefusedBackoff : 1);
+    log_->warn("standby link to parent {} down ({}: {}); next attempt in {} ms", standby_->parent(),
+               sdk::link_down_name(cause), text, delay_ms);
+    standby_timer_.start_once(std::chrono::milliseconds(delay_ms));
+}
+
+void TcpUpstream::fail_over() {
+    std::swap(active_, standby_);
+    ++counters_.failovers;
+    log_->warn("failing over to the standby link to parent {}", active_->parent());
+    standby_timer_.start_once(std::chrono::milliseconds(settings_.reconnect_delay_ms));
+    on_link_up(*active_->login());
+}
+
+std::string TcpUpstream::standby_parent() const {
+    return standby_->login() ? standby_->parent() : "";
 }
 
 void TcpUpstream::on_link_up(const wire::LoginResponse& response) {
-    parent_ = link_.settings().server.to_string();
+    parent_ = active_->parent();
     ++counters_.links_up;
     log_->info("logged in to parent {}{} ({}) as {}; {} item(s) to subscribe again", parent_,
                settings_.tls ? " over TLS" : "", response.server_id(), settings_.user,
                subscriptions_.size());
-    link_.send(FrameType::kDirectoryRequest, wire::DirectoryRequest{});
+    link().send(FrameType::kDirectoryRequest, wire::DirectoryRequest{});
     directory_timer_.start_periodic(std::chrono::milliseconds(settings_.heartbeat_interval_ms));
     start_resync();
 }
@@ -100,7 +158,7 @@ void TcpUpstream::on_link_up(const wire::LoginResponse& response) {
 // Polls the directory; a resync that heard no answer for a whole interval
 // opens its window again rather than wait on a parent silent about some names.
 void TcpUpstream::on_heartbeat_tick() {
-    link_.send(FrameType::kDirectoryRequest, wire::DirectoryRequest{});
+    link().send(FrameType::kDirectoryRequest, wire::DirectoryRequest{});
     if (resync_.active() && !resync_.progressed()) {
         resync_.on_stall();
         send_resync();
@@ -112,7 +170,7 @@ void TcpUpstream::on_link_down(sdk::LinkDown cause, const std::string& text) {
     pending_subscribes_.clear();  // subscribed again from subscriptions_ on the next login
     subscriptions_.link_lost();
     resync_.stop();
-    const std::string attempted = link_.settings().server.to_string();
+    const std::string attempted = link().settings().server.to_string();
     // A refused login (wrong password, not allowed) will not pass sooner for asking
     // more often, and a parent rate-limits logins: ten times the delay.
     const uint32_t delay_ms = settings_.reconnect_delay_ms *
@@ -138,6 +196,7 @@ void TcpUpstream::on_link_down(sdk::LinkDown cause, const std::string& text) {
     }
     link_problem_ = fmt::format("no link to a parent server: {} {} ({})", attempted,
                                 sdk::link_down_name(cause), text);
+    if (standby_->login()) return fail_over();
     reconnect_timer_.start_once(std::chrono::milliseconds(delay_ms));
 }
 
@@ -162,14 +221,14 @@ void TcpUpstream::on_link_frame(const proto::Frame& frame) {
 // ---- the parent's messages -------------------------------------------------------------------
 
 void TcpUpstream::on_update(const proto::Frame& frame) {
-    if (!proto::decode_update_header(frame.body, update_)) return link_.abort("malformed update");
+    if (!proto::decode_update_header(frame.body, update_)) return link().abort("malformed update");
     handler_.on_upstream_message(proto::item_source(update_.item_id), frame);
 }
 
 void TcpUpstream::on_refresh(const proto::Frame& frame) {
     wire::Refresh refresh;
     if (!parse(frame, refresh) || refresh.item_id() == 0) {
-        return link_.abort("malformed refresh");
+        return link().abort("malformed refresh");
     }
     const uint16_t source = proto::item_source(refresh.item_id());
     if (subscriptions_.learn(refresh.item_id(), refresh.service_name(), refresh.item_name())) {
@@ -194,7 +253,7 @@ void TcpUpstream::new_generation(uint16_t source, const std::string& item) {
 
 void TcpUpstream::on_item_status(const proto::Frame& frame) {
     wire::ItemStatus status;
-    if (!parse(frame, status)) return link_.abort("malformed item status");
+    if (!parse(frame, status)) return link().abort("malformed item status");
     if (status.status().stream_state() == wire::STREAM_CLOSED) {
         if (status.item_id() != 0) {
             subscriptions_.drop(status.item_id());
@@ -218,7 +277,7 @@ void TcpUpstream::on_item_status(const proto::Frame& frame) {
 
 void TcpUpstream::on_directory(const proto::Frame& frame) {
     wire::Directory directory;
-    if (!parse(frame, directory)) return link_.abort("malformed directory");
+    if (!parse(frame, directory)) return link().abort("malformed directory");
     directory_ = std::move(directory);
     std::set<uint16_t> listed;
     for (const auto& service : directory_.services()) {
@@ -329,7 +388,7 @@ bool TcpUpstream::send_post(uint16_t source, wire::Post& post) {
     if (!posts_.start(post.post_id(), source)) {
         refuse_post(source, post.post_id(), wire::STATUS_LIMIT_REACHED,
                     "too many posts await an answer from parent " + parent_);
-    } else if (!link_.send(FrameType::kPost, post)) {
+    } else if (!link().send(FrameType::kPost, post)) {
         posts_.forget(post.post_id());
         refuse_post(source, post.post_id(), wire::STATUS_SOURCE_DOWN,
                     "the link to parent " + parent_ + " could not take the post");
@@ -341,7 +400,7 @@ bool TcpUpstream::send_post(uint16_t source, wire::Post& post) {
 
 void TcpUpstream::on_post_ack(const proto::Frame& frame) {
     wire::PostAck ack;
-    if (!parse(frame, ack)) return link_.abort("malformed PostAck");
+    if (!parse(frame, ack)) return link().abort("malformed PostAck");
     auto answer = posts_.answer(ack);
     if (!answer) return;  // a post refused here when the link was lost
     ++counters_.posts_answered;
@@ -372,7 +431,7 @@ void TcpUpstream::release(const std::vector<uint64_t>& item_ids) {
     }
     if (unsubscribe.item_ids_size() == 0) return;
     counters_.unsubscribed += static_cast<uint64_t>(unsubscribe.item_ids_size());
-    if (!parent_.empty()) link_.send(FrameType::kUnsubscribe, unsubscribe);
+    if (!parent_.empty()) link().send(FrameType::kUnsubscribe, unsubscribe);
 }
 
 void TcpUpstream::queue_subscribe(const std::string& service, const std::string& name) {
@@ -407,9 +466,9 @@ void TcpUpstream::subscribe(const std::string& service, const std::vector<std::s
 void TcpUpstream::send_subscribes(const std::string& service,
                                   const std::vector<ResyncPacer::Entry>& entries) {
     constexpr size_t kPerNameBytes = 24;  // tag, length, known id and sequence at most
-    const size_t batch = std::max<size_t>(link_.max_items_per_request(), 1);
+    const size_t batch = std::max<size_t>(link().max_items_per_request(), 1);
     const size_t max_bytes = std::max<size_t>(
-        link_.peer_max_frame_bytes() ? link_.peer_max_frame_bytes() / 2 : 32768, 1024);
+        link().peer_max_frame_bytes() ? link().peer_max_frame_bytes() / 2 : 32768, 1024);
     for (size_t first = 0; first < entries.size();) {
         wire::Subscribe request;
         request.set_service_name(service);
@@ -432,7 +491,7 @@ void TcpUpstream::send_subscribes(const std::string& service,
             request.clear_known_seqs();
         }
         ++counters_.subscribes;
-        link_.send(FrameType::kSubscribe, request);
+        link().send(FrameType::kSubscribe, request);
     }
 }
 
@@ -496,6 +555,13 @@ void TcpUpstream::register_metrics(MetricsRegistry& m) const {
               [&c] { return static_cast<double>(c.links_lost); });
     m.counter("upstream_connect_failures_total", "Attempts that did not reach a logged-in parent",
               [&c] { return static_cast<double>(c.connect_failures); });
+    m.gauge("upstream_standby_link_up",
+            "1 while a second parent is logged in, idle, to take over at once if the link is "
+            "lost (upstream.standby_link)",
+            [this] { return standby_->login() ? 1.0 : 0.0; });
+    m.counter("upstream_failovers_total",
+              "Links lost and replaced at once by the standby link (no connect or login to wait)",
+              [&c] { return static_cast<double>(c.failovers); });
     m.counter("upstream_subscribes_total", "Subscribe messages sent to a parent",
               [&c] { return static_cast<double>(c.subscribes); });
     m.counter("upstream_released_total", "Items released at a parent (last subscriber here left)",

@@ -22,6 +22,11 @@
 // paced (resync_pacer.h), with the sequence of the image held here: the parent
 // sends an image only for items that changed, "unchanged" for the others.
 //
+// Warm standby (upstream.standby_link, two or more parents): a second link is
+// kept logged in to the next parent, idle; when the active link is lost the
+// resync goes out on it at once, with no connect or login to wait for, and a
+// new standby is opened (server/cascade/link_slot.h).
+//
 // The link is the SDK's own (client-sdk/src/server_link.h: non-blocking
 // connect, login, pings, the peer's Close) on the server's loop; the SDK's
 // Consumer is not used: it decodes every message for an application thread.
@@ -40,6 +45,7 @@
 #include "common/net/flush_scheduler.h"
 #include "common/net/host_port.h"
 #include "proto/update_codec.h"
+#include "server/cascade/link_slot.h"
 #include "server/cascade/parent_posts.h"
 #include "server/cascade/parent_subscriptions.h"
 #include "server/cascade/resync_pacer.h"
@@ -56,6 +62,7 @@ struct TcpUpstreamSettings {
     uint32_t heartbeat_interval_ms = 1000;
     uint32_t heartbeat_timeout_ms = 2000;
     uint32_t reconnect_delay_ms = 500;
+    bool standby_link = true;  // with two or more parents: a second one kept logged in
     uint32_t resync_max_outstanding = 1000;  // names asked again and not yet answered
     uint32_t max_frame_bytes = 16u << 20;
     std::shared_ptr<const TlsContext> tls;  // null: plaintext
@@ -76,9 +83,10 @@ struct TcpUpstreamCounters {
     uint64_t resync_unchanged = 0;  // resync answers "unchanged": no image needed
     uint64_t names_asked = 0;       // names in the Subscribe messages sent
     uint64_t requests_held = 0;     // image requests not sent: asked on this link, unanswered
+    uint64_t failovers = 0;         // active links lost and replaced by the standby at once
 };
 
-class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
+class TcpUpstream final : public Upstream, private LinkSlot::Owner {
   public:
     TcpUpstream(EventLoop& loop, TcpUpstreamSettings settings, Handler& handler);
     ~TcpUpstream() override;
@@ -102,13 +110,27 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     const TcpUpstreamCounters& counters() const { return counters_; }
     // The parent now logged in to ("" while down).
     std::string parent() const;
+    // The standby link's parent while it is logged in ("" otherwise).
+    std::string standby_parent() const;
 
   private:
-    void on_link_up(const ::mdcast::wire::v1::LoginResponse& response) override;
-    void on_link_frame(const proto::Frame& frame) override;
-    void on_link_down(sdk::LinkDown cause, const std::string& text) override;
+    void on_slot_up(LinkSlot& slot) override;
+    void on_slot_frame(LinkSlot& slot, const proto::Frame& frame) override;
+    void on_slot_down(LinkSlot& slot, sdk::LinkDown cause, const std::string& text) override;
+    void on_link_up(const ::mdcast::wire::v1::LoginResponse& response);
+    void on_link_frame(const proto::Frame& frame);
+    void on_link_down(sdk::LinkDown cause, const std::string& text);
+    void on_standby_down(sdk::LinkDown cause, const std::string& text);
+    // The standby link becomes the active one; the old one reopens as standby.
+    void fail_over();
+    bool wants_standby() const { return settings_.standby_link && settings_.parents.size() >= 2; }
 
+    sdk::ServerLink& link() { return active_->link(); }
+    const sdk::ServerLink& link() const { return active_->link(); }
     void connect_next();
+    void connect_standby();
+    // Opens `slot` to the next parent of the list that `other` is not logged in to.
+    void open(LinkSlot& slot, const LinkSlot& other);
     void on_directory(const proto::Frame& frame);
     void deliver_directory(uint16_t source);
     void on_refresh(const proto::Frame& frame);
@@ -141,8 +163,12 @@ class TcpUpstream final : public Upstream, private sdk::ServerLink::Listener {
     Handler& handler_;
     std::shared_ptr<spdlog::logger> log_;
     FlushScheduler flusher_;
-    sdk::ServerLink link_;
+    LinkSlot slot_a_;
+    LinkSlot slot_b_;
+    LinkSlot* active_ = &slot_a_;
+    LinkSlot* standby_ = &slot_b_;
     Timer reconnect_timer_;
+    Timer standby_timer_;    // reopens the standby link
     Timer directory_timer_;  // the parent sends its directory only when asked
     Trigger subscribe_flush_;
     Trigger post_answers_;

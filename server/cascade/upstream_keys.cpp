@@ -58,6 +58,11 @@ void add_upstream_keys(config::Schema<ServerConfig>& s) {
                         "changed): at most this many asked and not yet answered at once.");
     s.integer<uint32_t>("upstream.reconnect_delay_ms", &C::upstream_reconnect_delay_ms, 500, 10,
                         60000, "Wait before trying the next parent after a link is lost or fails.");
+    s.boolean("upstream.standby_link", &C::upstream_standby_link, true,
+              "With two or more parents: keep a second link logged in to the next one, idle "
+              "(pings only), and move to it at once when the active link is lost (warm "
+              "standby), then open a new standby. false: one link, the next parent tried after "
+              "upstream.reconnect_delay_ms.");
     s.boolean("upstream.tls", &C::upstream_tls, false,
               "TLS to the parents (list their clients.tls_port in upstream.parents).");
     s.string("upstream.tls_ca_file", &C::upstream_tls_ca_file, "",

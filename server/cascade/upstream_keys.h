@@ -21,6 +21,7 @@ struct UpstreamKeys {
     uint32_t upstream_heartbeat_interval_ms = 0;
     uint32_t upstream_heartbeat_timeout_ms = 0;
     uint32_t upstream_reconnect_delay_ms = 0;
+    bool upstream_standby_link = true;  // a second parent kept logged in, idle
     uint32_t upstream_resync_max_outstanding = 0;
     // TLS to the parent's clients.tls_port.
     bool upstream_tls = false;

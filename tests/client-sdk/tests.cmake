@@ -69,6 +69,8 @@ set_property(TEST integration_cascade APPEND PROPERTY ENVIRONMENT
              "MDCAST_BENCH_POSTER=$<TARGET_FILE:mdcast-bench-poster>")
 # Slow and lossy links: a throttling relay between edge and hub, outages, resync.
 mdcast_sdk_integration_test(integration_cascade_link integration/test_cascade_link.py 300)
+# The warm standby link: a second parent kept logged in, taken at once.
+mdcast_sdk_integration_test(integration_cascade_standby integration/test_cascade_standby.py 180)
 mdcast_sdk_integration_test(integration_conflation integration/test_conflation.py 120)
 mdcast_sdk_integration_test(integration_trade_conflation integration/test_trade_conflation.py 120)
 mdcast_sdk_integration_test(integration_group_status integration/test_group_status.py 240)

@@ -128,8 +128,9 @@ backbone:
         wait_for_port(self.publisher_port, p)
         return p
 
-    def server(self, instance=1, extra_clients="", extra=""):
-        port = free_port()
+    def server(self, instance=1, extra_clients="", extra="", port=None, name=None):
+        """`port`: listen there (a restart on the port clients know); `name`: of the process."""
+        port = port or free_port()
         cfg = self.write(f"server{instance}.yaml", f"""
 clients:
   port: {port}
@@ -139,7 +140,7 @@ backbone:
   port: {self.backbone_port}
 {extra}""")
         # Instance N listens on port + N - 1; the test wrote the port for this instance.
-        p = self.start(f"server{instance}", [BIN["server"], "--config", cfg])
+        p = self.start(name or f"server{instance}", [BIN["server"], "--config", cfg])
         wait_for_port(port, p)
         self.client_ports[instance] = port
         return p

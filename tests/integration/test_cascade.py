@@ -18,9 +18,10 @@ from test_tls import Pki, tls_server
 from streams import by_item, check_full_stream, expected_fields, messages, sent_updates, wait_for_update
 
 ITEMS = 10
+ADMIN = "admin:\n  port: 0\n"  # the edge's metrics on a free port (harness.admin_port)
 
 
-def edge(stack, instance, parents, extra="", tls=""):
+def edge(stack, instance, parents, extra="", tls="", reconnect_delay_ms=200):
     """An mdcast-server fed over TCP by `parents` (instance numbers of the stack)."""
     port = free_port()
     listed = ", ".join(f'"127.0.0.1:{stack.client_ports[p]}"' for p in parents)
@@ -33,7 +34,7 @@ upstream:
   user: edge{instance}
   heartbeat_interval_ms: 500
   heartbeat_timeout_ms: 3000
-  reconnect_delay_ms: 200
+  reconnect_delay_ms: {reconnect_delay_ms}
 {tls}{extra}""")
     p = stack.start(f"server{instance}", [BIN["server"], "--config", cfg])
     wait_for_port(port, p)
