@@ -46,6 +46,7 @@ def test_breakdown_beside_the_floor():
     out, rows, text, stdout = run_latency_point()
     check(len(rows) == 1, f"latency.csv: {rows}")
     row = rows[0]
+    check(row["mean_us"] != "", f"the point did not run: {row['failures']}")
     mean = float(row["mean_us"])
     floor = float(row["floor_us"])
     check(mean > 0 and floor > 0 and float(row["floor_p50_us"]) > 0, f"floor or mean missing: {row}")
