@@ -181,12 +181,14 @@ void add_output_keys(config::Schema<ServerConfig>& s) {
              "output.link_max_held_trades. Conflation needs cache.enable_cache: without the "
              "cache a slow link is disconnected. Applies to new connections.")
         .reloads();
-    s.integer<uint64_t>("output.link_max_bytes", &C::output_link_max_bytes, 1048576, 0,
+    s.integer<uint64_t>("output.link_max_bytes", &C::output_link_max_bytes, 16777216, 0,
                         uint64_t{1} << 32,
-                        "Output queue of a cascade link, in bytes (0: output.max_bytes); past it "
-                        "the link policy applies. What the queue holds is how stale the edge "
-                        "is: this over the link's bandwidth (1 MiB: about 1 s at 8 Mbit/s). "
-                        "Applies to new connections.")
+                        "Output queue of a cascade link at most, in bytes (0: output.max_bytes); "
+                        "past it the link policy applies. Below it the queue is bounded by time "
+                        "(output.link_max_delay_ms at the link's measured rate); this caps the "
+                        "memory of a fast link (16 MiB: about 160 ms at a million updates/s) and "
+                        "alone bounds the queue until the rate is first measured. Applies to new "
+                        "connections.")
         .reloads();
     s.integer<uint32_t>("output.link_max_delay_ms", &C::output_link_max_delay_ms, 100, 0, 60000,
                         "A cascade link's output queue bound in time: past what the link, at "

@@ -132,10 +132,11 @@ void TcpUpstream::on_standby_down(sdk::LinkDown cause, const std::string& text) 
     standby_timer_.start_once(std::chrono::milliseconds(delay_ms));
 }
 
-void TcpUpstream::fail_over() {
+void TcpUpstream::fail_over(const std::string& lost, sdk::LinkDown cause, const std::string& text) {
     std::swap(active_, standby_);
     ++counters_.failovers;
-    log_->warn("failing over to the standby link to parent {}", active_->parent());
+    log_->warn("failing over to the standby link to parent {} (the link to {} went: {}: {})",
+               active_->parent(), lost, sdk::link_down_name(cause), text);
     standby_timer_.start_once(std::chrono::milliseconds(settings_.reconnect_delay_ms));
     on_link_up(*active_->login());
 }
@@ -196,7 +197,7 @@ void TcpUpstream::on_link_down(sdk::LinkDown cause, const std::string& text) {
     }
     link_problem_ = fmt::format("no link to a parent server: {} {} ({})", attempted,
                                 sdk::link_down_name(cause), text);
-    if (standby_->login()) return fail_over();
+    if (standby_->login()) return fail_over(attempted, cause, text);
     reconnect_timer_.start_once(std::chrono::milliseconds(delay_ms));
 }
 

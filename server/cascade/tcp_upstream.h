@@ -122,7 +122,7 @@ class TcpUpstream final : public Upstream, private LinkSlot::Owner {
     void on_link_down(sdk::LinkDown cause, const std::string& text);
     void on_standby_down(sdk::LinkDown cause, const std::string& text);
     // The standby link becomes the active one; the old one reopens as standby.
-    void fail_over();
+    void fail_over(const std::string& lost, sdk::LinkDown cause, const std::string& text);
     bool wants_standby() const { return settings_.standby_link && settings_.parents.size() >= 2; }
 
     sdk::ServerLink& link() { return active_->link(); }
