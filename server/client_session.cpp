@@ -271,7 +271,13 @@ void ClientSession::start_conflating() {
     conflating_ = true;
     ++conflation_episodes_;
     connection_->set_low_watermark(connection_->queued_bytes() / 2);
-    log_->warn("{} is a slow consumer: conflating its updates until its queue drains", describe());
+    // One line per client per 10 s at most: a link at its bound conflates many times a second
+    // (every episode is counted in conflation_episodes_total).
+    uint64_t unlogged = 0;
+    episode_logged_ = conflation_log_.allow(unlogged);
+    if (!episode_logged_) return;
+    log_->warn("{} is a slow consumer: conflating its updates until its queue drains{}", describe(),
+               unlogged ? fmt::format(" ({} more episodes since the last line)", unlogged) : "");
 }
 
 void ClientSession::sample_rates(int64_t now_ns) {
@@ -322,7 +328,7 @@ size_t ClientSession::drain_owed(const OwedFrame& frame_for) {
 void ClientSession::end_conflation() {
     conflating_ = false;
     backlog_.clear();
-    log_->info("{} caught up: conflation ended", describe());
+    if (episode_logged_) log_->info("{} caught up: conflation ended", describe());
 }
 
 void ClientSession::on_output_drained(TcpConnection&) {

@@ -236,6 +236,8 @@ class ClientSession final : public TcpConnection::Handler {
     bool conflating_ = false;
     ConflationBacklog backlog_;
     uint64_t conflation_episodes_ = 0;
+    log::RateLimiter conflation_log_{std::chrono::seconds(10)};  // the episodes' log lines
+    bool episode_logged_ = false;  // this episode's start was logged: log its end too
     uint64_t trades_held_ = 0;
     bool held_trade_limit_reached_ = false;
     bool is_link_ = false;
