@@ -133,7 +133,8 @@ std::string MetricsRegistry::format(double value) {
     if (value == std::floor(value) && std::fabs(value) < 1e15) {
         std::snprintf(text, sizeof text, "%.0f", value);
     } else {
-        std::snprintf(text, sizeof text, "%.6g", value);
+        // 15 digits: a Unix timestamp in seconds keeps its microseconds.
+        std::snprintf(text, sizeof text, "%.15g", value);
     }
     return text;
 }

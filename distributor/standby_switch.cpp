@@ -4,23 +4,6 @@ namespace mdcast::distributor {
 
 namespace {
 
-bool same_slot(const proto::FieldImage::Slot& a, const proto::FieldImage::Slot& b) {
-    if (a.kind != b.kind) return false;
-    switch (a.kind) {
-        case proto::FieldKind::kDecimal:
-            return a.exponent == b.exponent && a.integer == b.integer;
-        case proto::FieldKind::kInt:
-        case proto::FieldKind::kTime:
-            return a.integer == b.integer;
-        case proto::FieldKind::kDouble:
-            return a.real == b.real;
-        case proto::FieldKind::kString:
-            return a.text == b.text;
-        default:
-            return true;
-    }
-}
-
 wire::Refresh switch_refresh(const ItemEntry& item, const ServiceEntry& service) {
     wire::Refresh refresh;
     refresh.set_item_id(item.id);
@@ -54,19 +37,6 @@ wire::ItemStatus missing_status(const ItemEntry& item, const ServiceEntry& servi
 
 }  // namespace
 
-// Two images of one item from two feed handlers usually list their fields in
-// the same order: compared pairwise, with a look-up only where the ids differ.
-bool same_values(const proto::FieldImage& a, const proto::FieldImage& b) {
-    if (a.size() != b.size()) return false;
-    const auto& theirs = b.slots();
-    for (size_t i = 0; i < theirs.size(); ++i) {
-        const auto& slot = a.slots()[i];
-        const auto* other = theirs[i].id == slot.id ? &theirs[i] : b.find(slot.id);
-        if (!other || !same_slot(slot, *other)) return false;
-    }
-    return true;
-}
-
 ItemHandover hand_over_item(ItemEntry& item, const StandbyItem* standby) {
     if (!standby || !standby->has_image || standby->closed) {
         item.realign_seq = true;
@@ -78,7 +48,7 @@ ItemHandover hand_over_item(ItemEntry& item, const StandbyItem* standby) {
     item.realign_seq = false;
     const bool equal = item.has_image && !item.closed && item.data_state == standby->data_state &&
                        item.status_code == standby->status_code &&
-                       same_values(item.image, standby->image);
+                       proto::same_values(item.image, standby->image);
     if (!equal) {
         item.image = standby->image;
         ++item.item_seq;

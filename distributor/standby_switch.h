@@ -27,9 +27,6 @@ enum class ItemHandover { kEqual, kRefresh, kMissing, kNone };
 // from now on. kNone: the item had no image and the standby has none either.
 ItemHandover hand_over_item(ItemEntry& item, const StandbyItem* standby);
 
-// Equal fields (ids, kinds and values), in any order.
-bool same_values(const proto::FieldImage& a, const proto::FieldImage& b);
-
 // hand_over_item for every item of `service`, sending what it decided; fills
 // the counts of `done`. `why` names the switch in the statuses of items
 // the new publisher lacks.

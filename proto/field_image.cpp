@@ -91,7 +91,37 @@ void write_value(const FieldImage::Slot& in, wire::FieldValue& out) {
     }
 }
 
+bool same_slot(const FieldImage::Slot& a, const FieldImage::Slot& b) {
+    if (a.kind != b.kind) return false;
+    switch (a.kind) {
+        case FieldKind::kDecimal:
+            return a.exponent == b.exponent && a.integer == b.integer;
+        case FieldKind::kInt:
+        case FieldKind::kTime:
+            return a.integer == b.integer;
+        case FieldKind::kDouble:
+            return a.real == b.real;
+        case FieldKind::kString:
+            return a.text == b.text;
+        default:
+            return true;
+    }
+}
+
 }  // namespace
+
+// Two images of one item from two feed handlers usually list their fields in
+// the same order: compared pairwise, with a look-up only where the ids differ.
+bool same_values(const FieldImage& a, const FieldImage& b) {
+    if (a.size() != b.size() || a.book() || b.book()) return false;
+    const auto& theirs = b.slots();
+    for (size_t i = 0; i < theirs.size(); ++i) {
+        const auto& slot = a.slots()[i];
+        const auto* other = theirs[i].id == slot.id ? &theirs[i] : b.find(slot.id);
+        if (!other || !same_slot(slot, *other)) return false;
+    }
+    return true;
+}
 
 FieldEntry FieldImage::Slot::entry() const {
     FieldEntry out{id, kind, exponent, 0, 0, {}};

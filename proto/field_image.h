@@ -68,4 +68,9 @@ class FieldImage {
     std::unique_ptr<BookImage> book_;
 };
 
+// Equal fields (ids, kinds and values), in any order: a redundancy switch
+// sends nothing for an item whose standby image equals what subscribers hold.
+// A book compares unequal (its entries are not compared): it gets a refresh.
+bool same_values(const FieldImage& a, const FieldImage& b);
+
 }  // namespace mdcast::proto

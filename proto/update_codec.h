@@ -113,5 +113,9 @@ void append_trade_marked_frame(std::string& out, std::span<const uint8_t> frame)
 // rewritten in place; any other gets `item_seq` added at the end (protobuf
 // keeps the last value of a field).
 void append_resequenced_frame(std::string& out, std::span<const uint8_t> frame, uint64_t item_seq);
+// The same with the item id replaced too (a server serves a standby's item to
+// the subscribers of another member's item of that name, at its sequence).
+void append_rekeyed_frame(std::string& out, std::span<const uint8_t> frame, uint64_t item_id,
+                          uint64_t item_seq);
 
 }  // namespace mdcast::proto

@@ -314,7 +314,12 @@ void append_trade_marked_frame(std::string& out, std::span<const uint8_t> frame)
     p[body.size() + 1] = 0x01;
 }
 
-void append_resequenced_frame(std::string& out, std::span<const uint8_t> frame, uint64_t item_seq) {
+namespace {
+
+// The frame with its sequence (and, when `new_id` is set, its item id)
+// replaced; see append_resequenced_frame.
+void append_rewritten_frame(std::string& out, std::span<const uint8_t> frame,
+                            const uint64_t* new_id, uint64_t item_seq) {
     const std::span<const uint8_t> body = frame.subspan(kFrameHeaderBytes);
     const uint16_t flags = decode_frame_header(frame.data()).flags;  // a book's map flag stays
     const uint8_t* p = body.data();
@@ -323,16 +328,31 @@ void append_resequenced_frame(std::string& out, std::span<const uint8_t> frame, 
     uint64_t old_seq = 0;
     if (p < end && *p++ == 0x08 && read_varint(p, end, end, item_id) && p < end && *p++ == 0x10 &&
         read_varint(p, end, end, old_seq)) {
-        return append_update_frame(out, item_id, item_seq, {p, static_cast<size_t>(end - p)},
-                                   flags);
+        return append_update_frame(out, new_id ? *new_id : item_id, item_seq,
+                                   {p, static_cast<size_t>(end - p)}, flags);
     }
-    const size_t extra = 1 + varint_size(item_seq);
+    const size_t extra = 1 + varint_size(item_seq) + (new_id ? 1 + varint_size(*new_id) : 0);
     uint8_t* q = put_frame_header(grow(out, kFrameHeaderBytes + body.size() + extra),
                                   body.size() + extra, flags);
     std::memcpy(q, body.data(), body.size());
     q += body.size();
+    if (new_id) {
+        *q++ = 0x08;  // Update.item_id, field 1, varint
+        q = put_varint(q, *new_id);
+    }
     *q++ = 0x10;  // Update.item_seq, field 2, varint
     put_varint(q, item_seq);
+}
+
+}  // namespace
+
+void append_resequenced_frame(std::string& out, std::span<const uint8_t> frame, uint64_t item_seq) {
+    append_rewritten_frame(out, frame, nullptr, item_seq);
+}
+
+void append_rekeyed_frame(std::string& out, std::span<const uint8_t> frame, uint64_t item_id,
+                          uint64_t item_seq) {
+    append_rewritten_frame(out, frame, &item_id, item_seq);
 }
 
 }  // namespace mdcast::proto

@@ -271,7 +271,8 @@ void ImageRecovery::on_source_heard_again(uint16_t source,
                                           const std::vector<uint64_t>& subscribed) {
     for (uint64_t id : subscribed) {
         const CachedItem* item = cache_.find(id);
-        if (item && proto::item_source(id) == source) request_image(*item);
+        // A redundancy follower's image is another member's (server/redundancy/).
+        if (item && !item->fed_by && proto::item_source(id) == source) request_image(*item);
     }
 }
 

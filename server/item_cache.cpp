@@ -16,6 +16,7 @@ ItemCache::ItemCache(size_t hash_table_size, size_t max_items, bool keep_images,
 
 ItemCache::Outcome ItemCache::apply_refresh(const wire::Refresh& refresh, CachedItem*& item) {
     item = find(refresh.item_id());
+    if (item && item->fed_by) return Outcome::kFollowing;
     if (!item) {
         if (by_id_.size() >= max_items_) return Outcome::kLimitReached;
         auto created = std::make_unique<CachedItem>();
@@ -61,30 +62,57 @@ ItemCache::Outcome ItemCache::book_full(CachedItem& item) {
 ItemCache::Outcome ItemCache::apply_update(const proto::UpdateView& update, CachedItem*& item) {
     item = find(update.item_id);
     if (!item) return Outcome::kUnknownItem;
-    if (!item->has_image) return Outcome::kNoImage;
-    if (update.item_seq <= item->item_seq) return Outcome::kStale;
+    if (item->fed_by) return Outcome::kFollowing;
+    return apply_update_to(*item, update);
+}
+
+ItemCache::Outcome ItemCache::apply_followed(CachedItem& follower, proto::UpdateView& update) {
+    update.item_id = follower.id;
+    update.item_seq += follower.seq_shift;
+    return apply_update_to(follower, update);
+}
+
+void ItemCache::follow(CachedItem& follower, CachedItem& source) {
+    unfollow(follower);
+    if (source.feeds) source.feeds->fed_by = nullptr;
+    follower.fed_by = &source;
+    follower.seq_shift = follower.item_seq - source.item_seq;  // mod 2^64, as it is applied
+    source.feeds = &follower;
+}
+
+void ItemCache::unfollow(CachedItem& follower) {
+    if (!follower.fed_by) return;
+    follower.fed_by->feeds = nullptr;
+    follower.fed_by = nullptr;
+    follower.seq_shift = 0;
+}
+
+ItemCache::Outcome ItemCache::apply_update_to(CachedItem& item, const proto::UpdateView& update) {
+    if (!item.has_image) return Outcome::kNoImage;
+    if (update.item_seq <= item.item_seq) return Outcome::kStale;
     // A conflated update (a parent conflating a cascade link) merges the ones
     // it skips: every field they changed, at its latest value. Not a gap.
-    if (update.item_seq != item->item_seq + 1 && !update.conflated) {
-        invalidate(*item, wire::STATUS_UNRECOVERABLE_LOSS,
-                   "updates " + std::to_string(item->item_seq + 1) + ".." +
+    if (update.item_seq != item.item_seq + 1 && !update.conflated) {
+        invalidate(item, wire::STATUS_UNRECOVERABLE_LOSS,
+                   "updates " + std::to_string(item.item_seq + 1) + ".." +
                        std::to_string(update.item_seq - 1) + " were lost");
         return Outcome::kItemGap;
     }
     auto book = proto::BookOutcome::kNone;
-    if (keep_images_) book = proto::apply_update(item->image, update, max_book_entries_, book_why_);
+    if (keep_images_) book = proto::apply_update(item.image, update, max_book_entries_, book_why_);
     if (book == proto::BookOutcome::kMalformed) {  // nothing applied: the item missed an update
-        invalidate(*item, wire::STATUS_UNRECOVERABLE_LOSS, "book update refused: " + book_why_);
+        invalidate(item, wire::STATUS_UNRECOVERABLE_LOSS, "book update refused: " + book_why_);
         return Outcome::kItemGap;
     }
-    item->item_seq = update.item_seq;
-    item->publish_time_ns = update.publish_time_ns;
-    return book == proto::BookOutcome::kFull ? book_full(*item) : Outcome::kApplied;
+    item.item_seq = update.item_seq;
+    item.publish_time_ns = update.publish_time_ns;
+    return book == proto::BookOutcome::kFull ? book_full(item) : Outcome::kApplied;
 }
 
 ItemCache::Outcome ItemCache::apply_status(const wire::ItemStatus& status, CachedItem*& item) {
     item = find(status.item_id());
     if (!item) return Outcome::kUnknownItem;
+    if (item->fed_by) return Outcome::kFollowing;
     item->status = status.status();
     // Closed, or upstream has no current image either (an interactive item
     // nobody wanted, its source stopped): the next subscriber asks upstream.
@@ -162,6 +190,8 @@ void ItemCache::for_each(const std::function<void(CachedItem&)>& visit) {
 void ItemCache::erase(uint64_t id) {
     const auto it = by_id_.find(id);
     if (it == by_id_.end()) return;
+    unfollow(*it->second);
+    if (CachedItem* follower = it->second->feeds) unfollow(*follower);
     unindex_name(*it->second);
     by_id_.erase(it);
 }

@@ -35,7 +35,22 @@ struct CachedItem {
     // The next item of the same (service, name) from another distributor: the
     // members of a redundancy group (server/redundancy/) each publish their own.
     CachedItem* same_name = nullptr;
+    // A switch to a hot standby (server/redundancy/item_mirror.cpp): this
+    // item's subscribers are served `fed_by`, another member's item of the same
+    // name, under this item's id and at its sequence (item_seq = fed_by's +
+    // seq_shift, mod 2^64); the image and status here are fed_by's. Messages of
+    // this item's own source are not applied meanwhile (kFollowing).
+    // `feeds` is the reverse link: at most one follower per item.
+    CachedItem* fed_by = nullptr;
+    CachedItem* feeds = nullptr;
+    uint64_t seq_shift = 0;
 };
+
+// An image subscribers may be served or switched to: held, open and ok.
+inline bool has_current_image(const CachedItem& item) {
+    return item.has_image && item.status.stream_state() == wire::STREAM_OPEN &&
+           item.status.data_state() == wire::DATA_OK;
+}
 
 class ItemCache {
   public:
@@ -57,6 +72,7 @@ class ItemCache {
         kBookFull,      // applied, but a book went over cache.max_book_entries: entries were
                         // dropped and the item is now suspect (LIMIT_REACHED); tell subscribers
         kBookRefused,   // a refresh's map refused (book_why()): the item has no image
+        kFollowing,     // the item is served another member's item (fed_by): not applied
     };
 
     // Creates or replaces the item's image. `item` is set unless kLimitReached.
@@ -73,6 +89,15 @@ class ItemCache {
     CachedItem* find(std::string_view service, std::string_view name);
     // The one `source` (a distributor id) publishes.
     CachedItem* find(std::string_view service, std::string_view name, uint16_t source);
+
+    // From now on `follower` is served `source` (CachedItem::fed_by), at the
+    // sequence it has: its image and status should be source's already.
+    static void follow(CachedItem& follower, CachedItem& source);
+    // Ends `follower`'s link to its fed_by (if any).
+    static void unfollow(CachedItem& follower);
+    // An update `follower`'s fed_by applied, applied to the follower at its own
+    // id and sequence (`update` is rewritten to them).
+    Outcome apply_followed(CachedItem& follower, proto::UpdateView& update);
 
     // Marks the image invalid and suspect (loss, source down); next subscriber asks upstream.
     static void invalidate(CachedItem& item, wire::StatusCode code, const std::string& text);
@@ -101,6 +126,7 @@ class ItemCache {
         }
     };
 
+    Outcome apply_update_to(CachedItem& item, const proto::UpdateView& update);
     // kBookFull once, when the book first goes over: the status says it until a refresh.
     Outcome book_full(CachedItem& item);
 

@@ -258,7 +258,7 @@ void Server::subscribe_one(ClientSession& client, const std::string& service,
         // Known item without a valid image: subscribe now, the image follows.
         fanout_.subscribe(client, item->id, view, conflate_ms);
         fanout_.send_status(client, item->service_name, item->name, item->id, item->status);
-        return recovery_.request_image(*item);
+        return recovery_.request_image(item->fed_by ? *item->fed_by : *item);
     }
     recovery_.wait_by_name(service, name, waiting);
 }

@@ -57,6 +57,9 @@ struct ServerCounters {
     uint64_t foreign_messages = 0;  // a distributor speaking for another's items: dropped
     uint64_t updates_dropped = 0;   // stale, no image, unknown item
     uint64_t item_gaps = 0;
+    // Messages of a redundancy follower's own source, not applied while it
+    // follows another member (server/redundancy/follow_standby.cpp).
+    uint64_t following_dropped = 0;
     uint64_t slow_consumers = 0;       // disconnected by the policy
     uint64_t conflation_episodes = 0;  // clients that started conflating
     uint64_t trades_held = 0;          // by clients since closed, while conflating
@@ -192,7 +195,7 @@ class Server final : public Upstream::Handler,
     void book_trouble(const CachedItem& item, bool tell_subscribers = true);
     void fan_out_group(wire::GroupScope scope, uint32_t id, const std::string& service_name,
                        const std::vector<CachedItem*>& items);
-    std::vector<CachedItem*> items_of_source(uint16_t source);
+    std::vector<CachedItem*> items_of_source(uint16_t source, bool followers);
 
     // Redundant sources (server/redundancy/source_switch.cpp).
     void note_directory(uint16_t source, const wire::Directory& directory);
@@ -204,6 +207,14 @@ class Server final : public Upstream::Handler,
     SwitchQueue::Outcome switch_item(const GroupSwitch& change, uint64_t id,
                                      std::unordered_set<uint64_t>* told);
     void move_subscribers(CachedItem& from, CachedItem& to, const proto::FieldImage* image);
+    // Followers of a hot standby (server/redundancy/follow_standby.cpp).
+    SwitchQueue::Outcome follow_standby(CachedItem& from, CachedItem& to);
+    void feed_update(CachedItem& to, std::span<const uint8_t> whole);
+    void feed_image(CachedItem& to);
+    void feed_status(CachedItem& to);
+    void feed_statuses(const std::vector<CachedItem*>& items);
+    bool own_image_while_following(CachedItem& item);
+    void hand_followers_over(const std::vector<CachedItem*>& items);
     void adopt_subscribers(CachedItem& item, const proto::FieldImage* image);
     CachedItem* serving_item(const std::string& service, const std::string& name);
     void rewarm_standby(uint16_t source);
@@ -296,6 +307,8 @@ class Server final : public Upstream::Handler,
     struct SwitchCounters {
         uint64_t items_switched = 0;       // subscribed items moved to another member's item
         uint64_t items_without_image = 0;  // subscribed items the new member had no image of
+        uint64_t items_unchanged = 0;      // of the switched, those sent nothing (same values)
+        int64_t last_done_unix_ns = 0;     // when the last switch had moved its last item
     } switch_counters_;
     SwitchQueue switches_;  // subscribed items not yet moved by a switch, in slices
     Timer switch_timer_;    // the next slice, after the clients' I/O
@@ -316,6 +329,7 @@ class Server final : public Upstream::Handler,
     int64_t last_counter_log_ns_ = 0;
     int64_t last_rate_sample_ns_ = 0;
     proto::UpdateView update_;  // reused on the hot path to avoid an allocation per message
+    std::string rekeyed_;       // a standby's update rewritten for its follower (reused)
 };
 
 }  // namespace mdcast::server

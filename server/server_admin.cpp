@@ -9,6 +9,7 @@
 #include "common/logging.h"
 #include "proto/field_image.h"  // before field_values.h, whose `wire` alias would hide its own
 #include "proto/field_values.h"
+#include "proto/source_ids.h"
 #include "server/server.h"
 
 namespace mdcast::server {
@@ -70,11 +71,13 @@ AdminHttp::Reply Server::items_reply(const AdminHttp::Query& query) {
     const auto summary = [&](const CachedItem& item) {
         return fmt::format(
             "\"service\":\"{}\",\"name\":\"{}\",\"id\":{},\"sequence\":{},\"stream_state\":\"{}\","
-            "\"data_state\":\"{}\",\"status_text\":\"{}\",\"has_image\":{},\"subscribers\":{}",
+            "\"data_state\":\"{}\",\"status_text\":\"{}\",\"has_image\":{},\"subscribers\":{},"
+            "\"served_by\":{}",
             json_escape(item.service_name), json_escape(item.name), item.id, item.item_seq,
             wire::StreamState_Name(item.status.stream_state()),
             wire::DataState_Name(item.status.data_state()), json_escape(item.status.text()),
-            item.has_image ? "true" : "false", subscriber_ids(item.id).size());
+            item.has_image ? "true" : "false", subscriber_ids(item.id).size(),
+            proto::item_source(item.fed_by ? item.fed_by->id : item.id));
     };
     const auto name = query.find("name");
     if (name == query.end()) {

@@ -31,8 +31,12 @@ void Server::post_from_session(ClientSession& client, const wire::Post& post) {
     wire::Post forwarded = post;
     forwarded.set_user(proto::posting_user(client.user(), post.user()));
     forwarded.clear_server_id();  // the upstream stamps this server's own
-    const uint16_t source = post.item_id() != 0 ? proto::item_source(post.item_id())
-                                                : *recovery_.service_source(post.service_name());
+    // On the stream of a redundancy follower: to the member feeding it.
+    const CachedItem* item = post.item_id() != 0 ? cache_.find(post.item_id()) : nullptr;
+    if (item && item->fed_by) forwarded.set_item_id(item->fed_by->id);
+    const uint16_t source = forwarded.item_id() != 0
+                                ? proto::item_source(forwarded.item_id())
+                                : *recovery_.service_source(post.service_name());
     posts_.forward(client.connection().id(), source, std::move(forwarded), now);
 }
 

@@ -56,15 +56,21 @@ void Server::on_update(uint16_t source, const proto::Frame& frame) {
                 member_lag_.note(item->service_id, item->service_name, update_.publish_time_ns,
                                  realtime_ns(), monotonic_ns());
             }
+            if (item->feeds) feed_update(*item, frame.whole);
             break;
         case ItemCache::Outcome::kBookFull:  // subscribers get the update, then the suspect status
             fanout_.fan_out_update(*item, update_, frame.whole);
             book_trouble(*item);
+            if (item->feeds) feed_update(*item, frame.whole);
             break;
         case ItemCache::Outcome::kItemGap:
             ++counters_.item_gaps;
             fanout_.fan_out_status(*item);
+            if (item->feeds) feed_status(*item);
             recovery_.request_image(*item);
+            break;
+        case ItemCache::Outcome::kFollowing:
+            ++counters_.following_dropped;
             break;
         default:
             ++counters_.updates_dropped;
@@ -83,7 +89,11 @@ void Server::on_refresh(uint16_t source, const proto::Frame& frame) {
     if (foreign(source, refresh.item_id())) return;
     ++counters_.refreshes_in;
     CachedItem* item = nullptr;
-    const auto outcome = cache_.apply_refresh(refresh, item);
+    auto outcome = cache_.apply_refresh(refresh, item);
+    if (outcome == ItemCache::Outcome::kFollowing) {
+        if (!own_image_while_following(*item)) return;
+        outcome = cache_.apply_refresh(refresh, item);
+    }
     if (outcome == ItemCache::Outcome::kLimitReached) {
         ++counters_.cache_full;
         // Said at the 1st, 2nd, 4th, 8th ... refusal: loud at once, bounded when it goes on.
@@ -100,7 +110,11 @@ void Server::on_refresh(uint16_t source, const proto::Frame& frame) {
                         "cache.max_items reached on this server");
         return recovery_.status_arrived(refused);
     }
-    if (outcome == ItemCache::Outcome::kBookRefused) return book_trouble(*item);
+    if (outcome == ItemCache::Outcome::kBookRefused) {
+        book_trouble(*item);
+        if (item->feeds) feed_status(*item);
+        return;
+    }
     // With the cache off, the image sent on is the one just received.
     proto::FieldImage upstream;
     const proto::FieldImage* image = &item->image;
@@ -109,11 +123,13 @@ void Server::on_refresh(uint16_t source, const proto::Frame& frame) {
         proto::assign_refresh(upstream, refresh, proto::kMaxMapEntries, why);
         image = &upstream;
     }
-    if (outcome == ItemCache::Outcome::kApplied || outcome == ItemCache::Outcome::kBookFull)
-        fanout_.fan_out_image(*item, image);
+    const bool applied =
+        outcome == ItemCache::Outcome::kApplied || outcome == ItemCache::Outcome::kBookFull;
+    if (applied) fanout_.fan_out_image(*item, image);
     if (outcome == ItemCache::Outcome::kBookFull) book_trouble(*item, false);
     serve_waiting(*item, image);
     adopt_subscribers(*item, image);
+    if (applied && item->feeds && cache_.keeps_images()) feed_image(*item);
 }
 
 // A book over cache.max_book_entries, or a refresh whose map was refused: counted,
@@ -177,9 +193,12 @@ void Server::on_item_status(uint16_t source, const proto::Frame& frame) {
     ++counters_.statuses_in;
     if (status.status().code() == wire::STATUS_UNCHANGED && !confirm_unchanged(status)) return;
     CachedItem* item = nullptr;
-    if (status.item_id() != 0 &&
-        cache_.apply_status(status, item) == ItemCache::Outcome::kApplied) {
+    const auto outcome =
+        status.item_id() != 0 ? cache_.apply_status(status, item) : ItemCache::Outcome::kUnknownItem;
+    if (outcome == ItemCache::Outcome::kFollowing) ++counters_.following_dropped;
+    if (outcome == ItemCache::Outcome::kApplied) {
         fanout_.fan_out_status(*item);
+        if (item->feeds) feed_status(*item);
         if (status.status().stream_state() == wire::STREAM_CLOSED) {
             fanout_.take_item(item->id);
             recovery_.item_closed(item->id);
@@ -220,13 +239,18 @@ void Server::on_directory(uint16_t source, const proto::Frame& frame) {
     const auto told = apply_group_switches();
     for (const auto& info : change.went_down) {
         const std::string text = "service " + info.name() + " is down: its source went away";
+        // Not those following another member, nor those a switch is moving
+        // (their turn tells them what the standby has).
         std::vector<CachedItem*> items;
         cache_.for_each([&](CachedItem& item) {
-            if (item.service_id != info.service_id() || told.contains(item.id)) return;
+            if (item.service_id != info.service_id() || item.fed_by || told.contains(item.id) ||
+                switching(item.id))
+                return;
             ItemCache::invalidate(item, wire::STATUS_SOURCE_DOWN, text);
-            if (!switching(item.id)) items.push_back(&item);
+            items.push_back(&item);
         });
         fan_out_group(wire::GROUP_SERVICE, info.service_id(), info.name(), items);
+        feed_statuses(items);
     }
 }
 
@@ -243,11 +267,13 @@ void Server::fan_out_group(wire::GroupScope scope, uint32_t id, const std::strin
     fanout_.fan_out_group_status(message, {items.begin(), items.end()});
 }
 
-// The items of `source` in the cache.
-std::vector<CachedItem*> Server::items_of_source(uint16_t source) {
+// The items of `source` in the cache; `followers` false: not those following
+// another member (their source's messages are not theirs meanwhile).
+std::vector<CachedItem*> Server::items_of_source(uint16_t source, bool followers) {
     std::vector<CachedItem*> items;
     cache_.for_each([&](CachedItem& item) {
-        if (proto::item_source(item.id) == source) items.push_back(&item);
+        if (proto::item_source(item.id) == source && (followers || !item.fed_by))
+            items.push_back(&item);
     });
     return items;
 }
@@ -260,10 +286,10 @@ void Server::on_source_loss(uint16_t source, const std::string& what) {
     // thousand runs a second) costs nothing more: no re-image storm that would
     // itself cause more loss, and the stream recovers.
     std::vector<CachedItem*> told;
-    for (CachedItem* item : items_of_source(source)) {
+    for (CachedItem* item : items_of_source(source, false)) {
         const bool had_image = item->has_image;
         if (had_image) ItemCache::invalidate(*item, wire::STATUS_UNRECOVERABLE_LOSS, what);
-        if (!fanout_.has_subscribers(item->id)) continue;
+        if (!fanout_.has_subscribers(item->id) && !item->feeds) continue;
         if (had_image) told.push_back(item);
         if (recovery_.recovering(item->id)) {
             ++counters_.loss_reimages_merged;
@@ -272,6 +298,7 @@ void Server::on_source_loss(uint16_t source, const std::string& what) {
         }
     }
     fan_out_group(wire::GROUP_SOURCE, source, "", told);
+    feed_statuses(told);
     rewarm_standby(source);
 }
 
@@ -288,9 +315,11 @@ void Server::on_source_reset(uint16_t source, uint64_t previous_epoch, uint64_t 
     const wire::Status reset =
         make_status(wire::STREAM_OPEN, wire::DATA_SUSPECT, wire::STATUS_SOURCE_RESET,
                     "the distributor restarted; waiting for a fresh image");
-    const std::vector<CachedItem*> items = items_of_source(source);
+    const std::vector<CachedItem*> items = items_of_source(source, true);
+    hand_followers_over(items);  // their ids are void: the member feeding them takes them
     for (CachedItem* item : items) item->status = reset;
     fan_out_group(wire::GROUP_SOURCE, source, "", items);
+    feed_statuses(items);
     for (CachedItem* item : items) {
         for (auto& held : fanout_.take_item(item->id)) {
             recovery_.resubscribe(
@@ -312,15 +341,19 @@ void Server::on_source_silent(uint16_t source, bool silent) {
     }
     // Subscribers move to a standby first; those it could not take were told
     // why, and those still queued for the move are told nothing.
+    // Not those following another member, nor those a switch is moving
+    // (their turn tells them what the standby has).
     const auto told = apply_group_switches();
-    std::vector<CachedItem*> items = items_of_source(source);
-    std::erase_if(items, [&](const CachedItem* item) { return told.contains(item->id); });
+    std::vector<CachedItem*> items = items_of_source(source, false);
+    std::erase_if(items, [&](const CachedItem* item) {
+        return told.contains(item->id) || switching(item->id);
+    });
     for (CachedItem* item : items) {
         ItemCache::invalidate(*item, wire::STATUS_SOURCE_DOWN,
                               "no packets from the distributor for backbone.source_silent_ms");
     }
-    std::erase_if(items, [&](const CachedItem* item) { return switching(item->id); });
     fan_out_group(wire::GROUP_SOURCE, source, "", items);
+    feed_statuses(items);
 }
 
 void Server::on_source_ready(uint16_t source) {

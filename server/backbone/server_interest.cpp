@@ -37,8 +37,15 @@ void Server::hold_if_interactive(uint64_t item_id) {
     if (interactive(item_id)) interest_.hold(item_id);
 }
 
+// A redundancy follower's subscribers watch the item feeding it too.
 void Server::release_if_unwatched(uint64_t item_id) {
-    if (!fanout_.has_subscribers(item_id) && interactive(item_id)) interest_.release(item_id);
+    if (fanout_.has_subscribers(item_id)) return;
+    const CachedItem* item = cache_.find(item_id);
+    if (item && item->feeds && fanout_.has_subscribers(item->feeds->id)) return;
+    if (interactive(item_id)) interest_.release(item_id);
+    if (item && item->fed_by && interactive(item->fed_by->id) &&
+        !fanout_.has_subscribers(item->fed_by->id))
+        interest_.release(item->fed_by->id);
 }
 
 // The client is going: what it alone held is released.
@@ -55,6 +62,8 @@ std::vector<uint64_t> Server::held_interactive_items() const {
     std::vector<uint64_t> held;
     for (uint64_t item_id : fanout_.subscribed_items()) {
         if (interactive(item_id)) held.push_back(item_id);
+        const CachedItem* item = cache_.find(item_id);
+        if (item && item->fed_by && interactive(item->fed_by->id)) held.push_back(item->fed_by->id);
     }
     return held;
 }

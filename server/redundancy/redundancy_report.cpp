@@ -84,9 +84,20 @@ void Server::register_redundancy_metrics() {
                        return series;
                    });
     m.counter("redundancy_items_switched_total",
-              "Subscribed items moved to another distributor's item of the same name (one "
-              "refresh to each subscriber, from the cache)",
+              "Subscribed items moved to another distributor's item of the same name (at most "
+              "one refresh to each subscriber, from the cache)",
               [this] { return switch_counters_.items_switched; });
+    m.counter("redundancy_items_unchanged_total",
+              "Of the items switched, those sent nothing: the new member's values equal what "
+              "their subscribers hold (a failover keeps the item's id and sequence)",
+              [this] { return switch_counters_.items_unchanged; });
+    m.gauge("redundancy_last_switch_done_timestamp_seconds",
+            "When the last switch had moved its last subscribed item (Unix time; 0: none yet)",
+            [this] { return switch_counters_.last_done_unix_ns / 1e9; });
+    m.counter("redundancy_following_dropped_total",
+              "Messages of a failed member's source for an item now following a standby, not "
+              "applied (its updates and statuses, and its images until it is active again)",
+              [this] { return counters_.following_dropped; });
     m.counter("redundancy_items_without_image_total",
               "Subscribed items the newly active distributor had no current image of at a "
               "switch (told why, or left on the old one when switching back)",

@@ -1,12 +1,17 @@
 // The server's side of redundant sources (docs/operations.md, "Redundancy"):
 // when a redundancy group's active member changes (server/redundancy/
-// service_groups.h), every subscribed item of the old member moves to the new
-// member's item of the same name, served from the image this server keeps of
-// it (hot standby: no image request, no suspect status). Each subscriber gets
-// one refresh, unsolicited, with the new item id and the new member's
-// sequence: the SDK rebinds the name to the new id and takes the refresh as
-// its new base, so it sees no gap and no repeat. An item the new member has no
-// current image of gets a status that says so, and moves when one arrives.
+// service_groups.h), every subscribed item served by the old member moves to
+// the new member's item of the same name, served from the image this server
+// keeps of it (hot standby: no image request, no suspect status).
+//  - A failover: the item follows the new member's under its own id and
+//    sequence (server/redundancy/follow_standby.cpp); nothing is sent when
+//    the values are the same, else one refresh at the next sequence.
+//  - A switch back to a preferred member, still serving meanwhile: each
+//    subscriber gets one refresh, unsolicited, with the new item id and the
+//    new member's sequence; the SDK rebinds the name to the new id and takes
+//    the refresh as its new base, so it sees no gap and no repeat.
+// An item the new member has no current image of gets a status that says so,
+// and moves when one arrives.
 #include "common/clock.h"
 #include "proto/source_ids.h"
 #include "server/redundancy/redundancy_config.h"
@@ -22,10 +27,9 @@ std::string switch_text(const GroupSwitch& change) {
            switch_reason_name(change.reason) + ")";
 }
 
-// An image a subscriber may be switched to: held, open and ok.
-bool current(const CachedItem& item) {
-    return item.has_image && item.status.stream_state() == wire::STREAM_OPEN &&
-           item.status.data_state() == wire::DATA_OK;
+// The distributor whose messages reach the item's subscribers.
+uint16_t feed_source(const CachedItem& item) {
+    return proto::item_source(item.fed_by ? item.fed_by->id : item.id);
 }
 
 }  // namespace
@@ -55,11 +59,10 @@ std::unordered_set<uint64_t> Server::apply_group_switches() {
     if (changes.empty()) return told;
     const std::vector<uint64_t> subscribed = fanout_.subscribed_items();
     for (const auto& change : changes) {
-        std::vector<uint64_t> items;  // the old member's, of this service only
+        std::vector<uint64_t> items;  // served by the old member, of this service only
         for (uint64_t id : subscribed) {
             const CachedItem* item = cache_.find(id);
-            if (item && proto::item_source(id) == change.from &&
-                item->service_name == change.service)
+            if (item && feed_source(*item) == change.from && item->service_name == change.service)
                 items.push_back(id);
         }
         switches_.add(change, items, monotonic_ns());
@@ -85,13 +88,15 @@ void Server::run_switch_slice(std::unordered_set<uint64_t>* told) {
 }
 
 void Server::note_switch_done(const SwitchQueue::Job& job) {
-    switch_counters_.items_switched += job.moved;
+    switch_counters_.items_switched += job.moved + job.unchanged;
+    switch_counters_.items_unchanged += job.unchanged;
     switch_counters_.items_without_image += job.waiting;
+    switch_counters_.last_done_unix_ns = realtime_ns();
     log_->warn(
-        "{}: {} subscribed items switched, {} without a current image there ({:.1f} ms, "
-        "{} slices)",
-        switch_text(job.change), job.moved, job.waiting, (monotonic_ns() - job.start_ns) / 1e6,
-        job.slices);
+        "{}: {} subscribed items switched ({} refreshed, {} with the same values: nothing sent), "
+        "{} without a current image there ({:.1f} ms, {} slices)",
+        switch_text(job.change), job.moved + job.unchanged, job.moved, job.unchanged, job.waiting,
+        (monotonic_ns() - job.start_ns) / 1e6, job.slices);
 }
 
 // Every queued item moved now, in one pass: the source's item ids are about
@@ -110,16 +115,31 @@ SwitchQueue::Outcome Server::switch_item(const GroupSwitch& change, uint64_t id,
                                          std::unordered_set<uint64_t>* told) {
     using Outcome = SwitchQueue::Outcome;
     CachedItem* from = cache_.find(id);
-    if (!from || proto::item_source(id) == change.to || from->service_name != change.service ||
+    if (!from || feed_source(*from) == change.to || from->service_name != change.service ||
         !fanout_.has_subscribers(id))
         return Outcome::kSkipped;  // another member's, moved already, or unsubscribed
     CachedItem* to = cache_.find(from->service_name, from->name, change.to);
-    if (to && current(*to) && cache_.keeps_images()) {
+    const bool failover = change.reason != SwitchReason::kPreferred;
+    if (to == from) {
+        // It follows a standby, and its own source is back as the active member:
+        // what this server held of that source's image was replaced.
+        recovery_.request_image(*from);  // its refresh ends the link (own_image_while_following)
+        if (!failover) return Outcome::kWaiting;  // still served by the standby meanwhile
+        ItemCache::unfollow(*from);
+        ItemCache::invalidate(*from, wire::STATUS_SOURCE_DOWN,
+                              switch_text(change) + ", waiting for its fresh image of this item");
+        fanout_.fan_out_status(*from);
+        if (told) told->insert(id);
+        return Outcome::kWaiting;
+    }
+    if (to && has_current_image(*to) && cache_.keeps_images()) {
+        if (failover && (!to->feeds || to->feeds == from)) return follow_standby(*from, *to);
         move_subscribers(*from, *to, &to->image);
         return Outcome::kMoved;
     }
     if (to) recovery_.request_image(*to);  // its subscribers move when the image comes
-    if (change.reason == SwitchReason::kPreferred) return Outcome::kWaiting;  // still served
+    if (!failover) return Outcome::kWaiting;  // still served
+    ItemCache::unfollow(*from);
     ItemCache::invalidate(
         *from, wire::STATUS_SOURCE_DOWN,
         switch_text(change) + (to ? ", which has no current image of this item yet"
@@ -131,6 +151,7 @@ SwitchQueue::Outcome Server::switch_item(const GroupSwitch& change, uint64_t id,
 
 // Every subscriber of `from` now holds `to` instead, and has its image.
 void Server::move_subscribers(CachedItem& from, CachedItem& to, const proto::FieldImage* image) {
+    ItemCache::unfollow(from);
     const bool first = !fanout_.has_subscribers(to.id);
     for (const auto& held : fanout_.take_item(from.id)) {
         if (!held.client->is_open()) continue;
@@ -149,10 +170,10 @@ void Server::move_subscribers(CachedItem& from, CachedItem& to, const proto::Fie
 // (a switch back completing, or an item the standby lacked at a switch).
 void Server::adopt_subscribers(CachedItem& item, const proto::FieldImage* image) {
     CachedItem* first = cache_.find(item.service_name, item.name);
-    if (!current(item) || (first == &item && !item.same_name)) return;  // the common case
+    if (!has_current_image(item) || (first == &item && !item.same_name)) return;  // the common case
     if (groups_.active(item.service_name) != proto::item_source(item.id)) return;
     for (CachedItem* other = first; other; other = other->same_name) {
-        if (other != &item && fanout_.has_subscribers(other->id)) {
+        if (other != &item && other->fed_by != &item && fanout_.has_subscribers(other->id)) {
             move_subscribers(*other, item, image);
             ++switch_counters_.items_switched;
         }
@@ -165,7 +186,7 @@ void Server::adopt_subscribers(CachedItem& item, const proto::FieldImage* image)
 // a standby's, which must stay hot: they are re-imaged too, or the next switch
 // to them would find no current image.
 void Server::rewarm_standby(uint16_t source) {
-    for (CachedItem* item : items_of_source(source)) {
+    for (CachedItem* item : items_of_source(source, false)) {
         if (item->has_image || fanout_.has_subscribers(item->id) || recovery_.recovering(item->id))
             continue;
         const auto group = groups_.groups().find(item->service_name);
@@ -175,13 +196,14 @@ void Server::rewarm_standby(uint16_t source) {
 }
 
 // The item a new subscriber is served: its group's active member's when that
-// is current, else the best-ranked member's that is, else one with an image.
+// is current (or the item following it, so that its subscribers share one
+// stream), else the best-ranked member's that is, else one with an image.
 CachedItem* Server::serving_item(const std::string& service, const std::string& name) {
     CachedItem* first = cache_.find(service, name);
     if (!first || !first->same_name) return first;
     for (uint16_t source : groups_.ranked(service)) {
         CachedItem* item = cache_.find(service, name, source);
-        if (item && current(*item)) return item;
+        if (item && has_current_image(*item)) return item->feeds ? item->feeds : item;
     }
     for (CachedItem* item = first; item; item = item->same_name) {
         if (item->has_image) return item;

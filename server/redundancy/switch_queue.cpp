@@ -9,7 +9,7 @@ void SwitchQueue::add(const GroupSwitch& change, const std::vector<uint64_t>& it
     auto job = std::find_if(jobs_.begin(), jobs_.end(),
                             [&](const Job& j) { return j.change.service == change.service; });
     if (job == jobs_.end()) {
-        job = jobs_.insert(jobs_.end(), Job{change, {}, now_ns, 0, 0, 0});
+        job = jobs_.insert(jobs_.end(), Job{change, {}, now_ns, 0, 0, 0, 0});
     } else {
         job->change = change;  // the items waiting go to the newest target
     }
@@ -33,6 +33,9 @@ std::vector<SwitchQueue::Job> SwitchQueue::run(size_t limit, const Step& step) {
             switch (step(job.change, id)) {
                 case Outcome::kMoved:
                     ++job.moved;
+                    break;
+                case Outcome::kUnchanged:
+                    ++job.unchanged;
                     break;
                 case Outcome::kWaiting:
                     ++job.waiting;

@@ -30,12 +30,13 @@ namespace mdcast::server {
 
 class SwitchQueue {
   public:
-    enum class Outcome { kMoved, kWaiting, kSkipped };
+    enum class Outcome { kMoved, kUnchanged, kWaiting, kSkipped };
     struct Job {
         GroupSwitch change;          // the newest switch of the service
         std::deque<uint64_t> items;  // not yet moved, first subscribed first
         int64_t start_ns = 0;        // when the first switch of this job came
         size_t moved = 0;            // moved with a refresh
+        size_t unchanged = 0;        // moved with nothing sent (the same values there)
         size_t waiting = 0;          // the new member had no current image: told why
         size_t slices = 0;           // loop passes it took
     };

@@ -62,7 +62,7 @@ TEST_CASE("different values: a refresh at the next sequence, then the standby's 
     const StandbyItem standby = standby_item(101, 90);  // ahead of the active one
     CHECK(hand_over_item(item, &standby) == ItemHandover::kRefresh);
     CHECK(item.item_seq == 51);
-    CHECK(same_values(item.image, standby.image));
+    CHECK(proto::same_values(item.image, standby.image));
     CHECK(standby.item_seq + 1 + item.seq_shift == 52);  // "negative" shift, mod 2^64
 }
 
@@ -92,9 +92,9 @@ TEST_CASE("same_values ignores field order, not kinds or values", "[standby_swit
     proto::FieldImage a, b;
     a.assign(ab);
     b.assign(ba);
-    CHECK(same_values(a, b));
-    CHECK_FALSE(same_values(a, image_of(1)));
-    CHECK_FALSE(same_values(image_of(1), image_of(2)));
+    CHECK(proto::same_values(a, b));
+    CHECK_FALSE(proto::same_values(a, image_of(1)));
+    CHECK_FALSE(proto::same_values(image_of(1), image_of(2)));
 }
 
 TEST_CASE("a switch sends one message per item that needs one", "[standby_switch]") {

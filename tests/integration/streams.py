@@ -44,6 +44,48 @@ def by_item(lines):
     return items
 
 
+def source_seq(index, fields, expected=expected_fields, seq_of=lambda f: int(f["ACVOL_1"]) // 10):
+    """The source's own sequence the fields were published at (mdcast-source's ACVOL_1 is
+    10 * it), checked against every field it publishes (a refresh carries more)."""
+    seq = seq_of(fields)
+    want = expected(index, seq)
+    check({key: fields.get(key) for key in want} == want, f"fields {fields} are not the source's at {seq}")
+    return seq
+
+
+def check_switched_stream(lines, switches, names, expected=expected_fields,
+                          seq_of=lambda f: int(f["ACVOL_1"]) // 10):
+    """A stream that redundancy moved between sources `switches` times (docs/operations.md,
+    "Redundancy"). Per item: no status, at most 1 + `switches` refreshes (data ok), every
+    update the next sequence of the item id of the refresh before it, every message's values
+    a source's at some sequence of its own, the offset between the two changing at most once
+    per switch; no gap and no duplicate in the client's summary."""
+    items = by_item(lines)
+    for name in names:
+        index = int(name[4:])
+        got = items.get(name, [])
+        check(got and got[0]["type"] == "refresh", f"{name}: first message {got[:1]}")
+        statuses = [m for m in got if m["type"] == "status"]
+        check(not statuses, f"{name}: statuses reached the client: {statuses[:3]}")
+        refreshes = [m for m in got if m["type"] == "refresh"]
+        check(len(refreshes) <= 1 + switches, f"{name}: {len(refreshes)} refreshes for {switches} switches")
+        seq, item_id, shift, shifts = None, None, None, 0
+        for m in got:
+            own = source_seq(index, m["fields"], expected, seq_of)
+            if m["type"] == "refresh":
+                check(m["data"] == "ok" and m["stream"] == "open", f"{name}: refresh {m}")
+                shifts += shift is not None and m["seq"] - own != shift
+                item_id = m["id"]
+            else:
+                check(m["id"] == item_id, f"{name}: update of item id {m['id']} after the refresh of {item_id}")
+                check(m["seq"] == seq + 1, f"{name}: update seq {m['seq']} after {seq}")
+                shifts += m["seq"] - own != shift
+            seq, shift = m["seq"], m["seq"] - own
+        check(shifts <= switches, f"{name}: the values moved to another source {shifts} times")
+    summary = [m for m in lines if m["type"] == "summary"][-1]
+    check(summary["gaps"] == 0 and summary["duplicates"] == 0, f"summary {summary}")
+
+
 def sent_updates(source):
     match = re.search(r"sent (\d+) updates", source.log_text())
     check(match, "source did not report what it sent")

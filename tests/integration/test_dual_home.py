@@ -71,7 +71,8 @@ class DualHomed(Pair):
         for p in (self.client, self.sdk):
             p.popen.send_signal(signal.SIGINT)
             p.wait(10)
-        check_raw_stream(messages(self.client), switches, names, expected=probe_fields)
+        check_raw_stream(messages(self.client), switches, names, expected=probe_fields,
+                         seq_of=lambda f: int(f["ACVOL_1"]))
         check_sdk_stream(json_events(self.sdk), switches, names, statuses)
 
 
@@ -95,7 +96,10 @@ def test_distributor_killed_and_back_with_one_dual_homed_publisher():
         check(log.rindex(f"({1 << 16 | 1}) is up") < log.index("moved from distributor 2 to distributor 1"),
               "distributor 1 was not heard again before the switch back")
         check(downs_since_up(pair.publisher, pair.ports[2]) == 0, "the link to distributor 2 went down")
-        pair.finish(switches=2)
+        # Three moves: the failover (the items keep distributor 1's ids), the restart of
+        # distributor 1 (its ids are void: the items take distributor 2's, one refresh each),
+        # and the switch back.
+        pair.finish(switches=3)
         pair.publisher.popen.send_signal(signal.SIGINT)
         check(pair.publisher.wait(15) == 0, "publisher exit code")
         summary = [e for e in json_events(pair.publisher) if e.get("event") == "summary"][-1]

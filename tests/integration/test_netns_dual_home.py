@@ -17,10 +17,11 @@ sequence (as test_dual_home.py). The namespaces are removed even when the test f
 """
 import datetime
 import signal
+import subprocess
 import sys
 import time
 
-from harness import BIN, SDK_BIN, check, wait_for_events, wait_for_log
+from harness import BIN, SDK_BIN, admin_port, check, wait_for_events, wait_for_log
 from test_dual_home import DualHomed, downs_since_up, link_events
 from test_netns_backbone import in_namespaces
 from test_redundancy import HOLD_DOWN_MS, NAMES, SILENT_MS, switch_lines
@@ -33,8 +34,18 @@ class Watched(DualHomed):
     """The checks of DualHomed (who serves each item, every value and sequence) on
     processes started in namespaces."""
 
-    def __init__(self, server, publisher, client, sdk):  # noqa: the stack is the test's own
+    def __init__(self, server, publisher, client, sdk, net, ns):  # noqa: the stack is the test's own
         self.server, self.publisher, self.client, self.sdk = server, publisher, client, sdk
+        self.net, self.ns = net, ns
+
+    def items_json(self):
+        """The server's /items, asked from inside its namespace."""
+        url = f"http://127.0.0.1:{admin_port(self.server)}/items?limit=1000"
+        done = subprocess.run(["ip", "netns", "exec", self.ns, sys.executable, "-c",
+                               f"import urllib.request; print(urllib.request.urlopen({url!r}, timeout=5).read().decode())"],
+                              capture_output=True, text=True, timeout=30)
+        check(done.returncode == 0, f"/items in {self.ns}: {done.stderr.strip()}")
+        return done.stdout
 
 
 def switch_time(server, source, target):
@@ -72,7 +83,7 @@ def run_test(net, start, write, group):
                                          "json", *items], stdout=True)
     sdk = start(ns["srv"], "consumer", [SDK_BIN["consumer"], "--servers", f"127.0.0.1:{CLIENT_PORT}", *items],
                 stdout=True)
-    watched = Watched(server, publisher, client, sdk)
+    watched = Watched(server, publisher, client, sdk, net, ns["srv"])
     watched.wait_served_by(1, timeout=30)
 
     d1_port = net.bridge_port("d1")

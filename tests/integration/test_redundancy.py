@@ -2,9 +2,10 @@
 and 2) on one backbone, each with its own mdcast-source publishing the same
 service and items, form a redundancy group on the server. When the active one
 goes (its publisher killed, the distributor killed or stopped) every subscribed
-item moves to the hot standby: one refresh per item with the standby's values,
-no suspect status, no gap, no repeat; and it moves back per rank once the
-preferred source has stayed up for the hold-down. A standby that was silent
+item moves to the hot standby, keeping its id and sequence: nothing is sent where
+the standby's values are the same, one refresh where they differ; no suspect
+status, no gap, no repeat. It moves back per rank once the preferred source has
+stayed up for the hold-down. A standby that was silent
 for a while is made hot again before it is needed.
 
 Two well-behaved clients watch every item: mdcast-client (the raw protocol: every
@@ -21,7 +22,7 @@ from decimal import Decimal
 
 from harness import (Stack, admin_port, check, json_events, metric, run, sdk_consumer, wait_for_log,
                      wait_until)
-from streams import by_item, expected_fields, messages
+from streams import by_item, check_switched_stream, expected_fields, messages
 from test_admin_http import get
 from test_several_backbones import add_distributor
 
@@ -65,19 +66,35 @@ class Pair:
     def distributor(self, distributor_id):
         return next(p for p in self.stack.processes if p.name == f"dist{distributor_id}")
 
-    def last_ids(self):
-        """Each item's distributor as the client last saw it (refresh or update)."""
-        last = {}
+    def items_json(self):
+        """The server's /items (its cached items, both members')."""
+        code, body = get(admin_port(self.server), "/items?limit=1000")
+        check(code == 200, f"/items: {code} {body}")
+        return body
+
+    def served_by(self):
+        """Per item name, the distributors serving its subscribed items (/items served_by)."""
+        served = {}
+        for item in json.loads(self.items_json())["items"]:
+            if item["subscribers"]:
+                served.setdefault(item["name"], set()).add(item["served_by"])
+        return served
+
+    def update_counts(self):
+        counts = {}
         for m in messages_so_far(self.client):
-            if m["type"] in ("refresh", "update"):
-                last[m["item"]] = m["id"] >> 40
-        return last
+            if m["type"] == "update":
+                counts[m["item"]] = counts.get(m["item"], 0) + 1
+        return counts
 
     def wait_served_by(self, distributor_id, names=NAMES, timeout=20):
-        wait_until(lambda: (lambda ids: all(ids.get(n) == distributor_id for n in names))(self.last_ids()),
-                   timeout, f"every item updated from distributor {distributor_id}")
-        # A few more updates from there, so the checks see the stream going on.
-        time.sleep(0.5)
+        """Until every item's subscribers are served by `distributor_id`, and have had a few
+        more updates since (the stream goes on from there)."""
+        wait_until(lambda: (lambda s: all(s.get(n) == {distributor_id} for n in names))(self.served_by()),
+                   timeout, f"every item served by distributor {distributor_id}")
+        start = self.update_counts()
+        wait_until(lambda: (lambda c: all(c.get(n, 0) >= start.get(n, 0) + 3 for n in names))(self.update_counts()),
+                   timeout, f"3 more updates of every item from distributor {distributor_id}")
 
     def finish(self, switches, names=NAMES, statuses=0):
         """Stops the clients and checks both streams of `names`; `switches` is how
@@ -99,33 +116,10 @@ def messages_so_far(client):
     return out
 
 
-def check_raw_stream(lines, switches, names=NAMES, expected=expected_fields):
-    """Per item: no status at all, at most 1 + `switches` refreshes, each data ok
-    with the values the source publishes at its sequence (`expected(index, seq)`),
-    and after each refresh every update the next sequence with the right values."""
-    items = by_item(lines)
-    for name in names:
-        index = int(name[4:])
-        got = items.get(name, [])
-        check(got and got[0]["type"] == "refresh", f"{name}: first message is not a refresh: {got[:1]}")
-        statuses = [m for m in got if m["type"] == "status"]
-        check(not statuses, f"{name}: statuses reached the client: {statuses[:3]}")
-        refreshes = [m for m in got if m["type"] == "refresh"]
-        check(len(refreshes) <= 1 + switches, f"{name}: {len(refreshes)} refreshes for {switches} switches")
-        seq, item_id = None, None
-        for m in got:
-            if m["type"] == "refresh":
-                check(m["data"] == "ok" and m["stream"] == "open", f"{name}: refresh state {m}")
-                for key, value in expected(index, m["seq"]).items():
-                    check(m["fields"][key] == value, f"{name}: refresh {key}={m['fields'][key]} want {value}")
-                seq, item_id = m["seq"], m["id"]
-                continue
-            check(m["id"] == item_id, f"{name}: update of item id {m['id']} after the refresh of {item_id}")
-            check(m["seq"] == seq + 1, f"{name}: update seq {m['seq']} after {seq}")
-            seq = m["seq"]
-            check(m["fields"] == expected(index, seq), f"{name}: update {seq} fields {m['fields']}")
-    summary = [m for m in lines if m["type"] == "summary"][-1]
-    check(summary["gaps"] == 0 and summary["duplicates"] == 0, f"summary {summary}")
+def check_raw_stream(lines, switches, names=NAMES, expected=expected_fields,
+                     seq_of=lambda f: int(f["ACVOL_1"]) // 10):
+    """Every value and sequence of `names` (streams.check_switched_stream)."""
+    check_switched_stream(lines, switches, names, expected, seq_of)
 
 
 def check_sdk_stream(events, switches, names=NAMES, statuses=0):
@@ -163,6 +157,8 @@ def check_visible(server, active, standbys, reason, switches):
     check(metric(port, 'mdcast_server_redundancy_standby_sources{service="MDCAST"}') == standbys, "standby metric")
     check(metric(port, f'mdcast_server_redundancy_switches_total{{reason="{reason}"}}') == 1, "switch reason metric")
     check(metric(port, "mdcast_server_redundancy_items_switched_total") == ITEMS * switches, "items switched metric")
+    unchanged = metric(port, "mdcast_server_redundancy_items_unchanged_total")
+    check(0 <= unchanged <= ITEMS * switches, f"items unchanged metric {unchanged}")
     ctl = subprocess.run([os.environ.get("MDCAST_CTL", "mdcastctl"), "--admin", f"127.0.0.1:{port}", "status"],
                          capture_output=True, text=True, timeout=30)
     check(f"service MDCAST: active distributor {active}, {standbys} standby, {switches} switches, last " in ctl.stdout

@@ -260,6 +260,39 @@ TEST_CASE("a resequenced frame is the same update with the new sequence", "[upda
     }
 }
 
+TEST_CASE("a rekeyed frame carries the new item id and sequence, the rest as it was",
+          "[update_codec]") {
+    wire::Update original = sample_update();
+    const uint64_t id = GENERATE(uint64_t{7}, (uint64_t{2} << 40) | 99);
+    const uint64_t seq = GENERATE(uint64_t{1}, uint64_t{1} << 40);
+    wire::Update expected = original;
+    expected.set_item_id(id);
+    expected.set_item_seq(seq);
+    SECTION("the usual shape") {
+        std::string out;
+        append_rekeyed_frame(out, as_bytes(encode_frame_string(FrameType::kUpdate, original)), id,
+                             seq);
+        CHECK(parse_frame(out).SerializeAsString() == expected.SerializeAsString());
+    }
+    SECTION("another order: both added at the end") {
+        wire::Update trade_first;
+        trade_first.set_trade(true);
+        std::string body = trade_first.SerializeAsString() + original.SerializeAsString();
+        std::string frame(kFrameHeaderBytes, '\0');
+        encode_frame_header(
+            {static_cast<uint32_t>(body.size()), static_cast<uint16_t>(FrameType::kUpdate), 0},
+            reinterpret_cast<uint8_t*>(frame.data()));
+        frame += body;
+        std::string out;
+        append_rekeyed_frame(out, as_bytes(frame), id, seq);
+        UpdateView view;
+        REQUIRE(decode_update(as_bytes(out.substr(kFrameHeaderBytes)), view));
+        CHECK(view.item_id == id);
+        CHECK(view.item_seq == seq);
+        CHECK(view.trade);
+    }
+}
+
 TEST_CASE("append_update_frame with a view writes only the view's fields", "[update_codec]") {
     const std::string bytes = sample_update().SerializeAsString();
     UpdateView u;

@@ -7,10 +7,14 @@ failure of the active side: its publisher killed (-9), the distributor killed (-
 (SIGSTOP). `standby-publisher-kill` is the other design: one distributor with two sources of the
 service (ranks 1 and 2, the second a standby publisher there), and the rank 1 source killed (-9);
 the distributor moves the items, so the server and the client see only its refreshes (for items
-whose values differ) under the same item ids. The cut-over is the time from just before the signal to the moment the client has read
-the standby's refresh of the last item: each read from the socket is timestamped as it returns
-and the frames are parsed only after the window, so parsing never delays a timestamp. The
-standby's image requests (its /metrics) are read before and after: a hot switch asks none."""
+whose values differ) under the same item ids. A failover at the server keeps the item ids too
+(the items follow the standby's): again a refresh only where the values differ. The cut-over is
+the time from just before the signal to the last item on the standby: the later of the client's
+read of the last refresh and the end of the switch (the server's, from its /metrics; the
+distributor's, from its log), for the items sent nothing. Each read from the socket is
+timestamped as it returns and the frames are parsed only after the window, so parsing never
+delays a timestamp. The standby's image requests (its /metrics) are read before and after: a
+hot switch asks none."""
 import os
 import random
 import re
@@ -207,9 +211,9 @@ class PairStack:
 def fail(stack, failure):
     target = stack.sources[1] if failure.endswith("publisher-kill") else stack.distributors[1]
     sig = signal.SIGSTOP if failure == "distributor-stop" else signal.SIGKILL
-    start = time.monotonic()
+    start, start_unix = time.monotonic(), time.time()
     os.kill(target.pid, sig)
-    return start
+    return start, start_unix
 
 
 def first_images(reader, items, timeout=120):
@@ -252,21 +256,30 @@ def measure(runner, items, failure, args):
         requests_before = metric(standby_port, "mdcast_distributor_image_requests_total")
         if one:
             return measure_standby_publisher(stack, reader, items, failure, requests_before)
-        start = fail(stack, failure)
+        server_port = admin_port(stack.server)
+        unchanged_before = metric(server_port, "mdcast_server_redundancy_items_unchanged_total")
+        start, start_unix = fail(stack, failure)
         silence = args.cutover_silent_ms / 1000 if failure != "publisher-kill" else 0
         reader.read_for(1.0 + silence + items / 20_000)
+        # A failover keeps each item's id: the refreshes read are the items whose values
+        # differed; the others were sent nothing, and are the standby's once the server's
+        # switch has passed them (its end, in Unix time, on /metrics).
         switched = {}
         for stamp, item_id in reader.refreshes():
-            if item_id >> 40 == 2 and item_id not in switched:
-                switched[item_id] = stamp
+            switched.setdefault(item_id, stamp)
         requests = metric(standby_port, "mdcast_distributor_image_requests_total") - requests_before
         moved = re.findall(r"moved from distributor 1 to distributor 2 \((\w+)\)", stack.server.log_text())
+        done = metric(server_port, "mdcast_server_redundancy_last_switch_done_timestamp_seconds")
         result = {"items": items, "failure": failure, "switched": len(switched),
+                  "unchanged": int(metric(server_port, "mdcast_server_redundancy_items_unchanged_total")
+                                   - unchanged_before),
                   "image_requests": int(requests), "reason": moved[0] if moved else "none"}
-        if switched:
-            stamps = sorted(switched.values())
-            result["first_ms"] = (stamps[0] - start) * 1000
-            result["last_ms"] = (stamps[-1] - start) * 1000
+        stamps = sorted((s - start) * 1000 for s in switched.values())
+        if done:
+            result["server_ms"] = (done - start_unix) * 1000
+            stamps = sorted(stamps + [result["server_ms"]])
+        if stamps:
+            result["first_ms"], result["last_ms"] = stamps[0], stamps[-1]
         return result
     finally:
         stack.stop()
@@ -277,7 +290,7 @@ def measure_standby_publisher(stack, reader, items, failure, requests_before):
     same item id); the others nothing. The last refresh read is the cut-over; the distributor's
     log says how long the switch itself took there."""
     port = admin_port(stack.distributors[1])
-    start = fail(stack, failure)
+    start, _ = fail(stack, failure)
     reader.read_for(1.0 + items / 20_000)
     switched = {}
     for stamp, item_id in reader.refreshes():
@@ -316,8 +329,12 @@ def row_text(r):
         return r["error"]
     if "last_ms" not in r:
         return f"no item switched ({r['reason']})"
-    unchanged = (f" + {r['unchanged']:,} unchanged, switched in {r['distributor_ms']:.1f} ms at the distributor"
-                 if "unchanged" in r else "")
+    unchanged = ""
+    if "distributor_ms" in r:
+        unchanged = f" + {r['unchanged']:,} unchanged, switched in {r['distributor_ms']:.1f} ms at the distributor"
+    elif "server_ms" in r:
+        unchanged = (f" + {r['unchanged']:,} unchanged (nothing sent), the server's switch done "
+                     f"{r['server_ms']:.1f} ms after the failure")
     return (f"{r['switched']:,}/{r['items']:,} switched{unchanged} ({r['reason']}), first {r['first_ms']:.1f} ms, "
             f"last {r['last_ms']:.1f} ms, {r['image_requests']} image requests")
 
@@ -336,9 +353,11 @@ def summary(results):
 def write(results, out_dir, header, silent_ms):
     lines = header + [
         "## Cut-over", "",
-        f"From the signal to the client's read of the standby's refresh of the last item (median and worst of "
-        f"the runs that switched every item; backbone.source_silent_ms {silent_ms}); image requests the "
-        f"standby distributor answered in the window.", "",
+        f"From the signal to the last item on the standby: the later of the client's read of the last "
+        f"refresh (items whose values differed) and the end of the switch (items sent nothing: the server's "
+        f"or the distributor's), median and worst of the runs that switched every item; "
+        f"backbone.source_silent_ms {silent_ms}. Image requests: those the standby distributor answered in "
+        f"the window.", "",
         "| items | failure | reason | runs (all switched) | last item, median (ms) | worst (ms) | image requests |",
         "|---|---|---|---|---|---|---|"]
     for items, failure, runs, good in summary(results):
