@@ -145,12 +145,23 @@ CachedItem* ItemCache::find(std::string_view service, std::string_view name, uin
     return nullptr;
 }
 
+CachedItem* ItemCache::same_name_from(CachedItem& item, uint16_t source) {
+    for (CachedItem* other = &item; other; other = other->same_name) {
+        if (proto::item_source(other->id) == source) return other;
+    }
+    for (CachedItem* other = item.name_prev; other; other = other->name_prev) {
+        if (proto::item_source(other->id) == source) return other;
+    }
+    return nullptr;
+}
+
 // The newest item of a name heads the chain (as a name re-registered under a
 // new id replaces the old one); the key always views the head's own strings.
 void ItemCache::index_name(CachedItem& item) {
     const auto head = by_name_.find(NameKey{item.service_name, item.name});
     if (head != by_name_.end()) {
         item.same_name = head->second;
+        head->second->name_prev = &item;
         by_name_.erase(head);
     }
     by_name_.emplace(NameKey{item.service_name, item.name}, &item);
@@ -158,20 +169,16 @@ void ItemCache::index_name(CachedItem& item) {
 
 // A new head is indexed under its own strings.
 void ItemCache::unindex_name(CachedItem& item) {
-    const auto head = by_name_.find(NameKey{item.service_name, item.name});
-    if (head == by_name_.end()) return;
-    if (head->second == &item) {
-        by_name_.erase(head);
-        if (CachedItem* next = item.same_name) {
-            by_name_.emplace(NameKey{next->service_name, next->name}, next);
-        }
+    if (CachedItem* next = item.same_name) next->name_prev = item.name_prev;
+    if (CachedItem* before = item.name_prev) {
+        before->same_name = item.same_name;
         return;
     }
-    for (CachedItem* before = head->second; before; before = before->same_name) {
-        if (before->same_name == &item) {
-            before->same_name = item.same_name;
-            return;
-        }
+    const auto head = by_name_.find(NameKey{item.service_name, item.name});
+    if (head == by_name_.end() || head->second != &item) return;
+    by_name_.erase(head);
+    if (CachedItem* next = item.same_name) {
+        by_name_.emplace(NameKey{next->service_name, next->name}, next);
     }
 }
 

@@ -35,6 +35,7 @@ struct CachedItem {
     // The next item of the same (service, name) from another distributor: the
     // members of a redundancy group (server/redundancy/) each publish their own.
     CachedItem* same_name = nullptr;
+    CachedItem* name_prev = nullptr;  // the one before in that chain (null: the first)
     // A switch to a hot standby (server/redundancy/item_mirror.cpp): this
     // item's subscribers are served `fed_by`, another member's item of the same
     // name, under this item's id and at its sequence (item_seq = fed_by's +
@@ -89,6 +90,8 @@ class ItemCache {
     CachedItem* find(std::string_view service, std::string_view name);
     // The one `source` (a distributor id) publishes.
     CachedItem* find(std::string_view service, std::string_view name, uint16_t source);
+    // The same, from another item of that name: along the chain, no look-up by name.
+    static CachedItem* same_name_from(CachedItem& item, uint16_t source);
 
     // From now on `follower` is served `source` (CachedItem::fed_by), at the
     // sequence it has: its image and status should be source's already.

@@ -90,7 +90,7 @@ Server::Server(EventLoop& loop, const ServerConfig& config)
                 [this](const std::string& why, size_t cut) { on_stopped(why, cut); }}),
       housekeeping_(loop, [this] { on_housekeeping(); }),
       drain_timer_(loop, [this] { on_drain_tick(); }),
-      switch_timer_(loop, [this] { run_switch_slice(nullptr); }) {
+      switch_timer_(loop, [this] { run_switch_slice(); }) {
     config::raise_descriptor_limit(config.clients_max_connections);
     start_websocket();
     housekeeping_.start_periodic(std::chrono::milliseconds(100));

@@ -195,17 +195,21 @@ class Server final : public Upstream::Handler,
     void book_trouble(const CachedItem& item, bool tell_subscribers = true);
     void fan_out_group(wire::GroupScope scope, uint32_t id, const std::string& service_name,
                        const std::vector<CachedItem*>& items);
+    void service_went_down(uint16_t source, uint32_t service_id, const std::string& name);
+    void source_went_silent(uint16_t source);
     std::vector<CachedItem*> items_of_source(uint16_t source, bool followers);
 
     // Redundant sources (server/redundancy/source_switch.cpp).
     void note_directory(uint16_t source, const wire::Directory& directory);
-    std::unordered_set<uint64_t> apply_group_switches();
-    bool switching(uint64_t item_id) const;
-    void run_switch_slice(std::unordered_set<uint64_t>* told);
+    void apply_group_switches();
+    void run_switch_slice();
     void finish_switches();
     void note_switch_done(const SwitchQueue::Job& job);
-    SwitchQueue::Outcome switch_item(const GroupSwitch& change, uint64_t id,
-                                     std::unordered_set<uint64_t>* told);
+    SwitchQueue::Outcome switch_item(const GroupSwitch& change, uint64_t id);
+    // `work` (statuses of items no switch moves) now, or once the queued
+    // switches are done: they come first, and their items are told nothing.
+    void after_switches(std::function<void()> work);
+    void run_after_switches();
     void move_subscribers(CachedItem& from, CachedItem& to, const proto::FieldImage* image);
     // Followers of a hot standby (server/redundancy/follow_standby.cpp).
     SwitchQueue::Outcome follow_standby(CachedItem& from, CachedItem& to);
@@ -312,6 +316,7 @@ class Server final : public Upstream::Handler,
     } switch_counters_;
     SwitchQueue switches_;  // subscribed items not yet moved by a switch, in slices
     Timer switch_timer_;    // the next slice, after the clients' I/O
+    std::vector<std::function<void()>> after_switches_;  // waiting for switches_ to be done
     // During one subscribe request: the user's room and the client's count at its start.
     struct UserBudget {
         size_t room = SIZE_MAX;

@@ -234,24 +234,38 @@ void Server::on_directory(uint16_t source, const proto::Frame& frame) {
     const auto change = recovery_.on_directory(source, directory);
     counters_.foreign_messages += change.foreign;
     note_directory(source, directory);
-    // Subscribers move to a standby first; those it could not take were told
-    // why, and those still queued for the move are told nothing.
-    const auto told = apply_group_switches();
+    // Subscribers move to a standby first; the other items are told after.
+    apply_group_switches();
     for (const auto& info : change.went_down) {
-        const std::string text = "service " + info.name() + " is down: its source went away";
-        // Not those following another member, nor those a switch is moving
-        // (their turn tells them what the standby has).
-        std::vector<CachedItem*> items;
-        cache_.for_each([&](CachedItem& item) {
-            if (item.service_id != info.service_id() || item.fed_by || told.contains(item.id) ||
-                switching(item.id))
-                return;
-            ItemCache::invalidate(item, wire::STATUS_SOURCE_DOWN, text);
-            items.push_back(&item);
+        after_switches([this, source, id = info.service_id(), name = info.name()] {
+            service_went_down(source, id, name);
         });
-        fan_out_group(wire::GROUP_SERVICE, info.service_id(), info.name(), items);
-        feed_statuses(items);
     }
+}
+
+namespace {
+
+// Told already (by a switch that could not move it): said once.
+bool told_source_down(const CachedItem& item) {
+    return item.status.code() == wire::STATUS_SOURCE_DOWN &&
+           item.status.data_state() == wire::DATA_SUSPECT;
+}
+
+}  // namespace
+
+// The service's items still shown ok go suspect: not those following another
+// member (a switch moved them), nor those a switch told why it could not.
+void Server::service_went_down(uint16_t source, uint32_t service_id, const std::string& name) {
+    if (!groups_.listed_down(name, source)) return;  // up again before its turn came
+    const std::string text = "service " + name + " is down: its source went away";
+    std::vector<CachedItem*> items;
+    cache_.for_each([&](CachedItem& item) {
+        if (item.service_id != service_id || item.fed_by || told_source_down(item)) return;
+        ItemCache::invalidate(item, wire::STATUS_SOURCE_DOWN, text);
+        items.push_back(&item);
+    });
+    fan_out_group(wire::GROUP_SERVICE, service_id, name, items);
+    feed_statuses(items);
 }
 
 // Items that all took the same new status for one reason: their subscribers
@@ -339,15 +353,17 @@ void Server::on_source_silent(uint16_t source, bool silent) {
         recovery_.on_source_heard_again(source, fanout_.subscribed_items());
         return rewarm_standby(source);
     }
-    // Subscribers move to a standby first; those it could not take were told
-    // why, and those still queued for the move are told nothing.
-    // Not those following another member, nor those a switch is moving
-    // (their turn tells them what the standby has).
-    const auto told = apply_group_switches();
+    // Subscribers move to a standby first; the other items are told after.
+    apply_group_switches();
+    after_switches([this, source] { source_went_silent(source); });
+}
+
+// The source's items still shown ok go suspect: not those following another
+// member (a switch moved them), nor those a switch told why it could not.
+void Server::source_went_silent(uint16_t source) {
+    if (!groups_.silent(source)) return;  // heard again before its turn came
     std::vector<CachedItem*> items = items_of_source(source, false);
-    std::erase_if(items, [&](const CachedItem* item) {
-        return told.contains(item->id) || switching(item->id);
-    });
+    std::erase_if(items, [](const CachedItem* item) { return told_source_down(*item); });
     for (CachedItem* item : items) {
         ItemCache::invalidate(*item, wire::STATUS_SOURCE_DOWN,
                               "no packets from the distributor for backbone.source_silent_ms");

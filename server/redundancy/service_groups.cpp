@@ -123,6 +123,13 @@ std::vector<GroupSwitch> ServiceGroups::evaluate(int64_t now_ns) {
     return switches;
 }
 
+bool ServiceGroups::listed_down(const std::string& service, uint16_t source) const {
+    const auto group = groups_.find(service);
+    if (group == groups_.end()) return true;
+    const auto member = group->second.members.find(source);
+    return member == group->second.members.end() || !member->second.listed_up;
+}
+
 std::optional<uint16_t> ServiceGroups::active(const std::string& service) const {
     const auto it = groups_.find(service);
     return it == groups_.end() ? std::nullopt : it->second.active;

@@ -71,6 +71,9 @@ class ServiceGroups {
     std::vector<GroupSwitch> evaluate(int64_t now_ns);
 
     std::optional<uint16_t> active(const std::string& service) const;
+    bool silent(uint16_t source) const { return silent_.contains(source); }
+    // The member's directory lists the service down (or no longer lists it).
+    bool listed_down(const std::string& service, uint16_t source) const;
     // Members of the service to serve from, best first: the active one, then
     // the usable standbys by rank, then the rest by rank. Empty: no group.
     std::vector<uint16_t> ranked(const std::string& service) const;

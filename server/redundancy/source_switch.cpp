@@ -48,15 +48,12 @@ void Server::note_directory(uint16_t source, const wire::Directory& directory) {
 
 // The switches due now: their subscribed items queued, and the first slice of
 // them moved at once (all of them when they fit: a small switch completes
-// here). Returns the items whose subscribers were told a status here (the new
-// member has no current image of them), which the caller's own statuses skip,
-// as they skip the items still queued (switching(), told nothing until moved).
-std::unordered_set<uint64_t> Server::apply_group_switches() {
+// here).
+void Server::apply_group_switches() {
     groups_.configure(source_rank(config_.redundancy_source_rank),
                       int64_t{config_.redundancy_hold_down_ms} * 1'000'000);
     const auto changes = groups_.evaluate(monotonic_ns());
-    std::unordered_set<uint64_t> told;
-    if (changes.empty()) return told;
+    if (changes.empty()) return;
     const std::vector<uint64_t> subscribed = fanout_.subscribed_items();
     for (const auto& change : changes) {
         std::vector<uint64_t> items;  // served by the old member, of this service only
@@ -67,24 +64,29 @@ std::unordered_set<uint64_t> Server::apply_group_switches() {
         }
         switches_.add(change, items, monotonic_ns());
     }
-    run_switch_slice(&told);
-    return told;
-}
-
-bool Server::switching(uint64_t item_id) const {
-    return switches_.waiting(item_id);
+    run_switch_slice();
 }
 
 // One bounded slice of the queued switches (redundancy.switch_slice_items);
 // the rest wait for the next loop iteration, after the clients' I/O.
-void Server::run_switch_slice(std::unordered_set<uint64_t>* told) {
-    const auto step = [&](const GroupSwitch& change, uint64_t id) {
-        return switch_item(change, id, told);
-    };
+void Server::run_switch_slice() {
+    const auto step = [&](const GroupSwitch& change, uint64_t id) { return switch_item(change, id); };
     for (const auto& job : switches_.run(config_.redundancy_switch_slice_items, step)) {
         note_switch_done(job);
     }
-    if (!switches_.empty()) switch_timer_.start_once(std::chrono::microseconds(0));
+    if (!switches_.empty()) return switch_timer_.start_once(std::chrono::microseconds(0));
+    run_after_switches();
+}
+
+void Server::after_switches(std::function<void()> work) {
+    if (switches_.empty()) return work();
+    after_switches_.push_back(std::move(work));
+}
+
+void Server::run_after_switches() {
+    auto due = std::move(after_switches_);
+    after_switches_.clear();
+    for (auto& work : due) work();
 }
 
 void Server::note_switch_done(const SwitchQueue::Job& job) {
@@ -102,23 +104,21 @@ void Server::note_switch_done(const SwitchQueue::Job& job) {
 // Every queued item moved now, in one pass: the source's item ids are about
 // to be void (it restarted).
 void Server::finish_switches() {
-    const auto step = [&](const GroupSwitch& change, uint64_t id) {
-        return switch_item(change, id, nullptr);
-    };
+    const auto step = [&](const GroupSwitch& change, uint64_t id) { return switch_item(change, id); };
     for (const auto& job : switches_.run(0, step)) note_switch_done(job);
     switch_timer_.stop();
+    run_after_switches();
 }
 
 // One subscribed item of the service moves to the new member's item of that
 // name, or its subscribers are told why it cannot (yet).
-SwitchQueue::Outcome Server::switch_item(const GroupSwitch& change, uint64_t id,
-                                         std::unordered_set<uint64_t>* told) {
+SwitchQueue::Outcome Server::switch_item(const GroupSwitch& change, uint64_t id) {
     using Outcome = SwitchQueue::Outcome;
     CachedItem* from = cache_.find(id);
     if (!from || feed_source(*from) == change.to || from->service_name != change.service ||
         !fanout_.has_subscribers(id))
         return Outcome::kSkipped;  // another member's, moved already, or unsubscribed
-    CachedItem* to = cache_.find(from->service_name, from->name, change.to);
+    CachedItem* to = ItemCache::same_name_from(*from, change.to);
     const bool failover = change.reason != SwitchReason::kPreferred;
     if (to == from) {
         // It follows a standby, and its own source is back as the active member:
@@ -129,7 +129,6 @@ SwitchQueue::Outcome Server::switch_item(const GroupSwitch& change, uint64_t id,
         ItemCache::invalidate(*from, wire::STATUS_SOURCE_DOWN,
                               switch_text(change) + ", waiting for its fresh image of this item");
         fanout_.fan_out_status(*from);
-        if (told) told->insert(id);
         return Outcome::kWaiting;
     }
     if (to && has_current_image(*to) && cache_.keeps_images()) {
@@ -145,7 +144,6 @@ SwitchQueue::Outcome Server::switch_item(const GroupSwitch& change, uint64_t id,
         switch_text(change) + (to ? ", which has no current image of this item yet"
                                   : ", which does not publish this item"));
     fanout_.fan_out_status(*from);
-    if (told) told->insert(id);
     return Outcome::kWaiting;
 }
 
