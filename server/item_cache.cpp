@@ -26,6 +26,9 @@ ItemCache::Outcome ItemCache::apply_refresh(const wire::Refresh& refresh, Cached
         created->name = refresh.item_name();
         item = created.get();
         index_name(*item);
+        auto& of_service = by_service_[item->service_id];
+        item->service_slot = of_service.size();
+        of_service.push_back(item);
         by_id_[item->id] = std::move(created);
     } else if (refresh.solicited() && item->has_image && refresh.item_seq() == item->item_seq &&
                refresh.status().data_state() == item->status.data_state() &&
@@ -200,10 +203,30 @@ void ItemCache::erase(uint64_t id) {
     unfollow(*it->second);
     if (CachedItem* follower = it->second->feeds) unfollow(*follower);
     unindex_name(*it->second);
+    auto& of_service = by_service_[it->second->service_id];
+    of_service[it->second->service_slot] = of_service.back();
+    of_service[it->second->service_slot]->service_slot = it->second->service_slot;
+    of_service.pop_back();
+    if (of_service.empty()) by_service_.erase(it->second->service_id);
     by_id_.erase(it);
 }
 
+const std::vector<CachedItem*>* ItemCache::items_of_service(uint32_t service_id) const {
+    const auto it = by_service_.find(service_id);
+    return it == by_service_.end() ? nullptr : &it->second;
+}
+
+const std::vector<CachedItem*>* ItemCache::items_of_service(std::string_view service,
+                                                        uint16_t source) const {
+    for (const auto& [service_id, items] : by_service_) {
+        if (proto::service_source(service_id) == source && items.front()->service_name == service)
+            return &items;
+    }
+    return nullptr;
+}
+
 void ItemCache::clear() {
+    by_service_.clear();
     by_name_.clear();
     by_id_.clear();
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "proto/field_image.h"
 #include "proto/update_codec.h"
@@ -36,6 +37,7 @@ struct CachedItem {
     // members of a redundancy group (server/redundancy/) each publish their own.
     CachedItem* same_name = nullptr;
     CachedItem* name_prev = nullptr;  // the one before in that chain (null: the first)
+    size_t service_slot = 0;          // its place in ItemCache's list of its service's items
     // A switch to a hot standby (server/redundancy/item_mirror.cpp): this
     // item's subscribers are served `fed_by`, another member's item of the same
     // name, under this item's id and at its sequence (item_seq = fed_by's +
@@ -106,6 +108,12 @@ class ItemCache {
     static void invalidate(CachedItem& item, wire::StatusCode code, const std::string& text);
 
     void for_each(const std::function<void(CachedItem&)>& visit);
+    // The items of one service (one distributor's), in no particular order;
+    // null when it has none. Valid until an item of it is created or erased.
+    const std::vector<CachedItem*>* items_of_service(uint32_t service_id) const;
+    // The same for the service of that name a distributor (`source`) publishes.
+    const std::vector<CachedItem*>* items_of_service(std::string_view service,
+                                                     uint16_t source) const;
     void erase(uint64_t id);
     void clear();
     size_t size() const { return by_id_.size(); }
@@ -139,6 +147,7 @@ class ItemCache {
     std::string book_why_;
     std::unordered_map<uint64_t, std::unique_ptr<CachedItem>> by_id_;
     std::unordered_map<NameKey, CachedItem*, NameKeyHash> by_name_;
+    std::unordered_map<uint32_t, std::vector<CachedItem*>> by_service_;
 };
 
 }  // namespace mdcast::server

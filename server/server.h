@@ -205,7 +205,7 @@ class Server final : public Upstream::Handler,
     void run_switch_slice();
     void finish_switches();
     void note_switch_done(const SwitchQueue::Job& job);
-    SwitchQueue::Outcome switch_item(const GroupSwitch& change, uint64_t id);
+    SwitchQueue::Outcome switch_item(const GroupSwitch& change, CachedItem& item);
     // `work` (statuses of items no switch moves) now, or once the queued
     // switches are done: they come first, and their items are told nothing.
     void after_switches(std::function<void()> work);
