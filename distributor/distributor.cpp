@@ -121,9 +121,13 @@ void Distributor::on_publisher_closed(PublisherSession& session, CloseReason rea
     posts_.publisher_gone(id);
     leave_groups(id, std::string(close_reason_name(reason)) + ": " + text);
     const auto released = registry_.release(id);
-    // The directory first: servers switch a redundancy group on it, and marking
-    // a service's items (100,000 of them: milliseconds) can wait.
-    if (!released.empty()) on_directory_changed();
+    // The directory first, sent now rather than at the end of this loop pass:
+    // servers switch a redundancy group on it, and marking a service's items
+    // (100,000 of them: milliseconds) can wait.
+    if (!released.empty()) {
+        on_directory_changed();
+        backbone_->flush();
+    }
     for (uint32_t service_id : released) {
         registry_.mark_service_items_suspect(service_id);
         log_->warn("service {} is down: its publisher went away",
