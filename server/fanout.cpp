@@ -18,7 +18,7 @@ std::span<const uint8_t> bytes_of(const std::string& frame) {
 
 }  // namespace
 
-Fanout::Fanout(const ItemCache& cache, EventLoop& loop)
+Fanout::Fanout(ItemCache& cache, EventLoop& loop)
     : cache_(cache), paced_timer_(loop, [this] {
           paced_timer_due_ns_ = 0;
           send_paced(monotonic_ns());
@@ -29,12 +29,11 @@ Fanout::Fanout(const ItemCache& cache, EventLoop& loop)
 bool Fanout::subscribe(ClientSession& client, uint64_t item_id, const std::vector<uint32_t>& view,
                        uint32_t conflate_ms) {
     const bool json = client.json() != nullptr;
-    if (json) {
-        if (const CachedItem* item = cache_.find(item_id))
-            client.bind_json_stream(item->service_name, item->name, item_id);
-    }
+    CachedItem* item = cache_.find(item_id);
+    if (json && item) client.bind_json_stream(item->service_name, item->name, item_id);
     if (!by_item_.add(item_id, &client, view, json, conflate_ms))
         return false;  // already open: re-image only
+    if (item) item->subscribed_hint = true;
     by_client_[&client][item_id] = view;
     return true;
 }
@@ -48,6 +47,7 @@ bool Fanout::unsubscribe(ClientSession& client, uint64_t item_id) {
 }
 
 std::vector<Fanout::Subscriber> Fanout::take_item(uint64_t item_id) {
+    if (CachedItem* item = cache_.find(item_id)) item->subscribed_hint = false;
     std::vector<Subscriber> taken;
     for (auto& group : by_item_.take(item_id)) {
         for (ClientSession* client : group.clients) {

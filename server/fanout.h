@@ -65,7 +65,8 @@ class Fanout {
 
     // `cache` supplies the current state a conflating client is sent; `loop`
     // runs the conflation-interval timer.
-    Fanout(const ItemCache& cache, EventLoop& loop);
+    // It marks the items it is given subscribers of (CachedItem::subscribed_hint).
+    Fanout(ItemCache& cache, EventLoop& loop);
 
     // ---- the subscription book ----
     // False when the client holds the item already (in any view): nothing changes.
@@ -170,7 +171,7 @@ class Fanout {
     void on_image_to(Group& group, const ClientSession& client, const CachedItem& item);
     void arm_paced_timer();
 
-    const ItemCache& cache_;
+    ItemCache& cache_;
     SubscriptionTable<ClientSession> by_item_;
     std::unordered_map<const ClientSession*, Views> by_client_;
     FanoutCounters counters_;

@@ -38,6 +38,11 @@ struct CachedItem {
     CachedItem* same_name = nullptr;
     CachedItem* name_prev = nullptr;  // the one before in that chain (null: the first)
     size_t service_slot = 0;          // its place in ItemCache's list of its service's items
+    // Set when the fan-out gives it a subscriber, cleared when it takes them
+    // all away; left set when they leave one by one. A switch trusts it to
+    // mean "subscribed" (moving an item nobody holds costs only time) and asks
+    // the fan-out when it is not set.
+    bool subscribed_hint = false;
     // A switch to a hot standby (server/redundancy/item_mirror.cpp): this
     // item's subscribers are served `fed_by`, another member's item of the same
     // name, under this item's id and at its sequence (item_seq = fed_by's +

@@ -72,11 +72,17 @@ void Server::run_switch_slice() {
     };
     // What a step reads, fetched while the steps before it run: the items are
     // scattered over the heap, and a switch of 100,000 waits on memory.
-    const auto ahead = [](CachedItem* item) {
-        __builtin_prefetch(item);
-        __builtin_prefetch(reinterpret_cast<const char*>(item) + 64);
-        __builtin_prefetch(reinterpret_cast<const char*>(item) + 128);
-        __builtin_prefetch(reinterpret_cast<const char*>(item) + 192);
+    const auto ahead = [](CachedItem* item, int stage) {
+        if (stage == 0) {  // the item
+            for (size_t at = 0; at < sizeof(CachedItem); at += 64)
+                __builtin_prefetch(reinterpret_cast<const char*>(item) + at);
+            return;
+        }
+        // Loaded by now: what it points at (its fields, the other member's item).
+        __builtin_prefetch(item->image.slots().data());
+        for (CachedItem* other : {item->same_name, item->name_prev}) {
+            if (other) __builtin_prefetch(other);
+        }
     };
     for (const auto& job : switches_.run(config_.redundancy_switch_slice_items, step, ahead)) {
         note_switch_done(job);
@@ -128,7 +134,7 @@ SwitchQueue::Outcome Server::switch_item(const GroupSwitch& change, CachedItem& 
     CachedItem* const from = &item;
     const uint64_t id = from->id;
     if (feed_source(*from) != change.from || from->service_name != change.service ||
-        !fanout_.has_subscribers(id))
+        (!from->subscribed_hint && !fanout_.has_subscribers(id)))
         return Outcome::kSkipped;  // another member's, moved already, or unsubscribed
     CachedItem* to = ItemCache::same_name_from(*from, change.to);
     const bool failover = change.reason != SwitchReason::kPreferred;

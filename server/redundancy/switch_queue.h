@@ -56,8 +56,9 @@ class BasicSwitchQueue {
     // Moves one item for `change`, counting what became of it (and of any
     // other item it stands for) in `job`.
     using Step = std::function<void(const GroupSwitch& change, Item item, Job& job)>;
-    // Told of an item a few steps ahead, to fetch what its step will read.
-    using Ahead = std::function<void(Item item)>;
+    // Told of an item a few steps ahead, to fetch what its step will read:
+    // first (stage 0) eight steps ahead, then (stage 1) four.
+    using Ahead = std::function<void(Item item, int stage)>;
 
     // Queues `items` (subscribed items of change.from's service) behind those
     // already waiting.
@@ -89,7 +90,10 @@ class BasicSwitchQueue {
             Job& job = jobs_.front();
             ++job.slices;
             while (job.next < job.items.size() && (limit == 0 || done < limit)) {
-                if (ahead && job.next + kAhead < job.items.size()) ahead(job.items[job.next + kAhead]);
+                if (ahead && job.next + kAhead < job.items.size()) {
+                    ahead(job.items[job.next + kAhead], 0);
+                    ahead(job.items[job.next + kAhead / 2], 1);
+                }
                 const Item item = job.items[job.next++];
                 --size_;
                 ++done;
