@@ -2,6 +2,7 @@
 // invalidation and the max_items limit.
 #include "server/item_cache.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
@@ -424,4 +425,90 @@ TEST_CASE("each distributor's item of one name is found, and erasing one keeps t
     cache.erase(one);
     CHECK(cache.find("SVC", "A") == nullptr);
     CHECK(cache.size() == 0);
+}
+
+TEST_CASE("the same name's item of another distributor is found along the chain, both ways",
+          "[item_cache]") {
+    using mdcast::proto::make_item_id;
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    const uint64_t one = make_item_id(1, 5), two = make_item_id(2, 9), three = make_item_id(3, 4);
+    for (uint64_t id : {one, two, three}) {
+        REQUIRE(cache.apply_refresh(make_refresh(id, 1, "A"), item) == Outcome::kApplied);
+    }
+    CachedItem& first = *cache.find(one);
+    CachedItem& last = *cache.find(three);
+    CHECK(ItemCache::same_name_from(first, 3) == &last);  // the newer one, before it
+    CHECK(ItemCache::same_name_from(last, 1) == &first);  // the older one, after it
+    CHECK(ItemCache::same_name_from(first, 1) == &first);
+    CHECK(ItemCache::same_name_from(first, 4) == nullptr);
+    cache.erase(two);  // the links close over the gap
+    CHECK(ItemCache::same_name_from(first, 3) == &last);
+    CHECK(ItemCache::same_name_from(last, 1) == &first);
+    CHECK(ItemCache::same_name_from(first, 2) == nullptr);
+}
+
+TEST_CASE("a service's items are listed, and erasing one keeps the list whole", "[item_cache]") {
+    using mdcast::proto::make_item_id;
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    for (uint64_t n = 1; n <= 4; ++n) {
+        auto refresh = make_refresh(make_item_id(2, n), 1, "N" + std::to_string(n), "SVC");
+        refresh.set_service_id(mdcast::proto::make_service_id(2, 1));
+        REQUIRE(cache.apply_refresh(refresh, item) == Outcome::kApplied);
+    }
+    const auto* listed = cache.items_of_service("SVC", 2);
+    REQUIRE(listed);
+    CHECK(listed->size() == 4);
+    CHECK(cache.items_of_service("SVC", 3) == nullptr);
+    CHECK(cache.items_of_service("OTHER", 2) == nullptr);
+    cache.erase(make_item_id(2, 1));
+    cache.erase(make_item_id(2, 3));
+    listed = cache.items_of_service("SVC", 2);
+    REQUIRE(listed);
+    std::vector<std::string> names;
+    for (const CachedItem* i : *listed) names.push_back(i->name);
+    std::sort(names.begin(), names.end());
+    CHECK(names == std::vector<std::string>{"N2", "N4"});
+    cache.erase(make_item_id(2, 2));
+    cache.erase(make_item_id(2, 4));
+    CHECK(cache.items_of_service("SVC", 2) == nullptr);
+}
+
+// A redundancy failover (server/redundancy/follow_standby.cpp): the follower
+// takes the standby's updates at its own id and sequence; its own source's
+// messages are not applied meanwhile.
+TEST_CASE("a follower applies its standby's updates at its own sequence", "[item_cache]") {
+    using mdcast::proto::make_item_id;
+    ItemCache cache(64, 100);
+    CachedItem* item = nullptr;
+    const uint64_t own = make_item_id(1, 5), standby = make_item_id(2, 9);
+    REQUIRE(cache.apply_refresh(make_refresh(own, 40, "A"), item) == Outcome::kApplied);
+    REQUIRE(cache.apply_refresh(make_refresh(standby, 7, "A"), item) == Outcome::kApplied);
+    CachedItem& follower = *cache.find(own);
+    CachedItem& source = *cache.find(standby);
+    ItemCache::follow(follower, source);
+    CHECK(follower.fed_by == &source);
+    CHECK(source.feeds == &follower);
+
+    auto update = make_update(standby, 8);
+    REQUIRE(cache.apply_update(update, item) == Outcome::kApplied);
+    CHECK(cache.apply_followed(follower, update) == Outcome::kApplied);
+    CHECK(update.item_id == own);
+    CHECK(update.item_seq == 41);
+    CHECK(follower.item_seq == 41);
+    CHECK(follower.image.find(32) != nullptr);
+
+    // Its own source is not applied while it follows.
+    CHECK(cache.apply_update(make_update(own, 41), item) == Outcome::kFollowing);
+    CHECK(cache.apply_refresh(make_refresh(own, 50, "A"), item) == Outcome::kFollowing);
+    CHECK(cache.apply_status(make_status(own, wire::STREAM_OPEN, wire::DATA_SUSPECT,
+                                         wire::STATUS_SOURCE_DOWN),
+                             item) == Outcome::kFollowing);
+    CHECK(follower.item_seq == 41);
+
+    // Erasing the standby ends the link; the follower applies its own again.
+    cache.erase(standby);
+    CHECK(follower.fed_by == nullptr);
+    CHECK(cache.apply_update(make_update(own, 42), item) == Outcome::kApplied);
 }
