@@ -217,7 +217,7 @@ const std::vector<CachedItem*>* ItemCache::items_of_service(uint32_t service_id)
 }
 
 const std::vector<CachedItem*>* ItemCache::items_of_service(std::string_view service,
-                                                        uint16_t source) const {
+                                                            uint16_t source) const {
     for (const auto& [service_id, items] : by_service_) {
         if (proto::service_source(service_id) == source && items.front()->service_name == service)
             return &items;

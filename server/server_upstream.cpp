@@ -193,8 +193,8 @@ void Server::on_item_status(uint16_t source, const proto::Frame& frame) {
     ++counters_.statuses_in;
     if (status.status().code() == wire::STATUS_UNCHANGED && !confirm_unchanged(status)) return;
     CachedItem* item = nullptr;
-    const auto outcome =
-        status.item_id() != 0 ? cache_.apply_status(status, item) : ItemCache::Outcome::kUnknownItem;
+    const auto outcome = status.item_id() != 0 ? cache_.apply_status(status, item)
+                                               : ItemCache::Outcome::kUnknownItem;
     if (outcome == ItemCache::Outcome::kFollowing) ++counters_.following_dropped;
     if (outcome == ItemCache::Outcome::kApplied) {
         fanout_.fan_out_status(*item);

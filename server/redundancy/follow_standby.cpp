@@ -54,8 +54,9 @@ void Server::feed_update(CachedItem& to, std::span<const uint8_t> whole) {
     if (outcome == ItemCache::Outcome::kApplied || outcome == ItemCache::Outcome::kBookFull) {
         rekeyed_.clear();
         proto::append_rekeyed_frame(rekeyed_, whole, follower.id, follower.item_seq);
-        fanout_.fan_out_update(follower, update_,
-                               {reinterpret_cast<const uint8_t*>(rekeyed_.data()), rekeyed_.size()});
+        fanout_.fan_out_update(
+            follower, update_,
+            {reinterpret_cast<const uint8_t*>(rekeyed_.data()), rekeyed_.size()});
         if (outcome == ItemCache::Outcome::kBookFull) book_trouble(follower);
     } else if (outcome == ItemCache::Outcome::kItemGap) {
         fanout_.fan_out_status(follower);  // an image of `to` mends it (feed_image)

@@ -56,7 +56,8 @@ void Server::apply_group_switches() {
     const auto changes = groups_.evaluate(monotonic_ns());
     if (changes.empty()) return;
     for (const auto& change : changes) {
-        const std::vector<CachedItem*>* items = cache_.items_of_service(change.service, change.from);
+        const std::vector<CachedItem*>* items =
+            cache_.items_of_service(change.service, change.from);
         switches_.add(change, items ? *items : std::vector<CachedItem*>{}, monotonic_ns());
     }
     run_switch_slice();
@@ -154,7 +155,7 @@ SwitchQueue::Outcome Server::switch_item(const GroupSwitch& change, CachedItem& 
         move_subscribers(*from, *to, &to->image);
         return Outcome::kMoved;
     }
-    if (to) recovery_.request_image(*to);  // its subscribers move when the image comes
+    if (to) recovery_.request_image(*to);     // its subscribers move when the image comes
     if (!failover) return Outcome::kWaiting;  // still served
     ItemCache::unfollow(*from);
     ItemCache::invalidate(

@@ -37,14 +37,14 @@ class BasicSwitchQueue {
   public:
     using Outcome = SwitchOutcome;
     struct Job {
-        GroupSwitch change;        // the newest switch of the service
-        std::vector<Item> items;   // in order; those before `next` are done
-        size_t next = 0;           // the next item to move
-        int64_t start_ns = 0;      // when the first switch of this job came
-        size_t moved = 0;          // moved with a refresh
-        size_t unchanged = 0;      // moved with nothing sent (the same values there)
-        size_t waiting = 0;        // the new member had no current image: told why
-        size_t slices = 0;         // loop passes it took
+        GroupSwitch change;       // the newest switch of the service
+        std::vector<Item> items;  // in order; those before `next` are done
+        size_t next = 0;          // the next item to move
+        int64_t start_ns = 0;     // when the first switch of this job came
+        size_t moved = 0;         // moved with a refresh
+        size_t unchanged = 0;     // moved with nothing sent (the same values there)
+        size_t waiting = 0;       // the new member had no current image: told why
+        size_t slices = 0;        // loop passes it took
 
         void count(Outcome outcome) {
             if (outcome == Outcome::kMoved) ++moved;

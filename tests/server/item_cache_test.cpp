@@ -502,9 +502,9 @@ TEST_CASE("a follower applies its standby's updates at its own sequence", "[item
     // Its own source is not applied while it follows.
     CHECK(cache.apply_update(make_update(own, 41), item) == Outcome::kFollowing);
     CHECK(cache.apply_refresh(make_refresh(own, 50, "A"), item) == Outcome::kFollowing);
-    CHECK(cache.apply_status(make_status(own, wire::STREAM_OPEN, wire::DATA_SUSPECT,
-                                         wire::STATUS_SOURCE_DOWN),
-                             item) == Outcome::kFollowing);
+    CHECK(cache.apply_status(
+              make_status(own, wire::STREAM_OPEN, wire::DATA_SUSPECT, wire::STATUS_SOURCE_DOWN),
+              item) == Outcome::kFollowing);
     CHECK(follower.item_seq == 41);
 
     // Erasing the standby ends the link; the follower applies its own again.

@@ -67,8 +67,10 @@ TEST_CASE("what became of each item is counted per switch") {
     SwitchQueue queue;
     queue.add(change(1, 2), ids(1, 6), 0);
     const auto finished = queue.run(0, counting([](const GroupSwitch&, uint64_t id) {
-        return id % 3 == 0 ? Outcome::kWaiting : id % 3 == 1 ? Outcome::kMoved : Outcome::kSkipped;
-    }));
+                                        return id % 3 == 0   ? Outcome::kWaiting
+                                               : id % 3 == 1 ? Outcome::kMoved
+                                                             : Outcome::kSkipped;
+                                    }));
     REQUIRE(finished.size() == 1);
     CHECK(finished[0].moved == 2);
     CHECK(finished[0].waiting == 2);
@@ -79,9 +81,9 @@ TEST_CASE("a switch with no subscribed item finishes in the next slice") {
     queue.add(change(1, 2), {}, 0);
     CHECK(queue.empty());
     const auto finished = queue.run(10, counting([](const GroupSwitch&, uint64_t) {
-        FAIL("no item to move");
-        return Outcome::kMoved;
-    }));
+                                        FAIL("no item to move");
+                                        return Outcome::kMoved;
+                                    }));
     REQUIRE(finished.size() == 1);
     CHECK(finished[0].change.to == 2);
 }
@@ -92,11 +94,13 @@ TEST_CASE("an item queued again is met again, in order, and moved once") {
     queue.add(change(1, 2), {1, 2, 3}, 0);
     queue.add(change(1, 2), {3, 2, 4}, 0);
     std::vector<uint64_t> moved;
-    const auto finished = queue.run(0, counting([&](const GroupSwitch&, uint64_t id) {
-        if (std::find(moved.begin(), moved.end(), id) != moved.end()) return Outcome::kSkipped;
-        moved.push_back(id);
-        return Outcome::kMoved;
-    }));
+    const auto finished =
+        queue.run(0, counting([&](const GroupSwitch&, uint64_t id) {
+                      if (std::find(moved.begin(), moved.end(), id) != moved.end())
+                          return Outcome::kSkipped;
+                      moved.push_back(id);
+                      return Outcome::kMoved;
+                  }));
     CHECK(moved == std::vector<uint64_t>{1, 2, 3, 4});
     REQUIRE(finished.size() == 1);
     CHECK(finished[0].moved == 4);
@@ -116,10 +120,10 @@ TEST_CASE("a second switch of the service takes the waiting items to the newest 
     queue.add(change(2, 3), {1, 2}, 0);        // 2 went too: its items (1 and 2 now) follow
     queue.add(change(5, 6, "OTHER"), {9}, 0);  // another service waits its turn
     const auto finished = queue.run(0, counting([&](const GroupSwitch& c, uint64_t id) {
-        if (c.service == "OTHER") CHECK(id == 9);
-        target.erase(id);
-        return move(c, id);
-    }));
+                                        if (c.service == "OTHER") CHECK(id == 9);
+                                        target.erase(id);
+                                        return move(c, id);
+                                    }));
     CHECK(target == std::map<uint64_t, uint16_t>{{1, 3}, {2, 3}, {3, 3}, {4, 3}, {9, 6}});
     REQUIRE(finished.size() == 2);
     CHECK(finished[0].change.service == "MDCAST");
