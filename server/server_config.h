@@ -119,6 +119,7 @@ struct ServerConfig : AuthConfig, TlsKeys, AdminLimitKeys, UpstreamKeys {
     std::vector<std::string> redundancy_source_rank;
     uint32_t redundancy_hold_down_ms = 0;
     uint32_t redundancy_switch_slice_items = 0;
+    uint32_t redundancy_switch_slice_us = 0;
 
     // Loss injection, for tests only.
     double loss_receive_rate = 0;

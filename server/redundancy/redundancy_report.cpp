@@ -104,7 +104,8 @@ void Server::register_redundancy_metrics() {
               [this] { return switch_counters_.items_without_image; });
     m.gauge("redundancy_switch_queued_items",
             "Subscribed items a switch has still to move (moved in slices of "
-            "redundancy.switch_slice_items per loop iteration)",
+            "redundancy.switch_slice_items, for up to redundancy.switch_slice_us per loop "
+            "iteration)",
             [this] { return static_cast<double>(switches_.size()); });
 }
 

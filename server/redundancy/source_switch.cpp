@@ -63,8 +63,9 @@ void Server::apply_group_switches() {
     run_switch_slice();
 }
 
-// One bounded slice of the queued switches (redundancy.switch_slice_items);
-// the rest wait for the next loop iteration, after the clients' I/O.
+// Slices of the queued switches (redundancy.switch_slice_items each) for up to
+// redundancy.switch_slice_us; the rest wait for the next loop iteration, after
+// the clients' I/O.
 void Server::run_switch_slice() {
     const auto step = [&](const GroupSwitch& change, CachedItem* item, SwitchQueue::Job& job) {
         CachedItem* follower = item->feeds;  // before the item moves: it may follow another
@@ -85,9 +86,12 @@ void Server::run_switch_slice() {
             if (other) __builtin_prefetch(other);
         }
     };
-    for (const auto& job : switches_.run(config_.redundancy_switch_slice_items, step, ahead)) {
-        note_switch_done(job);
-    }
+    const int64_t until = monotonic_ns() + int64_t{config_.redundancy_switch_slice_us} * 1000;
+    do {
+        for (const auto& job : switches_.run(config_.redundancy_switch_slice_items, step, ahead)) {
+            note_switch_done(job);
+        }
+    } while (!switches_.empty() && monotonic_ns() < until);
     if (!switches_.empty()) return switch_timer_.start_once(std::chrono::microseconds(0));
     run_after_switches();
 }

@@ -53,7 +53,7 @@ class DualHomed(Pair):
         start_distributor(stack, 1, self.ports[1], "dist1")
         self.server = stack.server(1, extra=f"  source_silent_ms: {SILENT_MS}\n"
                                             f"redundancy:\n  hold_down_ms: {HOLD_DOWN_MS}\n"
-                                            "  switch_slice_items: 3\n")
+                                            "  switch_slice_items: 3\n  switch_slice_us: 0\n")
         # Distributor 2 is not there yet: the publisher's second link keeps trying
         # while the first publishes, and the group starts as it is ranked.
         self.publisher = sdk_publisher(

@@ -42,7 +42,7 @@ class Pair:
                       2: add_distributor(stack, "dist2", 2, stack.group, stack.backbone_port)}
         self.server = stack.server(1, extra=f"  source_silent_ms: {SILENT_MS}\n"
                                             f"redundancy:\n  hold_down_ms: {HOLD_DOWN_MS}\n"
-                                            "  switch_slice_items: 3\n")
+                                            "  switch_slice_items: 3\n  switch_slice_us: 0\n")
         self.sources = {}
         # Distributor 1 (the lowest id, so the preferred one) up first, then the
         # standby: the group starts as it will be ranked, with no switch.
