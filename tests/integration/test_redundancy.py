@@ -36,8 +36,8 @@ class Pair:
     """Distributors 1 and 2 with a source each (same service, same items), one
     server, an mdcast-client and an SDK consumer on every item."""
 
-    def __init__(self, stack, standby_items=ITEMS):
-        self.stack = stack
+    def __init__(self, stack, standby_items=ITEMS, rate=400):
+        self.stack, self.rate = stack, rate
         self.ports = {1: add_distributor(stack, "dist1", 1, stack.group, stack.backbone_port),
                       2: add_distributor(stack, "dist2", 2, stack.group, stack.backbone_port)}
         self.server = stack.server(1, extra=f"  source_silent_ms: {SILENT_MS}\n"
@@ -59,7 +59,7 @@ class Pair:
         self.sources[distributor_id] = self.stack.start(
             name or f"source{distributor_id}",
             [os.environ.get("MDCAST_SOURCE", "mdcast-source"), "--distributor",
-             f"127.0.0.1:{self.ports[distributor_id]}", "--items", str(items), "--rate", "400",
+             f"127.0.0.1:{self.ports[distributor_id]}", "--items", str(items), "--rate", str(self.rate),
              "--duration", "0"])
         return self.sources[distributor_id]
 
@@ -92,6 +92,9 @@ class Pair:
         more updates since (the stream goes on from there)."""
         wait_until(lambda: (lambda s: all(s.get(n) == {distributor_id} for n in names))(self.served_by()),
                    timeout, f"every item served by distributor {distributor_id}")
+        if self.rate == 0:  # images only: every item's refresh
+            return wait_until(lambda: {m["item"] for m in messages_so_far(self.client) if m["type"] == "refresh"}
+                              >= set(names), timeout, "every item's refresh")
         start = self.update_counts()
         wait_until(lambda: (lambda c: all(c.get(n, 0) >= start.get(n, 0) + 3 for n in names))(self.update_counts()),
                    timeout, f"3 more updates of every item from distributor {distributor_id}")
@@ -230,6 +233,29 @@ def test_standby_silent_and_back_is_hot_again():
         pair.finish(switches=1)
 
 
+def test_a_standby_with_the_same_values_sends_nothing():
+    """Both sources publish their images only (--rate 0), so the standby's values equal the
+    active's: at the failover the clients are sent nothing at all, each item keeps its id and
+    follows distributor 2, and the switch counts every item unchanged."""
+    with Stack("redund-same") as stack:
+        pair = Pair(stack, rate=0)
+        port = admin_port(pair.server)
+        before = len(messages_so_far(pair.client))
+        pair.sources[1].popen.kill()
+        wait_until(lambda: metric(port, "mdcast_server_redundancy_items_switched_total") == ITEMS, 20,
+                   "every item switched")
+        check(metric(port, "mdcast_server_redundancy_items_unchanged_total") == ITEMS, "items unchanged metric")
+        served = pair.served_by()
+        check(all(served.get(n) == {2} for n in NAMES), f"served by {served}")
+        items = json.loads(pair.items_json())["items"]
+        check(all(i["id"] >> 40 == 1 for i in items if i["subscribers"]), "a subscribed item changed its id")
+        time.sleep(0.5)
+        after = messages_so_far(pair.client)[before:]
+        check(not [m for m in after if m["type"] != "summary"], f"the client was sent {after[:3]}")
+        check(switch_lines(pair.server) == [("1", "2", "service_down")], f"switches {switch_lines(pair.server)}")
+        pair.finish(switches=1)
+
+
 def test_items_the_standby_lacks_are_told_why():
     """The standby publishes 15 of the 20 items: at the switch those 15 move with no status,
     the other 5 get one suspect status naming why, and stay with it."""
@@ -273,5 +299,6 @@ if __name__ == "__main__":
          test_distributor_killed_moves_items_to_the_standby,
          test_distributor_stopped_moves_items_and_back,
          test_standby_silent_and_back_is_hot_again,
+         test_a_standby_with_the_same_values_sends_nothing,
          test_items_the_standby_lacks_are_told_why,
          test_flapping_source_switches_back_once_after_the_hold_down])
