@@ -92,7 +92,7 @@ class Pair:
         more updates since (the stream goes on from there)."""
         wait_until(lambda: (lambda s: all(s.get(n) == {distributor_id} for n in names))(self.served_by()),
                    timeout, f"every item served by distributor {distributor_id}")
-        if self.rate == 0:  # images only: every item's refresh
+        if getattr(self, "rate", None) == 0:  # images only (a Pair's sources): every item's refresh
             return wait_until(lambda: {m["item"] for m in messages_so_far(self.client) if m["type"] == "refresh"}
                               >= set(names), timeout, "every item's refresh")
         start = self.update_counts()
