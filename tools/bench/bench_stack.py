@@ -304,6 +304,28 @@ class Stack:
                                            "backbone.ttl": 0, **admin, **self._spin("distributor"),
                                            **(distributor_overrides or {})})
         distributor = self.start("distributor", [self.bin["distributor"], "--config", cfg], "daemon")
+        wait_for_port(self.publisher_port, distributor)
+        # A port found free may be taken before a server binds it (another process's
+        # connection is given it): such a start is tried again on other ports.
+        for attempt in range(3):
+            started = self._start_servers(servers, admin, server_overrides)
+            try:
+                for n, server in enumerate(started):
+                    wait_for_port(self.client_base_port + n, server)
+                    if self.ws_base_port:
+                        wait_for_port(self.ws_base_port + n, server)
+                    server.wait_for_log("clients on", 10)  # its own listener, not another's
+                break
+            except RuntimeError:
+                if attempt == 2 or not any("Address already in use" in p.log_text() for p in started):
+                    raise
+                for p in started:
+                    p.stop()
+        self.servers.extend(started)
+        self.distributor = distributor
+
+    def _start_servers(self, servers, admin, server_overrides):
+        """Starts `servers` instances on fresh client (and WebSocket) ports; returns them."""
         self.client_base_port = free_port(consecutive=servers)
         overrides = {**admin, **self._spin("backbone"), "clients.port": self.client_base_port,
                      "clients.max_connections": BENCH_MAX_CONNECTIONS,
@@ -318,16 +340,8 @@ class Stack:
             overrides.update({"clients.plaintext": False, "clients.tls": True, "clients.tls_port": self.client_base_port,
                               "tls.cert_file": self.tls["cert"], "tls.key_file": self.tls["key"]})
         cfg = self._config("server", {**overrides, **(server_overrides or {})})
-        wait_for_port(self.publisher_port, distributor)
-        for n in range(1, servers + 1):
-            server = self.start(f"server{n}", [self.bin["server"], "--config", cfg, "--instance", str(n)],
-                                "daemon")
-            self.servers.append(server)
-        for n, server in enumerate(self.servers):
-            wait_for_port(self.client_base_port + n, server)
-            if self.ws_base_port:
-                wait_for_port(self.ws_base_port + n, server)
-        self.distributor = distributor
+        return [self.start(f"server{n}", [self.bin["server"], "--config", cfg, "--instance", str(n)], "daemon")
+                for n in range(1, servers + 1)]
 
     def _spin(self, section):
         return {f"{section}.busy_poll_us": self.busy_poll_us} if self.busy_poll_us else {}
