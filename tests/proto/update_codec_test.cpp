@@ -131,7 +131,8 @@ TEST_CASE("a frame marked a trade is the same update with trade set", "[update_c
     const wire::Update original = sample_update();
     std::string frame;
     UpdateView u;
-    REQUIRE(decode_update(as_bytes(original.SerializeAsString()), u));
+    const std::string body = original.SerializeAsString();  // the view points into it
+    REQUIRE(decode_update(as_bytes(body), u));
     append_update_frame(frame, u);
     std::string marked = "kept";  // appended to
     append_trade_marked_frame(marked, as_bytes(frame));
