@@ -205,6 +205,7 @@ class Server final : public Upstream::Handler,
     void run_switch_slice();
     void finish_switches();
     void note_switch_done(const SwitchQueue::Job& job);
+    void switch_step(const GroupSwitch& change, CachedItem& item, SwitchQueue::Job& job);
     SwitchQueue::Outcome switch_item(const GroupSwitch& change, CachedItem& item);
     // `work` (statuses of items no switch moves) now, or once the queued
     // switches are done: they come first, and their items are told nothing.
@@ -214,7 +215,7 @@ class Server final : public Upstream::Handler,
     // Followers of a hot standby (server/redundancy/follow_standby.cpp).
     SwitchQueue::Outcome follow_standby(CachedItem& from, CachedItem& to);
     void feed_update(CachedItem& to, std::span<const uint8_t> whole);
-    void feed_image(CachedItem& to);
+    void refresh_follower(CachedItem& follower, CachedItem& to);
     void feed_status(CachedItem& to);
     void feed_statuses(const std::vector<CachedItem*>& items);
     bool own_image_while_following(CachedItem& item);

@@ -129,7 +129,7 @@ void Server::on_refresh(uint16_t source, const proto::Frame& frame) {
     if (outcome == ItemCache::Outcome::kBookFull) book_trouble(*item, false);
     serve_waiting(*item, image);
     adopt_subscribers(*item, image);
-    if (applied && item->feeds && cache_.keeps_images()) feed_image(*item);
+    if (applied && item->feeds && cache_.keeps_images()) refresh_follower(*item->feeds, *item);
 }
 
 // A book over cache.max_book_entries, or a refresh whose map was refused: counted,

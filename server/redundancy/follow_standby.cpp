@@ -32,19 +32,27 @@ uint64_t next_base(const CachedItem& follower, const CachedItem& to) {
 
 // `from`'s subscribers are served `to` from now on, under from's id.
 SwitchQueue::Outcome Server::follow_standby(CachedItem& from, CachedItem& to) {
-    const bool same = has_current_image(from) && proto::same_values(from.image, to.image);
-    if (!same) {
-        from.image = to.image;
-        from.item_seq = next_base(from, to);
+    hold_if_interactive(to.id);
+    if (!has_current_image(from) || !proto::same_values(from.image, to.image)) {
+        refresh_follower(from, to);
+        return SwitchQueue::Outcome::kMoved;
     }
     from.status = to.status;
-    from.has_image = true;
     from.publish_time_ns = to.publish_time_ns;
     ItemCache::follow(from, to);
-    hold_if_interactive(to.id);
-    if (same) return SwitchQueue::Outcome::kUnchanged;
-    fanout_.fan_out_image(from, &from.image);
-    return SwitchQueue::Outcome::kMoved;
+    return SwitchQueue::Outcome::kUnchanged;
+}
+
+// `to`'s image, state and sequence shift taken by `follower`, whose subscribers
+// get it as an unsolicited refresh at their next sequence.
+void Server::refresh_follower(CachedItem& follower, CachedItem& to) {
+    follower.image = to.image;
+    follower.item_seq = next_base(follower, to);
+    follower.status = to.status;
+    follower.has_image = to.has_image;
+    follower.publish_time_ns = to.publish_time_ns;
+    ItemCache::follow(follower, to);  // the shift from here on
+    fanout_.fan_out_image(follower, &follower.image);
 }
 
 // `to` applied `update_` (its frame `whole`): its follower's subscribers get it.
@@ -61,18 +69,6 @@ void Server::feed_update(CachedItem& to, std::span<const uint8_t> whole) {
     } else if (outcome == ItemCache::Outcome::kItemGap) {
         fanout_.fan_out_status(follower);  // an image of `to` mends it (feed_image)
     }
-}
-
-// `to` has a new image: its follower's subscribers get it as an unsolicited
-// refresh at their next sequence.
-void Server::feed_image(CachedItem& to) {
-    CachedItem& follower = *to.feeds;
-    follower.image = to.image;
-    follower.item_seq = next_base(follower, to);
-    follower.status = to.status;
-    follower.has_image = to.has_image;
-    ItemCache::follow(follower, to);  // the shift from here on
-    fanout_.fan_out_image(follower, &follower.image);
 }
 
 // `to`'s status changed (suspect, closed, reset): its follower's subscribers

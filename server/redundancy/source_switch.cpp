@@ -67,10 +67,8 @@ void Server::apply_group_switches() {
 // redundancy.switch_slice_us; the rest wait for the next loop iteration, after
 // the clients' I/O.
 void Server::run_switch_slice() {
-    const auto step = [&](const GroupSwitch& change, CachedItem* item, SwitchQueue::Job& job) {
-        CachedItem* follower = item->feeds;  // before the item moves: it may follow another
-        job.count(switch_item(change, *item));
-        if (follower) job.count(switch_item(change, *follower));
+    const auto step = [this](const GroupSwitch& change, CachedItem* item, SwitchQueue::Job& job) {
+        switch_step(change, *item, job);
     };
     // What a step reads, fetched while the steps before it run: the items are
     // scattered over the heap, and a switch of 100,000 waits on memory.
@@ -122,14 +120,19 @@ void Server::note_switch_done(const SwitchQueue::Job& job) {
 // Every queued item moved now, in one pass: the source's item ids are about
 // to be void (it restarted).
 void Server::finish_switches() {
-    const auto step = [&](const GroupSwitch& change, CachedItem* item, SwitchQueue::Job& job) {
-        CachedItem* follower = item->feeds;
-        job.count(switch_item(change, *item));
-        if (follower) job.count(switch_item(change, *follower));
+    const auto step = [this](const GroupSwitch& change, CachedItem* item, SwitchQueue::Job& job) {
+        switch_step(change, *item, job);
     };
     for (const auto& job : switches_.run(0, step)) note_switch_done(job);
     switch_timer_.stop();
     run_after_switches();
+}
+
+// One queued item of the old member's service, and the item following it.
+void Server::switch_step(const GroupSwitch& change, CachedItem& item, SwitchQueue::Job& job) {
+    CachedItem* follower = item.feeds;  // before the item moves: it may follow another
+    job.count(switch_item(change, item));
+    if (follower) job.count(switch_item(change, *follower));
 }
 
 // One subscribed item of the service moves to the new member's item of that
@@ -137,9 +140,8 @@ void Server::finish_switches() {
 SwitchQueue::Outcome Server::switch_item(const GroupSwitch& change, CachedItem& item) {
     using Outcome = SwitchQueue::Outcome;
     CachedItem* const from = &item;
-    const uint64_t id = from->id;
     if (feed_source(*from) != change.from || from->service_name != change.service ||
-        (!from->subscribed_hint && !fanout_.has_subscribers(id)))
+        (!from->subscribed_hint && !fanout_.has_subscribers(from->id)))
         return Outcome::kSkipped;  // another member's, moved already, or unsubscribed
     CachedItem* to = ItemCache::same_name_from(*from, change.to);
     const bool failover = change.reason != SwitchReason::kPreferred;

@@ -213,6 +213,15 @@ TEST_CASE("field_values_bytes is the size protobuf gives the field list", "[upda
     }
 }
 
+// An Update frame around `body` (encoded by hand: fields in any order).
+static std::string update_frame(const std::string& body) {
+    std::string frame(kFrameHeaderBytes, '\0');
+    encode_frame_header(
+        {static_cast<uint32_t>(body.size()), static_cast<uint16_t>(FrameType::kUpdate), 0},
+        reinterpret_cast<uint8_t*>(frame.data()));
+    return frame + body;
+}
+
 // The body of a complete frame, parsed by protobuf itself.
 static wire::Update parse_frame(const std::string& frame) {
     const auto header = decode_frame_header(reinterpret_cast<const uint8_t*>(frame.data()));
@@ -246,11 +255,7 @@ TEST_CASE("a resequenced frame is the same update with the new sequence", "[upda
         tail_first = original;
         tail_first.clear_trade();
         body += tail_first.SerializeAsString();
-        std::string frame(kFrameHeaderBytes, '\0');
-        encode_frame_header(
-            {static_cast<uint32_t>(body.size()), static_cast<uint16_t>(FrameType::kUpdate), 0},
-            reinterpret_cast<uint8_t*>(frame.data()));
-        frame += body;
+        const std::string frame = update_frame(body);
         std::string out;
         append_resequenced_frame(out, as_bytes(frame), seq);
         CHECK(parse_frame(out).item_seq() == seq);
@@ -278,12 +283,8 @@ TEST_CASE("a rekeyed frame carries the new item id and sequence, the rest as it 
     SECTION("another order: both added at the end") {
         wire::Update trade_first;
         trade_first.set_trade(true);
-        std::string body = trade_first.SerializeAsString() + original.SerializeAsString();
-        std::string frame(kFrameHeaderBytes, '\0');
-        encode_frame_header(
-            {static_cast<uint32_t>(body.size()), static_cast<uint16_t>(FrameType::kUpdate), 0},
-            reinterpret_cast<uint8_t*>(frame.data()));
-        frame += body;
+        const std::string frame =
+            update_frame(trade_first.SerializeAsString() + original.SerializeAsString());
         std::string out;
         append_rekeyed_frame(out, as_bytes(frame), id, seq);
         UpdateView view;

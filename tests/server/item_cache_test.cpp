@@ -65,6 +65,17 @@ wire::ItemStatus make_status(uint64_t id, wire::StreamState stream, wire::DataSt
     return s;
 }
 
+// Item "A" of distributors 1, 2 and 3, cached in that order; their ids.
+std::vector<uint64_t> cache_three_members(ItemCache& cache) {
+    using mdcast::proto::make_item_id;
+    const std::vector<uint64_t> ids{make_item_id(1, 5), make_item_id(2, 9), make_item_id(3, 4)};
+    CachedItem* item = nullptr;
+    for (uint64_t id : ids) {
+        REQUIRE(cache.apply_refresh(make_refresh(id, 1, "A"), item) == Outcome::kApplied);
+    }
+    return ids;
+}
+
 std::vector<uint32_t> ids_of(const mdcast::proto::FieldImage& image) {
     std::vector<uint32_t> ids;
     for (const auto& slot : image.slots()) ids.push_back(slot.id);
@@ -403,13 +414,9 @@ TEST_CASE("with images off only the item state is kept", "[item_cache]") {
 
 TEST_CASE("each distributor's item of one name is found, and erasing one keeps the others",
           "[item_cache]") {
-    using mdcast::proto::make_item_id;
     ItemCache cache(64, 100);
-    CachedItem* item = nullptr;
-    const uint64_t one = make_item_id(1, 5), two = make_item_id(2, 9), three = make_item_id(3, 4);
-    for (uint64_t id : {one, two, three}) {
-        REQUIRE(cache.apply_refresh(make_refresh(id, 1, "A"), item) == Outcome::kApplied);
-    }
+    const auto ids = cache_three_members(cache);
+    const uint64_t one = ids[0], two = ids[1], three = ids[2];
     CHECK(cache.find("SVC", "A")->id == three);  // the newest heads the chain
     CHECK(cache.find("SVC", "A", 1)->id == one);
     CHECK(cache.find("SVC", "A", 2)->id == two);
@@ -429,13 +436,9 @@ TEST_CASE("each distributor's item of one name is found, and erasing one keeps t
 
 TEST_CASE("the same name's item of another distributor is found along the chain, both ways",
           "[item_cache]") {
-    using mdcast::proto::make_item_id;
     ItemCache cache(64, 100);
-    CachedItem* item = nullptr;
-    const uint64_t one = make_item_id(1, 5), two = make_item_id(2, 9), three = make_item_id(3, 4);
-    for (uint64_t id : {one, two, three}) {
-        REQUIRE(cache.apply_refresh(make_refresh(id, 1, "A"), item) == Outcome::kApplied);
-    }
+    const auto ids = cache_three_members(cache);
+    const uint64_t one = ids[0], two = ids[1], three = ids[2];
     CachedItem& first = *cache.find(one);
     CachedItem& last = *cache.find(three);
     CHECK(ItemCache::same_name_from(first, 3) == &last);  // the newer one, before it
