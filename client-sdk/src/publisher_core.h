@@ -159,8 +159,7 @@ class PublisherCore final : public PublisherWorker, public FailoverLink::Owner {
     }
     void flush_updates();
     void drop_link();
-    template <class Message>
-    bool send(proto::FrameType type, const Message& message);
+    bool send(proto::FrameType type, const google::protobuf::MessageLite& message);
     void handle_link_frame(const proto::Frame& frame);
     static ItemState record_state(const OutboxBatch& batch, const OutboxRecord& r);
     void want_flush(uint64_t token);
@@ -175,8 +174,7 @@ class PublisherCore final : public PublisherWorker, public FailoverLink::Owner {
         return handle < items_.size() ? items_[handle].get() : nullptr;
     }
     void check_drained();
-    template <class Message>
-    bool parse(const proto::Frame& frame, Message& message);
+    bool parse(const proto::Frame& frame, google::protobuf::MessageLite& message);
 
     const PublisherOptions& options_;
     PublisherHandler& handler_;

@@ -43,7 +43,6 @@
 
 struct event;
 struct evbuffer;
-struct sockaddr;
 
 namespace mdcast {
 
@@ -264,12 +263,5 @@ class TcpConnection final : public Flushable, private TlsStream::Owner {
     int64_t ready_ns_ = 0;
     int64_t partial_since_ns_ = 0;
 };
-
-// Blocking connect with a timeout, for tools and tests. Returns the socket or -1
-// with `error` set.
-int connect_tcp(const std::string& host, uint16_t port, int timeout_ms, std::string& error);
-
-// "host:port" text for a socket address.
-std::string format_address(const ::sockaddr* address);
 
 }  // namespace mdcast

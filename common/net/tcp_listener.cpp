@@ -10,6 +10,7 @@
 
 #include "common/logging.h"
 #include "common/net/tcp_connection.h"
+#include "common/net/tcp_dial.h"
 
 namespace mdcast {
 

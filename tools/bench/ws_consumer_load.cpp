@@ -23,8 +23,6 @@
 // answer; a connection the server closes later is counted (closed) with its
 // close code and reason, and the others go on.
 #include <fcntl.h>
-#include <netdb.h>
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -48,10 +46,10 @@
 #include "common/config/command_line.h"
 #include "common/net/host_port.h"
 #include "item_table.h"
-#include "proto/websocket/ws_handshake.h"
 #include "tools/process_usage.h"
 #include "tools/sample_items.h"
 #include "tools/threaded_tool.h"
+#include "ws_client_handshake.h"
 #include "ws_message_scan.h"
 
 namespace {
@@ -91,94 +89,6 @@ std::string quoted(std::string_view text) {
     return "\"" + std::string(text) + "\"";
 }
 
-std::string text_of(const HostPort& server) {
-    return server.host + ":" + std::to_string(server.port);
-}
-
-// A blocking TCP connection with send and receive timeouts (the setup phase).
-int connect_to(const HostPort& server) {
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    const std::string port = std::to_string(server.port);
-    if (const int rc = getaddrinfo(server.host.c_str(), port.c_str(), &hints, &found); rc != 0)
-        throw std::runtime_error("cannot resolve " + text_of(server) + ": " + gai_strerror(rc));
-    std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> list(found, freeaddrinfo);
-    int last_errno = 0;
-    for (const addrinfo* a = found; a; a = a->ai_next) {
-        const int fd = socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) continue;
-        const timeval timeout{kSetupTimeoutS, 0};
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) return fd;
-        last_errno = errno;
-        close(fd);
-    }
-    throw std::runtime_error("cannot connect to " + text_of(server) + ": " +
-                             std::strerror(last_errno));
-}
-
-std::string random_key() {
-    unsigned char nonce[16];
-    if (RAND_bytes(nonce, sizeof nonce) != 1) throw std::runtime_error("RAND_bytes failed");
-    unsigned char text[32];
-    const int n = EVP_EncodeBlock(text, nonce, sizeof nonce);
-    return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(n));
-}
-
-// The value of a response header (name lower-case), or "".
-std::string header_value(const std::string& head, const std::string& lower_name) {
-    std::string lower(head);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    const size_t at = lower.find("\r\n" + lower_name + ":");
-    if (at == std::string::npos) return "";
-    size_t from = at + lower_name.size() + 3;
-    const size_t end = head.find("\r\n", from);
-    while (from < end && head[from] == ' ') ++from;
-    return head.substr(from, end - from);
-}
-
-// The HTTP upgrade on a blocking socket. Returns the bytes read past the
-// response head (the first frames); throws with the server's answer when refused.
-std::string upgrade(int fd, const HostPort& server) {
-    const std::string key = random_key();
-    const std::string request = "GET /WebSocket HTTP/1.1\r\nHost: " + text_of(server) +
-                                "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                                "Sec-WebSocket-Key: " +
-                                key + "\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: " +
-                                std::string(proto::kJsonSubprotocol) + "\r\n\r\n";
-    if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
-        static_cast<ssize_t>(request.size()))
-        throw std::runtime_error("handshake with " + text_of(server) +
-                                 ": send failed: " + std::strerror(errno));
-    std::string got;
-    std::optional<size_t> head;
-    while (!(head = proto::WsHandshake::head_length(got))) {
-        char buffer[4096];
-        const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
-        if (n <= 0)
-            throw std::runtime_error("handshake with " + text_of(server) + ": " +
-                                     (n == 0 ? "connection closed before an answer"
-                                             : std::string("no answer: ") + std::strerror(errno)));
-        got.append(buffer, static_cast<size_t>(n));
-        if (got.size() > proto::WsHandshake::kMaxHeadBytes)
-            throw std::runtime_error("handshake with " + text_of(server) +
-                                     ": answer head over 8 KiB");
-    }
-    const std::string response = got.substr(0, *head);
-    const std::string status = response.substr(0, response.find("\r\n"));
-    if (status.rfind("HTTP/1.1 101", 0) != 0)
-        throw std::runtime_error("handshake refused by " + text_of(server) + ": " + status +
-                                 (got.size() > *head ? " (" + got.substr(*head, 200) + ")" : ""));
-    const std::string accept = header_value(response, "sec-websocket-accept");
-    if (accept != proto::WsHandshake::accept_key(key))
-        throw std::runtime_error("handshake with " + text_of(server) +
-                                 ": wrong Sec-WebSocket-Accept '" + accept + "'");
-    return got.substr(*head);
-}
-
 // One WebSocket connection on a non-blocking socket. Framing is wslay's frame
 // API: wslay_frame_recv parses each frame's header and hands over its payload,
 // read in place when a message arrives whole; control frames are answered here
@@ -199,8 +109,8 @@ class WsConnection {
 
     // Connects, upgrades and sends the login. Throws when refused.
     void open() {
-        fd_ = connect_to(server_);
-        const std::string early = upgrade(fd_, server_);
+        fd_ = tools::connect_blocking(server_, kSetupTimeoutS);
+        const std::string early = tools::ws_upgrade(fd_, server_);
         std::copy(early.begin(), early.end(), in_.begin());
         in_len_ = early.size();
         const timeval none{0, 0};
@@ -412,7 +322,7 @@ class WsConnection {
             // After the login, the login stream's Closed status precedes the server's close
             // frame and says the same: the close reports it.
             if (logged_in_) return;
-            shared_.fatal = "login refused by " + text_of(server_) + " for user '" +
+            shared_.fatal = "login refused by " + tools::text_of(server_) + " for user '" +
                             shared_.options.user + "': " + std::string(m.code) + " " +
                             quoted(m.text);
             return;
@@ -448,10 +358,11 @@ class WsConnection {
         } else {
             why = failure + (io_errno_ ? std::string(": ") + std::strerror(io_errno_) : "");
         }
-        std::fprintf(stderr, "connection %d to %s: %s\n", index_, text_of(server_).c_str(),
+        std::fprintf(stderr, "connection %d to %s: %s\n", index_, tools::text_of(server_).c_str(),
                      why.c_str());
         if (!logged_in_ && shared_.fatal.empty())
-            shared_.fatal = "connection to " + text_of(server_) + " " + why + " before the login";
+            shared_.fatal =
+                "connection to " + tools::text_of(server_) + " " + why + " before the login";
     }
 
     // ---- wslay callbacks -------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/net/tcp_connection.h"
+#include "common/net/tcp_dial.h"
 #include "common/net/tcp_listener.h"
 
 using namespace mdcast;
