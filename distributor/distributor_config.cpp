@@ -89,7 +89,10 @@ config::Schema<DistributorConfig> build_schema() {
                         "Largest frame body a publisher may send; a larger one closes its "
                         "connection frame_too_large. Announced at login (LoginResponse "
                         "max_frame_bytes): the SDK publisher refuses a larger message at the call "
-                        "and closes an item whose kept image grew past it (docs/sdk.md).");
+                        "and closes an item whose kept image grew past it (docs/sdk.md). A "
+                        "reload applies to publishers that log in after it; a connected one "
+                        "keeps the limit it was told at its login.")
+        .reloads();
     s.integer<uint64_t>("publishers.max_output_bytes", &C::publishers_max_output_bytes, 4 << 20,
                         4096, 1ull << 32, "Output queued to one publisher before it is closed.");
     s.integer<uint32_t>("publishers.login_timeout_ms", &C::publishers_login_timeout_ms, 5000, 100,

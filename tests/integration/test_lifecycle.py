@@ -10,11 +10,11 @@ import signal
 import socket
 import time
 
-from harness import (CLOSE, Stack, check, login_frame, read_frames_until_close, run, stuck_subscriber,
-                     wait_for_log)
+from harness import (CLOSE, LOGIN_RESPONSE, PING, PONG, Stack, admin_port, check, frame, login_frame, metric,
+                     pb_string, read_frames_until_close, run, split_frames, stuck_subscriber, wait_for_log)
 from wire import fields, first
 
-CLOSE_SHUTDOWN, CLOSE_LIMIT_REACHED = 6, 7
+CLOSE_FRAME_TOO_LARGE, CLOSE_SHUTDOWN, CLOSE_LIMIT_REACHED = 2, 6, 7
 
 
 def connect(port):
@@ -61,6 +61,53 @@ def test_sighup_applies_reloadable_keys_and_names_the_rest():
         check("did you mean 'clients.max_connections'" in server.log_text(), "the error does not help")
         check(server.popen.poll() is None, "a bad reload stopped the server")
         first_client.close()
+
+
+def publisher_login(port):
+    """A raw publisher connection that logged in; returns (socket, the limit its LoginResponse told)."""
+    s = connect(port)
+    s.sendall(login_frame())
+    data, got = b"", []
+    deadline = time.monotonic() + 10
+    while not got and time.monotonic() < deadline:
+        chunk = s.recv(65536)
+        check(chunk, "the distributor closed a publisher's login")
+        data += chunk
+        got = [body for kind, body in split_frames(data)[0] if kind == LOGIN_RESPONSE]
+    check(got, "no LoginResponse")
+    return s, first(fields(got[0]), 5)
+
+
+def big_ping(size):
+    """A Ping whose body (an unknown field the distributor skips) is `size` bytes: answered with a Pong."""
+    return frame(PING, pb_string(15, "x" * (size - 6)))
+
+
+def test_a_reloaded_publisher_frame_limit_applies_to_new_logins():
+    """publishers.max_frame_bytes reloads: a publisher that logs in after the SIGHUP is told the
+    new limit and held to it; one logged in before keeps the limit it was told."""
+    with Stack("reload-frame-limit") as stack:
+        distributor = stack.distributor()
+        before, told_before = publisher_login(stack.publisher_port)
+        check(told_before == 1048576, f"limit told before the reload: {told_before}")
+        text = open(os.path.join(stack.dir, "distributor.yaml")).read()
+        stack.write("distributor.yaml", text.replace("publishers:\n", "publishers:\n  max_frame_bytes: 65536\n", 1))
+        distributor.popen.send_signal(signal.SIGHUP)
+        wait_for_log(distributor, "SIGHUP: applied publishers.max_frame_bytes: 1048576 -> 65536")
+        after, told_after = publisher_login(stack.publisher_port)
+        check(told_after == 65536, f"limit told after the reload: {told_after}")
+        # 100 KB: over the new limit, under the old one.
+        before.sendall(big_ping(100_000))
+        before.settimeout(5)
+        answer = before.recv(65536)
+        check([kind for kind, _ in split_frames(answer)[0]][:1] == [PONG],
+              f"the publisher logged in before the reload was not answered: {answer[:40]!r}")
+        after.sendall(big_ping(100_000))
+        check(close_reason(read_frames_until_close(after)) == CLOSE_FRAME_TOO_LARGE,
+              "the publisher logged in after the reload was not held to the new limit")
+        check(metric(admin_port(distributor), 'mdcast_distributor_closes_total{reason="frame_too_large"}') == 1,
+              "frame_too_large not counted once")
+        before.close()
 
 
 def test_sigterm_tells_clients_and_exits_when_they_are_flushed():
@@ -143,6 +190,7 @@ def test_log_file_rotates():
 
 if __name__ == "__main__":
     run([test_sighup_applies_reloadable_keys_and_names_the_rest,
+         test_a_reloaded_publisher_frame_limit_applies_to_new_logins,
          test_sigterm_tells_clients_and_exits_when_they_are_flushed,
          test_a_client_that_does_not_read_is_cut_off_after_the_grace_period,
          test_second_sigterm_exits_at_once, test_log_file_rotates])
