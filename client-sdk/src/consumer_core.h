@@ -118,6 +118,8 @@ class ConsumerCore final : public FailoverLink::Owner {
         Item* streaming = nullptr;
         std::deque<Item*> snapshots;  // answered in the order asked
     };
+    // The key of by_name_: service '\0' name.
+    static std::string item_key(const std::string& service, const std::string& name);
 
     void send_subscribe(const std::vector<Item*>& items);
     void refuse_unsendable(Item& item, size_t max_body_bytes);
