@@ -69,6 +69,7 @@ Distributor::Distributor(EventLoop& loop, const DistributorConfig& config)
       sessions_(loop, "publisher", "distributor shutting down",
                 {nullptr, [this](const std::string& why, size_t cut) { on_stopped(why, cut); }}),
       housekeeping_(loop, [this] { on_housekeeping(); }),
+      retired_images_(loop),
       spinner_(loop, std::chrono::microseconds(config.busy_poll_us)),
       started_ns_(monotonic_ns()) {
     config::raise_descriptor_limit(config.publishers_max_connections);

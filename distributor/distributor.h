@@ -35,6 +35,7 @@
 #include "distributor/post_relay.h"
 #include "distributor/publisher_group.h"
 #include "distributor/publisher_session.h"
+#include "distributor/retired_images.h"
 
 namespace mdcast::distributor {
 
@@ -149,8 +150,9 @@ class Distributor final : public PublisherSession::Owner,
     DaemonListeners listeners_;
     PeerTable<PublisherSession> sessions_;
     Timer housekeeping_;
-    SpinPoll spinner_;    // distributor.busy_poll_us
-    HopProbe hop_probe_;  // stamp to receive and to send, for mdcast-bench
+    RetiredImages retired_images_;  // a switch's or a leaver's standby images, freed later
+    SpinPoll spinner_;              // distributor.busy_poll_us
+    HopProbe hop_probe_;            // stamp to receive and to send, for mdcast-bench
     PublisherCounters publisher_counters_;
     std::map<uint32_t, PublisherGroup> groups_;  // by service id: services with standbys
     std::array<uint64_t, 2> switch_totals_{};    // by GroupSwitchReason

@@ -67,9 +67,10 @@ void Distributor::leave_groups(uint64_t session, const std::string& why) {
     if (sessions_.shutting_down()) return groups_.clear();
     for (auto it = groups_.begin(); it != groups_.end();) {
         PublisherGroup& group = it->second;
-        const GroupMember* member = group.member(session);
+        GroupMember* member = group.member(session);
         if (member) {
             const std::string label = member->label;
+            retired_images_.retire(member->items);
             if (const auto next = group.leave(session)) {
                 switch_group(group, *next, GroupSwitchReason::kPublisherGone, label, why);
             } else {
@@ -109,7 +110,7 @@ void Distributor::switch_group(PublisherGroup& group, uint64_t to, GroupSwitchRe
         fmt::format("service {} switched from publisher {} to {} ({}: {})", service->name,
                     from_label, target->label, group_switch_reason_name(reason), why);
     switch_items(registry_, *backbone_, *service, *target, text, done);
-    target->items = {};  // active: its values are the registry's now
+    retired_images_.retire(target->items);  // active: its values are the registry's now
     service->owner_session = to;
     service->takeover_token = new_takeover_token();
     done.took_ns = monotonic_ns() - done.at_ns;
@@ -147,6 +148,10 @@ void Distributor::register_group_metrics() {
                   {{"reason", std::string(group_switch_reason_name(reason))}},
                   [this, reason] { return switch_totals_[static_cast<size_t>(reason)]; });
     }
+    m.gauge("standby_images_to_free",
+            "Images of standby publishers that became active or left, not freed yet (freed in "
+            "slices after the switch, so its packets leave first)",
+            [this] { return double(retired_images_.waiting()); });
     m.counter("standby_items_refreshed_total",
               "Items a standby switch sent one refresh for (the new publisher's values differed)",
               [this] { return items_refreshed_; });
