@@ -334,7 +334,8 @@ std::string JsonEncoder::batch_status(int64_t id, size_t names) {
 namespace {
 
 // Filter 1 (Info): name, MarketPrice capability, real-time tick-by-tick QoS, the mdcast
-// mode and item count.
+// mode and item count; for a member of a redundancy group (docs/operations.md,
+// "Redundancy") the group's size and whether this member is the one serving.
 void append_source_info(std::string& out, const wire::ServiceInfo& service) {
     out += "{\"ID\":1,\"Action\":\"Set\",\"Elements\":{\"Name\":";
     append_json_string(out, service.name());
@@ -344,6 +345,11 @@ void append_source_info(std::string& out, const wire::ServiceInfo& service) {
     out += service.mode() == wire::SERVICE_INTERACTIVE ? "interactive" : "broadcast";
     out += "\",\"ItemCount\":";
     append_int(out, static_cast<int64_t>(service.item_count()));
+    if (service.group_members() > 0) {
+        out += ",\"GroupMembers\":";
+        append_int(out, static_cast<int64_t>(service.group_members()));
+        out += service.group_active() ? ",\"GroupActive\":1" : ",\"GroupActive\":0";
+    }
     out += "}}";
 }
 

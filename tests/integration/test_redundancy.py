@@ -36,11 +36,11 @@ class Pair:
     """Distributors 1 and 2 with a source each (same service, same items), one
     server, an mdcast-client and an SDK consumer on every item."""
 
-    def __init__(self, stack, standby_items=ITEMS, rate=400):
+    def __init__(self, stack, standby_items=ITEMS, rate=400, extra_clients=""):
         self.stack, self.rate = stack, rate
         self.ports = {1: add_distributor(stack, "dist1", 1, stack.group, stack.backbone_port),
                       2: add_distributor(stack, "dist2", 2, stack.group, stack.backbone_port)}
-        self.server = stack.server(1, extra=f"  source_silent_ms: {SILENT_MS}\n"
+        self.server = stack.server(1, extra_clients=extra_clients, extra=f"  source_silent_ms: {SILENT_MS}\n"
                                             f"redundancy:\n  hold_down_ms: {HOLD_DOWN_MS}\n"
                                             "  switch_slice_items: 3\n  switch_slice_us: 0\n")
         self.sources = {}

@@ -12,17 +12,19 @@ checks every value and sequence:
 2. Distributor 1 is killed: OTHR has no standby, so each of its items gets one
    suspect status naming why and stays suspect (never shown ok again); MDCAST's
    items, already on distributor 2, see nothing."""
+import asyncio
 import json
 import os
 import signal
 import subprocess
 import time
 
-from harness import (BIN, Stack, admin_port, check, json_events, metric, run, sdk_consumer, wait_for_log,
-                     wait_until)
+from harness import (BIN, Stack, admin_port, check, free_port, json_events, metric, run, sdk_consumer,
+                     wait_for_log, wait_until)
 from streams import by_item, messages
 from test_admin_http import get
 from test_redundancy import ITEMS, NAMES, Pair, check_raw_stream, messages_so_far, switch_lines
+from ws_client import connect, login, receive, ws_section
 
 OTHER = "OTHR"
 OTHER_NAMES = [f"{OTHER}{i:06d}" for i in range(ITEMS)]
@@ -95,9 +97,34 @@ def check_directory_shows_the_group(stack, active):
     probe.wait(10)
 
 
+def check_ws_directory_shows_the_group(port, active):
+    """A WebSocket client's Source directory (LSEG's shape, docs/websocket.md): each MDCAST member's
+    Info names the group's size and which member is active; OTHR's Info has neither."""
+    async def directory():
+        ws = await connect(port)
+        try:
+            check((await login(ws)).get("State", {}).get("Data") == "Ok", "WebSocket login")
+            await ws.send(json.dumps({"ID": 5, "Domain": "Source", "Key": {"Filter": 1}}))
+            while True:
+                for m in await receive(ws, 10):
+                    if m.get("ID") == 5 and m.get("Type") == "Refresh":
+                        return m
+        finally:
+            await ws.close()
+    refresh = asyncio.run(directory())
+    infos = {e["Key"]: e["FilterList"]["Entries"][0]["Elements"] for e in refresh["Map"]["Entries"]}
+    mdcast = sorted((key >> 16, info.get("GroupMembers"), info.get("GroupActive"))
+                    for key, info in infos.items() if info["Name"] == "MDCAST")
+    check(mdcast == [(1, 2, int(active == 1)), (2, 2, int(active == 2))], f"MDCAST in the Source directory: {infos}")
+    other = [info for info in infos.values() if info["Name"] == OTHER]
+    check(len(other) == 1 and "GroupMembers" not in other[0] and "GroupActive" not in other[0],
+          f"{OTHER} in the Source directory: {other}")
+
+
 def test_a_switch_moves_only_its_service():
     with Stack("redund-services") as stack:
-        pair = Pair(stack)
+        ws_port = free_port()
+        pair = Pair(stack, extra_clients=ws_section(ws_port))
         start_other_source(pair)
         other = stack.client(1, "--service", OTHER, "--items", ",".join(OTHER_NAMES), "--duration", "600",
                              name="client-other")
@@ -109,6 +136,7 @@ def test_a_switch_moves_only_its_service():
 
         check_members_current(port, [1, 2])
         check_directory_shows_the_group(stack, active=1)
+        check_ws_directory_shows_the_group(ws_port, active=1)
 
         # 1. MDCAST's active publisher goes: only MDCAST moves.
         pair.sources[1].popen.kill()
@@ -117,6 +145,7 @@ def test_a_switch_moves_only_its_service():
         other_updates_after(other, 3)
         check(f"service {OTHER} moved" not in pair.server.log_text(), f"{OTHER} switched")
         check_directory_shows_the_group(stack, active=2)
+        check_ws_directory_shows_the_group(ws_port, active=2)
         # The member whose publisher went shows its last update growing old; the active one is current.
         time.sleep(1.5)
         members = mdcast_members(port)
