@@ -1,7 +1,7 @@
 """mdcast-bench cascade end to end, short: the hub and edge stacks started and stopped by the
 bench itself; the report has the hop's two clients with the same updates, a row per link
-rate, the resync of every item after a cut, at most one image per item, and a throttled link
-that conflates and is neither cut nor lost. Times are measured,
+rate, the resync of every item after a cut, at most one image per item, a throttled link
+that conflates and is neither cut nor lost, and a failover to a second hub after a kill -9. Times are measured,
 never asserted: a loaded machine makes them what it makes them."""
 import json
 import os
@@ -16,7 +16,7 @@ from test_bench import table_rows
 BENCH = os.environ.get("MDCAST_BENCH", "mdcast-bench")
 
 
-def test_cascade_reports_hop_link_resync_and_throttled():
+def test_cascade_reports_hop_link_resync_throttled_and_failover():
     out = tempfile.mkdtemp(prefix="mdcast-bench-cascade-")
     r = subprocess.run([BENCH, "cascade", "--rates", "2000", "--cascade-rates", "5000,10000", "--cascade-items", "500",
                         "--cascade-outage-s", "2", "--cascade-resync-rate", "100", "--seconds", "2", "--warmup", "0.5", "--out", out],
@@ -44,6 +44,12 @@ def test_cascade_reports_hop_link_resync_and_throttled():
     check(throttled["updates"] > 0 and throttled["gaps"] == 0, f"throttled link: {throttled}")
     check(throttled["links_cut"] == 0 and throttled["links_lost"] == 0, f"the throttled link was cut: {throttled}")
     check("## A throttled link" in text, "the throttled link is not in the report")
+    # A parent killed: the edge fails over to its standby link and has every item current again,
+    # at most one image per item held, no gap at its client.
+    failover = result["failover"]
+    check(failover["failover_s"] is not None and failover["current_s"] is not None, f"failover {failover}")
+    check(failover["images"] <= 500 and failover["client_gaps"] == 0, f"failover {failover}")
+    check("## A parent lost" in text, "the failover is not in the report")
     check(re.search(r"^mdcast-bench .*cascade", text, re.M), "the command is not in the report")
     leftover = subprocess.run(["pgrep", "-f", folder], capture_output=True, text=True).stdout.split()
     check(not leftover, f"processes left running: {leftover}")
@@ -71,4 +77,4 @@ def test_resync_across_the_shim():
 
 
 if __name__ == "__main__":
-    run([test_cascade_reports_hop_link_resync_and_throttled, test_resync_across_the_shim])
+    run([test_cascade_reports_hop_link_resync_throttled_and_failover, test_resync_across_the_shim])

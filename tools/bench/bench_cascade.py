@@ -17,7 +17,12 @@ tcp, parent: the hub), three measurements, each on its own stack:
   throttled 20 items at 4,000 updates/s (a trade every 25th) through a relay paced to
             --cascade-throttle-bps (default 36,000 bytes/s, about a tenth of the feed) to a
             client of the edge: how old the updates are when they reach it (the link
-            conflates: every item's latest value and every trade within 1 s is the target)."""
+            conflates: every item's latest value and every trade within 1 s is the target).
+  failover  two hubs on one backbone, the edge's parents both (a warm standby link to the
+            second, upstream.standby_link); --cascade-items held at the edge, changing at
+            --cascade-resync-rate updates/s, a client on the edge; `kill -9` of the hub the edge
+            is fed by: the time to the failover and to every item current again from the second
+            hub, the images it sent, and what the edge's client saw (statuses, gaps)."""
 import json
 import os
 import re
@@ -45,7 +50,8 @@ def add_arguments(parser):
     group.add_argument("--cascade-resync-rate", type=int, default=100,
                        help="cascade: updates/s of the resync's source (round robin over the items: "
                             "rate x outage of them change during the outage)")
-    group.add_argument("--cascade-parts", default="hop,link,resync,throttled", help="cascade: which measurements")
+    group.add_argument("--cascade-parts", default="hop,link,resync,throttled,failover",
+                       help="cascade: which measurements")
     group.add_argument("--cascade-throttle-bps", type=int, default=36_000,
                        help="cascade: bytes/s the throttled link carries from hub to edge")
     group.add_argument("--cascade-shim-rtt-ms", type=float, default=0,
@@ -263,11 +269,64 @@ def throttled(runner, args):
             "links_lost": lost_links, "conflation_episodes": episodes, "links_cut": cut}
 
 
+def wait_metrics(port, done, since, timeout_s):
+    """Seconds from `since` (time.monotonic()) until done(metric) holds, polled every 5 ms; None
+    after `timeout_s`."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        if done(lambda name, default=-1: metric(port, name, default)):
+            return time.monotonic() - since
+        time.sleep(0.005)
+    return None
+
+
+def failover(runner, args):
+    items, rate = args.cascade_items, args.cascade_resync_rate
+    log_dir = os.path.join(runner.out, "logs", "cascade-failover")
+    limits = {"output.max_bytes": 64 << 20, "output.expected_clients": 2}
+    with make_stack(runner, args, "latency", log_dir) as stack:
+        # clients.max_frame_bytes: the edge's resync asks in batches above the default 64 KiB (as resync).
+        stack.start_core(2, server_overrides={**limits, "clients.max_frame_bytes": 1 << 20})
+        hubs = [stack.client_base_port, stack.client_base_port + 1]
+        edge = start_edge(stack, hubs[0], log_dir, **limits,
+                          **{"upstream.parents": f'["127.0.0.1:{hubs[0]}", "127.0.0.1:{hubs[1]}"]'})
+        source = feed(stack, edge, items, rate, 180)
+        client = client_of(stack, edge.port, "client-edge", "--connections", 1, "--item-count", items,
+                           "--output", "none", "--duration", 150)
+        edge_admin = admin_port(edge)
+        standby_hub_admin = stack.admin_ports()["servers"][1]
+        if wait_current(edge_admin, items, 60) is None or wait_metrics(
+                edge_admin, lambda m: m("mdcast_server_upstream_standby_link_up") == 1, time.monotonic(), 30) is None:
+            raise RuntimeError(f"cascade failover: the edge never had its {items} items current with a standby "
+                               f"link (logs in {log_dir})")
+        time.sleep(1)  # a second of steady updates before the failure
+        images_before = metric(standby_hub_admin, "mdcast_server_refreshes_out_total")
+        killed = time.monotonic()
+        stack.servers[0].popen.kill()
+        switched = wait_metrics(edge_admin, lambda m: m("mdcast_server_upstream_failovers_total") >= 1, killed, 30)
+        current = wait_metrics(edge_admin, lambda m: m("mdcast_server_upstream_failovers_total") >= 1
+                               and m("mdcast_server_upstream_link_up") == 1
+                               and m("mdcast_server_upstream_resync_waiting") == 0
+                               and m("mdcast_server_items_suspect") == 0, killed, 60)
+        time.sleep(2)  # updates go on from the second hub; late images are counted too
+        images = metric(standby_hub_admin, "mdcast_server_refreshes_out_total") - images_before
+        client.terminate()
+        source.terminate()
+        summary = client.json_line("summary")
+        commands = list(stack.commands)
+    if not summary:
+        raise RuntimeError(f"cascade failover: the edge's client printed no summary (logs in {log_dir})")
+    return {"items": items, "rate": rate, "failover_s": switched, "current_s": current, "images": images,
+            "client_refreshes": summary["refreshes"], "client_statuses": summary["statuses"],
+            "client_gaps": summary["gaps"], "client_updates": summary["updates"], "commands": commands}
+
+
 def run(runner, args):
     parts = args.cascade_parts.split(",")
     result = {}
     resync_part = bench_cascade_shim.resync if args.cascade_shim_rtt_ms else resync
-    for name, measure in (("hop", hop), ("link", link), ("resync", resync_part), ("throttled", throttled)):
+    for name, measure in (("hop", hop), ("link", link), ("resync", resync_part), ("throttled", throttled),
+                          ("failover", failover)):
         if name in parts:
             print(f"cascade {name}:", flush=True)
             result[name] = measure(runner, args)
@@ -317,7 +376,18 @@ def write(result, out_dir, header):
                   f"not yet measured, at most {t['startup_max_us'] / 1e6:.2f} s); {t['conflation_episodes']:.0f} "
                   "conflation episode(s) "
                   f"at the hub, {t['links_cut']:.0f} link(s) cut, {t['links_lost']} lost, {t['gaps']} gap(s).", ""]
-    lines += ["## Commands", "", "```sh"] + [c for part in ("hop", "resync") if part in result
+    if "failover" in result:
+        f = result["failover"]
+        seconds = (lambda v: "never (bound reached)" if v is None else f"{v * 1000:.1f} ms")
+        lines += ["## A parent lost", "", f"{f['items']:,} items held at the edge, {f['rate']:,} updates/s round robin, "
+                  "two hubs, the edge logged in to the second as its warm standby link; `kill -9` of the first: "
+                  f"the edge failed over {seconds(f['failover_s'])} after the kill and had every item current "
+                  f"from the second hub {seconds(f['current_s'])} after it; the second hub sent {f['images']:.0f} "
+                  f"images (the items that changed meanwhile). The edge's client got {f['client_refreshes']:,} "
+                  f"refreshes in all for {f['items']:,} items (their first images included), "
+                  f"{f['client_statuses']:,} status(es) (each item suspect at the loss, then ok again: "
+                  f"docs/cascade.md, \"Failure behaviour\") and {f['client_gaps']} gap(s).", ""]
+    lines += ["## Commands", "", "```sh"] + [c for part in ("hop", "resync", "failover") if part in result
                                              for c in result[part]["commands"]] + ["```", ""]
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "report.md"), "w") as f:
