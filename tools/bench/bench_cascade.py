@@ -310,13 +310,18 @@ def failover(runner, args):
                                and m("mdcast_server_items_suspect") == 0, killed, 60)
         time.sleep(2)  # updates go on from the second hub; late images are counted too
         images = metric(standby_hub_admin, "mdcast_server_refreshes_out_total") - images_before
+        # The edge's own account of the resync on the standby link: images and UNCHANGED answers.
+        done = re.findall(r"resync with parent \S+ done in (\d+) ms: (\d+) image\(s\), (\d+) unchanged",
+                          edge.log_text())
         client.terminate()
         source.terminate()
         summary = client.json_line("summary")
         commands = list(stack.commands)
     if not summary:
         raise RuntimeError(f"cascade failover: the edge's client printed no summary (logs in {log_dir})")
+    resync_ms, resync_images, resync_unchanged = map(int, done[-1]) if done else (None, None, None)
     return {"items": items, "rate": rate, "failover_s": switched, "current_s": current, "images": images,
+            "resync_ms": resync_ms, "resync_images": resync_images, "resync_unchanged": resync_unchanged,
             "client_refreshes": summary["refreshes"], "client_statuses": summary["statuses"],
             "client_gaps": summary["gaps"], "client_updates": summary["updates"], "commands": commands}
 
@@ -382,8 +387,10 @@ def write(result, out_dir, header):
         lines += ["## A parent lost", "", f"{f['items']:,} items held at the edge, {f['rate']:,} updates/s round robin, "
                   "two hubs, the edge logged in to the second as its warm standby link; `kill -9` of the first: "
                   f"the edge failed over {seconds(f['failover_s'])} after the kill and had every item current "
-                  f"from the second hub {seconds(f['current_s'])} after it; the second hub sent {f['images']:.0f} "
-                  f"images (the items that changed meanwhile). The edge's client got {f['client_refreshes']:,} "
+                  f"from the second hub {seconds(f['current_s'])} after it. The edge's resync on the standby "
+                  f"link: {f['resync_images']} image(s), {f['resync_unchanged']} unchanged, in {f['resync_ms']} ms "
+                  f"(the second hub's mdcast_server_refreshes_out_total rose by {f['images']:.0f}). "
+                  f"The edge's client got {f['client_refreshes']:,} "
                   f"refreshes in all for {f['items']:,} items (their first images included), "
                   f"{f['client_statuses']:,} status(es) (each item suspect at the loss, then ok again: "
                   f"docs/cascade.md, \"Failure behaviour\") and {f['client_gaps']} gap(s).", ""]
