@@ -187,16 +187,22 @@ def cpu_text(point):
     return ", ".join(f"{name} {us:.2f}" for name, us in cpu.items()) + f", sum {sum(cpu.values()):.2f}"
 
 
-def wait_current(edge_admin, items, timeout_s):
-    """Seconds until the edge caches `items` items, none suspect, its link up; or None."""
+def wait_metrics(port, done, since, timeout_s):
+    """Seconds from `since` (time.monotonic()) until done(metric) holds, polled every 5 ms; None
+    after `timeout_s`."""
     start = time.monotonic()
     while time.monotonic() - start < timeout_s:
-        if metric(edge_admin, "mdcast_server_items_suspect", -1) == 0 and \
-                metric(edge_admin, "mdcast_server_items") >= items and \
-                metric(edge_admin, "mdcast_server_upstream_link_up") == 1:
-            return time.monotonic() - start
+        if done(lambda name, default=-1: metric(port, name, default)):
+            return time.monotonic() - since
         time.sleep(0.005)
     return None
+
+
+def wait_current(edge_admin, items, timeout_s):
+    """Seconds until the edge caches `items` items, none suspect, its link up; or None."""
+    return wait_metrics(edge_admin, lambda m: m("mdcast_server_items_suspect") == 0
+                        and m("mdcast_server_items") >= items and m("mdcast_server_upstream_link_up") == 1,
+                        time.monotonic(), timeout_s)
 
 
 def resync(runner, args):
@@ -267,17 +273,6 @@ def throttled(runner, args):
             "p50_us": lat["p50"], "p99_us": lat["p99"], "max_us": lat["max"], "startup_max_us": start["max"],
             "gaps": summary["gaps"],
             "links_lost": lost_links, "conflation_episodes": episodes, "links_cut": cut}
-
-
-def wait_metrics(port, done, since, timeout_s):
-    """Seconds from `since` (time.monotonic()) until done(metric) holds, polled every 5 ms; None
-    after `timeout_s`."""
-    start = time.monotonic()
-    while time.monotonic() - start < timeout_s:
-        if done(lambda name, default=-1: metric(port, name, default)):
-            return time.monotonic() - since
-        time.sleep(0.005)
-    return None
 
 
 def failover(runner, args):
